@@ -1,0 +1,17 @@
+/*
+ * defo/defo.h — the whole public API of defo.
+ *
+ * defo simulates deformable solids robustly: invertible FEM (ITF04),
+ * quasistatics (TSIF05), corotational FEM (MG04), quadratic elements (MTPS08)
+ * and fracture of stiff materials (MMDJ01), in one engine.
+ * Conventions (units, ownership, errors, threads): docs/conventions.md.
+ */
+#ifndef DEFO_DEFO_H
+#define DEFO_DEFO_H
+
+#include "defo/base.h"
+#include "defo/math.h"
+#include "defo/mesh.h"
+#include "defo/io.h"
+
+#endif

@@ -1,0 +1,80 @@
+/*
+ * defo/io.h — reading and writing meshes in the formats real tools use.
+ *
+ * Volume meshes: TetGen .node/.ele(/.face), Gmsh .msh 2.2 and 4.1 (ASCII and
+ * binary), VTK .vtu (ASCII and base64 binary) and legacy .vtk.  Surfaces: OBJ,
+ * STL (ASCII and binary), OFF, PLY (ASCII and binary little-endian).  A .pvd
+ * collection indexes a time series of .vtu files.
+ *
+ * Errors: every reader rejects malformed input with a message
+ * "file:line: reason" (or "file: byte N: reason" for binary data) and returns
+ * DEFO_ERR_PARSE / DEFO_ERR_UNSUPPORTED / DEFO_ERR_INVALID_MESH; *out is then
+ * NULL and nothing leaks.  Writers write to a temporary name and rename, so an
+ * output file is either complete or absent.
+ */
+#ifndef DEFO_IO_H
+#define DEFO_IO_H
+
+#include "defo/mesh.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum defo_format {
+    DEFO_FORMAT_AUTO = 0, /* from the file name's extension */
+    DEFO_FORMAT_TETGEN,   /* .node (+ .ele, .face beside it) */
+    DEFO_FORMAT_MSH,      /* Gmsh; version chosen on write by defo_write_options.msh_version */
+    DEFO_FORMAT_VTU,
+    DEFO_FORMAT_VTK,
+    DEFO_FORMAT_OBJ,
+    DEFO_FORMAT_STL,
+    DEFO_FORMAT_OFF,
+    DEFO_FORMAT_PLY
+} defo_format;
+
+/* Format for a path's extension (.node/.ele, .msh, .vtu, .vtk, .obj, .stl,
+ * .off, .ply; case-insensitive), or DEFO_FORMAT_AUTO when unknown. */
+DEFO_API defo_format defo_format_from_path(const char *path);
+DEFO_API const char *defo_format_name(defo_format format);
+
+typedef struct defo_read_options {
+    defo_format format; /* DEFO_FORMAT_AUTO: by extension */
+    /* Reorient negatively oriented elements (warning DEFO_WARN_REPAIRED with
+     * the count) instead of failing.  Default 1. */
+    int reorient;
+} defo_read_options;
+DEFO_API defo_read_options defo_default_read_options(void);
+
+typedef struct defo_write_options {
+    defo_format format; /* DEFO_FORMAT_AUTO: by extension */
+    int binary;         /* 1: binary payload where the format has one (default 1) */
+    int msh_version;    /* 2 (2.2) or 4 (4.1); default 4 */
+    /* Positions to write instead of mesh->x (3 per node), e.g. the deformed
+     * state; NULL writes mesh->x.  Borrowed. */
+    const double *positions;
+} defo_write_options;
+DEFO_API defo_write_options defo_default_write_options(void);
+
+/* Read a mesh file.  opts may be NULL (defaults).  On success *out owns a new
+ * mesh; DEFO_WARN_REPAIRED is returned (with a message) when elements were
+ * reoriented. */
+DEFO_API defo_status defo_mesh_read(const char *path, const defo_read_options *opts,
+                                    defo_mesh **out);
+/* Same, from memory.  name is used in messages.  For TetGen, data holds the
+ * .node file followed by the .ele file, separated by a line "# .ele". */
+DEFO_API defo_status defo_mesh_read_memory(const void *data, size_t size, const char *name,
+                                           const defo_read_options *opts, defo_mesh **out);
+/* Write a mesh file (atomically).  opts may be NULL. */
+DEFO_API defo_status defo_mesh_write(const char *path, const defo_mesh *mesh,
+                                     const defo_write_options *opts);
+
+/* ParaView collection: one <DataSet timestep="t" file="..."/> per entry;
+ * file names are written relative to the .pvd's folder when possible. */
+DEFO_API defo_status defo_pvd_write(const char *path, const double *times,
+                                    const char *const *files, int count);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DEFO_IO_H */

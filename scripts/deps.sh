@@ -1,0 +1,29 @@
+#!/bin/sh
+# Install the Debian packages defo needs, only those that are missing.
+# Usage: scripts/deps.sh build|test|fuzz
+# "build": compile the library, the CLI and the demo.
+# "test":  also the real tools the interoperability tests run (Gmsh, meshio)
+#          and clang for the fuzzers.
+set -eu
+profile=${1:-build}
+pkgs="cmake make gcc libc6-dev pkg-config libpng-dev zlib1g-dev libjansson-dev"
+case "$profile" in
+  build) ;;
+  test|fuzz) pkgs="$pkgs gmsh python3-meshio python3-numpy clang libclang-rt-14-dev" ;;
+  *) echo "deps.sh: unknown profile '$profile' (build, test or fuzz)" >&2; exit 2 ;;
+esac
+missing=""
+for p in $pkgs; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing="$missing $p"
+  fi
+done
+[ -z "$missing" ] && exit 0
+echo "defo: installing missing Debian packages:$missing"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# shellcheck disable=SC2086
+$sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
+echo "defo: installed:$missing"

@@ -1,0 +1,52 @@
+/*
+ * base/parallel.h — deterministic parallel loops (DESIGN.md "Threads").
+ *
+ * The rule every module follows: a parallel loop over elements writes each
+ * element's contribution into its own slot of a per-element buffer; a second
+ * parallel loop over nodes sums, for each node, the slots that touch it in a
+ * fixed (increasing slot) order.  No atomics on doubles, no reductions whose
+ * order depends on the thread count, so results are bitwise identical for any
+ * number of threads.  Scalar sums use defo_sum, whose blocking is fixed.
+ */
+#ifndef DEFO_INTERNAL_PARALLEL_H
+#define DEFO_INTERNAL_PARALLEL_H
+
+#include "base/base.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#define DEFO_PRAGMA(x) _Pragma(#x)
+/* Static schedule: loop iterations are independent, so any split is correct. */
+#define DEFO_PARALLEL_FOR DEFO_PRAGMA(omp parallel for schedule(static))
+#define DEFO_PARALLEL_FOR_IF(cond) DEFO_PRAGMA(omp parallel for schedule(static) if (cond))
+#else
+#define DEFO_PARALLEL_FOR
+#define DEFO_PARALLEL_FOR_IF(cond)
+#endif
+
+/* Below this many iterations a loop is not worth a parallel region. */
+#define DEFO_PARALLEL_MIN 2048
+
+/* Node -> slot incidence in CSR form.  A slot is (element * per_elem + local
+ * node).  For node n the slots are slot[offset[n] .. offset[n+1]) in
+ * increasing order, which fixes the summation order of defo_gather3. */
+typedef struct defo_incidence {
+    defo_index num_nodes;
+    int64_t *offset; /* num_nodes + 1 */
+    int64_t *slot;   /* offset[num_nodes] */
+} defo_incidence;
+
+/* Build the incidence of conn (num_elems * per_elem node indices, all in
+ * [0, num_nodes)).  Counting sort: O(nodes + slots), deterministic. */
+defo_status defo_incidence_build(defo_incidence *inc, const defo_index *conn, int64_t num_elems,
+                                 int per_elem, defo_index num_nodes);
+void defo_incidence_free(defo_incidence *inc);
+
+/* out[3n..3n+2] = sum over the slots s of node n of per_slot[3s..3s+2],
+ * summed in increasing slot order. */
+void defo_gather3(const defo_incidence *inc, const double *per_slot, double *out);
+
+/* Sum of v[0..n) with a fixed blocking (independent of the thread count). */
+double defo_sum(const double *v, size_t n);
+
+#endif
