@@ -25,7 +25,7 @@ static const char *test_current_name = "";
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: %s: CHECK failed: %s\n", __FILE__, __LINE__,                 \
+            fprintf(stderr, "%s:%d: %s: CHECK failed: %s\n", __FILE__, __LINE__,                   \
                     test_current_name, #cond);                                                     \
             test_failures_in_current++;                                                            \
         }                                                                                          \
@@ -34,7 +34,7 @@ static const char *test_current_name = "";
 #define CHECK_MSG(cond, ...)                                                                       \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: %s: CHECK failed: %s: ", __FILE__, __LINE__,                 \
+            fprintf(stderr, "%s:%d: %s: CHECK failed: %s: ", __FILE__, __LINE__,                   \
                     test_current_name, #cond);                                                     \
             fprintf(stderr, __VA_ARGS__);                                                          \
             fputc('\n', stderr);                                                                   \
@@ -48,8 +48,8 @@ static const char *test_current_name = "";
         double check_a_ = (double)(a), check_b_ = (double)(b), check_t_ = (double)(tol);           \
         if (!(isfinite(check_a_) && isfinite(check_b_) &&                                          \
               fabs(check_a_ - check_b_) <= check_t_)) {                                            \
-            fprintf(stderr, "%s:%d: %s: CHECK_NEAR failed: %s = %.17g, %s = %.17g, tol %.3g\n",   \
-                    __FILE__, __LINE__, test_current_name, #a, check_a_, #b, check_b_, check_t_); \
+            fprintf(stderr, "%s:%d: %s: CHECK_NEAR failed: %s = %.17g, %s = %.17g, tol %.3g\n",    \
+                    __FILE__, __LINE__, test_current_name, #a, check_a_, #b, check_b_, check_t_);  \
             test_failures_in_current++;                                                            \
         }                                                                                          \
     } while (0)
@@ -59,7 +59,7 @@ static const char *test_current_name = "";
     do {                                                                                           \
         int check_s_ = (expr);                                                                     \
         if (check_s_ != 0) {                                                                       \
-            fprintf(stderr, "%s:%d: %s: %s returned %d: %s\n", __FILE__, __LINE__,               \
+            fprintf(stderr, "%s:%d: %s: %s returned %d: %s\n", __FILE__, __LINE__,                 \
                     test_current_name, #expr, check_s_, defo_last_error());                        \
             test_failures_in_current++;                                                            \
         }                                                                                          \

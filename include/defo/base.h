@@ -31,9 +31,9 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------ version */
-#define DEFO_VERSION_MAJOR 0
-#define DEFO_VERSION_MINOR 1
-#define DEFO_VERSION_PATCH 0
+#define DEFO_VERSION_MAJOR  0
+#define DEFO_VERSION_MINOR  1
+#define DEFO_VERSION_PATCH  0
 #define DEFO_VERSION_STRING "0.1.0"
 /* Single integer for comparisons: major*10000 + minor*100 + patch. */
 #define DEFO_VERSION (DEFO_VERSION_MAJOR * 10000 + DEFO_VERSION_MINOR * 100 + DEFO_VERSION_PATCH)
@@ -53,18 +53,18 @@ typedef int defo_status;
 enum {
     DEFO_OK = 0,
     /* warnings (positive): the result is usable */
-    DEFO_WARNING = 1,           /* generic warning; message says what */
-    DEFO_WARN_REPAIRED = 2,     /* input was repaired (e.g. reoriented elements) */
+    DEFO_WARNING = 1,            /* generic warning; message says what */
+    DEFO_WARN_REPAIRED = 2,      /* input was repaired (e.g. reoriented elements) */
     DEFO_WARN_NOT_CONVERGED = 3, /* iteration limit reached; result is the last iterate */
     /* errors (negative): outputs are untouched or released */
     DEFO_ERR_INVALID_ARGUMENT = -1, /* API misuse or a parameter out of range */
     DEFO_ERR_OUT_OF_MEMORY = -2,
-    DEFO_ERR_IO = -3,          /* a file could not be opened, read or written */
-    DEFO_ERR_PARSE = -4,       /* malformed input data; message has file:line */
-    DEFO_ERR_UNSUPPORTED = -5, /* well-formed input defo cannot use (named) */
+    DEFO_ERR_IO = -3,           /* a file could not be opened, read or written */
+    DEFO_ERR_PARSE = -4,        /* malformed input data; message has file:line */
+    DEFO_ERR_UNSUPPORTED = -5,  /* well-formed input defo cannot use (named) */
     DEFO_ERR_INVALID_MESH = -6, /* degenerate or inconsistent geometry/topology */
-    DEFO_ERR_NUMERICAL = -7,   /* a computation would produce NaN/Inf */
-    DEFO_ERR_INTERNAL = -8     /* a bug in defo: please report */
+    DEFO_ERR_NUMERICAL = -7,    /* a computation would produce NaN/Inf */
+    DEFO_ERR_INTERNAL = -8      /* a bug in defo: please report */
 };
 
 /* Short constant name of a status, e.g. "DEFO_ERR_PARSE". */

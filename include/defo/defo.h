@@ -11,7 +11,9 @@
 
 #include "defo/base.h"
 #include "defo/math.h"
+#include "defo/material.h"
 #include "defo/mesh.h"
 #include "defo/io.h"
+#include "defo/collision.h"
 
 #endif

@@ -38,11 +38,16 @@ typedef enum defo_format {
 DEFO_API defo_format defo_format_from_path(const char *path);
 DEFO_API const char *defo_format_name(defo_format format);
 
+/* What a reader does with negatively oriented elements. */
+enum {
+    DEFO_ORIENT_REJECT = 0, /* error naming the first one */
+    DEFO_ORIENT_REPAIR = 1, /* reorient them; warning DEFO_WARN_REPAIRED with the count */
+    DEFO_ORIENT_KEEP = 2    /* leave them as stored (inspection tools); no check at all */
+};
+
 typedef struct defo_read_options {
     defo_format format; /* DEFO_FORMAT_AUTO: by extension */
-    /* Reorient negatively oriented elements (warning DEFO_WARN_REPAIRED with
-     * the count) instead of failing.  Default 1. */
-    int reorient;
+    int reorient;       /* DEFO_ORIENT_*; default DEFO_ORIENT_REPAIR */
 } defo_read_options;
 DEFO_API defo_read_options defo_default_read_options(void);
 
@@ -71,8 +76,8 @@ DEFO_API defo_status defo_mesh_write(const char *path, const defo_mesh *mesh,
 
 /* ParaView collection: one <DataSet timestep="t" file="..."/> per entry;
  * file names are written relative to the .pvd's folder when possible. */
-DEFO_API defo_status defo_pvd_write(const char *path, const double *times,
-                                    const char *const *files, int count);
+DEFO_API defo_status defo_pvd_write(const char *path, const double *times, const char *const *files,
+                                    int count);
 
 #ifdef __cplusplus
 }

@@ -52,20 +52,28 @@ static inline double defo_v3_dot(defo_vec3 a, defo_vec3 b) {
 static inline defo_vec3 defo_v3_cross(defo_vec3 a, defo_vec3 b) {
     return defo_v3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x);
 }
-static inline double defo_v3_norm2(defo_vec3 a) { return defo_v3_dot(a, a); }
-static inline double defo_v3_norm(defo_vec3 a) { return sqrt(defo_v3_dot(a, a)); }
+static inline double defo_v3_norm2(defo_vec3 a) {
+    return defo_v3_dot(a, a);
+}
+static inline double defo_v3_norm(defo_vec3 a) {
+    return sqrt(defo_v3_dot(a, a));
+}
 /* a/|a|, or the zero vector when |a| = 0. */
 static inline defo_vec3 defo_v3_normalize(defo_vec3 a) {
     double n = defo_v3_norm(a);
     return n > 0 ? defo_v3_scale(a, 1.0 / n) : defo_v3(0, 0, 0);
 }
-static inline defo_vec3 defo_v3_load(const double *p) { return defo_v3(p[0], p[1], p[2]); }
+static inline defo_vec3 defo_v3_load(const double *p) {
+    return defo_v3(p[0], p[1], p[2]);
+}
 static inline void defo_v3_store(double *p, defo_vec3 a) {
     p[0] = a.x;
     p[1] = a.y;
     p[2] = a.z;
 }
-static inline double defo_v3_get(defo_vec3 a, int i) { return i == 0 ? a.x : i == 1 ? a.y : a.z; }
+static inline double defo_v3_get(defo_vec3 a, int i) {
+    return i == 0 ? a.x : i == 1 ? a.y : a.z;
+}
 
 /* ---------------------------------------------------------------- mat3 */
 static inline defo_mat3 defo_m3_zero(void) {
@@ -152,7 +160,9 @@ static inline double defo_m3_det(defo_mat3 a) {
            a.m[0][1] * (a.m[1][0] * a.m[2][2] - a.m[1][2] * a.m[2][0]) +
            a.m[0][2] * (a.m[1][0] * a.m[2][1] - a.m[1][1] * a.m[2][0]);
 }
-static inline double defo_m3_trace(defo_mat3 a) { return a.m[0][0] + a.m[1][1] + a.m[2][2]; }
+static inline double defo_m3_trace(defo_mat3 a) {
+    return a.m[0][0] + a.m[1][1] + a.m[2][2];
+}
 /* Frobenius inner product a:b and norm. */
 static inline double defo_m3_ddot(defo_mat3 a, defo_mat3 b) {
     double s = 0;
@@ -160,7 +170,9 @@ static inline double defo_m3_ddot(defo_mat3 a, defo_mat3 b) {
         for (int j = 0; j < 3; j++) s += a.m[i][j] * b.m[i][j];
     return s;
 }
-static inline double defo_m3_fnorm(defo_mat3 a) { return sqrt(defo_m3_ddot(a, a)); }
+static inline double defo_m3_fnorm(defo_mat3 a) {
+    return sqrt(defo_m3_ddot(a, a));
+}
 /* Largest absolute entry. */
 static inline double defo_m3_maxabs(defo_mat3 a) {
     double s = 0;

@@ -109,6 +109,216 @@ DEFO_API defo_status defo_mesh_validate(const defo_mesh *mesh);
  * lengths is DEFO_ERR_INVALID_MESH naming its index; nothing is changed then. */
 DEFO_API defo_status defo_mesh_orient(defo_mesh *mesh, defo_index *flipped);
 
+/* ------------------------------------------------------------ rest data */
+/* Per-element rest-state data of ITF04 §3 / TSIF05 §5, from the corners
+ * (tet10 uses its 4 corners: this is the affine part of the element).
+ *   Dm = [X1-X0, X2-X0, X3-X0]    (columns; rest edge matrix)
+ *   F  = Ds Dm⁻¹                   (deformation gradient)
+ *   Bm = -V Dm⁻ᵀ                   (columns b1, b2, b3)
+ * Nodal forces from a first Piola–Kirchhoff stress P: G = P Bm gives the
+ * forces g1, g2, g3 on nodes 1..3 (columns of G), g0 = -(g1+g2+g3).
+ * Column b_i equals A_i N_i / 3, the area-weighted OUTWARD normal of the face
+ * opposite node i divided by 3 (ITF04 §3 writes the same thing as minus the
+ * sum over the three faces incident to node i). */
+typedef struct defo_rest {
+    defo_index num_elems;
+    double *Dm_inv; /* 9 per element, row-major */
+    double *Bm;     /* 9 per element, row-major, columns b1 b2 b3 */
+    double *volume; /* rest volume (m^3) per element, > 0 */
+} defo_rest;
+
+/* Fill *rest (owned by the caller's struct, arrays allocated here; release
+ * with defo_rest_free).  A zero-volume or inverted element is
+ * DEFO_ERR_INVALID_MESH naming it (run defo_mesh_orient first); *rest is
+ * left empty then. */
+DEFO_API defo_status defo_rest_compute(const defo_mesh *mesh, defo_rest *rest);
+DEFO_API void defo_rest_free(defo_rest *rest);
+
+/* Lumped (diagonal) nodal masses in kg from a density in kg/m^3; mass has
+ * num_nodes entries and is overwritten.  tet4: V/4 per corner.  tet10: HRZ
+ * lumping (Hinton, Rock, Zienkiewicz 1976): the diagonal of the consistent
+ * mass matrix (corner ρV/70, edge 8ρV/105) scaled so the element total is ρV,
+ * giving corners ρV/36 and edge nodes 4ρV/27 — all positive (row-sum lumping
+ * would give negative corner masses).  V is the element's exact volume
+ * (curved tet10 included, as defo_mesh_volume).  Nodes in no element get 0. */
+DEFO_API defo_status defo_mesh_lumped_mass(const defo_mesh *mesh, double density, double *mass);
+/* Same with one density per element (num_elems entries, kg/m^3, >= 0). */
+DEFO_API defo_status defo_mesh_lumped_mass_per_elem(const defo_mesh *mesh,
+                                                    const double *density_per_elem, double *mass);
+
+/* Total signed volume (m^3) of the elements at positions x (3 per node; NULL =
+ * rest positions mesh->x).  tet10 elements are integrated exactly with their
+ * curved (isoparametric) geometry. */
+DEFO_API defo_status defo_mesh_volume(const defo_mesh *mesh, const double *x, double *volume);
+/* Axis-aligned bounding box of all nodes.  Empty mesh: DEFO_ERR_INVALID_MESH. */
+DEFO_API defo_status defo_mesh_bbox(const defo_mesh *mesh, double lo[3], double hi[3]);
+
+/* ------------------------------------------------------------- topology */
+/* Every function below recomputes from the current connectivity: there are
+ * no caches to go stale when fracture changes the topology. */
+
+/* Node -> element incidence (CSR): the elements touching node n are
+ * elem[offset[n] .. offset[n+1]) in increasing order, local[k] being the
+ * local node index (0..nodes_per_elem-1) of n in elem[k]. */
+typedef struct defo_node_elems {
+    defo_index num_nodes;
+    int64_t *offset; /* num_nodes + 1 */
+    defo_index *elem;
+    int8_t *local;
+} defo_node_elems;
+DEFO_API defo_status defo_mesh_node_elems(const defo_mesh *mesh, defo_node_elems *out);
+DEFO_API void defo_node_elems_free(defo_node_elems *ne);
+
+/* Unique edges between element corners (tet10: the 6 geometric edges; the
+ * edge node is elems[4+e]).  nodes[2k] < nodes[2k+1], edges sorted by
+ * (first, second): deterministic.  With with_elem_edges, elem_edges holds 6
+ * edge indices per element in VTK edge order (0,1)(1,2)(0,2)(0,3)(1,3)(2,3);
+ * otherwise it is NULL. */
+typedef struct defo_edges {
+    defo_index num_edges;
+    defo_index *nodes;      /* 2 per edge */
+    defo_index *elem_edges; /* 6 per element, or NULL */
+} defo_edges;
+DEFO_API defo_status defo_mesh_edges(const defo_mesh *mesh, int with_elem_edges, defo_edges *out);
+DEFO_API void defo_edges_free(defo_edges *edges);
+
+/* Local faces of a positively oriented tet, face f opposite corner f, each
+ * listed counter-clockwise seen from outside (normal pointing out):
+ *   f0 = (1,2,3), f1 = (0,3,2), f2 = (0,1,3), f3 = (0,2,1). */
+DEFO_API extern const int defo_tet_faces[4][3];
+/* VTK edge order of tet10: edge e joins corners defo_tet_edges[e][0..1] and
+ * its node is local node 4+e. */
+DEFO_API extern const int defo_tet_edges[6][2];
+
+/* Boundary faces: faces used by exactly one element, oriented outward
+ * (counter-clockwise seen from outside), sorted by owning element then local
+ * face.  quadratic = 1 on a tet10 mesh gives 6-node triangles (corners a b c,
+ * then edge nodes (a,b) (b,c) (c,a)); otherwise 3-node.  A face shared by
+ * three or more elements is DEFO_ERR_INVALID_MESH.  O(n) counting sort on the
+ * smallest node of each face, then a small sort per bucket. */
+typedef struct defo_boundary {
+    defo_index num_faces;
+    int nodes_per_face; /* 3 or 6 */
+    defo_index *faces;  /* nodes_per_face per face */
+    defo_index *elem;   /* owning element per face */
+    int8_t *local_face; /* 0..3: local face index (opposite that corner) */
+} defo_boundary;
+DEFO_API defo_status defo_mesh_boundary(const defo_mesh *mesh, int quadratic, defo_boundary *out);
+DEFO_API void defo_boundary_free(defo_boundary *b);
+
+/* Connected components of elements (elements sharing a node are connected;
+ * union-find).  Components are numbered 0.. in order of their lowest element.
+ * elem_component (num_elems entries) may be NULL. */
+DEFO_API defo_status defo_mesh_components(const defo_mesh *mesh, defo_index *elem_component,
+                                          defo_index *num_components);
+
+/* Number of elements whose corners at positions x (NULL = rest) have
+ * det[x1-x0, x2-x0, x3-x0] <= 0 (inverted or flat).  first (may be NULL)
+ * gets the lowest such element, or -1. */
+DEFO_API defo_status defo_mesh_count_inverted(const defo_mesh *mesh, const double *x,
+                                              defo_index *count, defo_index *first);
+
+/* New tet10 mesh from a tet4 mesh: one node at the midpoint of every unique
+ * edge (shared between neighbours), numbered after the corner nodes in edge
+ * order.  Fields and triangles are not carried over; element tags and groups are. */
+DEFO_API defo_status defo_mesh_to_quadratic(const defo_mesh *mesh, defo_mesh **out);
+
+/* -------------------------------------------------------------- quality */
+/* Per-element shape measures at positions x (NULL = rest), from the corners:
+ *   dihedral angles (degrees) between the two faces meeting at each of the 6
+ *   edges; a regular tet has all six = acos(1/3) = 70.53°.
+ *   aspect ratio = longest edge / (2·sqrt(6)·inradius), inradius = 3V/(sum
+ *   of face areas): 1 for the regular tet, larger is worse, +INFINITY for a
+ *   flat element.  Any output array may be NULL (num_elems entries each). */
+DEFO_API defo_status defo_mesh_quality(const defo_mesh *mesh, const double *x, double *min_dihedral,
+                                       double *max_dihedral, double *aspect);
+
+#define DEFO_QUALITY_BINS 18 /* 10° bins covering 0..180° */
+typedef struct defo_quality_summary {
+    defo_index num_elems;
+    double min_dihedral;   /* smallest dihedral angle in the mesh (degrees) */
+    double max_dihedral;   /* largest (degrees) */
+    double worst_aspect;   /* largest aspect ratio (+INFINITY if a flat element) */
+    double mean_aspect;    /* mean over finite aspect ratios */
+    defo_index worst_elem; /* element with the smallest dihedral angle, -1 if none */
+    defo_index inverted;   /* elements with det <= 0 (defo_mesh_count_inverted) */
+    /* histogram of each element's minimum dihedral angle: bin b counts
+     * angles in [10b, 10b+10) degrees */
+    defo_index min_dihedral_hist[DEFO_QUALITY_BINS];
+} defo_quality_summary;
+DEFO_API defo_status defo_mesh_quality_summary(const defo_mesh *mesh, const double *x,
+                                               defo_quality_summary *out);
+
+/* ----------------------------------------------------------- generators */
+/* All generators make positively oriented meshes, deterministically (same
+ * definition, same mesh, bit for bit), in metres.  order 2 adds edge nodes
+ * (shared between neighbours); on curved surfaces the boundary edge nodes are
+ * moved onto the analytic surface when that keeps the element's Jacobian
+ * determinant >= 0.1 of the straight-sided element's at its corners, edge
+ * nodes, centroid and 4 cubature points. */
+
+typedef enum defo_box_split {
+    DEFO_SPLIT_6 = 0, /* 6 tets per cube, Kuhn/Freudenthal split around the
+                          (0,0,0)-(1,1,1) diagonal; all cubes alike */
+    DEFO_SPLIT_5 = 1, /* 5 tets per cube (4 corner tets + 1 central); the
+                          central tet alternates with cube parity so faces match */
+    DEFO_SPLIT_24 = 2 /* symmetric: a node at each cube centre and each face
+                          centre, every face cut into 4 triangles, each coned to
+                          the cube centre: 24 tets per cube, no preferred
+                          direction (the cubic symmetry is kept) */
+} defo_box_split;
+
+typedef struct defo_box_def {
+    double origin[3];     /* minimum corner (m); default (0,0,0) */
+    double size[3];       /* edge lengths (m) > 0; default (1,1,1) */
+    int cells[3];         /* cubes per axis >= 1; default (4,4,4) */
+    double cell_size;     /* if > 0, overrides cells: ceil(size/cell_size) per axis; default 0 */
+    defo_box_split split; /* default DEFO_SPLIT_6 */
+    int order;            /* 1 (tet4, default) or 2 (tet10) */
+} defo_box_def;
+DEFO_API defo_box_def defo_default_box_def(void);
+/* A box (or a bar: a box with cells like 10x2x2). */
+DEFO_API defo_status defo_generate_box(const defo_box_def *def, defo_mesh **out);
+
+/* Curved shapes: a body-centred cubic (BCC) lattice of spacing cell_size
+ * (cube edge; tets have edges cell_size and cell_size·sqrt(3)/2) covers the
+ * shape; tets whose centroid is inside are kept; then boundary nodes move to
+ * the closest point of the analytic surface when every incident tet keeps a
+ * minimum dihedral angle >= 10° (else half the way, else stay).  Resulting
+ * volumes are within a few percent of the analytic ones at cell_size <=
+ * radius/4 (tests state the figures). */
+typedef struct defo_sphere_def {
+    double center[3]; /* default (0,0,0) */
+    double radius;    /* m, default 1 */
+    double cell_size; /* target element size (m); <= 0 (default): radius/4 */
+    int order;        /* 1 or 2; default 1 */
+} defo_sphere_def;
+DEFO_API defo_sphere_def defo_default_sphere_def(void);
+DEFO_API defo_status defo_generate_sphere(const defo_sphere_def *def, defo_mesh **out);
+
+/* Solid cylinder with axis along z, from center.z - height/2 to center.z + height/2. */
+typedef struct defo_cylinder_def {
+    double center[3]; /* centre of the axis segment; default (0,0,0) */
+    double radius;    /* m, default 0.5 */
+    double height;    /* m, default 2 */
+    double cell_size; /* m; <= 0 (default): radius/4 */
+    int order;        /* 1 or 2; default 1 */
+} defo_cylinder_def;
+DEFO_API defo_cylinder_def defo_default_cylinder_def(void);
+DEFO_API defo_status defo_generate_cylinder(const defo_cylinder_def *def, defo_mesh **out);
+
+/* Solid torus around the z axis through center: distance major_radius from
+ * the axis to the tube centre, tube radius minor_radius < major_radius. */
+typedef struct defo_torus_def {
+    double center[3];    /* default (0,0,0) */
+    double major_radius; /* m, default 1 */
+    double minor_radius; /* m, default 0.4 */
+    double cell_size;    /* m; <= 0 (default): minor_radius/3 */
+    int order;           /* 1 or 2; default 1 */
+} defo_torus_def;
+DEFO_API defo_torus_def defo_default_torus_def(void);
+DEFO_API defo_status defo_generate_torus(const defo_torus_def *def, defo_mesh **out);
+
 #ifdef __cplusplus
 }
 #endif

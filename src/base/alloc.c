@@ -46,9 +46,15 @@ void defo_set_allocator(defo_alloc_fn alloc, defo_free_fn free_fn, void *user) {
     }
 }
 
-int64_t defo_allocated_bytes(void) { return atomic_load(&g_bytes); }
-int64_t defo_peak_allocated_bytes(void) { return atomic_load(&g_peak); }
-void defo_reset_peak_allocated_bytes(void) { atomic_store(&g_peak, atomic_load(&g_bytes)); }
+int64_t defo_allocated_bytes(void) {
+    return atomic_load(&g_bytes);
+}
+int64_t defo_peak_allocated_bytes(void) {
+    return atomic_load(&g_peak);
+}
+void defo_reset_peak_allocated_bytes(void) {
+    atomic_store(&g_peak, atomic_load(&g_bytes));
+}
 
 static void count(int64_t delta) {
     int64_t now = atomic_fetch_add(&g_bytes, delta) + delta;

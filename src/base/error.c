@@ -49,8 +49,12 @@ defo_status defo_error_oom(const char *what, size_t bytes) {
                       what);
 }
 
-const char *defo_last_error(void) { return g_message; }
-defo_status defo_last_status(void) { return g_status; }
+const char *defo_last_error(void) {
+    return g_message;
+}
+defo_status defo_last_status(void) {
+    return g_status;
+}
 
 void defo_clear_error(void) {
     g_message[0] = '\0';
@@ -59,18 +63,31 @@ void defo_clear_error(void) {
 
 const char *defo_status_name(defo_status status) {
     switch (status) {
-    case DEFO_OK: return "DEFO_OK";
-    case DEFO_WARNING: return "DEFO_WARNING";
-    case DEFO_WARN_REPAIRED: return "DEFO_WARN_REPAIRED";
-    case DEFO_WARN_NOT_CONVERGED: return "DEFO_WARN_NOT_CONVERGED";
-    case DEFO_ERR_INVALID_ARGUMENT: return "DEFO_ERR_INVALID_ARGUMENT";
-    case DEFO_ERR_OUT_OF_MEMORY: return "DEFO_ERR_OUT_OF_MEMORY";
-    case DEFO_ERR_IO: return "DEFO_ERR_IO";
-    case DEFO_ERR_PARSE: return "DEFO_ERR_PARSE";
-    case DEFO_ERR_UNSUPPORTED: return "DEFO_ERR_UNSUPPORTED";
-    case DEFO_ERR_INVALID_MESH: return "DEFO_ERR_INVALID_MESH";
-    case DEFO_ERR_NUMERICAL: return "DEFO_ERR_NUMERICAL";
-    case DEFO_ERR_INTERNAL: return "DEFO_ERR_INTERNAL";
-    default: return status > 0 ? "DEFO_WARNING(unknown)" : "DEFO_ERR(unknown)";
+    case DEFO_OK:
+        return "DEFO_OK";
+    case DEFO_WARNING:
+        return "DEFO_WARNING";
+    case DEFO_WARN_REPAIRED:
+        return "DEFO_WARN_REPAIRED";
+    case DEFO_WARN_NOT_CONVERGED:
+        return "DEFO_WARN_NOT_CONVERGED";
+    case DEFO_ERR_INVALID_ARGUMENT:
+        return "DEFO_ERR_INVALID_ARGUMENT";
+    case DEFO_ERR_OUT_OF_MEMORY:
+        return "DEFO_ERR_OUT_OF_MEMORY";
+    case DEFO_ERR_IO:
+        return "DEFO_ERR_IO";
+    case DEFO_ERR_PARSE:
+        return "DEFO_ERR_PARSE";
+    case DEFO_ERR_UNSUPPORTED:
+        return "DEFO_ERR_UNSUPPORTED";
+    case DEFO_ERR_INVALID_MESH:
+        return "DEFO_ERR_INVALID_MESH";
+    case DEFO_ERR_NUMERICAL:
+        return "DEFO_ERR_NUMERICAL";
+    case DEFO_ERR_INTERNAL:
+        return "DEFO_ERR_INTERNAL";
+    default:
+        return status > 0 ? "DEFO_WARNING(unknown)" : "DEFO_ERR(unknown)";
     }
 }

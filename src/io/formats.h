@@ -25,8 +25,7 @@ defo_status defo_read_tetgen(const char *node, size_t node_size, const char *nod
                              defo_mesh **out);
 /* path names the .node file; .ele (and .face when the mesh has triangles) are
  * written beside it with the same stem. */
-defo_status defo_write_tetgen(const char *path, const defo_mesh *mesh,
-                              const defo_write_options *o);
+defo_status defo_write_tetgen(const char *path, const defo_mesh *mesh, const defo_write_options *o);
 
 /* VTK XML unstructured grid (.vtu), ASCII or base64 binary, with fields. */
 defo_status defo_read_vtu(const char *data, size_t size, const char *name, defo_mesh **out);

@@ -33,7 +33,7 @@ typedef struct defo_cursor {
 
 void defo_cursor_init(defo_cursor *c, const char *name, const void *data, size_t size);
 bool defo_cursor_eof(const defo_cursor *c);
-/* Raise DEFO_ERR_PARSE (or the given status) as "name:line: message". */
+/* Raise the given status with "name:line: message". */
 defo_status defo_cursor_error(const defo_cursor *c, defo_status status, const char *fmt, ...)
     DEFO_PRINTF(3, 4);
 /* Same with "name: byte N: message" for binary data at the cursor. */
@@ -44,7 +44,7 @@ defo_status defo_cursor_error_at_byte(const defo_cursor *c, defo_status status, 
 void defo_cursor_skip_blank(defo_cursor *c);
 /* Skip spaces, tabs, CR and LF, counting lines. */
 void defo_cursor_skip_space(defo_cursor *c);
-/* The rest of the current line (without CR/LF) in *line/*len; moves to the
+/* The rest of the current line (without CR/LF) in *line and *len; moves to the
  * start of the next line.  False at end of buffer. */
 bool defo_cursor_next_line(defo_cursor *c, const char **line, size_t *len);
 /* Next whitespace-separated token (may cross newlines).  False at end. */
@@ -92,7 +92,9 @@ int defo_format_double(char *buf, double v);
 /* Base64 (RFC 4648) for VTK XML binary payloads. */
 size_t defo_base64_encoded_size(size_t n);
 void defo_base64_encode(const void *data, size_t n, char *out);
-/* Decode into out (capacity >= 3*len/4); false on a bad character. */
+/* Decode into out (capacity >= 3*len/4 + 3); false on a bad character.
+ * Concatenated padded streams are accepted (VTK encodes header and data
+ * separately). */
 bool defo_base64_decode(const char *in, size_t len, void *out, size_t *out_size);
 
 #endif

@@ -1,0 +1,261 @@
+/*
+ * collision/collider.c — rigid colliders with scripted motion and the node
+ * collision processing of ITF04 §9.
+ *
+ * Motion: a collider-frame point p is at x = R(t)(p - pivot) + pivot(t),
+ * pivot(t) = pivot + velocity t, R(t) = rotation by angular_speed t about the
+ * axis.  φ at a world point is φ_local(Rᵀ(x - pivot(t)) + pivot), the normal
+ * is rotated forward by R, and the rigid velocity field is
+ * velocity + ω × (x - pivot(t)).
+ *
+ * Collision processing (ITF04 §9, after [BMF03]): every node inside a
+ * collider — interior nodes too, so small colliders cannot slip between
+ * surface nodes — is projected to the surface, x ← x - φ n.  With a union
+ * the projected point may lie inside another shape of the same collider, so
+ * the projection repeats (a few times at most) until φ ≥ -tol; Δx_N is the
+ * total distance moved.  The relative normal velocity is set to zero unless
+ * the node already separates, and the relative tangential velocity becomes
+ *     v_T' = max(0, 1 - μ (Δv_N + Δx_N/Δt) / |v_T|) v_T
+ * so friction is proportional to the normal impulse, including the one the
+ * position projection implies (the Δx_N/Δt term ITF04 adds to [BMF03]); the
+ * max(0, ·) means friction can stop a node but never reverse it.
+ *
+ * Invariants: no allocation in defo_collide_nodes; each node is processed
+ * independently (colliders in their given order), so the result is bitwise
+ * identical for any thread count; n is never NaN.
+ */
+#include "collision/collision_internal.h"
+
+#include "base/parallel.h"
+#include "defo/math.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Projection passes per collider; a union of convex pieces needs one per
+ * piece the node can land in, in practice two. */
+#define DEFO_COLLIDE_MAX_PASSES 8
+/* Relative tolerance of "on the surface" (times the collider/coordinate size). */
+#define DEFO_COLLIDE_REL_TOL 1e-13
+
+typedef struct pose {
+    double R[9];      /* collider -> world rotation, row-major */
+    double pivot0[3]; /* pivot in the collider frame */
+    double pivot[3];  /* pivot(t) in the world */
+    double omega[3];  /* angular velocity (world) */
+    double vel[3];    /* translational velocity */
+} pose;
+
+defo_collider_def defo_default_collider_def(void) {
+    defo_collider_def d;
+    memset(&d, 0, sizeof d);
+    d.motion.angular_axis[2] = 1;
+    d.friction = 0.5;
+    return d;
+}
+
+defo_status defo_collider_create(const defo_collider_def *def, defo_collider **out) {
+    if (!out) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_collider_create: out is NULL");
+    *out = NULL;
+    if (!def) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_collider_create: def is NULL");
+    if (def->num_shapes < 1 || !def->shapes)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "collider: needs at least one shape (num_shapes = %d, shapes %s)",
+                          def->num_shapes, def->shapes ? "set" : "NULL");
+    if (!(def->friction >= 0) || !isfinite(def->friction))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "collider: friction %g must be >= 0",
+                          def->friction);
+    const defo_motion_def *m = &def->motion;
+    for (int i = 0; i < 3; i++)
+        if (!isfinite(m->velocity[i]) || !isfinite(m->pivot[i]) || !isfinite(m->angular_axis[i]))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "collider: motion has a non-finite value");
+    if (!isfinite(m->angular_speed))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "collider: angular_speed not finite");
+    double axis[3] = {0, 0, 1};
+    double amax = DEFO_MAX(fabs(m->angular_axis[0]),
+                           DEFO_MAX(fabs(m->angular_axis[1]), fabs(m->angular_axis[2])));
+    if (amax > 0) {
+        double b[3] = {m->angular_axis[0] / amax, m->angular_axis[1] / amax,
+                       m->angular_axis[2] / amax};
+        double len = sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2]);
+        for (int i = 0; i < 3; i++) axis[i] = b[i] / len;
+    } else if (m->angular_speed != 0) {
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "collider: angular_axis is zero but angular_speed is %g",
+                          m->angular_speed);
+    }
+
+    size_t bytes;
+    if (!defo_mul_size((size_t)def->num_shapes, sizeof(defo_shape), &bytes))
+        return defo_error_oom("collider shapes", SIZE_MAX);
+    defo_collider *c = defo_calloc(1, sizeof *c);
+    defo_shape *shapes = defo_malloc(bytes);
+    if (!c || !shapes) {
+        defo_free(c);
+        defo_free(shapes);
+        return defo_error_oom("collider", bytes + sizeof *c);
+    }
+    c->num_shapes = def->num_shapes;
+    c->shapes = shapes;
+    double size = 0;
+    for (int k = 0; k < def->num_shapes; k++) {
+        defo_status st = defo_shape_init(&def->shapes[k], k, &shapes[k]);
+        if (st != DEFO_OK) {
+            defo_collider_destroy(c);
+            return st;
+        }
+        const double *cc = shapes[k].center;
+        size = DEFO_MAX(size, defo_shape_size(&shapes[k]) +
+                                  sqrt(cc[0] * cc[0] + cc[1] * cc[1] + cc[2] * cc[2]));
+    }
+    c->size = size > 0 ? size : 1.0; /* a lone plane through the origin: unit scale */
+    memcpy(c->velocity, m->velocity, sizeof c->velocity);
+    memcpy(c->pivot, m->pivot, sizeof c->pivot);
+    memcpy(c->axis, axis, sizeof c->axis);
+    c->angular_speed = m->angular_speed;
+    c->friction = def->friction;
+    *out = c;
+    return DEFO_OK;
+}
+
+void defo_collider_destroy(defo_collider *c) {
+    if (!c) return;
+    defo_free(c->shapes);
+    defo_free(c);
+}
+
+double defo_collider_size(const defo_collider *c) {
+    return c ? c->size : 0.0;
+}
+
+static void pose_at(const defo_collider *c, double t, pose *P) {
+    defo_mat3 R = defo_m3_identity();
+    double angle = c->angular_speed * t;
+    if (angle != 0) R = defo_m3_rotation(defo_v3_load(c->axis), angle);
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++) P->R[3 * i + j] = R.m[i][j];
+        P->pivot0[i] = c->pivot[i];
+        P->pivot[i] = c->pivot[i] + c->velocity[i] * t;
+        P->omega[i] = c->angular_speed * c->axis[i];
+        P->vel[i] = c->velocity[i];
+    }
+}
+
+/* φ, normal and velocity at world point x for the collider in pose P. */
+static double eval_posed(const defo_collider *c, const pose *P, const double x[3], double n[3],
+                         double vel[3]) {
+    const double *R = P->R;
+    double r[3] = {x[0] - P->pivot[0], x[1] - P->pivot[1], x[2] - P->pivot[2]};
+    double p[3];
+    for (int i = 0; i < 3; i++)
+        p[i] = R[i] * r[0] + R[3 + i] * r[1] + R[6 + i] * r[2] + P->pivot0[i];
+    double best = INFINITY, nb[3] = {0, 0, 1};
+    for (int k = 0; k < c->num_shapes; k++) {
+        double nk[3];
+        double phi = defo_shape_phi(&c->shapes[k], p, nk);
+        if (phi < best) { /* strict: ties keep the first shape */
+            best = phi;
+            memcpy(nb, nk, sizeof nb);
+        }
+    }
+    if (n) {
+        for (int i = 0; i < 3; i++)
+            n[i] = R[3 * i] * nb[0] + R[3 * i + 1] * nb[1] + R[3 * i + 2] * nb[2];
+    }
+    if (vel) {
+        const double *w = P->omega;
+        vel[0] = P->vel[0] + w[1] * r[2] - w[2] * r[1];
+        vel[1] = P->vel[1] + w[2] * r[0] - w[0] * r[2];
+        vel[2] = P->vel[2] + w[0] * r[1] - w[1] * r[0];
+    }
+    return best;
+}
+
+double defo_collider_phi(const defo_collider *c, double t, const double x[3], double n[3],
+                         double vel[3]) {
+    if (!c || !x) return INFINITY;
+    pose P;
+    pose_at(c, t, &P);
+    return eval_posed(c, &P, x, n, vel);
+}
+
+/* One node against one collider; returns 1 when it collided. */
+static int collide_one(const defo_collider *c, const pose *P, double dt, double *x, double *v,
+                       double *nout) {
+    double n[3];
+    double phi = eval_posed(c, P, x, n, NULL);
+    if (!(phi < 0)) return 0;
+    double scale =
+        DEFO_MAX(c->size, DEFO_MAX(fabs(x[0] - P->pivot[0]),
+                                   DEFO_MAX(fabs(x[1] - P->pivot[1]), fabs(x[2] - P->pivot[2]))));
+    double tol = DEFO_COLLIDE_REL_TOL * scale;
+    double dxn = 0;
+    for (int pass = 0; pass < DEFO_COLLIDE_MAX_PASSES && phi < 0; pass++) {
+        for (int i = 0; i < 3; i++) x[i] -= phi * n[i];
+        dxn -= phi;
+        phi = eval_posed(c, P, x, n, NULL);
+        if (phi >= -tol) break;
+    }
+    double vc[3];
+    eval_posed(c, P, x, n, vc);
+    if (v) {
+        double vr[3] = {v[0] - vc[0], v[1] - vc[1], v[2] - vc[2]};
+        double vn = vr[0] * n[0] + vr[1] * n[1] + vr[2] * n[2];
+        /* ITF04 §9: set the normal velocity to the object's unless separating. */
+        double vn_new = vn < 0 ? 0.0 : vn;
+        double dvn = vn_new - vn;
+        double vt[3] = {vr[0] - vn * n[0], vr[1] - vn * n[1], vr[2] - vn * n[2]};
+        double vt_len = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]);
+        double dec = c->friction * (dvn + dxn / dt);
+        double s = dec >= vt_len ? 0.0 : 1.0 - dec / vt_len; /* vt_len > 0 here */
+        for (int i = 0; i < 3; i++) v[i] = vc[i] + vn_new * n[i] + s * vt[i];
+    }
+    memcpy(nout, n, 3 * sizeof(double));
+    return 1;
+}
+
+defo_status defo_collide_nodes(defo_collider *const *colliders, int num_colliders, double t,
+                               double dt, defo_index n, double *x, double *v,
+                               unsigned char *constrained, double *normal, defo_index *count) {
+    if (count) *count = 0;
+    if (num_colliders < 0 || (num_colliders > 0 && !colliders))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "defo_collide_nodes: %d colliders with colliders %s", num_colliders,
+                          colliders ? "set" : "NULL");
+    if (n < 0 || (n > 0 && (!x || !constrained)))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "defo_collide_nodes: n = %ld needs x and constrained", (long)n);
+    if (!(dt > 0) || !isfinite(dt) || !isfinite(t))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "defo_collide_nodes: dt = %g must be > 0 and t = %g finite", dt, t);
+    for (int k = 0; k < num_colliders; k++)
+        if (!colliders[k])
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_collide_nodes: collider %d is NULL",
+                              k);
+    /* Poses once per call.  A small fixed batch keeps the call allocation-free
+     * for any number of colliders: nodes loop inside each batch, and
+     * colliders keep their order per node because batches run in order. */
+    enum { BATCH = 16 };
+    pose poses[BATCH];
+    for (defo_index i = 0; i < n; i++) constrained[i] = 0;
+    for (int k0 = 0; k0 < num_colliders; k0 += BATCH) {
+        int nb = DEFO_MIN(BATCH, num_colliders - k0);
+        for (int k = 0; k < nb; k++) pose_at(colliders[k0 + k], t, &poses[k]);
+        DEFO_PARALLEL_FOR_IF(n >= DEFO_PARALLEL_MIN)
+        for (defo_index i = 0; i < n; i++) {
+            double *xi = x + 3 * (size_t)i;
+            double *vi = v ? v + 3 * (size_t)i : NULL;
+            for (int k = 0; k < nb; k++) {
+                double nk[3];
+                if (collide_one(colliders[k0 + k], &poses[k], dt, xi, vi, nk)) {
+                    constrained[i] = 1;
+                    if (normal) memcpy(normal + 3 * (size_t)i, nk, sizeof nk);
+                }
+            }
+        }
+    }
+    defo_index hits = 0;
+    for (defo_index i = 0; i < n; i++) hits += constrained[i];
+    if (count) *count = hits;
+    return DEFO_OK;
+}

@@ -1,0 +1,47 @@
+/*
+ * collision/collision_internal.h — the collider's private layout, shared by
+ * shapes.c (exact signed distances) and collider.c (motion, projection).
+ */
+#ifndef DEFO_INTERNAL_COLLISION_H
+#define DEFO_INTERNAL_COLLISION_H
+
+#include "base/base.h"
+#include "defo/collision.h"
+
+/* A validated shape: unit normal/axis, a precomputed unit vector
+ * perpendicular to the axis (the deterministic normal on the axis), and its
+ * rotation (local -> collider frame, row-major). */
+typedef struct defo_shape {
+    defo_shape_type type;
+    double rot[9];
+    double center[3];
+    double dir[3];  /* plane normal, or cylinder/capsule axis (unit) */
+    double perp[3]; /* unit, perpendicular to dir */
+    double radius;
+    double half[3];
+    double half_length;
+} defo_shape;
+
+struct defo_collider {
+    int num_shapes;
+    defo_shape *shapes;
+    /* motion */
+    double velocity[3];
+    double pivot[3];
+    double axis[3]; /* unit */
+    double angular_speed;
+    double friction;
+    double size; /* largest characteristic length, for relative tolerances */
+};
+
+/* Signed distance of the collider-frame point p to one shape, and the unit
+ * outward normal in the collider frame (never NaN). */
+double defo_shape_phi(const defo_shape *s, const double p[3], double n[3]);
+
+/* Validate d (index k for messages) and fill s. */
+defo_status defo_shape_init(const defo_shape_def *d, int k, defo_shape *s);
+
+/* Characteristic length of a shape (0 for a plane). */
+double defo_shape_size(const defo_shape *s);
+
+#endif

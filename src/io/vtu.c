@@ -1,0 +1,864 @@
+/*
+ * io/vtu.c — VTK XML UnstructuredGrid (.vtu), read and written, ASCII and
+ * inline base64 binary, with point and cell data as defo fields.
+ *
+ * Format (VTK File Formats, "XML File Formats"): <VTKFile type=
+ * "UnstructuredGrid" byte_order=... header_type=UInt32|UInt64> holding one
+ * <Piece NumberOfPoints NumberOfCells> with <Points>, <Cells> (connectivity,
+ * offsets, types), <PointData> and <CellData> DataArrays.  A binary DataArray
+ * is base64 of [byte count as header_type][raw values]; writers encode the
+ * header and the values either as one stream or as two padded streams, and
+ * defo_base64_decode accepts both.
+ *
+ * The XML is read by a small tokenizer of our own (tags, attributes in any
+ * order, comments, <?xml?> and <!DOCTYPE> skipped, line numbers kept), not a
+ * general XML parser: DataArray payloads are taken as the text up to the
+ * next '<'.  Compressed and appended data are refused as DEFO_ERR_UNSUPPORTED.
+ *
+ * Invariants: every array's size is taken from its own text (token count or
+ * decoded bytes), so no allocation trusts a count attribute; declared counts
+ * are only compared.  On error nothing leaks and *out is NULL.
+ */
+#include "io/formats.h"
+#include "io/vtkcells.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ============================================================ tokenizer */
+#define XML_MAX_ATTRS 48
+#define XML_MAX_DEPTH 32
+
+typedef enum xml_kind { XML_EOF, XML_START, XML_END } xml_kind;
+
+typedef struct xml_attr {
+    const char *name, *value;
+    size_t name_len, value_len;
+} xml_attr;
+
+typedef struct xml_tag {
+    xml_kind kind;
+    const char *name;
+    size_t name_len;
+    bool empty; /* <x/> */
+    int num_attrs;
+    xml_attr attrs[XML_MAX_ATTRS];
+    int64_t line;
+} xml_tag;
+
+static bool xml_name_char(char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+           ch == '_' || ch == '-' || ch == ':' || ch == '.';
+}
+
+static void adv(defo_cursor *c) {
+    if (*c->p == '\n') c->line++;
+    c->p++;
+}
+
+/* Skip to just after `term` (counting lines); false when it never comes. */
+static bool skip_past(defo_cursor *c, const char *term) {
+    size_t n = strlen(term);
+    while ((size_t)(c->end - c->p) >= n) {
+        if (memcmp(c->p, term, n) == 0) {
+            c->p += n;
+            return true;
+        }
+        adv(c);
+    }
+    c->p = c->end;
+    return false;
+}
+
+/* Next start or end tag.  The character data before it is returned in
+ * (text, text_len); the caller decides whether it matters. */
+static defo_status xml_next(defo_cursor *c, xml_tag *t, const char **text, size_t *text_len,
+                            int64_t *text_line) {
+    for (;;) {
+        *text = c->p;
+        *text_line = c->line;
+        while (c->p < c->end && *c->p != '<') adv(c);
+        *text_len = (size_t)(c->p - *text);
+        if (c->p >= c->end) {
+            t->kind = XML_EOF;
+            return DEFO_OK;
+        }
+        t->line = c->line;
+        size_t rem = (size_t)(c->end - c->p);
+        if (rem >= 4 && memcmp(c->p, "<!--", 4) == 0) {
+            if (!skip_past(c, "-->"))
+                return defo_cursor_error(c, DEFO_ERR_PARSE, "unterminated comment");
+            continue;
+        }
+        if (rem >= 9 && memcmp(c->p, "<![CDATA[", 9) == 0)
+            return defo_cursor_error(c, DEFO_ERR_UNSUPPORTED, "CDATA sections are not supported");
+        if (rem >= 2 && (c->p[1] == '?' || c->p[1] == '!')) {
+            if (!skip_past(c, ">"))
+                return defo_cursor_error(c, DEFO_ERR_PARSE, "unterminated <%c", c->p[1]);
+            continue;
+        }
+        c->p++;
+        t->kind = XML_START;
+        if (c->p < c->end && *c->p == '/') {
+            t->kind = XML_END;
+            c->p++;
+        }
+        t->name = c->p;
+        while (c->p < c->end && xml_name_char(*c->p)) c->p++;
+        t->name_len = (size_t)(c->p - t->name);
+        if (t->name_len == 0)
+            return defo_cursor_error(c, DEFO_ERR_PARSE, "malformed XML: expected a tag name");
+        t->empty = false;
+        t->num_attrs = 0;
+        for (;;) {
+            defo_cursor_skip_space(c);
+            if (c->p >= c->end)
+                return defo_cursor_error(c, DEFO_ERR_PARSE,
+                                         "malformed XML: end of file inside <%.*s>",
+                                         (int)DEFO_MIN(t->name_len, 40), t->name);
+            if (*c->p == '>') {
+                c->p++;
+                return DEFO_OK;
+            }
+            if (*c->p == '/' && t->kind == XML_START && c->end - c->p >= 2 && c->p[1] == '>') {
+                c->p += 2;
+                t->empty = true;
+                return DEFO_OK;
+            }
+            if (t->kind == XML_END)
+                return defo_cursor_error(c, DEFO_ERR_PARSE, "malformed XML: junk in </%.*s>",
+                                         (int)DEFO_MIN(t->name_len, 40), t->name);
+            xml_attr a;
+            a.name = c->p;
+            while (c->p < c->end && xml_name_char(*c->p)) c->p++;
+            a.name_len = (size_t)(c->p - a.name);
+            if (a.name_len == 0)
+                return defo_cursor_error(c, DEFO_ERR_PARSE,
+                                         "malformed XML: bad character '%c' in <%.*s>",
+                                         (*c->p >= 32 && *c->p < 127) ? *c->p : '?',
+                                         (int)DEFO_MIN(t->name_len, 40), t->name);
+            defo_cursor_skip_space(c);
+            if (c->p >= c->end || *c->p != '=')
+                return defo_cursor_error(c, DEFO_ERR_PARSE,
+                                         "malformed XML: expected '=' after attribute %.*s",
+                                         (int)DEFO_MIN(a.name_len, 40), a.name);
+            c->p++;
+            defo_cursor_skip_space(c);
+            if (c->p >= c->end || (*c->p != '"' && *c->p != '\''))
+                return defo_cursor_error(c, DEFO_ERR_PARSE,
+                                         "malformed XML: attribute %.*s needs a quoted value",
+                                         (int)DEFO_MIN(a.name_len, 40), a.name);
+            char q = *c->p++;
+            a.value = c->p;
+            while (c->p < c->end && *c->p != q) {
+                if (*c->p == '<')
+                    return defo_cursor_error(c, DEFO_ERR_PARSE,
+                                             "malformed XML: '<' in attribute %.*s",
+                                             (int)DEFO_MIN(a.name_len, 40), a.name);
+                adv(c);
+            }
+            if (c->p >= c->end)
+                return defo_cursor_error(c, DEFO_ERR_PARSE,
+                                         "malformed XML: unterminated attribute %.*s",
+                                         (int)DEFO_MIN(a.name_len, 40), a.name);
+            a.value_len = (size_t)(c->p - a.value);
+            c->p++;
+            if (t->num_attrs >= XML_MAX_ATTRS)
+                return defo_cursor_error(c, DEFO_ERR_UNSUPPORTED, "more than %d attributes in <%.*s>",
+                                         XML_MAX_ATTRS, (int)DEFO_MIN(t->name_len, 40), t->name);
+            t->attrs[t->num_attrs++] = a;
+        }
+    }
+}
+
+static bool tag_is(const xml_tag *t, const char *name) {
+    return defo_token_is(t->name, t->name_len, name);
+}
+
+static const xml_attr *tag_attr(const xml_tag *t, const char *name) {
+    for (int i = 0; i < t->num_attrs; i++)
+        if (defo_token_is(t->attrs[i].name, t->attrs[i].name_len, name)) return &t->attrs[i];
+    return NULL;
+}
+
+static bool attr_is(const xml_attr *a, const char *s) {
+    return a && defo_token_is(a->value, a->value_len, s);
+}
+
+/* Unescape an attribute value into out (DEFO_NAME_MAX); false if too long. */
+static bool attr_string(const xml_attr *a, char *out) {
+    static const struct {
+        const char *ent;
+        char ch;
+    } ents[] = {{"&lt;", '<'}, {"&gt;", '>'}, {"&amp;", '&'}, {"&quot;", '"'}, {"&apos;", '\''}};
+    size_t o = 0;
+    for (size_t i = 0; i < a->value_len;) {
+        char ch = a->value[i];
+        size_t step = 1;
+        if (ch == '&')
+            for (size_t e = 0; e < sizeof ents / sizeof ents[0]; e++) {
+                size_t n = strlen(ents[e].ent);
+                if (a->value_len - i >= n && memcmp(a->value + i, ents[e].ent, n) == 0) {
+                    ch = ents[e].ch;
+                    step = n;
+                    break;
+                }
+            }
+        if (o + 1 >= DEFO_NAME_MAX) return false;
+        out[o++] = ch;
+        i += step;
+    }
+    out[o] = '\0';
+    return true;
+}
+
+static bool attr_int(const xml_attr *a, int64_t *v) {
+    if (!a) return false;
+    const char *s = a->value, *e = a->value + a->value_len;
+    while (s < e && (*s == ' ' || *s == '\t')) s++;
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t')) e--;
+    return defo_parse_int64(s, e, v);
+}
+
+/* ============================================================ data arrays */
+typedef enum vtype {
+    VT_NONE,
+    VT_I8,
+    VT_U8,
+    VT_I16,
+    VT_U16,
+    VT_I32,
+    VT_U32,
+    VT_I64,
+    VT_U64,
+    VT_F32,
+    VT_F64
+} vtype;
+
+static vtype vtu_type(const xml_attr *a) {
+    static const struct {
+        const char *name;
+        vtype type;
+    } map[] = {{"Int8", VT_I8},     {"UInt8", VT_U8},     {"Int16", VT_I16},  {"UInt16", VT_U16},
+               {"Int32", VT_I32},   {"UInt32", VT_U32},   {"Int64", VT_I64},  {"UInt64", VT_U64},
+               {"Float32", VT_F32}, {"Float64", VT_F64}, {"Char", VT_I8},    {"UChar", VT_U8},
+               {"Short", VT_I16},   {"Int", VT_I32},      {"Float", VT_F32}, {"Double", VT_F64}};
+    if (!a) return VT_NONE;
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (attr_is(a, map[i].name)) return map[i].type;
+    return VT_NONE;
+}
+
+static size_t vtype_size(vtype t) {
+    switch (t) {
+    case VT_I8:
+    case VT_U8: return 1;
+    case VT_I16:
+    case VT_U16: return 2;
+    case VT_I32:
+    case VT_U32:
+    case VT_F32: return 4;
+    default: return 8;
+    }
+}
+
+typedef enum role { ROLE_OTHER, ROLE_POINTS, ROLE_CONN, ROLE_OFFSETS, ROLE_TYPES, ROLE_PDATA, ROLE_CDATA } role;
+
+typedef struct varray {
+    char name[DEFO_NAME_MAX];
+    role role;
+    int components;
+    int64_t count; /* values */
+    int64_t line;
+    double *d;  /* float roles */
+    int64_t *i; /* integer roles */
+} varray;
+
+typedef struct vreader {
+    defo_cursor c;
+    bool big_endian;
+    size_t header_size; /* 4 or 8 */
+    int pieces;
+    int64_t num_points, num_cells;
+    int64_t piece_line;
+    varray *arrays;
+    int num_arrays;
+} vreader;
+
+static void vreader_free(vreader *r) {
+    for (int i = 0; i < r->num_arrays; i++) {
+        defo_free(r->arrays[i].d);
+        defo_free(r->arrays[i].i);
+    }
+    defo_free(r->arrays);
+}
+
+/* Raw value at p (file byte order) as a double or integer. */
+static void raw_value(const unsigned char *p, vtype t, bool big, double *d, int64_t *iv,
+                      bool *is_int) {
+    size_t n = vtype_size(t);
+    uint64_t u = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t idx = big ? k : n - 1 - k;
+        u = (u << 8) | p[idx];
+    }
+    *is_int = true;
+    switch (t) {
+    case VT_I8: *iv = (int8_t)(uint8_t)u; break;
+    case VT_U8: *iv = (int64_t)(uint8_t)u; break;
+    case VT_I16: *iv = (int16_t)(uint16_t)u; break;
+    case VT_U16: *iv = (int64_t)(uint16_t)u; break;
+    case VT_I32: *iv = (int32_t)(uint32_t)u; break;
+    case VT_U32: *iv = (int64_t)(uint32_t)u; break;
+    case VT_I64: *iv = (int64_t)u; break;
+    case VT_U64: *iv = u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u; break;
+    case VT_F32: {
+        uint32_t w = (uint32_t)u;
+        float f;
+        memcpy(&f, &w, 4);
+        *d = (double)f;
+        *is_int = false;
+        return;
+    }
+    default: {
+        double v;
+        memcpy(&v, &u, 8);
+        *d = v;
+        *is_int = false;
+        return;
+    }
+    }
+    *d = (double)*iv;
+}
+
+static defo_status array_error(const vreader *r, const varray *a, defo_status st, const char *what) {
+    return defo_error(st, "%s:%lld: DataArray '%s': %s", r->c.name, (long long)a->line, a->name,
+                      what);
+}
+
+/* Parse the payload text of one DataArray into a->d or a->i. */
+static defo_status decode_array(vreader *r, varray *a, vtype t, bool binary, const char *text,
+                                size_t len, int64_t text_line) {
+    bool want_int = a->role == ROLE_CONN || a->role == ROLE_OFFSETS || a->role == ROLE_TYPES;
+    if (want_int && (t == VT_F32 || t == VT_F64))
+        return array_error(r, a, DEFO_ERR_PARSE, "cell arrays must have an integer type");
+    if (!binary) {
+        /* count tokens first so the allocation is exact and bounded by the text */
+        int64_t n = 0;
+        for (size_t k = 0; k < len;) {
+            while (k < len && (text[k] == ' ' || text[k] == '\n' || text[k] == '\r' ||
+                               text[k] == '\t'))
+                k++;
+            if (k < len) n++;
+            while (k < len && !(text[k] == ' ' || text[k] == '\n' || text[k] == '\r' ||
+                                text[k] == '\t'))
+                k++;
+        }
+        a->count = n;
+        if (want_int) a->i = defo_malloc((size_t)(n + 1) * sizeof(int64_t));
+        else a->d = defo_malloc((size_t)(n + 1) * sizeof(double));
+        if (!a->i && !a->d) return defo_error_oom("DataArray", (size_t)n * sizeof(double));
+        defo_cursor tc;
+        defo_cursor_init(&tc, r->c.name, text, len);
+        tc.line = text_line;
+        for (int64_t k = 0; k < n; k++) {
+            defo_status s = want_int ? defo_cursor_int64(&tc, a->name, &a->i[k])
+                                     : defo_cursor_double(&tc, a->name, &a->d[k]);
+            if (s < 0) return s;
+        }
+        return DEFO_OK;
+    }
+    size_t cap = 3 * (len / 4) + 8;
+    unsigned char *raw = defo_malloc(cap);
+    if (!raw) return defo_error_oom("base64 payload", cap);
+    size_t nraw = 0;
+    if (!defo_base64_decode(text, len, raw, &nraw)) {
+        defo_free(raw);
+        return array_error(r, a, DEFO_ERR_PARSE, "bad base64 character in the binary payload");
+    }
+    if (nraw < r->header_size) {
+        defo_free(raw);
+        return array_error(r, a, DEFO_ERR_PARSE, "binary payload shorter than its header");
+    }
+    bool hi;
+    int64_t declared;
+    double dd;
+    raw_value(raw, r->header_size == 8 ? VT_U64 : VT_U32, r->big_endian, &dd, &declared, &hi);
+    size_t avail = nraw - r->header_size;
+    size_t vs = vtype_size(t);
+    if ((uint64_t)declared > avail || (uint64_t)declared % vs != 0) {
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "binary header announces %lld bytes but %zu follow (or not a multiple of %zu)",
+                 (long long)declared, avail, vs);
+        defo_free(raw);
+        return array_error(r, a, DEFO_ERR_PARSE, msg);
+    }
+    int64_t n = declared / (int64_t)vs;
+    a->count = n;
+    if (want_int) a->i = defo_malloc((size_t)(n + 1) * sizeof(int64_t));
+    else a->d = defo_malloc((size_t)(n + 1) * sizeof(double));
+    if (!a->i && !a->d) {
+        defo_free(raw);
+        return defo_error_oom("DataArray", (size_t)n * sizeof(double));
+    }
+    const unsigned char *p = raw + r->header_size;
+    for (int64_t k = 0; k < n; k++, p += vs) {
+        double v;
+        int64_t iv = 0;
+        bool is_int;
+        raw_value(p, t, r->big_endian, &v, &iv, &is_int);
+        if (want_int) a->i[k] = iv;
+        else if (!isfinite(v)) {
+            defo_free(raw);
+            return array_error(r, a, DEFO_ERR_PARSE, "non-finite value in binary data");
+        } else a->d[k] = v;
+    }
+    defo_free(raw);
+    return DEFO_OK;
+}
+
+/* A <DataArray ...> start tag: read its payload and closing tag. */
+static defo_status read_data_array(vreader *r, const xml_tag *t, const char *parent,
+                                   size_t parent_len) {
+    defo_cursor *c = &r->c;
+    varray a;
+    memset(&a, 0, sizeof a);
+    a.line = t->line;
+    a.components = 1;
+    const xml_attr *nm = tag_attr(t, "Name");
+    if (nm && !attr_string(nm, a.name))
+        return defo_error(DEFO_ERR_UNSUPPORTED, "%s:%lld: DataArray name longer than %d characters",
+                          c->name, (long long)t->line, DEFO_NAME_MAX - 1);
+    if (!nm) /* unnamed (usual for Points): messages name the parent */
+        snprintf(a.name, sizeof a.name, "%.*s", (int)DEFO_MIN(parent_len, 40), parent);
+    if (defo_token_is(parent, parent_len, "Points")) a.role = ROLE_POINTS;
+    else if (defo_token_is(parent, parent_len, "PointData")) a.role = ROLE_PDATA;
+    else if (defo_token_is(parent, parent_len, "CellData")) a.role = ROLE_CDATA;
+    else if (defo_token_is(parent, parent_len, "Cells")) {
+        if (attr_is(nm, "connectivity")) a.role = ROLE_CONN;
+        else if (attr_is(nm, "offsets")) a.role = ROLE_OFFSETS;
+        else if (attr_is(nm, "types")) a.role = ROLE_TYPES;
+    }
+    const xml_attr *fmt = tag_attr(t, "format");
+    bool binary = false;
+    if (attr_is(fmt, "appended"))
+        return defo_error(DEFO_ERR_UNSUPPORTED,
+                          "%s:%lld: DataArray '%s': appended data (format=\"appended\") is not "
+                          "supported; write the file with inline ascii or binary data",
+                          c->name, (long long)t->line, a.name);
+    if (attr_is(fmt, "binary")) binary = true;
+    else if (fmt && !attr_is(fmt, "ascii"))
+        return defo_error(DEFO_ERR_PARSE, "%s:%lld: DataArray '%s': unknown format '%.*s'",
+                          c->name, (long long)t->line, a.name, (int)DEFO_MIN(fmt->value_len, 40),
+                          fmt->value);
+    const xml_attr *nc = tag_attr(t, "NumberOfComponents");
+    int64_t comps = 1;
+    if (nc && (!attr_int(nc, &comps) || comps < 1 || comps > 1024))
+        return defo_error(DEFO_ERR_PARSE, "%s:%lld: DataArray '%s': bad NumberOfComponents",
+                          c->name, (long long)t->line, a.name);
+    a.components = (int)comps;
+    vtype vt = vtu_type(tag_attr(t, "type"));
+    /* Arrays defo does not use (FieldData, strings) are read past unparsed. */
+    if (a.role != ROLE_OTHER && vt == VT_NONE) {
+        const xml_attr *ty = tag_attr(t, "type");
+        return defo_error(DEFO_ERR_UNSUPPORTED, "%s:%lld: DataArray '%s': unsupported type '%.*s'",
+                          c->name, (long long)t->line, a.name,
+                          ty ? (int)DEFO_MIN(ty->value_len, 40) : 0, ty ? ty->value : "");
+    }
+    const char *text = "";
+    size_t text_len = 0;
+    int64_t text_line = c->line;
+    xml_tag end;
+    if (!t->empty) {
+        defo_status s = xml_next(c, &end, &text, &text_len, &text_line);
+        if (s < 0) return s;
+        if (end.kind != XML_END || !tag_is(&end, "DataArray"))
+            return defo_error(DEFO_ERR_PARSE, "%s:%lld: malformed XML: expected </DataArray>",
+                              c->name, (long long)(end.kind == XML_EOF ? c->line : end.line));
+    }
+    if (a.role == ROLE_OTHER) return DEFO_OK;
+    if (!nm && (a.role == ROLE_PDATA || a.role == ROLE_CDATA))
+        return defo_error(DEFO_ERR_PARSE, "%s:%lld: %s DataArray without a Name", c->name,
+                          (long long)t->line, a.name);
+    defo_status s = decode_array(r, &a, vt, binary, text, text_len, text_line);
+    if (s >= 0) {
+        varray *na = defo_realloc(r->arrays, (size_t)(r->num_arrays + 1) * sizeof(varray));
+        if (!na) s = defo_error_oom("DataArray list", (size_t)(r->num_arrays + 1) * sizeof(varray));
+        else {
+            r->arrays = na;
+            r->arrays[r->num_arrays++] = a;
+            return DEFO_OK;
+        }
+    }
+    defo_free(a.d);
+    defo_free(a.i);
+    return s;
+}
+
+static defo_status parse_document(vreader *r) {
+    defo_cursor *c = &r->c;
+    const char *stack[XML_MAX_DEPTH];
+    size_t stack_len[XML_MAX_DEPTH];
+    int depth = 0;
+    bool seen_root = false;
+    xml_tag t;
+    for (;;) {
+        const char *text;
+        size_t text_len;
+        int64_t text_line;
+        defo_status s = xml_next(c, &t, &text, &text_len, &text_line);
+        if (s < 0) return s;
+        if (t.kind == XML_EOF) {
+            if (depth > 0)
+                return defo_cursor_error(c, DEFO_ERR_PARSE,
+                                         "malformed XML: end of file inside <%.*s>",
+                                         (int)DEFO_MIN(stack_len[depth - 1], 40), stack[depth - 1]);
+            if (!seen_root)
+                return defo_cursor_error(c, DEFO_ERR_PARSE, "no <VTKFile> element: not a .vtu file");
+            return DEFO_OK;
+        }
+        if (t.kind == XML_END) {
+            if (depth == 0)
+                return defo_error(DEFO_ERR_PARSE, "%s:%lld: malformed XML: unexpected </%.*s>",
+                                  c->name, (long long)t.line, (int)DEFO_MIN(t.name_len, 40),
+                                  t.name);
+            if (t.name_len != stack_len[depth - 1] ||
+                memcmp(t.name, stack[depth - 1], t.name_len) != 0)
+                return defo_error(DEFO_ERR_PARSE, "%s:%lld: malformed XML: </%.*s> closes <%.*s>",
+                                  c->name, (long long)t.line, (int)DEFO_MIN(t.name_len, 40),
+                                  t.name, (int)DEFO_MIN(stack_len[depth - 1], 40),
+                                  stack[depth - 1]);
+            depth--;
+            continue;
+        }
+        /* start tag */
+        if (depth == 0) {
+            if (seen_root || !tag_is(&t, "VTKFile"))
+                return defo_error(DEFO_ERR_PARSE, "%s:%lld: expected <VTKFile>, found <%.*s>",
+                                  c->name, (long long)t.line, (int)DEFO_MIN(t.name_len, 40),
+                                  t.name);
+            seen_root = true;
+            const xml_attr *ty = tag_attr(&t, "type");
+            if (!attr_is(ty, "UnstructuredGrid"))
+                return defo_error(DEFO_ERR_UNSUPPORTED,
+                                  "%s:%lld: VTK XML type '%.*s' is not supported; defo reads "
+                                  "UnstructuredGrid (.vtu)",
+                                  c->name, (long long)t.line, ty ? (int)DEFO_MIN(ty->value_len, 40) : 0,
+                                  ty ? ty->value : "");
+            const xml_attr *bo = tag_attr(&t, "byte_order");
+            r->big_endian = attr_is(bo, "BigEndian");
+            if (bo && !r->big_endian && !attr_is(bo, "LittleEndian"))
+                return defo_error(DEFO_ERR_PARSE, "%s:%lld: unknown byte_order", c->name,
+                                  (long long)t.line);
+            const xml_attr *ht = tag_attr(&t, "header_type");
+            r->header_size = 4;
+            if (attr_is(ht, "UInt64")) r->header_size = 8;
+            else if (ht && !attr_is(ht, "UInt32"))
+                return defo_error(DEFO_ERR_UNSUPPORTED,
+                                  "%s:%lld: header_type '%.*s' is not supported (UInt32, UInt64)",
+                                  c->name, (long long)t.line, (int)DEFO_MIN(ht->value_len, 40),
+                                  ht->value);
+            const xml_attr *cm = tag_attr(&t, "compressor");
+            if (cm && cm->value_len > 0)
+                return defo_error(DEFO_ERR_UNSUPPORTED,
+                                  "%s:%lld: compressed data (%.*s) is not supported; write the "
+                                  ".vtu uncompressed (e.g. meshio compression=None)",
+                                  c->name, (long long)t.line, (int)DEFO_MIN(cm->value_len, 40),
+                                  cm->value);
+        } else if (tag_is(&t, "Piece")) {
+            if (++r->pieces > 1)
+                return defo_error(DEFO_ERR_UNSUPPORTED,
+                                  "%s:%lld: more than one <Piece> is not supported", c->name,
+                                  (long long)t.line);
+            r->piece_line = t.line;
+            if (!attr_int(tag_attr(&t, "NumberOfPoints"), &r->num_points) ||
+                !attr_int(tag_attr(&t, "NumberOfCells"), &r->num_cells) || r->num_points < 0 ||
+                r->num_cells < 0 || r->num_points > DEFO_INDEX_MAX ||
+                r->num_cells > DEFO_INDEX_MAX)
+                return defo_error(DEFO_ERR_PARSE,
+                                  "%s:%lld: <Piece> needs NumberOfPoints and NumberOfCells in "
+                                  "[0, 2^31)",
+                                  c->name, (long long)t.line);
+        } else if (tag_is(&t, "AppendedData")) {
+            return defo_error(DEFO_ERR_UNSUPPORTED,
+                              "%s:%lld: <AppendedData> is not supported; write the file with "
+                              "inline ascii or binary data",
+                              c->name, (long long)t.line);
+        } else if (tag_is(&t, "DataArray")) {
+            s = read_data_array(r, &t, stack[depth - 1], stack_len[depth - 1]);
+            if (s < 0) return s;
+            continue; /* its end tag is consumed */
+        }
+        if (!t.empty) {
+            if (depth >= XML_MAX_DEPTH)
+                return defo_error(DEFO_ERR_PARSE, "%s:%lld: XML nested too deeply", c->name,
+                                  (long long)t.line);
+            stack[depth] = t.name;
+            stack_len[depth] = t.name_len;
+            depth++;
+        }
+    }
+}
+
+static varray *find_role(vreader *r, role ro) {
+    varray *found = NULL;
+    for (int i = 0; i < r->num_arrays; i++)
+        if (r->arrays[i].role == ro) {
+            if (found) return NULL;
+            found = &r->arrays[i];
+        }
+    return found;
+}
+
+defo_status defo_read_vtu(const char *data, size_t size, const char *name, defo_mesh **out) {
+    *out = NULL;
+    vreader r;
+    memset(&r, 0, sizeof r);
+    defo_cursor_init(&r.c, name, data, size);
+    name = r.c.name;
+    defo_status s = parse_document(&r);
+    if (s < 0) {
+        vreader_free(&r);
+        return s;
+    }
+    int64_t pl = r.piece_line;
+    varray *pts = find_role(&r, ROLE_POINTS), *conn = find_role(&r, ROLE_CONN),
+           *offs = find_role(&r, ROLE_OFFSETS), *types = find_role(&r, ROLE_TYPES);
+    if (r.pieces == 0) s = defo_error(DEFO_ERR_PARSE, "%s: no <Piece> element", name);
+    else if (!pts && r.num_points > 0)
+        s = defo_error(DEFO_ERR_PARSE, "%s:%lld: missing or repeated <Points> DataArray", name,
+                       (long long)pl);
+    else if (r.num_cells > 0 && (!conn || !offs || !types))
+        s = defo_error(DEFO_ERR_PARSE,
+                       "%s:%lld: <Cells> needs one each of connectivity, offsets and types", name,
+                       (long long)pl);
+    else if (pts && (pts->components != 3 || pts->count != 3 * r.num_points))
+        s = defo_error(DEFO_ERR_PARSE,
+                       "%s:%lld: Points has %lld values in %d components, NumberOfPoints=%lld "
+                       "needs %lld in 3",
+                       name, (long long)pts->line, (long long)pts->count, pts->components,
+                       (long long)r.num_points, (long long)(3 * r.num_points));
+    else if (r.num_cells > 0 && (offs->count != r.num_cells || types->count != r.num_cells))
+        s = defo_error(DEFO_ERR_PARSE,
+                       "%s:%lld: offsets (%lld) and types (%lld) must have NumberOfCells=%lld "
+                       "entries",
+                       name, (long long)offs->line, (long long)offs->count,
+                       (long long)types->count, (long long)r.num_cells);
+    for (int i = 0; s >= 0 && i < r.num_arrays; i++) {
+        varray *a = &r.arrays[i];
+        int64_t rows = a->role == ROLE_PDATA ? r.num_points : r.num_cells;
+        if ((a->role == ROLE_PDATA || a->role == ROLE_CDATA) &&
+            a->count != rows * a->components)
+            s = defo_error(DEFO_ERR_PARSE,
+                           "%s:%lld: DataArray '%s' has %lld values, expected %lld (%lld %s x %d)",
+                           name, (long long)a->line, a->name, (long long)a->count,
+                           (long long)(rows * a->components), (long long)rows,
+                           a->role == ROLE_PDATA ? "points" : "cells", a->components);
+    }
+    int64_t *offsets = NULL;
+    defo_index *cell_elem = NULL;
+    defo_mesh *m = NULL;
+    if (s >= 0) {
+        /* VTK stores end offsets; the shared builder takes begin offsets + 1 */
+        offsets = defo_malloc((size_t)(r.num_cells + 1) * sizeof(int64_t));
+        cell_elem = defo_malloc((size_t)(r.num_cells + 1) * sizeof(defo_index));
+        if (!offsets || !cell_elem) s = defo_error_oom("cells", (size_t)r.num_cells * 12);
+    }
+    if (s >= 0) {
+        offsets[0] = 0;
+        for (int64_t k = 0; k < r.num_cells; k++) offsets[k + 1] = offs->i[k];
+        double nopts = 0;
+        int64_t notypes = 0;
+        defo_vtk_grid g = {r.num_points,
+                           pts ? pts->d : &nopts,
+                           r.num_cells,
+                           r.num_cells ? types->i : &notypes,
+                           offsets,
+                           r.num_cells ? conn->count : 0,
+                           r.num_cells ? conn->i : &notypes};
+        s = defo_vtk_build_mesh(&g, name, r.num_cells ? types->line : pl, &m, cell_elem);
+    }
+    for (int i = 0; s >= 0 && i < r.num_arrays; i++) {
+        varray *a = &r.arrays[i];
+        if (a->role != ROLE_PDATA && a->role != ROLE_CDATA) continue;
+        if (a->role == ROLE_PDATA)
+            s = defo_mesh_add_field(m, a->name, DEFO_FIELD_POINT, a->components, a->d);
+        else s = defo_vtk_add_cell_field(m, a->name, a->components, a->d, r.num_cells, cell_elem);
+    }
+    defo_free(offsets);
+    defo_free(cell_elem);
+    vreader_free(&r);
+    if (s < 0) {
+        defo_mesh_destroy(m);
+        return s;
+    }
+    *out = m;
+    return DEFO_OK;
+}
+
+/* ============================================================ writer */
+/* Streaming base64 of [UInt64 byte count][values], in 3-byte-aligned chunks
+ * so no buffer grows with the mesh. */
+typedef struct b64w {
+    defo_out *o;
+    unsigned char in[3 * 1024];
+    size_t n;
+    char enc[4 * 1024 + 4];
+} b64w;
+
+static void b64_flush(b64w *w) {
+    if (!w->n) return;
+    defo_base64_encode(w->in, w->n, w->enc);
+    defo_out_write(w->o, w->enc, defo_base64_encoded_size(w->n));
+    w->n = 0;
+}
+static void b64_put(b64w *w, const void *p, size_t n) {
+    const unsigned char *b = p;
+    while (n) {
+        size_t k = DEFO_MIN(n, sizeof w->in - w->n);
+        memcpy(w->in + w->n, b, k);
+        w->n += k;
+        b += k;
+        n -= k;
+        if (w->n == sizeof w->in) b64_flush(w);
+    }
+}
+
+static void write_xml_string(defo_out *o, const char *s) {
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': defo_out_write(o, "&amp;", 5); break;
+        case '<': defo_out_write(o, "&lt;", 4); break;
+        case '>': defo_out_write(o, "&gt;", 4); break;
+        case '"': defo_out_write(o, "&quot;", 6); break;
+        default: defo_out_write(o, s, 1);
+        }
+    }
+}
+
+typedef enum wkind { W_F64, W_I64, W_U8 } wkind;
+
+/* Source of values: a flat double array (with `pad` zero tuples appended)
+ * or a generator for the cell arrays. */
+typedef struct wsrc {
+    const defo_mesh *mesh;
+    const double *d;
+    int64_t count; /* values from d */
+    int64_t pad;   /* zeros after them */
+    int which;     /* 0: d, 1: connectivity, 2: offsets, 3: types */
+} wsrc;
+
+static int64_t wsrc_size(const wsrc *s) {
+    const defo_mesh *m = s->mesh;
+    switch (s->which) {
+    case 0: return s->count + s->pad;
+    case 1: return (int64_t)m->num_elems * m->nodes_per_elem + (int64_t)m->num_tris * m->nodes_per_tri;
+    default: return defo_vtk_num_cells(m);
+    }
+}
+
+static void wsrc_get(const wsrc *s, int64_t k, double *d, int64_t *iv) {
+    const defo_mesh *m = s->mesh;
+    int64_t ne = m->num_elems, npe = m->nodes_per_elem, npt = m->nodes_per_tri;
+    switch (s->which) {
+    case 0: *d = k < s->count ? s->d[k] : 0.0; break;
+    case 1:
+        *iv = k < ne * npe ? m->elems[k] : m->tris[k - ne * npe];
+        break;
+    case 2: *iv = k < ne ? (k + 1) * npe : ne * npe + (k + 1 - ne) * npt; break;
+    default: *iv = k < ne ? defo_vtk_elem_type(m) : defo_vtk_tri_type(m); break;
+    }
+}
+
+static void write_array(defo_out *o, bool binary, const char *type, const char *name, int comps,
+                        wkind kind, const wsrc *src) {
+    int64_t n = wsrc_size(src);
+    defo_out_printf(o, "        <DataArray type=\"%s\" Name=\"", type);
+    write_xml_string(o, name);
+    defo_out_printf(o, "\" NumberOfComponents=\"%d\" format=\"%s\">\n          ", comps,
+                    binary ? "binary" : "ascii");
+    if (binary) {
+        b64w w;
+        w.o = o;
+        w.n = 0;
+        size_t vs = kind == W_U8 ? 1 : 8;
+        uint64_t header = (uint64_t)n * vs;
+        b64_put(&w, &header, 8);
+        for (int64_t k = 0; k < n; k++) {
+            double d = 0;
+            int64_t iv = 0;
+            wsrc_get(src, k, &d, &iv);
+            if (kind == W_F64) b64_put(&w, &d, 8);
+            else if (kind == W_I64) b64_put(&w, &iv, 8);
+            else {
+                uint8_t u = (uint8_t)iv;
+                b64_put(&w, &u, 1);
+            }
+        }
+        b64_flush(&w);
+    } else {
+        int per_line = comps > 1 ? comps : 8;
+        for (int64_t k = 0; k < n; k++) {
+            double d = 0;
+            int64_t iv = 0;
+            wsrc_get(src, k, &d, &iv);
+            if (k > 0) defo_out_write(o, (k % per_line) ? " " : "\n          ", (k % per_line) ? 1 : 11);
+            if (kind == W_F64) defo_out_double(o, d);
+            else defo_out_printf(o, "%lld", (long long)iv);
+        }
+    }
+    defo_out_printf(o, "\n        </DataArray>\n");
+}
+
+static bool host_big_endian(void) {
+    const uint16_t one = 1;
+    unsigned char b;
+    memcpy(&b, &one, 1);
+    return b == 0;
+}
+
+defo_status defo_write_vtu(const char *path, const defo_mesh *mesh, const defo_write_options *opt) {
+    bool binary = opt ? opt->binary != 0 : true;
+    const double *x = opt && opt->positions ? opt->positions : mesh->x;
+    int64_t ncells = defo_vtk_num_cells(mesh);
+    defo_out o;
+    defo_status s = defo_out_open(&o, path);
+    if (s < 0) return s;
+    defo_out_printf(&o,
+                    "<?xml version=\"1.0\"?>\n"
+                    "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"%s\" "
+                    "header_type=\"UInt64\">\n  <UnstructuredGrid>\n"
+                    "    <Piece NumberOfPoints=\"%lld\" NumberOfCells=\"%lld\">\n",
+                    host_big_endian() ? "BigEndian" : "LittleEndian", (long long)mesh->num_nodes,
+                    (long long)ncells);
+    for (int loc = 0; loc < 2; loc++) {
+        bool any = false;
+        for (int i = 0; i < mesh->num_fields; i++)
+            if ((int)mesh->fields[i].location == loc) any = true;
+        if (loc == 1 && mesh->num_elems == 0) any = false;
+        if (!any) continue;
+        defo_out_printf(&o, "      <%s>\n", loc == 0 ? "PointData" : "CellData");
+        for (int i = 0; i < mesh->num_fields; i++) {
+            const defo_field *f = &mesh->fields[i];
+            if ((int)f->location != loc) continue;
+            int64_t rows = loc == 0 ? mesh->num_nodes : mesh->num_elems;
+            wsrc src = {mesh, f->data, rows * f->components,
+                        loc == 0 ? 0 : (int64_t)mesh->num_tris * f->components, 0};
+            write_array(&o, binary, "Float64", f->name, f->components, W_F64, &src);
+        }
+        defo_out_printf(&o, "      </%s>\n", loc == 0 ? "PointData" : "CellData");
+    }
+    defo_out_printf(&o, "      <Points>\n");
+    wsrc psrc = {mesh, x, 3 * (int64_t)mesh->num_nodes, 0, 0};
+    write_array(&o, binary, "Float64", "Points", 3, W_F64, &psrc);
+    defo_out_printf(&o, "      </Points>\n      <Cells>\n");
+    wsrc csrc = {mesh, NULL, 0, 0, 1};
+    write_array(&o, binary, "Int64", "connectivity", 1, W_I64, &csrc);
+    csrc.which = 2;
+    write_array(&o, binary, "Int64", "offsets", 1, W_I64, &csrc);
+    csrc.which = 3;
+    write_array(&o, binary, "UInt8", "types", 1, W_U8, &csrc);
+    defo_out_printf(&o, "      </Cells>\n    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n");
+    return defo_out_commit(&o);
+}

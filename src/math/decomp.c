@@ -1,0 +1,444 @@
+/*
+ * math/decomp.c — the robust 3×3 decompositions every formulation rests on
+ * (ITF04 §5 and §5.1): symmetric eigen-decomposition, the SVD with the
+ * inversion sign convention, the polar decomposition built from it, and the
+ * closed-form symmetric 2×2 eigen-problem.
+ *
+ * SVD algorithm (ITF04 §5, made accurate for widely spread σ):
+ *   1. Prescale F by a power of two (exact) when its largest entry is outside
+ *      [2^-100, 2^100], so squares of entries neither overflow nor underflow.
+ *   2. A = FᵀF; cyclic Jacobi with exact rotations gives V (ITF04 §5's
+ *      "normal equations").  A alone is not enough: its small eigenvalues
+ *      carry an absolute error ε·σ₁², so a reconstruction through it is only
+ *      ε·σ₁/σ₂ accurate.
+ *   3. B = F V, then one-sided (Hestenes) Jacobi sweeps on B's columns, with
+ *      the same rotations applied to V, until every pair of columns is
+ *      orthogonal to relative precision ε (usually one sweep of tiny angles).
+ *      Each rotation reads the Gram entries from the columns themselves, so
+ *      small columns lose no relative accuracy: F = B Vᵀ holds to ε‖F‖ and
+ *      the columns of B are σᵢuᵢ.
+ *   4. Sort columns by norm (descending); each swap negates one column of both
+ *      B and V so that det V stays +1 and B = F V still holds.
+ *   5. u₁ = b₁/|b₁|; u₂ = b₂ minus its u₁ component, normalised (any unit
+ *      vector ⟂ u₁ when that is exactly zero: a flat element, ITF04 §5);
+ *      u₃ = u₁ × u₂, so det U = +1 by construction.  σ₁ = |b₁|, σ₂ = u₂·b₂ ≥ 0
+ *      and σ₃ = u₃·b₃ signed: it is negative exactly when det F < 0, and it is
+ *      the σ of smallest magnitude — the ITF04 §5 convention, obtained without
+ *      any separate sign fix.
+ *
+ * Invariants of the outputs, for every finite input: U and V are rotations
+ * (orthonormal to a few ε, det +1), σ₁ ≥ σ₂ ≥ |σ₃|, σ₂ ≥ 0, no NaN/Inf (up to
+ * σ overflow for entries near DBL_MAX), F = 0 gives U = V = I, σ = 0.
+ *
+ * Jacobi rotation (Golub & Van Loan §8.5; Numerical Recipes jacobi): for the
+ * 2×2 Gram block [[α, γ], [γ, β]] with τ = β − α the rotation angle satisfies
+ * t = tan θ = sgn(τ)·2γ / (|τ| + √(τ² + 4γ²)) (the smaller root, |θ| ≤ π/4).
+ * With r = √(τ²+4γ²), h = |τ| + r one has 1 + t² = 2rh/h², so one reciprocal
+ * square root q = 1/√(2rh) gives c = h·q, s = sgn(τ)·2γ·q and t = s/c =
+ * sgn(τ)·2γ·2r·q² — no trigonometry and a single division per rotation.
+ */
+#include "defo/math.h"
+
+#include <float.h>
+#include <stdbool.h>
+
+/* Stopping tests.  A pair (p, q) is left alone when γ² ≤ tol²·α·β: the
+ * columns are orthogonal to relative precision tol (Demmel & Veselić's test,
+ * which keeps relative accuracy of small singular values). */
+#define DEFO_EIG_TOL (0.5 * DBL_EPSILON)
+#define DEFO_SVD_TOL (0.5 * DBL_EPSILON)
+/* Sweep caps: cyclic Jacobi converges quadratically, 3×3 needs ~3-4 sweeps;
+ * the caps only bound the work for pathological rounding. */
+#define DEFO_EIG_MAX_SWEEPS 12
+#define DEFO_SVD_A_SWEEPS   12
+#define DEFO_SVD_H_SWEEPS   6
+/* 2rh below this means the whole 2×2 block is at the bottom of the exponent
+ * range after prescaling (≤ 2^-400 relative to the largest entry): it cannot
+ * affect any result above ε and its rotation could underflow, so skip it. */
+#define DEFO_ROT_TINY 0x1p-900
+
+/* Rotation (c, s, t) annihilating γ in [[α, γ], [γ, β]]; false when nothing
+ * needs doing (γ negligible or the block is at the underflow threshold). */
+static inline bool defo_jacobi_rot(double alpha, double beta, double gamma, double tol, double *c,
+                                   double *s, double *t) {
+    if (gamma * gamma <= tol * tol * fabs(alpha * beta)) return false;
+    double tau = beta - alpha;
+    double g2 = 2.0 * gamma;
+    if (fabs(g2) < 0x1p-10 * fabs(tau)) {
+        /* Small angle (most rotations after the first sweep): with
+         * z = 2γ/τ = tan 2θ, |z| < 2^-10, the series
+         *   t = tan(½ atan z) = z/2 − z³/8 + z⁵/16 − …,  c = 1 − t²/2 + 3t⁴/8 − …
+         * truncated as below are exact to < 1e-19 relative, so c² + s² = 1 to
+         * rounding, at the cost of one division instead of two square roots
+         * and a division. */
+        double z = g2 / tau;
+        double z2 = z * z;
+        double tt = z * (0.5 - z2 * (0.125 - 0.0625 * z2));
+        double t2 = tt * tt;
+        double cc = 1.0 - t2 * (0.5 - 0.375 * t2);
+        *c = cc;
+        *s = tt * cc;
+        *t = tt;
+        return true;
+    }
+    double r = sqrt(tau * tau + g2 * g2);
+    double h = fabs(tau) + r;
+    double rh2 = 2.0 * r * h;
+    if (!(rh2 > DEFO_ROT_TINY)) return false;
+    double q = 1.0 / sqrt(rh2);
+    double sg = tau < 0 ? -g2 : g2;
+    *c = h * q;
+    *s = sg * q;
+    *t = sg * (2.0 * r * q * q);
+    return true;
+}
+
+/* Rotate the pair of 3-vectors (x, y) → (c x − s y, s x + c y). */
+static inline void defo_rot_cols(double *x, double *y, double c, double s) {
+    for (int i = 0; i < 3; i++) {
+        double xi = x[i], yi = y[i];
+        x[i] = c * xi - s * yi;
+        y[i] = s * xi + c * yi;
+    }
+}
+
+/* Largest |entry| of a 3×3 given as 9 doubles. */
+static inline double defo_maxabs9(const double *a) {
+    double m = 0;
+    for (int i = 0; i < 9; i++) {
+        double x = fabs(a[i]);
+        m = x > m ? x : m; /* not fmax(): that is a libm call (NaN rules) */
+    }
+    return m;
+}
+
+/* Scale the n entries of a by a power of two bringing their largest
+ * magnitude m into [1, 2) when m is outside [lo, hi]; *unscale receives the
+ * inverse factor.  Exact (no significand changes) barring entries that become
+ * subnormal, which are then below 2^-1000 relative to m.  Two steps when the
+ * factor itself is not representable (m subnormal). */
+static inline void defo_prescale(double *a, int n, double m, double lo, double hi,
+                                 double *unscale) {
+    *unscale = 1.0;
+    if (m >= lo && m <= hi) return;
+    int e;
+    (void)frexp(m, &e); /* m = f·2^e, f in [0.5, 1) */
+    e -= 1;
+    *unscale = ldexp(1.0, e);
+    if (e < -1000) {
+        for (int i = 0; i < n; i++) a[i] *= 0x1p600;
+        e += 600;
+    }
+    double s = ldexp(1.0, -e);
+    for (int i = 0; i < n; i++) a[i] *= s;
+}
+
+/* One Jacobi rotation of the symmetric matrix a in the (p, q) plane (r is the
+ * third index), accumulated into the columns vc[p], vc[q].  Called with
+ * constant indices so that, inlined, everything stays in registers. */
+static inline bool defo_jacobi_pq(double a[3][3], double vc[3][3], int p, int q, int r,
+                                  double tol) {
+    double c, s, t;
+    if (!defo_jacobi_rot(a[p][p], a[q][q], a[p][q], tol, &c, &s, &t)) return false;
+    double apq = a[p][q];
+    a[p][p] -= t * apq;
+    a[q][q] += t * apq;
+    a[p][q] = a[q][p] = 0.0;
+    double arp = a[r][p], arq = a[r][q];
+    a[r][p] = a[p][r] = c * arp - s * arq;
+    a[r][q] = a[q][r] = s * arp + c * arq;
+    defo_rot_cols(vc[p], vc[q], c, s);
+    return true;
+}
+
+/* Cyclic Jacobi on the symmetric matrix a (3×3, both triangles kept in
+ * sync), accumulating the rotations into the columns of vc (vc[k] = k-th
+ * column).  Diagonal entries end up as eigenvalues. */
+static inline void defo_jacobi_sym(double a[3][3], double vc[3][3], double tol, int max_sweeps) {
+    for (int sweep = 0; sweep < max_sweeps; sweep++) {
+        bool r01 = defo_jacobi_pq(a, vc, 0, 1, 2, tol);
+        bool r02 = defo_jacobi_pq(a, vc, 0, 2, 1, tol);
+        bool r12 = defo_jacobi_pq(a, vc, 1, 2, 0, tol);
+        if (!(r01 | r02 | r12)) break;
+    }
+}
+
+/* One-sided (Hestenes) rotation of columns p, q of b (and of v): the Gram
+ * entries are read from the columns themselves, which is what keeps the
+ * relative accuracy of small columns. */
+static inline bool defo_hestenes_pq(double b[3][3], double v[3][3], int p, int q, double tol,
+                                    double noise2) {
+    double c, s, t;
+    double alpha = b[p][0] * b[p][0] + b[p][1] * b[p][1] + b[p][2] * b[p][2];
+    double beta = b[q][0] * b[q][0] + b[q][1] * b[q][1] + b[q][2] * b[q][2];
+    /* A column at the rounding level of F (|b|² ≤ noise2 = (ε‖F‖)²) has a
+     * direction made of rounding errors: orthogonalising it is meaningless
+     * (and never converges).  Leaving it costs at most its norm, ε‖F‖, in
+     * the reconstruction; U still gets an orthonormal column for it. */
+    if (alpha <= noise2 || beta <= noise2) return false;
+    double gamma = b[p][0] * b[q][0] + b[p][1] * b[q][1] + b[p][2] * b[q][2];
+    if (!defo_jacobi_rot(alpha, beta, gamma, tol, &c, &s, &t)) return false;
+    defo_rot_cols(b[p], b[q], c, s);
+    defo_rot_cols(v[p], v[q], c, s);
+    return true;
+}
+
+/* Swap columns i and j of both b and v and negate the new column j of both:
+ * B = F V is preserved and det V stays +1. */
+static inline void defo_swap_neg(double b[3][3], double v[3][3], int i, int j) {
+    for (int k = 0; k < 3; k++) {
+        double tb = b[i][k], tv = v[i][k];
+        b[i][k] = b[j][k];
+        v[i][k] = v[j][k];
+        b[j][k] = -tb;
+        v[j][k] = -tv;
+    }
+}
+
+static inline double defo_dot3(const double *x, const double *y) {
+    return x[0] * y[0] + x[1] * y[1] + x[2] * y[2];
+}
+
+/* Any unit vector orthogonal to the unit vector u: Gram–Schmidt of the
+ * coordinate axis least aligned with u (|w|² ≥ 2/3, no cancellation). */
+static inline void defo_any_orthogonal(const double *u, double *w) {
+    double ax = fabs(u[0]), ay = fabs(u[1]), az = fabs(u[2]);
+    int k = ax <= ay ? (ax <= az ? 0 : 2) : (ay <= az ? 1 : 2);
+    for (int i = 0; i < 3; i++) w[i] = -u[k] * u[i];
+    w[k] += 1.0;
+    double n = 1.0 / sqrt(defo_dot3(w, w));
+    for (int i = 0; i < 3; i++) w[i] *= n;
+}
+
+void defo_sym3_eigen(const defo_mat3 *A, defo_vec3 *lambda, defo_mat3 *Q) {
+    double a[3][3];
+    for (int i = 0; i < 3; i++)
+        for (int j = i; j < 3; j++) a[i][j] = a[j][i] = A->m[i][j];
+    double unscale;
+    defo_prescale(&a[0][0], 9, defo_maxabs9(&a[0][0]), 0x1p-200, 0x1p200, &unscale);
+    double vc[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    defo_jacobi_sym(a, vc, DEFO_EIG_TOL, DEFO_EIG_MAX_SWEEPS);
+
+    /* Sort descending; every swap negates a column so det Q stays +1 (the
+     * Jacobi product of rotations starts with det +1). */
+    double l[3] = {a[0][0], a[1][1], a[2][2]};
+    static const int SI[3] = {0, 0, 1}, SJ[3] = {1, 2, 2};
+    for (int k = 0; k < 3; k++) {
+        int i = SI[k], j = SJ[k];
+        if (l[i] < l[j]) {
+            double tl = l[i];
+            l[i] = l[j];
+            l[j] = tl;
+            for (int m = 0; m < 3; m++) {
+                double tv = vc[i][m];
+                vc[i][m] = vc[j][m];
+                vc[j][m] = -tv;
+            }
+        }
+    }
+    *lambda = defo_v3(l[0] * unscale, l[1] * unscale, l[2] * unscale);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) Q->m[i][j] = vc[j][i];
+}
+
+void defo_svd3(const defo_mat3 *F, defo_mat3 *U, defo_vec3 *sigma, defo_mat3 *V) {
+    double f[3][3];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) f[i][j] = F->m[i][j];
+    double m = defo_maxabs9(&f[0][0]);
+    if (!(m > 0)) { /* F = 0 (ITF04 §5: U = I); also the only exit for NaN input */
+        *U = defo_m3_identity();
+        *V = defo_m3_identity();
+        *sigma = defo_v3(0, 0, 0);
+        return;
+    }
+    double unscale;
+    defo_prescale(&f[0][0], 9, m, 0x1p-100, 0x1p100, &unscale);
+
+    /* A = FᵀF and its eigenvectors V (columns v[k]). */
+    double a[3][3];
+    for (int i = 0; i < 3; i++)
+        for (int j = i; j < 3; j++)
+            a[i][j] = a[j][i] = f[0][i] * f[0][j] + f[1][i] * f[1][j] + f[2][i] * f[2][j];
+    double v[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    defo_jacobi_sym(a, v, DEFO_SVD_TOL, DEFO_SVD_A_SWEEPS);
+
+    /* B = F V, stored by columns: b[k] = F v[k]. */
+    double b[3][3];
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 3; i++)
+            b[k][i] = f[i][0] * v[k][0] + f[i][1] * v[k][1] + f[i][2] * v[k][2];
+
+    /* One-sided Jacobi: orthogonalise B's columns to relative precision. */
+    double noise2 = DBL_EPSILON * DBL_EPSILON * (a[0][0] + a[1][1] + a[2][2]); /* ε²‖F‖² */
+    for (int sweep = 0; sweep < DEFO_SVD_H_SWEEPS; sweep++) {
+        bool r01 = defo_hestenes_pq(b, v, 0, 1, DEFO_SVD_TOL, noise2);
+        bool r02 = defo_hestenes_pq(b, v, 0, 2, DEFO_SVD_TOL, noise2);
+        bool r12 = defo_hestenes_pq(b, v, 1, 2, DEFO_SVD_TOL, noise2);
+        if (!(r01 | r02 | r12)) break;
+    }
+
+    /* Sort by column norm, descending. */
+    double n[3] = {defo_dot3(b[0], b[0]), defo_dot3(b[1], b[1]), defo_dot3(b[2], b[2])};
+    static const int SI[3] = {0, 0, 1}, SJ[3] = {1, 2, 2};
+    for (int k = 0; k < 3; k++) {
+        int i = SI[k], j = SJ[k];
+        if (n[i] < n[j]) {
+            double tn = n[i];
+            n[i] = n[j];
+            n[j] = tn;
+            defo_swap_neg(b, v, i, j);
+        }
+    }
+
+    /* U column by column (step 5 of the design comment). */
+    double u[3][3];
+    double s1 = sqrt(n[0]);
+    double inv1 = 1.0 / s1; /* n[0] ≥ |F|²/3 > 0 after prescaling */
+    for (int i = 0; i < 3; i++) u[0][i] = b[0][i] * inv1;
+    /* u₂: Gram–Schmidt of b₂ against u₁.  After the Hestenes sweeps b₂ is
+     * already orthogonal to b₁ and one pass loses nothing; when it loses more
+     * than a factor √2 (b₂ numerically parallel to b₁, e.g. rank 1 with
+     * exactly proportional columns) a second pass on a rescaled copy decides
+     * ("twice is enough", Kahan–Parlett): if that loses as much again, b₂ is
+     * in span(u₁) to working precision and any unit vector ⟂ u₁ will do. */
+    double w[3];
+    double p12 = defo_dot3(u[0], b[1]);
+    for (int i = 0; i < 3; i++) w[i] = b[1][i] - p12 * u[0][i];
+    double nw = defo_dot3(w, w);
+    bool have_u2 = true;
+    if (!(nw > 0.5 * n[1]) || !(nw > 0x1p-900)) {
+        double mw = fabs(w[0]) > fabs(w[1]) ? fabs(w[0]) : fabs(w[1]);
+        mw = fabs(w[2]) > mw ? fabs(w[2]) : mw;
+        have_u2 = mw > 0;
+        if (have_u2) {
+            double inv = 1.0 / mw; /* w/mw has entries ≤ 1, one of them ±1 */
+            for (int i = 0; i < 3; i++) w[i] *= inv;
+            double n0 = defo_dot3(w, w);
+            double p = defo_dot3(u[0], w);
+            for (int i = 0; i < 3; i++) w[i] -= p * u[0][i];
+            nw = defo_dot3(w, w);
+            have_u2 = nw > 0.5 * n0;
+        }
+    }
+    if (have_u2) {
+        double inv = 1.0 / sqrt(nw);
+        for (int i = 0; i < 3; i++) u[1][i] = w[i] * inv;
+    } else {
+        defo_any_orthogonal(u[0], u[1]); /* rank ≤ 1: ITF04 §5, flat element */
+    }
+    double s2 = defo_dot3(u[1], b[1]);
+    if (s2 < 0) { /* only possible on the arbitrary branch */
+        s2 = -s2;
+        for (int i = 0; i < 3; i++) u[1][i] = -u[1][i];
+    }
+    u[2][0] = u[0][1] * u[1][2] - u[0][2] * u[1][1];
+    u[2][1] = u[0][2] * u[1][0] - u[0][0] * u[1][2];
+    u[2][2] = u[0][0] * u[1][1] - u[0][1] * u[1][0];
+    double s3 = defo_dot3(u[2], b[2]);
+
+    /* Rounding can break the ordering by an ulp when σ's tie; restoring it
+     * moves the reconstruction by at most that ulp. */
+    if (s2 > s1) s2 = s1;
+    if (fabs(s3) > s2) s3 = copysign(s2, s3);
+
+    *sigma = defo_v3(s1 * unscale, s2 * unscale, s3 * unscale);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            U->m[i][j] = u[j][i];
+            V->m[i][j] = v[j][i];
+        }
+}
+
+void defo_polar3(const defo_mat3 *F, defo_mat3 *R, defo_mat3 *S) {
+    defo_mat3 U, V;
+    defo_vec3 sg;
+    defo_svd3(F, &U, &sg, &V);
+    /* ITF04 §5.1: R = U Vᵀ is a rotation even for inverted F. */
+    *R = defo_m3_mult(U, V);
+    if (S) {
+        double d[3] = {sg.x, sg.y, sg.z};
+        for (int i = 0; i < 3; i++)
+            for (int j = i; j < 3; j++) {
+                double x = 0;
+                for (int k = 0; k < 3; k++) x += V.m[i][k] * d[k] * V.m[j][k];
+                S->m[i][j] = S->m[j][i] = x; /* exactly symmetric */
+            }
+    }
+}
+
+/* Port of the logic of LAPACK's dlaev2 (BSD): the eigenvalue of larger
+ * magnitude is formed without cancellation, the other from the determinant
+ * written as (acmx/rt1)·acmn − (b/rt1)·b, and the eigenvector from the larger
+ * of two equivalent expressions. */
+void defo_sym2_eigen(double a, double b, double d, double *lo, double *hi, double *c, double *s) {
+    double sm = a + d, df = a - d, adf = fabs(df), tb = b + b, ab = fabs(tb);
+    double acmx = fabs(a) > fabs(d) ? a : d;
+    double acmn = fabs(a) > fabs(d) ? d : a;
+    double rt;
+    if (adf > ab) {
+        double x = ab / adf;
+        rt = adf * sqrt(1.0 + x * x);
+    } else if (adf < ab) {
+        double x = adf / ab;
+        rt = ab * sqrt(1.0 + x * x);
+    } else {
+        rt = ab * 1.4142135623730951; /* includes b = 0 = a − d: rt = 0 */
+    }
+    double rt1, rt2;
+    int sgn1;
+    if (sm < 0) {
+        rt1 = 0.5 * (sm - rt);
+        sgn1 = -1;
+        rt2 = (acmx / rt1) * acmn - (b / rt1) * b;
+    } else if (sm > 0) {
+        rt1 = 0.5 * (sm + rt);
+        sgn1 = 1;
+        rt2 = (acmx / rt1) * acmn - (b / rt1) * b;
+    } else {
+        rt1 = 0.5 * rt;
+        rt2 = -0.5 * rt;
+        sgn1 = 1;
+    }
+    /* Eigenvector (cs1, sn1) of rt1. */
+    double cs;
+    int sgn2;
+    if (df >= 0) {
+        cs = df + rt;
+        sgn2 = 1;
+    } else {
+        cs = df - rt;
+        sgn2 = -1;
+    }
+    double cs1, sn1;
+    if (fabs(cs) > ab) {
+        double ct = -tb / cs;
+        sn1 = 1.0 / sqrt(1.0 + ct * ct);
+        cs1 = ct * sn1;
+    } else if (ab == 0) {
+        cs1 = 1.0;
+        sn1 = 0.0;
+    } else {
+        double tn = -cs / tb;
+        cs1 = 1.0 / sqrt(1.0 + tn * tn);
+        sn1 = tn * cs1;
+    }
+    if (sgn1 == sgn2) {
+        double tn = cs1;
+        cs1 = -sn1;
+        sn1 = tn;
+    }
+    /* dlaev2's (cs1, sn1) is the unit eigenvector of rt1; the other is its
+     * perpendicular. */
+    if (rt1 >= rt2) {
+        *hi = rt1;
+        *lo = rt2;
+        *c = cs1;
+        *s = sn1;
+    } else {
+        *hi = rt2;
+        *lo = rt1;
+        *c = -sn1;
+        *s = cs1;
+    }
+}

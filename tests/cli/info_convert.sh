@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# CLI contract for `defo info` and `defo convert`: JSON keys scripts rely on,
+# round trips through every writable format keep the counts and the volume,
+# and every error path exits 2 with a one-line reason naming the file.
+set -uo pipefail
+fail=0; pass=0
+ok()  { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+py=/usr/bin/python3
+T="$DEFO_TMP/cli_info_convert"
+rm -rf "$T"; mkdir -p "$T"
+
+# A generated mesh to work on (the demo writes torus.vtu/.msh/.obj).
+"$DEFO" demo -o "$T/demo" > "$T/demo.log" 2>&1 || bad "defo demo failed: $(cat "$T/demo.log")"
+[ -s "$T/demo/torus.vtu" ] && ok || bad "demo wrote no torus.vtu"
+
+# info --json: one object with the contract keys.
+"$DEFO" info "$T/demo/torus.vtu" --json > "$T/info.json" || bad "info --json exit $?"
+$py - "$T/info.json" <<'PY' && ok || bad "info --json keys"
+import json, sys
+d = json.load(open(sys.argv[1]))
+need = ["nodes", "elements", "order", "volume", "bbox_min", "bbox_max", "inverted",
+        "min_dihedral_deg", "max_dihedral_deg", "boundary_faces", "components"]
+missing = [k for k in need if k not in d]
+assert not missing, missing
+assert d["order"] == 1 and d["elements"] > 1000 and d["components"] == 1 and d["inverted"] == 0
+# analytic torus volume 2 pi^2 R r^2 with R = 1, r = 0.4: within 5 %
+import math
+v = 2 * math.pi**2 * 1.0 * 0.4**2
+assert abs(d["volume"] - v) / v < 0.05, (d["volume"], v)
+assert 0 < d["min_dihedral_deg"] < d["max_dihedral_deg"] < 180
+PY
+
+# convert round trips: each format keeps nodes, elements and volume.
+ref_nodes=$($py -c "import json;print(json.load(open('$T/info.json'))['nodes'])")
+ref_elems=$($py -c "import json;print(json.load(open('$T/info.json'))['elements'])")
+for out in t.msh t2.msh t.vtk t_ascii.vtu t.node; do
+  extra=""
+  [ "$out" = t2.msh ] && extra="--msh-version 2 --ascii"
+  [ "$out" = t_ascii.vtu ] && extra="--ascii"
+  if "$DEFO" convert "$T/demo/torus.vtu" "$T/$out" $extra > /dev/null; then
+    "$DEFO" info "$T/$out" --json > "$T/$out.json" || { bad "info $out"; continue; }
+    $py -c "
+import json; d = json.load(open('$T/$out.json')); r = json.load(open('$T/info.json'))
+assert d['nodes'] == $ref_nodes and d['elements'] == $ref_elems, d
+assert abs(d['volume'] - r['volume']) <= 1e-12 * r['volume'], (d['volume'], r['volume'])
+" && ok || bad "round trip through $out changed the mesh"
+  else
+    bad "convert to $out"
+  fi
+done
+
+# Bad input: exit 2, one line on stderr naming the problem.
+expect_bad() { # description, expected substring, command...
+  local what=$1 needle=$2; shift 2
+  "$@" > "$T/out.txt" 2> "$T/err.txt"; local rc=$?
+  local lines; lines=$(wc -l < "$T/err.txt")
+  if [ $rc -eq 2 ] && [ "$lines" -eq 1 ] && grep -q -- "$needle" "$T/err.txt"; then ok
+  else bad "$what: rc=$rc lines=$lines stderr=$(cat "$T/err.txt")"; fi
+}
+expect_bad "missing file" "nope.vtu" "$DEFO" info "$T/nope.vtu"
+expect_bad "no argument" "missing MESH" "$DEFO" info
+expect_bad "unknown option" "--frob" "$DEFO" info --frob x.vtu
+expect_bad "unknown command" "frobnicate" "$DEFO" frobnicate
+expect_bad "unknown output format" "t.xyz" "$DEFO" convert "$T/demo/torus.vtu" "$T/t.xyz"
+expect_bad "bad msh version" "--msh-version" "$DEFO" convert "$T/demo/torus.vtu" "$T/x.msh" --msh-version 3
+printf 'garbage\n' > "$T/garbage.msh"
+expect_bad "garbage msh" "garbage.msh:" "$DEFO" info "$T/garbage.msh"
+# A failed conversion leaves no output file behind.
+"$DEFO" convert "$T/garbage.msh" "$T/never.vtu" 2>/dev/null
+[ ! -e "$T/never.vtu" ] && ok || bad "failed convert left a file"
+ls "$T" | grep -q 'tmp-' && bad "temporary file left behind" || ok
+
+# Human-readable info mentions the counts.
+"$DEFO" info "$T/demo/torus.vtu" > "$T/info.txt" && grep -q "tet4 elements" "$T/info.txt" && ok || bad "human info"
+"$DEFO" --version | grep -q '^defo [0-9]' && ok || bad "--version"
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
