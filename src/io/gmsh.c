@@ -607,25 +607,31 @@ static defo_status msh_add_element(msh_reader *r, int64_t id, int64_t type, int6
     if (tet) {
         if (r->num_elems >= DEFO_INDEX_MAX)
             return msh_error(r, DEFO_ERR_UNSUPPORTED, "too many elements");
+        int64_t old_cap = r->elem_cap;
         if ((s = msh_grow((void **)&r->elems, &r->elem_cap, r->num_elems + 1,
                           10 * sizeof(defo_index))) != DEFO_OK)
             return s;
-        int64_t cap = r->elem_cap;
-        /* elem_tag follows elems' capacity */
-        int32_t *t = defo_realloc(r->elem_tag, (size_t)cap * sizeof(int32_t));
-        if (!t) return defo_error_oom("element tags", (size_t)cap * 4);
-        r->elem_tag = t;
+        if (r->elem_cap != old_cap || !r->elem_tag) {
+            /* elem_tag follows elems' capacity; resized only when it grows
+             * (amortised O(1) per element, never a copy per element) */
+            int32_t *t = defo_realloc(r->elem_tag, (size_t)r->elem_cap * sizeof(int32_t));
+            if (!t) return defo_error_oom("element tags", (size_t)r->elem_cap * 4);
+            r->elem_tag = t;
+        }
         memcpy(&r->elems[r->num_elems * info.nodes], nodes, (size_t)info.nodes * sizeof *nodes);
         r->elem_tag[r->num_elems++] = (int32_t)phys;
     } else {
         if (r->num_tris >= DEFO_INDEX_MAX)
             return msh_error(r, DEFO_ERR_UNSUPPORTED, "too many triangles");
+        int64_t old_cap = r->tri_cap;
         if ((s = msh_grow((void **)&r->tris, &r->tri_cap, r->num_tris + 1,
                           6 * sizeof(defo_index))) != DEFO_OK)
             return s;
-        int32_t *t = defo_realloc(r->tri_tag, (size_t)r->tri_cap * sizeof(int32_t));
-        if (!t) return defo_error_oom("triangle tags", (size_t)r->tri_cap * 4);
-        r->tri_tag = t;
+        if (r->tri_cap != old_cap || !r->tri_tag) {
+            int32_t *t = defo_realloc(r->tri_tag, (size_t)r->tri_cap * sizeof(int32_t));
+            if (!t) return defo_error_oom("triangle tags", (size_t)r->tri_cap * 4);
+            r->tri_tag = t;
+        }
         memcpy(&r->tris[r->num_tris * info.nodes], nodes, (size_t)info.nodes * sizeof *nodes);
         r->tri_tag[r->num_tris++] = (int32_t)phys;
     }

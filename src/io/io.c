@@ -11,6 +11,8 @@
  *      with "name: reoriented N elements with negative volume"; without it,
  *      the first negatively oriented element is an error naming it.
  *      Degenerate (zero-volume) elements are errors either way.
+ *      DEFO_ORIENT_KEEP skips step 2 entirely, for tools that report what a
+ *      file holds (defo info counts inverted elements, then orients).
  * TetGen is the one multi-file format: a path ending in .node, .ele or .face
  * reads stem.node plus stem.ele and stem.face when present; in memory the
  * .node text comes first, then a line "# .ele", then the .ele text (and
@@ -73,7 +75,7 @@ defo_read_options defo_default_read_options(void) {
     defo_read_options o;
     memset(&o, 0, sizeof o);
     o.format = DEFO_FORMAT_AUTO;
-    o.reorient = 1;
+    o.reorient = DEFO_ORIENT_REPAIR;
     return o;
 }
 
@@ -107,7 +109,8 @@ static defo_status finish_read(defo_mesh *m, const char *name, const defo_read_o
     defo_status s = defo_mesh_validate(m);
     if (s != DEFO_OK) return defo_error_prefix("%s", name);
     if (m->num_elems == 0 || m->nodes_per_elem < 4) return DEFO_OK;
-    if (!o->reorient) {
+    if (o->reorient == DEFO_ORIENT_KEEP) return DEFO_OK; /* inspection: the caller decides */
+    if (o->reorient == DEFO_ORIENT_REJECT) {
         for (defo_index e = 0; e < m->num_elems; e++)
             if (corner_det(m, e) < 0)
                 return defo_error(DEFO_ERR_INVALID_MESH,

@@ -71,6 +71,44 @@ expect_bad "garbage msh" "garbage.msh:" "$DEFO" info "$T/garbage.msh"
 [ ! -e "$T/never.vtu" ] && ok || bad "failed convert left a file"
 ls "$T" | grep -q 'tmp-' && bad "temporary file left behind" || ok
 
+
+# Elements stored inside out are counted by info, reoriented (with a warning)
+# by convert; a zero-volume element is an error naming it.
+cat > "$T/inv.node" <<'N'
+5 3 0 0
+0 0 0 0
+1 1 0 0
+2 0 1 0
+3 0 0 1
+4 1 1 1
+N
+cat > "$T/inv.ele" <<'N'
+2 4 0
+0 0 1 2 3
+1 1 2 4 3
+N
+"$DEFO" info "$T/inv.node" --json > "$T/inv.json" && \
+  $py -c "import json; d = json.load(open('$T/inv.json')); assert d['inverted'] == 1 and d['elements'] == 2, d" \
+  && ok || bad "info does not count the inverted element"
+"$DEFO" convert "$T/inv.node" "$T/inv.vtu" > /dev/null 2> "$T/inv.err" && grep -q "reoriented 1 element" "$T/inv.err" \
+  && ok || bad "convert does not warn about reorientation: $(cat "$T/inv.err")"
+"$DEFO" info "$T/inv.vtu" --json | $py -c "import json,sys; assert json.load(sys.stdin)['inverted'] == 0" \
+  && ok || bad "converted mesh still inverted"
+cat > "$T/flat.ele" <<'N'
+1 4 0
+0 0 1 2 3
+N
+
+
+cat > "$T/flat.node" <<'N'
+4 3 0 0
+0 0 0 0
+1 1 0 0
+2 0 1 0
+3 1 1 0
+N
+expect_bad "zero-volume element" "element 0" "$DEFO" info "$T/flat.node"
+
 # Human-readable info mentions the counts.
 "$DEFO" info "$T/demo/torus.vtu" > "$T/info.txt" && grep -q "tet4 elements" "$T/info.txt" && ok || bad "human info"
 "$DEFO" --version | grep -q '^defo [0-9]' && ok || bad "--version"
