@@ -346,8 +346,7 @@ static void test_meshio_conversions(void) {
         defo_mesh *m = NULL;
         CHECK_OK(read_with(conv[i].fn, path, &m));
         if (!m) continue;
-        CHECK_MSG(m->num_tris == ref->num_tris, "%s: %d triangles", conv[i].file,
-                  (int)m->num_tris);
+        CHECK_MSG(m->num_tris == ref->num_tris, "%s: %d triangles", conv[i].file, (int)m->num_tris);
         CHECK_MSG(m->num_nodes == ref->num_nodes, "%s: %d vertices", conv[i].file,
                   (int)m->num_nodes);
         CHECK_MSG(surface_closed(m), "%s: not closed", conv[i].file);
@@ -356,7 +355,8 @@ static void test_meshio_conversions(void) {
             int first = -1;
             for (int v = 0; v < m->num_nodes && first < 0; v++)
                 if (memcmp(&a[v], &b[v], sizeof(vkey)) != 0) first = v;
-            CHECK_MSG(first < 0, "%s: vertex set differs at %d: (%.17g %.17g %.17g) vs (%.17g %.17g %.17g)",
+            CHECK_MSG(first < 0,
+                      "%s: vertex set differs at %d: (%.17g %.17g %.17g) vs (%.17g %.17g %.17g)",
                       conv[i].file, first, first < 0 ? 0 : a[first].x, first < 0 ? 0 : a[first].y,
                       first < 0 ? 0 : a[first].z, first < 0 ? 0 : b[first].x,
                       first < 0 ? 0 : b[first].y, first < 0 ? 0 : b[first].z);

@@ -322,13 +322,14 @@ void defo_out_write(defo_out *o, const void *data, size_t n) {
 }
 
 int defo_format_double(char *buf, double v) {
-    /* Try increasing precision until the text reads back exactly; most
-     * values need 15-17 digits, short ones (0.5, 1) come out short. */
-    for (int prec = 15; prec <= 17; prec++) {
-        int n = snprintf(buf, 32, "%.*g", prec, v);
-        if (prec == 17 || strtod(buf, NULL) == v) return n;
-    }
-    return (int)strlen(buf);
+    /* Shortest of 15, 16, 17 significant digits that reads back exactly:
+     * most values need 15-17, short ones (0.5, 1) come out short.  A %g with
+     * 17 digits needs at most 24 bytes ("-1.2345678901234567e-308"). */
+    int n = snprintf(buf, 32, "%.15g", v);
+    if (strtod(buf, NULL) == v) return n;
+    n = snprintf(buf, 32, "%.16g", v);
+    if (strtod(buf, NULL) == v) return n;
+    return snprintf(buf, 32, "%.17g", v);
 }
 
 void defo_out_double(defo_out *o, double v) {

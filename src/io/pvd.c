@@ -25,8 +25,7 @@ defo_status defo_pvd_write(const char *path, const double *times, const char *co
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_pvd_write: bad arguments");
     for (int i = 0; i < count; i++) {
         if (!files[i] || !files[i][0])
-            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_pvd_write: entry %d has no file",
-                              i);
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_pvd_write: entry %d has no file", i);
         if (!isfinite(times[i]))
             return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                               "defo_pvd_write: entry %d has a non-finite time", i);
@@ -34,25 +33,37 @@ defo_status defo_pvd_write(const char *path, const double *times, const char *co
     defo_out o;
     defo_status s = defo_out_open(&o, path);
     if (s < 0) return s;
-    defo_out_printf(&o, "<?xml version=\"1.0\"?>\n"
-                        "<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
-                        "  <Collection>\n");
+    defo_out_printf(&o,
+                    "<?xml version=\"1.0\"?>\n"
+                    "<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
+                    "  <Collection>\n");
     size_t dl = dir_len(path);
     for (int i = 0; i < count; i++) {
         const char *f = files[i];
         /* relative to the .pvd's folder when the file lies under it */
-        if (dl > 0 && strncmp(f, path, dl) == 0 && f[dl]) f += dl;
-        else if (dl == 0 && strncmp(f, "./", 2) == 0 && f[2]) f += 2;
+        if (dl > 0 && strncmp(f, path, dl) == 0 && f[dl])
+            f += dl;
+        else if (dl == 0 && strncmp(f, "./", 2) == 0 && f[2])
+            f += 2;
         defo_out_printf(&o, "    <DataSet timestep=\"");
         defo_out_double(&o, times[i]);
         defo_out_printf(&o, "\" group=\"\" part=\"0\" file=\"");
         for (; *f; f++) {
             switch (*f) {
-            case '&': defo_out_write(&o, "&amp;", 5); break;
-            case '<': defo_out_write(&o, "&lt;", 4); break;
-            case '>': defo_out_write(&o, "&gt;", 4); break;
-            case '"': defo_out_write(&o, "&quot;", 6); break;
-            default: defo_out_write(&o, f, 1);
+            case '&':
+                defo_out_write(&o, "&amp;", 5);
+                break;
+            case '<':
+                defo_out_write(&o, "&lt;", 4);
+                break;
+            case '>':
+                defo_out_write(&o, "&gt;", 4);
+                break;
+            case '"':
+                defo_out_write(&o, "&quot;", 6);
+                break;
+            default:
+                defo_out_write(&o, f, 1);
             }
         }
         defo_out_printf(&o, "\"/>\n");

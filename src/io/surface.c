@@ -86,8 +86,9 @@ static defo_status sb_polygon(sbuild *b, const int64_t *idx, int64_t n) {
 static defo_status sb_finish(sbuild *b, const char *name, defo_mesh **out) {
     for (int64_t t = 0; t < 3 * b->nt; t++)
         if (b->t[t] < 0 || b->t[t] >= b->nv)
-            return defo_error(DEFO_ERR_PARSE, "%s: face %lld: vertex index %lld out of range [0, %lld)",
-                              name, (long long)(t / 3), (long long)b->t[t], (long long)b->nv);
+            return defo_error(DEFO_ERR_PARSE,
+                              "%s: face %lld: vertex index %lld out of range [0, %lld)", name,
+                              (long long)(t / 3), (long long)b->t[t], (long long)b->nv);
     defo_mesh *m = NULL;
     defo_status s = defo_mesh_create(0, &m);
     if (s < 0) return s;
@@ -258,8 +259,7 @@ static defo_status stl_binary(defo_cursor *c, sbuild *b, int64_t n) {
     defo_status s = DEFO_OK;
     if ((s = sb_grow((void **)&b->v, &b->cap_v, 3 * n, 3 * sizeof(double), "vertices")) < 0)
         return s;
-    if ((s = sb_grow((void **)&b->t, &b->cap_t, n, 3 * sizeof(int64_t), "triangles")) < 0)
-        return s;
+    if ((s = sb_grow((void **)&b->t, &b->cap_t, n, 3 * sizeof(int64_t), "triangles")) < 0) return s;
     for (int64_t t = 0; t < n; t++) {
         const unsigned char *rec = base + 84 + 50 * t;
         for (int k = 0; k < 3; k++) {
@@ -268,9 +268,8 @@ static defo_status stl_binary(defo_cursor *c, sbuild *b, int64_t n) {
                 x[d] = (double)le_f32(rec + 12 + 12 * k + 4 * d);
                 if (!isfinite(x[d])) {
                     c->p = (const char *)(rec + 12 + 12 * k + 4 * d);
-                    return defo_cursor_error_at_byte(c, DEFO_ERR_PARSE,
-                                                     "triangle %lld: non-finite coordinate",
-                                                     (long long)t);
+                    return defo_cursor_error_at_byte(
+                        c, DEFO_ERR_PARSE, "triangle %lld: non-finite coordinate", (long long)t);
                 }
             }
             sb_vertex(b, x[0], x[1], x[2]);
@@ -368,8 +367,8 @@ defo_status defo_read_stl(const char *data, size_t size, const char *name, defo_
                                   "one: %llu triangles need %llu bytes, the file has %zu",
                                   c.name, (unsigned long long)nbin,
                                   (unsigned long long)(84 + 50 * nbin), size);
-            return defo_error(DEFO_ERR_PARSE, "%s: byte 0: too short for a binary STL and no 'solid'",
-                              c.name);
+            return defo_error(DEFO_ERR_PARSE,
+                              "%s: byte 0: too short for a binary STL and no 'solid'", c.name);
         }
         s = stl_ascii(&c, &b);
     }
@@ -482,10 +481,10 @@ static ptype ply_type(const char *t, size_t n) {
     static const struct {
         const char *name;
         ptype type;
-    } map[] = {{"char", PT_I8},    {"int8", PT_I8},     {"uchar", PT_U8},    {"uint8", PT_U8},
-               {"short", PT_I16},  {"int16", PT_I16},   {"ushort", PT_U16},  {"uint16", PT_U16},
-               {"int", PT_I32},    {"int32", PT_I32},   {"uint", PT_U32},    {"uint32", PT_U32},
-               {"float", PT_F32},  {"float32", PT_F32}, {"double", PT_F64}, {"float64", PT_F64}};
+    } map[] = {{"char", PT_I8},   {"int8", PT_I8},     {"uchar", PT_U8},   {"uint8", PT_U8},
+               {"short", PT_I16}, {"int16", PT_I16},   {"ushort", PT_U16}, {"uint16", PT_U16},
+               {"int", PT_I32},   {"int32", PT_I32},   {"uint", PT_U32},   {"uint32", PT_U32},
+               {"float", PT_F32}, {"float32", PT_F32}, {"double", PT_F64}, {"float64", PT_F64}};
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (defo_token_is(t, n, map[i].name)) return map[i].type;
     return PT_NONE;
@@ -494,11 +493,15 @@ static ptype ply_type(const char *t, size_t n) {
 static size_t ptype_size(ptype t) {
     switch (t) {
     case PT_I8:
-    case PT_U8: return 1;
+    case PT_U8:
+        return 1;
     case PT_I16:
-    case PT_U16: return 2;
-    case PT_F64: return 8;
-    default: return 4;
+    case PT_U16:
+        return 2;
+    case PT_F64:
+        return 8;
+    default:
+        return 4;
     }
 }
 
@@ -533,12 +536,24 @@ static defo_status ply_value(preader *r, ptype t, const char *what, double *v) {
     uint64_t u = 0;
     for (size_t k = 0; k < n; k++) u = (u << 8) | p[r->format == 2 ? k : n - 1 - k];
     switch (t) {
-    case PT_I8: *v = (int8_t)(uint8_t)u; break;
-    case PT_U8: *v = (uint8_t)u; break;
-    case PT_I16: *v = (int16_t)(uint16_t)u; break;
-    case PT_U16: *v = (uint16_t)u; break;
-    case PT_I32: *v = (int32_t)(uint32_t)u; break;
-    case PT_U32: *v = (uint32_t)u; break;
+    case PT_I8:
+        *v = (int8_t)(uint8_t)u;
+        break;
+    case PT_U8:
+        *v = (uint8_t)u;
+        break;
+    case PT_I16:
+        *v = (int16_t)(uint16_t)u;
+        break;
+    case PT_U16:
+        *v = (uint16_t)u;
+        break;
+    case PT_I32:
+        *v = (int32_t)(uint32_t)u;
+        break;
+    case PT_U32:
+        *v = (uint32_t)u;
+        break;
     case PT_F32: {
         uint32_t w = (uint32_t)u;
         float f;
@@ -546,7 +561,9 @@ static defo_status ply_value(preader *r, ptype t, const char *what, double *v) {
         *v = (double)f;
         break;
     }
-    default: memcpy(v, &u, 8); break;
+    default:
+        memcpy(v, &u, 8);
+        break;
     }
     if (!isfinite(*v))
         return defo_cursor_error_at_byte(&r->c, DEFO_ERR_PARSE, "non-finite %s", what);
@@ -580,8 +597,8 @@ static defo_status ply_skip(preader *r, const pprop *p) {
         } else {
             size_t sz = ptype_size(p->type);
             if ((size_t)(r->c.end - r->c.p) < sz)
-                return defo_cursor_error_at_byte(&r->c, DEFO_ERR_PARSE,
-                                                 "truncated in property %s", p->name);
+                return defo_cursor_error_at_byte(&r->c, DEFO_ERR_PARSE, "truncated in property %s",
+                                                 p->name);
             r->c.p += sz;
         }
     }
@@ -618,9 +635,12 @@ static defo_status ply_header(preader *r, pelem *elems, int *num_elems) {
             continue;
         if (defo_token_is(w[0], wl[0], "format")) {
             if (n < 2) return defo_cursor_error(&lc, DEFO_ERR_PARSE, "format needs a type");
-            if (defo_token_is(w[1], wl[1], "ascii")) r->format = 0;
-            else if (defo_token_is(w[1], wl[1], "binary_little_endian")) r->format = 1;
-            else if (defo_token_is(w[1], wl[1], "binary_big_endian")) r->format = 2;
+            if (defo_token_is(w[1], wl[1], "ascii"))
+                r->format = 0;
+            else if (defo_token_is(w[1], wl[1], "binary_little_endian"))
+                r->format = 1;
+            else if (defo_token_is(w[1], wl[1], "binary_big_endian"))
+                r->format = 2;
             else
                 return defo_cursor_error(&lc, DEFO_ERR_UNSUPPORTED, "PLY format '%.*s'",
                                          (int)DEFO_MIN(wl[1], 40), w[1]);
@@ -687,19 +707,19 @@ defo_status defo_read_ply(const char *data, size_t size, const char *name, defo_
         /* minimum bytes of one instance, to refuse absurd counts up front */
         size_t min_bytes = 0;
         for (int p = 0; p < e->num_props; p++)
-            min_bytes += r.format ? ptype_size(e->props[p].count_type != PT_NONE
-                                                   ? e->props[p].count_type
-                                                   : e->props[p].type)
-                                  : 2;
+            min_bytes += r.format
+                             ? ptype_size(e->props[p].count_type != PT_NONE ? e->props[p].count_type
+                                                                            : e->props[p].type)
+                             : 2;
         if ((s = defo_cursor_check_count(&r.c, e->count, min_bytes, e->name)) < 0) break;
         bool is_vertex = strcmp(e->name, "vertex") == 0 && !have_vertices;
         bool is_face = strcmp(e->name, "face") == 0 && !have_faces;
         int px = find_prop(e, "x"), py = find_prop(e, "y"), pz = find_prop(e, "z");
         int pf = find_prop(e, "vertex_indices");
         if (pf < 0) pf = find_prop(e, "vertex_index");
-        if (is_vertex && (px < 0 || py < 0 || pz < 0 || e->props[px].count_type != PT_NONE ||
-                          e->props[py].count_type != PT_NONE ||
-                          e->props[pz].count_type != PT_NONE)) {
+        if (is_vertex &&
+            (px < 0 || py < 0 || pz < 0 || e->props[px].count_type != PT_NONE ||
+             e->props[py].count_type != PT_NONE || e->props[pz].count_type != PT_NONE)) {
             s = defo_error(DEFO_ERR_PARSE, "%s: vertex element lacks scalar x, y, z properties",
                            r.c.name);
             break;
@@ -717,11 +737,14 @@ defo_status defo_read_ply(const char *data, size_t size, const char *name, defo_
             for (int p = 0; s >= 0 && p < e->num_props; p++) {
                 const pprop *pp = &e->props[p];
                 if (is_vertex && (p == px || p == py || p == pz)) {
-                    s = ply_value(&r, pp->type, "vertex coordinate", &x[p == px ? 0 : p == py ? 1 : 2]);
+                    s = ply_value(&r, pp->type, "vertex coordinate",
+                                  &x[p == px   ? 0
+                                     : p == py ? 1
+                                               : 2]);
                 } else if (is_face && p == pf) {
                     int64_t n;
                     if ((s = ply_count(&r, pp->count_type, &n)) < 0) break;
-                    if (n < 3) {
+                    if (n < 3 || (uint64_t)n > (uint64_t)(r.c.end - r.c.p)) {
                         s = r.format ? defo_cursor_error_at_byte(&r.c, DEFO_ERR_PARSE,
                                                                  "face %lld has %lld vertices",
                                                                  (long long)i, (long long)n)
@@ -759,8 +782,7 @@ defo_status defo_read_ply(const char *data, size_t size, const char *name, defo_
         if (is_vertex) have_vertices = true;
         if (is_face) have_faces = true;
     }
-    if (s >= 0 && !have_vertices)
-        s = defo_error(DEFO_ERR_PARSE, "%s: no vertex element", r.c.name);
+    if (s >= 0 && !have_vertices) s = defo_error(DEFO_ERR_PARSE, "%s: no vertex element", r.c.name);
     if (s >= 0 && b.nt == 0) s = defo_error(DEFO_ERR_PARSE, "%s: no faces", r.c.name);
     if (s >= 0) s = sb_finish(&b, r.c.name, out);
     defo_free(poly);

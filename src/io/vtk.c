@@ -40,37 +40,63 @@ static defo_status grid_error(const char *name, int64_t line, defo_status st, co
 
 const char *defo_vtk_cell_type_name(int64_t type) {
     switch (type) {
-    case 1: return "VTK_VERTEX";
-    case 2: return "VTK_POLY_VERTEX";
-    case 3: return "VTK_LINE";
-    case 4: return "VTK_POLY_LINE";
-    case 5: return "VTK_TRIANGLE";
-    case 6: return "VTK_TRIANGLE_STRIP";
-    case 7: return "VTK_POLYGON";
-    case 8: return "VTK_PIXEL";
-    case 9: return "VTK_QUAD";
-    case 10: return "VTK_TETRA";
-    case 11: return "VTK_VOXEL";
-    case 12: return "VTK_HEXAHEDRON";
-    case 13: return "VTK_WEDGE";
-    case 14: return "VTK_PYRAMID";
-    case 21: return "VTK_QUADRATIC_EDGE";
-    case 22: return "VTK_QUADRATIC_TRIANGLE";
-    case 23: return "VTK_QUADRATIC_QUAD";
-    case 24: return "VTK_QUADRATIC_TETRA";
-    case 25: return "VTK_QUADRATIC_HEXAHEDRON";
-    case 42: return "VTK_POLYHEDRON";
-    default: return "unknown";
+    case 1:
+        return "VTK_VERTEX";
+    case 2:
+        return "VTK_POLY_VERTEX";
+    case 3:
+        return "VTK_LINE";
+    case 4:
+        return "VTK_POLY_LINE";
+    case 5:
+        return "VTK_TRIANGLE";
+    case 6:
+        return "VTK_TRIANGLE_STRIP";
+    case 7:
+        return "VTK_POLYGON";
+    case 8:
+        return "VTK_PIXEL";
+    case 9:
+        return "VTK_QUAD";
+    case 10:
+        return "VTK_TETRA";
+    case 11:
+        return "VTK_VOXEL";
+    case 12:
+        return "VTK_HEXAHEDRON";
+    case 13:
+        return "VTK_WEDGE";
+    case 14:
+        return "VTK_PYRAMID";
+    case 21:
+        return "VTK_QUADRATIC_EDGE";
+    case 22:
+        return "VTK_QUADRATIC_TRIANGLE";
+    case 23:
+        return "VTK_QUADRATIC_QUAD";
+    case 24:
+        return "VTK_QUADRATIC_TETRA";
+    case 25:
+        return "VTK_QUADRATIC_HEXAHEDRON";
+    case 42:
+        return "VTK_POLYHEDRON";
+    default:
+        return "unknown";
     }
 }
 
 static int cell_size(int64_t type) {
     switch (type) {
-    case DEFO_VTK_TRIANGLE: return 3;
-    case DEFO_VTK_TETRA: return 4;
-    case DEFO_VTK_QUADRATIC_TRIANGLE: return 6;
-    case DEFO_VTK_QUADRATIC_TETRA: return 10;
-    default: return 0;
+    case DEFO_VTK_TRIANGLE:
+        return 3;
+    case DEFO_VTK_TETRA:
+        return 4;
+    case DEFO_VTK_QUADRATIC_TRIANGLE:
+        return 6;
+    case DEFO_VTK_QUADRATIC_TETRA:
+        return 10;
+    default:
+        return 0;
     }
 }
 
@@ -113,14 +139,15 @@ defo_status defo_vtk_build_mesh(const defo_vtk_grid *g, const char *name, int64_
                               (long long)c, defo_vtk_cell_type_name(t),
                               defo_vtk_cell_type_name(*kind));
         *kind = t;
-        if (tet) num_elems++;
-        else num_tris++;
+        if (tet)
+            num_elems++;
+        else
+            num_tris++;
         for (int64_t k = a; k < b; k++)
             if (g->conn[k] < 0 || g->conn[k] >= g->num_points)
                 return grid_error(name, line, DEFO_ERR_PARSE,
-                                  "cell %lld: node index %lld out of range [0, %lld)",
-                                  (long long)c, (long long)g->conn[k],
-                                  (long long)g->num_points);
+                                  "cell %lld: node index %lld out of range [0, %lld)", (long long)c,
+                                  (long long)g->conn[k], (long long)g->num_points);
     }
     if (g->num_cells > 0 && g->offsets[g->num_cells] != g->conn_size)
         return grid_error(name, line, DEFO_ERR_PARSE,
@@ -142,8 +169,10 @@ defo_status defo_vtk_build_mesh(const defo_vtk_grid *g, const char *name, int64_
         int n = cell_size(g->types[c]);
         for (int k = 0; k < n; k++) nodes[k] = (defo_index)g->conn[g->offsets[c] + k];
         bool tet = g->types[c] == DEFO_VTK_TETRA || g->types[c] == DEFO_VTK_QUADRATIC_TETRA;
-        if (tet) s = defo_mesh_add_elem(m, nodes, 0);
-        else s = defo_mesh_add_tri(m, nodes, n, 0);
+        if (tet)
+            s = defo_mesh_add_elem(m, nodes, 0);
+        else
+            s = defo_mesh_add_tri(m, nodes, n, 0);
         if (cell_elem) cell_elem[c] = tet ? elem : -1;
         if (tet) elem++;
     }
@@ -185,20 +214,46 @@ int defo_vtk_tri_type(const defo_mesh *mesh) {
 }
 
 /* ============================================================ legacy reader */
-typedef enum ltype { LT_NONE, LT_U8, LT_I8, LT_U16, LT_I16, LT_U32, LT_I32, LT_U64, LT_I64, LT_F32, LT_F64 } ltype;
+typedef enum ltype {
+    LT_NONE,
+    LT_U8,
+    LT_I8,
+    LT_U16,
+    LT_I16,
+    LT_U32,
+    LT_I32,
+    LT_U64,
+    LT_I64,
+    LT_F32,
+    LT_F64
+} ltype;
 
 static ltype legacy_type(const char *t, size_t n) {
     static const struct {
         const char *name;
         ltype type;
-    } map[] = {{"bit", LT_NONE},           {"unsigned_char", LT_U8},  {"char", LT_I8},
-               {"unsigned_short", LT_U16}, {"short", LT_I16},         {"unsigned_int", LT_U32},
-               {"int", LT_I32},            {"unsigned_long", LT_U64}, {"long", LT_I64},
-               {"vtktypeint64", LT_I64},   {"vtktypeuint64", LT_U64}, {"vtkIdType", LT_I64},
-               {"vtktypeint8", LT_I8},     {"vtktypeuint8", LT_U8},   {"vtktypeint16", LT_I16},
-               {"vtktypeuint16", LT_U16},  {"vtktypeint32", LT_I32},  {"vtktypeuint32", LT_U32},
-               {"vtktypefloat32", LT_F32}, {"vtktypefloat64", LT_F64},
-               {"float", LT_F32},          {"double", LT_F64}};
+    } map[] = {{"bit", LT_NONE},
+               {"unsigned_char", LT_U8},
+               {"char", LT_I8},
+               {"unsigned_short", LT_U16},
+               {"short", LT_I16},
+               {"unsigned_int", LT_U32},
+               {"int", LT_I32},
+               {"unsigned_long", LT_U64},
+               {"long", LT_I64},
+               {"vtktypeint64", LT_I64},
+               {"vtktypeuint64", LT_U64},
+               {"vtkIdType", LT_I64},
+               {"vtktypeint8", LT_I8},
+               {"vtktypeuint8", LT_U8},
+               {"vtktypeint16", LT_I16},
+               {"vtktypeuint16", LT_U16},
+               {"vtktypeint32", LT_I32},
+               {"vtktypeuint32", LT_U32},
+               {"vtktypefloat32", LT_F32},
+               {"vtktypefloat64", LT_F64},
+               {"float", LT_F32},
+               {"double", LT_F64}};
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (defo_token_is(t, n, map[i].name)) return map[i].type;
     return LT_NONE;
@@ -207,13 +262,17 @@ static ltype legacy_type(const char *t, size_t n) {
 static size_t ltype_size(ltype t) {
     switch (t) {
     case LT_U8:
-    case LT_I8: return 1;
+    case LT_I8:
+        return 1;
     case LT_U16:
-    case LT_I16: return 2;
+    case LT_I16:
+        return 2;
     case LT_U32:
     case LT_I32:
-    case LT_F32: return 4;
-    default: return 8;
+    case LT_F32:
+        return 4;
+    default:
+        return 8;
     }
 }
 
@@ -224,14 +283,30 @@ static double be_value(const unsigned char *p, ltype t, bool *is_int, int64_t *i
     for (size_t i = 0; i < n; i++) u = (u << 8) | p[i];
     *is_int = true;
     switch (t) {
-    case LT_U8: *ival = (int64_t)(uint8_t)u; break;
-    case LT_I8: *ival = (int8_t)(uint8_t)u; break;
-    case LT_U16: *ival = (int64_t)(uint16_t)u; break;
-    case LT_I16: *ival = (int16_t)(uint16_t)u; break;
-    case LT_U32: *ival = (int64_t)(uint32_t)u; break;
-    case LT_I32: *ival = (int32_t)(uint32_t)u; break;
-    case LT_U64: *ival = u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u; break;
-    case LT_I64: *ival = (int64_t)u; break;
+    case LT_U8:
+        *ival = (int64_t)(uint8_t)u;
+        break;
+    case LT_I8:
+        *ival = (int8_t)(uint8_t)u;
+        break;
+    case LT_U16:
+        *ival = (int64_t)(uint16_t)u;
+        break;
+    case LT_I16:
+        *ival = (int16_t)(uint16_t)u;
+        break;
+    case LT_U32:
+        *ival = (int64_t)(uint32_t)u;
+        break;
+    case LT_I32:
+        *ival = (int32_t)(uint32_t)u;
+        break;
+    case LT_U64:
+        *ival = u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
+        break;
+    case LT_I64:
+        *ival = (int64_t)u;
+        break;
     case LT_F32: {
         uint32_t w = (uint32_t)u;
         float f;
@@ -299,8 +374,8 @@ static defo_status read_values(lreader *r, ltype t, int64_t count, double *dst_d
             } else {
                 if (!isfinite(v)) {
                     c->p = (const char *)p;
-                    return defo_cursor_error_at_byte(c, DEFO_ERR_PARSE,
-                                                     "non-finite value in %s", what);
+                    return defo_cursor_error_at_byte(c, DEFO_ERR_PARSE, "non-finite value in %s",
+                                                     what);
                 }
                 dst_d[i] = v;
             }
@@ -309,8 +384,8 @@ static defo_status read_values(lreader *r, ltype t, int64_t count, double *dst_d
         return DEFO_OK;
     }
     for (int64_t i = 0; i < count; i++) {
-        defo_status s = dst_i ? defo_cursor_int64(c, what, &dst_i[i])
-                              : defo_cursor_double(c, what, &dst_d[i]);
+        defo_status s =
+            dst_i ? defo_cursor_int64(c, what, &dst_i[i]) : defo_cursor_double(c, what, &dst_d[i]);
         if (s < 0) return s;
     }
     return DEFO_OK;
@@ -399,8 +474,7 @@ static defo_status tok_name(const lreader *r, const ltoks *k, int i, char *out) 
 
 /* After a binary payload the next keyword starts after a newline; in ASCII
  * the cursor is already between tokens. */
-static defo_status read_field_block(lreader *r, const char *fname, int comps, ltype t,
-                                    bool keep) {
+static defo_status read_field_block(lreader *r, const char *fname, int comps, ltype t, bool keep) {
     int64_t n = r->data_count;
     size_t each = r->binary ? ltype_size(t) : 2;
     defo_status s = defo_cursor_check_count(&r->c, n * comps, each, "data value");
@@ -445,7 +519,8 @@ static defo_status legacy_cells(lreader *r, const ltoks *k) {
     if (v51) {
         ltoks kk;
         ltype t;
-        if (a < 1) return defo_cursor_error(&r->kc, DEFO_ERR_PARSE, "CELLS offset count must be >= 1");
+        if (a < 1)
+            return defo_cursor_error(&r->kc, DEFO_ERR_PARSE, "CELLS offset count must be >= 1");
         size_t each = r->binary ? 4 : 2;
         if ((s = defo_cursor_check_count(&r->kc, a, each, "cell offset")) < 0) return s;
         if ((s = defo_cursor_check_count(&r->kc, b, each, "connectivity entry")) < 0) return s;
@@ -468,8 +543,9 @@ static defo_status legacy_cells(lreader *r, const ltoks *k) {
     if ((s = defo_cursor_check_count(&r->kc, a, 2 * each, "cell")) < 0) return s;
     if ((s = defo_cursor_check_count(&r->kc, b, each, "CELLS integer")) < 0) return s;
     if (b < a)
-        return defo_cursor_error(&r->kc, DEFO_ERR_PARSE, "CELLS size %lld is smaller than the count %lld",
-                                 (long long)b, (long long)a);
+        return defo_cursor_error(&r->kc, DEFO_ERR_PARSE,
+                                 "CELLS size %lld is smaller than the count %lld", (long long)b,
+                                 (long long)a);
     int64_t *raw = defo_malloc((size_t)(b > 0 ? b : 1) * sizeof(int64_t));
     if (!raw) return defo_error_oom("cells", (size_t)b * sizeof(int64_t));
     int64_t raw_line = c->line;
@@ -490,7 +566,8 @@ static defo_status legacy_cells(lreader *r, const ltoks *k) {
     r->offsets[0] = 0;
     for (int64_t i = 0; i < a; i++) {
         int64_t n = pos < b ? raw[pos] : -1;
-        if (n < 0 || n > b - pos - 1) {
+        /* the a - i - 1 cells after this one need at least one integer each */
+        if (n < 0 || n > b - pos - 1 - (a - i - 1)) {
             defo_free(raw);
             if (r->binary)
                 return defo_error(DEFO_ERR_PARSE,
@@ -548,9 +625,10 @@ static defo_status legacy_body(lreader *r) {
             ltype t;
             if ((s = tok_int(r, &k, 1, "POINTS count", &n)) < 0) return s;
             if ((s = tok_type(r, &k, 2, &t)) < 0) return s;
-            if (r->points) return defo_cursor_error(&r->kc, DEFO_ERR_PARSE, "second POINTS section");
-            if ((s = defo_cursor_check_count(&r->kc, n, r->binary ? 3 * ltype_size(t) : 6, "point")) <
-                0)
+            if (r->points)
+                return defo_cursor_error(&r->kc, DEFO_ERR_PARSE, "second POINTS section");
+            if ((s = defo_cursor_check_count(&r->kc, n, r->binary ? 3 * ltype_size(t) : 6,
+                                             "point")) < 0)
                 return s;
             r->num_points = n;
             r->points = defo_malloc((size_t)(3 * n + 1) * sizeof(double));
@@ -561,8 +639,10 @@ static defo_status legacy_body(lreader *r) {
         } else if (defo_token_is(kw, kl, "CELL_TYPES")) {
             int64_t n;
             if ((s = tok_int(r, &k, 1, "CELL_TYPES count", &n)) < 0) return s;
-            if (r->types) return defo_cursor_error(&r->kc, DEFO_ERR_PARSE, "second CELL_TYPES section");
-            if ((s = defo_cursor_check_count(&r->kc, n, r->binary ? 4 : 2, "cell type")) < 0) return s;
+            if (r->types)
+                return defo_cursor_error(&r->kc, DEFO_ERR_PARSE, "second CELL_TYPES section");
+            if ((s = defo_cursor_check_count(&r->kc, n, r->binary ? 4 : 2, "cell type")) < 0)
+                return s;
             r->num_types = n;
             r->types_line = c->line;
             r->types = defo_malloc((size_t)(n + 1) * sizeof(int64_t));
@@ -573,9 +653,9 @@ static defo_status legacy_body(lreader *r) {
             if ((s = tok_int(r, &k, 1, "data count", &r->data_count)) < 0) return s;
             int64_t want = point ? r->num_points : r->num_cells;
             if (r->data_count != want)
-                return defo_cursor_error(&r->kc, DEFO_ERR_PARSE, "%.*s %lld disagrees with the %lld %s",
-                                         (int)kl, kw, (long long)r->data_count, (long long)want,
-                                         point ? "points" : "cells");
+                return defo_cursor_error(
+                    &r->kc, DEFO_ERR_PARSE, "%.*s %lld disagrees with the %lld %s", (int)kl, kw,
+                    (long long)r->data_count, (long long)want, point ? "points" : "cells");
             r->data_location = point ? 0 : 1;
         } else if (defo_token_is(kw, kl, "SCALARS") || defo_token_is(kw, kl, "VECTORS") ||
                    defo_token_is(kw, kl, "NORMALS") || defo_token_is(kw, kl, "TENSORS")) {
@@ -611,7 +691,8 @@ static defo_status legacy_body(lreader *r) {
         } else if (defo_token_is(kw, kl, "FIELD")) {
             int64_t narrays;
             if (r->data_location < 0)
-                return defo_cursor_error(&r->kc, DEFO_ERR_PARSE, "FIELD before POINT_DATA or CELL_DATA");
+                return defo_cursor_error(&r->kc, DEFO_ERR_PARSE,
+                                         "FIELD before POINT_DATA or CELL_DATA");
             if ((s = tok_int(r, &k, 2, "FIELD array count", &narrays)) < 0) return s;
             if ((s = defo_cursor_check_count(&r->kc, narrays, 8, "FIELD array")) < 0) return s;
             for (int64_t a = 0; a < narrays; a++) {
@@ -650,7 +731,8 @@ static defo_status legacy_body(lreader *r) {
             }
         } else if (defo_token_is(kw, kl, "METADATA")) {
             skip_metadata(r);
-        } else if (defo_token_is(kw, kl, "LOOKUP_TABLE") || defo_token_is(kw, kl, "COLOR_SCALARS") ||
+        } else if (defo_token_is(kw, kl, "LOOKUP_TABLE") ||
+                   defo_token_is(kw, kl, "COLOR_SCALARS") ||
                    defo_token_is(kw, kl, "TEXTURE_COORDINATES")) {
             /* read past: colours and texture coordinates are not mesh data */
             int64_t n, per;
@@ -669,8 +751,8 @@ static defo_status legacy_body(lreader *r) {
                 n = r->data_count;
             }
             if (r->data_location < 0 && kw[0] != 'L')
-                return defo_cursor_error(&r->kc, DEFO_ERR_PARSE, "%.*s before POINT_DATA or CELL_DATA",
-                                         (int)kl, kw);
+                return defo_cursor_error(&r->kc, DEFO_ERR_PARSE,
+                                         "%.*s before POINT_DATA or CELL_DATA", (int)kl, kw);
             if (per < 1 || per > 16 || n < 0)
                 return defo_cursor_error(&r->kc, DEFO_ERR_PARSE, "bad %.*s sizes", (int)kl, kw);
             int64_t save = r->data_count;
@@ -707,14 +789,14 @@ defo_status defo_read_vtk(const char *data, size_t size, const char *name, defo_
         return defo_cursor_error(c, DEFO_ERR_PARSE, "truncated header (title and ASCII/BINARY)");
     while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\t')) len--;
     while (len > 0 && (line[0] == ' ' || line[0] == '\t')) line++, len--;
-    if (defo_token_is(line, len, "BINARY")) r.binary = true;
+    if (defo_token_is(line, len, "BINARY"))
+        r.binary = true;
     else if (!defo_token_is(line, len, "ASCII")) {
         c->line--;
         return defo_cursor_error(c, DEFO_ERR_PARSE, "third line must be ASCII or BINARY");
     }
     s = legacy_body(&r);
-    if (s >= 0 && !r.points)
-        s = defo_cursor_error(c, DEFO_ERR_PARSE, "no POINTS section");
+    if (s >= 0 && !r.points) s = defo_cursor_error(c, DEFO_ERR_PARSE, "no POINTS section");
     if (s >= 0 && r.offsets && r.num_types != r.num_cells)
         s = defo_cursor_error(c, DEFO_ERR_PARSE, "CELL_TYPES has %lld entries, CELLS %lld",
                               (long long)r.num_types, (long long)r.num_cells);
@@ -724,8 +806,9 @@ defo_status defo_read_vtk(const char *data, size_t size, const char *name, defo_
     defo_mesh *m = NULL;
     if (s >= 0) {
         int64_t zero = 0;
-        defo_vtk_grid g = {r.num_points, r.points,    r.num_cells, r.types,
-                           r.offsets ? r.offsets : &zero, r.conn_size, r.conn};
+        defo_vtk_grid g = {
+            r.num_points, r.points, r.num_cells, r.types, r.offsets ? r.offsets : &zero,
+            r.conn_size,  r.conn};
         cell_elem = defo_malloc((size_t)(r.num_cells + 1) * sizeof(defo_index));
         if (!cell_elem) s = defo_error_oom("cells", (size_t)r.num_cells * sizeof(defo_index));
         if (s >= 0) s = defo_vtk_build_mesh(&g, name, r.binary ? 0 : r.types_line, &m, cell_elem);
@@ -735,8 +818,7 @@ defo_status defo_read_vtk(const char *data, size_t size, const char *name, defo_
         if (f->location == DEFO_FIELD_POINT)
             s = defo_mesh_add_field(m, f->name, DEFO_FIELD_POINT, f->components, f->data);
         else
-            s = defo_vtk_add_cell_field(m, f->name, f->components, f->data, r.num_cells,
-                                        cell_elem);
+            s = defo_vtk_add_cell_field(m, f->name, f->components, f->data, r.num_cells, cell_elem);
     }
     for (int i = 0; i < r.num_fields; i++) defo_free(r.fields[i].data);
     defo_free(r.fields);
@@ -797,8 +879,10 @@ static void write_doubles(defo_out *o, bool binary, const double *v, int64_t tup
 static void write_legacy_name(defo_out *o, const char *s) {
     for (; *s; s++) {
         unsigned char ch = (unsigned char)*s;
-        if (ch <= ' ' || ch == '%' || ch > 126) defo_out_printf(o, "%%%02X", ch);
-        else defo_out_write(o, s, 1);
+        if (ch <= ' ' || ch == '%' || ch > 126)
+            defo_out_printf(o, "%%%02X", ch);
+        else
+            defo_out_write(o, s, 1);
     }
 }
 
@@ -840,8 +924,10 @@ defo_status defo_write_vtk(const char *path, const defo_mesh *mesh, const defo_w
     defo_out_printf(&o, "CELL_TYPES %lld\n", (long long)ncells);
     for (int64_t c = 0; c < ncells; c++) {
         int t = c < mesh->num_elems ? defo_vtk_elem_type(mesh) : defo_vtk_tri_type(mesh);
-        if (binary) bew_u(&w, (uint32_t)t, 4);
-        else defo_out_printf(&o, "%d\n", t);
+        if (binary)
+            bew_u(&w, (uint32_t)t, 4);
+        else
+            defo_out_printf(&o, "%d\n", t);
     }
     if (binary) {
         bew_flush(&w);

@@ -27,8 +27,9 @@ typedef struct defo_vtk_grid {
     int64_t num_points;
     const double *points; /* 3 per point, finite */
     int64_t num_cells;
-    const int64_t *types;   /* num_cells */
-    const int64_t *offsets; /* num_cells + 1, offsets[0] == 0: cell c is conn[offsets[c]..offsets[c+1]) */
+    const int64_t *types; /* num_cells */
+    const int64_t
+        *offsets; /* num_cells + 1, offsets[0] == 0: cell c is conn[offsets[c]..offsets[c+1]) */
     int64_t conn_size;
     const int64_t *conn;
 } defo_vtk_grid;

@@ -93,8 +93,9 @@ static defo_status xml_next(defo_cursor *c, xml_tag *t, const char **text, size_
         if (rem >= 9 && memcmp(c->p, "<![CDATA[", 9) == 0)
             return defo_cursor_error(c, DEFO_ERR_UNSUPPORTED, "CDATA sections are not supported");
         if (rem >= 2 && (c->p[1] == '?' || c->p[1] == '!')) {
+            char kind = c->p[1];
             if (!skip_past(c, ">"))
-                return defo_cursor_error(c, DEFO_ERR_PARSE, "unterminated <%c", c->p[1]);
+                return defo_cursor_error(c, DEFO_ERR_PARSE, "unterminated <%c", kind);
             continue;
         }
         c->p++;
@@ -164,8 +165,9 @@ static defo_status xml_next(defo_cursor *c, xml_tag *t, const char **text, size_
             a.value_len = (size_t)(c->p - a.value);
             c->p++;
             if (t->num_attrs >= XML_MAX_ATTRS)
-                return defo_cursor_error(c, DEFO_ERR_UNSUPPORTED, "more than %d attributes in <%.*s>",
-                                         XML_MAX_ATTRS, (int)DEFO_MIN(t->name_len, 40), t->name);
+                return defo_cursor_error(c, DEFO_ERR_UNSUPPORTED,
+                                         "more than %d attributes in <%.*s>", XML_MAX_ATTRS,
+                                         (int)DEFO_MIN(t->name_len, 40), t->name);
             t->attrs[t->num_attrs++] = a;
         }
     }
@@ -239,10 +241,10 @@ static vtype vtu_type(const xml_attr *a) {
     static const struct {
         const char *name;
         vtype type;
-    } map[] = {{"Int8", VT_I8},     {"UInt8", VT_U8},     {"Int16", VT_I16},  {"UInt16", VT_U16},
-               {"Int32", VT_I32},   {"UInt32", VT_U32},   {"Int64", VT_I64},  {"UInt64", VT_U64},
-               {"Float32", VT_F32}, {"Float64", VT_F64}, {"Char", VT_I8},    {"UChar", VT_U8},
-               {"Short", VT_I16},   {"Int", VT_I32},      {"Float", VT_F32}, {"Double", VT_F64}};
+    } map[] = {{"Int8", VT_I8},     {"UInt8", VT_U8},    {"Int16", VT_I16}, {"UInt16", VT_U16},
+               {"Int32", VT_I32},   {"UInt32", VT_U32},  {"Int64", VT_I64}, {"UInt64", VT_U64},
+               {"Float32", VT_F32}, {"Float64", VT_F64}, {"Char", VT_I8},   {"UChar", VT_U8},
+               {"Short", VT_I16},   {"Int", VT_I32},     {"Float", VT_F32}, {"Double", VT_F64}};
     if (!a) return VT_NONE;
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (attr_is(a, map[i].name)) return map[i].type;
@@ -252,17 +254,29 @@ static vtype vtu_type(const xml_attr *a) {
 static size_t vtype_size(vtype t) {
     switch (t) {
     case VT_I8:
-    case VT_U8: return 1;
+    case VT_U8:
+        return 1;
     case VT_I16:
-    case VT_U16: return 2;
+    case VT_U16:
+        return 2;
     case VT_I32:
     case VT_U32:
-    case VT_F32: return 4;
-    default: return 8;
+    case VT_F32:
+        return 4;
+    default:
+        return 8;
     }
 }
 
-typedef enum role { ROLE_OTHER, ROLE_POINTS, ROLE_CONN, ROLE_OFFSETS, ROLE_TYPES, ROLE_PDATA, ROLE_CDATA } role;
+typedef enum role {
+    ROLE_OTHER,
+    ROLE_POINTS,
+    ROLE_CONN,
+    ROLE_OFFSETS,
+    ROLE_TYPES,
+    ROLE_PDATA,
+    ROLE_CDATA
+} role;
 
 typedef struct varray {
     char name[DEFO_NAME_MAX];
@@ -304,14 +318,30 @@ static void raw_value(const unsigned char *p, vtype t, bool big, double *d, int6
     }
     *is_int = true;
     switch (t) {
-    case VT_I8: *iv = (int8_t)(uint8_t)u; break;
-    case VT_U8: *iv = (int64_t)(uint8_t)u; break;
-    case VT_I16: *iv = (int16_t)(uint16_t)u; break;
-    case VT_U16: *iv = (int64_t)(uint16_t)u; break;
-    case VT_I32: *iv = (int32_t)(uint32_t)u; break;
-    case VT_U32: *iv = (int64_t)(uint32_t)u; break;
-    case VT_I64: *iv = (int64_t)u; break;
-    case VT_U64: *iv = u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u; break;
+    case VT_I8:
+        *iv = (int8_t)(uint8_t)u;
+        break;
+    case VT_U8:
+        *iv = (int64_t)(uint8_t)u;
+        break;
+    case VT_I16:
+        *iv = (int16_t)(uint16_t)u;
+        break;
+    case VT_U16:
+        *iv = (int64_t)(uint16_t)u;
+        break;
+    case VT_I32:
+        *iv = (int32_t)(uint32_t)u;
+        break;
+    case VT_U32:
+        *iv = (int64_t)(uint32_t)u;
+        break;
+    case VT_I64:
+        *iv = (int64_t)u;
+        break;
+    case VT_U64:
+        *iv = u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
+        break;
     case VT_F32: {
         uint32_t w = (uint32_t)u;
         float f;
@@ -331,7 +361,8 @@ static void raw_value(const unsigned char *p, vtype t, bool big, double *d, int6
     *d = (double)*iv;
 }
 
-static defo_status array_error(const vreader *r, const varray *a, defo_status st, const char *what) {
+static defo_status array_error(const vreader *r, const varray *a, defo_status st,
+                               const char *what) {
     return defo_error(st, "%s:%lld: DataArray '%s': %s", r->c.name, (long long)a->line, a->name,
                       what);
 }
@@ -346,17 +377,19 @@ static defo_status decode_array(vreader *r, varray *a, vtype t, bool binary, con
         /* count tokens first so the allocation is exact and bounded by the text */
         int64_t n = 0;
         for (size_t k = 0; k < len;) {
-            while (k < len && (text[k] == ' ' || text[k] == '\n' || text[k] == '\r' ||
-                               text[k] == '\t'))
+            while (k < len &&
+                   (text[k] == ' ' || text[k] == '\n' || text[k] == '\r' || text[k] == '\t'))
                 k++;
             if (k < len) n++;
-            while (k < len && !(text[k] == ' ' || text[k] == '\n' || text[k] == '\r' ||
-                                text[k] == '\t'))
+            while (k < len &&
+                   !(text[k] == ' ' || text[k] == '\n' || text[k] == '\r' || text[k] == '\t'))
                 k++;
         }
         a->count = n;
-        if (want_int) a->i = defo_malloc((size_t)(n + 1) * sizeof(int64_t));
-        else a->d = defo_malloc((size_t)(n + 1) * sizeof(double));
+        if (want_int)
+            a->i = defo_malloc((size_t)(n + 1) * sizeof(int64_t));
+        else
+            a->d = defo_malloc((size_t)(n + 1) * sizeof(double));
         if (!a->i && !a->d) return defo_error_oom("DataArray", (size_t)n * sizeof(double));
         defo_cursor tc;
         defo_cursor_init(&tc, r->c.name, text, len);
@@ -396,8 +429,10 @@ static defo_status decode_array(vreader *r, varray *a, vtype t, bool binary, con
     }
     int64_t n = declared / (int64_t)vs;
     a->count = n;
-    if (want_int) a->i = defo_malloc((size_t)(n + 1) * sizeof(int64_t));
-    else a->d = defo_malloc((size_t)(n + 1) * sizeof(double));
+    if (want_int)
+        a->i = defo_malloc((size_t)(n + 1) * sizeof(int64_t));
+    else
+        a->d = defo_malloc((size_t)(n + 1) * sizeof(double));
     if (!a->i && !a->d) {
         defo_free(raw);
         return defo_error_oom("DataArray", (size_t)n * sizeof(double));
@@ -408,11 +443,13 @@ static defo_status decode_array(vreader *r, varray *a, vtype t, bool binary, con
         int64_t iv = 0;
         bool is_int;
         raw_value(p, t, r->big_endian, &v, &iv, &is_int);
-        if (want_int) a->i[k] = iv;
+        if (want_int)
+            a->i[k] = iv;
         else if (!isfinite(v)) {
             defo_free(raw);
             return array_error(r, a, DEFO_ERR_PARSE, "non-finite value in binary data");
-        } else a->d[k] = v;
+        } else
+            a->d[k] = v;
     }
     defo_free(raw);
     return DEFO_OK;
@@ -432,13 +469,19 @@ static defo_status read_data_array(vreader *r, const xml_tag *t, const char *par
                           c->name, (long long)t->line, DEFO_NAME_MAX - 1);
     if (!nm) /* unnamed (usual for Points): messages name the parent */
         snprintf(a.name, sizeof a.name, "%.*s", (int)DEFO_MIN(parent_len, 40), parent);
-    if (defo_token_is(parent, parent_len, "Points")) a.role = ROLE_POINTS;
-    else if (defo_token_is(parent, parent_len, "PointData")) a.role = ROLE_PDATA;
-    else if (defo_token_is(parent, parent_len, "CellData")) a.role = ROLE_CDATA;
+    if (defo_token_is(parent, parent_len, "Points"))
+        a.role = ROLE_POINTS;
+    else if (defo_token_is(parent, parent_len, "PointData"))
+        a.role = ROLE_PDATA;
+    else if (defo_token_is(parent, parent_len, "CellData"))
+        a.role = ROLE_CDATA;
     else if (defo_token_is(parent, parent_len, "Cells")) {
-        if (attr_is(nm, "connectivity")) a.role = ROLE_CONN;
-        else if (attr_is(nm, "offsets")) a.role = ROLE_OFFSETS;
-        else if (attr_is(nm, "types")) a.role = ROLE_TYPES;
+        if (attr_is(nm, "connectivity"))
+            a.role = ROLE_CONN;
+        else if (attr_is(nm, "offsets"))
+            a.role = ROLE_OFFSETS;
+        else if (attr_is(nm, "types"))
+            a.role = ROLE_TYPES;
     }
     const xml_attr *fmt = tag_attr(t, "format");
     bool binary = false;
@@ -447,10 +490,11 @@ static defo_status read_data_array(vreader *r, const xml_tag *t, const char *par
                           "%s:%lld: DataArray '%s': appended data (format=\"appended\") is not "
                           "supported; write the file with inline ascii or binary data",
                           c->name, (long long)t->line, a.name);
-    if (attr_is(fmt, "binary")) binary = true;
+    if (attr_is(fmt, "binary"))
+        binary = true;
     else if (fmt && !attr_is(fmt, "ascii"))
-        return defo_error(DEFO_ERR_PARSE, "%s:%lld: DataArray '%s': unknown format '%.*s'",
-                          c->name, (long long)t->line, a.name, (int)DEFO_MIN(fmt->value_len, 40),
+        return defo_error(DEFO_ERR_PARSE, "%s:%lld: DataArray '%s': unknown format '%.*s'", c->name,
+                          (long long)t->line, a.name, (int)DEFO_MIN(fmt->value_len, 40),
                           fmt->value);
     const xml_attr *nc = tag_attr(t, "NumberOfComponents");
     int64_t comps = 1;
@@ -484,7 +528,8 @@ static defo_status read_data_array(vreader *r, const xml_tag *t, const char *par
     defo_status s = decode_array(r, &a, vt, binary, text, text_len, text_line);
     if (s >= 0) {
         varray *na = defo_realloc(r->arrays, (size_t)(r->num_arrays + 1) * sizeof(varray));
-        if (!na) s = defo_error_oom("DataArray list", (size_t)(r->num_arrays + 1) * sizeof(varray));
+        if (!na)
+            s = defo_error_oom("DataArray list", (size_t)(r->num_arrays + 1) * sizeof(varray));
         else {
             r->arrays = na;
             r->arrays[r->num_arrays++] = a;
@@ -515,7 +560,8 @@ static defo_status parse_document(vreader *r) {
                                          "malformed XML: end of file inside <%.*s>",
                                          (int)DEFO_MIN(stack_len[depth - 1], 40), stack[depth - 1]);
             if (!seen_root)
-                return defo_cursor_error(c, DEFO_ERR_PARSE, "no <VTKFile> element: not a .vtu file");
+                return defo_cursor_error(c, DEFO_ERR_PARSE,
+                                         "no <VTKFile> element: not a .vtu file");
             return DEFO_OK;
         }
         if (t.kind == XML_END) {
@@ -526,9 +572,8 @@ static defo_status parse_document(vreader *r) {
             if (t.name_len != stack_len[depth - 1] ||
                 memcmp(t.name, stack[depth - 1], t.name_len) != 0)
                 return defo_error(DEFO_ERR_PARSE, "%s:%lld: malformed XML: </%.*s> closes <%.*s>",
-                                  c->name, (long long)t.line, (int)DEFO_MIN(t.name_len, 40),
-                                  t.name, (int)DEFO_MIN(stack_len[depth - 1], 40),
-                                  stack[depth - 1]);
+                                  c->name, (long long)t.line, (int)DEFO_MIN(t.name_len, 40), t.name,
+                                  (int)DEFO_MIN(stack_len[depth - 1], 40), stack[depth - 1]);
             depth--;
             continue;
         }
@@ -544,8 +589,8 @@ static defo_status parse_document(vreader *r) {
                 return defo_error(DEFO_ERR_UNSUPPORTED,
                                   "%s:%lld: VTK XML type '%.*s' is not supported; defo reads "
                                   "UnstructuredGrid (.vtu)",
-                                  c->name, (long long)t.line, ty ? (int)DEFO_MIN(ty->value_len, 40) : 0,
-                                  ty ? ty->value : "");
+                                  c->name, (long long)t.line,
+                                  ty ? (int)DEFO_MIN(ty->value_len, 40) : 0, ty ? ty->value : "");
             const xml_attr *bo = tag_attr(&t, "byte_order");
             r->big_endian = attr_is(bo, "BigEndian");
             if (bo && !r->big_endian && !attr_is(bo, "LittleEndian"))
@@ -553,7 +598,8 @@ static defo_status parse_document(vreader *r) {
                                   (long long)t.line);
             const xml_attr *ht = tag_attr(&t, "header_type");
             r->header_size = 4;
-            if (attr_is(ht, "UInt64")) r->header_size = 8;
+            if (attr_is(ht, "UInt64"))
+                r->header_size = 8;
             else if (ht && !attr_is(ht, "UInt32"))
                 return defo_error(DEFO_ERR_UNSUPPORTED,
                                   "%s:%lld: header_type '%.*s' is not supported (UInt32, UInt64)",
@@ -574,8 +620,7 @@ static defo_status parse_document(vreader *r) {
             r->piece_line = t.line;
             if (!attr_int(tag_attr(&t, "NumberOfPoints"), &r->num_points) ||
                 !attr_int(tag_attr(&t, "NumberOfCells"), &r->num_cells) || r->num_points < 0 ||
-                r->num_cells < 0 || r->num_points > DEFO_INDEX_MAX ||
-                r->num_cells > DEFO_INDEX_MAX)
+                r->num_cells < 0 || r->num_points > DEFO_INDEX_MAX || r->num_cells > DEFO_INDEX_MAX)
                 return defo_error(DEFO_ERR_PARSE,
                                   "%s:%lld: <Piece> needs NumberOfPoints and NumberOfCells in "
                                   "[0, 2^31)",
@@ -625,7 +670,8 @@ defo_status defo_read_vtu(const char *data, size_t size, const char *name, defo_
     int64_t pl = r.piece_line;
     varray *pts = find_role(&r, ROLE_POINTS), *conn = find_role(&r, ROLE_CONN),
            *offs = find_role(&r, ROLE_OFFSETS), *types = find_role(&r, ROLE_TYPES);
-    if (r.pieces == 0) s = defo_error(DEFO_ERR_PARSE, "%s: no <Piece> element", name);
+    if (r.pieces == 0)
+        s = defo_error(DEFO_ERR_PARSE, "%s: no <Piece> element", name);
     else if (!pts && r.num_points > 0)
         s = defo_error(DEFO_ERR_PARSE, "%s:%lld: missing or repeated <Points> DataArray", name,
                        (long long)pl);
@@ -643,13 +689,12 @@ defo_status defo_read_vtu(const char *data, size_t size, const char *name, defo_
         s = defo_error(DEFO_ERR_PARSE,
                        "%s:%lld: offsets (%lld) and types (%lld) must have NumberOfCells=%lld "
                        "entries",
-                       name, (long long)offs->line, (long long)offs->count,
-                       (long long)types->count, (long long)r.num_cells);
+                       name, (long long)offs->line, (long long)offs->count, (long long)types->count,
+                       (long long)r.num_cells);
     for (int i = 0; s >= 0 && i < r.num_arrays; i++) {
         varray *a = &r.arrays[i];
         int64_t rows = a->role == ROLE_PDATA ? r.num_points : r.num_cells;
-        if ((a->role == ROLE_PDATA || a->role == ROLE_CDATA) &&
-            a->count != rows * a->components)
+        if ((a->role == ROLE_PDATA || a->role == ROLE_CDATA) && a->count != rows * a->components)
             s = defo_error(DEFO_ERR_PARSE,
                            "%s:%lld: DataArray '%s' has %lld values, expected %lld (%lld %s x %d)",
                            name, (long long)a->line, a->name, (long long)a->count,
@@ -684,7 +729,8 @@ defo_status defo_read_vtu(const char *data, size_t size, const char *name, defo_
         if (a->role != ROLE_PDATA && a->role != ROLE_CDATA) continue;
         if (a->role == ROLE_PDATA)
             s = defo_mesh_add_field(m, a->name, DEFO_FIELD_POINT, a->components, a->d);
-        else s = defo_vtk_add_cell_field(m, a->name, a->components, a->d, r.num_cells, cell_elem);
+        else
+            s = defo_vtk_add_cell_field(m, a->name, a->components, a->d, r.num_cells, cell_elem);
     }
     defo_free(offsets);
     defo_free(cell_elem);
@@ -728,11 +774,20 @@ static void b64_put(b64w *w, const void *p, size_t n) {
 static void write_xml_string(defo_out *o, const char *s) {
     for (; *s; s++) {
         switch (*s) {
-        case '&': defo_out_write(o, "&amp;", 5); break;
-        case '<': defo_out_write(o, "&lt;", 4); break;
-        case '>': defo_out_write(o, "&gt;", 4); break;
-        case '"': defo_out_write(o, "&quot;", 6); break;
-        default: defo_out_write(o, s, 1);
+        case '&':
+            defo_out_write(o, "&amp;", 5);
+            break;
+        case '<':
+            defo_out_write(o, "&lt;", 4);
+            break;
+        case '>':
+            defo_out_write(o, "&gt;", 4);
+            break;
+        case '"':
+            defo_out_write(o, "&quot;", 6);
+            break;
+        default:
+            defo_out_write(o, s, 1);
         }
     }
 }
@@ -752,9 +807,12 @@ typedef struct wsrc {
 static int64_t wsrc_size(const wsrc *s) {
     const defo_mesh *m = s->mesh;
     switch (s->which) {
-    case 0: return s->count + s->pad;
-    case 1: return (int64_t)m->num_elems * m->nodes_per_elem + (int64_t)m->num_tris * m->nodes_per_tri;
-    default: return defo_vtk_num_cells(m);
+    case 0:
+        return s->count + s->pad;
+    case 1:
+        return (int64_t)m->num_elems * m->nodes_per_elem + (int64_t)m->num_tris * m->nodes_per_tri;
+    default:
+        return defo_vtk_num_cells(m);
     }
 }
 
@@ -762,12 +820,18 @@ static void wsrc_get(const wsrc *s, int64_t k, double *d, int64_t *iv) {
     const defo_mesh *m = s->mesh;
     int64_t ne = m->num_elems, npe = m->nodes_per_elem, npt = m->nodes_per_tri;
     switch (s->which) {
-    case 0: *d = k < s->count ? s->d[k] : 0.0; break;
+    case 0:
+        *d = k < s->count ? s->d[k] : 0.0;
+        break;
     case 1:
         *iv = k < ne * npe ? m->elems[k] : m->tris[k - ne * npe];
         break;
-    case 2: *iv = k < ne ? (k + 1) * npe : ne * npe + (k + 1 - ne) * npt; break;
-    default: *iv = k < ne ? defo_vtk_elem_type(m) : defo_vtk_tri_type(m); break;
+    case 2:
+        *iv = k < ne ? (k + 1) * npe : ne * npe + (k + 1 - ne) * npt;
+        break;
+    default:
+        *iv = k < ne ? defo_vtk_elem_type(m) : defo_vtk_tri_type(m);
+        break;
     }
 }
 
@@ -789,8 +853,10 @@ static void write_array(defo_out *o, bool binary, const char *type, const char *
             double d = 0;
             int64_t iv = 0;
             wsrc_get(src, k, &d, &iv);
-            if (kind == W_F64) b64_put(&w, &d, 8);
-            else if (kind == W_I64) b64_put(&w, &iv, 8);
+            if (kind == W_F64)
+                b64_put(&w, &d, 8);
+            else if (kind == W_I64)
+                b64_put(&w, &iv, 8);
             else {
                 uint8_t u = (uint8_t)iv;
                 b64_put(&w, &u, 1);
@@ -803,9 +869,12 @@ static void write_array(defo_out *o, bool binary, const char *type, const char *
             double d = 0;
             int64_t iv = 0;
             wsrc_get(src, k, &d, &iv);
-            if (k > 0) defo_out_write(o, (k % per_line) ? " " : "\n          ", (k % per_line) ? 1 : 11);
-            if (kind == W_F64) defo_out_double(o, d);
-            else defo_out_printf(o, "%lld", (long long)iv);
+            if (k > 0)
+                defo_out_write(o, (k % per_line) ? " " : "\n          ", (k % per_line) ? 1 : 11);
+            if (kind == W_F64)
+                defo_out_double(o, d);
+            else
+                defo_out_printf(o, "%lld", (long long)iv);
         }
     }
     defo_out_printf(o, "\n        </DataArray>\n");

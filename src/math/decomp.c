@@ -16,26 +16,33 @@
  *      orthogonal to relative precision ε (usually one sweep of tiny angles).
  *      Each rotation reads the Gram entries from the columns themselves, so
  *      small columns lose no relative accuracy: F = B Vᵀ holds to ε‖F‖ and
- *      the columns of B are σᵢuᵢ.
+ *      the columns of B are σᵢuᵢ.  Columns at the rounding level of F
+ *      (|b| ≤ ε‖F‖, rank-deficient F) are left alone: their direction is
+ *      noise and orthogonalising it would never converge.
  *   4. Sort columns by norm (descending); each swap negates one column of both
  *      B and V so that det V stays +1 and B = F V still holds.
- *   5. u₁ = b₁/|b₁|; u₂ = b₂ minus its u₁ component, normalised (any unit
- *      vector ⟂ u₁ when that is exactly zero: a flat element, ITF04 §5);
- *      u₃ = u₁ × u₂, so det U = +1 by construction.  σ₁ = |b₁|, σ₂ = u₂·b₂ ≥ 0
- *      and σ₃ = u₃·b₃ signed: it is negative exactly when det F < 0, and it is
- *      the σ of smallest magnitude — the ITF04 §5 convention, obtained without
- *      any separate sign fix.
+ *   5. u₁ = b₁/|b₁|; u₂ = b₂ minus its u₁ component, normalised, with a second
+ *      Gram–Schmidt pass when the first cancels ("twice is enough"), or any
+ *      unit vector ⟂ u₁ when b₂ is numerically in span(u₁) (a flat element,
+ *      ITF04 §5); u₃ = u₁ × u₂, so det U = +1 by construction.  σ₁ = |b₁|,
+ *      σ₂ = u₂·b₂ ≥ 0 and σ₃ = u₃·b₃ signed: it is negative exactly when
+ *      det F < 0, and it is the σ of smallest magnitude — the ITF04 §5
+ *      convention, obtained without any separate sign fix.
  *
  * Invariants of the outputs, for every finite input: U and V are rotations
  * (orthonormal to a few ε, det +1), σ₁ ≥ σ₂ ≥ |σ₃|, σ₂ ≥ 0, no NaN/Inf (up to
  * σ overflow for entries near DBL_MAX), F = 0 gives U = V = I, σ = 0.
+ * Measured (tests/test_math.c): ‖U diag(σ) Vᵀ − F‖ ≤ 9ε‖F‖, ‖UᵀU − I‖ ≤ 14ε.
  *
  * Jacobi rotation (Golub & Van Loan §8.5; Numerical Recipes jacobi): for the
  * 2×2 Gram block [[α, γ], [γ, β]] with τ = β − α the rotation angle satisfies
  * t = tan θ = sgn(τ)·2γ / (|τ| + √(τ² + 4γ²)) (the smaller root, |θ| ≤ π/4).
- * With r = √(τ²+4γ²), h = |τ| + r one has 1 + t² = 2rh/h², so one reciprocal
- * square root q = 1/√(2rh) gives c = h·q, s = sgn(τ)·2γ·q and t = s/c =
- * sgn(τ)·2γ·2r·q² — no trigonometry and a single division per rotation.
+ * With r = √(τ²+4γ²), h = |τ| + r one has 1 + t² = 2rh/h², so q = 1/√(2rh)
+ * gives c = h·q, s = sgn(τ)·2γ·q and t = s/c = sgn(τ)·2γ·2r·q²: no
+ * trigonometry, two square roots and one division.  Small angles (|2γ/τ| <
+ * 2^-10, every rotation after the first two sweeps) use a truncated series
+ * with one division instead.  The whole thing is latency-bound (each rotation
+ * feeds the next), so the formulas are arranged for short dependency chains.
  */
 #include "defo/math.h"
 
@@ -47,6 +54,10 @@
  * which keeps relative accuracy of small singular values). */
 #define DEFO_EIG_TOL (0.5 * DBL_EPSILON)
 #define DEFO_SVD_TOL (0.5 * DBL_EPSILON)
+/* The eigen-phase of the SVD only preconditions the one-sided sweeps, which
+ * converge quadratically from it and do the final ε polish themselves, so it
+ * stops at √ε-ish: that saves about one of its ~4 sweeps. */
+#define DEFO_SVD_ATOL 0x1p-30
 /* Sweep caps: cyclic Jacobi converges quadratically, 3×3 needs ~3-4 sweeps;
  * the caps only bound the work for pathological rounding. */
 #define DEFO_EIG_MAX_SWEEPS 12
@@ -85,11 +96,14 @@ static inline bool defo_jacobi_rot(double alpha, double beta, double gamma, doub
     double h = fabs(tau) + r;
     double rh2 = 2.0 * r * h;
     if (!(rh2 > DEFO_ROT_TINY)) return false;
-    double q = 1.0 / sqrt(rh2);
+    /* q = 1/√(2rh) as √x·(1/x): the square root and the division run in
+     * parallel instead of back to back (this loop is latency-bound). */
+    double inv = 1.0 / rh2;
+    double q = sqrt(rh2) * inv;
     double sg = tau < 0 ? -g2 : g2;
     *c = h * q;
     *s = sg * q;
-    *t = sg * (2.0 * r * q * q);
+    *t = sg * (2.0 * r * inv);
     return true;
 }
 
@@ -183,16 +197,25 @@ static inline bool defo_hestenes_pq(double b[3][3], double v[3][3], int p, int q
     return true;
 }
 
-/* Swap columns i and j of both b and v and negate the new column j of both:
- * B = F V is preserved and det V stays +1. */
-static inline void defo_swap_neg(double b[3][3], double v[3][3], int i, int j) {
+/* Compare-swap step of a 3-element descending sort of key, carrying the
+ * columns of v (and of b when given) along; the column moved to j is negated
+ * so that det V stays +1 (and B = F V still holds). */
+static inline void defo_sort_step(double key[3], double v[3][3], double b[3][3], int i, int j) {
+    if (!(key[i] < key[j])) return;
+    double tk = key[i];
+    key[i] = key[j];
+    key[j] = tk;
     for (int k = 0; k < 3; k++) {
-        double tb = b[i][k], tv = v[i][k];
-        b[i][k] = b[j][k];
+        double tv = v[i][k];
         v[i][k] = v[j][k];
-        b[j][k] = -tb;
         v[j][k] = -tv;
     }
+    if (b)
+        for (int k = 0; k < 3; k++) {
+            double tb = b[i][k];
+            b[i][k] = b[j][k];
+            b[j][k] = -tb;
+        }
 }
 
 static inline double defo_dot3(const double *x, const double *y) {
@@ -222,20 +245,9 @@ void defo_sym3_eigen(const defo_mat3 *A, defo_vec3 *lambda, defo_mat3 *Q) {
     /* Sort descending; every swap negates a column so det Q stays +1 (the
      * Jacobi product of rotations starts with det +1). */
     double l[3] = {a[0][0], a[1][1], a[2][2]};
-    static const int SI[3] = {0, 0, 1}, SJ[3] = {1, 2, 2};
-    for (int k = 0; k < 3; k++) {
-        int i = SI[k], j = SJ[k];
-        if (l[i] < l[j]) {
-            double tl = l[i];
-            l[i] = l[j];
-            l[j] = tl;
-            for (int m = 0; m < 3; m++) {
-                double tv = vc[i][m];
-                vc[i][m] = vc[j][m];
-                vc[j][m] = -tv;
-            }
-        }
-    }
+    defo_sort_step(l, vc, NULL, 0, 1);
+    defo_sort_step(l, vc, NULL, 0, 2);
+    defo_sort_step(l, vc, NULL, 1, 2);
     *lambda = defo_v3(l[0] * unscale, l[1] * unscale, l[2] * unscale);
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) Q->m[i][j] = vc[j][i];
@@ -246,7 +258,7 @@ void defo_svd3(const defo_mat3 *F, defo_mat3 *U, defo_vec3 *sigma, defo_mat3 *V)
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) f[i][j] = F->m[i][j];
     double m = defo_maxabs9(&f[0][0]);
-    if (!(m > 0)) { /* F = 0 (ITF04 §5: U = I); also the only exit for NaN input */
+    if (!(m > 0)) { /* F = 0 (ITF04 §5: U = I) */
         *U = defo_m3_identity();
         *V = defo_m3_identity();
         *sigma = defo_v3(0, 0, 0);
@@ -261,7 +273,7 @@ void defo_svd3(const defo_mat3 *F, defo_mat3 *U, defo_vec3 *sigma, defo_mat3 *V)
         for (int j = i; j < 3; j++)
             a[i][j] = a[j][i] = f[0][i] * f[0][j] + f[1][i] * f[1][j] + f[2][i] * f[2][j];
     double v[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
-    defo_jacobi_sym(a, v, DEFO_SVD_TOL, DEFO_SVD_A_SWEEPS);
+    defo_jacobi_sym(a, v, DEFO_SVD_ATOL, DEFO_SVD_A_SWEEPS);
 
     /* B = F V, stored by columns: b[k] = F v[k]. */
     double b[3][3];
@@ -280,16 +292,9 @@ void defo_svd3(const defo_mat3 *F, defo_mat3 *U, defo_vec3 *sigma, defo_mat3 *V)
 
     /* Sort by column norm, descending. */
     double n[3] = {defo_dot3(b[0], b[0]), defo_dot3(b[1], b[1]), defo_dot3(b[2], b[2])};
-    static const int SI[3] = {0, 0, 1}, SJ[3] = {1, 2, 2};
-    for (int k = 0; k < 3; k++) {
-        int i = SI[k], j = SJ[k];
-        if (n[i] < n[j]) {
-            double tn = n[i];
-            n[i] = n[j];
-            n[j] = tn;
-            defo_swap_neg(b, v, i, j);
-        }
-    }
+    defo_sort_step(n, v, b, 0, 1);
+    defo_sort_step(n, v, b, 0, 2);
+    defo_sort_step(n, v, b, 1, 2);
 
     /* U column by column (step 5 of the design comment). */
     double u[3][3];
@@ -303,8 +308,8 @@ void defo_svd3(const defo_mat3 *F, defo_mat3 *U, defo_vec3 *sigma, defo_mat3 *V)
      * ("twice is enough", Kahan–Parlett): if that loses as much again, b₂ is
      * in span(u₁) to working precision and any unit vector ⟂ u₁ will do. */
     double w[3];
-    double p12 = defo_dot3(u[0], b[1]);
-    for (int i = 0; i < 3; i++) w[i] = b[1][i] - p12 * u[0][i];
+    double p12 = defo_dot3(b[0], b[1]) / n[0]; /* via b₁, not u₁: overlaps √n₁ */
+    for (int i = 0; i < 3; i++) w[i] = b[1][i] - p12 * b[0][i];
     double nw = defo_dot3(w, w);
     bool have_u2 = true;
     if (!(nw > 0.5 * n[1]) || !(nw > 0x1p-900)) {
