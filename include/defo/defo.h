@@ -13,7 +13,11 @@
 #include "defo/math.h"
 #include "defo/material.h"
 #include "defo/mesh.h"
+#include "defo/force.h"
+#include "defo/solver.h"
+#include "defo/world.h"
 #include "defo/io.h"
 #include "defo/collision.h"
+#include "defo/mesher.h"
 
 #endif

@@ -43,6 +43,8 @@ void cli_json_null(cli_json *j, const char *key);
 int cmd_info(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_render(int argc, char **argv);
+int cmd_mesh(int argc, char **argv);
 
 /* Print the report of `defo info` for an already loaded mesh (human or JSON).
  * reoriented: elements that had negative volume in the file. */

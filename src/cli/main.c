@@ -18,6 +18,10 @@ static const char *usage_text =
     "                            convert between .node/.ele, .msh, .vtu, .vtk, .obj\n"
     "                            (surfaces .stl .off .ply are read)\n"
     "  demo [-o OUTDIR]          generate a mesh, write it for ParaView and Blender, report it\n"
+    "  mesh SURFACE -o OUT [--cells N|--size H] [--order 1|2] [--json]\n"
+    "                            tet mesh (.vtu .msh .node) from a closed surface\n"
+    "  render INPUT -o OUT.png [--frame N] [--color FIELD] [--size WxH] [--sheet] [--video]\n"
+    "                            picture of a .vtu, .pvd or output folder (headless)\n"
     "  --version                 print the version\n"
     "\n"
     "exit status: 0 success, 2 bad input (reason on stderr), 1 internal failure\n";
@@ -134,6 +138,8 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
     if (!strcmp(cmd, "convert")) return cmd_convert(argc - 1, argv + 1);
     if (!strcmp(cmd, "demo")) return cmd_demo(argc - 1, argv + 1);
+    if (!strcmp(cmd, "render")) return cmd_render(argc - 1, argv + 1);
+    if (!strcmp(cmd, "mesh")) return cmd_mesh(argc - 1, argv + 1);
     fprintf(stderr,
             "defo: unknown command '%s' (commands: info, convert, demo; see 'defo --help')\n", cmd);
     return CLI_BAD_INPUT;

@@ -1,0 +1,502 @@
+/*
+ * tests/test_render.c — headless pictures (defo_render library).
+ *
+ * Every picture check is geometric or colorimetric and could fail: the
+ * camera must put an object at the origin in the middle of the picture, a
+ * box moved to +x on the right half, a field 0|1 at the two ends of the
+ * colour map, inverted elements in magenta, and the OpenGL and software
+ * backends must agree.  Pictures are written to DEFO_TEST_TMP/render/ so a
+ * person can look at them (the contact sheet shows a box sinking into the
+ * ground and squashing, coloured by J).
+ */
+#include "defo/io.h"
+#include "defo/mesh.h"
+#include "defo/render.h"
+#include "test.h"
+
+#include <sys/stat.h>
+
+#define OUT_DIR DEFO_TEST_TMP "/render"
+
+static defo_renderer *gl_renderer;   /* NULL when EGL is unavailable here */
+static defo_renderer *soft_renderer; /* always */
+
+static const unsigned char *px(const defo_image *im, int x, int y) {
+    return im->rgb + ((size_t)y * (size_t)im->width + (size_t)x) * 3;
+}
+
+/* Body colour (no field) is an orange clay; background and ground are
+ * near-grey (blue-ish tint of at most ~20 levels). */
+static int is_body(const unsigned char *p) {
+    return p[0] > p[2] + 40 && p[0] > p[1] + 15;
+}
+static int is_greyish(const unsigned char *p) {
+    int mx = p[0] > p[1] ? (p[0] > p[2] ? p[0] : p[2]) : (p[1] > p[2] ? p[1] : p[2]);
+    int mn = p[0] < p[1] ? (p[0] < p[2] ? p[0] : p[2]) : (p[1] < p[2] ? p[1] : p[2]);
+    return mx - mn < 30;
+}
+static int is_magenta(const unsigned char *p) {
+    return p[0] > 70 && p[2] > 70 && p[1] * 3 < p[0] && p[1] * 3 < p[2];
+}
+
+static void save(const defo_image *im, const char *name) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", OUT_DIR, name);
+    CHECK_OK(defo_image_write_png(path, im));
+}
+
+static defo_mesh *make_box(double x0, double y0, double z0, double sx, double sy, double sz,
+                           int cells) {
+    defo_box_def d = defo_default_box_def();
+    d.origin[0] = x0;
+    d.origin[1] = y0;
+    d.origin[2] = z0;
+    d.size[0] = sx;
+    d.size[1] = sy;
+    d.size[2] = sz;
+    d.cells[0] = d.cells[1] = d.cells[2] = cells;
+    defo_mesh *m = NULL;
+    CHECK_OK(defo_generate_box(&d, &m));
+    return m;
+}
+
+/* Colour-map ends: viridis(0) and viridis(1) are matplotlib's end colours
+ * (reference values), the diverging map is white-ish in the middle. */
+static void test_colormap_ends(void) {
+    unsigned char a[3], b[3], m[3];
+    defo_colormap_rgb(DEFO_COLORMAP_VIRIDIS, 0.0, a);
+    defo_colormap_rgb(DEFO_COLORMAP_VIRIDIS, 1.0, b);
+    CHECK(a[0] == 68 && a[1] == 1 && a[2] == 84);
+    CHECK(b[0] == 253 && b[1] == 231 && b[2] == 37);
+    defo_colormap_rgb(DEFO_COLORMAP_VIRIDIS, -5.0, m); /* clamped */
+    CHECK(m[0] == a[0] && m[1] == a[1] && m[2] == a[2]);
+    defo_colormap_rgb(DEFO_COLORMAP_DIVERGING, 0.5, m);
+    CHECK(m[0] == 221 && m[1] == 221 && m[2] == 221);
+    defo_colormap_rgb(DEFO_COLORMAP_DIVERGING, 0.0, a);
+    defo_colormap_rgb(DEFO_COLORMAP_DIVERGING, 1.0, b);
+    CHECK(a[2] > a[0] && b[0] > b[2]); /* blue end, red end */
+}
+
+/* PNG round trip: what is written is read back bit for bit, at its size. */
+static void test_png_roundtrip(void) {
+    defo_image im;
+    const unsigned char grey[3] = {10, 20, 30}, white[3] = {255, 255, 255};
+    CHECK_OK(defo_image_create(37, 21, grey, &im));
+    defo_image_draw_text(&im, 1, 1, 2, white, "J=1.5");
+    int lit = 0;
+    for (int i = 0; i < 37 * 21; i++) lit += im.rgb[3 * i] == 255;
+    CHECK(lit > 20); /* the font drew something */
+    save(&im, "roundtrip.png");
+    defo_image back;
+    CHECK_OK(defo_image_read_png(OUT_DIR "/roundtrip.png", &back));
+    CHECK(back.width == 37 && back.height == 21);
+    CHECK(back.rgb && memcmp(back.rgb, im.rgb, 37 * 21 * 3) == 0);
+    defo_image_free(&back);
+    defo_image_free(&im);
+    CHECK(defo_image_read_png(OUT_DIR "/nonexistent.png", &back) == DEFO_ERR_IO);
+}
+
+/* A sphere at the origin: the centre pixel is body-coloured, the four
+ * corners are background or ground (grey).  Both backends. */
+static void sphere_case(defo_renderer *r, const char *file) {
+    defo_sphere_def sd = defo_default_sphere_def();
+    sd.radius = 1;
+    sd.cell_size = 0.3;
+    defo_mesh *m = NULL;
+    CHECK_OK(defo_generate_sphere(&sd, &m));
+    defo_render_def def = defo_default_render_def();
+    def.width = 320;
+    def.height = 240;
+    defo_image im;
+    CHECK_OK(defo_render_mesh(r, &def, m, NULL, NULL, 0, &im));
+    CHECK(im.width == 320 && im.height == 240);
+    if (im.rgb) {
+        CHECK(is_body(px(&im, 160, 120)));
+        CHECK(is_greyish(px(&im, 0, 0)) && is_greyish(px(&im, 319, 0)));
+        CHECK(is_greyish(px(&im, 0, 239)) && is_greyish(px(&im, 319, 239)));
+        /* the sphere fills a good part of the picture but not all of it */
+        int body = 0;
+        for (int i = 0; i < 320 * 240; i++) body += is_body(im.rgb + 3 * i);
+        double frac = body / (320.0 * 240.0);
+        TEST_REPORT("%s: sphere covers %.1f%% of the picture", defo_renderer_name(r), 100 * frac);
+        CHECK(frac > 0.10 && frac < 0.6);
+        save(&im, file);
+    }
+    defo_image_free(&im);
+    defo_mesh_destroy(m);
+}
+
+static void test_sphere_centred(void) {
+    sphere_case(soft_renderer, "sphere_soft.png");
+    if (gl_renderer) sphere_case(gl_renderer, "sphere_gl.png");
+}
+
+/* Both backends frame and shade alike: mean colour difference over the
+ * picture is small (edges and shadow softness differ a little). */
+static void test_backends_agree(void) {
+    if (!gl_renderer) {
+        TEST_REPORT("OpenGL unavailable here: skipped");
+        return;
+    }
+    defo_mesh *m = make_box(-0.5, -0.5, 0, 1, 1, 1, 2);
+    defo_render_def def = defo_default_render_def();
+    def.width = 200;
+    def.height = 150;
+    defo_image a, b;
+    CHECK_OK(defo_render_mesh(gl_renderer, &def, m, NULL, NULL, 0, &a));
+    CHECK_OK(defo_render_mesh(soft_renderer, &def, m, NULL, NULL, 0, &b));
+    if (a.rgb && b.rgb) {
+        double diff = 0;
+        int mismatch = 0;
+        for (int i = 0; i < 200 * 150; i++) {
+            for (int k = 0; k < 3; k++) diff += fabs((double)a.rgb[3 * i + k] - b.rgb[3 * i + k]);
+            mismatch += is_body(a.rgb + 3 * i) != is_body(b.rgb + 3 * i);
+        }
+        diff /= 200 * 150 * 3;
+        TEST_REPORT("mean |gl - soft| = %.2f levels, body-mask mismatch %d of 30000 pixels", diff,
+                    mismatch);
+        CHECK(diff < 6.0);
+        CHECK(mismatch < 300); /* 1% : silhouette edges only */
+    }
+    defo_image_free(&a);
+    defo_image_free(&b);
+    defo_mesh_destroy(m);
+}
+
+/* Fixed framing box [-2,2]^3: a box at +x appears on the right half, at -x
+ * on the left half (the 3/4 view keeps +x to the right). */
+static void box_side_case(defo_renderer *r, double x0, int expect_right) {
+    defo_mesh *m = make_box(x0, -0.4, -0.4, 0.8, 0.8, 0.8, 2);
+    defo_render_def def = defo_default_render_def();
+    def.width = 320;
+    def.height = 240;
+    for (int k = 0; k < 3; k++) {
+        def.frame_lo[k] = -2;
+        def.frame_hi[k] = 2;
+    }
+    defo_image im;
+    CHECK_OK(defo_render_mesh(r, &def, m, NULL, NULL, 0, &im));
+    if (im.rgb) {
+        double sx = 0;
+        int n = 0;
+        for (int y = 0; y < 240; y++)
+            for (int x = 0; x < 320; x++)
+                if (is_body(px(&im, x, y))) {
+                    sx += x;
+                    n++;
+                }
+        CHECK(n > 200);
+        double cx = n ? sx / n : 0;
+        TEST_REPORT("%s: box at x0 = %+.1f: body centroid at column %.0f of 320",
+                    defo_renderer_name(r), x0, cx);
+        CHECK(expect_right ? cx > 180 : cx < 140);
+        if (expect_right) save(&im, "box_right.png");
+    }
+    defo_image_free(&im);
+    defo_mesh_destroy(m);
+}
+
+static void test_box_position(void) {
+    box_side_case(soft_renderer, 0.9, 1);
+    box_side_case(soft_renderer, -1.7, 0);
+    if (gl_renderer) {
+        box_side_case(gl_renderer, 0.9, 1);
+        box_side_case(gl_renderer, -1.7, 0);
+    }
+}
+
+/* A cell field 0 on the left half (x < 0.5) and 1 on the right: object
+ * pixels on the left of the picture have viridis-0 hue (purple: blue >>
+ * green), on the right viridis-1 hue (yellow: green >> blue).  Lighting
+ * scales channels, so hue ratios are what is checked. */
+static void test_field_colours(void) {
+    defo_mesh *m = make_box(0, 0, 0, 1, 0.4, 0.4, 4);
+    size_t ne = (size_t)m->num_elems;
+    double *f = malloc(ne * sizeof *f);
+    for (size_t e = 0; e < ne; e++) {
+        double cx = 0;
+        for (int k = 0; k < 4; k++) cx += m->x[3 * (size_t)m->elems[4 * e + (size_t)k]] / 4;
+        f[e] = cx < 0.5 ? 0.0 : 1.0;
+    }
+    CHECK_OK(defo_mesh_add_field(m, "f", DEFO_FIELD_CELL, 1, f));
+    free(f);
+    defo_render_def def = defo_default_render_def();
+    def.width = 400;
+    def.height = 300;
+    def.field = "f";
+    defo_renderer *rs[2] = {soft_renderer, gl_renderer};
+    for (int ri = 0; ri < 2; ri++) {
+        if (!rs[ri]) continue;
+        defo_image im;
+        CHECK_OK(defo_render_mesh(rs[ri], &def, m, NULL, NULL, 0, &im));
+        if (!im.rgb) continue;
+        /* object columns (non-grey pixels left of the legend panel at x >= 300),
+         * then the left and right quarters of that extent */
+        int xmin = 300, xmax = -1;
+        for (int y = 0; y < 300; y++)
+            for (int x = 0; x < 300; x++)
+                if (!is_greyish(px(&im, x, y))) {
+                    xmin = x < xmin ? x : xmin;
+                    xmax = x > xmax ? x : xmax;
+                }
+        CHECK(xmax - xmin > 100);
+        int q = (xmax - xmin) / 4;
+        int purple_left = 0, yellow_left = 0, purple_right = 0, yellow_right = 0;
+        for (int y = 0; y < 300; y++)
+            for (int x = xmin; x <= xmax; x++) {
+                const unsigned char *p = px(&im, x, y);
+                int purple = p[2] > 2 * p[1] + 10 && p[0] > p[1];
+                int yellow = p[1] > 2 * p[2] + 30 && p[0] > 2 * p[2];
+                if (x < xmin + q) {
+                    purple_left += purple;
+                    yellow_left += yellow;
+                } else if (x > xmax - q) {
+                    purple_right += purple;
+                    yellow_right += yellow;
+                }
+            }
+        TEST_REPORT("%s: purple left %d right %d, yellow left %d right %d",
+                    defo_renderer_name(rs[ri]), purple_left, purple_right, yellow_left,
+                    yellow_right);
+        CHECK(purple_left > 1000 && yellow_right > 1000);
+        CHECK(purple_right == 0 && yellow_left == 0);
+        if (ri == 0) save(&im, "field_halves.png");
+        defo_image_free(&im);
+    }
+    defo_mesh_destroy(m);
+}
+
+/* Mirrored positions (x -> -x) invert every element: the picture is
+ * magenta; the same mesh unmirrored has no magenta pixel. */
+static void test_inverted_highlight(void) {
+    defo_mesh *m = make_box(-0.5, -0.5, 0, 1, 1, 1, 2);
+    size_t n = 3 * (size_t)m->num_nodes;
+    double *x = malloc(n * sizeof *x);
+    memcpy(x, m->x, n * sizeof *x);
+    for (size_t i = 0; i < n; i += 3) x[i] = -x[i];
+    defo_render_def def = defo_default_render_def();
+    def.width = 240;
+    def.height = 180;
+    defo_renderer *rs[2] = {soft_renderer, gl_renderer};
+    for (int ri = 0; ri < 2; ri++) {
+        if (!rs[ri]) continue;
+        defo_image a, b;
+        CHECK_OK(defo_render_mesh(rs[ri], &def, m, x, NULL, 0, &a));
+        CHECK_OK(defo_render_mesh(rs[ri], &def, m, NULL, NULL, 0, &b));
+        if (a.rgb && b.rgb) {
+            int mag_a = 0, mag_b = 0;
+            for (int i = 0; i < 240 * 180; i++) {
+                mag_a += is_magenta(a.rgb + 3 * i);
+                mag_b += is_magenta(b.rgb + 3 * i);
+            }
+            TEST_REPORT("%s: magenta pixels inverted %d, upright %d", defo_renderer_name(rs[ri]),
+                        mag_a, mag_b);
+            CHECK(is_magenta(px(&a, 120, 90)));
+            CHECK(mag_a > 2000 && mag_b == 0);
+            if (ri == 0) save(&a, "inverted.png");
+        }
+        defo_image_free(&a);
+        defo_image_free(&b);
+    }
+    /* highlighting off: no magenta */
+    def.highlight_inverted = 0;
+    defo_image c;
+    CHECK_OK(defo_render_mesh(soft_renderer, &def, m, x, NULL, 0, &c));
+    if (c.rgb) CHECK(!is_magenta(px(&c, 120, 90)) && is_body(px(&c, 120, 90)));
+    defo_image_free(&c);
+    free(x);
+    defo_mesh_destroy(m);
+}
+
+/* Errors: a missing field names the available ones; bad sizes; empty mesh. */
+static void test_errors(void) {
+    defo_mesh *m = make_box(0, 0, 0, 1, 1, 1, 1);
+    double *v = calloc((size_t)m->num_nodes * 3, sizeof *v);
+    CHECK_OK(defo_mesh_add_field(m, "velocity", DEFO_FIELD_POINT, 3, v));
+    free(v);
+    defo_render_def def = defo_default_render_def();
+    def.field = "stress";
+    defo_image im;
+    CHECK(defo_render_mesh(soft_renderer, &def, m, NULL, NULL, 0, &im) ==
+          DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(defo_last_error(), "stress") && strstr(defo_last_error(), "velocity"));
+    CHECK(im.rgb == NULL);
+    def = defo_default_render_def();
+    def.width = 4;
+    CHECK(defo_render_mesh(soft_renderer, &def, m, NULL, NULL, 0, &im) ==
+          DEFO_ERR_INVALID_ARGUMENT);
+    defo_mesh *empty = NULL;
+    CHECK_OK(defo_mesh_create(1, &empty));
+    CHECK(defo_render_mesh(soft_renderer, NULL, empty, NULL, NULL, 0, &im) ==
+          DEFO_ERR_INVALID_MESH);
+    double lo, hi;
+    CHECK(defo_render_field_range(m, "nope", &lo, &hi) == DEFO_ERR_INVALID_ARGUMENT);
+    CHECK_OK(defo_render_field_range(m, "velocity", &lo, &hi));
+    CHECK(lo == 0 && hi == 0);
+    defo_mesh_destroy(empty);
+    defo_mesh_destroy(m);
+}
+
+/* Colliders are drawn: a sphere collider beside the body shows up as
+ * collider-coloured (blue-grey) pixels where it stands; a +z plane is the
+ * ground (no extra square). */
+static void test_colliders(void) {
+    defo_mesh *m = make_box(-0.5, -0.5, 0, 1, 1, 1, 2);
+    defo_render_shape s[3];
+    defo_shape_def sp = defo_default_shape_def();
+    sp.type = DEFO_SHAPE_SPHERE;
+    sp.radius = 0.5;
+    s[0] = defo_render_shape_from(&sp);
+    s[0].translation[0] = 1.4; /* to the right of the box */
+    s[0].translation[2] = 0.5;
+    defo_shape_def pl = defo_default_shape_def();
+    pl.type = DEFO_SHAPE_PLANE;
+    pl.normal[0] = pl.normal[1] = 0;
+    pl.normal[2] = 1;
+    pl.center[0] = pl.center[1] = pl.center[2] = 0;
+    s[1] = defo_render_shape_from(&pl);
+    defo_shape_def cap = defo_default_shape_def();
+    cap.type = DEFO_SHAPE_CAPSULE;
+    cap.radius = 0.15;
+    cap.half_length = 0.6;
+    cap.axis[0] = 1;
+    cap.axis[1] = cap.axis[2] = 0;
+    s[2] = defo_render_shape_from(&cap);
+    s[2].translation[1] = -1.0;
+    s[2].translation[2] = 0.15;
+    defo_render_def def = defo_default_render_def();
+    def.width = 320;
+    def.height = 240;
+    for (int k = 0; k < 3; k++) {
+        def.frame_lo[k] = -1.6;
+        def.frame_hi[k] = 1.6;
+    }
+    defo_renderer *rs[2] = {soft_renderer, gl_renderer};
+    for (int ri = 0; ri < 2; ri++) {
+        if (!rs[ri]) continue;
+        defo_image im;
+        CHECK_OK(defo_render_mesh(rs[ri], &def, m, NULL, s, 3, &im));
+        if (!im.rgb) continue;
+        int right = 0, left = 0;
+        for (int y = 0; y < 240; y++)
+            for (int x = 0; x < 320; x++) {
+                const unsigned char *p = px(&im, x, y);
+                int blue_grey = p[2] > p[0] + 15 && p[2] > p[1] + 3 && !is_body(p);
+                if (x > 200) right += blue_grey;
+                if (x < 120) left += blue_grey;
+            }
+        TEST_REPORT("%s: collider-coloured pixels right %d left %d", defo_renderer_name(rs[ri]),
+                    right, left);
+        CHECK(right > 300);
+        CHECK(right > 3 * left);
+        if (ri == 0) save(&im, "colliders.png");
+        defo_image_free(&im);
+    }
+    defo_mesh_destroy(m);
+}
+
+/* A sequence: a box falls onto the ground, then squashes (analytic
+ * deformation x' = c + S (x - c), J = sx sy sz per element) and shows a
+ * contact sheet.  Checks: the sheet has the computed size; the J legend is
+ * centred on 1; frames are written as .vtu + .pvd for the CLI. */
+static void test_sequence_sheet(void) {
+    defo_mesh *m = make_box(-0.5, -0.5, 0.0, 1, 1, 1, 4);
+    enum { NF = 8 };
+    size_t n = 3 * (size_t)m->num_nodes;
+    double *x = malloc(n * sizeof *x);
+    double *J = malloc((size_t)m->num_elems * sizeof *J);
+    defo_image tiles[NF];
+    char labels[NF][32];
+    const char *lab[NF];
+    defo_render_def def = defo_default_render_def();
+    def.width = 320;
+    def.height = 240;
+    def.field = "J";
+    def.range[0] = 0.4;
+    def.range[1] = 1.6;
+    /* framing box over all frames: from z = 0 (squashed) to z = 2.2 (start) */
+    double lo[3] = {-0.9, -0.9, 0}, hi[3] = {0.9, 0.9, 2.2};
+    memcpy(def.frame_lo, lo, sizeof lo);
+    memcpy(def.frame_hi, hi, sizeof hi);
+    def.ground_height_set = 1;
+    def.ground_height = 0;
+    char files[NF][256];
+    const char *fp[NF];
+    double times[NF];
+    mkdir(OUT_DIR "/seq", 0755);
+    mkdir(OUT_DIR "/seq/frames", 0755);
+    for (int f = 0; f < NF; f++) {
+        double t = (double)f / (NF - 1);
+        /* first half: fall from height 1.2 to 0; second half: squash */
+        double drop = t < 0.5 ? 1.2 * (1 - (2 * t) * (2 * t)) : 0;
+        double sq = t < 0.5 ? 0 : (t - 0.5) * 2; /* 0..1 */
+        double sz = 1 - 0.55 * sq, sxy = 1 + 0.35 * sq;
+        for (size_t i = 0; i < n; i += 3) {
+            x[i] = sxy * m->x[i];
+            x[i + 1] = sxy * m->x[i + 1];
+            x[i + 2] = sz * m->x[i + 2] + drop;
+        }
+        for (defo_index e = 0; e < m->num_elems; e++) J[e] = sxy * sxy * sz;
+        CHECK_OK(defo_mesh_add_field(m, "J", DEFO_FIELD_CELL, 1, J));
+        snprintf(labels[f], sizeof labels[f], "frame %d  t=%.2f s", f, t);
+        lab[f] = labels[f];
+        CHECK_OK(defo_render_mesh(gl_renderer ? gl_renderer : soft_renderer, &def, m, x, NULL, 0,
+                                  &tiles[f]));
+        /* the frame as a simulation would write it: deformed positions */
+        snprintf(files[f], sizeof files[f], OUT_DIR "/seq/frames/frame_%04d.vtu", f);
+        fp[f] = files[f];
+        times[f] = t;
+        defo_write_options wo = defo_default_write_options();
+        wo.positions = x;
+        CHECK_OK(defo_mesh_write(files[f], m, &wo));
+    }
+    CHECK_OK(defo_pvd_write(OUT_DIR "/seq/scene.pvd", times, fp, NF));
+    defo_image sheet;
+    CHECK_OK(defo_image_sheet(tiles, lab, NF, 4, "box falls and squashes: J = det F", &sheet));
+    /* layout: margin 8, 4 columns of 320, 2 rows of 240 + label 13, title 24 */
+    CHECK(sheet.width == 8 + 4 * (320 + 8));
+    CHECK(sheet.height == 24 + 8 + 2 * (240 + 13 + 8));
+    /* the last tile is squashed: J = 1.35^2 * 0.45 = 0.82 < 1, the blue side
+     * of the diverging map; the first is neutral (J = 1: grey-white) */
+    if (tiles[NF - 1].rgb && tiles[0].rgb) {
+        int blue_last = 0, blue_first = 0;
+        for (int i = 0; i < 320 * 240; i++) {
+            const unsigned char *p = tiles[NF - 1].rgb + 3 * i, *q = tiles[0].rgb + 3 * i;
+            blue_last += p[2] > p[0] + 40;
+            blue_first += q[2] > q[0] + 40;
+        }
+        TEST_REPORT("bluish (J < 1) pixels: first frame %d, last frame %d", blue_first, blue_last);
+        CHECK(blue_last > 1000 && blue_first < blue_last / 4);
+    }
+    save(&sheet, "sheet.png");
+    defo_image_free(&sheet);
+    for (int f = 0; f < NF; f++) defo_image_free(&tiles[f]);
+    free(x);
+    free(J);
+    defo_mesh_destroy(m);
+}
+
+int main(void) {
+    mkdir(DEFO_TEST_TMP, 0755);
+    mkdir(OUT_DIR, 0755);
+    if (defo_renderer_create(DEFO_RENDER_OPENGL, &gl_renderer) < 0) {
+        printf("  OpenGL/EGL unavailable (%s): software backend only\n", defo_last_error());
+        gl_renderer = NULL;
+    } else {
+        printf("  backend: %s\n", defo_renderer_name(gl_renderer));
+    }
+    CHECK_OK(defo_renderer_create(DEFO_RENDER_SOFTWARE, &soft_renderer));
+    RUN(test_colormap_ends);
+    RUN(test_png_roundtrip);
+    RUN(test_sphere_centred);
+    RUN(test_backends_agree);
+    RUN(test_box_position);
+    RUN(test_field_colours);
+    RUN(test_inverted_highlight);
+    RUN(test_errors);
+    RUN(test_colliders);
+    RUN(test_sequence_sheet);
+    defo_renderer_destroy(gl_renderer);
+    defo_renderer_destroy(soft_renderer);
+    return test_summary();
+}
