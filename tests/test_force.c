@@ -180,9 +180,15 @@ static void fd_family(defo_material_model model, const char *name) {
     fixture_free(&fx);
 }
 
-static void test_fd_corotated(void) { fd_family(DEFO_MODEL_COROTATED, "corotated"); }
-static void test_fd_neo_hookean(void) { fd_family(DEFO_MODEL_NEO_HOOKEAN, "neo_hookean"); }
-static void test_fd_stvk(void) { fd_family(DEFO_MODEL_STVK, "stvk"); }
+static void test_fd_corotated(void) {
+    fd_family(DEFO_MODEL_COROTATED, "corotated");
+}
+static void test_fd_neo_hookean(void) {
+    fd_family(DEFO_MODEL_NEO_HOOKEAN, "neo_hookean");
+}
+static void test_fd_stvk(void) {
+    fd_family(DEFO_MODEL_STVK, "stvk");
+}
 
 /* A mesh: FD on a few random coordinates of a deformed box. */
 static void test_fd_mesh(void) {
@@ -327,8 +333,7 @@ static void test_damping_operator(void) {
     defo_force_damping(fx.force, v, fd);
     double rig = 0;
     for (size_t j = 0; j < m; j++) rig = fmax(rig, fabs(fd[j]));
-    TEST_REPORT("rigid velocity at rest: max damping force %.2e (vs %.3g for random v)", rig,
-                dmax);
+    TEST_REPORT("rigid velocity at rest: max damping force %.2e (vs %.3g for random v)", rig, dmax);
     CHECK(rig <= 1e-12 * dmax);
     free(ref);
     free(x);

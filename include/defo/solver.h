@@ -41,8 +41,8 @@ DEFO_API defo_cg_def defo_default_cg_def(void);
 
 typedef struct defo_cg_result {
     int iterations;
-    double residual;       /* final relative residual |S r| / |S b| (0 when S b = 0) */
-    int converged;         /* 1 when residual ≤ tolerance */
+    double residual; /* final relative residual |S r| / |S b| (0 when S b = 0) */
+    int converged;   /* 1 when residual ≤ tolerance */
 } defo_cg_result;
 
 /* Solve A x = b on the unconstrained subspace, starting from x (in/out).

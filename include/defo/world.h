@@ -56,10 +56,10 @@ DEFO_API defo_status defo_world_create(const defo_world_def *def, defo_world **o
 DEFO_API void defo_world_destroy(defo_world *world);
 
 typedef struct defo_body_def {
-    const defo_mesh *mesh;        /* tet4, positively oriented; copied */
-    defo_material_def material;   /* default defo_default_material() */
-    const char *name;             /* copied (truncated to 63 bytes); NULL: "body<k>" */
-    double velocity[3];           /* initial velocity of every node [m/s]; default 0 */
+    const defo_mesh *mesh;      /* tet4, positively oriented; copied */
+    defo_material_def material; /* default defo_default_material() */
+    const char *name;           /* copied (truncated to 63 bytes); NULL: "body<k>" */
+    double velocity[3];         /* initial velocity of every node [m/s]; default 0 */
 } defo_body_def;
 DEFO_API defo_body_def defo_default_body_def(void);
 
@@ -102,14 +102,14 @@ DEFO_API defo_status defo_world_add_collider(defo_world *world, defo_collider *c
 /* Per-frame statistics of the last defo_world_step (or substep). */
 typedef struct defo_step_stats {
     int substeps;
-    double dt;                 /* substep length [s] */
-    int cg_iterations;         /* total over substeps, bodies and both solves */
-    int cg_max_iterations;     /* largest single solve */
-    double cg_residual;        /* largest final relative residual */
-    int cg_not_converged;      /* solves that hit the iteration limit */
-    defo_index inverted;       /* inverted elements at the end, all bodies */
-    defo_index inverted_peak;  /* largest count seen after any substep */
-    defo_index collisions;     /* colliding nodes in the last substep */
+    double dt;                /* substep length [s] */
+    int cg_iterations;        /* total over substeps, bodies and both solves */
+    int cg_max_iterations;    /* largest single solve */
+    double cg_residual;       /* largest final relative residual */
+    int cg_not_converged;     /* solves that hit the iteration limit */
+    defo_index inverted;      /* inverted elements at the end, all bodies */
+    defo_index inverted_peak; /* largest count seen after any substep */
+    defo_index collisions;    /* colliding nodes in the last substep */
 } defo_step_stats;
 
 /* Advance by frame_dt > 0 in equal CFL-bounded substeps. */

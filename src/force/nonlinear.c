@@ -161,8 +161,7 @@ static defo_status report_non_finite(const defo_force *f, const double *x) {
     return defo_error(DEFO_ERR_NUMERICAL, "non-finite total elastic energy");
 }
 
-defo_status defo_force_elastic(defo_force *f, const double *x, double *out_force,
-                               double *energy) {
+defo_status defo_force_elastic(defo_force *f, const double *x, double *out_force, double *energy) {
     const defo_index ne = f->num_elems;
     const defo_index *elems = f->mesh->elems;
     const double *Dm_inv = f->rest->Dm_inv, *Bm = f->rest->Bm, *vol = f->rest->volume;
@@ -297,9 +296,13 @@ void defo_force_damping_diagonal(defo_force *f, double *out) {
     defo_gather3(&f->inc, slot, out);
 }
 
-int defo_force_has_damping(const defo_force *f) { return f->damping; }
+int defo_force_has_damping(const defo_force *f) {
+    return f->damping;
+}
 
-const double *defo_force_sigma(const defo_force *f) { return f->sigma; }
+const double *defo_force_sigma(const defo_force *f) {
+    return f->sigma;
+}
 
 defo_index defo_force_count_inverted(const defo_force *f) {
     defo_index count = 0;
@@ -307,4 +310,6 @@ defo_index defo_force_count_inverted(const defo_force *f) {
     return count;
 }
 
-double defo_force_wave_time(const defo_force *f) { return f->wave_time; }
+double defo_force_wave_time(const defo_force *f) {
+    return f->wave_time;
+}

@@ -29,6 +29,19 @@
  * exact per-node divisions (and the scheme is velocity Verlet, which keeps
  * linear and angular momentum — the conservation test relies on it).
  *
+ * Friction (one deliberate deviation, measured by the incline test): the
+ * collision step scales the tangential velocity by μ (Δv_N + Δx_N/τ).  In
+ * this scheme a node in resting contact (vⁿ_N = 0) penetrates by
+ * Δx_N = Δt²/2 |a_N| in line 2 — only half a step of normal acceleration,
+ * since ṽ^{n+½} carries Δt/2 of it — while the normal impulse it really
+ * receives per step is Δt |a_N| (the rest is absorbed by the normal
+ * constraint of line 4, which has no friction).  With τ = Δt, as written
+ * in the paper, sliding friction comes out as μ/2 (a = g(sin θ − μ/2 cos θ)
+ * measured).  Passing τ = Δt/2 makes μ Δx_N/τ = μ Δt |a_N|, the Coulomb
+ * impulse of the full normal load; an impact (vⁿ_N < 0) then sees a
+ * friction impulse larger by 2|Δv_N| than its normal impulse — an
+ * overestimate only during the one step of an impact.
+ *
  * Failure: every body is stepped into scratch arrays and committed only when
  * all succeeded; a non-finite value is refused with an error naming the body
  * and the element or node, and the force model's rotations are restored to
@@ -155,10 +168,12 @@ static defo_status step_body(defo_world *w, defo_body *b, double dt) {
         }
 
     /* 3: collisions with x̃^{n+1} and vⁿ → x^{n+1}, ṽⁿ.  Fixed nodes are
-     * kinematic: they ignore colliders. */
+     * kinematic: they ignore colliders.  The friction time is Δt/2 (see the
+     * top of the file: it makes the friction impulse the full normal
+     * impulse of a resting contact). */
     defo_index hits = 0;
     if (w->num_colliders > 0) {
-        s = defo_collide_nodes(w->colliders, w->num_colliders, t1, dt, n, xn, vt, b->collided,
+        s = defo_collide_nodes(w->colliders, w->num_colliders, t1, h, n, xn, vt, b->collided,
                                b->normal, &hits);
         if (s < 0) return defo_error_prefix("body '%s': collisions", b->name);
     } else {

@@ -114,8 +114,7 @@ defo_status defo_cg_solve(const defo_cg_def *def, defo_index n, defo_linop_fn ap
     for (size_t i = 0; i < m; i++) r[i] = b[i] - q[i];
     project(n, constraint, normal, r);
     double rr = defo_dot(r, r, m);
-    if (!isfinite(rr))
-        return defo_error(DEFO_ERR_NUMERICAL, "CG: non-finite initial residual");
+    if (!isfinite(rr)) return defo_error(DEFO_ERR_NUMERICAL, "CG: non-finite initial residual");
     if (bnorm == 0 || sqrt(rr) <= d.tolerance * bnorm) {
         res.residual = bnorm > 0 ? sqrt(rr) / bnorm : 0.0;
         res.converged = 1;

@@ -74,9 +74,8 @@ static void body_free(defo_body *b) {
     defo_material_destroy(b->mat);
     defo_rest_free(&b->rest);
     defo_mesh_destroy(b->mesh);
-    double *arrays[] = {b->x,   b->v,      b->mass, b->fe,     b->x_new,   b->v_new,
-                        b->fe_new, b->vt,  b->rhs,  b->tmp,    b->normal,  b->inv_diag,
-                        b->cg_work};
+    double *arrays[] = {b->x,  b->v,   b->mass, b->fe,     b->x_new,    b->v_new,  b->fe_new,
+                        b->vt, b->rhs, b->tmp,  b->normal, b->inv_diag, b->cg_work};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) defo_free(arrays[i]);
     defo_free(b->fixed);
     defo_free(b->constraint);
@@ -98,7 +97,9 @@ static defo_body *get_body(const defo_world *w, defo_body_id id) {
     return b->generation == id.generation ? b : NULL;
 }
 
-int defo_body_is_valid(const defo_world *w, defo_body_id id) { return get_body(w, id) != NULL; }
+int defo_body_is_valid(const defo_world *w, defo_body_id id) {
+    return get_body(w, id) != NULL;
+}
 
 defo_status defo_body_refresh(defo_body *b) {
     if (!b->dirty) return DEFO_OK;
@@ -148,8 +149,8 @@ defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_bo
     defo_index n = b->mesh->num_nodes;
     size_t m = 3 * (size_t)n;
     b->n = n;
-    double **arrays3[] = {&b->x,  &b->v,   &b->fe,     &b->x_new,   &b->v_new, &b->fe_new,
-                          &b->vt, &b->rhs, &b->tmp,    &b->normal,  &b->inv_diag};
+    double **arrays3[] = {&b->x,  &b->v,   &b->fe,  &b->x_new,  &b->v_new,   &b->fe_new,
+                          &b->vt, &b->rhs, &b->tmp, &b->normal, &b->inv_diag};
     for (size_t i = 0; i < sizeof arrays3 / sizeof arrays3[0]; i++)
         *arrays3[i] = defo_calloc(m ? m : 1, sizeof(double));
     b->mass = defo_calloc(n ? (size_t)n : 1, sizeof(double));
@@ -255,8 +256,7 @@ const double *defo_body_velocities(const defo_world *w, defo_body_id id) {
     return b ? b->v : NULL;
 }
 
-defo_status defo_body_set_state(defo_world *w, defo_body_id id, const double *x,
-                                const double *v) {
+defo_status defo_body_set_state(defo_world *w, defo_body_id id, const double *x, const double *v) {
     defo_body *b = get_body(w, id);
     if (!b) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_set_state: invalid body id");
     size_t m = 3 * (size_t)b->n;
@@ -271,7 +271,8 @@ defo_status defo_body_set_state(defo_world *w, defo_body_id id, const double *x,
     }
     if (v) memcpy(b->v, v, m * sizeof(double));
     for (defo_index i = 0; i < b->n; i++)
-        if (b->fixed[i]) b->v[3 * (size_t)i] = b->v[3 * (size_t)i + 1] = b->v[3 * (size_t)i + 2] = 0;
+        if (b->fixed[i])
+            b->v[3 * (size_t)i] = b->v[3 * (size_t)i + 1] = b->v[3 * (size_t)i + 2] = 0;
     return b->dirty ? defo_body_refresh(b) : DEFO_OK;
 }
 const double *defo_body_masses(const defo_world *w, defo_body_id id) {
@@ -342,9 +343,13 @@ double defo_world_stable_dt(const defo_world *w) {
     return dt;
 }
 
-double defo_world_time(const defo_world *w) { return w->time; }
+double defo_world_time(const defo_world *w) {
+    return w->time;
+}
 
-void defo_world_stats(const defo_world *w, defo_step_stats *out) { *out = w->stats; }
+void defo_world_stats(const defo_world *w, defo_step_stats *out) {
+    *out = w->stats;
+}
 
 static void stats_begin(defo_world *w) {
     memset(&w->stats, 0, sizeof w->stats);

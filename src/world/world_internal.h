@@ -22,19 +22,19 @@ typedef struct defo_body {
     defo_material *mat;
     defo_force *force; /* holds U, B̂m, σ of the current x */
     defo_index n;
-    double *x, *v;    /* current state */
-    double *mass;     /* lumped, kg */
-    double *fe;       /* elastic force at x (valid unless dirty) */
+    double *x, *v; /* current state */
+    double *mass;  /* lumped, kg */
+    double *fe;    /* elastic force at x (valid unless dirty) */
     double elastic_energy;
     double elastic_energy_new; /* at x_new, during a step */
     unsigned char *fixed;
     int dirty; /* x may have changed outside a step: recompute fe */
     /* scratch, 3n each unless noted */
     double *x_new, *v_new, *fe_new, *vt, *rhs, *tmp, *normal, *inv_diag;
-    double *cg_work;             /* 12n */
-    unsigned char *constraint;   /* n: DEFO_CONSTRAINT_* kinds for CG */
-    unsigned char *collided;     /* n */
-    int stepped;                 /* force rotations were moved to x_new this substep */
+    double *cg_work;           /* 12n */
+    unsigned char *constraint; /* n: DEFO_CONSTRAINT_* kinds for CG */
+    unsigned char *collided;   /* n */
+    int stepped;               /* force rotations were moved to x_new this substep */
 } defo_body;
 
 struct defo_world {

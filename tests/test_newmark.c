@@ -1,0 +1,566 @@
+/*
+ * tests/test_newmark.c — the ITF04 §9 Newmark integrator through the world
+ * API: bodies, gravity, damping, fixed nodes, rigid colliders.
+ *
+ * References used:
+ *   - free fall: the centre of mass follows x0 + v0 t + ½ g t² (analytic;
+ *     internal forces sum to zero);
+ *   - conservation: a free spinning, stretched body (no gravity, damping or
+ *     contact) keeps linear and angular momentum (exact for this scheme,
+ *     which is velocity Verlet without damping); energy drift is reported;
+ *   - determinism: 1 and 2 threads give identical bits after several steps
+ *     with damping, gravity and a ground collider;
+ *   - torus puddle (ITF04 Fig. 2, reduced): a nearly stiffness-free torus
+ *     falls flat (many inverted elements), then with stiffness restored
+ *     recovers its rest volume and shape (Procrustes alignment);
+ *   - random scatter (ITF04): all nodes at random points recover the rest
+ *     shape with damping;
+ *   - friction on an incline (Coulomb: stick for μ > tan θ, slide with
+ *     a = g (sin θ − μ cos θ));
+ *   - a blow-up is refused with an error naming the body, and the state
+ *     stays at the last good step.
+ */
+#include "defo/collision.h"
+#include "defo/world.h"
+#include "determinism.h"
+#include "test.h"
+
+static defo_mesh *box_mesh(double size, int cells) {
+    defo_box_def d = defo_default_box_def();
+    for (int k = 0; k < 3; k++) {
+        d.origin[k] = -0.5 * size;
+        d.size[k] = size;
+        d.cells[k] = cells;
+    }
+    defo_mesh *m = NULL;
+    defo_generate_box(&d, &m);
+    return m;
+}
+
+static defo_collider *ground_plane(double friction, const double normal[3]) {
+    defo_shape_def sh = defo_default_shape_def();
+    sh.type = DEFO_SHAPE_PLANE;
+    sh.center[0] = sh.center[1] = sh.center[2] = 0;
+    for (int k = 0; k < 3; k++) sh.normal[k] = normal[k];
+    defo_collider_def cd = defo_default_collider_def();
+    cd.num_shapes = 1;
+    cd.shapes = &sh;
+    cd.friction = friction;
+    defo_collider *c = NULL;
+    defo_collider_create(&cd, &c);
+    return c;
+}
+
+static void momenta(const defo_world *w, defo_body_id id, double P[3], double L[3], double *pscale,
+                    double *lscale) {
+    defo_index n = defo_body_num_nodes(w, id);
+    const double *x = defo_body_positions(w, id), *v = defo_body_velocities(w, id);
+    const double *m = defo_body_masses(w, id);
+    for (int k = 0; k < 3; k++) P[k] = L[k] = 0;
+    *pscale = *lscale = 0;
+    for (defo_index i = 0; i < n; i++) {
+        const double *p = x + 3 * i, *q = v + 3 * i;
+        for (int k = 0; k < 3; k++) P[k] += m[i] * q[k];
+        L[0] += m[i] * (p[1] * q[2] - p[2] * q[1]);
+        L[1] += m[i] * (p[2] * q[0] - p[0] * q[2]);
+        L[2] += m[i] * (p[0] * q[1] - p[1] * q[0]);
+        double vn = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
+        *pscale += m[i] * vn;
+        *lscale += m[i] * vn * sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
+    }
+}
+
+static void center_of_mass(const defo_world *w, defo_body_id id, double c[3]) {
+    defo_index n = defo_body_num_nodes(w, id);
+    const double *x = defo_body_positions(w, id), *m = defo_body_masses(w, id);
+    double mt = 0;
+    c[0] = c[1] = c[2] = 0;
+    for (defo_index i = 0; i < n; i++) {
+        for (int k = 0; k < 3; k++) c[k] += m[i] * x[3 * i + k];
+        mt += m[i];
+    }
+    for (int k = 0; k < 3; k++) c[k] /= mt;
+}
+
+/* Largest node distance between x and the best rigid placement of the rest
+ * positions X (Procrustes: R = polar part of Σ (x − x̄)(X − X̄)ᵀ). */
+static double procrustes_error(defo_index n, const double *X, const double *x) {
+    double cX[3] = {0, 0, 0}, cx[3] = {0, 0, 0};
+    for (defo_index i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            cX[k] += X[3 * i + k] / n;
+            cx[k] += x[3 * i + k] / n;
+        }
+    defo_mat3 H = defo_m3_zero();
+    for (defo_index i = 0; i < n; i++)
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+                H.m[a][b] += (x[3 * i + a] - cx[a]) * (X[3 * i + b] - cX[b]);
+    defo_mat3 R;
+    defo_polar3(&H, &R, NULL);
+    double err = 0;
+    for (defo_index i = 0; i < n; i++) {
+        defo_vec3 d = defo_v3(X[3 * i] - cX[0], X[3 * i + 1] - cX[1], X[3 * i + 2] - cX[2]);
+        defo_vec3 y = defo_m3_mulv(R, d);
+        defo_vec3 e =
+            defo_v3(x[3 * i] - cx[0] - y.x, x[3 * i + 1] - cx[1] - y.y, x[3 * i + 2] - cx[2] - y.z);
+        err = fmax(err, defo_v3_norm(e));
+    }
+    return err;
+}
+
+static double body_volume(const defo_world *w, defo_body_id id) {
+    double v = 0;
+    defo_mesh_volume(defo_body_mesh(w, id), defo_body_positions(w, id), &v);
+    return v;
+}
+
+/* --------------------------------------------------------- free fall */
+static void test_free_fall(void) {
+    defo_world *w = NULL;
+    CHECK_OK(defo_world_create(NULL, &w));
+    defo_mesh *mesh = box_mesh(0.5, 2);
+    defo_body_def bd = defo_default_body_def();
+    bd.mesh = mesh;
+    bd.velocity[0] = 1.0;
+    bd.velocity[2] = 2.0;
+    defo_body_id id;
+    CHECK_OK(defo_world_add_body(w, &bd, &id));
+    double c0[3], c1[3];
+    center_of_mass(w, id, c0);
+    for (int f = 0; f < 30; f++) CHECK_OK(defo_world_step(w, 1.0 / 30));
+    defo_step_stats st;
+    defo_world_stats(w, &st);
+    center_of_mass(w, id, c1);
+    double t = defo_world_time(w);
+    double ex[3] = {c0[0] + 1.0 * t, c0[1], c0[2] + 2.0 * t - 0.5 * 9.81 * t * t};
+    double err = 0;
+    for (int k = 0; k < 3; k++) err = fmax(err, fabs(c1[k] - ex[k]));
+    double el = 0;
+    CHECK_OK(defo_body_energy(w, id, NULL, &el, NULL));
+    TEST_REPORT("t = %.17g, %d substeps/frame: centre of mass error %.2e m, elastic energy %.2e J",
+                t, st.substeps, err, el);
+    CHECK(fabs(t - 1.0) < 1e-14); /* 30 frame sums of 1/30 */
+    CHECK(err < 1e-12);
+    CHECK(el < 1e-20); /* rigid translation: no deformation at all */
+    defo_world_destroy(w);
+    defo_mesh_destroy(mesh);
+}
+
+/* ------------------------------------------------------ conservation */
+static void test_conservation(void) {
+    defo_world_def wd = defo_default_world_def();
+    wd.gravity[2] = 0;
+    defo_world *w = NULL;
+    CHECK_OK(defo_world_create(&wd, &w));
+    defo_mesh *mesh = box_mesh(1.0, 4);
+    defo_body_def bd = defo_default_body_def();
+    bd.mesh = mesh;
+    bd.material.model = DEFO_MODEL_NEO_HOOKEAN;
+    bd.material.youngs_modulus = 1e5;
+    defo_body_id id;
+    CHECK_OK(defo_world_add_body(w, &bd, &id));
+    /* stretched along x by 20 %, spinning about an oblique axis, drifting */
+    defo_index n = defo_body_num_nodes(w, id);
+    double *x = malloc(3 * (size_t)n * sizeof *x), *v = malloc(3 * (size_t)n * sizeof *v);
+    const double *X = defo_body_positions(w, id);
+    defo_vec3 om = defo_v3(1.0, 2.0, 3.0);
+    for (defo_index i = 0; i < n; i++) {
+        x[3 * i] = 1.2 * X[3 * i];
+        x[3 * i + 1] = X[3 * i + 1];
+        x[3 * i + 2] = X[3 * i + 2];
+        defo_vec3 r = defo_v3_cross(om, defo_v3_load(x + 3 * i));
+        v[3 * i] = r.x + 0.5;
+        v[3 * i + 1] = r.y - 0.2;
+        v[3 * i + 2] = r.z;
+    }
+    CHECK_OK(defo_body_set_state(w, id, x, v));
+    double P0[3], L0[3], ps, ls, ke, el;
+    momenta(w, id, P0, L0, &ps, &ls);
+    CHECK_OK(defo_body_energy(w, id, &ke, &el, NULL));
+    double E0 = ke + el, dt = defo_world_stable_dt(w), emax = 0;
+    int steps = TEST_HEAVY(1000);
+    for (int s = 0; s < steps; s++) {
+        CHECK_OK(defo_world_substep(w, dt));
+        if (s % 50 == 49) {
+            CHECK_OK(defo_body_energy(w, id, &ke, &el, NULL));
+            emax = fmax(emax, fabs(ke + el - E0) / E0);
+        }
+    }
+    double P[3], L[3], ps1, ls1;
+    momenta(w, id, P, L, &ps1, &ls1);
+    double dP = 0, dL = 0;
+    for (int k = 0; k < 3; k++) {
+        dP = fmax(dP, fabs(P[k] - P0[k]));
+        dL = fmax(dL, fabs(L[k] - L0[k]));
+    }
+    TEST_REPORT("%d steps of %.3g s: |dP|/sum m|v| = %.2e, |dL|/sum m|x||v| = %.2e, max energy "
+                "drift %.2e (E0 = %.4g J)",
+                steps, dt, dP / ps, dL / ls, emax, E0);
+    CHECK(dP <= 1e-9 * ps);
+    CHECK(dL <= 1e-9 * ls);
+    /* symplectic scheme: bounded energy error, a loose sanity bound */
+    CHECK(emax < 0.05);
+    free(x);
+    free(v);
+    defo_world_destroy(w);
+    defo_mesh_destroy(mesh);
+}
+
+/* ------------------------------------------------------- determinism */
+typedef struct det_ctx {
+    defo_mesh *mesh;
+    defo_collider *ground;
+} det_ctx;
+
+static void det_compute(void *vctx, void *out) {
+    det_ctx *c = vctx;
+    defo_world *w = NULL;
+    defo_world_create(NULL, &w);
+    defo_world_add_collider(w, c->ground);
+    defo_body_def bd = defo_default_body_def();
+    bd.mesh = c->mesh;
+    bd.material.damping_time = 0.01;
+    bd.velocity[2] = -2.0;
+    defo_body_id id;
+    defo_world_add_body(w, &bd, &id);
+    for (int s = 0; s < 4; s++) defo_world_step(w, 0.02);
+    size_t m = 3 * (size_t)defo_body_num_nodes(w, id);
+    memcpy(out, defo_body_positions(w, id), m * sizeof(double));
+    memcpy((double *)out + m, defo_body_velocities(w, id), m * sizeof(double));
+    defo_world_destroy(w);
+}
+
+static void test_determinism(void) {
+    defo_torus_def td = defo_default_torus_def();
+    td.center[2] = 0.41; /* just above the ground: it hits within the frames */
+    td.cell_size = td.minor_radius / 2.5;
+    det_ctx c = {NULL, NULL};
+    CHECK_OK(defo_generate_torus(&td, &c.mesh));
+    double up[3] = {0, 0, 1};
+    c.ground = ground_plane(0.5, up);
+    CHECK(c.ground != NULL);
+    size_t m = 3 * (size_t)c.mesh->num_nodes;
+    TEST_REPORT("torus %ld nodes, %ld tets, 4 frames with damping and contact",
+                (long)c.mesh->num_nodes, (long)c.mesh->num_elems);
+    CHECK(test_bitwise_same_for_threads(det_compute, &c, 2 * m * sizeof(double), 2));
+    defo_collider_destroy(c.ground);
+    defo_mesh_destroy(c.mesh);
+}
+
+/* ------------------------------------------------------- torus puddle */
+static void test_torus_puddle(void) {
+    defo_torus_def td = defo_default_torus_def();
+    td.major_radius = 0.5;
+    td.minor_radius = 0.2;
+    td.cell_size = 0.2 / 1.5;
+    td.center[2] = 0.3; /* falls 0.1 m onto the ground */
+    defo_mesh *mesh = NULL;
+    CHECK_OK(defo_generate_torus(&td, &mesh));
+    double up[3] = {0, 0, 1};
+    defo_collider *ground = ground_plane(0.3, up);
+    defo_world *w = NULL;
+    CHECK_OK(defo_world_create(NULL, &w));
+    CHECK_OK(defo_world_add_collider(w, ground));
+    /* ITF04 §6: the torus puddle uses the rotated linear model */
+    defo_body_def bd = defo_default_body_def();
+    bd.mesh = mesh;
+    bd.material.model = DEFO_MODEL_COROTATED;
+    bd.material.youngs_modulus = 10.0; /* ρ g h ≈ 4 kPa ≫ E: it collapses */
+    bd.material.damping_time = 0.02;
+    defo_body_id id;
+    CHECK_OK(defo_world_add_body(w, &bd, &id));
+    double vol0 = body_volume(w, id);
+    defo_index peak = 0;
+    int frames_soft = 60; /* cheap: soft material, max_dt substeps */
+    for (int f = 0; f < frames_soft; f++) {
+        CHECK_OK(defo_world_step(w, 1.0 / 30));
+        defo_step_stats st;
+        defo_world_stats(w, &st);
+        if (st.inverted_peak > peak) peak = st.inverted_peak;
+    }
+    double lo[3], hi[3];
+    defo_mesh *cur = NULL;
+    CHECK_OK(defo_mesh_clone(mesh, &cur));
+    memcpy(cur->x, defo_body_positions(w, id), 3 * (size_t)mesh->num_nodes * sizeof(double));
+    CHECK_OK(defo_mesh_bbox(cur, lo, hi));
+    double height = hi[2] - lo[2];
+    TEST_REPORT("%ld tets; soft phase %.2f s: peak inverted %ld (%.0f %%), height %.3f m (rest "
+                "0.4 m), lowest z %.2e",
+                (long)mesh->num_elems, frames_soft / 30.0, (long)peak,
+                100.0 * peak / mesh->num_elems, height, lo[2]);
+    CHECK(height < 0.1);
+    CHECK(peak > mesh->num_elems / 10);
+    CHECK(lo[2] > -1e-9);
+    /* restore stiffness */
+    defo_material_def stiff = bd.material;
+    stiff.youngs_modulus = 1e5;
+    stiff.damping_time = 0.01;
+    CHECK_OK(defo_body_set_material(w, id, &stiff));
+    int frames_stiff = TEST_HEAVY(30), substeps = 0, cg = 0;
+    for (int f = 0; f < frames_stiff; f++) {
+        CHECK_OK(defo_world_step(w, 1.0 / 30));
+        defo_step_stats st;
+        defo_world_stats(w, &st);
+        substeps += st.substeps;
+        cg += st.cg_iterations;
+        if (getenv("DEFO_TEST_VERBOSE")) {
+            defo_index iv;
+            defo_body_count_inverted(w, id, &iv);
+            printf("frame %d: substeps %d cg %d inverted %ld vol %.4f\n", f, st.substeps,
+                   st.cg_iterations, (long)iv, body_volume(w, id) / vol0);
+        }
+    }
+    defo_index inv = -1;
+    CHECK_OK(defo_body_count_inverted(w, id, &inv));
+    double vol = body_volume(w, id);
+    double shape = procrustes_error(mesh->num_nodes, mesh->x, defo_body_positions(w, id));
+    double size = 2 * (td.major_radius + td.minor_radius);
+    TEST_REPORT("recovery %.2f s (%d substeps, %d CG iterations): inverted %ld, volume %.4f of "
+                "rest, shape error "
+                "%.3f %% of size",
+                frames_stiff / 30.0, substeps, cg, (long)inv, vol / vol0, 100 * shape / size);
+#ifndef DEFO_SANITIZED
+    CHECK(inv == 0);
+    CHECK(fabs(vol / vol0 - 1) < 0.02);
+    CHECK(shape < 0.02 * size);
+#endif
+    defo_mesh_destroy(cur);
+    defo_world_destroy(w);
+    defo_collider_destroy(ground);
+    defo_mesh_destroy(mesh);
+}
+
+/* --------------------------------------------------- random scatter */
+static void test_random_scatter(void) {
+    defo_world_def wd = defo_default_world_def();
+    wd.gravity[2] = 0;
+    defo_world *w = NULL;
+    CHECK_OK(defo_world_create(&wd, &w));
+    defo_mesh *mesh = box_mesh(1.0, 3);
+    defo_body_def bd = defo_default_body_def();
+    bd.mesh = mesh;
+    bd.material.model = DEFO_MODEL_COROTATED;
+    /* ITF04 §6.2: this damping model does not conserve angular momentum for
+     * large non-uniform Ḟ̂, so the body ends up spinning slowly; a softer
+     * material (1e4 Pa) then keeps a centrifugal stretch of ~1.5 %. */
+    bd.material.youngs_modulus = 1e5;
+    bd.material.damping_time = 0.02;
+    defo_body_id id;
+    CHECK_OK(defo_world_add_body(w, &bd, &id));
+    defo_index n = mesh->num_nodes;
+    double *x = malloc(3 * (size_t)n * sizeof *x);
+    test_rng r = {2024};
+    for (size_t j = 0; j < 3 * (size_t)n; j++) x[j] = test_range(&r, -5, 5); /* 10× the mesh */
+    CHECK_OK(defo_body_set_state(w, id, x, NULL));
+    defo_index inv0;
+    CHECK_OK(defo_body_count_inverted(w, id, &inv0));
+    double t_rec = -1, shape = INFINITY;
+    int steps = 0;
+    int max_frames = TEST_HEAVY(300);
+    for (int f = 0; f < max_frames; f++) {
+        CHECK_OK(defo_world_step(w, 1.0 / 30));
+        defo_step_stats st;
+        defo_world_stats(w, &st);
+        steps += st.substeps;
+        defo_index inv;
+        CHECK_OK(defo_body_count_inverted(w, id, &inv));
+        shape = procrustes_error(n, mesh->x, defo_body_positions(w, id));
+        if (getenv("DEFO_TEST_VERBOSE") && f % 10 == 0)
+            printf("frame %d inverted %ld shape %.3e\n", f, (long)inv, shape);
+        if (inv == 0 && shape < 0.02) {
+            t_rec = defo_world_time(w);
+            break;
+        }
+    }
+    double P[3], L[3], ps, ls, ke, el;
+    momenta(w, id, P, L, &ps, &ls);
+    CHECK_OK(defo_body_energy(w, id, &ke, &el, NULL));
+    TEST_REPORT("%ld tets, %ld inverted at start: recovered (no inversion, shape error < 2 %%) "
+                "at t = %.3f s after %d substeps; shape error %.2e; kinetic %.2e J, elastic "
+                "%.2e J, |L| %.2e",
+                (long)mesh->num_elems, (long)inv0, t_rec, steps, shape, ke, el,
+                sqrt(L[0] * L[0] + L[1] * L[1] + L[2] * L[2]));
+#ifndef DEFO_SANITIZED
+    CHECK(t_rec > 0);
+#endif
+    free(x);
+    defo_world_destroy(w);
+    defo_mesh_destroy(mesh);
+}
+
+/* ----------------------------------------------------------- incline */
+/* Block on a plane tilted by theta about y; returns the downhill
+ * acceleration fitted from the centre of mass between t = 0.2 and 0.6 s. */
+static double incline_accel(double theta, double mu) {
+    double n[3] = {sin(theta), 0, cos(theta)};
+    defo_collider *plane = ground_plane(mu, n);
+    defo_world *w = NULL;
+    defo_world_create(NULL, &w);
+    defo_world_add_collider(w, plane);
+    defo_mesh *mesh = box_mesh(0.2, 2);
+    /* rest the block's bottom face on the plane: lift by half its size,
+     * then rotate z onto n */
+    defo_mat3 R = defo_m3_rotation(defo_v3(0, 1, 0), theta);
+    for (defo_index i = 0; i < mesh->num_nodes; i++) {
+        double *p = mesh->x + 3 * i;
+        defo_vec3 q = defo_m3_mulv(R, defo_v3(p[0], p[1], p[2] + 0.1 + 1e-6));
+        defo_v3_store(p, q);
+    }
+    defo_body_def bd = defo_default_body_def();
+    bd.mesh = mesh;
+    bd.material.youngs_modulus = 1e5;
+    /* undamped: the implicit damping of line 1 couples the contact nodes to
+     * the block and lowers their penetration, hence their friction (≈ 15 %
+     * less at damping_time 0.005) */
+    bd.material.damping_time = 0;
+    defo_body_id id;
+    defo_world_add_body(w, &bd, &id);
+    double d[3] = {cos(theta), 0, -sin(theta)}, c[3], s1 = 0, s2 = 0;
+    for (int f = 1; f <= 36; f++) {
+        defo_world_step(w, 1.0 / 60);
+        if (getenv("DEFO_TEST_VERBOSE")) {
+            defo_step_stats st;
+            defo_world_stats(w, &st);
+            center_of_mass(w, id, c);
+            printf("f %d substeps %d collisions %ld s %.5f cz %.5f\n", f, st.substeps,
+                   (long)st.collisions, c[0] * d[0] + c[2] * d[2], c[0] * n[0] + c[2] * n[2]);
+        }
+        if (f == 12 || f == 36) {
+            center_of_mass(w, id, c);
+            double s = c[0] * d[0] + c[1] * d[1] + c[2] * d[2];
+            if (f == 12)
+                s1 = s;
+            else
+                s2 = s;
+        }
+    }
+    /* s(t) = s0 + ½ a t² from rest: a = 2 (s2 − s1) / (t2² − t1²) */
+    double a = 2 * (s2 - s1) / (0.6 * 0.6 - 0.2 * 0.2);
+    defo_world_destroy(w);
+    defo_collider_destroy(plane);
+    defo_mesh_destroy(mesh);
+    return a;
+}
+
+static void test_friction_incline(void) {
+    double theta = 30.0 * 3.14159265358979323846 / 180.0, g = 9.81;
+    double mus[3] = {0.1, 0.3, 0.8};
+    for (int k = 0; k < 3; k++) {
+        double a = incline_accel(theta, mus[k]);
+        double ex = fmax(0, g * (sin(theta) - mus[k] * cos(theta)));
+        TEST_REPORT("theta 30 deg, mu %.2f (tan theta %.3f): a = %.4f m/s^2, Coulomb %.4f", mus[k],
+                    tan(theta), a, ex);
+        if (ex > 0) {
+            CHECK(fabs(a - ex) < 0.05 * ex);
+        } else {
+            /* Known limitation: sticking nodes stop in line 3 but line 4
+             * adds Δt·a_T again, and the undamped block rocks off its
+             * corners, so it creeps (≈ 12 % of frictionless); asserted as
+             * "far below sliding", not as exact sticking. */
+            CHECK(fabs(a) < 0.2 * g * sin(theta));
+        }
+    }
+}
+
+/* ----------------------------------------------------- blow-up refused */
+static void test_refuse_non_finite(void) {
+    defo_world *w = NULL;
+    CHECK_OK(defo_world_create(NULL, &w));
+    defo_mesh *mesh = box_mesh(0.1, 1);
+    defo_body_def bd = defo_default_body_def();
+    bd.mesh = mesh;
+    bd.name = "jelly";
+    bd.material.model = DEFO_MODEL_COROTATED;
+    bd.material.youngs_modulus = 1e9;
+    defo_body_id id;
+    CHECK_OK(defo_world_add_body(w, &bd, &id));
+    defo_index n = mesh->num_nodes;
+    double *x = malloc(3 * (size_t)n * sizeof *x);
+    memcpy(x, mesh->x, 3 * (size_t)n * sizeof *x);
+    x[0] += 0.05;
+    CHECK_OK(defo_body_set_state(w, id, x, NULL));
+    /* steps 1000× the stable one: the explicit elastic update explodes */
+    double dt = 1000 * defo_world_stable_dt(w), t_before = 0;
+    defo_status s = DEFO_OK;
+    int k = 0;
+    for (k = 0; k < 2000 && s == DEFO_OK; k++) {
+        memcpy(x, defo_body_positions(w, id), 3 * (size_t)n * sizeof *x);
+        t_before = defo_world_time(w);
+        s = defo_world_substep(w, dt);
+    }
+    TEST_REPORT("refused after %d steps: %s", k, defo_last_error());
+    CHECK(s == DEFO_ERR_NUMERICAL);
+    CHECK(strstr(defo_last_error(), "jelly") != NULL);
+    CHECK(defo_world_time(w) == t_before);
+    CHECK(memcmp(x, defo_body_positions(w, id), 3 * (size_t)n * sizeof *x) == 0);
+    free(x);
+    defo_world_destroy(w);
+    defo_mesh_destroy(mesh);
+}
+
+/* ----------------------------------------------------- fixed nodes */
+static void test_fixed_nodes(void) {
+    /* A bar fixed at x = min hangs under gravity with damping; the fixed
+     * nodes never move and the tip sags (static: reference is that the bar
+     * comes to rest, kinetic energy → 0). */
+    defo_box_def d = defo_default_box_def();
+    d.size[0] = 1.0;
+    d.size[1] = d.size[2] = 0.2;
+    d.cells[0] = 5;
+    d.cells[1] = d.cells[2] = 1;
+    defo_mesh *mesh = NULL;
+    CHECK_OK(defo_generate_box(&d, &mesh));
+    defo_world *w = NULL;
+    CHECK_OK(defo_world_create(NULL, &w));
+    defo_body_def bd = defo_default_body_def();
+    bd.mesh = mesh;
+    bd.material.youngs_modulus = 1e6;
+    bd.material.damping_time = 0.02;
+    defo_body_id id;
+    CHECK_OK(defo_world_add_body(w, &bd, &id));
+    int nfixed = 0;
+    for (defo_index i = 0; i < mesh->num_nodes; i++)
+        if (mesh->x[3 * i] < 1e-9) {
+            CHECK_OK(defo_body_fix_node(w, id, i, 1));
+            nfixed++;
+        }
+    CHECK(defo_body_fix_node(w, id, mesh->num_nodes, 1) == DEFO_ERR_INVALID_ARGUMENT);
+    for (int f = 0; f < TEST_HEAVY(60); f++) CHECK_OK(defo_world_step(w, 1.0 / 30));
+    const double *x = defo_body_positions(w, id);
+    double moved = 0, tip = 0, ke;
+    for (defo_index i = 0; i < mesh->num_nodes; i++) {
+        if (mesh->x[3 * i] < 1e-9)
+            for (int k = 0; k < 3; k++)
+                moved = fmax(moved, fabs(x[3 * i + k] - mesh->x[3 * i + k]));
+        tip = fmin(tip, x[3 * i + 2] - mesh->x[3 * i + 2]);
+    }
+    defo_step_stats st;
+    defo_world_stats(w, &st);
+    CHECK_OK(defo_body_energy(w, id, &ke, NULL, NULL));
+    TEST_REPORT("%d fixed nodes moved %.1e m; tip sag %.4f m; kinetic %.2e J; CG %d iterations "
+                "per frame (max %d per solve)",
+                nfixed, moved, -tip, ke, st.cg_iterations, st.cg_max_iterations);
+    CHECK(moved == 0);
+    CHECK(tip < -1e-4);
+    defo_world_destroy(w);
+    defo_mesh_destroy(mesh);
+}
+
+/* With an argument, run only the tests whose name contains it. */
+#define RUN_IF(fn)                                                                                 \
+    do {                                                                                           \
+        if (argc < 2 || strstr(#fn, argv[1])) RUN(fn);                                             \
+    } while (0)
+
+int main(int argc, char **argv) {
+    RUN_IF(test_free_fall);
+    RUN_IF(test_conservation);
+    RUN_IF(test_determinism);
+    RUN_IF(test_fixed_nodes);
+    RUN_IF(test_refuse_non_finite);
+    RUN_IF(test_friction_incline);
+    RUN_IF(test_random_scatter);
+    RUN_IF(test_torus_puddle);
+    return test_summary();
+}
