@@ -1,0 +1,130 @@
+/*
+ * defo/sparse.h — 3×3-block compressed sparse row matrices over nodes, their
+ * element-by-element assembly, and preconditioned conjugate gradients on them
+ * (MG04 §2.3 and §6: the global stiffness K' summed from rotated element
+ * matrices every step; DESIGN.md "Sparse matrices keep their pattern until the
+ * topology changes").
+ *
+ * The struct is a plain data container whose fields are the API (like
+ * defo_mesh): read them freely, change them only through defo_bcsr_*.
+ *
+ * Pattern: one block row per node; block (I, J) exists when nodes I and J
+ * share an element.  The pattern is symmetric and stored in full (both
+ * triangles), columns sorted within each row, so y = A x is a parallel loop
+ * over rows with no write conflicts.
+ *
+ * Assembly map: element e with p nodes owns p² "slots" s = e·p² + i·p + j,
+ * slot s holding its 3×3 block (i, j).  elem_block[s] is the block the slot
+ * adds into; src[src_offset[b] .. src_offset[b+1]) lists the slots adding into
+ * block b in increasing order.  Assembly sums each block's slots in that fixed
+ * order, so the values are bitwise identical for any thread count.
+ */
+#ifndef DEFO_SPARSE_H
+#define DEFO_SPARSE_H
+
+#include "defo/base.h"
+#include "defo/solver.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct defo_bcsr {
+    defo_index num_rows; /* block rows = block columns = nodes */
+    int64_t num_blocks;  /* stored 3×3 blocks */
+    int64_t *row_offset; /* num_rows + 1 */
+    defo_index *col;     /* num_blocks block-column indices, sorted per row */
+    int64_t *diag;       /* num_rows: index of the diagonal block of each row */
+    double *val;         /* 9 per block, row-major within the block */
+    /* assembly map (see the top of this file) */
+    int per_elem; /* nodes per element p */
+    defo_index num_elems;
+    int64_t *elem_block; /* num_elems · p² */
+    int64_t *src_offset; /* num_blocks + 1 */
+    int64_t *src;        /* num_elems · p² slots, grouped by block */
+} defo_bcsr;
+
+/* Build the pattern and assembly map of the elements conn (num_elems · per_elem
+ * node indices in [0, num_nodes)); values are zero.  Nodes in no element get
+ * a diagonal block only.  *A is overwritten (release with defo_bcsr_free). */
+DEFO_API defo_status defo_bcsr_create(defo_bcsr *A, const defo_index *conn, defo_index num_elems,
+                                      int per_elem, defo_index num_nodes);
+DEFO_API void defo_bcsr_free(defo_bcsr *A);
+
+/* Index of block (row, col), or -1 when it is not in the pattern. */
+DEFO_API int64_t defo_bcsr_find(const defo_bcsr *A, defo_index row, defo_index col);
+
+/* A = scale · Σ_e (element matrix e), from (3p)×(3p) row-major element
+ * matrices, (3p)² doubles per element.  Deterministic. */
+DEFO_API void defo_bcsr_assemble(defo_bcsr *A, const double *elem_mats, double scale);
+
+/* A_II += scale · d_I · I₃ for every node I (a lumped mass).  d has num_rows
+ * entries. */
+DEFO_API void defo_bcsr_add_diagonal(defo_bcsr *A, const double *d, double scale);
+
+/* y = A x (3·num_rows each; x and y must not overlap).  Parallel over rows. */
+DEFO_API void defo_bcsr_multiply(const defo_bcsr *A, const double *x, double *y);
+
+/* Dense copy (3n × 3n row-major, 9n² doubles) for tests and debugging. */
+DEFO_API void defo_bcsr_to_dense(const defo_bcsr *A, double *dense);
+
+/* Bytes held by the matrix (values, pattern and assembly map). */
+DEFO_API size_t defo_bcsr_bytes(const defo_bcsr *A);
+
+/* ---------------------------------------------------- preconditioners */
+typedef enum defo_precond_kind {
+    DEFO_PRECOND_NONE = 0,
+    DEFO_PRECOND_JACOBI = 1,       /* 1 / diag(A) */
+    DEFO_PRECOND_BLOCK_JACOBI = 2, /* inverted 3×3 diagonal blocks */
+    DEFO_PRECOND_BLOCK_IC0 = 3     /* incomplete block Cholesky, zero fill-in */
+} defo_precond_kind;
+
+/* Name ("none", "jacobi", "block_jacobi", "block_ic0"); "unknown" otherwise. */
+DEFO_API const char *defo_precond_name(defo_precond_kind kind);
+
+typedef struct defo_precond {
+    defo_precond_kind kind;
+    defo_index n;
+    double *inv; /* JACOBI: 3n; BLOCK_JACOBI: 9n (inverted diagonal blocks) */
+    /* BLOCK_IC0: 9 per block of A's pattern: L strictly below the diagonal
+     * (unit diagonal implied), U on and above it, A ≈ L U = L D Lᵀ */
+    double *factor;
+    double *inv_pivot;       /* BLOCK_IC0: 9n, inverses of U's diagonal blocks */
+    int64_t *pos;            /* BLOCK_IC0: n, scratch of the factorisation */
+    int64_t num_blocks;      /* BLOCK_IC0: size of factor / 9 */
+    const defo_bcsr *matrix; /* BLOCK_IC0: matrix of the last setup (borrowed for its pattern) */
+    double shift;            /* BLOCK_IC0: relative diagonal shift that was needed (0 usually) */
+} defo_precond;
+
+/* (Re)compute the preconditioner of A.  Storage is allocated on the first
+ * call and reused while kind and the pattern size stay the same (P must be
+ * zero-initialised before the first call).  constraint (n kinds, may be NULL):
+ * BLOCK_IC0 drops the couplings of DEFO_CONSTRAINT_FIXED nodes, so it factors
+ * the constrained operator the projected CG actually sees.  A singular or
+ * indefinite diagonal block is DEFO_ERR_NUMERICAL naming the node.  BLOCK_IC0
+ * retries with a growing diagonal shift when a pivot is not positive definite
+ * (the shift is recorded in P->shift). */
+DEFO_API defo_status defo_precond_setup(defo_precond *P, defo_precond_kind kind, const defo_bcsr *A,
+                                        const unsigned char *constraint);
+DEFO_API void defo_precond_free(defo_precond *P);
+/* z = P⁻¹ r (3n each). */
+DEFO_API void defo_precond_apply(const defo_precond *P, const double *r, double *z);
+
+/* Preconditioned CG on a BCSR matrix with the constraint projections of
+ * defo_cg_solve (defo/solver.h: constraint kinds per node, normals for
+ * DEFO_CONSTRAINT_NORMAL; the constrained values are taken from the initial
+ * x).  P may be NULL (no preconditioner).  work: 4 · 3n doubles.
+ * def->tolerance = 0 runs exactly def->max_iterations iterations (MG04 §6
+ * interactive mode) and returns DEFO_OK; otherwise the tolerance must be in
+ * (0, 1) and reaching max_iterations returns DEFO_WARN_NOT_CONVERGED (x is
+ * the last iterate).  Iterates are bitwise identical for any thread
+ * count. */
+DEFO_API defo_status defo_pcg_solve(const defo_cg_def *def, const defo_bcsr *A,
+                                    const defo_precond *P, const unsigned char *constraint,
+                                    const double *normal, const double *b, double *x, double *work,
+                                    defo_cg_result *result);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DEFO_SPARSE_H */

@@ -1,0 +1,274 @@
+/*
+ * integrator/backward_euler.c — implicit Euler for a corotated body (MG04 §6).
+ *
+ * One step from (xⁱ, vⁱ):
+ *   1  Re from xⁱ (lazily, MTPS08 §4.4, when the force model's def asks);
+ *   2  if any Re changed (or on the first step): A = (1 + Δtα) M +
+ *      (Δt² + Δtβ) K', and the preconditioner of A;
+ *   3  b = M vⁱ + Δt (f_el(xⁱ) + f_ext), f_el = −(K'xⁱ + f'0);
+ *   4  PCG on A v = b from v = vⁱ (warm start) with fixed nodes projected —
+ *      their velocity stays the caller's value;
+ *   5  xⁱ⁺¹ = xⁱ + Δt vⁱ⁺¹.
+ * Derivation: M (v⁺ − v) = Δt (−C v⁺ − (K'x⁺ + f'0) + f_ext) with
+ * x⁺ = x + Δt v⁺ gives exactly the system of line 2–3 (MG04 §6).
+ * The step writes into scratch arrays and commits only when every value is
+ * finite, so a refused step leaves the state at step i.
+ */
+#include "defo/backward_euler.h"
+
+#include "base/parallel.h"
+
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+struct defo_backward_euler {
+    const defo_mesh *mesh;
+    defo_backward_euler_def def;
+    defo_corotated *model;
+    defo_precond precond;
+    defo_index n;
+    double *x, *v, *f_ext, *mass;
+    double *v_prev; /* vⁱ⁻¹, for the extrapolated warm start */
+    int steps;
+    unsigned char *constraint;
+    double *force, *rhs, *v_new, *work; /* work: 12n */
+    double time;
+    int assembled;
+};
+
+defo_backward_euler_def defo_default_backward_euler_def(void) {
+    defo_backward_euler_def d;
+    memset(&d, 0, sizeof d);
+    d.time_step = 0.01;
+    d.gravity[2] = -9.81;
+    d.cg_tolerance = 1e-6;
+    d.cg_max_iterations = 5000;
+    d.preconditioner = DEFO_PRECOND_BLOCK_IC0;
+    d.warm_start = 1;
+    d.corotated = defo_default_corotated_def();
+    return d;
+}
+
+static double now_seconds(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void defo_backward_euler_destroy(defo_backward_euler *be) {
+    if (!be) return;
+    defo_corotated_destroy(be->model);
+    defo_precond_free(&be->precond);
+    defo_free(be->x);
+    defo_free(be->v);
+    defo_free(be->v_prev);
+    defo_free(be->f_ext);
+    defo_free(be->mass);
+    defo_free(be->constraint);
+    defo_free(be->force);
+    defo_free(be->rhs);
+    defo_free(be->v_new);
+    defo_free(be->work);
+    defo_free(be);
+}
+
+defo_status defo_backward_euler_create(const defo_mesh *mesh, const defo_material_def *material,
+                                       const defo_backward_euler_def *def,
+                                       defo_backward_euler **out) {
+    if (!out) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "backward_euler: out is NULL");
+    *out = NULL;
+    if (!mesh || !material)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "backward_euler: mesh or material is NULL");
+    defo_backward_euler_def d = def ? *def : defo_default_backward_euler_def();
+    if (!(d.time_step > 0) || !isfinite(d.time_step))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "backward_euler: time_step %g must be > 0",
+                          d.time_step);
+    if (!(d.rayleigh_mass >= 0) || !(d.rayleigh_stiffness >= 0) || !isfinite(d.rayleigh_mass) ||
+        !isfinite(d.rayleigh_stiffness))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "backward_euler: Rayleigh coefficients %g, %g must be >= 0",
+                          d.rayleigh_mass, d.rayleigh_stiffness);
+    if (d.cg_fixed_iterations < 0 || d.cg_max_iterations <= 0 ||
+        (d.cg_fixed_iterations == 0 && !(d.cg_tolerance > 0 && d.cg_tolerance < 1)))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "backward_euler: CG settings out of range (fixed %d, max %d, "
+                          "tolerance %g)",
+                          d.cg_fixed_iterations, d.cg_max_iterations, d.cg_tolerance);
+    if ((int)d.preconditioner < 0 || (int)d.preconditioner > (int)DEFO_PRECOND_BLOCK_IC0)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "backward_euler: unknown preconditioner %d",
+                          (int)d.preconditioner);
+    for (int k = 0; k < 3; k++)
+        if (!isfinite(d.gravity[k]))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "backward_euler: gravity not finite");
+    if (!(material->density > 0))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "backward_euler: density %g must be > 0",
+                          material->density);
+
+    defo_backward_euler *be = defo_calloc(1, sizeof *be);
+    if (!be) return defo_error_oom("backward Euler stepper", sizeof *be);
+    be->mesh = mesh;
+    be->def = d;
+    be->n = mesh->num_nodes;
+    defo_status st = defo_corotated_create(mesh, material, &d.corotated, &be->model);
+    if (st) {
+        defo_free(be);
+        return defo_error_prefix("backward_euler");
+    }
+    size_t m = 3 * (size_t)be->n;
+    be->x = defo_malloc(m * sizeof(double) + 1);
+    be->v = defo_calloc(m + 1, sizeof(double));
+    be->v_prev = defo_calloc(m + 1, sizeof(double));
+    be->f_ext = defo_calloc(m + 1, sizeof(double));
+    be->mass = defo_malloc((size_t)be->n * sizeof(double) + 1);
+    be->constraint = defo_calloc((size_t)be->n + 1, 1);
+    be->force = defo_malloc(m * sizeof(double) + 1);
+    be->rhs = defo_malloc(m * sizeof(double) + 1);
+    be->v_new = defo_malloc(m * sizeof(double) + 1);
+    be->work = defo_malloc(4 * m * sizeof(double) + 1);
+    if (!be->x || !be->v || !be->v_prev || !be->f_ext || !be->mass || !be->constraint ||
+        !be->force || !be->rhs || !be->v_new || !be->work) {
+        defo_backward_euler_destroy(be);
+        return defo_error_oom("backward Euler state", 10 * m * sizeof(double));
+    }
+    memcpy(be->x, mesh->x, m * sizeof(double));
+    st = defo_mesh_lumped_mass(mesh, material->density, be->mass);
+    if (st) {
+        defo_backward_euler_destroy(be);
+        return defo_error_prefix("backward_euler");
+    }
+    *out = be;
+    return DEFO_OK;
+}
+
+double *defo_backward_euler_positions(defo_backward_euler *be) {
+    return be->x;
+}
+double *defo_backward_euler_velocities(defo_backward_euler *be) {
+    return be->v;
+}
+double *defo_backward_euler_external_force(defo_backward_euler *be) {
+    return be->f_ext;
+}
+unsigned char *defo_backward_euler_constraints(defo_backward_euler *be) {
+    /* The caller may change constraints: the IC(0) factor depends on them. */
+    be->assembled = 0;
+    return be->constraint;
+}
+const double *defo_backward_euler_mass(const defo_backward_euler *be) {
+    return be->mass;
+}
+defo_corotated *defo_backward_euler_force_model(defo_backward_euler *be) {
+    return be->model;
+}
+double defo_backward_euler_time(const defo_backward_euler *be) {
+    return be->time;
+}
+
+size_t defo_backward_euler_bytes(const defo_backward_euler *be) {
+    size_t m = 3 * (size_t)be->n;
+    size_t pre = 0;
+    if (be->precond.inv) pre += 9 * (size_t)be->n * sizeof(double);
+    if (be->precond.factor)
+        pre += (size_t)be->precond.num_blocks * 9 * sizeof(double) +
+               (size_t)be->n * (9 * sizeof(double) + sizeof(int64_t));
+    return sizeof *be + defo_corotated_bytes(be->model) + pre + 12 * m * sizeof(double) +
+           (size_t)be->n * (sizeof(double) + 1);
+}
+
+defo_status defo_backward_euler_step(defo_backward_euler *be, defo_backward_euler_stats *stats) {
+    defo_backward_euler_stats s;
+    memset(&s, 0, sizeof s);
+    if (stats) *stats = s;
+    if (!be) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "backward_euler: NULL stepper");
+    const defo_backward_euler_def *d = &be->def;
+    const double dt = d->time_step;
+    const defo_index n = be->n;
+    const size_t m = 3 * (size_t)n;
+
+    double t0 = now_seconds();
+    defo_status st = defo_corotated_update_rotations(be->model, be->x, &s.rotations_updated);
+    if (st) return defo_error_prefix("backward_euler step");
+    st = defo_corotated_forces(be->model, be->x, be->force, NULL);
+    if (st) return defo_error_prefix("backward_euler step");
+    double t1 = now_seconds();
+    s.seconds_rotations = t1 - t0;
+
+    if (!be->assembled || s.rotations_updated > 0) {
+        defo_corotated_assemble(be->model, dt * dt + dt * d->rayleigh_stiffness, be->mass,
+                                1 + dt * d->rayleigh_mass);
+        st = defo_precond_setup(&be->precond, d->preconditioner, defo_corotated_matrix(be->model),
+                                be->constraint);
+        if (st) return defo_error_prefix("backward_euler step");
+        be->assembled = 1;
+        s.reassembled = 1;
+    }
+    double t2 = now_seconds();
+    s.seconds_assembly = t2 - t1;
+
+    /* b = M v + Δt (f_el + f_ext + M g) */
+    const double *mass = be->mass, *v = be->v, *fe = be->force, *fx = be->f_ext;
+    const double gx = d->gravity[0], gy = d->gravity[1], gz = d->gravity[2];
+    const unsigned char *con = be->constraint;
+    /* warm start: vⁱ, or 2vⁱ − vⁱ⁻¹ (the velocity extrapolated with the
+     * last acceleration) once two steps are known */
+    const int warm = d->warm_start;
+    const double ex = (warm == 2 && be->steps > 0 && d->cg_fixed_iterations == 0) ? 1.0 : 0.0;
+    const double *vp = be->v_prev;
+    double *rhs = be->rhs, *vn = be->v_new;
+    DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+    for (defo_index i = 0; i < n; i++) {
+        double g[3] = {gx, gy, gz};
+        for (int k = 0; k < 3; k++) {
+            size_t j = 3 * (size_t)i + (size_t)k;
+            rhs[j] = mass[i] * v[j] + dt * (fe[j] + fx[j] + mass[i] * g[k]);
+            vn[j] = con[i] == DEFO_CONSTRAINT_FIXED ? v[j]
+                    : warm                          ? v[j] + ex * (v[j] - vp[j])
+                                                    : 0.0;
+        }
+    }
+    defo_cg_def cg = defo_default_cg_def();
+    if (d->cg_fixed_iterations > 0) {
+        cg.max_iterations = d->cg_fixed_iterations;
+        cg.tolerance = 0;
+    } else {
+        cg.max_iterations = d->cg_max_iterations;
+        cg.tolerance = d->cg_tolerance;
+    }
+    defo_cg_result res;
+    st = defo_pcg_solve(&cg, defo_corotated_matrix(be->model), &be->precond, con, NULL, rhs, vn,
+                        be->work, &res);
+    s.cg_iterations = res.iterations;
+    s.cg_residual = res.residual;
+    s.cg_converged = res.converged;
+    s.seconds_solve = now_seconds() - t2;
+    if (stats) *stats = s;
+    if (st < 0) return defo_error_prefix("backward_euler step");
+    defo_status warn = st;
+
+    /* Commit only a finite state. */
+    defo_index bad = -1;
+    for (size_t j = 0; j < m; j++)
+        if (!isfinite(vn[j]) || !isfinite(be->x[j] + dt * vn[j])) {
+            bad = (defo_index)(j / 3);
+            break;
+        }
+    if (bad >= 0)
+        return defo_error(DEFO_ERR_NUMERICAL,
+                          "backward_euler: step refused, node %ld would get a non-finite "
+                          "velocity or position",
+                          (long)bad);
+    double *x = be->x;
+    DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN)
+    for (size_t j = 0; j < m; j++) {
+        x[j] += dt * vn[j];
+        be->v_prev[j] = be->v[j];
+        be->v[j] = vn[j];
+    }
+    be->time += dt;
+    be->steps++;
+    if (warn == DEFO_WARN_NOT_CONVERGED)
+        return defo_error(DEFO_WARN_NOT_CONVERGED, "backward_euler: CG did not converge (%.3g)",
+                          res.residual);
+    return DEFO_OK;
+}

@@ -1,0 +1,218 @@
+/*
+ * solver/bcsr.c — 3×3-block CSR matrices built from element connectivity,
+ * with a precomputed element→block assembly map (MG04 §2.3: K' = Σ_e K'_e is
+ * re-summed every step from rotated element matrices, over a pattern that only
+ * changes with the topology).
+ *
+ * Construction (once per topology):
+ *   1. node → slot incidence (base/parallel.h), i.e. the elements of each node;
+ *   2. per row, the distinct nodes of those elements, sorted: the pattern;
+ *   3. elem_block[s] for every slot s = e·p² + i·p + j by a search in row
+ *      conn[e,i] for column conn[e,j];
+ *   4. a counting sort of slots by block, stable, so each block's sources are
+ *      listed in increasing slot order.
+ * Invariants: columns strictly increasing per row; every row has its diagonal
+ * block; src lists every slot exactly once.  Assembly is a parallel loop over
+ * blocks summing their sources in list order: bitwise identical for any
+ * thread count (DESIGN.md "Threads").
+ */
+#include "defo/sparse.h"
+
+#include "base/parallel.h"
+
+#include <string.h>
+
+void defo_bcsr_free(defo_bcsr *A) {
+    if (!A) return;
+    defo_free(A->row_offset);
+    defo_free(A->col);
+    defo_free(A->diag);
+    defo_free(A->val);
+    defo_free(A->elem_block);
+    defo_free(A->src_offset);
+    defo_free(A->src);
+    memset(A, 0, sizeof *A);
+}
+
+int64_t defo_bcsr_find(const defo_bcsr *A, defo_index row, defo_index col) {
+    if (row < 0 || row >= A->num_rows) return -1;
+    int64_t lo = A->row_offset[row], hi = A->row_offset[row + 1];
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (A->col[mid] < col)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (lo < A->row_offset[row + 1] && A->col[lo] == col) ? lo : -1;
+}
+
+static void sort_small(defo_index *v, int64_t n) {
+    for (int64_t i = 1; i < n; i++) {
+        defo_index t = v[i];
+        int64_t j = i;
+        while (j > 0 && v[j - 1] > t) {
+            v[j] = v[j - 1];
+            j--;
+        }
+        v[j] = t;
+    }
+}
+
+defo_status defo_bcsr_create(defo_bcsr *A, const defo_index *conn, defo_index num_elems,
+                             int per_elem, defo_index num_nodes) {
+    memset(A, 0, sizeof *A);
+    if (num_elems < 0 || num_nodes < 0 || per_elem <= 0 || per_elem > 64 ||
+        (num_elems > 0 && !conn))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "bcsr: bad sizes or missing connectivity");
+    defo_incidence inc;
+    defo_status st = defo_incidence_build(&inc, conn, num_elems, per_elem, num_nodes);
+    if (st) return defo_error_prefix("bcsr");
+    const int64_t p = per_elem, p2 = p * p;
+    const int64_t slots = (int64_t)num_elems * p2;
+    defo_index *mark = defo_malloc(((size_t)num_nodes + 1) * sizeof *mark);
+    A->row_offset = defo_calloc((size_t)num_nodes + 1, sizeof *A->row_offset);
+    A->diag = defo_malloc(((size_t)num_nodes + 1) * sizeof *A->diag);
+    if (!mark || !A->row_offset || !A->diag) goto oom;
+    for (defo_index n = 0; n < num_nodes; n++) mark[n] = -1;
+
+    /* Pass 1: count distinct neighbours (incl. self) per row. */
+    for (defo_index n = 0; n < num_nodes; n++) {
+        int64_t cnt = 1;
+        mark[n] = n;
+        for (int64_t k = inc.offset[n]; k < inc.offset[n + 1]; k++) {
+            const defo_index *en = conn + (inc.slot[k] / p) * p;
+            for (int64_t j = 0; j < p; j++)
+                if (mark[en[j]] != n) {
+                    mark[en[j]] = n;
+                    cnt++;
+                }
+        }
+        A->row_offset[n + 1] = A->row_offset[n] + cnt;
+    }
+    A->num_rows = num_nodes;
+    A->num_blocks = A->row_offset[num_nodes];
+    A->col = defo_malloc((size_t)A->num_blocks * sizeof *A->col + 1);
+    A->val = defo_calloc((size_t)A->num_blocks * 9 + 1, sizeof *A->val);
+    if (!A->col || !A->val) goto oom;
+    /* Pass 2: fill and sort columns. */
+    for (defo_index n = 0; n < num_nodes; n++) mark[n] = -1;
+    for (defo_index n = 0; n < num_nodes; n++) {
+        int64_t w = A->row_offset[n];
+        A->col[w++] = n;
+        mark[n] = n;
+        for (int64_t k = inc.offset[n]; k < inc.offset[n + 1]; k++) {
+            const defo_index *en = conn + (inc.slot[k] / p) * p;
+            for (int64_t j = 0; j < p; j++)
+                if (mark[en[j]] != n) {
+                    mark[en[j]] = n;
+                    A->col[w++] = en[j];
+                }
+        }
+        sort_small(A->col + A->row_offset[n], w - A->row_offset[n]);
+        A->diag[n] = defo_bcsr_find(A, n, n);
+    }
+    defo_free(mark);
+    mark = NULL;
+    defo_incidence_free(&inc);
+
+    /* Assembly map. */
+    A->per_elem = per_elem;
+    A->num_elems = num_elems;
+    A->elem_block = defo_malloc((size_t)slots * sizeof *A->elem_block + 1);
+    A->src_offset = defo_calloc((size_t)A->num_blocks + 1, sizeof *A->src_offset);
+    A->src = defo_malloc((size_t)slots * sizeof *A->src + 1);
+    if (!A->elem_block || !A->src_offset || !A->src) goto oom2;
+    for (defo_index e = 0; e < num_elems; e++) {
+        const defo_index *en = conn + (int64_t)e * p;
+        for (int64_t i = 0; i < p; i++)
+            for (int64_t j = 0; j < p; j++) {
+                int64_t b = defo_bcsr_find(A, en[i], en[j]);
+                A->elem_block[e * p2 + i * p + j] = b;
+                A->src_offset[b + 1]++;
+            }
+    }
+    for (int64_t b = 0; b < A->num_blocks; b++) A->src_offset[b + 1] += A->src_offset[b];
+    {
+        int64_t *fill = defo_malloc((size_t)A->num_blocks * sizeof *fill + 1);
+        if (!fill) goto oom2;
+        memcpy(fill, A->src_offset, (size_t)A->num_blocks * sizeof *fill);
+        for (int64_t s = 0; s < slots; s++) A->src[fill[A->elem_block[s]]++] = s;
+        defo_free(fill);
+    }
+    return DEFO_OK;
+oom:
+    defo_free(mark);
+    defo_incidence_free(&inc);
+oom2:
+    defo_bcsr_free(A);
+    return defo_error_oom("block sparse matrix", (size_t)slots * 2 * sizeof(int64_t));
+}
+
+void defo_bcsr_assemble(defo_bcsr *A, const double *elem_mats, double scale) {
+    const int64_t p = A->per_elem, p2 = p * p, n3 = 3 * p;
+    const int64_t nb = A->num_blocks;
+    DEFO_PARALLEL_FOR_IF(nb > DEFO_PARALLEL_MIN)
+    for (int64_t b = 0; b < nb; b++) {
+        double s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+        for (int64_t k = A->src_offset[b]; k < A->src_offset[b + 1]; k++) {
+            int64_t slot = A->src[k], e = slot / p2, ij = slot % p2, i = ij / p, j = ij % p;
+            const double *m = elem_mats + e * n3 * n3 + (3 * i) * n3 + 3 * j;
+            for (int r = 0; r < 3; r++)
+                for (int c = 0; c < 3; c++) s[3 * r + c] += m[r * n3 + c];
+        }
+        for (int q = 0; q < 9; q++) A->val[9 * b + q] = scale * s[q];
+    }
+}
+
+void defo_bcsr_add_diagonal(defo_bcsr *A, const double *d, double scale) {
+    defo_index n = A->num_rows;
+    DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+    for (defo_index i = 0; i < n; i++) {
+        double *v = A->val + 9 * A->diag[i];
+        double a = scale * d[i];
+        v[0] += a;
+        v[4] += a;
+        v[8] += a;
+    }
+}
+
+void defo_bcsr_multiply(const defo_bcsr *A, const double *x, double *y) {
+    const defo_index n = A->num_rows;
+    const int64_t *ro = A->row_offset;
+    const defo_index *col = A->col;
+    const double *val = A->val;
+    DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+    for (defo_index i = 0; i < n; i++) {
+        double s0 = 0, s1 = 0, s2 = 0;
+        for (int64_t k = ro[i]; k < ro[i + 1]; k++) {
+            const double *v = val + 9 * k;
+            const double *xc = x + 3 * (int64_t)col[k];
+            double x0 = xc[0], x1 = xc[1], x2 = xc[2];
+            s0 += v[0] * x0 + v[1] * x1 + v[2] * x2;
+            s1 += v[3] * x0 + v[4] * x1 + v[5] * x2;
+            s2 += v[6] * x0 + v[7] * x1 + v[8] * x2;
+        }
+        y[3 * (int64_t)i] = s0;
+        y[3 * (int64_t)i + 1] = s1;
+        y[3 * (int64_t)i + 2] = s2;
+    }
+}
+
+void defo_bcsr_to_dense(const defo_bcsr *A, double *dense) {
+    const size_t m = 3 * (size_t)A->num_rows;
+    memset(dense, 0, m * m * sizeof *dense);
+    for (defo_index i = 0; i < A->num_rows; i++)
+        for (int64_t k = A->row_offset[i]; k < A->row_offset[i + 1]; k++)
+            for (int r = 0; r < 3; r++)
+                for (int c = 0; c < 3; c++)
+                    dense[(3 * (size_t)i + (size_t)r) * m + 3 * (size_t)A->col[k] + (size_t)c] =
+                        A->val[9 * k + 3 * r + c];
+}
+
+size_t defo_bcsr_bytes(const defo_bcsr *A) {
+    size_t nb = (size_t)A->num_blocks, nr = (size_t)A->num_rows;
+    size_t slots = (size_t)A->num_elems * (size_t)A->per_elem * (size_t)A->per_elem;
+    return nb * (9 * sizeof(double) + sizeof(defo_index) + sizeof(int64_t)) +
+           nr * 2 * sizeof(int64_t) + slots * 2 * sizeof(int64_t);
+}
