@@ -32,7 +32,7 @@ build-asan: deps
 	@cmake --build $(ASAN) -j $(JOBS) -- --no-print-directory -s
 
 demo: build
-	@$(BUILD)/defo demo
+	@$(BUILD)/defo run -o defo-demo
 
 # The optimised suite first, then the sanitizer suite: the last line printed is ctest's summary.
 test: deps-test format-check

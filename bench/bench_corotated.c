@@ -11,9 +11,15 @@
  * Plus a ~5 K-tet bar in interactive mode (20 CG iterations per step):
  * steps per second.  JSON on stdout; asserts nothing.
  *
- * Usage: bench_corotated [max_n [max_threads]]   (defaults 20 and 2)
+ * Preconditioners: the lagged sparse Cholesky (when built with CHOLMOD),
+ * block IC(0) and block Jacobi; "refactors" counts the steps that
+ * recomputed the preconditioner.
+ *
+ * Usage: bench_corotated [max_n [max_threads [preconditioner]]]
+ *   (defaults 20, 2, all; e.g. "cholesky" runs only that one)
  */
 #include "defo/backward_euler.h"
+#include "defo/cholesky.h"
 #include "defo/mesh.h"
 
 #include "bench.h"
@@ -24,9 +30,17 @@
 
 typedef struct run_result {
     double ms_rot, ms_asm, ms_solve, ms_total, iters, tip, peak_mb, model_mb;
+    int refactors;
+    double cpu_ms; /* process CPU time per step: with 1 thread, fairer on a shared machine */
     defo_index tets;
     int ok;
 } run_result;
+
+static double cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static defo_mesh *bar(int cx, int cy, int cz) {
     defo_box_def d = defo_default_box_def();
@@ -69,7 +83,7 @@ static run_result run_cantilever(defo_mesh *m, defo_precond_kind pk, int fixed_i
     unsigned char *con = defo_backward_euler_constraints(be);
     for (defo_index i = 0; i < m->num_nodes; i++)
         if (m->x[3 * i] <= 1e-9) con[i] = 2; /* DEFO_CONSTRAINT_FIXED */
-    double t0 = bench_now();
+    double t0 = bench_now(), c0 = cpu_now();
     r.ok = 1;
     for (int s = 0; s < steps; s++) {
         defo_backward_euler_stats st;
@@ -83,8 +97,10 @@ static run_result run_cantilever(defo_mesh *m, defo_precond_kind pk, int fixed_i
         r.ms_asm += 1e3 * st.seconds_assembly;
         r.ms_solve += 1e3 * st.seconds_solve;
         r.iters += st.cg_iterations;
+        r.refactors += st.refactored;
     }
     double t1 = bench_now();
+    r.cpu_ms = 1e3 * (cpu_now() - c0) / steps;
     r.ms_total = 1e3 * (t1 - t0) / steps;
     r.ms_rot /= steps;
     r.ms_asm /= steps;
@@ -108,9 +124,15 @@ static run_result run_cantilever(defo_mesh *m, defo_precond_kind pk, int fixed_i
     return r;
 }
 
+static int wanted(const char *only, defo_precond_kind k) {
+    if (k == DEFO_PRECOND_CHOLESKY && !defo_cholesky_available()) return 0;
+    return !only || !strcmp(only, defo_precond_name(k));
+}
+
 int main(int argc, char **argv) {
     int max_n = argc > 1 ? atoi(argv[1]) : 20;
     int max_threads = argc > 2 ? atoi(argv[2]) : 2;
+    const char *only = argc > 3 ? argv[3] : NULL;
     int sizes[3] = {8, 13, 20};
     printf("{\n  \"benchmark\": \"corotated_cantilever\",\n  \"steps\": 20,\n  \"runs\": [\n");
     int first = 1;
@@ -119,21 +141,25 @@ int main(int argc, char **argv) {
         if (n > max_n) break;
         defo_mesh *m = bar(4 * n, n, n);
         if (!m) return 1;
-        defo_precond_kind kinds[2] = {DEFO_PRECOND_BLOCK_IC0, DEFO_PRECOND_BLOCK_JACOBI};
-        for (int ki = 0; ki < 2; ki++) {
+        defo_precond_kind kinds[4] = {DEFO_PRECOND_TWO_LEVEL, DEFO_PRECOND_CHOLESKY,
+                                      DEFO_PRECOND_BLOCK_IC0, DEFO_PRECOND_BLOCK_JACOBI};
+        for (int ki = 0; ki < 4; ki++) {
+            if (kinds[ki] == DEFO_PRECOND_CHOLESKY && n > 8) continue; /* 16 M nonzeros at 13 */
             if (kinds[ki] == DEFO_PRECOND_BLOCK_JACOBI && n > 13) continue;
+            if (!wanted(only, kinds[ki])) continue;
             for (int threads = 1; threads <= max_threads; threads++) {
                 defo_set_threads(threads);
                 run_result r = run_cantilever(m, kinds[ki], 0, 20);
                 printf("%s    {\"n\": %d, \"tets\": %ld, \"nodes\": %ld, \"preconditioner\": "
                        "\"%s\", \"threads\": %d, \"ok\": %d, \"ms_per_step\": %.2f, "
+                       "\"cpu_ms_per_step\": %.2f, "
                        "\"ms_rotations_forces\": %.2f, \"ms_assembly_precond\": %.2f, "
-                       "\"ms_solve\": %.2f, \"cg_iterations_per_step\": %.1f, "
+                       "\"ms_solve\": %.2f, \"cg_iterations_per_step\": %.1f, \"refactors\": %d, "
                        "\"peak_mb\": %.1f, \"model_mb\": %.1f, \"mean_tip_displacement_m\": "
                        "%.6f}",
                        first ? "" : ",\n", n, (long)r.tets, (long)m->num_nodes,
-                       defo_precond_name(kinds[ki]), threads, r.ok, r.ms_total, r.ms_rot, r.ms_asm,
-                       r.ms_solve, r.iters, r.peak_mb, r.model_mb, r.tip);
+                       defo_precond_name(kinds[ki]), threads, r.ok, r.ms_total, r.cpu_ms, r.ms_rot,
+                       r.ms_asm, r.ms_solve, r.iters, r.refactors, r.peak_mb, r.model_mb, r.tip);
                 fflush(stdout);
                 first = 0;
             }
@@ -145,18 +171,22 @@ int main(int argc, char **argv) {
      * 20 CG iterations per step (MG04 §6). */
     defo_mesh *m = bar(13, 8, 8);
     first = 1;
-    defo_precond_kind kinds[2] = {DEFO_PRECOND_BLOCK_JACOBI, DEFO_PRECOND_BLOCK_IC0};
-    for (int ki = 0; ki < 2; ki++)
+    defo_precond_kind kinds[4] = {DEFO_PRECOND_BLOCK_JACOBI, DEFO_PRECOND_BLOCK_IC0,
+                                  DEFO_PRECOND_CHOLESKY, DEFO_PRECOND_TWO_LEVEL};
+    for (int ki = 0; ki < 4; ki++)
         for (int threads = 1; threads <= max_threads; threads++) {
+            if (!wanted(only, kinds[ki])) continue;
             defo_set_threads(threads);
             const int steps = 300;
             run_result r = run_cantilever(m, kinds[ki], 20, steps);
             printf("%s    {\"tets\": %ld, \"preconditioner\": \"%s\", \"threads\": %d, \"ok\": %d, "
-                   "\"cg_iterations\": 20, \"steps_per_second\": %.1f, \"ms_per_step\": %.3f, "
+                   "\"cg_iterations\": 20, \"cg_iterations_per_step\": %.1f, \"refactors\": %d, "
+                   "\"steps_per_second\": %.1f, \"ms_per_step\": %.3f, \"cpu_ms_per_step\": %.3f, "
                    "\"ms_rotations_forces\": %.3f, \"ms_assembly_precond\": %.3f, "
                    "\"ms_solve\": %.3f, \"mean_tip_displacement_m\": %.6f}",
                    first ? "" : ",\n", (long)r.tets, defo_precond_name(kinds[ki]), threads, r.ok,
-                   1e3 / r.ms_total, r.ms_total, r.ms_rot, r.ms_asm, r.ms_solve, r.tip);
+                   r.iters, r.refactors, 1e3 / r.ms_total, r.ms_total, r.cpu_ms, r.ms_rot, r.ms_asm,
+                   r.ms_solve, r.tip);
             fflush(stdout);
             first = 0;
         }

@@ -7,6 +7,8 @@
 set -eu
 profile=${1:-build}
 pkgs="cmake make gcc libc6-dev pkg-config libpng-dev zlib1g-dev libjansson-dev"
+# sparse Cholesky (CHOLMOD; optional: configure with -DDEFO_CHOLMOD=OFF without it)
+pkgs="$pkgs libsuitesparse-dev"
 # render: OpenGL ES through EGL on Mesa's software renderer (llvmpipe), no display needed
 pkgs="$pkgs libegl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri"
 case "$profile" in

@@ -10,7 +10,10 @@
  * relative tolerance or for a fixed number of iterations (MG04's interactive
  * mode: 20).  Fixed nodes are CG projections: their velocity is whatever the
  * caller put in the velocity array (0 = clamped; non-zero = a kinematic
- * handle).  (f_plastic of MG04 §3 comes with the plasticity module.)
+ * handle).  f_plastic (MG04 §3) is a per-node array the plasticity module
+ * (defo/plasticity.h) fills before each step; it enters like f_ext.
+ * Fracture (defo/fracture.h) appends nodes and renumbers elements of the
+ * mesh, then calls defo_backward_euler_topology_changed.
  *
  * Failure: a step that would produce a non-finite value is refused with
  * DEFO_ERR_NUMERICAL and leaves x and v untouched.
@@ -39,6 +42,15 @@ typedef struct defo_backward_euler_def {
     double cg_tolerance;              /* relative residual in (0, 1); default 1e-6 */
     int cg_max_iterations;            /* > 0; default 5000 */
     defo_precond_kind preconditioner; /* default DEFO_PRECOND_BLOCK_IC0 */
+    /* Lagged preconditioners (DEFO_PRECOND_CHOLESKY, DEFO_PRECOND_TWO_LEVEL):
+     * the preconditioner is recomputed only when the previous step needed
+     * more than max(refactor_iterations, 1.25 × the iterations of the first
+     * step after the last refactorisation) PCG iterations (or the
+     * constraints or topology changed); otherwise the one of an earlier
+     * matrix preconditions the current one.  Default 10.  With these kinds
+     * cg_fixed_iterations is a cap: PCG stops at cg_tolerance.  Without
+     * CHOLMOD, CHOLESKY falls back to BLOCK_IC0. */
+    int refactor_iterations;
     /* CG initial guess: 0 = zero, 1 (default) = vⁱ (MG04), 2 = 2vⁱ − vⁱ⁻¹
      * (extrapolated with the last acceleration; tolerance mode only: with a
      * fixed iteration count the extrapolation feeds truncation errors back
@@ -54,7 +66,8 @@ typedef struct defo_backward_euler_stats {
     double cg_residual;           /* final relative residual */
     int cg_converged;             /* 1 when the tolerance was met (always 0/1 in fixed mode) */
     defo_index rotations_updated; /* elements whose Re was recomputed */
-    int reassembled;              /* 1 when the matrix and preconditioner were rebuilt */
+    int reassembled;              /* 1 when the matrix (and preconditioner) were rebuilt */
+    int refactored;               /* 1 when the preconditioner was recomputed */
     double seconds_rotations;     /* wall time: rotations + forces */
     double seconds_assembly;      /* matrix + preconditioner */
     double seconds_solve;         /* PCG */
@@ -76,6 +89,22 @@ DEFO_API double *defo_backward_euler_positions(defo_backward_euler *be);
 DEFO_API double *defo_backward_euler_velocities(defo_backward_euler *be);
 /* Extra external force [N] per node (3 per node), 0 initially. */
 DEFO_API double *defo_backward_euler_external_force(defo_backward_euler *be);
+/* MG04 §3 plastic force [N] per node (3 per node), 0 initially; the right-hand
+ * side uses it like the external force: K'x + f'0 − f_plastic − f_ext. */
+DEFO_API double *defo_backward_euler_plastic_force(defo_backward_euler *be);
+/* Bring the rotations Re (and the elastic force) up to date with the current
+ * positions now, for work that needs this step's Re before the solve
+ * (plasticity, fracture: MG04 Fig. 6).  The next step reuses them instead of
+ * recomputing: do not change the positions in between. */
+DEFO_API defo_status defo_backward_euler_update_rotations(defo_backward_euler *be);
+/* The (borrowed) mesh changed topology: nodes were appended (mesh->num_nodes
+ * grew; mesh->x holds their rest positions) and element connectivity changed.
+ * State arrays grow (old nodes keep their values; new nodes get x = rest
+ * position, v = 0, no force, no constraint — the caller copies what they
+ * should inherit), lumped masses are recomputed from the new connectivity,
+ * the force model and its matrix pattern are rebuilt.  Array pointers
+ * returned earlier are invalid afterwards. */
+DEFO_API defo_status defo_backward_euler_topology_changed(defo_backward_euler *be);
 /* Per-node constraint kinds (DEFO_CONSTRAINT_NONE or DEFO_CONSTRAINT_FIXED),
  * writable; NONE initially. */
 DEFO_API unsigned char *defo_backward_euler_constraints(defo_backward_euler *be);

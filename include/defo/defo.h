@@ -19,5 +19,16 @@
 #include "defo/io.h"
 #include "defo/collision.h"
 #include "defo/mesher.h"
+#include "defo/sparse.h"
+#include "defo/cholesky.h"
+#include "defo/corotated.h"
+#include "defo/backward_euler.h"
+#include "defo/plasticity.h"
+#include "defo/fracture.h"
+#include "defo/embed.h"
+#include "defo/contact.h"
+#include "defo/quasistatic.h"
+#include "defo/scene.h"
+/* defo/render.h belongs to the separate defo_render library (GL, PNG): include it yourself. */
 
 #endif

@@ -76,10 +76,17 @@ typedef enum defo_precond_kind {
     DEFO_PRECOND_NONE = 0,
     DEFO_PRECOND_JACOBI = 1,       /* 1 / diag(A) */
     DEFO_PRECOND_BLOCK_JACOBI = 2, /* inverted 3×3 diagonal blocks */
-    DEFO_PRECOND_BLOCK_IC0 = 3     /* incomplete block Cholesky, zero fill-in */
+    DEFO_PRECOND_BLOCK_IC0 = 3,    /* incomplete block Cholesky, zero fill-in */
+    /* sparse direct Cholesky (defo/cholesky.h; needs CHOLMOD): exact for the
+     * matrix it was set up with, used lagged while the matrix drifts */
+    DEFO_PRECOND_CHOLESKY = 4,
+    /* BLOCK_IC0 plus an additive coarse correction R (Rᵀ A R)⁻¹ Rᵀ over the
+     * rigid-body modes of geometric node aggregates (needs coords) */
+    DEFO_PRECOND_TWO_LEVEL = 5
 } defo_precond_kind;
 
-/* Name ("none", "jacobi", "block_jacobi", "block_ic0"); "unknown" otherwise. */
+/* Name ("none", "jacobi", "block_jacobi", "block_ic0", "cholesky",
+ * "two_level"); "unknown" otherwise. */
 DEFO_API const char *defo_precond_name(defo_precond_kind kind);
 
 typedef struct defo_precond {
@@ -94,6 +101,15 @@ typedef struct defo_precond {
     int64_t num_blocks;      /* BLOCK_IC0: size of factor / 9 */
     const defo_bcsr *matrix; /* BLOCK_IC0: matrix of the last setup (borrowed for its pattern) */
     double shift;            /* BLOCK_IC0: relative diagonal shift that was needed (0 usually) */
+    struct defo_cholesky *cholesky; /* CHOLESKY: the factor (owned) */
+    /* TWO_LEVEL: node positions (3n), set by the caller before setup and
+     * read only there (borrowed); the rest is owned, computed by setup */
+    const double *coords;
+    defo_index num_aggregates;
+    defo_index *aggregate; /* n: aggregate of each node, −1 for fixed nodes */
+    double *offset;        /* 3n: node position − aggregate centre at setup */
+    double *coarse;        /* (6 num_aggregates)²: Cholesky factor of Rᵀ A R */
+    double *coarse_work;   /* 6 num_aggregates */
 } defo_precond;
 
 /* (Re)compute the preconditioner of A.  Storage is allocated on the first
@@ -103,7 +119,11 @@ typedef struct defo_precond {
  * the constrained operator the projected CG actually sees.  A singular or
  * indefinite diagonal block is DEFO_ERR_NUMERICAL naming the node.  BLOCK_IC0
  * retries with a growing diagonal shift when a pivot is not positive definite
- * (the shift is recorded in P->shift). */
+ * (the shift is recorded in P->shift).  CHOLESKY factors A (fixed nodes
+ * decoupled as for BLOCK_IC0), keeps the symbolic analysis while the pattern
+ * is unchanged, and is DEFO_ERR_UNSUPPORTED without CHOLMOD and
+ * DEFO_ERR_NUMERICAL for a matrix that is not positive definite.
+ * TWO_LEVEL needs P->coords (DEFO_ERR_INVALID_ARGUMENT otherwise). */
 DEFO_API defo_status defo_precond_setup(defo_precond *P, defo_precond_kind kind, const defo_bcsr *A,
                                         const unsigned char *constraint);
 DEFO_API void defo_precond_free(defo_precond *P);

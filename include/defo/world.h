@@ -119,6 +119,9 @@ DEFO_API defo_status defo_world_substep(defo_world *world, double dt);
 /* The substep defo_world_step would use at most: min(max_dt, cfl · wave time). */
 DEFO_API double defo_world_stable_dt(const defo_world *world);
 DEFO_API double defo_world_time(const defo_world *world);
+/* Set the simulated time [s] (finite), e.g. when restoring a checkpoint:
+ * scripted collider motion is a function of it. */
+DEFO_API defo_status defo_world_set_time(defo_world *world, double time);
 DEFO_API void defo_world_stats(const defo_world *world, defo_step_stats *out);
 
 #ifdef __cplusplus

@@ -9,6 +9,7 @@
 #define DEFO_CLI_H
 
 #include "defo/defo.h"
+#include "defo/scene.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -45,6 +46,44 @@ int cmd_convert(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_render(int argc, char **argv);
 int cmd_mesh(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
+
+/* `defo run` outputs (run_output.c): frames, surfaces, pictures, stats.jsonl,
+ * summary.json and the checkpoint in one folder. */
+typedef struct run_output run_output;
+typedef struct run_frame_info {
+    int frame;      /* 0 = initial state */
+    double wall_ms; /* simulation time of this frame */
+    int newton_iters;
+    defo_step_stats stats;
+} run_frame_info;
+typedef struct run_summary_info {
+    const char *status; /* "completed", "interrupted", "failed" */
+    const char *error;  /* message when failed, else NULL */
+    int frames_completed, frames_requested, frames_run;
+    long long substeps, cg_iters, newton_iters;
+    double wall_s, simulate_s, output_s;
+} run_summary_info;
+defo_status run_output_create(const char *outdir, const defo_scene *scene, defo_simulation *sim,
+                              run_output **out);
+void run_output_destroy(run_output *r);
+const char *run_output_dir(const run_output *r);
+defo_status run_output_frame(run_output *r, const run_frame_info *info);
+defo_status run_output_resume(run_output *r, int frame);
+defo_status run_output_summary(run_output *r, const run_summary_info *info);
+int run_output_peak_inverted(const run_output *r, int *frame);
+int run_output_write_text(const char *dir, const char *file, const char *text);
+/* Errors raised by the CLI side of `defo run` (run_output.c): record a
+ * message and return status; run_last_error gives it (or the library's);
+ * run_fail prints "defo run: message" and returns the exit code. */
+defo_status run_error(defo_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+const char *run_last_error(void);
+int run_fail(defo_status status);
 
 /* Print the report of `defo info` for an already loaded mesh (human or JSON).
  * reoriented: elements that had negative volume in the file. */

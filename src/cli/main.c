@@ -22,6 +22,10 @@ static const char *usage_text =
     "                            tet mesh (.vtu .msh .node) from a closed surface\n"
     "  render INPUT -o OUT.png [--frame N] [--color FIELD] [--size WxH] [--sheet] [--video]\n"
     "                            picture of a .vtu, .pvd or output folder (headless)\n"
+    "  run [SCENE.json] [-o OUTDIR] [--frames N] [--threads N] [--quiet] [--resume OUTDIR]\n"
+    "                            simulate a scene (without SCENE: the built-in demo) and write\n"
+    "                            .pvd/.vtu frames, .obj surfaces, PNGs, stats.jsonl, summary.json\n"
+    "  validate SCENE.json       check a scene file; every error with its JSON path\n"
     "  --version                 print the version\n"
     "\n"
     "exit status: 0 success, 2 bad input (reason on stderr), 1 internal failure\n";
@@ -140,7 +144,11 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "demo")) return cmd_demo(argc - 1, argv + 1);
     if (!strcmp(cmd, "render")) return cmd_render(argc - 1, argv + 1);
     if (!strcmp(cmd, "mesh")) return cmd_mesh(argc - 1, argv + 1);
+    if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "validate")) return cmd_validate(argc - 1, argv + 1);
     fprintf(stderr,
-            "defo: unknown command '%s' (commands: info, convert, demo; see 'defo --help')\n", cmd);
+            "defo: unknown command '%s' (commands: run, validate, info, convert, mesh, render, "
+            "demo; see 'defo --help')\n",
+            cmd);
     return CLI_BAD_INPUT;
 }

@@ -5,7 +5,7 @@
  *   1  Re from xⁱ (lazily, MTPS08 §4.4, when the force model's def asks);
  *   2  if any Re changed (or on the first step): A = (1 + Δtα) M +
  *      (Δt² + Δtβ) K', and the preconditioner of A;
- *   3  b = M vⁱ + Δt (f_el(xⁱ) + f_ext), f_el = −(K'xⁱ + f'0);
+ *   3  b = M vⁱ + Δt (f_el(xⁱ) + f_ext + f_plastic), f_el = −(K'xⁱ + f'0);
  *   4  PCG on A v = b from v = vⁱ (warm start) with fixed nodes projected —
  *      their velocity stays the caller's value;
  *   5  xⁱ⁺¹ = xⁱ + Δt vⁱ⁺¹.
@@ -15,6 +15,8 @@
  * finite, so a refused step leaves the state at step i.
  */
 #include "defo/backward_euler.h"
+
+#include "defo/cholesky.h"
 
 #include "base/parallel.h"
 
@@ -35,6 +37,17 @@ struct defo_backward_euler {
     double *force, *rhs, *v_new, *work; /* work: 12n */
     double time;
     int assembled;
+    /* lagged preconditioners: PCG iterations of the last step and of the
+     * first step after the last refactorisation */
+    int last_iterations, fresh_iterations, last_converged;
+    double last_residual, fresh_residual;
+    /* MG04 §3 plastic force (3n), added to the right-hand side like f_ext */
+    double *f_plastic;
+    defo_material_def material; /* kept to rebuild after a topology change */
+    /* 1 when defo_backward_euler_update_rotations ran since the last step:
+     * the step reuses its rotations, force and update count */
+    int rotations_fresh;
+    defo_index fresh_updated;
 };
 
 defo_backward_euler_def defo_default_backward_euler_def(void) {
@@ -46,6 +59,7 @@ defo_backward_euler_def defo_default_backward_euler_def(void) {
     d.cg_max_iterations = 5000;
     d.preconditioner = DEFO_PRECOND_BLOCK_IC0;
     d.warm_start = 1;
+    d.refactor_iterations = 10;
     d.corotated = defo_default_corotated_def();
     return d;
 }
@@ -70,6 +84,7 @@ void defo_backward_euler_destroy(defo_backward_euler *be) {
     defo_free(be->rhs);
     defo_free(be->v_new);
     defo_free(be->work);
+    defo_free(be->f_plastic);
     defo_free(be);
 }
 
@@ -95,9 +110,12 @@ defo_status defo_backward_euler_create(const defo_mesh *mesh, const defo_materia
                           "backward_euler: CG settings out of range (fixed %d, max %d, "
                           "tolerance %g)",
                           d.cg_fixed_iterations, d.cg_max_iterations, d.cg_tolerance);
-    if ((int)d.preconditioner < 0 || (int)d.preconditioner > (int)DEFO_PRECOND_BLOCK_IC0)
+    if ((int)d.preconditioner < 0 || (int)d.preconditioner > (int)DEFO_PRECOND_TWO_LEVEL)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "backward_euler: unknown preconditioner %d",
                           (int)d.preconditioner);
+    /* built without CHOLMOD: the iterative fallback */
+    if (d.preconditioner == DEFO_PRECOND_CHOLESKY && !defo_cholesky_available())
+        d.preconditioner = DEFO_PRECOND_BLOCK_IC0;
     for (int k = 0; k < 3; k++)
         if (!isfinite(d.gravity[k]))
             return defo_error(DEFO_ERR_INVALID_ARGUMENT, "backward_euler: gravity not finite");
@@ -126,8 +144,10 @@ defo_status defo_backward_euler_create(const defo_mesh *mesh, const defo_materia
     be->rhs = defo_malloc(m * sizeof(double) + 1);
     be->v_new = defo_malloc(m * sizeof(double) + 1);
     be->work = defo_malloc(4 * m * sizeof(double) + 1);
+    be->f_plastic = defo_calloc(m + 1, sizeof(double));
+    be->material = *material;
     if (!be->x || !be->v || !be->v_prev || !be->f_ext || !be->mass || !be->constraint ||
-        !be->force || !be->rhs || !be->v_new || !be->work) {
+        !be->force || !be->rhs || !be->v_new || !be->work || !be->f_plastic) {
         defo_backward_euler_destroy(be);
         return defo_error_oom("backward Euler state", 10 * m * sizeof(double));
     }
@@ -149,6 +169,81 @@ double *defo_backward_euler_velocities(defo_backward_euler *be) {
 }
 double *defo_backward_euler_external_force(defo_backward_euler *be) {
     return be->f_ext;
+}
+double *defo_backward_euler_plastic_force(defo_backward_euler *be) {
+    return be->f_plastic;
+}
+
+defo_status defo_backward_euler_update_rotations(defo_backward_euler *be) {
+    if (!be) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "backward_euler: NULL stepper");
+    if (be->rotations_fresh) return DEFO_OK; /* positions unchanged since (by contract) */
+    defo_index updated = 0;
+    defo_status st = defo_corotated_update_rotations(be->model, be->x, &updated);
+    if (!st) st = defo_corotated_forces(be->model, be->x, be->force, NULL);
+    if (st) {
+        be->rotations_fresh = 0;
+        return defo_error_prefix("backward_euler rotations");
+    }
+    be->fresh_updated = updated;
+    be->rotations_fresh = 1;
+    return DEFO_OK;
+}
+
+/* A per-node array of `size` bytes per node grown from old_n to n nodes,
+ * the new entries zeroed; NULL when out of memory (p is then untouched). */
+static void *grow_nodes(void *p, size_t size, defo_index old_n, defo_index n) {
+    char *q = defo_realloc(p, (size_t)n * size + 1);
+    if (q && n > old_n) memset(q + (size_t)old_n * size, 0, (size_t)(n - old_n) * size);
+    return q;
+}
+
+#define GROW(field, size)                                                                          \
+    do {                                                                                           \
+        void *q_ = grow_nodes(be->field, (size), old_n, n);                                        \
+        if (!q_) return defo_error_oom("backward Euler state", (size_t)n * (size));                \
+        be->field = q_;                                                                            \
+    } while (0)
+
+defo_status defo_backward_euler_topology_changed(defo_backward_euler *be) {
+    if (!be) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "backward_euler: NULL stepper");
+    const defo_mesh *mesh = be->mesh;
+    const defo_index old_n = be->n, n = mesh->num_nodes;
+    if (n < old_n)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "backward_euler: the mesh lost nodes (%ld -> %ld); only appended "
+                          "nodes are supported",
+                          (long)old_n, (long)n);
+    const size_t d3 = 3 * sizeof(double);
+    GROW(x, d3);
+    GROW(v, d3);
+    GROW(v_prev, d3);
+    GROW(f_ext, d3);
+    GROW(f_plastic, d3);
+    GROW(mass, sizeof(double));
+    GROW(constraint, 1);
+    GROW(force, d3);
+    GROW(rhs, d3);
+    GROW(v_new, d3);
+    GROW(work, 4 * d3);
+    be->n = n; /* arrays now hold n nodes (the old ones' values kept) */
+    for (defo_index i = old_n; i < n; i++)
+        memcpy(be->x + 3 * (size_t)i, mesh->x + 3 * (size_t)i, d3);
+    /* Lumped masses from the new connectivity: a split node's mass is
+     * shared between its copies by their incident elements (MG04 §4). */
+    defo_status st = defo_mesh_lumped_mass(mesh, be->material.density, be->mass);
+    if (st) return defo_error_prefix("backward_euler topology");
+    /* Ke does not change (MG04 §4), but the assembly pattern does: rebuild
+     * the model and its matrix; the rotations are recomputed next step. */
+    defo_corotated *model = NULL;
+    st = defo_corotated_create(mesh, &be->material, &be->def.corotated, &model);
+    if (st) return defo_error_prefix("backward_euler topology");
+    defo_corotated_destroy(be->model);
+    be->model = model;
+    defo_precond_free(&be->precond);
+    memset(&be->precond, 0, sizeof be->precond);
+    be->assembled = 0;
+    be->rotations_fresh = 0;
+    return DEFO_OK;
 }
 unsigned char *defo_backward_euler_constraints(defo_backward_euler *be) {
     /* The caller may change constraints: the IC(0) factor depends on them. */
@@ -172,6 +267,12 @@ size_t defo_backward_euler_bytes(const defo_backward_euler *be) {
     if (be->precond.factor)
         pre += (size_t)be->precond.num_blocks * 9 * sizeof(double) +
                (size_t)be->n * (9 * sizeof(double) + sizeof(int64_t));
+    pre += defo_cholesky_bytes(be->precond.cholesky);
+    if (be->precond.coarse) {
+        size_t nc = 6 * (size_t)be->precond.num_aggregates;
+        pre += (nc * nc + nc) * sizeof(double) +
+               (size_t)be->n * (3 * sizeof(double) + sizeof(defo_index));
+    }
     return sizeof *be + defo_corotated_bytes(be->model) + pre + 12 * m * sizeof(double) +
            (size_t)be->n * (sizeof(double) + 1);
 }
@@ -185,21 +286,42 @@ defo_status defo_backward_euler_step(defo_backward_euler *be, defo_backward_eule
     const double dt = d->time_step;
     const defo_index n = be->n;
     const size_t m = 3 * (size_t)n;
+    const int lag =
+        d->preconditioner == DEFO_PRECOND_CHOLESKY || d->preconditioner == DEFO_PRECOND_TWO_LEVEL;
 
     double t0 = now_seconds();
-    defo_status st = defo_corotated_update_rotations(be->model, be->x, &s.rotations_updated);
-    if (st) return defo_error_prefix("backward_euler step");
-    st = defo_corotated_forces(be->model, be->x, be->force, NULL);
-    if (st) return defo_error_prefix("backward_euler step");
+    defo_status st;
+    if (be->rotations_fresh) { /* done by defo_backward_euler_update_rotations */
+        s.rotations_updated = be->fresh_updated;
+        be->rotations_fresh = 0;
+    } else {
+        st = defo_corotated_update_rotations(be->model, be->x, &s.rotations_updated);
+        if (st) return defo_error_prefix("backward_euler step");
+        st = defo_corotated_forces(be->model, be->x, be->force, NULL);
+        if (st) return defo_error_prefix("backward_euler step");
+    }
     double t1 = now_seconds();
     s.seconds_rotations = t1 - t0;
 
     if (!be->assembled || s.rotations_updated > 0) {
         defo_corotated_assemble(be->model, dt * dt + dt * d->rayleigh_stiffness, be->mass,
                                 1 + dt * d->rayleigh_mass);
-        st = defo_precond_setup(&be->precond, d->preconditioner, defo_corotated_matrix(be->model),
-                                be->constraint);
-        if (st) return defo_error_prefix("backward_euler step");
+        /* CHOLESKY and TWO_LEVEL are lagged: the preconditioner of an
+         * earlier step's matrix is kept while PCG converges about as fast
+         * with it as when it was fresh (K' drifts only with the rotations). */
+        const int limit =
+            DEFO_MAX(d->refactor_iterations, be->fresh_iterations + be->fresh_iterations / 4);
+        /* (a capped solve that stopped short: while its residual stays
+         * within 2× that of the fresh preconditioner) */
+        const int lagged = lag && be->assembled && be->last_iterations <= limit &&
+                           (be->last_converged || be->last_residual <= 2 * be->fresh_residual);
+        if (!lagged) {
+            be->precond.coords = be->x; /* TWO_LEVEL's aggregates */
+            st = defo_precond_setup(&be->precond, d->preconditioner,
+                                    defo_corotated_matrix(be->model), be->constraint);
+            if (st) return defo_error_prefix("backward_euler step");
+            s.refactored = 1;
+        }
         be->assembled = 1;
         s.reassembled = 1;
     }
@@ -208,6 +330,7 @@ defo_status defo_backward_euler_step(defo_backward_euler *be, defo_backward_eule
 
     /* b = M v + Δt (f_el + f_ext + M g) */
     const double *mass = be->mass, *v = be->v, *fe = be->force, *fx = be->f_ext;
+    const double *fp = be->f_plastic;
     const double gx = d->gravity[0], gy = d->gravity[1], gz = d->gravity[2];
     const unsigned char *con = be->constraint;
     /* warm start: vⁱ, or 2vⁱ − vⁱ⁻¹ (the velocity extrapolated with the
@@ -221,7 +344,7 @@ defo_status defo_backward_euler_step(defo_backward_euler *be, defo_backward_eule
         double g[3] = {gx, gy, gz};
         for (int k = 0; k < 3; k++) {
             size_t j = 3 * (size_t)i + (size_t)k;
-            rhs[j] = mass[i] * v[j] + dt * (fe[j] + fx[j] + mass[i] * g[k]);
+            rhs[j] = mass[i] * v[j] + dt * (fe[j] + fx[j] + fp[j] + mass[i] * g[k]);
             vn[j] = con[i] == DEFO_CONSTRAINT_FIXED ? v[j]
                     : warm                          ? v[j] + ex * (v[j] - vp[j])
                                                     : 0.0;
@@ -230,7 +353,9 @@ defo_status defo_backward_euler_step(defo_backward_euler *be, defo_backward_eule
     defo_cg_def cg = defo_default_cg_def();
     if (d->cg_fixed_iterations > 0) {
         cg.max_iterations = d->cg_fixed_iterations;
-        cg.tolerance = 0;
+        /* with a lagged preconditioner the count is a cap: the iteration
+         * count is what tells when to refactor */
+        cg.tolerance = lag ? d->cg_tolerance : 0;
     } else {
         cg.max_iterations = d->cg_max_iterations;
         cg.tolerance = d->cg_tolerance;
@@ -239,12 +364,20 @@ defo_status defo_backward_euler_step(defo_backward_euler *be, defo_backward_eule
     st = defo_pcg_solve(&cg, defo_corotated_matrix(be->model), &be->precond, con, NULL, rhs, vn,
                         be->work, &res);
     s.cg_iterations = res.iterations;
+    be->last_iterations = res.iterations;
+    be->last_converged = res.converged;
+    be->last_residual = res.residual;
+    if (s.refactored) {
+        be->fresh_iterations = res.iterations;
+        be->fresh_residual = res.residual;
+    }
     s.cg_residual = res.residual;
     s.cg_converged = res.converged;
     s.seconds_solve = now_seconds() - t2;
     if (stats) *stats = s;
     if (st < 0) return defo_error_prefix("backward_euler step");
-    defo_status warn = st;
+    /* fixed-count mode never warns (with CHOLESKY the count is a cap) */
+    defo_status warn = d->cg_fixed_iterations > 0 ? DEFO_OK : st;
 
     /* Commit only a finite state. */
     defo_index bad = -1;

@@ -347,6 +347,14 @@ double defo_world_time(const defo_world *w) {
     return w->time;
 }
 
+defo_status defo_world_set_time(defo_world *w, double time) {
+    if (!w || !isfinite(time))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_world_set_time: time %g is not finite",
+                          time);
+    w->time = time;
+    return DEFO_OK;
+}
+
 void defo_world_stats(const defo_world *w, defo_step_stats *out) {
     *out = w->stats;
 }

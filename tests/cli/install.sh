@@ -27,7 +27,7 @@ LD_LIBRARY_PATH="$libdir" ldd "$work/hello_shared" | grep -q "$libdir/libdefo.so
 
 # Static library through pkg-config --static.
 ${CC:-cc} -std=c17 -Wall -Wextra -Werror $san "$DEFO_SRC/examples/hello.c" \
-    $(pkg-config --cflags defo) "$libdir/libdefo.a" $(pkg-config --libs-only-other --static defo) -lm \
+    $(pkg-config --cflags defo) "$libdir/libdefo.a" $(pkg-config --libs --static defo | sed 's/-ldefo//') \
     -o "$work/hello_static"
 "$work/hello_static"
 

@@ -1,0 +1,77 @@
+/*
+ * defo/embed.h — a high-resolution surface driven by a tet4 mesh (MG04 §5.1).
+ *
+ * Binding (once, at rest): every surface vertex p is linked to the closest
+ * tet of the volume mesh — the one containing it, or for a vertex outside
+ * every tet the one at the smallest Euclidean distance — and stores its
+ * barycentric coordinates λ in that tet (extrapolated, some λ < 0, when the
+ * vertex lies outside).  Candidates come from a uniform grid of the tets'
+ * bounding boxes searched in rings of growing radius until no unvisited cell
+ * can hold a closer tet.  Ties (a vertex on a shared face) go to the tet
+ * with the largest smallest λ, then the lowest index: deterministic.
+ *
+ * Each frame: p = x_0 + Σ_{i=1..3} λ_i (x_i − x_0) with the tet's current
+ * corners (affine maps, rigid motions included, are reproduced exactly, also
+ * for extrapolated λ since Σλ = 1), and n = Re n_rest with the element's
+ * rotation (MG04 Fig. 5; from the corotated model, or the polar factor of the
+ * tet's F when none is given).
+ *
+ * A fracturing body has no consistent embedded surface yet (MG04 §5.2 is a
+ * later issue): write its tet boundary with defo_boundary_write_obj instead.
+ * OBJ files are written atomically (temporary file, then rename).
+ */
+#ifndef DEFO_EMBED_H
+#define DEFO_EMBED_H
+
+#include "defo/base.h"
+#include "defo/mesh.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct defo_embed defo_embed;
+
+typedef struct defo_embed_info {
+    defo_index num_vertices;
+    defo_index outside;   /* vertices outside every tet (extrapolated) */
+    double max_distance;  /* largest distance of a vertex to its tet at binding [m] */
+    double most_negative; /* smallest barycentric coordinate used (≤ 0 outside) */
+} defo_embed_info;
+
+/* Bind the triangles of surface (3-node triangles; its x are the rest
+ * positions) to the tet4 mesh tets at its rest positions.  Rest normals are
+ * the area-weighted vertex normals of the surface.  Both meshes are only read
+ * (tets is borrowed: updates use its current connectivity). */
+DEFO_API defo_status defo_embed_create(const defo_mesh *tets, const defo_mesh *surface,
+                                       defo_embed **out);
+DEFO_API void defo_embed_destroy(defo_embed *e);
+DEFO_API defo_embed_info defo_embed_get_info(const defo_embed *e);
+/* Tet of each vertex and its 4 barycentric coordinates (read-only). */
+DEFO_API const defo_index *defo_embed_elements(const defo_embed *e);
+DEFO_API const double *defo_embed_barycentric(const defo_embed *e);
+/* Rest normals, 3 per vertex (unit). */
+DEFO_API const double *defo_embed_rest_normals(const defo_embed *e);
+
+/* Positions (3 per vertex) from tet positions x; normals (3 per vertex, may
+ * be NULL) rotated by rotations (9 per element, row-major, e.g.
+ * defo_corotated_rotations) or, when rotations is NULL, by the polar
+ * rotation of each tet's deformation gradient. */
+DEFO_API defo_status defo_embed_update(const defo_embed *e, const double *x,
+                                       const double *rotations, double *positions, double *normals);
+
+/* Wavefront OBJ of the surface with the given positions and normals
+ * (normals may be NULL), atomically. */
+DEFO_API defo_status defo_embed_write_obj(const defo_embed *e, const char *path,
+                                          const double *positions, const double *normals);
+
+/* Wavefront OBJ of the boundary faces of a tet4 mesh at positions x (NULL =
+ * rest), only the nodes the boundary uses, atomically — the surface of a
+ * fracturing body. */
+DEFO_API defo_status defo_boundary_write_obj(const defo_mesh *tets, const double *x,
+                                             const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DEFO_EMBED_H */

@@ -1,0 +1,301 @@
+/*
+ * cli/cmd_run.c — `defo run [SCENE.json] [-o OUTDIR] [--frames N]
+ * [--threads N] [--quiet] [--resume OUTDIR]`.
+ *
+ * Order of work, so that bad input never costs a half-done run: parse and
+ * validate the scene, build every body (meshes read, generated or meshed),
+ * restore the checkpoint when resuming — and only then create OUTDIR and
+ * simulate.  Without SCENE the built-in demo scene runs (defo_scene_demo_text).
+ *
+ * Ctrl-C (SIGINT) sets a flag; the run stops after the frame in progress,
+ * whose files and checkpoint are complete, and says how to resume.  A second
+ * Ctrl-C kills the process the usual way.  Exit: 0 done, 2 bad input (one
+ * line), 1 a failed step (e.g. a NaN refused; outputs so far stay valid),
+ * 130 interrupted.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *cmd = "run";
+static volatile sig_atomic_t interrupted = 0;
+
+static void on_sigint(int sig) {
+    (void)sig;
+    interrupted = 1;
+    signal(SIGINT, SIG_DFL); /* a second Ctrl-C ends the process */
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static void progress(int quiet, int tty, int frame, int total, double t, long inverted,
+                     double elapsed, int done_this_run, int remaining, double frame_ms) {
+    if (quiet) return;
+    if (tty) {
+        int width = 30, fill = total ? (int)((double)width * frame / total) : width;
+        char bar[64];
+        for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : '-';
+        bar[width] = 0;
+        double eta = done_this_run ? elapsed / done_this_run * remaining : 0;
+        fprintf(stderr, "\r  [%s] %d/%d  t = %.2f s  inverted %ld  ETA %.0f s   ", bar, frame,
+                total, t, inverted, eta);
+        if (frame == total) fputc('\n', stderr);
+    } else {
+        fprintf(stderr, "frame %d/%d  t = %.4f s  inverted %ld  %.0f ms\n", frame, total, t,
+                inverted, frame_ms);
+    }
+    fflush(stderr);
+}
+
+int cmd_run(int argc, char **argv) {
+    const char *scene_path = NULL, *outdir = NULL, *resume = NULL;
+    int frames = -1, threads = 0, quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-o") || !strcmp(a, "--frames") || !strcmp(a, "--threads") ||
+            !strcmp(a, "--resume")) {
+            if (i + 1 >= argc) return cli_usage_error(cmd, "%s needs a value", a);
+            const char *v = argv[++i];
+            if (!strcmp(a, "-o"))
+                outdir = v;
+            else if (!strcmp(a, "--resume"))
+                resume = v;
+            else if (!strcmp(a, "--frames")) {
+                if (parse_int(v, 1, 10000000, &frames))
+                    return cli_usage_error(cmd, "--frames: '%s' is not an integer >= 1", v);
+            } else if (parse_int(v, 1, 1024, &threads))
+                return cli_usage_error(cmd, "--threads: '%s' is not an integer in [1, 1024]", v);
+        } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+            quiet = 1;
+        } else if (a[0] == '-' && a[1]) {
+            return cli_usage_error(cmd, "unknown option '%s'", a);
+        } else if (scene_path) {
+            return cli_usage_error(cmd, "unexpected argument '%s' (one scene per run)", a);
+        } else {
+            scene_path = a;
+        }
+    }
+    if (resume && outdir && strcmp(resume, outdir))
+        return cli_usage_error(cmd, "--resume %s continues in that folder; drop -o %s", resume,
+                               outdir);
+    if (resume) outdir = resume;
+    char copy_path[2200];
+    if (resume && !scene_path) {
+        snprintf(copy_path, sizeof copy_path, "%s/scene.json", resume);
+        scene_path = copy_path;
+    }
+    if (!outdir) outdir = scene_path ? "defo-run" : "defo-demo";
+    if (threads) defo_set_threads(threads);
+
+    /* 1. scene */
+    defo_scene *scene = NULL;
+    defo_scene_errors errs;
+    defo_status s;
+    if (scene_path) {
+        s = defo_scene_load(scene_path, &scene, &errs);
+    } else {
+        const char *text = defo_scene_demo_text();
+        s = defo_scene_parse(text, strlen(text), "built-in demo", NULL, &scene, &errs);
+    }
+    if (s < 0) {
+        if (errs.count) {
+            fprintf(stderr, "defo run: %s", errs.lines[0]);
+            if (errs.count > 1)
+                fprintf(stderr, " (and %d more errors: see 'defo validate %s')", errs.count - 1,
+                        scene_path ? scene_path : "SCENE");
+            fputc('\n', stderr);
+            defo_scene_errors_free(&errs);
+            return s == DEFO_ERR_OUT_OF_MEMORY ? CLI_INTERNAL : CLI_BAD_INPUT;
+        }
+        return cli_fail(cmd, s);
+    }
+    int total = frames > 0 ? frames : defo_scene_frames(scene);
+
+    /* 2. world */
+    double t_start = now_s();
+    defo_simulation *sim = NULL;
+    s = defo_simulation_create(scene, &sim);
+    if (s < 0) {
+        defo_scene_destroy(scene);
+        return cli_fail(cmd, s);
+    }
+    if (resume) {
+        char ck[2200];
+        snprintf(ck, sizeof ck, "%s/checkpoint.bin", resume);
+        s = defo_simulation_load_checkpoint(sim, ck);
+        if (s < 0) {
+            defo_simulation_destroy(sim);
+            defo_scene_destroy(scene);
+            return cli_fail(cmd, s);
+        }
+    }
+    int start = defo_simulation_frame(sim);
+    if (resume && start >= total) {
+        if (!quiet)
+            printf("defo run: %s is already at frame %d of %d: nothing to do\n", resume, start,
+                   total);
+        defo_simulation_destroy(sim);
+        defo_scene_destroy(scene);
+        return CLI_OK;
+    }
+
+    /* 3. outputs */
+    run_output *out = NULL;
+    s = run_output_create(outdir, scene, sim, &out);
+    if (!s && resume) s = run_output_resume(out, start);
+    if (!s && !resume) {
+        char *copy = defo_scene_dump(scene);
+        if (!copy || run_output_write_text(outdir, "scene.json", copy))
+            s = copy ? DEFO_ERR_IO : DEFO_ERR_OUT_OF_MEMORY;
+        defo_free_string(copy);
+        if (s) s = run_error(s, "cannot write %s/scene.json", outdir);
+    }
+    int tty = isatty(2);
+    if (!quiet) {
+        defo_world *w = defo_simulation_world(sim);
+        long nodes = 0, elems = 0;
+        for (int b = 0; b < defo_simulation_num_bodies(sim); b++) {
+            defo_body_id id = defo_simulation_body(sim, b);
+            nodes += defo_body_num_nodes(w, id);
+            elems += defo_body_mesh(w, id)->num_elems;
+        }
+        fprintf(stderr,
+                "defo run: %s: %d bodies (%ld nodes, %ld tets), %d colliders; %sframes %d..%d "
+                "at %g fps -> %s\n",
+                defo_scene_name(scene), defo_simulation_num_bodies(sim), nodes, elems,
+                defo_scene_num_colliders(scene), resume ? "resuming, " : "", start, total,
+                defo_scene_fps(scene), outdir);
+    }
+    run_frame_info fi;
+    memset(&fi, 0, sizeof fi);
+    double sim_s = 0, out_s = 0;
+    if (!s && !resume) {
+        double t0 = now_s();
+        fi.frame = 0;
+        s = run_output_frame(out, &fi);
+        out_s += now_s() - t0;
+    }
+    if (s < 0) {
+        run_output_destroy(out);
+        defo_simulation_destroy(sim);
+        defo_scene_destroy(scene);
+        return run_fail(s);
+    }
+
+    /* 4. frames */
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old);
+    interrupted = 0;
+    long long substeps = 0, cg = 0, newton = 0;
+    int rc = CLI_OK, run = 0;
+    char failure[1024] = "";
+    double loop_start = now_s();
+    for (int f = start; f < total && !interrupted; f++) {
+        double t0 = now_s();
+        s = defo_simulation_step_frame(sim);
+        double t1 = now_s();
+        sim_s += t1 - t0;
+        if (s < 0) {
+            snprintf(failure, sizeof failure, "frame %d: %s", f + 1, defo_last_error());
+            rc = s == DEFO_ERR_NUMERICAL || s == DEFO_ERR_INTERNAL || s == DEFO_ERR_OUT_OF_MEMORY
+                     ? CLI_INTERNAL
+                     : CLI_BAD_INPUT;
+            break;
+        }
+        defo_simulation_stats(sim, &fi.stats);
+        fi.newton_iters = defo_simulation_newton_iterations(sim);
+        newton += fi.newton_iters;
+        fi.frame = f + 1;
+        fi.wall_ms = 1e3 * (t1 - t0);
+        substeps += fi.stats.substeps;
+        cg += fi.stats.cg_iterations;
+        s = run_output_frame(out, &fi);
+        out_s += now_s() - t1;
+        if (s < 0) {
+            snprintf(failure, sizeof failure, "frame %d: %s", f + 1, run_last_error());
+            rc = CLI_INTERNAL; /* cannot write outputs */
+            break;
+        }
+        run++;
+        progress(quiet, tty, f + 1, total, defo_world_time(defo_simulation_world(sim)),
+                 (long)fi.stats.inverted, now_s() - loop_start, run, total - f - 1, fi.wall_ms);
+    }
+    sigaction(SIGINT, &old, NULL);
+    int done = defo_simulation_frame(sim);
+    if (failure[0]) fprintf(stderr, "%sdefo run: %s\n", tty && !quiet ? "\n" : "", failure);
+
+    run_summary_info si;
+    memset(&si, 0, sizeof si);
+    si.status = rc ? "failed" : interrupted && done < total ? "interrupted" : "completed";
+    si.error = failure[0] ? failure : NULL;
+    si.frames_completed = done;
+    si.frames_requested = total;
+    si.frames_run = run;
+    si.substeps = substeps;
+    si.cg_iters = cg;
+    si.newton_iters = newton;
+    si.wall_s = now_s() - t_start;
+    si.simulate_s = sim_s;
+    si.output_s = out_s;
+    defo_status ss = run_output_summary(out, &si);
+    if (ss < 0 && !rc) rc = run_fail(ss);
+    int peak_frame = -1;
+    int peak = run_output_peak_inverted(out, &peak_frame);
+    defo_index final_inv = 0;
+    defo_world *w = defo_simulation_world(sim);
+    for (int b = 0; b < defo_simulation_num_bodies(sim); b++) {
+        defo_index bi = 0;
+        defo_body_count_inverted(w, defo_simulation_body(sim, b), &bi);
+        final_inv += bi;
+    }
+    if (interrupted && done < total && !rc) {
+        if (tty && !quiet) fputc('\n', stderr);
+        char more[64] = "";
+        if (frames > 0) snprintf(more, sizeof more, " --frames %d", total);
+        fprintf(stderr,
+                "defo run: interrupted after frame %d of %d; every written frame is complete.\n"
+                "defo run: continue with: defo run --resume %s%s\n",
+                done, total, outdir, more);
+        rc = 130;
+    } else if (!rc && !quiet) {
+        printf("defo run: %d frames (%.1f s simulated) in %.1f s; inverted elements: peak %d "
+               "(frame %d), %ld at the end\n",
+               done, defo_world_time(w), si.wall_s, peak, peak_frame, (long)final_inv);
+        const defo_scene_outputs *o = defo_scene_get_outputs(scene);
+        printf("defo run: outputs in %s/:\n", outdir);
+        if (o->vtu) printf("  scene.pvd + frames/frame_NNNN.vtu   open in ParaView\n");
+        if (o->surface_obj) printf("  surface/frame_NNNN.obj             import in Blender\n");
+        if (o->png)
+            printf("  png/frame_NNNN.png                 pictures (defo render %s --sheet)\n",
+                   outdir);
+        printf("  stats.jsonl, summary.json          per-frame and total statistics\n");
+    }
+    run_output_destroy(out);
+    defo_simulation_destroy(sim);
+    defo_scene_destroy(scene);
+    return rc;
+}

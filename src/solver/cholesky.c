@@ -1,0 +1,302 @@
+/*
+ * solver/cholesky.c — sparse direct Cholesky A = L Lᵀ of a 3×3-block CSR
+ * matrix through CHOLMOD, behind defo's own interface (defo/cholesky.h).
+ *
+ * Used as a lagged preconditioner for the implicit Euler system
+ * (M + ΔtC + Δt²K') v = b of MG04 §6: the corotated K' changes only through
+ * the element rotations, so a factor of an earlier step's matrix makes PCG
+ * converge in a few iterations and costs one forward/back substitution per
+ * iteration.  (MG04 §6 solves the same system with plain CG; the direct
+ * factor is the "sparse Cholesky" entry of DESIGN.md's solver module.)
+ *
+ * Conversion: CHOLMOD takes a compressed-column matrix; we pass its lower
+ * triangle (stype −1).  Scalar column c = 3I + a of the lower triangle is
+ * scalar row c of the upper part of the symmetric block row I, so the
+ * pattern is built once per block pattern by walking block row I from its
+ * diagonal block, and map[k] records which value of A->val feeds entry k:
+ * refilling the values each factorisation is one gather.
+ *
+ * Invariants: the analysis (ordering + symbolic factor) matches the block
+ * pattern stored in row_offset/col (copies kept to detect a changed pattern);
+ * `factored` is 1 only after CHOLMOD reported a complete LLᵀ.  CHOLMOD
+ * would otherwise keep an LDLᵀ of an indefinite matrix with negative
+ * pivots and report success: final_ll = 1 makes the simplicial path fail on
+ * a non-positive pivot like the supernodal one (DESIGN.md), and the status
+ * and L->minor are checked.
+ *
+ * Licence: libcholmod's Supernodal module is GPL-2+; linking it makes the
+ * resulting binary GPL.  -DDEFO_CHOLMOD=OFF builds defo without any GPL
+ * code: this file then compiles to stubs returning DEFO_ERR_UNSUPPORTED and
+ * the integrators fall back to IC(0).
+ *
+ * Allocation: CHOLMOD allocates through SuiteSparse_config, a process-wide
+ * table; defo does not redirect it (that would change every other CHOLMOD
+ * user in the process), so factor memory is reported by
+ * defo_cholesky_bytes, not by defo_allocated_bytes.  CHOLMOD never prints
+ * (Common.print = 0): its errors become defo_error messages here.
+ */
+#include "defo/cholesky.h"
+
+#include "base/base.h"
+
+#include <string.h>
+
+#ifdef DEFO_HAVE_CHOLMOD
+
+#include <cholmod.h>
+
+struct defo_cholesky {
+    cholmod_common cm;
+    cholmod_sparse *A;   /* lower triangle, pattern of the analysed matrix */
+    int64_t *map;        /* per entry of A: index into defo_bcsr.val */
+    int64_t *row_offset; /* copy of the analysed block pattern */
+    defo_index *col;
+    defo_index n;
+    int64_t num_blocks;
+    cholmod_factor *L;
+    cholmod_dense *X, *Y, *E; /* solve workspace, reused */
+    int factored;
+};
+
+int defo_cholesky_available(void) {
+    return 1;
+}
+
+static defo_status cm_error(const defo_cholesky *c, const char *what) {
+    if (c->cm.status == CHOLMOD_OUT_OF_MEMORY)
+        return defo_error(DEFO_ERR_OUT_OF_MEMORY, "Cholesky: out of memory in %s", what);
+    return defo_error(DEFO_ERR_INTERNAL, "Cholesky: CHOLMOD status %d in %s", c->cm.status, what);
+}
+
+defo_status defo_cholesky_create(defo_cholesky **out) {
+    if (!out) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_cholesky_create: out is NULL");
+    *out = NULL;
+    defo_cholesky *c = defo_calloc(1, sizeof *c);
+    if (!c) return defo_error_oom("Cholesky object", sizeof *c);
+    if (!cholmod_l_start(&c->cm)) {
+        defo_free(c);
+        return defo_error(DEFO_ERR_INTERNAL, "Cholesky: cholmod_start failed");
+    }
+    c->cm.print = 0;       /* the library never prints */
+    c->cm.final_ll = 1;    /* LLᵀ: an indefinite matrix fails, not LDLᵀ */
+    c->cm.final_asis = 0;  /* honour final_ll */
+    c->cm.final_super = 1; /* supernodal L solves with BLAS blocks */
+    c->cm.supernodal = CHOLMOD_AUTO;
+    c->cm.quick_return_if_not_posdef = 1;
+    *out = c;
+    return DEFO_OK;
+}
+
+static void release_analysis(defo_cholesky *c) {
+    if (c->L) cholmod_l_free_factor(&c->L, &c->cm);
+    if (c->A) cholmod_l_free_sparse(&c->A, &c->cm);
+    defo_free(c->map);
+    defo_free(c->row_offset);
+    defo_free(c->col);
+    c->map = NULL;
+    c->row_offset = NULL;
+    c->col = NULL;
+    c->n = 0;
+    c->num_blocks = 0;
+    c->factored = 0;
+}
+
+void defo_cholesky_destroy(defo_cholesky *c) {
+    if (!c) return;
+    release_analysis(c);
+    if (c->X) cholmod_l_free_dense(&c->X, &c->cm);
+    if (c->Y) cholmod_l_free_dense(&c->Y, &c->cm);
+    if (c->E) cholmod_l_free_dense(&c->E, &c->cm);
+    cholmod_l_finish(&c->cm);
+    defo_free(c);
+}
+
+static int same_pattern(const defo_cholesky *c, const defo_bcsr *A) {
+    return c->L && c->n == A->num_rows && c->num_blocks == A->num_blocks &&
+           !memcmp(c->row_offset, A->row_offset,
+                   ((size_t)A->num_rows + 1) * sizeof *c->row_offset) &&
+           !memcmp(c->col, A->col, (size_t)A->num_blocks * sizeof *c->col);
+}
+
+defo_status defo_cholesky_analyze(defo_cholesky *c, const defo_bcsr *A) {
+    if (!c || !A) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_cholesky_analyze: NULL");
+    if (same_pattern(c, A)) return DEFO_OK;
+    release_analysis(c);
+    const defo_index n = A->num_rows;
+    const size_t m = 3 * (size_t)n;
+    /* entries of the lower triangle: per block row, the diagonal block
+     * gives 6, every block right of it 9 */
+    size_t nnz = 0;
+    for (defo_index i = 0; i < n; i++)
+        nnz += 6 + 9 * (size_t)(A->row_offset[i + 1] - A->diag[i] - 1);
+    c->row_offset = defo_malloc(((size_t)n + 1) * sizeof *c->row_offset);
+    c->col = defo_malloc((size_t)A->num_blocks * sizeof *c->col + 1);
+    c->map = defo_malloc(nnz * sizeof *c->map + 1);
+    if (!c->row_offset || !c->col || !c->map) {
+        release_analysis(c);
+        return defo_error_oom("Cholesky pattern", nnz * sizeof(int64_t));
+    }
+    c->A = cholmod_l_allocate_sparse(m, m, nnz, 1, 1, -1, CHOLMOD_REAL, &c->cm);
+    if (!c->A) {
+        defo_status st = cm_error(c, "allocate_sparse");
+        release_analysis(c);
+        return st;
+    }
+    SuiteSparse_long *cp = c->A->p, *ri = c->A->i;
+    size_t k = 0;
+    for (defo_index i = 0; i < n; i++)
+        for (int a = 0; a < 3; a++) {
+            cp[3 * (size_t)i + (size_t)a] = (SuiteSparse_long)k;
+            for (int64_t q = A->diag[i]; q < A->row_offset[i + 1]; q++)
+                for (int b = q == A->diag[i] ? a : 0; b < 3; b++) {
+                    ri[k] = 3 * (SuiteSparse_long)A->col[q] + b;
+                    c->map[k] = 9 * q + 3 * a + b;
+                    k++;
+                }
+        }
+    cp[m] = (SuiteSparse_long)k;
+    memcpy(c->row_offset, A->row_offset, ((size_t)n + 1) * sizeof *c->row_offset);
+    memcpy(c->col, A->col, (size_t)A->num_blocks * sizeof *c->col);
+    c->n = n;
+    c->num_blocks = A->num_blocks;
+    c->L = cholmod_l_analyze(c->A, &c->cm);
+    if (!c->L) {
+        defo_status st = cm_error(c, "analyze");
+        release_analysis(c);
+        return st;
+    }
+    return DEFO_OK;
+}
+
+defo_status defo_cholesky_factor(defo_cholesky *c, const defo_bcsr *A,
+                                 const unsigned char *constraint) {
+    if (!c || !A) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_cholesky_factor: NULL");
+    defo_status st = defo_cholesky_analyze(c, A);
+    if (st) return st;
+    c->factored = 0;
+    const size_t m = 3 * (size_t)c->n;
+    const SuiteSparse_long *cp = c->A->p, *ri = c->A->i;
+    double *x = c->A->x;
+    for (size_t j = 0; j < m; j++) {
+        int fj = constraint && constraint[j / 3] == DEFO_CONSTRAINT_FIXED;
+        for (SuiteSparse_long k = cp[j]; k < cp[j + 1]; k++) {
+            size_t r = (size_t)ri[k];
+            /* fixed nodes: keep their diagonal block, drop their couplings */
+            int drop = r / 3 != j / 3 &&
+                       (fj || (constraint && constraint[r / 3] == DEFO_CONSTRAINT_FIXED));
+            x[k] = drop ? 0.0 : A->val[c->map[k]];
+        }
+    }
+    if (!cholmod_l_factorize(c->A, c->L, &c->cm) && c->cm.status < CHOLMOD_OK)
+        return cm_error(c, "factorize");
+    if (c->cm.status == CHOLMOD_NOT_POSDEF || c->L->minor < c->L->n) {
+        size_t bad =
+            c->L->minor < c->L->n ? (size_t)((SuiteSparse_long *)c->L->Perm)[c->L->minor] : 0;
+        return defo_error(DEFO_ERR_NUMERICAL,
+                          "Cholesky: matrix is not positive definite (pivot of unknown %zu, "
+                          "node %zu)",
+                          bad, bad / 3);
+    }
+    if (c->cm.status != CHOLMOD_OK) return cm_error(c, "factorize");
+    c->factored = 1;
+    return DEFO_OK;
+}
+
+int defo_cholesky_is_factored(const defo_cholesky *c) {
+    return c && c->factored;
+}
+
+defo_status defo_cholesky_solve(defo_cholesky *c, const double *b, double *x) {
+    if (!c || !b || !x) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_cholesky_solve: NULL");
+    if (!c->factored)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_cholesky_solve: no valid factor");
+    const size_t m = 3 * (size_t)c->n;
+    /* a header over the caller's b: no copy */
+    cholmod_dense B;
+    memset(&B, 0, sizeof B);
+    B.nrow = m;
+    B.ncol = 1;
+    B.nzmax = m;
+    B.d = m;
+    B.x = (void *)(uintptr_t)b;
+    B.xtype = CHOLMOD_REAL;
+    B.dtype = CHOLMOD_DOUBLE;
+    if (!cholmod_l_solve2(CHOLMOD_A, c->L, &B, NULL, &c->X, NULL, &c->Y, &c->E, &c->cm))
+        return cm_error(c, "solve");
+    memcpy(x, c->X->x, m * sizeof *x);
+    return DEFO_OK;
+}
+
+int64_t defo_cholesky_nonzeros(const defo_cholesky *c) {
+    if (!c || !c->L) return 0;
+    if (c->L->is_super) return (int64_t)c->L->xsize;
+    return (int64_t)c->L->nzmax;
+}
+
+size_t defo_cholesky_bytes(const defo_cholesky *c) {
+    if (!c) return 0;
+    size_t bytes = sizeof *c;
+    if (c->A) bytes += c->A->nzmax * (sizeof(double) + sizeof(SuiteSparse_long) + sizeof(int64_t));
+    if (c->L)
+        bytes += (size_t)defo_cholesky_nonzeros(c) * sizeof(double) +
+                 c->L->n * 4 * sizeof(SuiteSparse_long);
+    if (c->X) bytes += c->X->nzmax * sizeof(double);
+    if (c->Y) bytes += c->Y->nzmax * sizeof(double);
+    if (c->E) bytes += c->E->nzmax * sizeof(double);
+    return bytes;
+}
+
+#else /* !DEFO_HAVE_CHOLMOD */
+
+struct defo_cholesky {
+    int unused;
+};
+
+int defo_cholesky_available(void) {
+    return 0;
+}
+
+static defo_status unsupported(void) {
+    return defo_error(DEFO_ERR_UNSUPPORTED,
+                      "Cholesky: defo was built without CHOLMOD (DEFO_CHOLMOD=OFF)");
+}
+
+defo_status defo_cholesky_create(defo_cholesky **out) {
+    if (out) *out = NULL;
+    return unsupported();
+}
+void defo_cholesky_destroy(defo_cholesky *c) {
+    defo_free(c);
+}
+defo_status defo_cholesky_analyze(defo_cholesky *c, const defo_bcsr *A) {
+    DEFO_UNUSED(c);
+    DEFO_UNUSED(A);
+    return unsupported();
+}
+defo_status defo_cholesky_factor(defo_cholesky *c, const defo_bcsr *A,
+                                 const unsigned char *constraint) {
+    DEFO_UNUSED(c);
+    DEFO_UNUSED(A);
+    DEFO_UNUSED(constraint);
+    return unsupported();
+}
+int defo_cholesky_is_factored(const defo_cholesky *c) {
+    DEFO_UNUSED(c);
+    return 0;
+}
+defo_status defo_cholesky_solve(defo_cholesky *c, const double *b, double *x) {
+    DEFO_UNUSED(c);
+    DEFO_UNUSED(b);
+    DEFO_UNUSED(x);
+    return unsupported();
+}
+int64_t defo_cholesky_nonzeros(const defo_cholesky *c) {
+    DEFO_UNUSED(c);
+    return 0;
+}
+size_t defo_cholesky_bytes(const defo_cholesky *c) {
+    DEFO_UNUSED(c);
+    return 0;
+}
+
+#endif

@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# CLI contract for `defo run` (DESIGN.md "The CLI contract", issue 7):
+#   - the built-in demo (no files) writes scene.pvd, frames/*.vtu,
+#     surface/*.obj, png/*.png of the asked size, stats.jsonl with the
+#     documented keys, summary.json and a scene copy;
+#   - meshio reads the .vtu frames with the documented point and cell fields
+#     and the .pvd lists every frame with its time;
+#   - run --frames 2 then --resume to 5 gives the same .vtu/.obj files, byte
+#     for byte, as an uninterrupted run to 5; so does a run stopped by SIGINT
+#     and resumed (and the interrupted run says how far it got);
+#   - every error path exits 2 with one line and creates no output folder;
+#     a non-finite step exits 1 naming body and element, earlier frames valid;
+#   - every example scene in examples/scenes runs for 2 frames.
+set -uo pipefail
+fail=0; pass=0
+ok()  { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+py=/usr/bin/python3
+T="$DEFO_TMP/cli_run"
+rm -rf "$T"; mkdir -p "$T"
+png_size() { od -An -tu1 -j16 -N8 "$1" | awk '{printf "%dx%d\n", $1*16777216+$2*65536+$3*256+$4, $5*16777216+$6*65536+$7*256+$8}'; }
+# one line on stderr, exit 2, and no output folder
+expect_bad() {
+  local dir=$1; shift
+  "$@" > "$T/out" 2> "$T/err"; local got=$?
+  [ "$got" = 2 ] && ok || bad "'$*' exit $got (want 2): $(head -3 "$T/err")"
+  [ "$(wc -l < "$T/err")" = 1 ] && ok || bad "'$*' stderr is not one line: $(cat "$T/err")"
+  if [ -n "$dir" ]; then [ ! -e "$dir" ] && ok || bad "'$*' created $dir"; fi
+}
+R=("$DEFO" run --threads 1)
+
+# 1. the built-in demo, 2 frames
+if "${R[@]}" --frames 2 -o "$T/demo" > "$T/demo.out" 2> "$T/demo.err"; then ok; else bad "demo exit $?: $(tail -3 "$T/demo.err")"; fi
+for f in scene.pvd scene.json stats.jsonl summary.json checkpoint.bin frames/frame_0000.vtu \
+         frames/frame_0002.vtu surface/frame_0002.obj png/frame_0002.png; do
+  [ -s "$T/demo/$f" ] && ok || bad "demo: missing $f"
+done
+[ -z "$(find "$T/demo" -name '*.tmp*')" ] && ok || bad "temporary files left: $(find "$T/demo" -name '*.tmp*')"
+grep -q "outputs in $T/demo" "$T/demo.out" && ok || bad "demo does not say where its outputs are"
+[ "$(png_size "$T/demo/png/frame_0001.png")" = "480x360" ] && ok || bad "demo png size $(png_size "$T/demo/png/frame_0001.png")"
+[ "$(wc -l < "$T/demo.err")" -ge 3 ] && ok || bad "no per-frame progress lines off a terminal"
+
+# 2. meshio reads frames and the .pvd; stats.jsonl keys; summary
+$py - "$T/demo" <<'PY' && ok || bad "meshio / stats / summary checks"
+import sys, json, os, meshio, numpy as np
+import xml.etree.ElementTree as ET
+d = sys.argv[1]
+m = meshio.read(os.path.join(d, "frames/frame_0002.vtu"))
+for k in ("displacement", "velocity"):
+    assert k in m.point_data and m.point_data[k].shape == (len(m.points), 3), k
+for k in ("J", "inverted", "von_mises", "max_principal_stress", "plastic_strain", "body_id"):
+    assert k in m.cell_data, (k, list(m.cell_data))
+    assert np.all(np.isfinite(m.cell_data[k][0])), k
+assert m.cells[0].type == "tetra"
+# the torus is falling: displacement is -z, J close to 1 before impact
+assert m.point_data["displacement"][:, 2].max() < 0
+assert abs(m.cell_data["J"][0] - 1).max() < 1e-3
+pvd = ET.parse(os.path.join(d, "scene.pvd")).getroot()
+ds = pvd.findall(".//DataSet")
+assert len(ds) == 3, len(ds)
+for i, e in enumerate(ds):
+    assert abs(float(e.get("timestep")) - i / 30) < 1e-12
+    assert os.path.exists(os.path.join(d, e.get("file")))
+lines = open(os.path.join(d, "stats.jsonl")).read().splitlines()
+assert len(lines) == 3
+for i, l in enumerate(lines):
+    s = json.loads(l)
+    for k in ("frame", "time", "wall_ms", "substeps", "newton_iters", "cg_iters", "residual",
+              "inverted", "min_J", "kinetic_energy", "elastic_energy", "bodies"):
+        assert k in s, k
+    assert s["frame"] == i
+    b = s["bodies"][0]
+    assert b["name"] == "torus" and "inverted" in b and abs(b["volume_ratio"] - 1) < 1e-3
+sm = json.load(open(os.path.join(d, "summary.json")))
+assert sm["status"] == "completed" and sm["frames_completed"] == 2, sm
+assert "peak_inverted" in sm and sm["final"]["inverted"] == 0
+PY
+
+# 3. resume: --frames 2 then --resume to 5 == uninterrupted 5 (byte for byte)
+cat > "$T/small.json" <<'JSON'
+{"name": "small", "duration": {"frames": 5, "fps": 30},
+ "bodies": [{"name": "ball", "generator": {"type": "sphere", "radius": 0.2, "center": [0, 0, 0.22],
+   "cell_size": 0.08}, "velocity": [0.5, 0, -1],
+   "material": {"model": "neo_hookean", "youngs": 2e4, "damping": 0.01},
+   "material_changes": [{"time": 0.05, "material": {"youngs": 4e4}}]}],
+ "colliders": [{"type": "plane", "point": [0, 0, 0], "normal": [0, 0, 1], "friction": 0.4}],
+ "outputs": {"png": false}}
+JSON
+"${R[@]}" "$T/small.json" -o "$T/full" --quiet > "$T/o1" 2>&1 || bad "small run failed: $(cat "$T/o1")"
+[ ! -s "$T/o1" ] && ok || bad "--quiet printed: $(cat "$T/o1")"
+"${R[@]}" "$T/small.json" -o "$T/part" --frames 2 --quiet > /dev/null 2>&1 || bad "partial run failed"
+[ ! -e "$T/part/frames/frame_0003.vtu" ] && ok || bad "--frames 2 wrote frame 3"
+"${R[@]}" --resume "$T/part" --quiet > "$T/o2" 2>&1 || bad "resume failed: $(cat "$T/o2")"
+for k in 0000 0001 0002 0003 0004 0005; do
+  cmp -s "$T/full/frames/frame_$k.vtu" "$T/part/frames/frame_$k.vtu" && ok || bad "resumed frame $k.vtu differs"
+  cmp -s "$T/full/surface/frame_$k.obj" "$T/part/surface/frame_$k.obj" && ok || bad "resumed frame $k.obj differs"
+done
+cmp -s "$T/full/scene.pvd" "$T/part/scene.pvd" && ok || bad "resumed scene.pvd differs"
+[ "$(wc -l < "$T/part/stats.jsonl")" = 6 ] && ok || bad "resumed stats.jsonl has $(wc -l < "$T/part/stats.jsonl") lines"
+"${R[@]}" --resume "$T/part" > "$T/o3" 2>&1 && grep -q "nothing to do" "$T/o3" && ok || bad "resume of a finished run: $(cat "$T/o3")"
+
+# 4. Ctrl-C: stop after a frame, say how far, resume to the same frames
+"${R[@]}" "$T/small.json" -o "$T/int" --frames 100000 > "$T/int.out" 2> "$T/int.err" &
+pid=$!
+for i in $(seq 1 600); do
+  [ -f "$T/int/stats.jsonl" ] && [ "$(wc -l < "$T/int/stats.jsonl")" -ge 4 ] && break
+  sleep 0.05
+done
+kill -INT $pid
+wait $pid; rc=$?
+[ "$rc" = 130 ] && ok || bad "interrupted run exit $rc: $(tail -2 "$T/int.err")"
+done_frames=$(sed -n 's/.*interrupted after frame \([0-9]*\) of.*/\1/p' "$T/int.err")
+[ -n "$done_frames" ] && ok || bad "no 'interrupted after frame' line: $(tail -3 "$T/int.err")"
+grep -q -- "--resume $T/int" "$T/int.err" && ok || bad "no resume hint"
+if [ -n "$done_frames" ]; then
+  last=$(printf "%04d" "$done_frames")
+  [ -s "$T/int/frames/frame_$last.vtu" ] && ok || bad "last completed frame $last missing"
+  $py -c "import meshio,sys; meshio.read(sys.argv[1])" "$T/int/frames/frame_$last.vtu" && ok || bad "frame $last unreadable"
+  grep -q '"status": "interrupted"' "$T/int/summary.json" && ok || bad "summary status"
+  to=$((done_frames + 2))
+  "${R[@]}" --resume "$T/int" --frames $to --quiet > /dev/null 2>&1 || bad "resume after SIGINT failed"
+  "${R[@]}" "$T/small.json" -o "$T/ref" --frames $to --quiet > /dev/null 2>&1 || bad "reference run failed"
+  k=$(printf "%04d" $to)
+  cmp -s "$T/ref/frames/frame_$k.vtu" "$T/int/frames/frame_$k.vtu" && ok || bad "frame $k after SIGINT+resume differs"
+fi
+
+# 5. error paths: exit 2, one line, no output folder
+printf '{"bodies": [{"generator": {"type": "box"}, "material": {"poisson": 0.52}}, {"mesh": "nope.vtu"}]}' > "$T/bad.json"
+expect_bad "$T/o_bad" "${R[@]}" "$T/bad.json" -o "$T/o_bad"
+grep -q "poisson: 0.52 is not in \[0, 0.5)" "$T/err" && grep -q "1 more error" "$T/err" && ok || bad "bad scene line: $(cat "$T/err")"
+printf '{"bodies": [{"generator": {"type": "box"}, "fixed": [{"sphere": {"center": [9, 9, 9], "radius": 0.1}}]}]}' > "$T/nofix.json"
+expect_bad "$T/o_nofix" "${R[@]}" "$T/nofix.json" -o "$T/o_nofix"
+expect_bad "$T/o_missing" "${R[@]}" "$T/missing.json" -o "$T/o_missing"
+expect_bad "$T/o_f" "${R[@]}" "$T/small.json" -o "$T/o_f" --frames 0
+expect_bad "$T/o_f" "${R[@]}" "$T/small.json" -o "$T/o_f" --frames abc
+expect_bad "$T/o_f" "${R[@]}" "$T/small.json" -o "$T/o_f" --threads 0
+expect_bad "$T/o_f" "${R[@]}" "$T/small.json" -o "$T/o_f" --bogus
+expect_bad "$T/o_f" "${R[@]}" "$T/small.json" "$T/small.json" -o "$T/o_f"
+expect_bad "" "${R[@]}" --resume "$T/nonexistent"
+mkdir -p "$T/empty"
+expect_bad "" "${R[@]}" "$T/small.json" --resume "$T/empty"
+# a checkpoint of another scene is refused
+expect_bad "" "${R[@]}" "$T/nofix.json" --resume "$T/full" 2>/dev/null
+sed 's/"youngs": 2e4/"youngs": 3e4/' "$T/small.json" > "$T/other.json"
+expect_bad "" "${R[@]}" "$T/other.json" --resume "$T/part"
+grep -q "different scene" "$T/err" && ok || bad "mismatched checkpoint: $(cat "$T/err")"
+# a damaged checkpoint is refused
+cp -r "$T/part" "$T/dmg"; printf 'X' | dd of="$T/dmg/checkpoint.bin" bs=1 seek=60 conv=notrunc 2>/dev/null
+expect_bad "" "${R[@]}" --resume "$T/dmg" --frames 9
+grep -q "checksum" "$T/err" && ok || bad "damaged checkpoint: $(cat "$T/err")"
+
+# 6. a step that would produce a non-finite state: exit 1, one line naming the
+#    body and element, the frames before it stay valid, summary says failed
+printf '{"duration": {"frames": 3}, "bodies": [{"name": "rocket", "generator": {"type": "box", "cells": 1}, "velocity": [1e300, 0, 0], "angular_velocity": [0, 0, 1e300]}], "outputs": {"png": false}}' > "$T/nan.json"
+"${R[@]}" "$T/nan.json" -o "$T/nan" > "$T/out" 2> "$T/err"; rc=$?
+[ "$rc" = 1 ] && ok || bad "non-finite step exit $rc (want 1)"
+grep -q "^defo run: frame 1: body 'rocket': element [0-9]*: non-finite" "$T/err" && ok || bad "non-finite step message: $(cat "$T/err")"
+[ "$(grep -c '^defo run: frame' "$T/err")" = 1 ] && ok || bad "non-finite step: not one line"
+$py -c "import meshio,sys; meshio.read(sys.argv[1])" "$T/nan/frames/frame_0000.vtu" && ok || bad "frame 0 unreadable after a failed step"
+grep -q '"status": "failed"' "$T/nan/summary.json" && ok || bad "summary status after a failed step"
+# too stiff for explicit steps: refused before anything is written
+printf '{"bodies": [{"generator": {"type": "box"}, "material": {"youngs": 1e30}}]}' > "$T/stiff.json"
+expect_bad "$T/o_stiff" "${R[@]}" "$T/stiff.json" -o "$T/o_stiff"
+
+# 7. every example scene, 2 frames (1 under the sanitizers, ~20x slower)
+fr=2; [ "${DEFO_SANITIZE:-OFF}" = ON ] && fr=1
+for s in "$DEFO_SRC"/examples/scenes/*.json; do
+  n=$(basename "$s" .json)
+  if "${R[@]}" "$s" -o "$T/ex_$n" --frames $fr > "$T/ex_$n.log" 2>&1; then ok; else bad "example $n: $(tail -3 "$T/ex_$n.log")"; fi
+  [ -s "$T/ex_$n/frames/frame_000$fr.vtu" ] && ok || bad "example $n: no frame $fr"
+  [ "$(png_size "$T/ex_$n/png/frame_000$fr.png")" = "640x480" ] && ok || bad "example $n png size"
+done
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

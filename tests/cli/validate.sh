@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# CLI contract for `defo validate SCENE.json`: exit 0 and one "ok" line for
+# every example scene; for a bad scene exit 2 with EVERY error on its own
+# line "FILE: json.path: reason" (range messages, key suggestions, missing
+# files, reserved names); JSON syntax errors with line:column; usage errors.
+set -uo pipefail
+fail=0; pass=0
+ok()  { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+T="$DEFO_TMP/cli_validate"
+rm -rf "$T"; mkdir -p "$T"
+
+# expect CODE CMD...: run, keep stdout/stderr in $T/out $T/err
+expect() {
+  local want=$1; shift
+  "$@" > "$T/out" 2> "$T/err"; local got=$?
+  [ "$got" = "$want" ] && ok || bad "'$*' exit $got (want $want): $(head -3 "$T/err")"
+}
+
+# 1. every example scene is valid
+for s in "$DEFO_SRC"/examples/scenes/*.json; do
+  expect 0 "$DEFO" validate "$s"
+  grep -q ": ok: " "$T/out" && ok || bad "no ok line for $s"
+done
+
+# 2. many errors at once, each on one line with its path
+cat > "$T/bad.json" <<'JSON'
+{
+  "bodies": [
+    {"generator": {"type": "box"}},
+    {"generator": {"type": "sphere", "radius": -1},
+     "material": {"poisson": 0.52, "youngs": 1e5, "densty": 1000}},
+    {"mesh": "missing_mesh.vtu", "formulation": "quadratic"}
+  ],
+  "colliders": [{"type": "spere", "radius": 1}],
+  "integrator": {"type": "hybrid"}
+}
+JSON
+expect 2 "$DEFO" validate "$T/bad.json"
+n=$(wc -l < "$T/err")
+[ "$n" = 7 ] && ok || bad "bad.json: $n error lines, want 7: $(cat "$T/err")"
+grep -qxF "$T/bad.json: bodies[1].material.poisson: 0.52 is not in [0, 0.5)" "$T/err" && ok || bad "poisson line: $(cat "$T/err")"
+grep -qxF "$T/bad.json: bodies[1].material.densty: unknown key (did you mean 'density'?)" "$T/err" && ok || bad "densty suggestion"
+grep -qxF "$T/bad.json: bodies[1].generator.radius: -1 is not > 0" "$T/err" && ok || bad "radius line"
+grep -q "^$T/bad.json: bodies\[2\].mesh: file '.*missing_mesh.vtu' does not exist" "$T/err" && ok || bad "missing file not named"
+grep -qxF "$T/bad.json: bodies[2].formulation: 'quadratic' is not yet available in defo run (use 'invertible' or 'corotated')" "$T/err" && ok || bad "reserved formulation"
+grep -qxF "$T/bad.json: colliders[0].type: unknown value 'spere' (did you mean 'sphere'?)" "$T/err" && ok || bad "shape suggestion"
+grep -qxF "$T/bad.json: integrator.type: 'hybrid' is not yet available in defo run (available: newmark, backward_euler, quasistatic)" "$T/err" && ok || bad "reserved integrator"
+
+# 3. JSON syntax error: line:column from jansson
+printf '{\n  "bodies": [\n    {"generator": {"type": "box"}}\n  ]\n  "gravity": [0, 0, -9.81]\n}\n' > "$T/syntax.json"
+expect 2 "$DEFO" validate "$T/syntax.json"
+[ "$(wc -l < "$T/err")" = 1 ] && ok || bad "syntax error is not one line"
+grep -q "^$T/syntax.json:5:[0-9]*: " "$T/err" && ok || bad "syntax error without line 5:col: $(cat "$T/err")"
+
+# 4. usage and file errors: exit 2, one line
+expect 2 "$DEFO" validate
+[ "$(wc -l < "$T/err")" = 1 ] && ok || bad "missing argument: not one line"
+expect 2 "$DEFO" validate "$T/nonexistent.json"
+[ "$(wc -l < "$T/err")" = 1 ] && grep -q "nonexistent.json" "$T/err" && ok || bad "missing scene file: $(cat "$T/err")"
+expect 2 "$DEFO" validate --bogus "$T/bad.json"
+expect 2 "$DEFO" validate "$T/bad.json" "$T/bad.json"
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,190 @@
+/*
+ * tests/test_embed.c — MG04 §5.1 embedded high-resolution surface.
+ *
+ * References used:
+ *   - exact reproduction: barycentric interpolation reproduces every affine
+ *     map exactly (Σλ = 1, also for extrapolated λ), so at rest the bound
+ *     bunny surface is reproduced, under a rigid motion of the tet mesh it
+ *     moves rigidly, under an affine map it deforms affinely — all to
+ *     rounding (≤ 1e-12 relative to the model size); normals rotate by the
+ *     tets' rotation, which for a rigid motion is the motion's rotation;
+ *   - brute force: for every 7th vertex, testing every tet agrees with the
+ *     grid search on inside/outside, and an inside vertex is bound to the tet
+ *     with the largest smallest barycentric coordinate (the tie rule);
+ *   - round trip: the OBJ files read back with the same counts.
+ */
+#include "defo/embed.h"
+#include "defo/io.h"
+#include "defo/math.h"
+#include "defo/mesh.h"
+#include "defo/mesher.h"
+#include "test.h"
+
+static defo_mesh *g_surface, *g_tets;
+
+static void setup(void) {
+    CHECK_OK(defo_mesh_read(DEFO_DATA_DIR "/meshes/bunny.off", NULL, &g_surface));
+    defo_mesher_def md = defo_default_mesher_def();
+    md.cells = 12;
+    defo_status st = defo_mesh_surface(g_surface, &md, &g_tets, NULL);
+    CHECK(st >= 0 && g_tets);
+}
+
+static double model_size(const defo_mesh *m) {
+    double lo[3], hi[3];
+    defo_mesh_bbox(m, lo, hi);
+    return fmax(fmax(hi[0] - lo[0], hi[1] - lo[1]), hi[2] - lo[2]);
+}
+
+/* x' = A x + t on the tet nodes; compares the embedded surface with A p + t
+ * and (when rigid) normals with A n0. */
+static void check_map(const defo_embed *e, const double A[3][3], const double t[3], int rigid,
+                      double *pos_err, double *nrm_err) {
+    const size_t nt = (size_t)g_tets->num_nodes, nv = (size_t)g_surface->num_nodes;
+    double *x = malloc(3 * nt * sizeof(double)), *p = malloc(3 * nv * sizeof(double)),
+           *n = malloc(3 * nv * sizeof(double));
+    for (size_t i = 0; i < nt; i++)
+        for (int r = 0; r < 3; r++)
+            x[3 * i + r] = A[r][0] * g_tets->x[3 * i] + A[r][1] * g_tets->x[3 * i + 1] +
+                           A[r][2] * g_tets->x[3 * i + 2] + t[r];
+    CHECK_OK(defo_embed_update(e, x, NULL, p, n));
+    const double *n0 = defo_embed_rest_normals(e);
+    double pe = 0, ne = 0;
+    for (size_t i = 0; i < nv; i++)
+        for (int r = 0; r < 3; r++) {
+            const double *X = g_surface->x + 3 * i;
+            double want = A[r][0] * X[0] + A[r][1] * X[1] + A[r][2] * X[2] + t[r];
+            pe = fmax(pe, fabs(p[3 * i + r] - want));
+            double wn = A[r][0] * n0[3 * i] + A[r][1] * n0[3 * i + 1] + A[r][2] * n0[3 * i + 2];
+            if (rigid) ne = fmax(ne, fabs(n[3 * i + r] - wn));
+        }
+    *pos_err = pe / model_size(g_surface);
+    *nrm_err = ne;
+    free(x);
+    free(p);
+    free(n);
+}
+
+static void test_bind_and_reproduce(void) {
+    defo_embed *e = NULL;
+    CHECK_OK(defo_embed_create(g_tets, g_surface, &e));
+    if (!e) return;
+    defo_embed_info info = defo_embed_get_info(e);
+    TEST_REPORT("bunny: %ld surface vertices on %ld tets, %ld outside the tet mesh (max distance "
+                "%.3g of size %.3g, most negative barycentric %.3f)",
+                (long)info.num_vertices, (long)g_tets->num_elems, (long)info.outside,
+                info.max_distance, model_size(g_surface), info.most_negative);
+    CHECK(info.num_vertices == g_surface->num_nodes);
+    double pe, ne;
+    const double I[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}, z[3] = {0, 0, 0};
+    check_map(e, I, z, 1, &pe, &ne);
+    TEST_REPORT("rest: max position error %.2e (relative), normal error %.2e", pe, ne);
+    CHECK(pe <= 1e-12);
+    CHECK(ne <= 1e-12);
+    /* rigid: rotation about an oblique axis, large translation */
+    defo_vec3 axis = {0.3, -0.5, 0.81};
+    double al = sqrt(axis.x * axis.x + axis.y * axis.y + axis.z * axis.z), ang = 2.1;
+    double k[3] = {axis.x / al, axis.y / al, axis.z / al}, c = cos(ang), s = sin(ang);
+    double R[3][3];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) R[i][j] = (i == j ? c : 0) + (1 - c) * k[i] * k[j];
+    R[0][1] -= s * k[2];
+    R[0][2] += s * k[1];
+    R[1][0] += s * k[2];
+    R[1][2] -= s * k[0];
+    R[2][0] -= s * k[1];
+    R[2][1] += s * k[0];
+    const double t[3] = {12.0, -7.5, 30.0};
+    check_map(e, (const double(*)[3])R, t, 1, &pe, &ne);
+    TEST_REPORT("rigid motion: max position error %.2e (relative), normal error %.2e", pe, ne);
+    CHECK(pe <= 1e-12);
+    CHECK(ne <= 1e-12);
+    /* affine: shear + stretch */
+    const double A[3][3] = {{1.3, 0.2, -0.1}, {0.05, 0.8, 0.3}, {-0.2, 0.1, 1.1}};
+    check_map(e, A, t, 0, &pe, &ne);
+    TEST_REPORT("affine map: max position error %.2e (relative)", pe);
+    CHECK(pe <= 1e-12);
+    defo_embed_destroy(e);
+}
+
+static void test_search_matches_brute_force(void) {
+    defo_embed *e = NULL;
+    CHECK_OK(defo_embed_create(g_tets, g_surface, &e));
+    if (!e) return;
+    defo_rest rest;
+    CHECK_OK(defo_rest_compute(g_tets, &rest));
+    const defo_index *el = defo_embed_elements(e);
+    const double *bary = defo_embed_barycentric(e);
+    int bad = 0, checked = 0;
+    for (defo_index i = 0; i < g_surface->num_nodes; i += 7) {
+        const double *p = g_surface->x + 3 * i;
+        const double *l = bary + 4 * i;
+        double mn = fmin(fmin(l[0], l[1]), fmin(l[2], l[3]));
+        /* brute force: is there a tet containing p with a larger min λ? */
+        double best = -INFINITY;
+        for (defo_index t = 0; t < g_tets->num_elems; t++) {
+            const defo_index *en = g_tets->elems + 4 * t;
+            const double *X0 = g_tets->x + 3 * en[0], *Di = rest.Dm_inv + 9 * t;
+            double d[3] = {p[0] - X0[0], p[1] - X0[1], p[2] - X0[2]}, lam[4];
+            for (int r = 0; r < 3; r++)
+                lam[r + 1] = Di[3 * r] * d[0] + Di[3 * r + 1] * d[1] + Di[3 * r + 2] * d[2];
+            lam[0] = 1 - lam[1] - lam[2] - lam[3];
+            best = fmax(best, fmin(fmin(lam[0], lam[1]), fmin(lam[2], lam[3])));
+        }
+        /* inside some tet ⇔ bound inside; when inside, the best tet chosen */
+        if ((best >= 0) != (mn >= 0)) bad++;
+        if (best >= 0 && mn != best) bad++;
+        if (el[i] < 0 || el[i] >= g_tets->num_elems) bad++;
+        checked++;
+    }
+    TEST_REPORT("%d vertices checked against all %ld tets, %d mismatches", checked,
+                (long)g_tets->num_elems, bad);
+    CHECK(bad == 0);
+    defo_rest_free(&rest);
+    defo_embed_destroy(e);
+}
+
+static void test_obj_round_trip(void) {
+    defo_embed *e = NULL;
+    CHECK_OK(defo_embed_create(g_tets, g_surface, &e));
+    if (!e) return;
+    size_t nv = (size_t)g_surface->num_nodes;
+    double *p = malloc(3 * nv * sizeof(double)), *n = malloc(3 * nv * sizeof(double));
+    CHECK_OK(defo_embed_update(e, g_tets->x, NULL, p, n));
+    const char *path = DEFO_TEST_TMP "/embed_bunny.obj";
+    CHECK_OK(defo_embed_write_obj(e, path, p, n));
+    defo_mesh *back = NULL;
+    CHECK_OK(defo_mesh_read(path, NULL, &back));
+    if (back) {
+        CHECK(back->num_nodes == g_surface->num_nodes);
+        CHECK(back->num_tris == g_surface->num_tris);
+        defo_mesh_destroy(back);
+    }
+    const char *bpath = DEFO_TEST_TMP "/embed_boundary.obj";
+    CHECK_OK(defo_boundary_write_obj(g_tets, NULL, bpath));
+    defo_boundary b;
+    CHECK_OK(defo_mesh_boundary(g_tets, 0, &b));
+    back = NULL;
+    CHECK_OK(defo_mesh_read(bpath, NULL, &back));
+    if (back) {
+        CHECK(back->num_tris == b.num_faces);
+        defo_mesh_destroy(back);
+    }
+    defo_boundary_free(&b);
+    /* a bad path fails cleanly and leaves nothing behind */
+    CHECK(defo_embed_write_obj(e, DEFO_TEST_TMP "/no/such/dir/x.obj", p, n) == DEFO_ERR_IO);
+    free(p);
+    free(n);
+    defo_embed_destroy(e);
+}
+
+int main(void) {
+    setup();
+    if (!g_tets) return 1;
+    RUN(test_bind_and_reproduce);
+    RUN(test_search_matches_brute_force);
+    RUN(test_obj_round_trip);
+    defo_mesh_destroy(g_tets);
+    defo_mesh_destroy(g_surface);
+    return test_summary();
+}

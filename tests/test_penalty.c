@@ -1,0 +1,309 @@
+/*
+ * tests/test_penalty.c — penalty contact (TSIF05 §10) and signed-distance
+ * grids.
+ *
+ * References used:
+ *   - finite differences of the penalty energy for the force, and of the
+ *     force for the Gauss–Newton + PSD-curvature stiffness (concave source);
+ *   - equilibrium (a conserved balance): a block pressed onto a plane by a
+ *     traction p on its top carries Σ kφ = p·A, so its mean penetration is
+ *     p·A/(k·n_contact), the force/(k·area) scale;
+ *   - the exact BVH signed distance of the surface for the grid (error O(h));
+ *   - the grid's rigid motion: φ(t, x + v t) = φ(0, x).
+ */
+#include "defo/contact.h"
+#include "defo/mesh.h"
+#include "defo/mesher.h"
+#include "defo/quasistatic.h"
+#include "test.h"
+
+static defo_collider *plane_collider(double z) {
+    defo_shape_def sh = defo_default_shape_def();
+    sh.type = DEFO_SHAPE_PLANE;
+    sh.center[0] = sh.center[1] = 0;
+    sh.center[2] = z;
+    sh.normal[0] = sh.normal[1] = 0;
+    sh.normal[2] = 1;
+    defo_collider_def cd = defo_default_collider_def();
+    cd.num_shapes = 1;
+    cd.shapes = &sh;
+    defo_collider *c = NULL;
+    defo_collider_create(&cd, &c);
+    return c;
+}
+
+/* Closed triangle surface of a tet sphere (its boundary faces). */
+static defo_mesh *sphere_surface(double radius) {
+    defo_sphere_def sd = defo_default_sphere_def();
+    sd.radius = radius;
+    sd.cell_size = radius / 5;
+    defo_mesh *vol = NULL;
+    defo_generate_sphere(&sd, &vol);
+    defo_boundary b;
+    memset(&b, 0, sizeof b);
+    defo_mesh_boundary(vol, 0, &b);
+    defo_mesh *s = NULL;
+    defo_mesh_create(1, &s);
+    for (defo_index i = 0; i < vol->num_nodes; i++)
+        defo_mesh_add_node(s, vol->x[3 * i], vol->x[3 * i + 1], vol->x[3 * i + 2], NULL);
+    for (defo_index f = 0; f < b.num_faces; f++)
+        defo_mesh_add_tri(s, b.faces + 3 * (size_t)f, 3, 0);
+    defo_boundary_free(&b);
+    defo_mesh_destroy(vol);
+    return s;
+}
+
+/* Force = −∂ψ/∂x (central differences of the penalty energy) for a sphere
+ * and a plane collider; the stiffness block is PSD for both, and for the
+ * plane (no curvature term) it equals the FD of the force. */
+static void test_penalty_derivatives(void) {
+    defo_shape_def sh = defo_default_shape_def();
+    sh.type = DEFO_SHAPE_SPHERE;
+    sh.radius = 0.5;
+    defo_collider_def cd = defo_default_collider_def();
+    cd.num_shapes = 1;
+    cd.shapes = &sh;
+    defo_collider *ball = NULL;
+    CHECK_OK(defo_collider_create(&cd, &ball));
+    defo_collider *pl = plane_collider(0.0);
+    const double k = 1e3;
+    defo_contact_source src[2] = {defo_contact_from_collider(ball, k),
+                                  defo_contact_from_collider(pl, k)};
+    test_rng rng = {5};
+    double worst_f = 0, worst_k = 0, min_eig = 1e300;
+    for (int trial = 0; trial < 200; trial++) {
+        int which = trial % 2;
+        double x[3] = {test_range(&rng, -0.3, 0.3), test_range(&rng, -0.3, 0.3),
+                       test_range(&rng, -0.3, -0.02)};
+        double e0, f[3] = {0, 0, 0}, K[9], w[1];
+        defo_index cnt = 0;
+        CHECK_OK(defo_penalty_eval(&src[which], 1, 0, 1, x, NULL, &e0, f, K, &cnt, w));
+        CHECK(cnt == 1);
+        const double h = 1e-6;
+        for (int a = 0; a < 3; a++) {
+            double xp[3] = {x[0], x[1], x[2]}, xm[3] = {x[0], x[1], x[2]}, ep, em;
+            double fp[3] = {0, 0, 0}, fm[3] = {0, 0, 0};
+            xp[a] += h;
+            xm[a] -= h;
+            defo_penalty_eval(&src[which], 1, 0, 1, xp, NULL, &ep, fp, NULL, NULL, w);
+            defo_penalty_eval(&src[which], 1, 0, 1, xm, NULL, &em, fm, NULL, NULL, w);
+            worst_f = fmax(worst_f, fabs(-(ep - em) / (2 * h) - f[a]) / (k * 0.5));
+            if (which == 1) /* plane: no curvature, K exact */
+                for (int b = 0; b < 3; b++)
+                    worst_k = fmax(worst_k, fabs(-(fp[b] - fm[b]) / (2 * h) - K[3 * b + a]) / k);
+        }
+        defo_mat3 M;
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) M.m[i][j] = K[3 * i + j];
+        defo_vec3 lam;
+        defo_mat3 Q;
+        defo_sym3_eigen(&M, &lam, &Q);
+        min_eig = fmin(min_eig, lam.z / k);
+    }
+    TEST_REPORT("force vs FD of energy: %.2e (rel.), plane stiffness vs FD: %.2e, min eig(K)/k = "
+                "%.2e",
+                worst_f, worst_k, min_eig);
+    CHECK(worst_f < 1e-6);
+    CHECK(worst_k < 1e-6);
+    CHECK(min_eig > -1e-12);
+    defo_collider_destroy(ball);
+    defo_collider_destroy(pl);
+}
+
+/* A 1×1×0.5 block whose bottom rests on the plane z = 0 is pressed by a
+ * traction p on its top.  Equilibrium: Σ_i k φ_i = −p·A over the contact
+ * nodes, so the mean penetration is p·A/(k·n). */
+static void test_block_on_plane(void) {
+    defo_box_def bd = defo_default_box_def();
+    bd.origin[0] = bd.origin[1] = -0.5;
+    bd.origin[2] = 0;
+    bd.size[2] = 0.5;
+    bd.cells[0] = bd.cells[1] = 4;
+    bd.cells[2] = 2;
+    defo_mesh *m = NULL;
+    CHECK_OK(defo_generate_box(&bd, &m));
+    defo_material_def md = defo_default_material();
+    defo_material *mat = NULL;
+    CHECK_OK(defo_material_create(&md, &mat));
+    defo_quasistatic *qs = NULL;
+    defo_quasistatic_def d = defo_default_quasistatic_def();
+    d.tolerance = 1e-9;
+    CHECK_OK(defo_quasistatic_create(m, mat, &d, &qs));
+    defo_collider *pl = plane_collider(0.0);
+    double k = defo_quasistatic_default_penalty(qs);
+    defo_contact_source src = defo_contact_from_collider(pl, k);
+    CHECK_OK(defo_quasistatic_add_contact(qs, &src));
+    const double p = 2e3; /* Pa */
+    double lo[3] = {-1, -1, 0.5 - 1e-9}, hi[3] = {1, 1, 1}, tr[3] = {0, 0, -p}, area = 0;
+    defo_region top = defo_region_box(lo, hi);
+    CHECK_OK(defo_quasistatic_add_traction(qs, &top, tr, &area));
+    double *x = malloc(sizeof(double) * 3 * (size_t)m->num_nodes);
+    memcpy(x, m->x, sizeof(double) * 3 * (size_t)m->num_nodes);
+    defo_quasistatic_stats st;
+    CHECK_OK(defo_quasistatic_solve(qs, 0, x, &st));
+    double sum = 0, mn = 1e300, mx = -1e300;
+    int n = 0;
+    for (defo_index i = 0; i < m->num_nodes; i++) {
+        double z = x[3 * (size_t)i + 2];
+        if (z < 0) {
+            sum += -z;
+            mn = fmin(mn, -z);
+            mx = fmax(mx, -z);
+            n++;
+        }
+    }
+    double expect = p * area / (k * n);
+    TEST_REPORT("%d Newton iterations, %d contact nodes, mean penetration %.4e m vs p*A/(k*n) = "
+                "%.4e m (min %.3e, max %.3e), rel. residual %.1e",
+                st.newton_iterations, n, sum / n, expect, mn, mx, st.residual / st.reference_force);
+    CHECK(n == 25); /* the 5×5 bottom nodes, nothing else */
+    CHECK_NEAR(sum / n, expect, 1e-6 * expect + 2 * st.residual / k);
+    CHECK(mx < 3 * expect); /* the force/(k·area) scale */
+    free(x);
+    defo_collider_destroy(pl);
+    defo_quasistatic_destroy(qs);
+    defo_material_destroy(mat);
+    defo_mesh_destroy(m);
+}
+
+/* Grid vs the exact BVH signed distance of a closed sphere-like surface. */
+static void test_sdf_grid_vs_exact(void) {
+    defo_mesh *s = sphere_surface(1.0);
+    defo_surface_sdf *sdf = NULL;
+    CHECK_OK(defo_surface_sdf_create(s, NULL, &sdf));
+    defo_sdf_grid_def gd = defo_default_sdf_grid_def();
+    gd.cell_size = TEST_HEAVY(10) >= 4 ? 0.05 : 0.1;
+    defo_sdf_grid *g = NULL;
+    CHECK_OK(defo_sdf_grid_create(sdf, &gd, &g));
+    int dims[3];
+    double h;
+    defo_sdf_grid_dims(g, dims, &h);
+    test_rng rng = {11};
+    double maxerr = 0, sq = 0, gerr = 0;
+    int cnt = TEST_HEAVY(4000);
+    for (int i = 0; i < cnt; i++) {
+        double p[3] = {test_range(&rng, -1.2, 1.2), test_range(&rng, -1.2, 1.2),
+                       test_range(&rng, -1.2, 1.2)};
+        defo_sdf_sample smp;
+        defo_surface_sdf_query(sdf, p, &smp);
+        double grad[3];
+        double phi = defo_sdf_grid_phi(g, 0, p, grad, NULL);
+        double e = fabs(phi - smp.distance);
+        maxerr = fmax(maxerr, e);
+        sq += e * e;
+        /* gradient consistency with the interpolant (central differences
+         * with a step far below the cell size) */
+        const double dh = 1e-7;
+        for (int a = 0; a < 3; a++) {
+            double pp[3] = {p[0], p[1], p[2]}, pm[3] = {p[0], p[1], p[2]};
+            pp[a] += dh;
+            pm[a] -= dh;
+            double fd = (defo_sdf_grid_phi(g, 0, pp, NULL, NULL) -
+                         defo_sdf_grid_phi(g, 0, pm, NULL, NULL)) /
+                        (2 * dh);
+            gerr = fmax(gerr, fabs(fd - grad[a]));
+        }
+    }
+    double rms = sqrt(sq / cnt);
+    TEST_REPORT("grid %dx%dx%d, h = %.3f: |phi_grid - phi_exact| max %.3e (%.2f h), rms %.3e; "
+                "gradient vs FD max %.1e",
+                dims[0], dims[1], dims[2], h, maxerr, maxerr / h, rms, gerr);
+    CHECK(maxerr <= 0.5 * h);
+    CHECK(rms <= 0.05 * h);
+    CHECK(gerr <= 1e-4); /* kinks at cell faces only perturb a few samples */
+    /* a moving grid: φ(t, x + v t) = φ(0, x) */
+    gd.cell_size = 0.2;
+    gd.motion.velocity[0] = 0.3;
+    gd.motion.velocity[2] = -0.2;
+    defo_sdf_grid *gm = NULL;
+    CHECK_OK(defo_sdf_grid_create(sdf, &gd, &gm));
+    double worst = 0;
+    for (int i = 0; i < 100; i++) {
+        double p[3] = {test_range(&rng, -1, 1), test_range(&rng, -1, 1), test_range(&rng, -1, 1)};
+        double t = 2.0, q[3] = {p[0] + 0.3 * t, p[1], p[2] - 0.2 * t};
+        worst = fmax(worst, fabs(defo_sdf_grid_phi(gm, t, q, NULL, NULL) -
+                                 defo_sdf_grid_phi(gm, 0, p, NULL, NULL)));
+    }
+    CHECK(worst < 1e-12);
+    /* bad definitions are refused */
+    gd.padding = 0;
+    defo_sdf_grid *bad = NULL;
+    CHECK(defo_sdf_grid_create(sdf, &gd, &bad) == DEFO_ERR_INVALID_ARGUMENT && !bad);
+    defo_sdf_grid_destroy(gm);
+    defo_sdf_grid_destroy(g);
+    defo_surface_sdf_destroy(sdf);
+    defo_mesh_destroy(s);
+}
+
+/* A soft block pressed by a rigid ball given as an SDF grid moving down:
+ * every frame converges, the contact carries the load, no negative curvature. */
+static void test_grid_press(void) {
+    defo_mesh *s = sphere_surface(0.3);
+    defo_surface_sdf *sdf = NULL;
+    CHECK_OK(defo_surface_sdf_create(s, NULL, &sdf));
+    defo_sdf_grid_def gd = defo_default_sdf_grid_def();
+    gd.cell_size = 0.03;
+    gd.motion.velocity[2] = -0.2;
+    gd.motion.pivot[2] = 0;
+    defo_sdf_grid *g = NULL;
+    CHECK_OK(defo_sdf_grid_create(sdf, &gd, &g));
+    defo_box_def bd = defo_default_box_def();
+    bd.origin[0] = bd.origin[1] = -0.5;
+    bd.origin[2] = -1.3; /* top at z = −0.3: the ball (centre 0) touches it at t = 0 */
+    int c = TEST_HEAVY(10) >= 4 ? 6 : 4; /* even: a node at the top centre */
+    bd.cells[0] = bd.cells[1] = c;
+    bd.cells[2] = c;
+    defo_mesh *m = NULL;
+    CHECK_OK(defo_generate_box(&bd, &m));
+    defo_material_def md = defo_default_material();
+    defo_material *mat = NULL;
+    CHECK_OK(defo_material_create(&md, &mat));
+    defo_quasistatic *qs = NULL;
+    CHECK_OK(defo_quasistatic_create(m, mat, NULL, &qs));
+    double lo[3] = {-1, -1, -2}, hi[3] = {1, 1, -1.3 + 1e-9};
+    defo_region bottom = defo_region_box(lo, hi);
+    CHECK_OK(defo_quasistatic_add_bone(qs, &bottom, NULL, NULL));
+    defo_contact_source src = defo_contact_from_grid(g, 10 * defo_quasistatic_default_penalty(qs));
+    CHECK_OK(defo_quasistatic_add_contact(qs, &src));
+    double *x = malloc(sizeof(double) * 3 * (size_t)m->num_nodes);
+    memcpy(x, m->x, sizeof(double) * 3 * (size_t)m->num_nodes);
+    int all = 1, neg = 0;
+    char line[256];
+    int pos = 0;
+    defo_quasistatic_stats st;
+    for (int f = 1; f <= 5; f++) {
+        all &= defo_quasistatic_solve(qs, 0.2 * f, x, &st) == DEFO_OK;
+        neg += st.negative_curvature;
+        pos += snprintf(line + pos, sizeof line - (size_t)pos, " %d(%d)", st.newton_iterations,
+                        (int)st.contacts);
+    }
+    /* the top-centre node, initially at (0, 0, −0.3), under the ball whose
+     * lowest point is at −0.3 − 0.2 at the end */
+    double top = 0;
+    for (defo_index i = 0; i < m->num_nodes; i++)
+        if (fabs(m->x[3 * (size_t)i]) < 1e-9 && fabs(m->x[3 * (size_t)i + 1]) < 1e-9 &&
+            fabs(m->x[3 * (size_t)i + 2] + 0.3) < 1e-9)
+            top = x[3 * (size_t)i + 2];
+    TEST_REPORT("ball pushed 0.2 m into the block: iterations (contacts) per frame:%s; top-centre "
+                "z = %.4f (ball bottom at -0.5)",
+                line, top);
+    CHECK(all);
+    CHECK(neg == 0);
+    CHECK(st.contacts > 0);
+    CHECK(top < -0.45 && top > -0.5 - 1e-9); /* pushed down, above the ball's bottom */
+    free(x);
+    defo_quasistatic_destroy(qs);
+    defo_material_destroy(mat);
+    defo_mesh_destroy(m);
+    defo_sdf_grid_destroy(g);
+    defo_surface_sdf_destroy(sdf);
+    defo_mesh_destroy(s);
+}
+
+int main(void) {
+    RUN(test_penalty_derivatives);
+    RUN(test_block_on_plane);
+    RUN(test_sdf_grid_vs_exact);
+    RUN(test_grid_press);
+    return test_summary();
+}
