@@ -11,6 +11,13 @@
  *      "normal equations").  A alone is not enough: its small eigenvalues
  *      carry an absolute error ε·σ₁², so a reconstruction through it is only
  *      ε·σ₁/σ₂ accurate.
+ *      Fast path (defo_svd_fast_v, taken by all but ~1e-6 of random F): V
+ *      from the closed-form eigen-decomposition of A (trigonometric cubic,
+ *      cross products of rows of A − λI), skipping the Jacobi sweeps; when an
+ *      eigenvalue gap of A is below 1e-4·λ₁ (repeated σ, rotations) or
+ *      anything is non-finite, the Jacobi sweeps run as described.  After the
+ *      fast path one simultaneous small-angle sweep (defo_hestenes_polish)
+ *      precedes the cyclic sweeps of step 3, which still decide convergence.
  *   3. B = F V, then one-sided (Hestenes) Jacobi sweeps on B's columns, with
  *      the same rotations applied to V, until every pair of columns is
  *      orthogonal to relative precision ε (usually one sweep of tiny angles).
@@ -253,6 +260,166 @@ void defo_sym3_eigen(const defo_mat3 *A, defo_vec3 *lambda, defo_mat3 *Q) {
         for (int j = 0; j < 3; j++) Q->m[i][j] = vc[j][i];
 }
 
+/* Eigenvector of the symmetric 3×3 with deviator rows (d0, o01, o02),
+ * (o01, d1, o12), (o02, o12, d2) for the eigenvalue q + e (q the mean of the
+ * diagonal): the largest of the three cross products of two rows of
+ * A − λI = D − eI (every row of its adjugate is a multiple of the null
+ * vector; the largest has norm ≥ |μ₂μ₃|/√3, μ the two other shifted
+ * eigenvalues).  Branch-free selection; *n2 receives its squared norm. */
+static inline void defo_null3(double d0, double d1, double d2, double o01, double o02, double o12,
+                              double e, double w[3], double *n2) {
+    double x0 = d0 - e, x1 = d1 - e, x2 = d2 - e;
+    /* rows r0 = (x0, o01, o02), r1 = (o01, x1, o12), r2 = (o02, o12, x2) */
+    double cp[3][3] = {{o01 * o12 - o02 * x1, o02 * o01 - x0 * o12, x0 * x1 - o01 * o01},
+                       {o01 * x2 - o02 * o12, o02 * o02 - x0 * x2, x0 * o12 - o01 * o02},
+                       {x1 * x2 - o12 * o12, o12 * o02 - o01 * x2, o01 * o12 - x1 * o02}};
+    double nn[3];
+    for (int k = 0; k < 3; k++) nn[k] = defo_dot3(cp[k], cp[k]);
+    /* The choice is data-dependent and unpredictable: select by index
+     * (integer conditional moves), not by branches. */
+    int k = nn[1] > nn[0];
+    k = nn[2] > nn[k] ? 2 : k;
+    for (int i = 0; i < 3; i++) w[i] = cp[k][i];
+    *n2 = nn[k];
+}
+
+/* Coefficients (of u⁰ … u¹³) of the polynomials g and h of defo_svd_fast_v. */
+static const double defo_svd_gc[14] = {
+    0.5000000000002465,      0.5773502690903707,   -0.11111110445016,     0.053458181089965445,
+    -0.032919331438991124,   0.02284728328023193,  -0.016953377114318647, 0.01291650081790104,
+    -0.009573562284440985,   0.006399278902146793, -0.003518936501270401, 0.0014314086353252506,
+    -0.00037229589836521574, 4.568587153934618e-05};
+static const double defo_svd_hc[14] = {
+    0.8660254037808718,    -0.333333331893419,    0.24056251525692865,  -0.1975282777645873,
+    0.17147588207279563,   -0.15332530496494384,  0.1386457401341702,   -0.12326066866599383,
+    0.10250324100478454,   -0.07427220193796912,  0.043110119950002926, -0.01817353791024792,
+    0.0048409519456199335, -0.0006038643438983734};
+
+/* Σ c[k]·u^k, k = 0 … 13, by Estrin's scheme (short dependency chain). */
+static inline double defo_poly13(double u, const double c[14]) {
+    double u2 = u * u, u4 = u2 * u2, u8 = u4 * u4;
+    double p0 = c[0] + c[1] * u, p1 = c[2] + c[3] * u, p2 = c[4] + c[5] * u;
+    double p3 = c[6] + c[7] * u, p4 = c[8] + c[9] * u, p5 = c[10] + c[11] * u;
+    double p6 = c[12] + c[13] * u;
+    double q0 = p0 + p1 * u2, q1 = p2 + p3 * u2, q2 = p4 + p5 * u2;
+    return (q0 + q1 * u4) + (q2 + p6 * u4) * u8;
+}
+
+/* Relative eigenvalue gap of A = FᵀF below which the closed form is not
+ * trusted (its eigenvectors are accurate to ~ε·λ₁²/(gap·(λ₁−λ₃)) only). */
+#define DEFO_SVD_FAST_GAP 1e-4
+
+/* Fast path for the eigenvectors of A = FᵀF (columns v[k], a rotation):
+ * eigenvalues from the trigonometric solution of the characteristic cubic
+ * (Smith 1961): with q = tr A/3, D = A − qI, 6p² = ‖D‖²_F and
+ * r = det(D)/(2p³) = cos 3φ, the eigenvalues are q + 2p cos(φ + 2πk/3).
+ * v₁ and v₃ (largest and smallest) come from cross products of rows of
+ * A − λI, v₃ is orthogonalised against v₁ and v₂ = v₃ × v₁, so V is a
+ * rotation to a few ε.  Returns false (v untouched) for the hard cases: a
+ * relative eigenvalue gap below DEFO_SVD_FAST_GAP (repeated σ, rotations,
+ * near-multiples of a rotation) or anything non-finite; the cyclic Jacobi
+ * path handles those.  The accuracy of V only decides how many one-sided
+ * sweeps follow: their stopping test is what makes the result accurate. */
+static inline bool defo_svd_fast_v(double a[3][3], double v[3][3]) {
+    double q = (a[0][0] + a[1][1] + a[2][2]) * (1.0 / 3.0);
+    double d0 = a[0][0] - q, d1 = a[1][1] - q, d2 = a[2][2] - q;
+    double o01 = a[0][1], o02 = a[0][2], o12 = a[1][2];
+    double p2 = d0 * d0 + d1 * d1 + d2 * d2 + 2.0 * (o01 * o01 + o02 * o02 + o12 * o12); /* 6p² */
+    /* Gaps ≥ 1e-4·λ₁ imply 6p² ≥ (λ₁ − λ₃)²/2 ≥ 5e-9·q²; this also keeps p2²
+     * (below) normal and excludes NaN. */
+    if (!(p2 > 0x1p-40 * q * q)) return false;
+    double det =
+        d0 * (d1 * d2 - o12 * o12) - o01 * (o01 * d2 - o12 * o02) + o02 * (o01 * o12 - d1 * o02);
+    /* r = det/(2p³) = 3√6·det·√(6p²)/(6p²)²: the square root and the division
+     * run in parallel. */
+    double sp = sqrt(p2);
+    double ip = 1.0 / (p2 * p2);
+    double r = 7.3484692283495342946 * det * (sp * ip);
+    r = r > 1.0 ? 1.0 : r;
+    r = r < -1.0 ? -1.0 : r;
+    /* c = cos φ, s = sin φ for φ = acos(r)/3 without libm trigonometry (its
+     * latency was over half the fast path): with 2ψ = acos r,
+     * u = cos ψ = √((1+r)/2) and w = sin ψ = √((1−r)/2), c = g(u) and
+     * s = w·h(u) where g(u) = cos(2ψ/3) and h(u) = sin(2ψ/3)/sin ψ are
+     * analytic on [0, 1]: degree-13 polynomials (Chebyshev interpolants)
+     * give them to 2.5e-13 and 3.6e-12.  That is far more than the fast
+     * path needs — V only has to be accurate enough for the polish sweep to
+     * converge — and NaN r fails the gap test below. */
+    double u = sqrt(0.5 + 0.5 * r), w = sqrt(0.5 - 0.5 * r);
+    double c = defo_poly13(u, defo_svd_gc), s = w * defo_poly13(u, defo_svd_hc);
+    double p = sp * 0.40824829046386301637;           /* √(p2/6) */
+    double e1 = 2.0 * p * c;                          /* λ₁ − q */
+    double e3 = -p * (c + 1.7320508075688772935 * s); /* λ₃ − q */
+    double lam1 = q + e1;
+    double g12 = p * (3.0 * c - 1.7320508075688772935 * s); /* λ₁ − λ₂ = 2√3 p sin(π/3 − φ) */
+    double g23 = 3.4641016151377545871 * p * s;             /* λ₂ − λ₃ = 2√3 p sin φ */
+    double gmin = g12 < g23 ? g12 : g23;
+    if (!(gmin >= DEFO_SVD_FAST_GAP * lam1)) return false;
+    double w1[3], w3[3], n1, n3;
+    defo_null3(d0, d1, d2, o01, o02, o12, e1, w1, &n1);
+    defo_null3(d0, d1, d2, o01, o02, o12, e3, w3, &n3);
+    if (!(n1 > 0x1p-900 && n3 > 0x1p-900 && n1 < 0x1p900 && n3 < 0x1p900)) return false;
+    /* w₃ ⟂ w₁ (one Gram–Schmidt step; they are orthogonal up to the
+     * eigenvector error), then normalise both: 1/√n as √n·(1/n), in parallel. */
+    double g = defo_dot3(w3, w1), pr = g / n1;
+    for (int i = 0; i < 3; i++) w3[i] -= pr * w1[i];
+    n3 -= pr * g; /* |w₃ − pr·w₁|² without a dependent dot: pr·g ≪ n3 */
+    double s1 = sqrt(n1) * (1.0 / n1), s3 = sqrt(n3) * (1.0 / n3);
+    for (int i = 0; i < 3; i++) {
+        v[0][i] = w1[i] * s1;
+        v[2][i] = w3[i] * s3;
+    }
+    v[1][0] = v[2][1] * v[0][2] - v[2][2] * v[0][1];
+    v[1][1] = v[2][2] * v[0][0] - v[2][0] * v[0][2];
+    v[1][2] = v[2][0] * v[0][1] - v[2][1] * v[0][0];
+    return true;
+}
+
+/* Small-angle rotation of the Gram pair (α, β, γ), z = 2γ/(β − α) given
+ * (|z| < 2^-10): the series of defo_jacobi_rot; (c, s) = (1, 0) exactly when
+ * the pair already passes the stopping test. */
+static inline void defo_small_rot(double alpha, double beta, double gamma, double z, double *c,
+                                  double *s) {
+    double z2 = z * z;
+    double tt = z * (0.5 - z2 * (0.125 - 0.0625 * z2));
+    double t2 = tt * tt;
+    double cc = 1.0 - t2 * (0.5 - 0.375 * t2);
+    bool keep = gamma * gamma <= DEFO_SVD_TOL * DEFO_SVD_TOL * fabs(alpha * beta);
+    *c = keep ? 1.0 : cc;
+    *s = keep ? 0.0 : tt * cc;
+}
+
+/* First one-sided sweep after the fast path: V is already accurate, so all
+ * three angles are tiny.  They are computed at once from the Gram matrix of
+ * B (three independent divisions instead of a chain of three rotations) and
+ * then applied in the cyclic order; using the pre-sweep Gram entries for the
+ * later pairs only changes their angles by a product of two small angles,
+ * so the sweep still converges quadratically, and the cyclic sweeps that
+ * follow decide convergence exactly as before.  Skipped (returns without
+ * touching b, v) when a column is at the noise level or an angle is not
+ * small. */
+static inline void defo_hestenes_polish(double b[3][3], double v[3][3], double noise2) {
+    double g00 = defo_dot3(b[0], b[0]), g11 = defo_dot3(b[1], b[1]), g22 = defo_dot3(b[2], b[2]);
+    double g01 = defo_dot3(b[0], b[1]), g02 = defo_dot3(b[0], b[2]), g12 = defo_dot3(b[1], b[2]);
+    double t01 = g11 - g00, t02 = g22 - g00, t12 = g22 - g11;
+    double z01 = 2.0 * g01 / t01, z02 = 2.0 * g02 / t02, z12 = 2.0 * g12 / t12;
+    double zm = fabs(z01) > fabs(z02) ? fabs(z01) : fabs(z02);
+    zm = fabs(z12) > zm ? fabs(z12) : zm;
+    double gm = g00 < g11 ? g00 : g11;
+    gm = g22 < gm ? g22 : gm;
+    if (!(zm < 0x1p-10 && gm > noise2)) return;
+    double c01, s01, c02, s02, c12, s12;
+    defo_small_rot(g00, g11, g01, z01, &c01, &s01);
+    defo_small_rot(g00, g22, g02, z02, &c02, &s02);
+    defo_small_rot(g11, g22, g12, z12, &c12, &s12);
+    defo_rot_cols(b[0], b[1], c01, s01);
+    defo_rot_cols(v[0], v[1], c01, s01);
+    defo_rot_cols(b[0], b[2], c02, s02);
+    defo_rot_cols(v[0], v[2], c02, s02);
+    defo_rot_cols(b[1], b[2], c12, s12);
+    defo_rot_cols(v[1], v[2], c12, s12);
+}
+
 void defo_svd3(const defo_mat3 *F, defo_mat3 *U, defo_vec3 *sigma, defo_mat3 *V) {
     double f[3][3];
     for (int i = 0; i < 3; i++)
@@ -272,8 +439,13 @@ void defo_svd3(const defo_mat3 *F, defo_mat3 *U, defo_vec3 *sigma, defo_mat3 *V)
     for (int i = 0; i < 3; i++)
         for (int j = i; j < 3; j++)
             a[i][j] = a[j][i] = f[0][i] * f[0][j] + f[1][i] * f[1][j] + f[2][i] * f[2][j];
-    double v[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
-    defo_jacobi_sym(a, v, DEFO_SVD_ATOL, DEFO_SVD_A_SWEEPS);
+    double v[3][3];
+    bool fast = defo_svd_fast_v(a, v);
+    if (!fast) {
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) v[i][j] = i == j;
+        defo_jacobi_sym(a, v, DEFO_SVD_ATOL, DEFO_SVD_A_SWEEPS);
+    }
 
     /* B = F V, stored by columns: b[k] = F v[k]. */
     double b[3][3];
@@ -283,6 +455,7 @@ void defo_svd3(const defo_mat3 *F, defo_mat3 *U, defo_vec3 *sigma, defo_mat3 *V)
 
     /* One-sided Jacobi: orthogonalise B's columns to relative precision. */
     double noise2 = DBL_EPSILON * DBL_EPSILON * (a[0][0] + a[1][1] + a[2][2]); /* ε²‖F‖² */
+    if (fast) defo_hestenes_polish(b, v, noise2);
     for (int sweep = 0; sweep < DEFO_SVD_H_SWEEPS; sweep++) {
         bool r01 = defo_hestenes_pq(b, v, 0, 1, DEFO_SVD_TOL, noise2);
         bool r02 = defo_hestenes_pq(b, v, 0, 2, DEFO_SVD_TOL, noise2);
@@ -299,7 +472,7 @@ void defo_svd3(const defo_mat3 *F, defo_mat3 *U, defo_vec3 *sigma, defo_mat3 *V)
     /* U column by column (step 5 of the design comment). */
     double u[3][3];
     double s1 = sqrt(n[0]);
-    double inv1 = 1.0 / s1; /* n[0] ≥ |F|²/3 > 0 after prescaling */
+    double inv1 = s1 * (1.0 / n[0]); /* n[0] ≥ |F|²/3 > 0 after prescaling; √ ∥ ÷ */
     for (int i = 0; i < 3; i++) u[0][i] = b[0][i] * inv1;
     /* u₂: Gram–Schmidt of b₂ against u₁.  After the Hestenes sweeps b₂ is
      * already orthogonal to b₁ and one pass loses nothing; when it loses more
@@ -327,7 +500,7 @@ void defo_svd3(const defo_mat3 *F, defo_mat3 *U, defo_vec3 *sigma, defo_mat3 *V)
         }
     }
     if (have_u2) {
-        double inv = 1.0 / sqrt(nw);
+        double inv = sqrt(nw) * (1.0 / nw); /* √ ∥ ÷ (nw > 2^-900) */
         for (int i = 0; i < 3; i++) u[1][i] = w[i] * inv;
     } else {
         defo_any_orthogonal(u[0], u[1]); /* rank ≤ 1: ITF04 §5, flat element */

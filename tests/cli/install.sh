@@ -23,7 +23,10 @@ ${CC:-cc} -std=c17 -Wall -Wextra -Werror $san "$DEFO_SRC/examples/hello.c" \
     $(pkg-config --cflags --libs defo) -o "$work/hello_shared"
 LD_LIBRARY_PATH="$libdir" "$work/hello_shared"
 # The program must really use the installed shared object.
-LD_LIBRARY_PATH="$libdir" ldd "$work/hello_shared" | grep -q "$libdir/libdefo.so"
+# (ldd's output is captured first: with pipefail, `ldd | grep -q` fails when
+# grep exits early and ldd gets SIGPIPE.)
+deps=$(LD_LIBRARY_PATH="$libdir" ldd "$work/hello_shared")
+grep -q "$libdir/libdefo.so" <<< "$deps"
 
 # Static library through pkg-config --static.
 ${CC:-cc} -std=c17 -Wall -Wextra -Werror $san "$DEFO_SRC/examples/hello.c" \
