@@ -20,7 +20,9 @@
  *   - backward_euler: the corotated/integrator pairing is enforced; the
  *     clamped end stays put, the tip falls, resume is bit for bit;
  *   - quasistatic: a clamped bar sags to an equilibrium of the right order
- *     (Euler–Bernoulli), resume is bit for bit;
+ *     (Euler–Bernoulli), resume is bit for bit; "forces" and "tractions"
+ *     bend it, a fixed set with a "motion" is a moving bone;
+ *   - plasticity (MG04 §3) on a corotated bar yields, is checkpointed;
  *   - the built-in demo scene parses and builds.
  */
 #include "defo/scene.h"
@@ -450,6 +452,189 @@ static void test_quasistatic(void) {
     defo_scene_destroy(s);
 }
 
+/* quasistatic loads and moving bones: a bar clamped at x = 0 without
+ * gravity bends up under "forces" on its tip nodes and under a "traction"
+ * on its tip face (and does not move without them); a fixed set with a
+ * "motion" is a moving bone, at rest + velocity·t after the frame.  Loads
+ * and motions are refused with the other integrators, plane regions for
+ * loads, and a load region selecting nothing when the world is built. */
+static double qs_tip_after_frame(const char *loads, const char *fixed_extra) {
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"duration\": {\"fps\": 10}, \"gravity\": [0, 0, 0],"
+             " \"integrator\": {\"type\": \"quasistatic\"},"
+             " \"bodies\": [{\"generator\": {\"type\": \"box\", \"size\": [1, 0.2, 0.2], "
+             "\"center\": [0.5, 0, 0.5], \"cells\": [5, 1, 1]},"
+             "  \"material\": {\"model\": \"neo_hookean\", \"youngs\": 1e6},"
+             "  \"fixed\": [{\"plane\": {\"point\": [0, 0, 0], \"normal\": [1, 0, 0]}%s}]%s}]}",
+             fixed_extra, loads);
+    defo_scene *s = NULL;
+    defo_scene_errors e;
+    CHECK_OK(parse(text, &s, &e));
+    for (int i = 0; i < e.count; i++) TEST_REPORT("%s", e.lines[i]);
+    defo_scene_errors_free(&e);
+    if (!s) return NAN;
+    defo_simulation *sim = NULL;
+    CHECK_OK(defo_simulation_create(s, &sim));
+    double tip = NAN;
+    if (sim) {
+        double x0[3 * 24];
+        memcpy(x0, body_x(sim, 0), sizeof x0);
+        CHECK(defo_simulation_step_frame(sim) >= 0);
+        const double *x = body_x(sim, 0);
+        tip = 0;
+        for (int i = 0; i < 24; i++) {
+            if (x0[3 * i] == 1) tip += 0.25 * (x[3 * i + 2] - x0[3 * i + 2]);
+            /* the clamped nodes: at rest, or moved by the bone's motion */
+            if (x0[3 * i] == 0 && fixed_extra[0])
+                CHECK(fabs(x[3 * i + 2] - x0[3 * i + 2] - 0.1 * 0.5) < 1e-12 &&
+                      fabs(x[3 * i] - x0[3 * i]) < 1e-12);
+            else if (x0[3 * i] == 0)
+                CHECK(!memcmp(x + 3 * i, x0 + 3 * i, 3 * sizeof(double)));
+        }
+    }
+    defo_simulation_destroy(sim);
+    defo_scene_destroy(s);
+    return tip;
+}
+
+static void test_quasistatic_loads(void) {
+    double none = qs_tip_after_frame("", "");
+    double force =
+        qs_tip_after_frame(", \"forces\": [{\"box\": {\"min\": [1, -1, -1], \"max\": [1, 1, 2]}, "
+                           "\"force\": [0, 0, 100]}]",
+                           "");
+    double traction = qs_tip_after_frame(
+        ", \"tractions\": [{\"box\": {\"min\": [1, -1, -1], \"max\": [1, 1, 2]}, "
+        "\"traction\": [0, 0, -10000]}]",
+        "");
+    double bone = qs_tip_after_frame("", ", \"motion\": {\"velocity\": [0, 0, 0.5]}");
+    TEST_REPORT("tip: unloaded %.3g, forces %.3g, traction %.3g, moving bone %.3g m", none, force,
+                traction, bone);
+    CHECK(fabs(none) < 1e-9);
+    CHECK(force > 0.01);
+    CHECK(traction < -0.01);
+    /* a rigid translation of the clamp carries the unloaded bar along */
+    CHECK(fabs(bone - 0.05) < 1e-6);
+
+    defo_scene *s = NULL;
+    defo_scene_errors e;
+    const char *bad =
+        "{\"bodies\": [{\"generator\": {\"type\": \"box\"},"
+        " \"fixed\": [{\"tag\": 1, \"motion\": {\"velocity\": [0, 0, 1], \"spin\": 1}}],"
+        " \"forces\": [{\"plane\": {\"point\": [0, 0, 0], \"normal\": [0, 0, 1]}, "
+        "\"force\": [0, 0, 1]}, {\"tag\": 1}, {\"tag\": 1, \"force\": [0, 0, \"x\"]}],"
+        " \"tractions\": [{\"tag\": 1, \"traction\": [1, 2, 3], \"force\": [0, 0, 0]}]}]}";
+    CHECK(parse(bad, &s, &e) == DEFO_ERR_INVALID_ARGUMENT);
+    for (int i = 0; i < e.count; i++) TEST_REPORT("%s", e.lines[i]);
+    CHECK(has_sub(&e, "bodies[0].fixed[0].motion.spin: unknown key"));
+    CHECK(has_line(&e, "scene.json: bodies[0].forces[0].plane: not available for loads (use a box, "
+                       "sphere or tag region)"));
+    CHECK(has_line(&e, "scene.json: bodies[0].forces[1]: needs \"force\" ([3] N per node)"));
+    CHECK(
+        has_line(&e, "scene.json: bodies[0].forces[2].force[2]: expected a number, got a string"));
+    CHECK(has_sub(&e, "bodies[0].tractions[0].force: unknown key"));
+    CHECK(has_line(&e, "scene.json: bodies[0].tractions: needs integrator 'quasistatic'"));
+    CHECK(has_line(&e, "scene.json: bodies[0].fixed[0].motion: needs integrator 'quasistatic' "
+                       "(moving bones)"));
+    defo_scene_errors_free(&e);
+    CHECK(!s);
+
+    const char *empty = "{\"integrator\": {\"type\": \"quasistatic\"},"
+                        " \"bodies\": [{\"generator\": {\"type\": \"box\"},"
+                        " \"forces\": [{\"sphere\": {\"center\": [9, 9, 9], \"radius\": 0.1}, "
+                        "\"force\": [0, 0, 1]}]}]}";
+    CHECK_OK(parse(empty, &s, NULL));
+    if (s) {
+        defo_simulation *sim = NULL;
+        CHECK(defo_simulation_create(s, &sim) == DEFO_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(defo_last_error(), "forces[0]: selects no node") != NULL);
+        defo_simulation_destroy(sim);
+        defo_scene_destroy(s);
+    }
+}
+
+/* "plasticity" on a corotated body (MG04 §3): a clamped bar sagging under
+ * gravity yields (plastic strain > 0, positions differ from the elastic
+ * run, which reports 0); the plastic strain is part of the checkpoint
+ * (resume bit for bit); refused on invertible bodies; creep·Δt > 1 is a
+ * build error. */
+static defo_scene *be_bar(const char *plasticity) {
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"duration\": {\"fps\": 30}, \"integrator\": {\"type\": \"backward_euler\", "
+             "\"time_step\": 0.01},"
+             " \"bodies\": [{\"formulation\": \"corotated\", \"generator\": {\"type\": \"box\", "
+             "\"size\": [1, 0.2, 0.2], \"center\": [0.5, 0, 0.5], \"cells\": [5, 1, 1]},"
+             "  \"material\": {\"model\": \"corotated\", \"youngs\": 1e5}%s,"
+             "  \"fixed\": [{\"plane\": {\"point\": [0, 0, 0], \"normal\": [1, 0, 0]}}]}]}",
+             plasticity);
+    defo_scene *s = NULL;
+    CHECK_OK(parse(text, &s, NULL));
+    return s;
+}
+
+static void test_plasticity(void) {
+    defo_scene *se = be_bar("");
+    defo_scene *sp = be_bar(", \"plasticity\": {\"yield\": 0, \"creep\": 100, \"max\": 10}");
+    defo_simulation *e = NULL, *a = NULL, *b = NULL;
+    if (se) CHECK_OK(defo_simulation_create(se, &e));
+    if (sp) CHECK_OK(defo_simulation_create(sp, &a));
+    if (sp) CHECK_OK(defo_simulation_create(sp, &b));
+    char path[512];
+    snprintf(path, sizeof path, "%s/test_scene_plastic.ckpt", DEFO_TEST_TMP);
+    if (e && a && b) {
+        double pe[5 * 6], pa[5 * 6];
+        for (int f = 0; f < 3; f++) {
+            CHECK(defo_simulation_step_frame(e) >= 0);
+            CHECK(defo_simulation_step_frame(a) >= 0);
+            if (f == 1) CHECK_OK(defo_simulation_save_checkpoint(a, path));
+        }
+        CHECK_OK(defo_simulation_plastic_strain(e, 0, pe));
+        CHECK_OK(defo_simulation_plastic_strain(a, 0, pa));
+        double me = 0, ma = 0;
+        for (int k = 0; k < 30; k++) {
+            me = fmax(me, pe[k]);
+            ma = fmax(ma, pa[k]);
+        }
+        TEST_REPORT("largest plastic strain norm %.3g (elastic run %.3g)", ma, me);
+        CHECK(me == 0);
+        CHECK(ma > 1e-4 && ma <= 10);
+        CHECK(memcmp(body_x(a, 0), body_x(e, 0), 24 * 3 * sizeof(double)) != 0);
+        CHECK_OK(defo_simulation_load_checkpoint(b, path));
+        CHECK_OK(defo_simulation_step_frame(b));
+        CHECK(!memcmp(body_x(a, 0), body_x(b, 0), 24 * 3 * sizeof(double)));
+        double pb[5 * 6];
+        CHECK_OK(defo_simulation_plastic_strain(b, 0, pb));
+        CHECK(!memcmp(pa, pb, sizeof pa));
+        remove(path);
+    }
+    defo_simulation_destroy(e);
+    defo_simulation_destroy(a);
+    defo_simulation_destroy(b);
+    defo_scene_destroy(se);
+    defo_scene_destroy(sp);
+
+    defo_scene *s = be_bar(", \"plasticity\": {\"creep\": 1000}");
+    if (s) {
+        defo_simulation *sim = NULL;
+        CHECK(defo_simulation_create(s, &sim) == DEFO_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(defo_last_error(), "bodies[0].plasticity.creep: 1000 /s") != NULL);
+        defo_simulation_destroy(sim);
+        defo_scene_destroy(s);
+    }
+    defo_scene_errors err;
+    CHECK(parse("{\"bodies\": [{\"generator\": {\"type\": \"box\"},"
+                " \"plasticity\": {\"yield\": -1, \"creeep\": 1}}]}",
+                &s, &err) == DEFO_ERR_INVALID_ARGUMENT);
+    for (int i = 0; i < err.count; i++) TEST_REPORT("%s", err.lines[i]);
+    CHECK(has_line(&err, "scene.json: bodies[0].plasticity.yield: -1 is not >= 0"));
+    CHECK(has_line(&err, "scene.json: bodies[0].plasticity.creeep: unknown key (did you mean "
+                         "'creep'?)"));
+    CHECK(has_sub(&err, "bodies[0].plasticity: needs \"formulation\": \"corotated\""));
+    defo_scene_errors_free(&err);
+}
+
 static void test_demo_scene(void) {
     const char *t = defo_scene_demo_text();
     defo_scene *s = NULL;
@@ -476,6 +661,8 @@ int main(void) {
     RUN(test_build_errors);
     RUN(test_backward_euler);
     RUN(test_quasistatic);
+    RUN(test_quasistatic_loads);
+    RUN(test_plasticity);
     RUN(test_demo_scene);
     return test_summary();
 }

@@ -132,6 +132,11 @@ DEFO_API defo_status defo_simulation_step_frame(defo_simulation *sim);
  * inverted elements at the end). */
 DEFO_API void defo_simulation_stats(const defo_simulation *sim, defo_step_stats *out);
 
+/* The MG04 §3 plastic strain norm ‖ε_plastic‖₂ of every element of body i
+ * (out: one per element of the body's mesh), 0 for a body without
+ * "plasticity".  For the plastic_strain cell field of the outputs. */
+DEFO_API defo_status defo_simulation_plastic_strain(defo_simulation *sim, int i, double *out);
+
 /* Newton iterations of the last frame (quasistatic; 0 for the others). */
 DEFO_API int defo_simulation_newton_iterations(const defo_simulation *sim);
 

@@ -298,9 +298,11 @@ static defo_status compute_fields(run_output *r, double *min_j) {
             r->vm[e] =
                 sqrt(0.5 * ((s1 - s2) * (s1 - s2) + (s2 - s3) * (s2 - s3) + (s3 - s1) * (s3 - s1)));
             r->mp[e] = fmax(s1, fmax(s2, s3));
-            r->plastic[e] = 0; /* no plasticity yet */
             if (J < *min_j) *min_j = J;
         }
+        /* MG04 §3 plastic strain norm per element (0 for bodies without plasticity). */
+        defo_status s = defo_simulation_plastic_strain(r->sim, b, r->plastic + r->elem_off[b]);
+        if (s) return s;
     }
     return DEFO_OK;
 }

@@ -536,6 +536,67 @@ static void parse_generator(vctx *c, json_t *g, const jpath *p, scene_body *b) {
     }
 }
 
+/* The scripted rigid motion object shared by colliders and fixed sets. */
+static void parse_motion(vctx *c, json_t *m, const jpath *mp, defo_motion_def *md) {
+    static const char *const mk[] = {"velocity", "pivot", "axis", "angular_speed", NULL};
+    check_keys(c, m, mp, mk);
+    get_vec3(c, m, mp, "velocity", ANY, md->velocity);
+    get_vec3(c, m, mp, "pivot", ANY, md->pivot);
+    get_dir(c, m, mp, "axis", md->angular_axis);
+    get_num(c, m, mp, "angular_speed", ANY, &md->angular_speed);
+}
+
+/* One region of f (box, sphere, plane when allow_plane, or tag) into x; the
+ * caller checks the keys.  Returns 1 when exactly one region is given. */
+static int parse_region(vctx *c, json_t *f, const jpath *fp, scene_fix *x, int allow_plane) {
+    int kinds = 0;
+    json_t *v;
+    if ((v = get_obj(c, f, fp, "box"))) {
+        kinds++;
+        x->kind = FIX_BOX;
+        jpath kp = pkey(fp, "box");
+        static const char *const bk[] = {"min", "max", NULL};
+        check_keys(c, v, &kp, bk);
+        if (!get_vec3(c, v, &kp, "min", ANY, x->a) || !get_vec3(c, v, &kp, "max", ANY, x->b))
+            verr(c, kp.s, "needs \"min\" and \"max\" corners");
+    }
+    if ((v = get_obj(c, f, fp, "sphere"))) {
+        kinds++;
+        x->kind = FIX_SPHERE;
+        jpath kp = pkey(fp, "sphere");
+        static const char *const sk[] = {"center", "radius", NULL};
+        check_keys(c, v, &kp, sk);
+        if (!get_vec3(c, v, &kp, "center", ANY, x->a) ||
+            !get_num(c, v, &kp, "radius", POS, &x->radius))
+            verr(c, kp.s, "needs \"center\" and \"radius\"");
+    }
+    if ((v = get_obj(c, f, fp, "plane"))) {
+        kinds++;
+        x->kind = FIX_PLANE;
+        jpath kp = pkey(fp, "plane");
+        if (!allow_plane) {
+            verr(c, kp.s, "not available for loads (use a box, sphere or tag region)");
+            return 0;
+        }
+        static const char *const pk[] = {"point", "normal", NULL};
+        check_keys(c, v, &kp, pk);
+        if (!get_vec3(c, v, &kp, "point", ANY, x->a) || !get_dir(c, v, &kp, "normal", x->b))
+            verr(c, kp.s, "needs \"point\" and \"normal\"");
+    }
+    int tag = 0;
+    if (get_int(c, f, fp, "tag", 1, INT32_MAX, &tag)) {
+        kinds++;
+        x->kind = FIX_TAG;
+        x->tag = tag;
+    }
+    if (kinds != 1) {
+        verr(c, fp->s, "give exactly one of box, sphere%s or tag (found %d)",
+             allow_plane ? ", plane" : "", kinds);
+        return 0;
+    }
+    return 1;
+}
+
 static void parse_fixed(vctx *c, json_t *arr, const jpath *p, scene_body *b) {
     size_t n = json_array_size(arr);
     if (!n) return;
@@ -554,49 +615,54 @@ static void parse_fixed(vctx *c, json_t *arr, const jpath *p, scene_body *b) {
                  type_name(f));
             continue;
         }
-        static const char *const keys[] = {"box", "sphere", "plane", "tag", NULL};
+        static const char *const keys[] = {"box", "sphere", "plane", "tag", "motion", NULL};
         check_keys(c, f, &fp, keys);
         scene_fix *x = &b->fixed[b->num_fixed];
-        int kinds = 0;
-        json_t *v;
-        if ((v = get_obj(c, f, &fp, "box"))) {
-            kinds++;
-            x->kind = FIX_BOX;
-            jpath kp = pkey(&fp, "box");
-            static const char *const bk[] = {"min", "max", NULL};
-            check_keys(c, v, &kp, bk);
-            if (!get_vec3(c, v, &kp, "min", ANY, x->a) || !get_vec3(c, v, &kp, "max", ANY, x->b))
-                verr(c, kp.s, "needs \"min\" and \"max\" corners");
+        memset(x, 0, sizeof *x);
+        json_t *m = get_obj(c, f, &fp, "motion");
+        if (m) {
+            jpath mp = pkey(&fp, "motion");
+            x->has_motion = 1;
+            x->motion = defo_default_collider_def().motion;
+            parse_motion(c, m, &mp, &x->motion);
         }
-        if ((v = get_obj(c, f, &fp, "sphere"))) {
-            kinds++;
-            x->kind = FIX_SPHERE;
-            jpath kp = pkey(&fp, "sphere");
-            static const char *const sk[] = {"center", "radius", NULL};
-            check_keys(c, v, &kp, sk);
-            if (!get_vec3(c, v, &kp, "center", ANY, x->a) ||
-                !get_num(c, v, &kp, "radius", POS, &x->radius))
-                verr(c, kp.s, "needs \"center\" and \"radius\"");
+        if (parse_region(c, f, &fp, x, 1)) b->num_fixed++;
+    }
+}
+
+/* "forces" (value key "force", N per node) or "tractions" ("traction", Pa). */
+static void parse_loads(vctx *c, json_t *arr, const jpath *p, const char *value_key,
+                        scene_load **out, int *count) {
+    size_t n = json_array_size(arr);
+    if (!n) return;
+    *out = defo_calloc(n, sizeof **out);
+    if (!*out) {
+        c->oom = 1;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *f = json_array_get(arr, i);
+        jpath fp = pidx(p, i);
+        if (!json_is_object(f)) {
+            verr(c, fp.s,
+                 "expected an object ({\"box\": ..} or {\"sphere\": ..} or {\"tag\": N} "
+                 "with \"%s\"), got %s",
+                 value_key, type_name(f));
+            continue;
         }
-        if ((v = get_obj(c, f, &fp, "plane"))) {
-            kinds++;
-            x->kind = FIX_PLANE;
-            jpath kp = pkey(&fp, "plane");
-            static const char *const pk[] = {"point", "normal", NULL};
-            check_keys(c, v, &kp, pk);
-            if (!get_vec3(c, v, &kp, "point", ANY, x->a) || !get_dir(c, v, &kp, "normal", x->b))
-                verr(c, kp.s, "needs \"point\" and \"normal\"");
+        const char *keys[] = {"box", "sphere", "plane", "tag", value_key, NULL};
+        check_keys(c, f, &fp, keys);
+        scene_load *l = &(*out)[*count];
+        memset(l, 0, sizeof *l);
+        int ok = parse_region(c, f, &fp, &l->region, 0);
+        if (!json_object_get(f, value_key)) {
+            verr(c, fp.s, "needs \"%s\" ([3] %s)", value_key,
+                 !strcmp(value_key, "force") ? "N per node" : "Pa");
+            ok = 0;
+        } else if (!get_vec3(c, f, &fp, value_key, ANY, l->value)) {
+            ok = 0;
         }
-        int tag = 0;
-        if (get_int(c, f, &fp, "tag", 1, INT32_MAX, &tag)) {
-            kinds++;
-            x->kind = FIX_TAG;
-            x->tag = tag;
-        }
-        if (kinds != 1)
-            verr(c, fp.s, "give exactly one of box, sphere, plane or tag (found %d)", kinds);
-        else
-            b->num_fixed++;
+        if (ok) (*count)++;
     }
 }
 
@@ -613,6 +679,9 @@ static void parse_body(vctx *c, json_t *o, const jpath *p, const char *base, sce
                                        "material_changes",
                                        "formulation",
                                        "fixed",
+                                       "forces",
+                                       "tractions",
+                                       "plasticity",
                                        NULL};
     check_keys(c, o, p, keys);
     snprintf(b->name, sizeof b->name, "body%zu", index);
@@ -735,6 +804,28 @@ static void parse_body(vctx *c, json_t *o, const jpath *p, const char *base, sce
         jpath fp = pkey(p, "fixed");
         parse_fixed(c, v, &fp, b);
     }
+    if ((v = get_obj(c, o, p, "plasticity"))) {
+        jpath pp = pkey(p, "plasticity");
+        static const char *const pk[] = {"yield", "creep", "max", NULL};
+        check_keys(c, v, &pp, pk);
+        b->has_plasticity = 1;
+        b->plasticity = defo_default_plasticity_def();
+        get_num(c, v, &pp, "yield", NONNEG, &b->plasticity.yield);
+        get_num(c, v, &pp, "creep", NONNEG, &b->plasticity.creep);
+        get_num(c, v, &pp, "max", NONNEG, &b->plasticity.max);
+        if (b->formulation != FORM_COROTATED)
+            verr(c, pp.s,
+                 "needs \"formulation\": \"corotated\" (MG04 §3 plasticity of the warped "
+                 "stiffness model)");
+    }
+    if ((v = get_arr(c, o, p, "forces"))) {
+        jpath fp = pkey(p, "forces");
+        parse_loads(c, v, &fp, "force", &b->forces, &b->num_forces);
+    }
+    if ((v = get_arr(c, o, p, "tractions"))) {
+        jpath tp = pkey(p, "tractions");
+        parse_loads(c, v, &tp, "traction", &b->tractions, &b->num_tractions);
+    }
 }
 
 /* ----------------------------------------------------------- colliders */
@@ -783,13 +874,7 @@ static void parse_collider(vctx *c, json_t *o, const jpath *p, scene_collider *c
     json_t *m = get_obj(c, o, p, "motion");
     if (m) {
         jpath mp = pkey(p, "motion");
-        static const char *const mk[] = {"velocity", "pivot", "axis", "angular_speed", NULL};
-        check_keys(c, m, &mp, mk);
-        defo_motion_def *md = &col->def.motion;
-        get_vec3(c, m, &mp, "velocity", ANY, md->velocity);
-        get_vec3(c, m, &mp, "pivot", ANY, md->pivot);
-        get_dir(c, m, &mp, "axis", md->angular_axis);
-        get_num(c, m, &mp, "angular_speed", ANY, &md->angular_speed);
+        parse_motion(c, m, &mp, &col->def.motion);
     }
     int before = c->errs.count;
     if (inline_shape) {
@@ -920,6 +1005,8 @@ static void scene_free(defo_scene *s) {
     for (int i = 0; i < s->num_bodies; i++) {
         defo_free(s->bodies[i].fixed);
         defo_free(s->bodies[i].changes);
+        defo_free(s->bodies[i].forces);
+        defo_free(s->bodies[i].tractions);
     }
     defo_free(s->bodies);
     for (int i = 0; i < s->num_colliders; i++) defo_free(s->colliders[i].shapes);
@@ -1111,6 +1198,24 @@ static void parse_root(vctx *c, json_t *root, defo_scene *s, const char *base_di
         if (s->integrator == INTEGRATOR_BACKWARD_EULER && b->num_changes) {
             jpath mp = pkey(&ep, "material_changes");
             verr(c, mp.s, "not yet available with integrator 'backward_euler'");
+        }
+        if (s->integrator != INTEGRATOR_QUASISTATIC) {
+            /* dead loads and moving bones are the quasistatic solver's */
+            if (b->num_forces) {
+                jpath lp = pkey(&ep, "forces");
+                verr(c, lp.s, "needs integrator 'quasistatic'");
+            }
+            if (b->num_tractions) {
+                jpath lp = pkey(&ep, "tractions");
+                verr(c, lp.s, "needs integrator 'quasistatic'");
+            }
+            for (int f = 0; f < b->num_fixed; f++)
+                if (b->fixed[f].has_motion) {
+                    jpath xp = pkey(&ep, "fixed");
+                    jpath fi = pidx(&xp, (size_t)f);
+                    jpath mp = pkey(&fi, "motion");
+                    verr(c, mp.s, "needs integrator 'quasistatic' (moving bones)");
+                }
         }
     }
     json_t *cols = get_arr(c, root, &p, "colliders");

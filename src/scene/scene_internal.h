@@ -8,6 +8,7 @@
 #include "defo/mesh.h"
 #include "defo/backward_euler.h"
 #include "defo/mesher.h"
+#include "defo/plasticity.h"
 #include "defo/quasistatic.h"
 #include "defo/scene.h"
 
@@ -31,7 +32,17 @@ typedef struct scene_fix {
     double b[3]; /* box max, plane normal */
     double radius;
     int32_t tag;
+    int has_motion;         /* "motion" given: a moving bone (quasistatic only) */
+    defo_motion_def motion; /* scripted rigid motion of the set's rest positions */
 } scene_fix;
+
+/* A dead load of the quasistatic integrator: a force per node of the region
+ * [N] ("forces") or a traction on the boundary faces in it [Pa]
+ * ("tractions").  Regions: FIX_BOX, FIX_SPHERE or FIX_TAG. */
+typedef struct scene_load {
+    scene_fix region;
+    double value[3];
+} scene_load;
 
 typedef struct scene_change {
     double time;
@@ -56,6 +67,12 @@ typedef struct scene_body {
     int num_fixed;
     scene_change *changes; /* ascending time */
     int num_changes;
+    scene_load *forces; /* quasistatic node forces */
+    int num_forces;
+    scene_load *tractions; /* quasistatic boundary tractions */
+    int num_tractions;
+    int has_plasticity;             /* "plasticity" given (corotated bodies, MG04 §3) */
+    defo_plasticity_def plasticity; /* yield, creep [1/s], max */
 } scene_body;
 
 typedef struct scene_collider {

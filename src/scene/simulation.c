@@ -28,6 +28,7 @@
  * machine):
  *   "DEFOCKPT" | u32 version (1) | u32 num_bodies | u64 scene hash |
  *   i32 frame | i32 0 | f64 time | per body: i32 n, i32 0, f64 x[3n], f64 v[3n] |
+ *   per body with plasticity (MG04 §3): f64 ε_plastic[6 · elements] |
  *   u64 FNV-1a 64 of every byte before it.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -37,6 +38,7 @@
 #include "defo/backward_euler.h"
 #include "defo/contact.h"
 #include "defo/io.h"
+#include "defo/plasticity.h"
 #include "defo/quasistatic.h"
 #include "defo/solver.h"
 
@@ -61,6 +63,11 @@ struct defo_simulation {
     unsigned char **collided; /* per body, scratch for defo_collide_nodes */
     unsigned char **fixed;    /* per body: nodes of the fixed sets */
     int be_steps;             /* steps per frame */
+    /* MG04 §3 plasticity per corotated body (NULL without "plasticity");
+     * plast_saved: ε_plastic at the start of the frame, restored when the
+     * frame fails */
+    defo_plasticity **plast;
+    double **plast_saved;
     /* integrator quasistatic (TSIF05): one Newton solver per body, each
      * frame an equilibrium at the frame's time; v = Δx / frame time */
     defo_quasistatic **qs;
@@ -72,6 +79,12 @@ struct defo_simulation {
 
 void defo_simulation_destroy(defo_simulation *sim) {
     if (!sim) return;
+    for (int i = 0; sim->plast && i < sim->num_bodies; i++) {
+        defo_plasticity_destroy(sim->plast[i]);
+        defo_free(sim->plast_saved[i]);
+    }
+    defo_free(sim->plast);
+    defo_free(sim->plast_saved);
     for (int i = 0; sim->be && i < sim->num_bodies; i++) {
         defo_backward_euler_destroy(sim->be[i]);
         defo_free(sim->collided[i]);
@@ -283,7 +296,10 @@ static defo_status create_steppers(defo_simulation *sim) {
     const defo_scene *scene = sim->scene;
     sim->be = defo_calloc((size_t)sim->num_bodies, sizeof *sim->be);
     sim->collided = defo_calloc((size_t)sim->num_bodies, sizeof *sim->collided);
-    if (!sim->be || !sim->collided) return defo_error_oom("steppers", 0);
+    sim->plast = defo_calloc((size_t)sim->num_bodies, sizeof *sim->plast);
+    sim->plast_saved = defo_calloc((size_t)sim->num_bodies, sizeof *sim->plast_saved);
+    if (!sim->be || !sim->collided || !sim->plast || !sim->plast_saved)
+        return defo_error_oom("steppers", 0);
     for (int i = 0; i < sim->num_bodies; i++) {
         defo_body_id id = sim->ids[i];
         /* the world's copy of the mesh lives as long as the simulation */
@@ -303,6 +319,20 @@ static defo_status create_steppers(defo_simulation *sim) {
         if (s < 0)
             return defo_error_prefix("bodies[%d] '%s' (backward_euler)", i,
                                      defo_body_name(sim->world, id));
+        const scene_body *b = &scene->bodies[i];
+        if (b->has_plasticity) {
+            /* MG04 §3: c_creep·Δt ≤ 1 (1/Δt absorbs the excess at once) */
+            if (b->plasticity.creep * d.time_step > 1)
+                return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                                  "bodies[%d].plasticity.creep: %g /s times the step %g s "
+                                  "exceeds 1 (lower creep or integrator.time_step)",
+                                  i, b->plasticity.creep, d.time_step);
+            s = defo_plasticity_create(m, defo_backward_euler_force_model(sim->be[i]),
+                                       &b->plasticity, &sim->plast[i]);
+            if (s < 0) return defo_error_prefix("bodies[%d].plasticity", i);
+            sim->plast_saved[i] = defo_malloc(6 * (size_t)m->num_elems * sizeof(double) + 1);
+            if (!sim->plast_saved[i]) return defo_error_oom("plastic strain", (size_t)m->num_elems);
+        }
         sim->collided[i] = defo_calloc((size_t)m->num_nodes + 1, 1);
         if (!sim->collided[i]) return defo_error_oom("collision flags", (size_t)m->num_nodes);
         /* the world's fixed nodes: velocity 0 in the world state */
@@ -311,6 +341,71 @@ static defo_status create_steppers(defo_simulation *sim) {
             cons[n] = sim->fixed && sim->fixed[i] && sim->fixed[i][n] ? DEFO_CONSTRAINT_FIXED
                                                                       : DEFO_CONSTRAINT_NONE;
         state_to_stepper(sim, i);
+    }
+    return DEFO_OK;
+}
+
+/* The fixed sets of body b as quasistatic bones (TSIF05 §11), selected on
+ * the solver's rest mesh m. */
+static defo_status add_bones(defo_quasistatic *qs, const scene_body *b, const defo_mesh *m) {
+    size_t n = (size_t)m->num_nodes;
+    unsigned char *sel = defo_malloc(n + 1);
+    defo_index *nodes = defo_malloc((n + 1) * sizeof *nodes);
+    defo_status s = DEFO_OK;
+    if (!sel || !nodes) s = defo_error_oom("bone nodes", n);
+    for (int f = 0; f < b->num_fixed && !s; f++) {
+        defo_index count = select_fixed(&b->fixed[f], m, sel);
+        if (!count) break; /* reported by add_body */
+        count = 0;
+        for (size_t k = 0; k < n; k++)
+            if (sel[k]) nodes[count++] = (defo_index)k;
+        s = defo_quasistatic_add_bone_nodes(
+            qs, nodes, count, b->fixed[f].has_motion ? &b->fixed[f].motion : NULL, NULL);
+        if (s < 0) defo_error_prefix("fixed[%d]", f);
+    }
+    defo_free(sel);
+    defo_free(nodes);
+    return s;
+}
+
+/* A load region as a defo_region, widened by the same 1e-9-of-the-size
+ * tolerance as the fixed sets. */
+static defo_region load_region(const scene_fix *f, const defo_mesh *m) {
+    double lo[3], hi[3];
+    defo_mesh_bbox(m, lo, hi);
+    double tol = 1e-9 * sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
+                             (hi[2] - lo[2]) * (hi[2] - lo[2]));
+    if (f->kind == FIX_TAG) return defo_region_tag(f->tag);
+    if (f->kind == FIX_SPHERE) return defo_region_sphere(f->a, f->radius + tol);
+    double a[3], c[3];
+    for (int k = 0; k < 3; k++) {
+        a[k] = f->a[k] - tol;
+        c[k] = f->b[k] + tol;
+    }
+    return defo_region_box(a, c);
+}
+
+/* "forces" (per node) and "tractions" (on the boundary faces in the region)
+ * as quasistatic dead loads; a region that loads nothing is an error. */
+static defo_status add_loads(defo_quasistatic *qs, const scene_body *b, const defo_mesh *m) {
+    for (int f = 0; f < b->num_forces; f++) {
+        defo_region r = load_region(&b->forces[f].region, m);
+        defo_index *nodes = NULL, count = 0;
+        defo_status s = defo_region_nodes(m, &r, &nodes, &count);
+        defo_region_nodes_free(nodes);
+        if (!s && !count)
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "forces[%d]: selects no node", f);
+        if (!s) s = defo_quasistatic_add_node_force(qs, &r, b->forces[f].value);
+        if (s < 0) return defo_error_prefix("forces[%d]", f);
+    }
+    for (int f = 0; f < b->num_tractions; f++) {
+        defo_region r = load_region(&b->tractions[f].region, m);
+        double area = 0;
+        defo_status s = defo_quasistatic_add_traction(qs, &r, b->tractions[f].value, &area);
+        if (s < 0) return defo_error_prefix("tractions[%d]", f);
+        if (!(area > 0))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "tractions[%d]: selects no boundary face",
+                              f);
     }
     return DEFO_OK;
 }
@@ -330,19 +425,11 @@ static defo_status create_solvers(defo_simulation *sim) {
         memcpy(d.gravity, scene->world.gravity, sizeof d.gravity);
         defo_status s = defo_material_create(&sim->material[i], &sim->qs_mat[i]);
         if (!s) s = defo_quasistatic_create(m, sim->qs_mat[i], &d, &sim->qs[i]);
-        /* fixed sets are bones held at rest */
-        defo_index count = 0;
-        for (defo_index n = 0; !s && sim->fixed[i] && n < m->num_nodes; n++)
-            count += sim->fixed[i][n];
-        if (!s && count) {
-            defo_index *nodes = defo_malloc((size_t)count * sizeof *nodes);
-            if (!nodes) return defo_error_oom("bone nodes", (size_t)count);
-            count = 0;
-            for (defo_index n = 0; n < m->num_nodes; n++)
-                if (sim->fixed[i][n]) nodes[count++] = n;
-            s = defo_quasistatic_add_bone_nodes(sim->qs[i], nodes, count, NULL, NULL);
-            defo_free(nodes);
-        }
+        /* fixed sets are bones, in scene order (a node in several sets
+         * follows the last): held at rest, or moved by their "motion" */
+        const scene_body *b = &scene->bodies[i];
+        if (!s) s = add_bones(sim->qs[i], b, m);
+        if (!s) s = add_loads(sim->qs[i], b, m);
         /* colliders are TSIF05 §10 penalty contact sources */
         double k = scene->contact_stiffness > 0 || !sim->qs[i]
                        ? scene->contact_stiffness
@@ -448,6 +535,25 @@ static defo_status apply_changes(defo_simulation *sim, double t) {
     return DEFO_OK;
 }
 
+/* Bytes of body i's plastic strain (6 per element). */
+static size_t plastic_bytes(const defo_simulation *sim, int i) {
+    return 6 * (size_t)defo_body_mesh(sim->world, sim->ids[i])->num_elems * sizeof(double);
+}
+
+defo_status defo_simulation_plastic_strain(defo_simulation *sim, int i, double *out) {
+    if (!sim || !out || i < 0 || i >= sim->num_bodies)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "defo_simulation_plastic_strain: bad argument");
+    defo_index ne = defo_body_mesh(sim->world, sim->ids[i])->num_elems;
+    const double *eps = sim->plast && sim->plast[i] ? defo_plasticity_strain(sim->plast[i]) : NULL;
+    for (defo_index e = 0; e < ne; e++) {
+        double n2 = 0;
+        for (int k = 0; eps && k < 6; k++) n2 += eps[6 * (size_t)e + k] * eps[6 * (size_t)e + k];
+        out[e] = sqrt(n2);
+    }
+    return DEFO_OK;
+}
+
 /* MG04 §6 implicit Euler steps for every body, then ITF04 §9 node
  * collisions (projection, normal velocity, friction) after each step; the
  * world receives the state at the end of the frame.  On failure every
@@ -459,11 +565,17 @@ static defo_status step_backward_euler(defo_simulation *sim, double frame_dt) {
     memset(st, 0, sizeof *st);
     st->dt = dt;
     defo_status worst = DEFO_OK, s = DEFO_OK;
+    for (int i = 0; i < sim->num_bodies; i++)
+        if (sim->plast[i])
+            memcpy(sim->plast_saved[i], defo_plasticity_strain(sim->plast[i]),
+                   plastic_bytes(sim, i));
     for (int j = 0; j < sim->be_steps && !s; j++) {
         double t1 = t0 + frame_dt * ((double)(j + 1) / k);
         for (int i = 0; i < sim->num_bodies && !s; i++) {
             defo_backward_euler_stats bs;
-            s = defo_backward_euler_step(sim->be[i], &bs);
+            /* MG04 §3: plastic flow with this step's rotations, then the step */
+            if (sim->plast[i]) s = defo_plasticity_step(sim->plast[i], sim->be[i], dt, NULL);
+            if (!s) s = defo_backward_euler_step(sim->be[i], &bs);
             if (s < 0) {
                 defo_error_prefix("body '%s' at t = %g s", defo_body_name(w, sim->ids[i]), t1);
                 break;
@@ -489,7 +601,12 @@ static defo_status step_backward_euler(defo_simulation *sim, double frame_dt) {
         s = defo_body_set_state(w, sim->ids[i], defo_backward_euler_positions(sim->be[i]),
                                 defo_backward_euler_velocities(sim->be[i]));
     if (s < 0) {
-        for (int i = 0; i < sim->num_bodies; i++) state_to_stepper(sim, i);
+        for (int i = 0; i < sim->num_bodies; i++) {
+            state_to_stepper(sim, i);
+            if (sim->plast[i])
+                memcpy(defo_plasticity_strain(sim->plast[i]), sim->plast_saved[i],
+                       plastic_bytes(sim, i));
+        }
         return s;
     }
     defo_world_set_time(w, t0 + frame_dt);
@@ -635,6 +752,9 @@ defo_status defo_simulation_save_checkpoint(const defo_simulation *sim, const ch
         put(&w, defo_body_positions(sim->world, sim->ids[i]), 3 * (size_t)n * sizeof(double));
         put(&w, defo_body_velocities(sim->world, sim->ids[i]), 3 * (size_t)n * sizeof(double));
     }
+    /* MG04 §3 plastic strains (state too), bodies with plasticity only */
+    for (int i = 0; sim->plast && i < sim->num_bodies; i++)
+        if (sim->plast[i]) put(&w, defo_plasticity_strain(sim->plast[i]), plastic_bytes(sim, i));
     uint64_t sum = w.h;
     if (!w.err && fwrite(&sum, 1, 8, f) != 8) w.err = 1;
     if (fclose(f) != 0) w.err = 1;
@@ -720,6 +840,14 @@ defo_status defo_simulation_load_checkpoint(defo_simulation *sim, const char *pa
         }
         off += 2 * bytes;
     }
+    for (int i = 0; !s && sim->plast && i < sim->num_bodies; i++) {
+        if (!sim->plast[i]) continue;
+        if (off + plastic_bytes(sim, i) > (size_t)size - 8) {
+            s = defo_error(DEFO_ERR_PARSE, "%s: truncated checkpoint", path);
+            break;
+        }
+        off += plastic_bytes(sim, i);
+    }
     if (!s && off != (size_t)size - 8)
         s = defo_error(DEFO_ERR_PARSE, "%s: %zu unexpected bytes", path, (size_t)size - 8 - off);
     if (s) goto done;
@@ -745,6 +873,11 @@ defo_status defo_simulation_load_checkpoint(defo_simulation *sim, const char *pa
         defo_free(x);
         defo_free(v);
         off += 2 * cnt * sizeof(double);
+    }
+    for (int i = 0; !s && sim->plast && i < sim->num_bodies; i++) {
+        if (!sim->plast[i]) continue;
+        memcpy(defo_plasticity_strain(sim->plast[i]), buf + off, plastic_bytes(sim, i));
+        off += plastic_bytes(sim, i);
     }
     if (!s) s = defo_world_set_time(sim->world, t);
     for (int i = 0; !s && sim->be && i < sim->num_bodies; i++) state_to_stepper(sim, i);
