@@ -4,11 +4,14 @@
  * frame per 1/30 s: moving boundary conditions every frame.  Reports ms per
  * frame and per Newton iteration, Newton and CG iterations, the share of
  * time spent in CG, and memory, for ~12 K, ~100 K and ~420 K tets, 1 and 2
- * threads, assembled and matrix-free stiffness.  JSON on stdout.
+ * threads, assembled and matrix-free stiffness; the Newton step by PCG and,
+ * at ~12 K tets when built with CHOLMOD, by sparse Cholesky
+ * ("solver": "cholesky", assembled only).  JSON on stdout.
  *
  *   bench_quasistatic [max_cells]   (default 26: up to 421 824 tets)
  */
 #include "bench.h"
+#include "defo/cholesky.h"
 #include "defo/quasistatic.h"
 
 #include <stdio.h>
@@ -20,11 +23,11 @@
 
 typedef struct result {
     double ms_frame, ms_newton, newton_per_frame, cg_per_newton, mb_solver, mb_peak;
-    int frames, converged;
+    int frames, converged, fallbacks;
 } result;
 
 static result run(const defo_mesh *m, const defo_material *mat, int threads, defo_qs_linear lin,
-                  int frames, double tol) {
+                  defo_qs_solver solver, int frames, double tol) {
     result r;
     memset(&r, 0, sizeof r);
     defo_set_threads(threads);
@@ -33,6 +36,7 @@ static result run(const defo_mesh *m, const defo_material *mat, int threads, def
     defo_quasistatic_def d = defo_default_quasistatic_def();
     d.linear = lin;
     d.tolerance = tol;
+    d.linear_solver = solver;
     defo_quasistatic *qs = NULL;
     if (defo_quasistatic_create(m, mat, &d, &qs) != DEFO_OK) return r;
     double lo0[3] = {-1, -1, -1}, hi0[3] = {1e-9, 2, 2}, lo1[3] = {4 - 1e-9, -1, -1},
@@ -55,6 +59,7 @@ static result run(const defo_mesh *m, const defo_material *mat, int threads, def
         if (defo_quasistatic_solve(qs, f / 30.0, x, &st) == DEFO_OK) conv++;
         newton += st.newton_iterations;
         cg += st.cg_iterations;
+        r.fallbacks += st.cholesky_fallbacks;
     }
     double el = bench_now() - t0;
     r.frames = frames;
@@ -93,19 +98,28 @@ int main(int argc, char **argv) {
             if (lin == 2 && c > 16) continue; /* matrix-free measured slower; skip at 400 K */
             for (int th = 1; th <= 2; th++) {
                 double tols[2] = {1e-6, 1e-4};
-                for (int ti = 0; ti < 2; ti++) {
+                for (int run_i = 0; run_i < 3; run_i++) {
+                    /* 0, 1: PCG at the two tolerances; 2: Cholesky (12 K) */
+                    int ti = run_i == 1 ? 1 : 0;
+                    int sol = run_i == 2 ? DEFO_QS_SOLVER_CHOLESKY : DEFO_QS_SOLVER_PCG;
                     if (ti == 1 && (c > 8 || lin == 2)) continue;
-                    result r = run(m, mat, th, (defo_qs_linear)lin, frames, tols[ti]);
+                    if (sol == DEFO_QS_SOLVER_CHOLESKY &&
+                        (lin != 1 || c > 8 || !defo_cholesky_available()))
+                        continue;
+                    result r =
+                        run(m, mat, th, (defo_qs_linear)lin, (defo_qs_solver)sol, frames, tols[ti]);
                     printf(
                         "%s    {\"tets\": %d, \"nodes\": %d, \"threads\": %d, \"linear\": \"%s\", "
+                        "\"solver\": \"%s\", \"cholesky_fallbacks\": %d, "
                         "\"tolerance\": %g, \"frames\": %d, \"converged_frames\": %d, "
                         "\"ms_per_frame\": %.2f, \"frames_per_s\": %.1f, "
                         "\"ms_per_newton\": %.2f, \"newton_per_frame\": %.2f, "
                         "\"cg_per_newton\": %.1f, \"solver_mb\": %.1f, \"peak_mb\": %.1f}",
                         first ? "" : ",\n", (int)m->num_elems, (int)m->num_nodes, th,
-                        lin == 1 ? "assembled" : "matrix_free", tols[ti], r.frames, r.converged,
-                        r.ms_frame, r.ms_frame > 0 ? 1e3 / r.ms_frame : 0.0, r.ms_newton,
-                        r.newton_per_frame, r.cg_per_newton, r.mb_solver, r.mb_peak);
+                        lin == 1 ? "assembled" : "matrix_free",
+                        sol == DEFO_QS_SOLVER_CHOLESKY ? "cholesky" : "pcg", r.fallbacks, tols[ti],
+                        r.frames, r.converged, r.ms_frame, r.ms_frame > 0 ? 1e3 / r.ms_frame : 0.0,
+                        r.ms_newton, r.newton_per_frame, r.cg_per_newton, r.mb_solver, r.mb_peak);
                     first = 0;
                     fflush(stdout);
                 }

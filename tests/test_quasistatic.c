@@ -9,8 +9,11 @@
  *   - Euler–Bernoulli δ = PL³/(3EI) for a cantilever under a small tip load;
  *   - convergence (data, not a crash) for large loads, a 360° twist and a
  *     block squashed to 10 % of its height by a rigid plate;
- *   - 1 vs 2 threads bitwise identical.
+ *   - 1 vs 2 threads bitwise identical;
+ *   - the sparse Cholesky Newton step reaches PCG's equilibrium in no more
+ *     iterations, analysing the pattern once (CHOLMOD builds only).
  */
+#include "defo/cholesky.h"
 #include "defo/collision.h"
 #include "defo/mesh.h"
 #include "defo/quasistatic.h"
@@ -455,12 +458,14 @@ typedef struct det_ctx {
     defo_mesh *m;
     defo_material *mat;
     int linear;
+    int solver;
 } det_ctx;
 
 static void det_run(void *vctx, void *out) {
     det_ctx *c = vctx;
     defo_quasistatic_def d = defo_default_quasistatic_def();
     d.linear = (defo_qs_linear)c->linear;
+    d.linear_solver = (defo_qs_solver)c->solver;
     defo_quasistatic *qs = NULL;
     defo_quasistatic_create(c->m, c->mat, &d, &qs);
     double lo0[3] = {-1, -1, -1}, hi0[3] = {0.001, 1, 1}, lo1[3] = {0.999, -1, -1},
@@ -487,11 +492,108 @@ static void test_threads_bitwise(void) {
                 : 2; /* 3750 tets optimised (above the parallel threshold), 240 under ASan */
     c.m = box(o, s, 5 * k, k, k);
     c.mat = material(1e5, 0.3);
+    c.solver = DEFO_QS_SOLVER_PCG;
     for (int lin = 1; lin <= 2; lin++) {
         c.linear = lin;
         CHECK(test_bitwise_same_for_threads(det_run, &c,
                                             sizeof(double) * 3 * (size_t)c.m->num_nodes, 2));
     }
+    defo_material_destroy(c.mat);
+    defo_mesh_destroy(c.m);
+}
+
+/* Twisted bar (4 frames of 45°) solved with PCG and with sparse Cholesky:
+ * the same equilibrium within the Newton tolerance, no more Newton
+ * iterations, one symbolic analysis over all frames, no fallback (fix on). */
+static void twist_frames(const defo_mesh *m, const defo_material *mat, defo_qs_solver solver,
+                         double *x, int frames, int *newton, int *analyses, int *factorizations,
+                         int *fallbacks, int *converged) {
+    defo_quasistatic_def d = defo_default_quasistatic_def();
+    d.tolerance = 1e-8;
+    d.linear_solver = solver;
+    defo_quasistatic *qs = NULL;
+    CHECK_OK(defo_quasistatic_create(m, mat, &d, &qs));
+    double lo0[3] = {-1, -1, -1}, hi0[3] = {0.001, 1, 1}, lo1[3] = {0.999, -1, -1},
+           hi1[3] = {2, 1, 1};
+    defo_region r0 = defo_region_box(lo0, hi0), r1 = defo_region_box(lo1, hi1);
+    defo_motion_def mo;
+    memset(&mo, 0, sizeof mo);
+    mo.angular_axis[0] = 1;
+    mo.angular_speed = M_PI / 4;
+    CHECK_OK(defo_quasistatic_add_bone(qs, &r0, NULL, NULL));
+    CHECK_OK(defo_quasistatic_add_bone(qs, &r1, &mo, NULL));
+    memcpy(x, m->x, sizeof(double) * 3 * (size_t)m->num_nodes);
+    *newton = *analyses = *factorizations = *fallbacks = 0;
+    *converged = 1;
+    for (int f = 1; f <= frames; f++) {
+        defo_quasistatic_stats st;
+        defo_status rc = defo_quasistatic_solve(qs, (double)f, x, &st);
+        *converged &= rc == DEFO_OK && st.reason == DEFO_QS_CONVERGED &&
+                      st.residual <= d.tolerance * st.reference_force;
+        *newton += st.newton_iterations;
+        *analyses += st.cholesky_analyses;
+        *factorizations += st.cholesky_factorizations;
+        *fallbacks += st.cholesky_fallbacks;
+        if (f > 1) CHECK(st.cholesky_analyses == 0);
+    }
+    defo_quasistatic_destroy(qs);
+}
+
+static void test_cholesky_matches_pcg(void) {
+    double o[3] = {0, -0.1, -0.1}, s[3] = {1, 0.2, 0.2};
+    defo_mesh *m = box(o, s, 10, 2, 2);
+    defo_material *mat = material(1e5, 0.3);
+    defo_quasistatic_def d = defo_default_quasistatic_def();
+    d.linear_solver = DEFO_QS_SOLVER_CHOLESKY;
+    defo_quasistatic *qs = NULL;
+    if (!defo_cholesky_available()) {
+        printf("  (skipped: defo built without CHOLMOD; CHOLESKY refused at create)\n");
+        CHECK(defo_quasistatic_create(m, mat, &d, &qs) == DEFO_ERR_UNSUPPORTED && !qs);
+        defo_material_destroy(mat);
+        defo_mesh_destroy(m);
+        return;
+    }
+    d.linear = DEFO_QS_LINEAR_MATRIX_FREE;
+    CHECK(defo_quasistatic_create(m, mat, &d, &qs) == DEFO_ERR_INVALID_ARGUMENT && !qs);
+    const int frames = 4;
+    size_t nn = 3 * (size_t)m->num_nodes;
+    double *xp = malloc(sizeof(double) * nn), *xc = malloc(sizeof(double) * nn);
+    int np, ap, fp, bp, cp, nc, ac, fc, bc, cc;
+    twist_frames(m, mat, DEFO_QS_SOLVER_PCG, xp, frames, &np, &ap, &fp, &bp, &cp);
+    twist_frames(m, mat, DEFO_QS_SOLVER_CHOLESKY, xc, frames, &nc, &ac, &fc, &bc, &cc);
+    double dmax = 0;
+    for (size_t i = 0; i < nn; i++) dmax = fmax(dmax, fabs(xp[i] - xc[i]));
+    TEST_REPORT("%d tets twisted 4 x 45 deg: Newton iterations PCG %d, Cholesky %d (%d "
+                "factorisations, %d analyses, %d fallbacks); max |x_pcg - x_chol| = %.3g m",
+                (int)m->num_elems, np, nc, fc, ac, bc, dmax);
+    CHECK(cp && cc);
+    CHECK(ap == 0 && fp == 0 && bp == 0);
+    CHECK(ac == 1);
+    CHECK(bc == 0 && fc == nc);
+    CHECK(nc <= np);
+    /* both residuals are below 1e-8 f_ref: the equilibria agree to a tiny
+     * fraction of the bar width (0.2 m) */
+    CHECK(dmax < 1e-6);
+    free(xp);
+    free(xc);
+    defo_material_destroy(mat);
+    defo_mesh_destroy(m);
+}
+
+static void test_cholesky_threads_bitwise(void) {
+    if (!defo_cholesky_available()) {
+        printf("  (skipped: defo built without CHOLMOD)\n");
+        return;
+    }
+    double o[3] = {0, -0.1, -0.1}, s[3] = {1, 0.2, 0.2};
+    det_ctx c;
+    int k = TEST_HEAVY(10) >= 4 ? 5 : 2;
+    c.m = box(o, s, 5 * k, k, k);
+    c.mat = material(1e5, 0.3);
+    c.linear = DEFO_QS_LINEAR_ASSEMBLED;
+    c.solver = DEFO_QS_SOLVER_CHOLESKY;
+    CHECK(
+        test_bitwise_same_for_threads(det_run, &c, sizeof(double) * 3 * (size_t)c.m->num_nodes, 2));
     defo_material_destroy(c.mat);
     defo_mesh_destroy(c.m);
 }
@@ -539,5 +641,7 @@ int main(int argc, char **argv) {
     if (!only || strstr("test_twist_360", only)) RUN(test_twist_360);
     if (!only || strstr("test_squash_plate", only)) RUN(test_squash_plate);
     if (!only || strstr("test_threads_bitwise", only)) RUN(test_threads_bitwise);
+    if (!only || strstr("test_cholesky_matches_pcg", only)) RUN(test_cholesky_matches_pcg);
+    if (!only || strstr("test_cholesky_threads_bitwise", only)) RUN(test_cholesky_threads_bitwise);
     return test_summary();
 }

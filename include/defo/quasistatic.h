@@ -76,6 +76,20 @@ typedef enum defo_qs_linear {
     DEFO_QS_LINEAR_MATRIX_FREE = 2 /* δf = −Σ_e vol U{dP/dF : Uᵀ δF V}Vᵀ… per CG product */
 } defo_qs_linear;
 
+/* Linear solver of the Newton step K δx = f (free nodes; bones decoupled). */
+typedef enum defo_qs_solver {
+    DEFO_QS_SOLVER_PCG = 0, /* inexact-Newton PCG (default) */
+    /* Sparse Cholesky (CHOLMOD, defo/cholesky.h) of the assembled K (contact
+     * blocks included): exact steps; the symbolic analysis is done once per
+     * solver (the pattern never changes) and reused over Newton iterations
+     * and frames.  A factorisation that fails (K not positive definite, e.g.
+     * definiteness_fix = 0 near inversion) falls back to PCG for that
+     * iteration (stats.cholesky_fallbacks).  Needs the assembled matrix
+     * (linear AUTO or ASSEMBLED) and a CHOLMOD build: otherwise create
+     * returns DEFO_ERR_UNSUPPORTED (defo_cholesky_available()). */
+    DEFO_QS_SOLVER_CHOLESKY = 1
+} defo_qs_solver;
+
 typedef struct defo_quasistatic_def {
     double tolerance;     /* relative to f_ref (top of file); default 1e-6, in (0, 1) */
     int max_iterations;   /* Newton iterations per frame, default 100, >= 1 */
@@ -94,7 +108,8 @@ typedef struct defo_quasistatic_def {
      * Defaults 1e-10 and 0.1. */
     double cg_max_tolerance;
     double cg_min_tolerance;
-    double gravity[3]; /* [m/s²], body force ρg lumped to the nodes; default 0 */
+    double gravity[3];            /* [m/s²], body force ρg lumped to the nodes; default 0 */
+    defo_qs_solver linear_solver; /* default PCG */
 } defo_quasistatic_def;
 
 DEFO_API defo_quasistatic_def defo_default_quasistatic_def(void);
@@ -124,6 +139,10 @@ typedef struct defo_quasistatic_stats {
     defo_index contacts;         /* penetrating (node, source) pairs at the end */
     defo_index clamped_elements; /* elements whose dP/dF was modified by the fix (last iterate) */
     double seconds;              /* wall time of the frame */
+    /* DEFO_QS_SOLVER_CHOLESKY only (0 otherwise): */
+    int cholesky_analyses;       /* symbolic analyses done in this frame (1 in the first) */
+    int cholesky_factorizations; /* successful numerical factorisations */
+    int cholesky_fallbacks;      /* iterations solved by PCG because the factorisation failed */
 } defo_quasistatic_stats;
 
 /* ------------------------------------------------------------ the solver */

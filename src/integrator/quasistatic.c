@@ -33,7 +33,12 @@
  * (x stays finite).
  *
  * Linear solver: PCG with Jacobi or block-Jacobi, constrained nodes projected
- * out (their rows/columns never enter), inexact-Newton forcing η.
+ * out (their rows/columns never enter), inexact-Newton forcing η; or sparse
+ * Cholesky (defo/cholesky.h) of the assembled K with the contact blocks added
+ * to its diagonal blocks (saved and restored bitwise around the factorisation)
+ * and the fixed nodes decoupled — the same operator PCG sees.  Analysis once
+ * per solver (the pattern is that of the mesh); a failed factorisation falls
+ * back to PCG for that iteration.
  *
  * Invariants: per-element results go to per-slot buffers and are gathered per
  * node in fixed order (base/parallel.h), dots use defo_dot, sums defo_sum:
@@ -45,6 +50,7 @@
 
 #include "base/base.h"
 #include "base/parallel.h"
+#include "defo/cholesky.h"
 #include "defo/math.h"
 #include "defo/solver.h"
 
@@ -100,6 +106,10 @@ struct defo_quasistatic {
     double *emat; /* 144 per element */
     double *pinv; /* 9n */
     double *f, *d, *r, *z, *p, *q, *xt, *ft, *xs;
+    /* sparse Cholesky path (DEFO_QS_SOLVER_CHOLESKY) */
+    defo_cholesky *chol;
+    int chol_analyzed;
+    double *dsave; /* 9n: diagonal blocks of A saved while contact is added */
 };
 
 /* ------------------------------------------------------------ regions */
@@ -248,6 +258,17 @@ static defo_status validate_def(const defo_quasistatic_def *d) {
     if (d->linear < DEFO_QS_LINEAR_AUTO || d->linear > DEFO_QS_LINEAR_MATRIX_FREE)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "quasistatic.linear: %d is unknown",
                           (int)d->linear);
+    if (d->linear_solver != DEFO_QS_SOLVER_PCG && d->linear_solver != DEFO_QS_SOLVER_CHOLESKY)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "quasistatic.linear_solver: %d is unknown",
+                          (int)d->linear_solver);
+    if (d->linear_solver == DEFO_QS_SOLVER_CHOLESKY && d->linear == DEFO_QS_LINEAR_MATRIX_FREE)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "quasistatic.linear_solver: cholesky needs the assembled stiffness "
+                          "(linear auto or assembled, not matrix_free)");
+    if (d->linear_solver == DEFO_QS_SOLVER_CHOLESKY && !defo_cholesky_available())
+        return defo_error(DEFO_ERR_UNSUPPORTED,
+                          "quasistatic.linear_solver: cholesky requested but defo was built "
+                          "without CHOLMOD (-DDEFO_CHOLMOD=OFF); use pcg");
     if (d->precond != DEFO_PRECOND_JACOBI && d->precond != DEFO_PRECOND_BLOCK_JACOBI)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                           "quasistatic.precond: only jacobi and block_jacobi are supported");
@@ -298,6 +319,8 @@ void defo_quasistatic_destroy(defo_quasistatic *qs) {
     defo_free(qs->xt);
     defo_free(qs->ft);
     defo_free(qs->xs);
+    defo_cholesky_destroy(qs->chol);
+    defo_free(qs->dsave);
     defo_free(qs);
 }
 
@@ -392,6 +415,18 @@ defo_status defo_quasistatic_create(const defo_mesh *mesh, const defo_material *
         if (!qs->emat) {
             defo_quasistatic_destroy(qs);
             return defo_error_oom("element stiffness matrices", 144 * ne * sizeof(double));
+        }
+    }
+    if (d.linear_solver == DEFO_QS_SOLVER_CHOLESKY) {
+        qs->dsave = defo_malloc(9 * n * sizeof(double));
+        if (!qs->dsave) {
+            defo_quasistatic_destroy(qs);
+            return defo_error_oom("Cholesky diagonal blocks", 9 * n * sizeof(double));
+        }
+        st = defo_cholesky_create(&qs->chol);
+        if (st != DEFO_OK) {
+            defo_quasistatic_destroy(qs);
+            return st;
         }
     }
     /* mean rest edge length (6 edges per element, each counted per element) */
@@ -582,6 +617,7 @@ size_t defo_quasistatic_bytes(const defo_quasistatic *qs) {
                (n + 1 + 4 * ne) * sizeof(int64_t);
     if (qs->slot9) b += 36 * ne * sizeof(double);
     if (qs->have_pattern) b += defo_bcsr_bytes(&qs->A) + 144 * ne * sizeof(double);
+    if (qs->chol) b += defo_cholesky_bytes(qs->chol) + 9 * (size_t)qs->n * sizeof(double);
     return b;
 }
 
@@ -939,6 +975,43 @@ static int pcg(defo_quasistatic *qs, const double *b, double *dx, double eta, in
     return it;
 }
 
+/* Exact step K dx = b on the free nodes by sparse Cholesky.  The contact
+ * blocks are added to A's diagonal blocks for the factorisation only (A is
+ * restored bitwise from a copy, so apply_K stays elastic).  Returns DEFO_OK
+ * with dx projected, or the factorisation's error (the caller falls back to
+ * PCG). */
+static defo_status cholesky_step(defo_quasistatic *qs, const double *b, double *dx,
+                                 defo_quasistatic_stats *s) {
+    const size_t m = 3 * (size_t)qs->n;
+    assemble(qs);
+    if (!qs->chol_analyzed) {
+        defo_status st = defo_cholesky_analyze(qs->chol, &qs->A);
+        if (st != DEFO_OK) return st;
+        qs->chol_analyzed = 1;
+        s->cholesky_analyses++;
+    }
+    if (qs->num_src > 0)
+        for (defo_index i = 0; i < qs->n; i++) {
+            double *D = qs->A.val + 9 * qs->A.diag[i];
+            memcpy(qs->dsave + 9 * (size_t)i, D, 9 * sizeof(double));
+            for (int k = 0; k < 9; k++) D[k] += qs->cblock[9 * (size_t)i + (size_t)k];
+        }
+    defo_status st = defo_cholesky_factor(qs->chol, &qs->A, qs->constraint);
+    if (qs->num_src > 0)
+        for (defo_index i = 0; i < qs->n; i++)
+            memcpy(qs->A.val + 9 * qs->A.diag[i], qs->dsave + 9 * (size_t)i, 9 * sizeof(double));
+    if (st != DEFO_OK) return st;
+    s->cholesky_factorizations++;
+    memcpy(qs->r, b, m * sizeof(double));
+    project(qs, qs->r);
+    st = defo_cholesky_solve(qs->chol, qs->r, dx);
+    if (st != DEFO_OK) return st;
+    project(qs, dx);
+    for (size_t i = 0; i < m; i++)
+        if (!isfinite(dx[i])) return defo_error(DEFO_ERR_NUMERICAL, "Cholesky step not finite");
+    return DEFO_OK;
+}
+
 static double free_residual(const defo_quasistatic *qs, const double *f) {
     double m = 0.0;
     for (defo_index i = 0; i < qs->n; i++) {
@@ -1065,10 +1138,17 @@ defo_status defo_quasistatic_solve(defo_quasistatic *qs, double t, double *x,
         }
         if (k >= qs->def.max_iterations) break;
         s.newton_iterations++;
-        setup_precond(qs);
-        double eta =
-            fmin(qs->def.cg_max_tolerance, fmax(qs->def.cg_min_tolerance, 0.5 * target / res));
-        s.cg_iterations += pcg(qs, f, dx, eta, &s.negative_curvature);
+        int direct = 0;
+        if (qs->def.linear_solver == DEFO_QS_SOLVER_CHOLESKY) {
+            direct = cholesky_step(qs, f, dx, &s) == DEFO_OK;
+            if (!direct) s.cholesky_fallbacks++;
+        }
+        if (!direct) {
+            setup_precond(qs);
+            double eta =
+                fmin(qs->def.cg_max_tolerance, fmax(qs->def.cg_min_tolerance, 0.5 * target / res));
+            s.cg_iterations += pcg(qs, f, dx, eta, &s.negative_curvature);
+        }
         cap_step(qs, x, dx);
         double Et = 0.0;
         int accepted = line_search(qs, t, x, f, E, dx, &Et, &s.line_search_backtracks, &st);
