@@ -2,7 +2,8 @@
 # Install the Debian packages defo needs, only those that are missing.
 # Usage: scripts/deps.sh build|test|fuzz
 # "build": compile the library, the CLI and the demo.
-# "test":  also the real tools the interoperability tests run (Gmsh, meshio)
+# "test":  also the real tools the interoperability tests run (Gmsh, meshio,
+#          ffmpeg for `defo render --video`)
 #          and clang for the fuzzers.
 set -eu
 profile=${1:-build}
@@ -13,7 +14,7 @@ pkgs="$pkgs libsuitesparse-dev"
 pkgs="$pkgs libegl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri"
 case "$profile" in
   build) ;;
-  test|fuzz) pkgs="$pkgs gmsh python3-meshio python3-numpy clang libclang-rt-14-dev" ;;
+  test|fuzz) pkgs="$pkgs gmsh python3-meshio python3-numpy clang libclang-rt-14-dev ffmpeg" ;;
   *) echo "deps.sh: unknown profile '$profile' (build, test or fuzz)" >&2; exit 2 ;;
 esac
 missing=""

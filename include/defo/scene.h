@@ -120,6 +120,13 @@ DEFO_API int defo_simulation_num_bodies(const defo_simulation *sim);
 DEFO_API defo_body_id defo_simulation_body(const defo_simulation *sim, int i);
 /* The material a body has now (after any scheduled change). */
 DEFO_API const defo_material_def *defo_simulation_body_material(const defo_simulation *sim, int i);
+/* The body's "embedded" surface (MG04 §5.1; rest positions transformed like
+ * the body, 3-node triangles), NULL when it has none. */
+DEFO_API const defo_mesh *defo_simulation_embedded_surface(const defo_simulation *sim, int i);
+/* Its current vertex positions (3 per vertex of that surface) from the
+ * body's current tet positions (defo_embed_update). */
+DEFO_API defo_status defo_simulation_embedded_positions(const defo_simulation *sim, int i,
+                                                        double *positions);
 /* Frames completed so far (0 at the start). */
 DEFO_API int defo_simulation_frame(const defo_simulation *sim);
 /* Advance one output frame (1/fps s): scheduled material changes whose time

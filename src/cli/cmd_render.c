@@ -17,7 +17,9 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli/cli.h"
+#include "defo/math.h"
 #include "defo/render.h"
+#include "defo/scene.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -313,12 +315,107 @@ static int fit_sequence(const frame_list *l, const int *idx, int n, const char *
     return CLI_OK;
 }
 
-static int render_frame(defo_renderer *r, const frame_list *l, int i, defo_render_def *def,
-                        defo_image *out) {
+/* The scene a `defo run` output folder was made from (DIR/scene.json), for
+ * its colliders; NULL (with one warning line) when missing or unreadable. */
+static defo_scene *load_run_scene(const char *dir) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/scene.json", dir);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "defo %s: warning: %s not found: colliders not drawn\n", cmd, path);
+        return NULL;
+    }
+    defo_scene *scene = NULL;
+    defo_scene_errors errs = {0, NULL};
+    defo_status s = defo_scene_load(path, &scene, &errs);
+    if (s < 0 || !scene) {
+        fprintf(stderr, "defo %s: warning: %s: %s: colliders not drawn\n", cmd, path,
+                errs.count > 0 ? errs.lines[0] : defo_last_error());
+        defo_scene_errors_free(&errs);
+        return NULL;
+    }
+    defo_scene_errors_free(&errs);
+    return scene;
+}
+
+/* Grow the camera box by the solid collider shapes at t = 0, each as its
+ * centre +- its largest size (as `defo run` frames its PNGs). */
+static void fit_colliders(const defo_scene *scene, defo_render_def *def) {
+    for (int c = 0; scene && c < defo_scene_num_colliders(scene); c++) {
+        const defo_collider_def *cd = defo_scene_collider(scene, c);
+        for (int i = 0; i < cd->num_shapes; i++) {
+            const defo_shape_def *sh = &cd->shapes[i];
+            if (sh->type == DEFO_SHAPE_PLANE) continue;
+            double ext = 0;
+            if (sh->type == DEFO_SHAPE_BOX)
+                ext = sqrt(sh->half_extent[0] * sh->half_extent[0] +
+                           sh->half_extent[1] * sh->half_extent[1] +
+                           sh->half_extent[2] * sh->half_extent[2]);
+            else if (sh->type == DEFO_SHAPE_SPHERE)
+                ext = sh->radius;
+            else
+                ext = sh->radius + sh->half_length;
+            for (int k = 0; k < 3; k++) {
+                const double *R = sh->rotation + 3 * k;
+                double ck = R[0] * sh->center[0] + R[1] * sh->center[1] + R[2] * sh->center[2];
+                def->frame_lo[k] = fmin(def->frame_lo[k], ck - ext);
+                def->frame_hi[k] = fmax(def->frame_hi[k], ck + ext);
+            }
+        }
+    }
+}
+
+/* The scene's collider shapes placed at time t (same motion as
+ * run_output.c: x(t) = R(t)(p - pivot) + pivot + v t, collision.h).
+ * *out is malloc'ed (NULL when there are none); -1 on out of memory. */
+static int collider_shapes(const defo_scene *scene, double t, defo_render_shape **out, int *n) {
+    *out = NULL;
+    *n = 0;
+    if (!scene) return 0;
+    int nshapes = 0;
+    for (int c = 0; c < defo_scene_num_colliders(scene); c++)
+        nshapes += defo_scene_collider(scene, c)->num_shapes;
+    if (nshapes == 0) return 0;
+    defo_render_shape *shapes = calloc((size_t)nshapes, sizeof *shapes);
+    if (!shapes) return -1;
+    int k = 0;
+    for (int c = 0; c < defo_scene_num_colliders(scene); c++) {
+        const defo_collider_def *cd = defo_scene_collider(scene, c);
+        const defo_motion_def *m = &cd->motion;
+        double a[3] = {m->angular_axis[0], m->angular_axis[1], m->angular_axis[2]};
+        double an = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+        defo_mat3 R = defo_m3_identity();
+        if (an > 0 && m->angular_speed != 0)
+            R = defo_m3_rotation(defo_v3(a[0] / an, a[1] / an, a[2] / an), m->angular_speed * t);
+        double tr[3];
+        for (int i = 0; i < 3; i++)
+            tr[i] = m->pivot[i] + m->velocity[i] * t -
+                    (R.m[i][0] * m->pivot[0] + R.m[i][1] * m->pivot[1] + R.m[i][2] * m->pivot[2]);
+        for (int s = 0; s < cd->num_shapes; s++, k++) {
+            shapes[k] = defo_render_shape_from(&cd->shapes[s]);
+            memcpy(shapes[k].rotation, R.m, 9 * sizeof(double));
+            memcpy(shapes[k].translation, tr, sizeof tr);
+        }
+    }
+    *out = shapes;
+    *n = k;
+    return 0;
+}
+
+static int render_frame(defo_renderer *r, const frame_list *l, int i, const defo_scene *scene,
+                        defo_render_def *def, defo_image *out) {
     defo_mesh *m = NULL;
     int rc = load_frame(&l->f[i], &m);
     if (rc) return rc;
-    defo_status s = defo_render_mesh(r, def, m, NULL, NULL, 0, out);
+    defo_render_shape *shapes = NULL;
+    int nshapes = 0;
+    if (collider_shapes(scene, l->f[i].time, &shapes, &nshapes) != 0) {
+        defo_mesh_destroy(m);
+        fprintf(stderr, "defo %s: out of memory\n", cmd);
+        return CLI_INTERNAL;
+    }
+    defo_status s = defo_render_mesh(r, def, m, NULL, shapes, nshapes, out);
+    free(shapes);
     defo_mesh_destroy(m);
     if (s < 0) {
         fprintf(stderr, "defo %s: %s: %s\n", cmd, l->f[i].path, defo_last_error());
@@ -484,6 +581,24 @@ int cmd_render(int argc, char **argv) {
     def.field = field && field[0] ? field : NULL;
     if (rc == CLI_OK) rc = fit_sequence(&l, fit, nfit, def.field, &def);
 
+    /* colliders of a `defo run` output folder (or a .pvd inside one), drawn in
+     * single frames, sheets and videos; loaded after the input checks so errors stay
+     * one line */
+    defo_scene *scene = NULL;
+    if (rc == CLI_OK && (S_ISDIR(st.st_mode) || ends_with(input, ".pvd"))) {
+        char *dir = strdup(input);
+        if (dir && !S_ISDIR(st.st_mode)) {
+            char *slash = strrchr(dir, '/');
+            if (slash)
+                *slash = 0;
+            else
+                strcpy(dir, ".");
+        }
+        if (dir) scene = load_run_scene(dir);
+        free(dir);
+        fit_colliders(scene, &def);
+    }
+
     defo_renderer *r = NULL;
     if (rc == CLI_OK) {
         defo_status s = defo_renderer_create(backend, &r);
@@ -495,7 +610,7 @@ int cmd_render(int argc, char **argv) {
         defo_image im;
         frame_label(&l, draw[0], label, sizeof label);
         def.caption = label;
-        rc = render_frame(r, &l, draw[0], &def, &im);
+        rc = render_frame(r, &l, draw[0], scene, &def, &im);
         if (rc == CLI_OK) {
             defo_status s = defo_image_write_png(out, &im);
             if (s < 0)
@@ -514,7 +629,7 @@ int cmd_render(int argc, char **argv) {
             frame_label(&l, draw[i], labels[i], sizeof labels[i]);
             lp[i] = labels[i]; /* under the tile, not on it */
             def.caption = NULL;
-            rc = render_frame(r, &l, draw[i], &def, &tiles[i]);
+            rc = render_frame(r, &l, draw[i], scene, &def, &tiles[i]);
         }
         if (rc == CLI_OK) {
             const char *base = strrchr(input, '/');
@@ -557,7 +672,7 @@ int cmd_render(int argc, char **argv) {
                     defo_image im;
                     frame_label(&l, draw[i], label, sizeof label);
                     def.caption = label;
-                    rc = render_frame(r, &l, draw[i], &def, &im);
+                    rc = render_frame(r, &l, draw[i], scene, &def, &im);
                     if (rc == CLI_OK &&
                         fwrite(im.rgb, 3, (size_t)w * (size_t)h, pipe) != (size_t)w * (size_t)h)
                         rc = CLI_INTERNAL;
@@ -577,6 +692,7 @@ int cmd_render(int argc, char **argv) {
         }
     }
     defo_renderer_destroy(r);
+    defo_scene_destroy(scene);
     free(draw);
     free(fit);
     frames_free(&l);

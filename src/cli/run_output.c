@@ -7,7 +7,9 @@
  *                          von_mises, max_principal_stress, plastic_strain,
  *                          body_id.
  *   scene.pvd              the collection with each frame's time
- *   surface/frame_NNNN.obj the boundary surface of the merged mesh (Blender)
+ *   surface/frame_NNNN.obj the boundary surface of the merged mesh (Blender);
+ *                          a body with an "embedded" surface contributes
+ *                          that surface instead (MG04 §5.1)
  *   png/frame_NNNN.png     when the scene asks (colliders drawn too)
  *   stats.jsonl            one JSON object per frame
  *   summary.json           totals, timings, peak inverted, final state, paths
@@ -379,6 +381,76 @@ static defo_status write_index_files(run_output *r) {
     return bad ? run_error(DEFO_ERR_IO, "cannot write %s", path) : DEFO_OK;
 }
 
+/* The surface OBJ when some body has an "embedded" surface (MG04 §5.1):
+ * every body in order, an embedded one as its embedded surface at the
+ * current positions, the others as their tet boundary (only the nodes it
+ * uses).  Written atomically. */
+static defo_status write_embedded_obj(run_output *r, const char *path) {
+    defo_world *w = defo_simulation_world(r->sim);
+    sbuf out = {NULL, 0, 0};
+    defo_status s = DEFO_OK;
+    long base = 1; /* OBJ indices are 1-based and global */
+    sb_printf(&out, "# defo run surface (embedded surfaces and tet boundaries)\n");
+    for (int b = 0; b < r->nb && !s; b++) {
+        defo_body_id id = defo_simulation_body(r->sim, b);
+        sb_printf(&out, "o ");
+        sb_printf(&out, "%s\n", defo_body_name(w, id));
+        const defo_mesh *surf = defo_simulation_embedded_surface(r->sim, b);
+        if (surf) {
+            double *pos = malloc(3 * (size_t)surf->num_nodes * sizeof(double) + 1);
+            if (!pos) {
+                s = run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
+                break;
+            }
+            s = defo_simulation_embedded_positions(r->sim, b, pos);
+            for (defo_index i = 0; i < surf->num_nodes && !s; i++)
+                sb_printf(&out, "v %.17g %.17g %.17g\n", pos[3 * (size_t)i], pos[3 * (size_t)i + 1],
+                          pos[3 * (size_t)i + 2]);
+            for (defo_index t = 0; t < surf->num_tris && !s; t++) {
+                const defo_index *tri = surf->tris + 3 * (size_t)t;
+                sb_printf(&out, "f %ld %ld %ld\n", base + (long)tri[0], base + (long)tri[1],
+                          base + (long)tri[2]);
+            }
+            base += (long)surf->num_nodes;
+            free(pos);
+            continue;
+        }
+        const defo_mesh *m = defo_body_mesh(w, id);
+        const double *x = defo_body_positions(w, id);
+        defo_boundary bd;
+        memset(&bd, 0, sizeof bd);
+        s = defo_mesh_boundary(m, 0, &bd);
+        if (s < 0) break;
+        long *map = malloc((size_t)m->num_nodes * sizeof *map + 1);
+        if (!map) {
+            defo_boundary_free(&bd);
+            s = run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
+            break;
+        }
+        for (defo_index i = 0; i < m->num_nodes; i++) map[i] = -1;
+        long used = 0;
+        for (size_t k = 0; k < 3 * (size_t)bd.num_faces; k++)
+            if (map[bd.faces[k]] < 0) map[bd.faces[k]] = 0;
+        for (defo_index i = 0; i < m->num_nodes; i++)
+            if (map[i] == 0) {
+                map[i] = base + used++;
+                sb_printf(&out, "v %.17g %.17g %.17g\n", x[3 * (size_t)i], x[3 * (size_t)i + 1],
+                          x[3 * (size_t)i + 2]);
+            }
+        for (defo_index f = 0; f < bd.num_faces; f++) {
+            const defo_index *fc = bd.faces + 3 * (size_t)f;
+            sb_printf(&out, "f %ld %ld %ld\n", map[fc[0]], map[fc[1]], map[fc[2]]);
+        }
+        base += used;
+        free(map);
+        defo_boundary_free(&bd);
+    }
+    if (!s && !out.s) s = run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
+    if (!s && write_atomic(path, out.s, out.n)) s = run_error(DEFO_ERR_IO, "cannot write %s", path);
+    free(out.s);
+    return s;
+}
+
 /* Draw the frame: merged mesh with its fields, colliders at time t. */
 static defo_status render_frame(run_output *r, int frame, double t, const char *path) {
     int nshapes = 0;
@@ -483,7 +555,10 @@ defo_status run_output_frame(run_output *r, const run_frame_info *fi) {
     }
     if (r->o->surface_obj) {
         snprintf(path, sizeof path, "%s/surface/frame_%04d.obj", r->dir, frame);
-        s = defo_mesh_write(path, m, &wo);
+        int embedded = 0;
+        for (int b = 0; b < r->nb; b++)
+            embedded |= defo_simulation_embedded_surface(r->sim, b) != NULL;
+        s = embedded ? write_embedded_obj(r, path) : defo_mesh_write(path, m, &wo);
         if (s < 0) return s;
     }
     if (r->o->png) {

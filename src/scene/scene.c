@@ -20,6 +20,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "scene/scene_internal.h"
+#include "defo/io.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -682,6 +683,7 @@ static void parse_body(vctx *c, json_t *o, const jpath *p, const char *base, sce
                                        "forces",
                                        "tractions",
                                        "plasticity",
+                                       "embedded",
                                        NULL};
     check_keys(c, o, p, keys);
     snprintf(b->name, sizeof b->name, "body%zu", index);
@@ -817,6 +819,28 @@ static void parse_body(vctx *c, json_t *o, const jpath *p, const char *base, sce
             verr(c, pp.s,
                  "needs \"formulation\": \"corotated\" (MG04 §3 plasticity of the warped "
                  "stiffness model)");
+    }
+    if ((v = get_obj(c, o, p, "embedded"))) {
+        jpath ep = pkey(p, "embedded");
+        static const char *const ek[] = {"file", NULL};
+        check_keys(c, v, &ep, ek);
+        if (!json_object_get(v, "file"))
+            verr(c, ep.s, "needs \"file\" (a triangle surface: .obj .stl .off .ply)");
+        else if (get_file(c, v, &ep, "file", base, b->embedded_file)) {
+            /* a readable triangle surface (read now, so validate catches it) */
+            jpath fp = pkey(&ep, "file");
+            defo_mesh *surf = NULL;
+            defo_status st = defo_mesh_read(b->embedded_file, NULL, &surf);
+            if (st < 0)
+                verr(c, fp.s, "'%s' is not a readable surface: %s", b->embedded_file,
+                     defo_last_error());
+            else if (surf->num_tris == 0 || surf->nodes_per_tri != 3)
+                verr(c, fp.s, "'%s' has no 3-node triangles (a surface: .obj .stl .off .ply)",
+                     b->embedded_file);
+            else
+                b->has_embedded = 1;
+            defo_mesh_destroy(surf);
+        }
     }
     if ((v = get_arr(c, o, p, "forces"))) {
         jpath fp = pkey(p, "forces");

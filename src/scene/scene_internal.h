@@ -71,8 +71,10 @@ typedef struct scene_body {
     int num_forces;
     scene_load *tractions; /* quasistatic boundary tractions */
     int num_tractions;
-    int has_plasticity;             /* "plasticity" given (corotated bodies, MG04 §3) */
-    defo_plasticity_def plasticity; /* yield, creep [1/s], max */
+    int has_plasticity;                 /* "plasticity" given (corotated bodies, MG04 §3) */
+    defo_plasticity_def plasticity;     /* yield, creep [1/s], max */
+    int has_embedded;                   /* "embedded" given: MG04 §5.1 surface for the outputs */
+    char embedded_file[SCENE_PATH_MAX]; /* resolved */
 } scene_body;
 
 typedef struct scene_collider {

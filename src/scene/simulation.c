@@ -37,6 +37,7 @@
 
 #include "defo/backward_euler.h"
 #include "defo/contact.h"
+#include "defo/embed.h"
 #include "defo/io.h"
 #include "defo/plasticity.h"
 #include "defo/quasistatic.h"
@@ -75,6 +76,10 @@ struct defo_simulation {
     double *scratch;        /* 3 × largest body */
     int newton;             /* Newton iterations of the last frame */
     defo_step_stats stats;
+    /* "embedded" (MG04 §5.1): per body the surface (rest, transformed like
+     * the body) bound to the body's tet mesh, NULL without one */
+    defo_embed **embed;
+    defo_mesh **embed_surf;
 };
 
 void defo_simulation_destroy(defo_simulation *sim) {
@@ -106,6 +111,12 @@ void defo_simulation_destroy(defo_simulation *sim) {
     defo_free(sim->ids);
     defo_free(sim->applied);
     defo_free(sim->material);
+    for (int i = 0; sim->embed && i < sim->num_bodies; i++) {
+        defo_embed_destroy(sim->embed[i]);
+        defo_mesh_destroy(sim->embed_surf[i]);
+    }
+    defo_free(sim->embed);
+    defo_free(sim->embed_surf);
     defo_free(sim);
 }
 
@@ -170,6 +181,39 @@ static void transform_nodes(const scene_body *b, defo_mesh *m) {
     }
     /* a mirroring scale would flip every element: keep them positive */
     if (b->scale[0] * b->scale[1] * b->scale[2] < 0) defo_mesh_orient(m, NULL);
+}
+
+/* The embedded surface of body b (index i): read, transformed like the body
+ * (triangles flipped by a mirroring scale), bound to the world's tet mesh. */
+static defo_status add_embedded(defo_simulation *sim, const scene_body *b, int i) {
+    defo_mesh *surf = NULL;
+    defo_status s = defo_mesh_read(b->embedded_file, NULL, &surf);
+    if (s < 0) return s;
+    if (surf->num_tris == 0 || surf->nodes_per_tri != 3) {
+        defo_mesh_destroy(surf);
+        return defo_error(DEFO_ERR_INVALID_MESH, "embedded: '%s' has no 3-node triangles",
+                          b->embedded_file);
+    }
+    const double *R = b->rotation;
+    for (defo_index k = 0; k < surf->num_nodes; k++) {
+        double *x = surf->x + 3 * (size_t)k;
+        double p[3] = {x[0] * b->scale[0], x[1] * b->scale[1], x[2] * b->scale[2]};
+        for (int a = 0; a < 3; a++)
+            x[a] = R[3 * a] * p[0] + R[3 * a + 1] * p[1] + R[3 * a + 2] * p[2] + b->translate[a];
+    }
+    if (b->scale[0] * b->scale[1] * b->scale[2] < 0)
+        for (defo_index t = 0; t < surf->num_tris; t++) {
+            defo_index *tri = surf->tris + 3 * (size_t)t, tmp = tri[1];
+            tri[1] = tri[2];
+            tri[2] = tmp;
+        }
+    s = defo_embed_create(defo_body_mesh(sim->world, sim->ids[i]), surf, &sim->embed[i]);
+    if (s < 0) {
+        defo_mesh_destroy(surf);
+        return defo_error_prefix("embedded '%s'", b->embedded_file);
+    }
+    sim->embed_surf[i] = surf;
+    return DEFO_OK;
 }
 
 /* Nodes of fixed set f (elements with the tag for FIX_TAG). */
@@ -279,6 +323,10 @@ static defo_status add_body(defo_simulation *sim, const scene_body *b, int index
     defo_free(sel);
     defo_free(v);
     defo_mesh_destroy(m);
+    if (!s && b->has_embedded) {
+        s = add_embedded(sim, b, index);
+        if (s < 0) return defo_error_prefix("bodies[%d] '%s'", index, b->name);
+    }
     return s;
 }
 
@@ -460,7 +508,10 @@ defo_status defo_simulation_create(const defo_scene *scene, defo_simulation **ou
     sim->material = defo_calloc((size_t)nb + 1, sizeof *sim->material);
     sim->colliders = defo_calloc((size_t)nc + 1, sizeof *sim->colliders);
     sim->fixed = defo_calloc((size_t)nb + 1, sizeof *sim->fixed);
-    if (!sim->ids || !sim->applied || !sim->material || !sim->colliders || !sim->fixed) {
+    sim->embed = defo_calloc((size_t)nb + 1, sizeof *sim->embed);
+    sim->embed_surf = defo_calloc((size_t)nb + 1, sizeof *sim->embed_surf);
+    if (!sim->ids || !sim->applied || !sim->material || !sim->colliders || !sim->fixed ||
+        !sim->embed || !sim->embed_surf) {
         defo_simulation_destroy(sim);
         return defo_error_oom("simulation", (size_t)nb * sizeof *sim->material);
     }
@@ -511,6 +562,17 @@ defo_body_id defo_simulation_body(const defo_simulation *sim, int i) {
 }
 const defo_material_def *defo_simulation_body_material(const defo_simulation *sim, int i) {
     return i >= 0 && i < sim->num_bodies ? &sim->material[i] : NULL;
+}
+const defo_mesh *defo_simulation_embedded_surface(const defo_simulation *sim, int i) {
+    return i >= 0 && i < sim->num_bodies && sim->embed_surf ? sim->embed_surf[i] : NULL;
+}
+defo_status defo_simulation_embedded_positions(const defo_simulation *sim, int i,
+                                               double *positions) {
+    if (i < 0 || i >= sim->num_bodies || !sim->embed || !sim->embed[i] || !positions)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "defo_simulation_embedded_positions: body %d has no embedded surface", i);
+    return defo_embed_update(sim->embed[i], defo_body_positions(sim->world, sim->ids[i]), NULL,
+                             positions, NULL);
 }
 int defo_simulation_frame(const defo_simulation *sim) {
     return sim->frame;

@@ -85,8 +85,62 @@ else bad "render folder exit $?: $(cat "$T/r2.log")"; fi
   && grep -q software "$T/r5.log" && ok || bad "software backend: $(cat "$T/r5.log")"
 # --video: an MP4 when ffmpeg is installed, else a message and exit 0
 "$DEFO" render "$T/seq" -o "$T/seq.mp4" --video --size 160x120 > "$T/r6.log" 2>&1 && ok || bad "--video exit $?"
-if command -v ffmpeg > /dev/null; then [ -s "$T/seq.mp4" ] && ok || bad "no seq.mp4"
+if command -v ffmpeg > /dev/null; then
+  [ -s "$T/seq.mp4" ] && ok || bad "no seq.mp4"
+  # a real H.264 stream with one video frame per .vtu frame
+  if command -v ffprobe > /dev/null; then
+    nvtu=$(ls "$T/seq/frames/"*.vtu 2>/dev/null | wc -l)
+    info=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=codec_name,nb_read_frames -of csv=p=0 "$T/seq.mp4")
+    [ "$info" = "h264,$nvtu" ] && ok || bad "seq.mp4: '$info', expected h264,$nvtu"
+  fi
 else grep -q "ffmpeg is not installed" "$T/r6.log" && ok || bad "--video message"; fi
+
+# 2b. an output folder of `defo run` draws the scene's colliders (from its
+# scene.json) at the frame's time: the press cylinder sits above the block,
+# so the folder's picture differs from the same frame's .vtu drawn alone
+SCENES="$(cd "$(dirname "$0")/../../examples/scenes" && pwd)"
+if "$DEFO" run "$SCENES/cylinder_press.json" -o "$T/press" --frames 2 --threads 1 > "$T/run.log" 2>&1; then
+  "$DEFO" render "$T/press" -o "$T/press_a.png" --size 320x240 > "$T/r7.log" 2>&1 \
+    && ! grep -q warning "$T/r7.log" && ok || bad "render run folder: $(cat "$T/r7.log")"
+  "$DEFO" render "$T/press/frames/frame_0002.vtu" -o "$T/press_b.png" --size 320x240 > "$T/r8.log" 2>&1 \
+    && ok || bad "render press vtu: $(cat "$T/r8.log")"
+  $py - "$T/press_a.png" "$T/press_b.png" <<'PY' && ok || bad "collider not drawn (images equal)"
+import sys, zlib, struct
+def rgb(path):
+    data = open(path, 'rb').read(); idat = b''; i = 8
+    w, h = struct.unpack('>II', data[16:24])
+    while i < len(data):
+        n = struct.unpack('>I', data[i:i+4])[0]
+        if data[i+4:i+8] == b'IDAT': idat += data[i+8:i+8+n]
+        i += 12 + n
+    return w, h, zlib.decompress(idat)
+a, b = rgb(sys.argv[1]), rgb(sys.argv[2])
+assert a[:2] == b[:2]
+# filtered rows still differ wherever the pixels do: count differing bytes
+diff = sum(1 for x, y in zip(a[2], b[2]) if x != y)
+assert diff > 500, diff
+PY
+  "$DEFO" render "$T/press/scene.pvd" -o "$T/press_sheet.png" --sheet --size 160x120 > "$T/r9.log" 2>&1 \
+    && ok || bad "sheet of run folder: $(cat "$T/r9.log")"
+  # without scene.json: still drawn, with one warning line
+  rm "$T/press/scene.json"
+  "$DEFO" render "$T/press" -o "$T/press_c.png" --size 320x240 > "$T/r10.log" 2> "$T/r10.err" \
+    && [ "$(grep -c warning "$T/r10.err")" -eq 1 ] && ok || bad "no scene.json: $(cat "$T/r10.err")"
+  # Same folder, same caption, with and without scene.json: only the colliders
+  # (and the framing they widen) can make these two pictures differ.
+  $py - "$T/press_a.png" "$T/press_c.png" <<'PY' && ok || bad "scene.json colliders change nothing"
+import sys, zlib, struct
+def rgb(path):
+    data = open(path, 'rb').read(); idat = b''; i = 8
+    while i < len(data):
+        n = struct.unpack('>I', data[i:i+4])[0]
+        if data[i+4:i+8] == b'IDAT': idat += data[i+8:i+8+n]
+        i += 12 + n
+    return zlib.decompress(idat)
+a, c = rgb(sys.argv[1]), rgb(sys.argv[2])
+assert sum(1 for x, y in zip(a, c) if x != y) > 500
+PY
+else bad "defo run cylinder_press failed: $(cat "$T/run.log")"; fi
 
 # 3. error paths: exit 2, one line, naming the problem; no output file left
 expect_fail() { # reason-substring args...

@@ -182,5 +182,78 @@ p = m.cell_data['plastic_strain'][0]
 assert p.max() > 1e-4, p.max()
 " && ok || bad "plastic_strain field stays zero for a yielding body"
 
+# "embedded" (MG04 §5.1): a box body carrying a small closed surface (an
+# octahedron, partly outside the box) writes that surface, not the box's
+# boundary, into surface/*.obj; at frame 0 it is the input surface transformed.
+# A second body without one contributes its boundary.  A missing file is a
+# validation error naming its JSON path.
+E="$T/embed"; mkdir -p "$E"
+cat > "$E/oct.obj" <<'OBJ'
+v 0.6 0 0
+v -0.6 0 0
+v 0 0.6 0
+v 0 -0.6 0
+v 0 0 0.4
+v 0 0 -0.4
+f 1 3 5
+f 3 2 5
+f 2 4 5
+f 4 1 5
+f 3 1 6
+f 2 3 6
+f 4 2 6
+f 1 4 6
+OBJ
+cat > "$E/scene.json" <<'JSON'
+{"duration": {"frames": 2, "fps": 30},
+ "integrator": {"type": "backward_euler"},
+ "bodies": [
+  {"name": "box", "generator": {"type": "box", "size": [1, 1, 1], "cells": 2},
+   "formulation": "corotated", "embedded": {"file": "oct.obj"},
+   "transform": {"scale": [2, 1, 1], "rotate": {"axis": [0, 0, 1], "angle_deg": 30},
+                 "translate": [0, 0, 3]},
+   "material": {"youngs": 1e5}},
+  {"name": "plain", "generator": {"type": "box", "size": [1, 1, 1], "cells": 1,
+   "center": [5, 0, 3]}, "formulation": "corotated"}
+ ],
+ "outputs": {"png": false}}
+JSON
+if "$DEFO" run "$E/scene.json" -o "$E/out" --frames 2 --threads 1 --quiet 2> "$E/err"; then
+  $py - "$E" <<'PY' && ok || bad "embedded surface OBJ"
+import sys, os, math
+d = sys.argv[1]
+def read(p):
+    V, F = [], []
+    for l in open(p):
+        t = l.split()
+        if t and t[0] == "v": V.append([float(x) for x in t[1:4]])
+        if t and t[0] == "f": F.append([int(x.split("/")[0]) for x in t[1:4]])
+    return V, F
+src, srcf = read(os.path.join(d, "oct.obj"))
+c, s = math.cos(math.radians(30)), math.sin(math.radians(30))
+want = []
+for x, y, z in src:
+    x *= 2
+    want.append([c * x - s * y, s * x + c * y, z + 3])
+# the plain 1-cell box's boundary: 8 nodes, 12 triangles
+for k in (0, 1, 2):
+    V, F = read(os.path.join(d, "out/surface/frame_%04d.obj" % k))
+    assert len(V) == 6 + 8 and len(F) == 8 + 12, (k, len(V), len(F))
+    assert F[:8] == srcf, F[:8]
+    assert all(max(f) <= len(V) and min(f) >= 1 for f in F)
+V, F = read(os.path.join(d, "out/surface/frame_0000.obj"))
+scale = max(abs(v) for p in want for v in p)
+for a, b in zip(V[:6], want):
+    for i in range(3):
+        assert abs(a[i] - b[i]) <= 1e-9 * scale, (a, b)
+V2, _ = read(os.path.join(d, "out/surface/frame_0002.obj"))
+assert V2[:6] != V[:6], "embedded surface does not move"
+PY
+else bad "embedded scene run exit: $(cat "$E/err")"; fi
+sed 's/oct.obj/missing.obj/' "$E/scene.json" > "$E/missing.json"
+"$DEFO" validate "$E/missing.json" > "$E/vout" 2>&1; got=$?
+[ "$got" = 2 ] && ok || bad "validate of a missing embedded file exit $got (want 2)"
+grep -q 'bodies\[0\]\.embedded\.file' "$E/vout" && ok || bad "missing embedded file: no JSON path: $(cat "$E/vout")"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
