@@ -61,5 +61,11 @@ expect 2 "$DEFO" validate "$T/nonexistent.json"
 expect 2 "$DEFO" validate --bogus "$T/bad.json"
 expect 2 "$DEFO" validate "$T/bad.json" "$T/bad.json"
 
+# The benchmark scenes (bench/scenes, the issue-6 cantilever) are valid scenes
+# that `defo run` accepts.
+for f in "$DEFO_SRC"/bench/scenes/*.json; do
+  "$DEFO" validate "$f" > /dev/null 2>&1 && ok || bad "bench scene $(basename "$f") does not validate"
+done
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
