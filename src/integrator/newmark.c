@@ -24,7 +24,8 @@
  * Constraints are projections inside CG (DESIGN.md): fixed nodes keep v = 0
  * in both solves; nodes flagged by the collision step keep the normal
  * component of ṽⁿ (the collider's normal velocity) in line 4 only (ITF04 §9:
- * "held fixed during the final trapezoidal rule step").  Without damping
+ * "held fixed during the final trapezoidal rule step"), sticking nodes
+ * (below) all of ṽⁿ or a kinetic-friction velocity.  Without damping
  * M + Δt/2 D = M is diagonal and isotropic per node, so both solves are
  * exact per-node divisions (and the scheme is velocity Verlet, which keeps
  * linear and angular momentum — the conservation test relies on it).
@@ -42,6 +43,26 @@
  * friction impulse larger by 2|Δv_N| than its normal impulse — an
  * overestimate only during the one step of an impact.
  *
+ * Static friction (Coulomb sticking).  Line 3 alone cannot hold a node:
+ * line 2 has already moved it tangentially by Δt ṽ^{n+½}_T and line 4 adds
+ * Δt a_T again, so a block with μ > tan θ crept at ≈ 12 % of frictionless.
+ * Hence, for every colliding node whose relative tangential velocity line 3
+ * brought to rest (b->collided = 2, "sticking"):
+ *   3b  the tangential part of its line-2 displacement relative to the
+ *       collider is undone: x^{n+1}_T = xⁿ_T + Δt v_c,T (v_c the collider's
+ *       velocity there), so the elastic forces of line 4 see it stuck;
+ *   4   its whole velocity ṽⁿ is held (DEFO_CONSTRAINT_FIXED), and then
+ *   4b  the constraint impulse R = (M + Δt/2 D) v^{n+1} − rhs is checked
+ *       against the friction cone |R_T| <= μ R_N.  Outside it the node
+ *       slides after all: with R_N > 0 its tangential velocity is set so
+ *       that the tangential impulse is μ R_N opposing the slip (exact per
+ *       node without damping; with damping it uses the node's mass), with
+ *       R_N <= 0 only the normal is held; the velocity is then solved again.
+ * Sliding nodes (line 3 left relative tangential velocity) are unchanged,
+ * so the kinetic rate above still holds; μ and v_c are those of the
+ * collider the node rests on (smallest |φ| at x^{n+1}).  All of it is per
+ * node, so 1 and N threads stay bitwise identical.
+ *
  * Failure: every body is stepped into scratch arrays and committed only when
  * all succeeded; a non-finite value is refused with an error naming the body
  * and the element or node, and the force model's rotations are restored to
@@ -49,6 +70,7 @@
  */
 #include "world/world_internal.h"
 
+#include "collision/collision_internal.h"
 #include "defo/collision.h"
 
 #include "base/parallel.h"
@@ -126,6 +148,23 @@ static defo_status solve_velocity(defo_world *w, defo_body *b, double c, const d
     return s;
 }
 
+/* The collider a collided node at x (time t) rests on — the one with the
+ * smallest |φ|, the last on ties — its velocity there in vc; returns μ. */
+static double contact_at(const defo_world *w, double t, const double *x, double vc[3]) {
+    double best = INFINITY, mu = 0;
+    vc[0] = vc[1] = vc[2] = 0;
+    for (int k = 0; k < w->num_colliders; k++) {
+        double nk[3], vk[3];
+        double phi = fabs(defo_collider_phi(w->colliders[k], t, x, nk, vk));
+        if (phi <= best) {
+            best = phi;
+            mu = w->colliders[k]->friction;
+            memcpy(vc, vk, sizeof vk);
+        }
+    }
+    return mu;
+}
+
 /* First node with a non-finite position or velocity, or -1. */
 static defo_index first_non_finite(defo_index n, const double *x, const double *v) {
     for (defo_index i = 0; i < n; i++)
@@ -190,6 +229,33 @@ static defo_status step_body(defo_world *w, defo_body *b, double dt) {
     }
     w->stats.collisions += hits;
 
+    /* 3b, static friction (see the top of the file): a node whose relative
+     * tangential velocity friction brought to rest sticks — the tangential
+     * part of its line-2 displacement relative to the collider is undone,
+     * and it is a candidate for a full velocity constraint in line 4. */
+    if (hits > 0) {
+        DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+        for (defo_index i = 0; i < n; i++) {
+            if (!b->collided[i]) continue;
+            const size_t o = 3 * (size_t)i;
+            const double *q = b->normal + o;
+            double vc[3];
+            (void)contact_at(w, t1, xn + o, vc);
+            double r[3], d[3], rn = 0, dn = 0, rt = 0, sc = 0;
+            for (int k = 0; k < 3; k++) {
+                r[k] = vt[o + k] - vc[k];
+                d[k] = xn[o + k] - x[o + k] - dt * vc[k];
+                rn += r[k] * q[k];
+                dn += d[k] * q[k];
+                sc += fabs(vc[k]) + fabs(v[o + k]) + fabs(vt[o + k]);
+            }
+            for (int k = 0; k < 3; k++) rt += (r[k] - rn * q[k]) * (r[k] - rn * q[k]);
+            if (!(sqrt(rt) <= 1e-12 * sc)) continue;
+            b->collided[i] = 2;
+            for (int k = 0; k < 3; k++) xn[o + k] -= d[k] - dn * q[k];
+        }
+    }
+
     /* 4, explicit half with the rotations of xⁿ: rhs = M ṽⁿ + Δt/2 (f_e(xⁿ)
      * − Dⁿ ṽⁿ + 2 M g) */
     defo_force_damping(b->force, vt, b->tmp);
@@ -205,9 +271,9 @@ static defo_status step_body(defo_world *w, defo_body *b, double dt) {
     if (s) return defo_error_prefix("body '%s'", b->name);
     DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
     for (defo_index i = 0; i < n; i++) {
-        b->constraint[i] = b->fixed[i]      ? DEFO_CONSTRAINT_FIXED
-                           : b->collided[i] ? DEFO_CONSTRAINT_NORMAL
-                                            : DEFO_CONSTRAINT_NONE;
+        b->constraint[i] = b->fixed[i] || b->collided[i] == 2 ? DEFO_CONSTRAINT_FIXED
+                           : b->collided[i]                   ? DEFO_CONSTRAINT_NORMAL
+                                                              : DEFO_CONSTRAINT_NONE;
         for (int k = 0; k < 3; k++) {
             size_t j = 3 * (size_t)i + (size_t)k;
             rhs[j] += h * b->fe_new[j];
@@ -217,6 +283,59 @@ static defo_status step_body(defo_world *w, defo_body *b, double dt) {
     s = solve_velocity(w, b, h, rhs, vn);
     if (s < 0) return s;
     if (s > 0) warn = s;
+
+    /* 4b, Coulomb check of the sticking nodes: the constraint impulse
+     * R = (M + Δt/2 D) v − rhs must lie in the friction cone,
+     * |R_T| <= μ R_N; nodes outside it slide (normal constraint only) and
+     * the velocity is solved again. */
+    if (hits > 0) {
+        if (defo_force_has_damping(b->force)) {
+            op_ctx ctx = {b->force, b->mass, h, n};
+            apply_op(&ctx, vn, b->tmp);
+        } else {
+            DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+            for (defo_index i = 0; i < n; i++)
+                for (int k = 0; k < 3; k++)
+                    b->tmp[3 * (size_t)i + k] = m[i] * vn[3 * (size_t)i + k];
+        }
+        DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+        for (defo_index i = 0; i < n; i++) {
+            if (b->collided[i] != 2 || b->fixed[i]) continue;
+            const size_t o = 3 * (size_t)i;
+            const double *q = b->normal + o;
+            double vc[3];
+            double mu = contact_at(w, t1, xn + o, vc);
+            double R[3], rn = 0, rt = 0;
+            for (int k = 0; k < 3; k++) {
+                R[k] = b->tmp[o + k] - rhs[o + k];
+                rn += R[k] * q[k];
+            }
+            for (int k = 0; k < 3; k++) rt += (R[k] - rn * q[k]) * (R[k] - rn * q[k]);
+            rt = sqrt(rt);
+            if (rn > 0 && mu * rn >= rt) continue;
+            b->collided[i] = 3; /* slides after all */
+            if (rn > 0) {
+                /* kinetic: the tangential impulse is μ R_N, opposing the slip
+                 * (exact without damping, per-node mass with it) */
+                double f = (1.0 - mu * rn / rt) / m[i];
+                for (int k = 0; k < 3; k++) vn[o + k] = vt[o + k] - f * (R[k] - rn * q[k]);
+            } else {
+                b->constraint[i] = DEFO_CONSTRAINT_NORMAL;
+                for (int k = 0; k < 3; k++) vn[o + k] = vt[o + k];
+            }
+        }
+        int again = 0;
+        for (defo_index i = 0; i < n; i++)
+            if (b->collided[i] == 3) {
+                b->collided[i] = 1;
+                again = 1;
+            }
+        if (again) {
+            s = solve_velocity(w, b, h, rhs, vn);
+            if (s < 0) return s;
+            if (s > 0) warn = s;
+        }
+    }
 
     defo_index bad = first_non_finite(n, xn, vn);
     if (bad >= 0)
