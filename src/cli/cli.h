@@ -9,6 +9,7 @@
 #define DEFO_CLI_H
 
 #include "defo/defo.h"
+#include "defo/render.h"
 #include "defo/scene.h"
 
 #include <stdbool.h>
@@ -88,5 +89,13 @@ int run_fail(defo_status status);
 /* Print the report of `defo info` for an already loaded mesh (human or JSON).
  * reoriented: elements that had negative volume in the file. */
 int cli_report_mesh(const char *path, const defo_mesh *mesh, defo_index reoriented, bool json);
+
+/* scene_draw.c: a scene's colliders for the renderer (defo run's PNGs and
+ * defo render of a run folder).  cli_fit_colliders grows [lo, hi] by each
+ * solid shape at t = 0 (centre ± its largest size; planes are skipped);
+ * cli_collider_shapes returns the shapes placed at time t in a malloc'ed
+ * array (*out NULL when there are none; -1 when out of memory). */
+void cli_fit_colliders(const defo_scene *scene, double lo[3], double hi[3]);
+int cli_collider_shapes(const defo_scene *scene, double t, defo_render_shape **out, int *n);
 
 #endif

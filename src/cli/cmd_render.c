@@ -338,70 +338,6 @@ static defo_scene *load_run_scene(const char *dir) {
     return scene;
 }
 
-/* Grow the camera box by the solid collider shapes at t = 0, each as its
- * centre +- its largest size (as `defo run` frames its PNGs). */
-static void fit_colliders(const defo_scene *scene, defo_render_def *def) {
-    for (int c = 0; scene && c < defo_scene_num_colliders(scene); c++) {
-        const defo_collider_def *cd = defo_scene_collider(scene, c);
-        for (int i = 0; i < cd->num_shapes; i++) {
-            const defo_shape_def *sh = &cd->shapes[i];
-            if (sh->type == DEFO_SHAPE_PLANE) continue;
-            double ext = 0;
-            if (sh->type == DEFO_SHAPE_BOX)
-                ext = sqrt(sh->half_extent[0] * sh->half_extent[0] +
-                           sh->half_extent[1] * sh->half_extent[1] +
-                           sh->half_extent[2] * sh->half_extent[2]);
-            else if (sh->type == DEFO_SHAPE_SPHERE)
-                ext = sh->radius;
-            else
-                ext = sh->radius + sh->half_length;
-            for (int k = 0; k < 3; k++) {
-                const double *R = sh->rotation + 3 * k;
-                double ck = R[0] * sh->center[0] + R[1] * sh->center[1] + R[2] * sh->center[2];
-                def->frame_lo[k] = fmin(def->frame_lo[k], ck - ext);
-                def->frame_hi[k] = fmax(def->frame_hi[k], ck + ext);
-            }
-        }
-    }
-}
-
-/* The scene's collider shapes placed at time t (same motion as
- * run_output.c: x(t) = R(t)(p - pivot) + pivot + v t, collision.h).
- * *out is malloc'ed (NULL when there are none); -1 on out of memory. */
-static int collider_shapes(const defo_scene *scene, double t, defo_render_shape **out, int *n) {
-    *out = NULL;
-    *n = 0;
-    if (!scene) return 0;
-    int nshapes = 0;
-    for (int c = 0; c < defo_scene_num_colliders(scene); c++)
-        nshapes += defo_scene_collider(scene, c)->num_shapes;
-    if (nshapes == 0) return 0;
-    defo_render_shape *shapes = calloc((size_t)nshapes, sizeof *shapes);
-    if (!shapes) return -1;
-    int k = 0;
-    for (int c = 0; c < defo_scene_num_colliders(scene); c++) {
-        const defo_collider_def *cd = defo_scene_collider(scene, c);
-        const defo_motion_def *m = &cd->motion;
-        double a[3] = {m->angular_axis[0], m->angular_axis[1], m->angular_axis[2]};
-        double an = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
-        defo_mat3 R = defo_m3_identity();
-        if (an > 0 && m->angular_speed != 0)
-            R = defo_m3_rotation(defo_v3(a[0] / an, a[1] / an, a[2] / an), m->angular_speed * t);
-        double tr[3];
-        for (int i = 0; i < 3; i++)
-            tr[i] = m->pivot[i] + m->velocity[i] * t -
-                    (R.m[i][0] * m->pivot[0] + R.m[i][1] * m->pivot[1] + R.m[i][2] * m->pivot[2]);
-        for (int s = 0; s < cd->num_shapes; s++, k++) {
-            shapes[k] = defo_render_shape_from(&cd->shapes[s]);
-            memcpy(shapes[k].rotation, R.m, 9 * sizeof(double));
-            memcpy(shapes[k].translation, tr, sizeof tr);
-        }
-    }
-    *out = shapes;
-    *n = k;
-    return 0;
-}
-
 static int render_frame(defo_renderer *r, const frame_list *l, int i, const defo_scene *scene,
                         defo_render_def *def, defo_image *out) {
     defo_mesh *m = NULL;
@@ -409,7 +345,7 @@ static int render_frame(defo_renderer *r, const frame_list *l, int i, const defo
     if (rc) return rc;
     defo_render_shape *shapes = NULL;
     int nshapes = 0;
-    if (collider_shapes(scene, l->f[i].time, &shapes, &nshapes) != 0) {
+    if (cli_collider_shapes(scene, l->f[i].time, &shapes, &nshapes) != 0) {
         defo_mesh_destroy(m);
         fprintf(stderr, "defo %s: out of memory\n", cmd);
         return CLI_INTERNAL;
@@ -596,7 +532,7 @@ int cmd_render(int argc, char **argv) {
         }
         if (dir) scene = load_run_scene(dir);
         free(dir);
-        fit_colliders(scene, &def);
+        cli_fit_colliders(scene, def.frame_lo, def.frame_hi);
     }
 
     defo_renderer *r = NULL;

@@ -224,29 +224,8 @@ defo_status run_output_create(const char *outdir, const defo_scene *scene, defo_
          * bodies stay in view as they fall and spread */
         defo_mesh_bbox(r->merged, r->frame_lo, r->frame_hi);
         /* ... and the colliders' solid shapes at t = 0 (a ball among gears
-         * must show the gears), each as its centre ± its largest size */
-        for (int c = 0; c < defo_scene_num_colliders(scene); c++) {
-            const defo_collider_def *cd = defo_scene_collider(scene, c);
-            for (int i = 0; i < cd->num_shapes; i++) {
-                const defo_shape_def *sh = &cd->shapes[i];
-                if (sh->type == DEFO_SHAPE_PLANE) continue;
-                double ext = 0;
-                if (sh->type == DEFO_SHAPE_BOX)
-                    ext = sqrt(sh->half_extent[0] * sh->half_extent[0] +
-                               sh->half_extent[1] * sh->half_extent[1] +
-                               sh->half_extent[2] * sh->half_extent[2]);
-                else if (sh->type == DEFO_SHAPE_SPHERE)
-                    ext = sh->radius;
-                else
-                    ext = sh->radius + sh->half_length;
-                for (int k = 0; k < 3; k++) {
-                    const double *R = sh->rotation + 3 * k;
-                    double ck = R[0] * sh->center[0] + R[1] * sh->center[1] + R[2] * sh->center[2];
-                    r->frame_lo[k] = fmin(r->frame_lo[k], ck - ext);
-                    r->frame_hi[k] = fmax(r->frame_hi[k], ck + ext);
-                }
-            }
-        }
+         * must show the gears) */
+        cli_fit_colliders(scene, r->frame_lo, r->frame_hi);
         for (int k = 0; k < 3; k++) {
             double ext = r->frame_hi[k] - r->frame_lo[k];
             r->frame_lo[k] -= 0.25 * ext;
@@ -453,31 +432,10 @@ static defo_status write_embedded_obj(run_output *r, const char *path) {
 
 /* Draw the frame: merged mesh with its fields, colliders at time t. */
 static defo_status render_frame(run_output *r, int frame, double t, const char *path) {
+    defo_render_shape *shapes = NULL;
     int nshapes = 0;
-    for (int c = 0; c < defo_scene_num_colliders(r->scene); c++)
-        nshapes += defo_scene_collider(r->scene, c)->num_shapes;
-    defo_render_shape *shapes = calloc((size_t)nshapes + 1, sizeof *shapes);
-    if (!shapes) return run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
-    int k = 0;
-    for (int c = 0; c < defo_scene_num_colliders(r->scene); c++) {
-        const defo_collider_def *cd = defo_scene_collider(r->scene, c);
-        const defo_motion_def *m = &cd->motion;
-        /* x(t) = R(t)(p − pivot) + pivot + v t  (collision.h) */
-        double a[3] = {m->angular_axis[0], m->angular_axis[1], m->angular_axis[2]};
-        double an = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
-        defo_mat3 R = defo_m3_identity();
-        if (an > 0 && m->angular_speed != 0)
-            R = defo_m3_rotation(defo_v3(a[0] / an, a[1] / an, a[2] / an), m->angular_speed * t);
-        double tr[3];
-        for (int i = 0; i < 3; i++)
-            tr[i] = m->pivot[i] + m->velocity[i] * t -
-                    (R.m[i][0] * m->pivot[0] + R.m[i][1] * m->pivot[1] + R.m[i][2] * m->pivot[2]);
-        for (int s = 0; s < cd->num_shapes; s++, k++) {
-            shapes[k] = defo_render_shape_from(&cd->shapes[s]);
-            memcpy(shapes[k].rotation, R.m, 9 * sizeof(double));
-            memcpy(shapes[k].translation, tr, sizeof tr);
-        }
-    }
+    if (cli_collider_shapes(r->scene, t, &shapes, &nshapes) != 0)
+        return run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
     defo_render_def rd = defo_default_render_def();
     rd.width = r->o->png_width;
     rd.height = r->o->png_height;
