@@ -17,6 +17,7 @@
 #include "defo/solver.h"
 
 #include "base/parallel.h"
+#include "solver/pcg_core.h"
 
 #include <math.h>
 #include <string.h>
@@ -56,36 +57,16 @@ double defo_dot(const double *a, const double *b, size_t m) {
     return total;
 }
 
-/* v ← S v in place. */
-static void project(defo_index n, const unsigned char *constraint, const double *normal,
-                    double *v) {
-    if (!constraint) return;
-    DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
-    for (defo_index i = 0; i < n; i++) {
-        double *p = v + 3 * (size_t)i;
-        if (constraint[i] == DEFO_CONSTRAINT_FIXED) {
-            p[0] = p[1] = p[2] = 0;
-        } else if (constraint[i] == DEFO_CONSTRAINT_NORMAL) {
-            const double *q = normal + 3 * (size_t)i;
-            double d = p[0] * q[0] + p[1] * q[1] + p[2] * q[2];
-            p[0] -= d * q[0];
-            p[1] -= d * q[1];
-            p[2] -= d * q[2];
-        }
-    }
-}
+struct jacobi_ctx {
+    const double *inv_diag;
+    size_t m;
+};
 
-/* z ← S P⁻¹ r (r already in range(S)). */
-static void precondition(defo_index n, const double *inv_diag, const unsigned char *constraint,
-                         const double *normal, const double *r, double *z) {
-    size_t m = 3 * (size_t)n;
-    if (inv_diag) {
-        DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN)
-        for (size_t i = 0; i < m; i++) z[i] = inv_diag[i] * r[i];
-    } else {
-        memcpy(z, r, m * sizeof *z);
-    }
-    project(n, constraint, normal, z);
+/* z ← D⁻¹ r with D⁻¹ the caller's Jacobi inv_diag. */
+static void jacobi_apply(void *ctx, const double *r, double *z) {
+    const struct jacobi_ctx *j = ctx;
+    DEFO_PARALLEL_FOR_IF(j->m > DEFO_PARALLEL_MIN)
+    for (size_t i = 0; i < j->m; i++) z[i] = j->inv_diag[i] * r[i];
 }
 
 defo_status defo_cg_solve(const defo_cg_def *def, defo_index n, defo_linop_fn apply, void *ctx,
@@ -101,71 +82,7 @@ defo_status defo_cg_solve(const defo_cg_def *def, defo_index n, defo_linop_fn ap
         return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                           "defo_cg_solve: max_iterations %d / tolerance %g out of range",
                           d.max_iterations, d.tolerance);
-    size_t m = 3 * (size_t)n;
-    double *r = work, *z = work + m, *p = work + 2 * m, *q = work + 3 * m;
-
-    /* |S b| sets the scale of the stopping test. */
-    memcpy(r, b, m * sizeof *r);
-    project(n, constraint, normal, r);
-    double bnorm = sqrt(defo_dot(r, r, m));
-
-    apply(ctx, x, q);
-    DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN)
-    for (size_t i = 0; i < m; i++) r[i] = b[i] - q[i];
-    project(n, constraint, normal, r);
-    double rr = defo_dot(r, r, m);
-    if (!isfinite(rr)) return defo_error(DEFO_ERR_NUMERICAL, "CG: non-finite initial residual");
-    if (bnorm == 0 || sqrt(rr) <= d.tolerance * bnorm) {
-        res.residual = bnorm > 0 ? sqrt(rr) / bnorm : 0.0;
-        res.converged = 1;
-        if (result) *result = res;
-        return DEFO_OK;
-    }
-    precondition(n, inv_diag, constraint, normal, r, z);
-    memcpy(p, z, m * sizeof *p);
-    double rz = defo_dot(r, z, m);
-    int it = 0;
-    for (it = 1; it <= d.max_iterations; it++) {
-        apply(ctx, p, q);
-        project(n, constraint, normal, q);
-        double pq = defo_dot(p, q, m);
-        if (!(pq > 0) || !isfinite(pq)) {
-            res.iterations = it;
-            res.residual = sqrt(rr) / bnorm;
-            if (result) *result = res;
-            return defo_error(DEFO_ERR_NUMERICAL,
-                              "CG: curvature pᵀAp = %g at iteration %d (operator not positive "
-                              "definite, or non-finite)",
-                              pq, it);
-        }
-        double alpha = rz / pq;
-        DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN)
-        for (size_t i = 0; i < m; i++) {
-            x[i] += alpha * p[i];
-            r[i] -= alpha * q[i];
-        }
-        rr = defo_dot(r, r, m);
-        res.residual = sqrt(rr) / bnorm;
-        res.iterations = it;
-        if (!isfinite(rr)) {
-            if (result) *result = res;
-            return defo_error(DEFO_ERR_NUMERICAL, "CG: non-finite residual at iteration %d", it);
-        }
-        if (res.residual <= d.tolerance) {
-            res.converged = 1;
-            break;
-        }
-        precondition(n, inv_diag, constraint, normal, r, z);
-        double rz_new = defo_dot(r, z, m);
-        double beta = rz_new / rz;
-        rz = rz_new;
-        DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN)
-        for (size_t i = 0; i < m; i++) p[i] = z[i] + beta * p[i];
-    }
-    if (result) *result = res;
-    if (!res.converged)
-        return defo_error(DEFO_WARN_NOT_CONVERGED,
-                          "CG: relative residual %.3g after %d iterations (tolerance %.3g)",
-                          res.residual, res.iterations, d.tolerance);
-    return DEFO_OK;
+    struct jacobi_ctx jac = {inv_diag, 3 * (size_t)n};
+    return defo_pcg_run("CG", "operator", &d, n, apply, ctx, inv_diag ? jacobi_apply : NULL, &jac,
+                        constraint, normal, b, x, work, result);
 }

@@ -40,6 +40,7 @@
 #include "defo/math.h"
 
 #include "base/parallel.h"
+#include "solver/pcg_core.h"
 
 #include <math.h>
 #include <string.h>
@@ -553,32 +554,17 @@ void defo_precond_apply(const defo_precond *P, const double *r, double *z) {
     }
 }
 
-/* v ← S v in place. */
-static void project(defo_index n, const unsigned char *constraint, const double *normal,
-                    double *v) {
-    if (!constraint) return;
-    DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
-    for (defo_index i = 0; i < n; i++) {
-        double *p = v + 3 * (size_t)i;
-        if (constraint[i] == DEFO_CONSTRAINT_FIXED) {
-            p[0] = p[1] = p[2] = 0;
-        } else if (constraint[i] == DEFO_CONSTRAINT_NORMAL) {
-            const double *q = normal + 3 * (size_t)i;
-            double d = p[0] * q[0] + p[1] * q[1] + p[2] * q[2];
-            p[0] -= d * q[0];
-            p[1] -= d * q[1];
-            p[2] -= d * q[2];
-        }
-    }
-}
+typedef struct pcg_ctx {
+    const defo_bcsr *A;
+    const defo_precond *P;
+} pcg_ctx;
 
-static void precondition(const defo_precond *P, const defo_bcsr *A, const unsigned char *constraint,
-                         const double *normal, const double *r, double *z) {
-    if (!P || P->kind == DEFO_PRECOND_NONE)
-        memcpy(z, r, 3 * (size_t)A->num_rows * sizeof *z);
-    else
-        defo_precond_apply(P, r, z);
-    project(A->num_rows, constraint, normal, z);
+/* Callback adapters for the shared loop in pcg_core.h. */
+static void bcsr_apply(void *ctx, const double *x, double *y) {
+    defo_bcsr_multiply(((const pcg_ctx *)ctx)->A, x, y);
+}
+static void precond_apply(void *ctx, const double *r, double *z) {
+    defo_precond_apply(((const pcg_ctx *)ctx)->P, r, z);
 }
 
 defo_status defo_pcg_solve(const defo_cg_def *def, const defo_bcsr *A, const defo_precond *P,
@@ -598,73 +584,8 @@ defo_status defo_pcg_solve(const defo_cg_def *def, const defo_bcsr *A, const def
         return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                           "defo_pcg_solve: preconditioner built for %ld nodes, matrix has %ld",
                           (long)P->n, (long)A->num_rows);
-    const defo_index n = A->num_rows;
-    const size_t m = 3 * (size_t)n;
-    double *r = work, *z = work + m, *p = work + 2 * m, *q = work + 3 * m;
-
-    memcpy(r, b, m * sizeof *r);
-    project(n, constraint, normal, r);
-    double bnorm = sqrt(defo_dot(r, r, m));
-
-    defo_bcsr_multiply(A, x, q);
-    DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN)
-    for (size_t i = 0; i < m; i++) r[i] = b[i] - q[i];
-    project(n, constraint, normal, r);
-    double rr = defo_dot(r, r, m);
-    if (!isfinite(rr)) return defo_error(DEFO_ERR_NUMERICAL, "PCG: non-finite initial residual");
-    if (bnorm == 0 || sqrt(rr) <= d.tolerance * bnorm || rr == 0) {
-        res.residual = bnorm > 0 ? sqrt(rr) / bnorm : 0.0;
-        res.converged = 1;
-        if (result) *result = res;
-        return DEFO_OK;
-    }
-    precondition(P, A, constraint, normal, r, z);
-    memcpy(p, z, m * sizeof *p);
-    double rz = defo_dot(r, z, m);
-    for (int it = 1; it <= d.max_iterations; it++) {
-        defo_bcsr_multiply(A, p, q);
-        project(n, constraint, normal, q);
-        double pq = defo_dot(p, q, m);
-        if (!(pq > 0) || !isfinite(pq)) {
-            res.iterations = it;
-            res.residual = sqrt(rr) / bnorm;
-            if (result) *result = res;
-            if (pq == 0 && rr == 0) return DEFO_OK;
-            return defo_error(DEFO_ERR_NUMERICAL,
-                              "PCG: curvature pᵀAp = %g at iteration %d (matrix not positive "
-                              "definite, or non-finite)",
-                              pq, it);
-        }
-        double alpha = rz / pq;
-        DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN)
-        for (size_t i = 0; i < m; i++) {
-            x[i] += alpha * p[i];
-            r[i] -= alpha * q[i];
-        }
-        rr = defo_dot(r, r, m);
-        res.residual = sqrt(rr) / bnorm;
-        res.iterations = it;
-        if (!isfinite(rr)) {
-            if (result) *result = res;
-            return defo_error(DEFO_ERR_NUMERICAL, "PCG: non-finite residual at iteration %d", it);
-        }
-        if (res.residual <= d.tolerance || rr == 0) {
-            res.converged = 1;
-            break;
-        }
-        if (it == d.max_iterations) break;
-        precondition(P, A, constraint, normal, r, z);
-        double rz_new = defo_dot(r, z, m);
-        double beta = rz_new / rz;
-        rz = rz_new;
-        DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN)
-        for (size_t i = 0; i < m; i++) p[i] = z[i] + beta * p[i];
-    }
-    if (result) *result = res;
-    if (fixed_count) return DEFO_OK;
-    if (!res.converged)
-        return defo_error(DEFO_WARN_NOT_CONVERGED,
-                          "PCG: relative residual %.3g after %d iterations (tolerance %.3g)",
-                          res.residual, res.iterations, d.tolerance);
-    return DEFO_OK;
+    pcg_ctx c = {A, P};
+    return defo_pcg_run("PCG", "matrix", &d, A->num_rows, bcsr_apply, &c,
+                        P && P->kind != DEFO_PRECOND_NONE ? precond_apply : NULL, &c, constraint,
+                        normal, b, x, work, result);
 }
