@@ -88,6 +88,13 @@ DEFO_API void defo_corotated_element_stiffness(const defo_corotated *c, defo_ind
 /* MG04 §3 plasticity matrix Pe = V·Beᵀ·E of element e, 12×6 row-major; the
  * strain is Voigt (εxx, εyy, εzz, γxy, γyz, γzx) with γ = 2ε. */
 DEFO_API void defo_corotated_plastic_matrix(const defo_corotated *c, defo_index e, double *Pe);
+/* MG04 §3–4 warped strain of element e, ε = Be(Reᵀx − x0), as the Voigt
+ * 6-vector (εxx, εyy, εzz, γxy, γyz, γzx) with engineering shear γ = 2ε.
+ * Dm_inv: the element's 9 rest values (row-major, rows b1..b3 = shape
+ * gradients of nodes 1..3, defo_rest); R: its rotation Re (row-major);
+ * x: current positions of mesh's nodes.  Shared by plasticity and fracture. */
+DEFO_API void defo_corotated_strain(const defo_mesh *mesh, const double *Dm_inv, const double *R,
+                                    const double *x, defo_index e, double eps[6]);
 /* Bytes held (precomputed data, rotations, matrix, buffers). */
 DEFO_API size_t defo_corotated_bytes(const defo_corotated *c);
 

@@ -463,3 +463,25 @@ size_t defo_corotated_bytes(const defo_corotated *c) {
     return sizeof *c + ne * per + defo_bcsr_bytes(&c->A) +
            ((size_t)c->num_nodes + 1 + 4 * ne) * sizeof(int64_t);
 }
+
+void defo_corotated_strain(const defo_mesh *mesh, const double *Dm_inv, const double *R,
+                           const double *x, defo_index e, double eps[6]) {
+    const defo_index *en = mesh->elems + (size_t)mesh->nodes_per_elem * (size_t)e;
+    const double *xa = x + 3 * (size_t)en[0], *Xa = mesh->x + 3 * (size_t)en[0];
+    for (int k = 0; k < 6; k++) eps[k] = 0;
+    for (int j = 1; j < 4; j++) {
+        const double *xj = x + 3 * (size_t)en[j], *Xj = mesh->x + 3 * (size_t)en[j];
+        const double d0 = xj[0] - xa[0], d1 = xj[1] - xa[1], d2 = xj[2] - xa[2];
+        /* u = Reᵀ(xj − x0) − (Xj − X0): the unrotated displacement of node j */
+        double u[3];
+        for (int r = 0; r < 3; r++)
+            u[r] = R[r] * d0 + R[3 + r] * d1 + R[6 + r] * d2 - (Xj[r] - Xa[r]);
+        const double *b = Dm_inv + 3 * (j - 1);
+        eps[0] += b[0] * u[0];
+        eps[1] += b[1] * u[1];
+        eps[2] += b[2] * u[2];
+        eps[3] += b[1] * u[0] + b[0] * u[1];
+        eps[4] += b[2] * u[1] + b[1] * u[2];
+        eps[5] += b[2] * u[0] + b[0] * u[2];
+    }
+}

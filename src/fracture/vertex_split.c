@@ -19,6 +19,7 @@
  *   the elements do not change").
  */
 #include "defo/fracture.h"
+#include "defo/corotated.h"
 
 #include "defo/math.h"
 
@@ -162,25 +163,8 @@ const defo_index *defo_fracture_parents(const defo_fracture *f) {
  * unrotated frame, so n_max is rotated by Re). */
 static void elem_stress(const defo_fracture *f, const double *R, const double *x, defo_index e,
                         double *smax, double n[3]) {
-    const defo_mesh *mesh = f->mesh;
-    const defo_index *en = mesh->elems + 4 * (size_t)e;
-    const double *g = f->grad + 9 * (size_t)e;
-    const double *xa = x + 3 * (size_t)en[0], *Xa = mesh->x + 3 * (size_t)en[0];
-    double eps[6] = {0, 0, 0, 0, 0, 0};
-    for (int j = 1; j < 4; j++) {
-        const double *xj = x + 3 * (size_t)en[j], *Xj = mesh->x + 3 * (size_t)en[j];
-        const double d0 = xj[0] - xa[0], d1 = xj[1] - xa[1], d2 = xj[2] - xa[2];
-        double u[3];
-        for (int r = 0; r < 3; r++)
-            u[r] = R[r] * d0 + R[3 + r] * d1 + R[6 + r] * d2 - (Xj[r] - Xa[r]);
-        const double *b = g + 3 * (j - 1);
-        eps[0] += b[0] * u[0];
-        eps[1] += b[1] * u[1];
-        eps[2] += b[2] * u[2];
-        eps[3] += b[1] * u[0] + b[0] * u[1];
-        eps[4] += b[2] * u[1] + b[1] * u[2];
-        eps[5] += b[2] * u[0] + b[0] * u[2];
-    }
+    double eps[6];
+    defo_corotated_strain(f->mesh, f->grad + 9 * (size_t)e, R, x, e, eps);
     const double tr = f->lambda * (eps[0] + eps[1] + eps[2]), m2 = 2 * f->mu;
     defo_mat3 S;
     S.m[0][0] = tr + m2 * eps[0];

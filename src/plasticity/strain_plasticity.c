@@ -17,6 +17,7 @@
  * order (bitwise identical for any thread count).
  */
 #include "defo/plasticity.h"
+#include "defo/corotated.h"
 
 #include "base/parallel.h"
 
@@ -130,25 +131,7 @@ double *defo_plasticity_strain(defo_plasticity *p) {
  * Be_j the 6×3 Voigt block of b_j (engineering shear). */
 static void elem_strain(const defo_plasticity *p, const double *R, const double *x, defo_index e,
                         double eps[6]) {
-    const defo_index *en = p->mesh->elems + 4 * (size_t)e;
-    const double *X = p->mesh->x;
-    const double *g = p->grad + 9 * (size_t)e;
-    const double *xa = x + 3 * (size_t)en[0], *Xa = X + 3 * (size_t)en[0];
-    for (int k = 0; k < 6; k++) eps[k] = 0;
-    for (int j = 1; j < 4; j++) {
-        const double *xj = x + 3 * (size_t)en[j], *Xj = X + 3 * (size_t)en[j];
-        const double d0 = xj[0] - xa[0], d1 = xj[1] - xa[1], d2 = xj[2] - xa[2];
-        double u[3];
-        for (int r = 0; r < 3; r++)
-            u[r] = R[r] * d0 + R[3 + r] * d1 + R[6 + r] * d2 - (Xj[r] - Xa[r]);
-        const double *b = g + 3 * (j - 1);
-        eps[0] += b[0] * u[0];
-        eps[1] += b[1] * u[1];
-        eps[2] += b[2] * u[2];
-        eps[3] += b[1] * u[0] + b[0] * u[1];
-        eps[4] += b[2] * u[1] + b[1] * u[2];
-        eps[5] += b[2] * u[0] + b[0] * u[2];
-    }
+    defo_corotated_strain(p->mesh, p->grad + 9 * (size_t)e, R, x, e, eps);
 }
 
 static double norm6(const double *v) {
