@@ -11,6 +11,8 @@
  *   - PCG: the solution of an SPD system satisfies A x = b (residual computed
  *     independently with the dense matrix) for every preconditioner, and
  *     fixed nodes keep their initial value;
+ *   - subdomain block IC(0): bitwise equal to IC(0) of the matrix with the
+ *     couplings between the domains removed (see test_ic0_domains);
  *   - determinism: assembly and PCG iterates with 1 and 2 threads are bitwise
  *     identical (tests/determinism.h).
  */
@@ -257,6 +259,112 @@ static void test_determinism(void) {
     defo_mesh_destroy(m);
 }
 
+/* Subdomain IC(0): the factor for D contiguous node ranges must be exactly
+ * the IC(0) factor of A with the couplings between ranges removed (a
+ * reference computed with one domain on that modified matrix): applications
+ * compared bit for bit.  PCG with it still solves A x = b (dense residual),
+ * and the result is the same with 1 and 2 threads. */
+typedef struct ic0_ctx {
+    const defo_bcsr *A;
+    const double *r;
+    int domains;
+} ic0_ctx;
+
+static void ic0_domains_apply(void *vctx, void *out) {
+    ic0_ctx *c = vctx;
+    defo_precond P;
+    memset(&P, 0, sizeof P);
+    P.domains = c->domains;
+    defo_precond_setup(&P, DEFO_PRECOND_BLOCK_IC0, c->A, NULL);
+    defo_precond_apply(&P, c->r, out);
+    defo_precond_free(&P);
+}
+
+static void test_ic0_domains(void) {
+    defo_mesh *m = box(9, 4, 4);
+    defo_bcsr A, B;
+    CHECK_OK(defo_bcsr_create(&A, m->elems, m->num_elems, 4, m->num_nodes));
+    CHECK_OK(defo_bcsr_create(&B, m->elems, m->num_elems, 4, m->num_nodes));
+    test_rng rng = {4242};
+    double *E = random_elem_mats(m->num_elems, &rng);
+    defo_bcsr_assemble(&A, E, 1.0);
+    const defo_index n = m->num_nodes;
+    const size_t n3 = 3 * (size_t)n;
+    double *r = malloc(n3 * sizeof *r), *z = malloc(n3 * sizeof *z),
+           *zref = malloc(n3 * sizeof *zref);
+    for (size_t k = 0; k < n3; k++) r[k] = test_range(&rng, -1, 1);
+    const int Ds[3] = {2, 3, 7};
+    for (int t = 0; t < 3; t++) {
+        const int D = Ds[t];
+        /* B = A without the couplings between the ranges [d n / D, (d+1) n / D) */
+        memcpy(B.val, A.val, (size_t)A.num_blocks * 9 * sizeof *B.val);
+        defo_index dropped = 0;
+        for (defo_index i = 0; i < n; i++)
+            for (int64_t q = B.row_offset[i]; q < B.row_offset[i + 1]; q++) {
+                int di = (int)((int64_t)i * D / n), dj = (int)((int64_t)B.col[q] * D / n);
+                /* node i is in domain d when d n / D <= i < (d+1) n / D */
+                while ((int64_t)(di + 1) * n / D <= i) di++;
+                while ((int64_t)di * n / D > i) di--;
+                while ((int64_t)(dj + 1) * n / D <= B.col[q]) dj++;
+                while ((int64_t)dj * n / D > B.col[q]) dj--;
+                if (di != dj) {
+                    memset(B.val + 9 * q, 0, 9 * sizeof *B.val);
+                    dropped++;
+                }
+            }
+        CHECK(dropped > 0);
+        ic0_ctx ref = {&B, r, 1}, dom = {&A, r, D};
+        ic0_domains_apply(&ref, zref);
+        ic0_domains_apply(&dom, z);
+        CHECK(memcmp(z, zref, n3 * sizeof *z) == 0);
+        CHECK(test_bitwise_same_for_threads(ic0_domains_apply, &dom, n3 * sizeof(double), 2));
+        /* PCG on A with the split factor: dense residual */
+        defo_precond P;
+        memset(&P, 0, sizeof P);
+        P.domains = D;
+        CHECK_OK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_IC0, &A, NULL));
+        CHECK(P.num_domains == D);
+        double *x = calloc(n3, sizeof *x), *work = malloc(4 * n3 * sizeof *work);
+        defo_cg_def def = defo_default_cg_def();
+        def.tolerance = 1e-10;
+        def.max_iterations = 1000;
+        defo_cg_result res;
+        CHECK_OK(defo_pcg_solve(&def, &A, &P, NULL, NULL, r, x, work, &res));
+        double *D2 = malloc(n3 * n3 * sizeof *D2);
+        defo_bcsr_to_dense(&A, D2);
+        double rmax = 0, bmax = 0;
+        for (size_t i = 0; i < n3; i++) {
+            double s = 0;
+            for (size_t j = 0; j < n3; j++) s += D2[i * n3 + j] * x[j];
+            rmax = fmax(rmax, fabs(s - r[i]));
+            bmax = fmax(bmax, fabs(r[i]));
+        }
+        TEST_REPORT("block_ic0 with %d domains: %d iterations, max residual %.2e", D,
+                    res.iterations, rmax / bmax);
+        CHECK(rmax <= 1e-8 * bmax);
+        free(D2);
+        free(x);
+        free(work);
+        defo_precond_free(&P);
+    }
+    /* automatic: one domain below 4096 nodes; negative is refused */
+    defo_precond P;
+    memset(&P, 0, sizeof P);
+    CHECK_OK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_IC0, &A, NULL));
+    CHECK(P.num_domains == 1);
+    P.domains = -1;
+    CHECK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_IC0, &A, NULL) == DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(defo_last_error(), "domains") != NULL);
+    defo_precond_free(&P);
+    free(r);
+    free(z);
+    free(zref);
+    free(E);
+    defo_bcsr_free(&A);
+    defo_bcsr_free(&B);
+    defo_mesh_destroy(m);
+}
+
 static void test_errors(void) {
     defo_bcsr A;
     defo_index bad[4] = {0, 1, 2, 9};
@@ -278,6 +386,7 @@ int main(void) {
     RUN(test_pattern_and_multiply);
     RUN(test_pcg_solves);
     RUN(test_determinism);
+    RUN(test_ic0_domains);
     RUN(test_errors);
     return test_summary();
 }

@@ -101,6 +101,13 @@ typedef struct defo_precond {
     int64_t num_blocks;      /* BLOCK_IC0: size of factor / 9 */
     const defo_bcsr *matrix; /* BLOCK_IC0: matrix of the last setup (borrowed for its pattern) */
     double shift;            /* BLOCK_IC0: relative diagonal shift that was needed (0 usually) */
+    /* BLOCK_IC0 / TWO_LEVEL: the factor is that of A restricted to each of
+     * `domains` contiguous node ranges (couplings between ranges dropped), so
+     * its triangular solves run one range per thread.  Set by the caller
+     * before setup; 0 = automatic (1 below 4096 nodes, else 2).  The result
+     * depends on this number, never on the thread count. */
+    int domains;
+    int num_domains;                /* in use, set by setup */
     struct defo_cholesky *cholesky; /* CHOLESKY: the factor (owned) */
     /* TWO_LEVEL: node positions (3n), set by the caller before setup and
      * read only there (borrowed); the rest is owned, computed by setup */
