@@ -96,7 +96,9 @@ typedef struct defo_precond {
     /* BLOCK_IC0: 9 per block of A's pattern: L strictly below the diagonal
      * (unit diagonal implied), U on and above it, A ≈ L U = L D Lᵀ */
     double *factor;
-    double *inv_pivot;       /* BLOCK_IC0: 9n, inverses of U's diagonal blocks */
+    float *lower;            /* BLOCK_IC0: L's blocks (at A's positions below the diagonal) in
+                                single precision: what the triangular solves read */
+    double *inv_pivot;       /* BLOCK_IC0: 9n, inverses of U's diagonal blocks D (symmetrised) */
     int64_t *pos;            /* BLOCK_IC0: n, scratch of the factorisation */
     int64_t num_blocks;      /* BLOCK_IC0: size of factor / 9 */
     const defo_bcsr *matrix; /* BLOCK_IC0: matrix of the last setup (borrowed for its pattern) */

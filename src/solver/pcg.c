@@ -73,6 +73,7 @@ void defo_precond_free(defo_precond *P) {
     if (!P) return;
     defo_free(P->inv);
     defo_free(P->factor);
+    defo_free(P->lower);
     defo_free(P->inv_pivot);
     defo_free(P->pos);
     defo_cholesky_destroy(P->cholesky);
@@ -163,6 +164,23 @@ static defo_index ic0_factor_domain(defo_precond *P, const defo_bcsr *A,
         for (int64_t q = ro[i]; q < ro[i + 1]; q++)
             if (col[q] >= lo && col[q] < hi) pos[col[q]] = -1;
         if (!invert_spd(F + 9 * A->diag[i], P->inv_pivot + 9 * (int64_t)i)) return i;
+    }
+    /* What the solves read: L in single precision and D⁻¹ made exactly
+     * symmetric, so the preconditioner (L D Lᵀ)⁻¹ is a symmetric operator. */
+    float *Lf = P->lower;
+    for (defo_index i = lo; i < hi; i++) {
+        for (int64_t q = ro[i]; q < A->diag[i]; q++) {
+            if (col[q] < lo) continue;
+            for (int k = 0; k < 9; k++) {
+                float v = (float)F[9 * q + k];
+                if (!isfinite(v)) return i; /* beyond single precision: shift and retry */
+                Lf[9 * q + k] = v;
+            }
+        }
+        double *b = P->inv_pivot + 9 * (int64_t)i;
+        for (int r = 0; r < 3; r++)
+            for (int c = r + 1; c < 3; c++)
+                b[3 * r + c] = b[3 * c + r] = 0.5 * (b[3 * r + c] + b[3 * c + r]);
     }
     return -1;
 }
@@ -445,9 +463,10 @@ defo_status defo_precond_setup(defo_precond *P, defo_precond_kind kind, const de
         if (ic0) {
             P->num_blocks = A->num_blocks;
             P->factor = defo_malloc((size_t)A->num_blocks * 9 * sizeof *P->factor + 1);
+            P->lower = defo_malloc((size_t)A->num_blocks * 9 * sizeof *P->lower + 1);
             P->inv_pivot = defo_malloc(3 * m * sizeof *P->inv_pivot + 1);
             P->pos = defo_malloc((size_t)n * sizeof *P->pos + 1);
-            if (!P->factor || !P->inv_pivot || !P->pos) {
+            if (!P->factor || !P->lower || !P->inv_pivot || !P->pos) {
                 defo_precond_free(P);
                 return defo_error_oom("incomplete Cholesky factor",
                                       (size_t)A->num_blocks * 9 * sizeof(double));
@@ -528,37 +547,45 @@ defo_status defo_precond_setup(defo_precond *P, defo_precond_kind kind, const de
     return defo_error(DEFO_ERR_INVALID_ARGUMENT, "precond: unknown kind %d", (int)kind);
 }
 
-/* z = (L U)⁻¹ r on nodes [lo, hi) with the pattern of A restricted to them. */
+/* z = (L D Lᵀ)⁻¹ r on nodes [lo, hi) with the pattern of A restricted to
+ * them: L y = r row by row, w = D⁻¹ y, then Lᵀ z = w column by column (row
+ * i of L, read once more, scatters z_i into the rows before it). */
 static void ic0_apply_domain(const defo_precond *P, const defo_bcsr *A, const double *r, double *z,
                              defo_index lo, defo_index hi) {
     const int64_t *ro = A->row_offset;
     const defo_index *col = A->col;
-    const double *F = P->factor;
+    const float *L = P->lower;
     for (defo_index i = lo; i < hi; i++) { /* L y = r (unit lower) */
         double s0 = r[3 * (int64_t)i], s1 = r[3 * (int64_t)i + 1], s2 = r[3 * (int64_t)i + 2];
         for (int64_t q = ro[i]; q < A->diag[i]; q++) {
             if (col[q] < lo) continue;
-            const double *v = F + 9 * q, *y = z + 3 * (int64_t)col[q];
-            s0 -= v[0] * y[0] + v[1] * y[1] + v[2] * y[2];
-            s1 -= v[3] * y[0] + v[4] * y[1] + v[5] * y[2];
-            s2 -= v[6] * y[0] + v[7] * y[1] + v[8] * y[2];
+            const float *v = L + 9 * q;
+            const double *y = z + 3 * (int64_t)col[q];
+            s0 -= (double)v[0] * y[0] + (double)v[1] * y[1] + (double)v[2] * y[2];
+            s1 -= (double)v[3] * y[0] + (double)v[4] * y[1] + (double)v[5] * y[2];
+            s2 -= (double)v[6] * y[0] + (double)v[7] * y[1] + (double)v[8] * y[2];
         }
         z[3 * (int64_t)i] = s0;
         z[3 * (int64_t)i + 1] = s1;
         z[3 * (int64_t)i + 2] = s2;
     }
-    for (defo_index i = hi - 1; i >= lo; i--) { /* U x = y */
-        double s0 = z[3 * (int64_t)i], s1 = z[3 * (int64_t)i + 1], s2 = z[3 * (int64_t)i + 2];
-        for (int64_t q = A->diag[i] + 1; q < ro[i + 1] && col[q] < hi; q++) {
-            const double *v = F + 9 * q, *x = z + 3 * (int64_t)col[q];
-            s0 -= v[0] * x[0] + v[1] * x[1] + v[2] * x[2];
-            s1 -= v[3] * x[0] + v[4] * x[1] + v[5] * x[2];
-            s2 -= v[6] * x[0] + v[7] * x[1] + v[8] * x[2];
-        }
+    for (defo_index i = lo; i < hi; i++) { /* w = D⁻¹ y */
         const double *b = P->inv_pivot + 9 * (int64_t)i;
-        z[3 * (int64_t)i] = b[0] * s0 + b[1] * s1 + b[2] * s2;
-        z[3 * (int64_t)i + 1] = b[3] * s0 + b[4] * s1 + b[5] * s2;
-        z[3 * (int64_t)i + 2] = b[6] * s0 + b[7] * s1 + b[8] * s2;
+        double *w = z + 3 * (int64_t)i, s0 = w[0], s1 = w[1], s2 = w[2];
+        w[0] = b[0] * s0 + b[1] * s1 + b[2] * s2;
+        w[1] = b[3] * s0 + b[4] * s1 + b[5] * s2;
+        w[2] = b[6] * s0 + b[7] * s1 + b[8] * s2;
+    }
+    for (defo_index i = hi - 1; i >= lo; i--) { /* Lᵀ z = w, z_i final here */
+        const double x0 = z[3 * (int64_t)i], x1 = z[3 * (int64_t)i + 1], x2 = z[3 * (int64_t)i + 2];
+        for (int64_t q = ro[i]; q < A->diag[i]; q++) {
+            if (col[q] < lo) continue;
+            const float *v = L + 9 * q;
+            double *w = z + 3 * (int64_t)col[q];
+            w[0] -= (double)v[0] * x0 + (double)v[3] * x1 + (double)v[6] * x2;
+            w[1] -= (double)v[1] * x0 + (double)v[4] * x1 + (double)v[7] * x2;
+            w[2] -= (double)v[2] * x0 + (double)v[5] * x1 + (double)v[8] * x2;
+        }
     }
 }
 
