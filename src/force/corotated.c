@@ -6,8 +6,12 @@
  * for i = 1..3, b_0 = −Σ b_i), Be = [Be_0 .. Be_3] maps the 12 nodal
  * displacements to the Voigt strain (εxx, εyy, εzz, γxy, γyz, γzx), E is the
  * isotropic Hooke matrix from (λ, μ) = defo_lame(E, ν), and
- * Ke = V Beᵀ E Be.  Ke is symmetric: the 10 blocks (i ≤ j) are stored,
- * 3×3 row-major each; block (j, i) = block(i, j)ᵀ.
+ * Ke = V Beᵀ E Be.  For isotropic E its blocks have the closed form
+ *   Ke_ij = V (λ b_i b_jᵀ + μ b_j b_iᵀ + μ (b_i·b_j) I),
+ * so defo stores b_i and V (13 doubles) rather than Ke (90): the kernels
+ * below evaluate Ke's products from them, which is the same linear map with
+ * a seventh of the memory traffic (defo_corotated_element_stiffness still
+ * builds Ke as V Beᵀ E Be, the reference the tests compare against).
  *
  * Per step (MG04 §2.4): F = Ds Dm⁻¹ (the B of A = Q P⁻¹), Re = polar(F).
  * For det F > 0 the polar rotation is unique and a scaled Newton iteration
@@ -19,20 +23,22 @@
  * (X_j − X_0): mathematically u differs from Reᵀx_j − X_j by a translation,
  * which Ke annihilates, and this form keeps a rigidly moved mesh at zero
  * force to rounding relative to the element size rather than to |x|.
- * f_i = −Re Σ_j Ke_ij u_j.  Σ_i f_i = −Re Σ_j (Σ_i Ke_ij) u_j = 0 because
- * the rows of Ke sum to zero over nodes (translation invariance): no ghost
- * forces.
+ * f_i = −Re Σ_j Ke_ij u_j = −V Re σ b_i with H = Σ_j u_j b_jᵀ, ε = sym H,
+ * σ = λ tr(ε) I + 2μ ε (the Voigt E Be u), for i = 1..3, and
+ * f_0 = −(f_1 + f_2 + f_3) (b_0 = −Σ b_i): no ghost forces, Σ_i f_i = 0 to
+ * the rounding of that one sum.  Energy V (μ ε:ε + λ tr(ε)²/2) = ½ uᵀKe u.
  *
  * Assembly of K' = Σ_e Re Ke Reᵀ: block (I, J), J ≥ I, of the global matrix
  * is the sum over its sources (e, i, j) — the bcsr assembly map, in
- * increasing slot order — of Re Ke_ij Reᵀ, computed on the fly from the
- * stored rotation and Ke block (no 12×12 per-element buffer: each element
- * block is needed by exactly one global block, so this is the same
- * arithmetic with half the memory traffic); block (J, I) is its transpose,
- * so K' is exactly symmetric.  Parallel over block rows; deterministic.
+ * increasing slot order — of Re Ke_ij Reᵀ = V (λ c_i c_jᵀ + μ c_j c_iᵀ +
+ * μ (c_i·c_j) I) with the rotated gradients c_i = Re b_i (stored with Re);
+ * no per-element buffer.  Block (J, I) is the transpose of (I, J) and
+ * diagonal blocks are symmetrised, so K' is exactly symmetric.  Parallel
+ * over block rows; deterministic.
  *
- * Invariants: rotations are always proper (det +1) or I; Ke, b_i, V fixed
- * until the topology changes (then the object is rebuilt).
+ * Invariants: rotations are always proper (det +1) or I; c_i = Re b_i for
+ * the stored Re; b_i, V fixed until the topology changes (then the object
+ * is rebuilt).
  */
 #include "defo/corotated.h"
 
@@ -43,11 +49,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Upper-block index of the pair (i, j), i, j in 0..3. */
-static const int ke_index[4][4] = {{0, 1, 2, 3}, {1, 4, 5, 6}, {2, 5, 7, 8}, {3, 6, 8, 9}};
-#define KE_BLOCKS 10
-#define KE_SIZE   (9 * KE_BLOCKS)
-
 struct defo_corotated {
     const defo_mesh *mesh;
     defo_corotated_def def;
@@ -56,8 +57,8 @@ struct defo_corotated {
     double *grad;       /* 12 per element: b_0..b_3 */
     double *volume;     /* per element */
     double *Dm_inv;     /* 9 per element, row-major */
-    double *Ke;         /* KE_SIZE per element */
     double *R;          /* 9 per element */
+    double *rgrad;      /* 12 per element: c_i = Re b_i, updated with Re */
     double *F_last;     /* 9 per element, lazy_tolerance > 0 only */
     int32_t *age;       /* updates since the element's rotation was computed */
     double *slot_force; /* 12 per element */
@@ -121,7 +122,7 @@ void defo_corotated_destroy(defo_corotated *c) {
     defo_free(c->grad);
     defo_free(c->volume);
     defo_free(c->Dm_inv);
-    defo_free(c->Ke);
+    defo_free(c->rgrad);
     defo_free(c->R);
     defo_free(c->F_last);
     defo_free(c->age);
@@ -174,23 +175,22 @@ defo_status defo_corotated_create(const defo_mesh *mesh, const defo_material_def
     c->grad = defo_malloc(12 * ne * sizeof(double) + 1);
     c->volume = defo_malloc(ne * sizeof(double) + 1);
     c->Dm_inv = defo_malloc(9 * ne * sizeof(double) + 1);
-    c->Ke = defo_malloc(KE_SIZE * ne * sizeof(double) + 1);
+    c->rgrad = defo_malloc(12 * ne * sizeof(double) + 1);
     c->R = defo_malloc(9 * ne * sizeof(double) + 1);
     c->age = defo_calloc(ne + 1, sizeof(int32_t));
     c->slot_force = defo_malloc(12 * ne * sizeof(double) + 1);
     c->elem_energy = defo_malloc(ne * sizeof(double) + 1);
     if (d.lazy_tolerance > 0) c->F_last = defo_malloc(9 * ne * sizeof(double) + 1);
-    if (!c->grad || !c->volume || !c->Dm_inv || !c->Ke || !c->R || !c->age || !c->slot_force ||
+    if (!c->grad || !c->volume || !c->Dm_inv || !c->rgrad || !c->R || !c->age || !c->slot_force ||
         !c->elem_energy || (d.lazy_tolerance > 0 && !c->F_last)) {
         defo_rest_free(&rest);
         defo_corotated_destroy(c);
-        return defo_error_oom("corotated element data", KE_SIZE * ne * sizeof(double));
+        return defo_error_oom("corotated element data", 64 * ne * sizeof(double));
     }
     memcpy(c->Dm_inv, rest.Dm_inv, 9 * ne * sizeof(double));
     memcpy(c->volume, rest.volume, ne * sizeof(double));
     defo_rest_free(&rest);
 
-    const double mu = c->mu, lambda = c->lambda;
     const defo_index nelem = c->num_elems;
     DEFO_PARALLEL_FOR_IF(nelem > DEFO_PARALLEL_MIN / 4)
     for (defo_index e = 0; e < nelem; e++) {
@@ -202,10 +202,7 @@ defo_status defo_corotated_create(const defo_mesh *mesh, const defo_material_def
             g[9 + k] = Di[6 + k];
             g[k] = -(Di[k] + Di[3 + k] + Di[6 + k]);
         }
-        double *K = c->Ke + KE_SIZE * (size_t)e;
-        for (int i = 0; i < 4; i++)
-            for (int j = i; j < 4; j++)
-                ke_block(g + 3 * i, g + 3 * j, c->volume[e], mu, lambda, K + 9 * ke_index[i][j]);
+        memcpy(c->rgrad + 12 * (size_t)e, g, 12 * sizeof(double));
         double *R = c->R + 9 * (size_t)e;
         for (int k = 0; k < 9; k++) R[k] = (k % 4 == 0) ? 1.0 : 0.0;
         if (c->F_last)
@@ -334,6 +331,12 @@ defo_status defo_corotated_update_rotations(defo_corotated *c, const double *x,
         defo_mat3 R;
         if (!polar_newton(&F, &R)) defo_polar3(&F, &R, NULL); /* ITF04 §5.1 when inverted */
         memcpy(c->R + 9 * (size_t)e, R.m, 9 * sizeof(double));
+        const double *b = c->grad + 12 * (size_t)e;
+        double *cg = c->rgrad + 12 * (size_t)e;
+        for (int i = 0; i < 4; i++)
+            for (int r = 0; r < 3; r++)
+                cg[3 * i + r] =
+                    R.m[r][0] * b[3 * i] + R.m[r][1] * b[3 * i + 1] + R.m[r][2] * b[3 * i + 2];
         if (c->F_last) memcpy(c->F_last + 9 * (size_t)e, F.m, 9 * sizeof(double));
         c->age[e] = 0;
         n_updated++;
@@ -351,39 +354,46 @@ defo_status defo_corotated_forces(defo_corotated *c, const double *x, double *fo
     const defo_index ne = c->num_elems;
     const defo_index *elems = c->mesh->elems;
     const double *X = c->mesh->x;
+    const double mu = c->mu, lambda = c->lambda;
     DEFO_PARALLEL_FOR_IF(ne > DEFO_PARALLEL_MIN / 4)
     for (defo_index e = 0; e < ne; e++) {
         const defo_index *en = elems + 4 * (size_t)e;
         const double *R = c->R + 9 * (size_t)e;
-        const double *K = c->Ke + KE_SIZE * (size_t)e;
-        double u[4][3] = {{0, 0, 0}};
+        const double *b = c->grad + 12 * (size_t)e;
+        /* H = Σ_j u_j b_jᵀ, u_j = Reᵀ(x_j − x_0) − (X_j − X_0), u_0 = 0 */
+        double H[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
         const double *xa = x + 3 * (size_t)en[0], *Xa = X + 3 * (size_t)en[0];
         for (int j = 1; j < 4; j++) {
             const double *xj = x + 3 * (size_t)en[j], *Xj = X + 3 * (size_t)en[j];
             double d0 = xj[0] - xa[0], d1 = xj[1] - xa[1], d2 = xj[2] - xa[2];
-            for (int r = 0; r < 3; r++) /* Reᵀ d − (X_j − X_0) */
-                u[j][r] = R[r] * d0 + R[3 + r] * d1 + R[6 + r] * d2 - (Xj[r] - Xa[r]);
-        }
-        double en_e = 0;
-        double *f = c->slot_force + 12 * (size_t)e;
-        for (int i = 0; i < 4; i++) {
-            double g[3] = {0, 0, 0};
-            for (int j = 0; j < 4; j++) {
-                const double *Kb = K + 9 * ke_index[i][j];
-                if (i <= j) {
-                    for (int r = 0; r < 3; r++)
-                        g[r] +=
-                            Kb[3 * r] * u[j][0] + Kb[3 * r + 1] * u[j][1] + Kb[3 * r + 2] * u[j][2];
-                } else {
-                    for (int r = 0; r < 3; r++)
-                        g[r] += Kb[r] * u[j][0] + Kb[3 + r] * u[j][1] + Kb[6 + r] * u[j][2];
-                }
+            for (int r = 0; r < 3; r++) {
+                double u = R[r] * d0 + R[3 + r] * d1 + R[6 + r] * d2 - (Xj[r] - Xa[r]);
+                for (int k = 0; k < 3; k++) H[r][k] += u * b[3 * j + k];
             }
-            en_e += g[0] * u[i][0] + g[1] * u[i][1] + g[2] * u[i][2];
-            for (int r = 0; r < 3; r++)
-                f[3 * i + r] = -(R[3 * r] * g[0] + R[3 * r + 1] * g[1] + R[3 * r + 2] * g[2]);
         }
-        c->elem_energy[e] = 0.5 * en_e;
+        /* σ = λ tr(ε) I + 2μ ε, ε = sym H (the Voigt E Be u of MG04 eq. 7) */
+        const double V = c->volume[e], tr = H[0][0] + H[1][1] + H[2][2];
+        double sig[3][3], en_e = 0;
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++) {
+                double eps = 0.5 * (H[r][k] + H[k][r]);
+                sig[r][k] = 2 * mu * eps + (r == k ? lambda * tr : 0.0);
+                en_e += sig[r][k] * eps;
+            }
+        /* f_i = −V Re σ b_i (i = 1..3), f_0 = −(f_1 + f_2 + f_3): Σ f = 0 */
+        double *f = c->slot_force + 12 * (size_t)e;
+        f[0] = f[1] = f[2] = 0;
+        for (int i = 1; i < 4; i++) {
+            double g[3];
+            for (int r = 0; r < 3; r++)
+                g[r] = sig[r][0] * b[3 * i] + sig[r][1] * b[3 * i + 1] + sig[r][2] * b[3 * i + 2];
+            for (int r = 0; r < 3; r++) {
+                double v = -V * (R[3 * r] * g[0] + R[3 * r + 1] * g[1] + R[3 * r + 2] * g[2]);
+                f[3 * i + r] = v;
+                f[r] -= v;
+            }
+        }
+        c->elem_energy[e] = 0.5 * V * en_e;
     }
     defo_gather3(&c->inc, c->slot_force, force);
     if (energy) *energy = defo_sum(c->elem_energy, (size_t)ne);
@@ -402,6 +412,7 @@ void defo_corotated_assemble(defo_corotated *c, double stiffness_scale, const do
                              double mass_scale) {
     defo_bcsr *A = &c->A;
     const defo_index nr = A->num_rows;
+    const double mu = c->mu, lambda = c->lambda;
     /* Blocks on and above the diagonal are summed from their sources; each
      * one below is the transpose of its mirror (Re Ke_ji Reᵀ = (Re Ke_ij
      * Reᵀ)ᵀ), so K' is exactly symmetric and costs ~10 of the 16 block
@@ -413,25 +424,15 @@ void defo_corotated_assemble(defo_corotated *c, double stiffness_scale, const do
             for (int64_t k = A->src_offset[b]; k < A->src_offset[b + 1]; k++) {
                 int64_t slot = A->src[k], e = slot >> 4;
                 int i = (int)((slot >> 2) & 3), j = (int)(slot & 3);
-                const double *R = c->R + 9 * e;
-                const double *K = c->Ke + KE_SIZE * e + 9 * ke_index[i][j];
-                /* T = Kij Rᵀ (Kij = K, or Kᵀ when i > j) */
-                double T[9];
-                if (i <= j) {
-                    for (int r = 0; r < 3; r++)
-                        for (int q = 0; q < 3; q++)
-                            T[3 * r + q] = K[3 * r] * R[3 * q] + K[3 * r + 1] * R[3 * q + 1] +
-                                           K[3 * r + 2] * R[3 * q + 2];
-                } else {
-                    for (int r = 0; r < 3; r++)
-                        for (int q = 0; q < 3; q++)
-                            T[3 * r + q] =
-                                K[r] * R[3 * q] + K[3 + r] * R[3 * q + 1] + K[6 + r] * R[3 * q + 2];
+                /* Re Ke_ij Reᵀ = V (λ c_i c_jᵀ + μ c_j c_iᵀ + μ (c_i·c_j) I), c = Re b */
+                const double *ci = c->rgrad + 12 * e + 3 * i, *cj = c->rgrad + 12 * e + 3 * j;
+                const double V = c->volume[e], la = V * lambda, m = V * mu;
+                const double g = m * (ci[0] * cj[0] + ci[1] * cj[1] + ci[2] * cj[2]);
+                for (int r = 0; r < 3; r++) {
+                    const double ai = la * ci[r], mj = m * cj[r];
+                    for (int q = 0; q < 3; q++) s[3 * r + q] += ai * cj[q] + mj * ci[q];
+                    s[4 * r] += g;
                 }
-                for (int r = 0; r < 3; r++)
-                    for (int q = 0; q < 3; q++)
-                        s[3 * r + q] +=
-                            R[3 * r] * T[q] + R[3 * r + 1] * T[3 + q] + R[3 * r + 2] * T[6 + q];
             }
             double *v = A->val + 9 * b;
             if (b == A->diag[I]) { /* symmetric: average the two rounding orders */
@@ -458,13 +459,13 @@ defo_index defo_corotated_count_inverted(const defo_corotated *c) {
 }
 
 void defo_corotated_element_stiffness(const defo_corotated *c, defo_index e, double *Ke) {
-    const double *K = c->Ke + KE_SIZE * (size_t)e;
+    const double *g = c->grad + 12 * (size_t)e;
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 4; j++) {
-            const double *b = K + 9 * ke_index[i][j];
+            double blk[9];
+            ke_block(g + 3 * i, g + 3 * j, c->volume[e], c->mu, c->lambda, blk);
             for (int r = 0; r < 3; r++)
-                for (int q = 0; q < 3; q++)
-                    Ke[(3 * i + r) * 12 + 3 * j + q] = i <= j ? b[3 * r + q] : b[3 * q + r];
+                for (int q = 0; q < 3; q++) Ke[(3 * i + r) * 12 + 3 * j + q] = blk[3 * r + q];
         }
 }
 
@@ -487,8 +488,8 @@ void defo_corotated_plastic_matrix(const defo_corotated *c, defo_index e, double
 size_t defo_corotated_bytes(const defo_corotated *c) {
     if (!c) return 0;
     size_t ne = (size_t)c->num_elems;
-    size_t per = (12 + 1 + 9 + KE_SIZE + 9 + 12 + 1 + (c->F_last ? 9 : 0)) * sizeof(double) +
-                 sizeof(int32_t);
+    size_t per =
+        (12 + 1 + 9 + 12 + 9 + 12 + 1 + (c->F_last ? 9 : 0)) * sizeof(double) + sizeof(int32_t);
     return sizeof *c + ne * per + defo_bcsr_bytes(&c->A) +
            ((size_t)c->num_nodes + 1 + 4 * ne + (size_t)c->A.num_blocks) * sizeof(int64_t);
 }
