@@ -23,6 +23,7 @@
  */
 #include "defo/backward_euler.h"
 #include "defo/corotated.h"
+#include "defo/math.h"
 #include "defo/mesh.h"
 #include "defo/sparse.h"
 #include "determinism.h"
@@ -388,6 +389,65 @@ static void test_inversion_recovery(void) {
     defo_mesh_destroy(m);
 }
 
+/* The rotations of non-inverted elements (scaled Newton polar iteration)
+ * against the SVD polar factor defo_polar3 of the same F, for random
+ * deformations from mild to strongly anisotropic (stretch ratios up to
+ * ~1e3), and proper (det +1) for inverted ones. */
+static void test_rotations_match_svd_polar(void) {
+    defo_mesh *m = bar(5, 3, 3, 1.0, 0.6, 0.6);
+    defo_material_def mat = material(1e6, 0.3);
+    defo_corotated *c = NULL;
+    CHECK_OK(defo_corotated_create(m, &mat, NULL, &c));
+    defo_rest rest;
+    CHECK_OK(defo_rest_compute(m, &rest));
+    const size_t n3 = 3 * (size_t)m->num_nodes;
+    double *x = malloc(n3 * sizeof *x);
+    test_rng rng = {808};
+    double worst = 0, worst_det = 0;
+    long checked = 0, inverted = 0;
+    for (int trial = 0; trial < 40; trial++) {
+        double noise = trial < 20 ? 0.01 : 0.2, A[9];
+        for (int k = 0; k < 9; k++) A[k] = test_range(&rng, -1, 1) * (trial % 3 == 0 ? 30 : 1);
+        for (size_t i = 0; i < n3; i += 3)
+            for (int r = 0; r < 3; r++)
+                x[i + (size_t)r] = A[3 * r] * m->x[i] + A[3 * r + 1] * m->x[i + 1] +
+                                   A[3 * r + 2] * m->x[i + 2] + test_range(&rng, -noise, noise);
+        CHECK_OK(defo_corotated_update_rotations(c, x, NULL));
+        const double *Rall = defo_corotated_rotations(c);
+        for (defo_index e = 0; e < m->num_elems; e++) {
+            const defo_index *en = m->elems + 4 * (size_t)e;
+            defo_mat3 Ds, Di, F, R;
+            for (int j = 0; j < 3; j++)
+                for (int r = 0; r < 3; r++)
+                    Ds.m[r][j] =
+                        x[3 * (size_t)en[j + 1] + (size_t)r] - x[3 * (size_t)en[0] + (size_t)r];
+            memcpy(Di.m, rest.Dm_inv + 9 * (size_t)e, sizeof Di.m);
+            F = defo_m3_mul(Ds, Di);
+            memcpy(R.m, Rall + 9 * (size_t)e, sizeof R.m);
+            worst_det = fmax(worst_det, fabs(defo_m3_det(R) - 1));
+            if (defo_m3_det(F) <= 0) {
+                inverted++;
+                continue;
+            }
+            defo_mat3 Rs;
+            defo_polar3(&F, &Rs, NULL);
+            for (int r = 0; r < 3; r++)
+                for (int k = 0; k < 3; k++) worst = fmax(worst, fabs(R.m[r][k] - Rs.m[r][k]));
+            checked++;
+        }
+    }
+    TEST_REPORT("%ld elements: max |R - polar_svd(F)| = %.1e; %ld inverted, max |det R - 1| = %.1e",
+                checked, worst, inverted, worst_det);
+    CHECK(checked > 1000);
+    CHECK(inverted > 0);
+    CHECK(worst < 1e-10);
+    CHECK(worst_det < 1e-12);
+    free(x);
+    defo_rest_free(&rest);
+    defo_corotated_destroy(c);
+    defo_mesh_destroy(m);
+}
+
 /* Assembled K' = scale·Σ_e Re Ke Reᵀ + mass_scale·M against a dense
  * reference summed naively from defo_corotated_rotations and
  * defo_corotated_element_stiffness, at a randomly rotated and deformed
@@ -568,6 +628,7 @@ static void test_errors(void) {
 int main(void) {
     RUN(test_element_stiffness);
     RUN(test_assembly_matches_dense);
+    RUN(test_rotations_match_svd_polar);
     RUN(test_no_ghost_forces);
     RUN(test_small_deformation_is_linear);
     RUN(test_rotation_without_inflation);

@@ -268,23 +268,39 @@ static int polar_newton(const defo_mat3 *F, defo_mat3 *R) {
     double det = defo_m3_det(*F);
     if (!(s > 0) || !(det > 1e-6 * s * s * s)) return 0;
     defo_mat3 X = *F;
+    int scaled = 1;
     for (int it = 0; it < 20; it++) {
         defo_mat3 cof = defo_m3_cofactor(X); /* det(X)·X⁻ᵀ */
-        double d = defo_m3_det(X);
+        double d = X.m[0][0] * cof.m[0][0] + X.m[0][1] * cof.m[0][1] + X.m[0][2] * cof.m[0][2];
         if (!(d > 0)) return 0;
-        defo_mat3 Xit = defo_m3_scale(cof, 1.0 / d);
-        double g = sqrt(defo_m3_fnorm(Xit) / defo_m3_fnorm(X));
-        defo_mat3 N;
+        double inv_d = 1.0 / d, g = 1.0, ig = 1.0;
+        if (scaled) { /* γ = (‖X⁻¹‖_F / ‖X‖_F)^½ = (‖cof‖_F / (d ‖X‖_F))^½ */
+            double nx = 0, nc = 0;
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++) {
+                    nx += X.m[i][j] * X.m[i][j];
+                    nc += cof.m[i][j] * cof.m[i][j];
+                }
+            g = sqrt(sqrt(nc / nx) * inv_d);
+            ig = 1.0 / g;
+        }
+        double delta2 = 0, hi = 0.5 * inv_d * ig, hg = 0.5 * g;
         for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 3; j++) N.m[i][j] = 0.5 * (g * X.m[i][j] + Xit.m[i][j] / g);
-        double delta = defo_m3_fnorm(defo_m3_sub(N, X));
-        X = N;
-        if (delta <= 1e-10) { /* error ~ delta², below rounding after one more step */
+            for (int j = 0; j < 3; j++) {
+                double v = hg * X.m[i][j] + hi * cof.m[i][j];
+                double dv = v - X.m[i][j];
+                delta2 += dv * dv;
+                X.m[i][j] = v;
+            }
+        /* near convergence γ → 1: unscaled steps converge quadratically */
+        if (delta2 < 1e-4) scaled = 0;
+        if (delta2 <= 1e-20) { /* error ~ delta², below rounding after one more step */
             /* one unscaled step more polishes the last bits */
             defo_mat3 c2 = defo_m3_cofactor(X);
-            double d2 = defo_m3_det(X);
+            double d2 = X.m[0][0] * c2.m[0][0] + X.m[0][1] * c2.m[0][1] + X.m[0][2] * c2.m[0][2];
+            double h2 = 0.5 / d2;
             for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 3; j++) R->m[i][j] = 0.5 * (X.m[i][j] + c2.m[i][j] / d2);
+                for (int j = 0; j < 3; j++) R->m[i][j] = 0.5 * X.m[i][j] + h2 * c2.m[i][j];
             return 1;
         }
     }
