@@ -296,22 +296,26 @@ static void test_ic0_domains(void) {
     const int Ds[3] = {2, 3, 7};
     for (int t = 0; t < 3; t++) {
         const int D = Ds[t];
-        /* B = A without the couplings between the ranges [d n / D, (d+1) n / D) */
+        /* B = A without the couplings between the subdomains setup chose */
+        defo_precond Q;
+        memset(&Q, 0, sizeof Q);
+        Q.domains = D;
+        CHECK_OK(defo_precond_setup(&Q, DEFO_PRECOND_BLOCK_IC0, &A, NULL));
         memcpy(B.val, A.val, (size_t)A.num_blocks * 9 * sizeof *B.val);
-        defo_index dropped = 0;
-        for (defo_index i = 0; i < n; i++)
-            for (int64_t q = B.row_offset[i]; q < B.row_offset[i + 1]; q++) {
-                int di = (int)((int64_t)i * D / n), dj = (int)((int64_t)B.col[q] * D / n);
-                /* node i is in domain d when d n / D <= i < (d+1) n / D */
-                while ((int64_t)(di + 1) * n / D <= i) di++;
-                while ((int64_t)di * n / D > i) di--;
-                while ((int64_t)(dj + 1) * n / D <= B.col[q]) dj++;
-                while ((int64_t)dj * n / D > B.col[q]) dj--;
-                if (di != dj) {
+        defo_index dropped = 0, count[8] = {0};
+        for (defo_index i = 0; i < n; i++) {
+            count[Q.domain_of[i]]++;
+            for (int64_t q = B.row_offset[i]; q < B.row_offset[i + 1]; q++)
+                if (Q.domain_of[i] != Q.domain_of[B.col[q]]) {
                     memset(B.val + 9 * q, 0, 9 * sizeof *B.val);
                     dropped++;
                 }
-            }
+        }
+        /* balanced, and a slab: the interface is a small part of the pattern */
+        for (int d = 0; d < D; d++) CHECK(count[d] == n / D || count[d] == n / D + 1);
+        TEST_REPORT("%d domains: %ld of %ld blocks dropped", D, (long)dropped, (long)A.num_blocks);
+        CHECK(dropped < A.num_blocks / (D == 7 ? 2 : 5));
+        defo_precond_free(&Q);
         CHECK(dropped > 0);
         ic0_ctx ref = {&B, r, 1}, dom = {&A, r, D};
         ic0_domains_apply(&ref, zref);
@@ -346,6 +350,38 @@ static void test_ic0_domains(void) {
         free(x);
         free(work);
         defo_precond_free(&P);
+    }
+    /* any numbering: the same mesh with randomly permuted nodes still gets
+     * two slabs (a range split of a random numbering would cut ~half) */
+    {
+        defo_index *perm = malloc((size_t)n * sizeof *perm);
+        defo_index *conn = malloc((size_t)m->num_elems * 4 * sizeof *conn);
+        for (defo_index i = 0; i < n; i++) perm[i] = i;
+        for (defo_index i = n - 1; i > 0; i--) {
+            defo_index j = (defo_index)(test_range(&rng, 0, 1) * (double)(i + 1)) % (i + 1);
+            defo_index t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+        }
+        for (size_t k = 0; k < (size_t)m->num_elems * 4; k++) conn[k] = perm[m->elems[k]];
+        defo_bcsr C;
+        CHECK_OK(defo_bcsr_create(&C, conn, m->num_elems, 4, n));
+        defo_bcsr_assemble(&C, E, 1.0);
+        defo_precond Q;
+        memset(&Q, 0, sizeof Q);
+        Q.domains = 2;
+        CHECK_OK(defo_precond_setup(&Q, DEFO_PRECOND_BLOCK_IC0, &C, NULL));
+        defo_index dropped = 0;
+        for (defo_index i = 0; i < n; i++)
+            for (int64_t q = C.row_offset[i]; q < C.row_offset[i + 1]; q++)
+                dropped += Q.domain_of[i] != Q.domain_of[C.col[q]];
+        TEST_REPORT("permuted numbering, 2 domains: %ld of %ld blocks dropped", (long)dropped,
+                    (long)C.num_blocks);
+        CHECK(dropped < C.num_blocks / 5);
+        defo_precond_free(&Q);
+        defo_bcsr_free(&C);
+        free(conn);
+        free(perm);
     }
     /* automatic: one domain below 4096 nodes; negative is refused */
     defo_precond P;

@@ -104,12 +104,16 @@ typedef struct defo_precond {
     const defo_bcsr *matrix; /* BLOCK_IC0: matrix of the last setup (borrowed for its pattern) */
     double shift;            /* BLOCK_IC0: relative diagonal shift that was needed (0 usually) */
     /* BLOCK_IC0 / TWO_LEVEL: the factor is that of A restricted to each of
-     * `domains` contiguous node ranges (couplings between ranges dropped), so
-     * its triangular solves run one range per thread.  Set by the caller
-     * before setup; 0 = automatic (1 below 4096 nodes, else 2).  The result
-     * depends on this number, never on the thread count. */
+     * `domains` subdomains (slabs of breadth-first levels of A's pattern;
+     * couplings between them dropped), so its factorisation and triangular
+     * solves run one subdomain per thread.  Set by the caller before setup;
+     * 0 = automatic (1 below 4096 nodes, else 2).  The result depends on this
+     * number, never on the thread count. */
     int domains;
     int num_domains;                /* in use, set by setup */
+    int *domain_of;                 /* n: subdomain of each node */
+    defo_index *domain_rows;        /* n: the nodes of domain 0, then 1, ..., each ascending */
+    defo_index *domain_offset;      /* num_domains + 1: where each domain starts in domain_rows */
     struct defo_cholesky *cholesky; /* CHOLESKY: the factor (owned) */
     /* TWO_LEVEL: node positions (3n), set by the caller before setup and
      * read only there (borrowed); the rest is owned, computed by setup */

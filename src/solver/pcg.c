@@ -29,13 +29,16 @@
  * definite (IC(0) can break down for matrices that are not M-matrices)
  * restarts the factorisation on A + α·diag(A) with α = 1e-3, 1e-2, ...
  * Triangular solves are sequential by nature; to use two cores the factor
- * is that of A restricted to D contiguous node ranges (couplings between
- * ranges dropped: a block-Jacobi of IC(0) factors), so factorisation and
- * solves run one range per thread.  D is fixed by the matrix size (2 from
- * 4096 nodes) or by the caller, never by the thread count, so results stay
- * bitwise identical for any number of threads.  Cost on the issue-6
- * cantilever (n = 13, two-level): 49 → 53.5 PCG iterations per step, while
- * the solve with 2 threads went from ~1.1× to ~1.7× faster than 1 thread.
+ * is that of A restricted to D subdomains (couplings between them dropped:
+ * a block-Jacobi of IC(0) factors), so factorisation and solves run one
+ * subdomain per thread.  Subdomains are slabs of breadth-first levels of
+ * A's pattern from a pseudo-peripheral node, so their interface is a
+ * cross-section of the body for any node numbering.  D is fixed by the
+ * matrix size (2 from 4096 nodes) or by the caller, never by the thread
+ * count, so results stay bitwise identical for any number of threads.
+ * The solves read L in single precision with D⁻¹ symmetrised: the
+ * preconditioner (L D Lᵀ)⁻¹ is an exactly symmetric operator and the
+ * factor traffic halves (the rounding of L is far below IC(0)'s own error).
  *
  * Determinism: dot products by defo_dot (fixed blocking); everything else is
  * elementwise or sequential, so iterates do not depend on the thread count.
@@ -76,6 +79,9 @@ void defo_precond_free(defo_precond *P) {
     defo_free(P->lower);
     defo_free(P->inv_pivot);
     defo_free(P->pos);
+    defo_free(P->domain_of);
+    defo_free(P->domain_rows);
+    defo_free(P->domain_offset);
     defo_cholesky_destroy(P->cholesky);
     defo_free(P->aggregate);
     defo_free(P->offset);
@@ -115,46 +121,95 @@ static int is_fixed(const unsigned char *constraint, defo_index i) {
 
 enum { IC0_AUTO_SPLIT_NODES = 4096 };
 
-/* Subdomain of node i: domains are the contiguous node ranges
- * [d·n/D, (d+1)·n/D), d = 0..D−1. */
-static defo_index domain_begin(defo_index n, int D, int d) {
-    return (defo_index)((int64_t)n * d / D);
+/* Subdomains: the nodes in breadth-first order over A's pattern from a
+ * pseudo-peripheral node (the last node reached from node 0; further
+ * components from the next unvisited node after it) cut into D runs of
+ * n/D, so each domain is a slab of graph levels with a cross-section for
+ * interface whatever the node numbering.  Each domain's rows are processed
+ * in increasing node order.  Depends only on the pattern and D. */
+static void ic0_assign_domains(defo_precond *P, const defo_bcsr *A) {
+    const defo_index n = A->num_rows;
+    const int D = P->num_domains;
+    int *dom = P->domain_of;
+    defo_index *order = P->domain_rows, *off = P->domain_offset;
+    if (D == 1) {
+        for (defo_index i = 0; i < n; i++) dom[i] = 0, order[i] = i;
+        off[0] = 0;
+        off[1] = n;
+        return;
+    }
+    /* pass 0 finds the pseudo-peripheral start, pass 1 records the order */
+    defo_index start = 0, len = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (defo_index i = 0; i < n; i++) dom[i] = -1;
+        len = 0;
+        for (defo_index seed = start; len < n;) {
+            if (dom[seed] < 0) {
+                dom[seed] = 0;
+                order[len++] = seed;
+                for (defo_index h = len - 1; h < len; h++) {
+                    defo_index i = order[h];
+                    for (int64_t q = A->row_offset[i]; q < A->row_offset[i + 1]; q++)
+                        if (dom[A->col[q]] < 0) {
+                            dom[A->col[q]] = 0;
+                            order[len++] = A->col[q];
+                        }
+                }
+                if (pass == 0) break; /* only the component of node 0 */
+            }
+            seed = seed + 1 < n ? seed + 1 : 0;
+        }
+        if (pass == 0) start = order[len - 1];
+    }
+    for (defo_index k = 0; k < n; k++) dom[order[k]] = (int)((int64_t)k * D / n);
+    /* rows of each domain in increasing node order (counting sort) */
+    for (int d = 0; d <= D; d++) off[d] = 0;
+    for (defo_index i = 0; i < n; i++) off[dom[i] + 1]++;
+    for (int d = 0; d < D; d++) off[d + 1] += off[d];
+    for (defo_index i = 0; i < n; i++) order[off[dom[i]]++] = i;
+    for (int d = D; d > 0; d--) off[d] = off[d - 1];
+    off[0] = 0;
 }
 
 /* One attempt of the block IC(0) factorisation of the rows of subdomain d
- * (nodes [lo, hi)) with diagonal shift alpha; returns −1 on success or the
- * node whose pivot failed.  Couplings to other subdomains are not in the
- * factor (ic0_apply skips them), so the domains are independent. */
+ * with diagonal shift alpha; returns −1 on success or the node whose pivot
+ * failed.  Couplings to other subdomains are not in the factor (ic0_apply
+ * skips them), so the domains are independent. */
 static defo_index ic0_factor_domain(defo_precond *P, const defo_bcsr *A,
-                                    const unsigned char *constraint, double alpha, defo_index lo,
-                                    defo_index hi) {
+                                    const unsigned char *constraint, double alpha, int d) {
     const int64_t *ro = A->row_offset;
     const defo_index *col = A->col;
+    const int *dom = P->domain_of;
+    const defo_index *rows = P->domain_rows + P->domain_offset[d];
+    const defo_index nr = P->domain_offset[d + 1] - P->domain_offset[d];
     double *F = P->factor;
     int64_t *pos = P->pos;
-    memcpy(F + 9 * ro[lo], A->val + 9 * ro[lo], (size_t)(ro[hi] - ro[lo]) * 9 * sizeof *F);
-    for (defo_index i = lo; i < hi; i++) {
+    for (defo_index h = 0; h < nr; h++) {
+        defo_index i = rows[h];
+        memcpy(F + 9 * ro[i], A->val + 9 * ro[i], (size_t)(ro[i + 1] - ro[i]) * 9 * sizeof *F);
         for (int64_t q = ro[i]; q < ro[i + 1]; q++)
             if (col[q] != i && (is_fixed(constraint, i) || is_fixed(constraint, col[q])))
                 memset(F + 9 * q, 0, 9 * sizeof *F);
         if (alpha > 0) {
-            double *d = F + 9 * A->diag[i];
-            d[0] *= 1 + alpha;
-            d[4] *= 1 + alpha;
-            d[8] *= 1 + alpha;
+            double *dg = F + 9 * A->diag[i];
+            dg[0] *= 1 + alpha;
+            dg[4] *= 1 + alpha;
+            dg[8] *= 1 + alpha;
         }
+        pos[i] = -1;
     }
-    for (defo_index i = lo; i < hi; i++) pos[i] = -1;
-    for (defo_index i = lo; i < hi; i++) {
+    for (defo_index h = 0; h < nr; h++) {
+        defo_index i = rows[h];
         for (int64_t q = ro[i]; q < ro[i + 1]; q++)
-            if (col[q] >= lo && col[q] < hi) pos[col[q]] = q;
+            if (dom[col[q]] == d) pos[col[q]] = q;
         for (int64_t q = ro[i]; q < ro[i + 1] && col[q] < i; q++) {
             defo_index k = col[q];
-            if (k < lo) continue;
+            if (dom[k] != d) continue;
             /* L_ik = A_ik U_kk⁻¹ */
             defo_mat3 lik = defo_m3_mul(load3(F + 9 * q), load3(P->inv_pivot + 9 * (int64_t)k));
             store3(F + 9 * q, lik);
-            for (int64_t r = A->diag[k] + 1; r < ro[k + 1] && col[r] < hi; r++) {
+            for (int64_t r = A->diag[k] + 1; r < ro[k + 1]; r++) {
+                if (dom[col[r]] != d) continue;
                 int64_t t = pos[col[r]];
                 if (t < 0) continue;
                 store3(F + 9 * t,
@@ -162,15 +217,16 @@ static defo_index ic0_factor_domain(defo_precond *P, const defo_bcsr *A,
             }
         }
         for (int64_t q = ro[i]; q < ro[i + 1]; q++)
-            if (col[q] >= lo && col[q] < hi) pos[col[q]] = -1;
+            if (dom[col[q]] == d) pos[col[q]] = -1;
         if (!invert_spd(F + 9 * A->diag[i], P->inv_pivot + 9 * (int64_t)i)) return i;
     }
     /* What the solves read: L in single precision and D⁻¹ made exactly
      * symmetric, so the preconditioner (L D Lᵀ)⁻¹ is a symmetric operator. */
     float *Lf = P->lower;
-    for (defo_index i = lo; i < hi; i++) {
+    for (defo_index h = 0; h < nr; h++) {
+        defo_index i = rows[h];
         for (int64_t q = ro[i]; q < A->diag[i]; q++) {
-            if (col[q] < lo) continue;
+            if (dom[col[q]] != d) continue;
             for (int k = 0; k < 9; k++) {
                 float v = (float)F[9 * q + k];
                 if (!isfinite(v)) return i; /* beyond single precision: shift and retry */
@@ -188,21 +244,20 @@ static defo_index ic0_factor_domain(defo_precond *P, const defo_bcsr *A,
 /* All subdomains, in parallel; the lowest failing node (or −1). */
 static defo_index ic0_factor(defo_precond *P, const defo_bcsr *A, const unsigned char *constraint,
                              double alpha) {
-    const defo_index n = A->num_rows;
     const int D = P->num_domains;
     defo_index bad = DEFO_INDEX_MAX;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static, 1) reduction(min : bad) if (D > 1)
 #endif
     for (int d = 0; d < D; d++) {
-        defo_index b = ic0_factor_domain(P, A, constraint, alpha, domain_begin(n, D, d),
-                                         domain_begin(n, D, d + 1));
+        defo_index b = ic0_factor_domain(P, A, constraint, alpha, d);
         if (b >= 0 && b < bad) bad = b;
     }
     return bad == DEFO_INDEX_MAX ? -1 : bad;
 }
 
 static defo_status ic0_setup(defo_precond *P, const defo_bcsr *A, const unsigned char *constraint) {
+    ic0_assign_domains(P, A);
     double alpha = 0;
     for (int attempt = 0; attempt < 8; attempt++) {
         defo_index bad = ic0_factor(P, A, constraint, alpha);
@@ -466,7 +521,10 @@ defo_status defo_precond_setup(defo_precond *P, defo_precond_kind kind, const de
             P->lower = defo_malloc((size_t)A->num_blocks * 9 * sizeof *P->lower + 1);
             P->inv_pivot = defo_malloc(3 * m * sizeof *P->inv_pivot + 1);
             P->pos = defo_malloc((size_t)n * sizeof *P->pos + 1);
-            if (!P->factor || !P->lower || !P->inv_pivot || !P->pos) {
+            P->domain_of = defo_malloc((size_t)n * sizeof *P->domain_of + 1);
+            P->domain_rows = defo_malloc((size_t)n * sizeof *P->domain_rows + 1);
+            if (!P->factor || !P->lower || !P->inv_pivot || !P->pos || !P->domain_of ||
+                !P->domain_rows) {
                 defo_precond_free(P);
                 return defo_error_oom("incomplete Cholesky factor",
                                       (size_t)A->num_blocks * 9 * sizeof(double));
@@ -488,7 +546,16 @@ defo_status defo_precond_setup(defo_precond *P, defo_precond_kind kind, const de
             return defo_error(DEFO_ERR_INVALID_ARGUMENT, "precond: domains = %d (must be >= 0)",
                               P->domains);
         int D = P->domains ? P->domains : n >= IC0_AUTO_SPLIT_NODES ? 2 : 1;
-        P->num_domains = D > n ? (n > 0 ? (int)n : 1) : D;
+        D = D > n ? (n > 0 ? (int)n : 1) : D;
+        if (D != P->num_domains || !P->domain_offset) {
+            defo_free(P->domain_offset);
+            P->domain_offset = defo_malloc(((size_t)D + 1) * sizeof *P->domain_offset);
+            if (!P->domain_offset) {
+                P->num_domains = 0;
+                return defo_error_oom("incomplete Cholesky domains", (size_t)D * 8);
+            }
+            P->num_domains = D;
+        }
     }
     switch (kind) {
     case DEFO_PRECOND_NONE:
@@ -547,18 +614,23 @@ defo_status defo_precond_setup(defo_precond *P, defo_precond_kind kind, const de
     return defo_error(DEFO_ERR_INVALID_ARGUMENT, "precond: unknown kind %d", (int)kind);
 }
 
-/* z = (L D Lᵀ)⁻¹ r on nodes [lo, hi) with the pattern of A restricted to
- * them: L y = r row by row, w = D⁻¹ y, then Lᵀ z = w column by column (row
- * i of L, read once more, scatters z_i into the rows before it). */
+/* z = (L D Lᵀ)⁻¹ r on the rows of subdomain d with the pattern of A
+ * restricted to them: L y = r row by row, w = D⁻¹ y, then Lᵀ z = w row by
+ * row backwards (row i of L, read once more, scatters z_i into the rows
+ * before it). */
 static void ic0_apply_domain(const defo_precond *P, const defo_bcsr *A, const double *r, double *z,
-                             defo_index lo, defo_index hi) {
+                             int d) {
     const int64_t *ro = A->row_offset;
     const defo_index *col = A->col;
+    const int *dom = P->domain_of;
+    const defo_index *rows = P->domain_rows + P->domain_offset[d];
+    const defo_index nr = P->domain_offset[d + 1] - P->domain_offset[d];
     const float *L = P->lower;
-    for (defo_index i = lo; i < hi; i++) { /* L y = r (unit lower) */
+    for (defo_index h = 0; h < nr; h++) { /* L y = r (unit lower) */
+        const defo_index i = rows[h];
         double s0 = r[3 * (int64_t)i], s1 = r[3 * (int64_t)i + 1], s2 = r[3 * (int64_t)i + 2];
         for (int64_t q = ro[i]; q < A->diag[i]; q++) {
-            if (col[q] < lo) continue;
+            if (dom[col[q]] != d) continue;
             const float *v = L + 9 * q;
             const double *y = z + 3 * (int64_t)col[q];
             s0 -= (double)v[0] * y[0] + (double)v[1] * y[1] + (double)v[2] * y[2];
@@ -569,17 +641,19 @@ static void ic0_apply_domain(const defo_precond *P, const defo_bcsr *A, const do
         z[3 * (int64_t)i + 1] = s1;
         z[3 * (int64_t)i + 2] = s2;
     }
-    for (defo_index i = lo; i < hi; i++) { /* w = D⁻¹ y */
+    for (defo_index h = 0; h < nr; h++) { /* w = D⁻¹ y */
+        const defo_index i = rows[h];
         const double *b = P->inv_pivot + 9 * (int64_t)i;
         double *w = z + 3 * (int64_t)i, s0 = w[0], s1 = w[1], s2 = w[2];
         w[0] = b[0] * s0 + b[1] * s1 + b[2] * s2;
         w[1] = b[3] * s0 + b[4] * s1 + b[5] * s2;
         w[2] = b[6] * s0 + b[7] * s1 + b[8] * s2;
     }
-    for (defo_index i = hi - 1; i >= lo; i--) { /* Lᵀ z = w, z_i final here */
+    for (defo_index h = nr - 1; h >= 0; h--) { /* Lᵀ z = w, z_i final here */
+        const defo_index i = rows[h];
         const double x0 = z[3 * (int64_t)i], x1 = z[3 * (int64_t)i + 1], x2 = z[3 * (int64_t)i + 2];
         for (int64_t q = ro[i]; q < A->diag[i]; q++) {
-            if (col[q] < lo) continue;
+            if (dom[col[q]] != d) continue;
             const float *v = L + 9 * q;
             double *w = z + 3 * (int64_t)col[q];
             w[0] -= (double)v[0] * x0 + (double)v[3] * x1 + (double)v[6] * x2;
@@ -590,13 +664,11 @@ static void ic0_apply_domain(const defo_precond *P, const defo_bcsr *A, const do
 }
 
 static void ic0_apply(const defo_precond *P, const defo_bcsr *A, const double *r, double *z) {
-    const defo_index n = A->num_rows;
     const int D = P->num_domains;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static, 1) if (D > 1)
 #endif
-    for (int d = 0; d < D; d++)
-        ic0_apply_domain(P, A, r, z, domain_begin(n, D, d), domain_begin(n, D, d + 1));
+    for (int d = 0; d < D; d++) ic0_apply_domain(P, A, r, z, d);
 }
 
 void defo_precond_apply(const defo_precond *P, const double *r, double *z) {
