@@ -96,8 +96,13 @@ typedef struct defo_precond {
     /* BLOCK_IC0: 9 per block of A's pattern: L strictly below the diagonal
      * (unit diagonal implied), U on and above it, A ≈ L U = L D Lᵀ */
     double *factor;
-    float *lower;            /* BLOCK_IC0: L's blocks (at A's positions below the diagonal) in
-                                single precision: what the triangular solves read */
+    /* BLOCK_IC0: what the triangular solves read — L's blocks below the
+     * diagonal within each subdomain, in single precision, row by row in
+     * domain_rows order: row h at lower_offset[h] .. lower_offset[h + 1],
+     * block columns lower_col */
+    float *lower;
+    int64_t *lower_offset;
+    defo_index *lower_col;
     double *inv_pivot;       /* BLOCK_IC0: 9n, inverses of U's diagonal blocks D (symmetrised) */
     int64_t *pos;            /* BLOCK_IC0: n, scratch of the factorisation */
     int64_t num_blocks;      /* BLOCK_IC0: size of factor / 9 */

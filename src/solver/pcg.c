@@ -81,6 +81,8 @@ void defo_precond_free(defo_precond *P) {
     defo_free(P->pos);
     defo_free(P->domain_of);
     defo_free(P->domain_rows);
+    defo_free(P->lower_col);
+    defo_free(P->lower_offset);
     defo_free(P->domain_offset);
     defo_cholesky_destroy(P->cholesky);
     defo_free(P->aggregate);
@@ -121,6 +123,20 @@ static int is_fixed(const unsigned char *constraint, defo_index i) {
 
 enum { IC0_AUTO_SPLIT_NODES = 4096 };
 
+/* The solves' copy of L: for the h-th row of domain_rows, its blocks below
+ * the diagonal within its own domain, at lower_offset[h] .. [h + 1]. */
+static void ic0_lower_pattern(defo_precond *P, const defo_bcsr *A) {
+    const defo_index n = A->num_rows;
+    int64_t t = 0;
+    for (defo_index h = 0; h < n; h++) {
+        defo_index i = P->domain_rows[h];
+        P->lower_offset[h] = t;
+        for (int64_t q = A->row_offset[i]; q < A->diag[i]; q++)
+            if (P->domain_of[A->col[q]] == P->domain_of[i]) P->lower_col[t++] = A->col[q];
+    }
+    P->lower_offset[n] = t;
+}
+
 /* Subdomains: the nodes in breadth-first order over A's pattern from a
  * pseudo-peripheral node (the last node reached from node 0; further
  * components from the next unvisited node after it) cut into D runs of
@@ -136,6 +152,7 @@ static void ic0_assign_domains(defo_precond *P, const defo_bcsr *A) {
         for (defo_index i = 0; i < n; i++) dom[i] = 0, order[i] = i;
         off[0] = 0;
         off[1] = n;
+        ic0_lower_pattern(P, A);
         return;
     }
     /* pass 0 finds the pseudo-peripheral start, pass 1 records the order */
@@ -169,6 +186,7 @@ static void ic0_assign_domains(defo_precond *P, const defo_bcsr *A) {
     for (defo_index i = 0; i < n; i++) order[off[dom[i]]++] = i;
     for (int d = D; d > 0; d--) off[d] = off[d - 1];
     off[0] = 0;
+    ic0_lower_pattern(P, A);
 }
 
 /* One attempt of the block IC(0) factorisation of the rows of subdomain d
@@ -222,15 +240,16 @@ static defo_index ic0_factor_domain(defo_precond *P, const defo_bcsr *A,
     }
     /* What the solves read: L in single precision and D⁻¹ made exactly
      * symmetric, so the preconditioner (L D Lᵀ)⁻¹ is a symmetric operator. */
-    float *Lf = P->lower;
+    const int64_t *lo = P->lower_offset + P->domain_offset[d];
     for (defo_index h = 0; h < nr; h++) {
         defo_index i = rows[h];
+        float *Lf = P->lower + 9 * lo[h];
         for (int64_t q = ro[i]; q < A->diag[i]; q++) {
             if (dom[col[q]] != d) continue;
             for (int k = 0; k < 9; k++) {
                 float v = (float)F[9 * q + k];
                 if (!isfinite(v)) return i; /* beyond single precision: shift and retry */
-                Lf[9 * q + k] = v;
+                *Lf++ = v;
             }
         }
         double *b = P->inv_pivot + 9 * (int64_t)i;
@@ -472,10 +491,11 @@ static void coarse_apply(const defo_precond *P, const double *r, double *z) {
         for (size_t k = 0; k < j; k++) s -= L[j * nc + k] * w[k];
         w[j] = s / L[j * nc + j];
     }
-    for (size_t j = nc; j-- > 0;) { /* Lᵀ x = y */
-        double s = w[j];
-        for (size_t k = j + 1; k < nc; k++) s -= L[k * nc + j] * w[k];
-        w[j] = s / L[j * nc + j];
+    for (size_t j = nc; j-- > 0;) { /* Lᵀ x = y by columns of Lᵀ: row j of L, contiguous */
+        double xj = w[j] / L[j * nc + j];
+        w[j] = xj;
+        const double *Lj = L + j * nc;
+        for (size_t k = 0; k < j; k++) w[k] -= Lj[k] * xj;
     }
     for (defo_index i = 0; i < n; i++) {
         int a = P->aggregate[i];
@@ -523,8 +543,10 @@ defo_status defo_precond_setup(defo_precond *P, defo_precond_kind kind, const de
             P->pos = defo_malloc((size_t)n * sizeof *P->pos + 1);
             P->domain_of = defo_malloc((size_t)n * sizeof *P->domain_of + 1);
             P->domain_rows = defo_malloc((size_t)n * sizeof *P->domain_rows + 1);
+            P->lower_col = defo_malloc((size_t)A->num_blocks * sizeof *P->lower_col + 1);
+            P->lower_offset = defo_malloc(((size_t)n + 1) * sizeof *P->lower_offset);
             if (!P->factor || !P->lower || !P->inv_pivot || !P->pos || !P->domain_of ||
-                !P->domain_rows) {
+                !P->domain_rows || !P->lower_col || !P->lower_offset) {
                 defo_precond_free(P);
                 return defo_error_oom("incomplete Cholesky factor",
                                       (size_t)A->num_blocks * 9 * sizeof(double));
@@ -618,21 +640,18 @@ defo_status defo_precond_setup(defo_precond *P, defo_precond_kind kind, const de
  * restricted to them: L y = r row by row, w = D⁻¹ y, then Lᵀ z = w row by
  * row backwards (row i of L, read once more, scatters z_i into the rows
  * before it). */
-static void ic0_apply_domain(const defo_precond *P, const defo_bcsr *A, const double *r, double *z,
-                             int d) {
-    const int64_t *ro = A->row_offset;
-    const defo_index *col = A->col;
-    const int *dom = P->domain_of;
+static void ic0_apply_domain(const defo_precond *P, const double *r, double *z, int d) {
     const defo_index *rows = P->domain_rows + P->domain_offset[d];
+    const int64_t *lo = P->lower_offset + P->domain_offset[d];
     const defo_index nr = P->domain_offset[d + 1] - P->domain_offset[d];
+    const defo_index *lcol = P->lower_col;
     const float *L = P->lower;
     for (defo_index h = 0; h < nr; h++) { /* L y = r (unit lower) */
         const defo_index i = rows[h];
         double s0 = r[3 * (int64_t)i], s1 = r[3 * (int64_t)i + 1], s2 = r[3 * (int64_t)i + 2];
-        for (int64_t q = ro[i]; q < A->diag[i]; q++) {
-            if (dom[col[q]] != d) continue;
-            const float *v = L + 9 * q;
-            const double *y = z + 3 * (int64_t)col[q];
+        for (int64_t t = lo[h]; t < lo[h + 1]; t++) {
+            const float *v = L + 9 * t;
+            const double *y = z + 3 * (int64_t)lcol[t];
             s0 -= (double)v[0] * y[0] + (double)v[1] * y[1] + (double)v[2] * y[2];
             s1 -= (double)v[3] * y[0] + (double)v[4] * y[1] + (double)v[5] * y[2];
             s2 -= (double)v[6] * y[0] + (double)v[7] * y[1] + (double)v[8] * y[2];
@@ -652,10 +671,9 @@ static void ic0_apply_domain(const defo_precond *P, const defo_bcsr *A, const do
     for (defo_index h = nr - 1; h >= 0; h--) { /* Lᵀ z = w, z_i final here */
         const defo_index i = rows[h];
         const double x0 = z[3 * (int64_t)i], x1 = z[3 * (int64_t)i + 1], x2 = z[3 * (int64_t)i + 2];
-        for (int64_t q = ro[i]; q < A->diag[i]; q++) {
-            if (dom[col[q]] != d) continue;
-            const float *v = L + 9 * q;
-            double *w = z + 3 * (int64_t)col[q];
+        for (int64_t t = lo[h]; t < lo[h + 1]; t++) {
+            const float *v = L + 9 * t;
+            double *w = z + 3 * (int64_t)lcol[t];
             w[0] -= (double)v[0] * x0 + (double)v[3] * x1 + (double)v[6] * x2;
             w[1] -= (double)v[1] * x0 + (double)v[4] * x1 + (double)v[7] * x2;
             w[2] -= (double)v[2] * x0 + (double)v[5] * x1 + (double)v[8] * x2;
@@ -663,12 +681,12 @@ static void ic0_apply_domain(const defo_precond *P, const defo_bcsr *A, const do
     }
 }
 
-static void ic0_apply(const defo_precond *P, const defo_bcsr *A, const double *r, double *z) {
+static void ic0_apply(const defo_precond *P, const double *r, double *z) {
     const int D = P->num_domains;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static, 1) if (D > 1)
 #endif
-    for (int d = 0; d < D; d++) ic0_apply_domain(P, A, r, z, d);
+    for (int d = 0; d < D; d++) ic0_apply_domain(P, r, z, d);
 }
 
 void defo_precond_apply(const defo_precond *P, const double *r, double *z) {
@@ -692,10 +710,10 @@ void defo_precond_apply(const defo_precond *P, const double *r, double *z) {
         }
         return;
     case DEFO_PRECOND_BLOCK_IC0:
-        ic0_apply(P, P->matrix, r, z);
+        ic0_apply(P, r, z);
         return;
     case DEFO_PRECOND_TWO_LEVEL:
-        ic0_apply(P, P->matrix, r, z);
+        ic0_apply(P, r, z);
         coarse_apply(P, r, z);
         return;
     case DEFO_PRECOND_CHOLESKY:
