@@ -617,6 +617,12 @@ static void test_errors(void) {
     CHECK(defo_backward_euler_step(be, NULL) == DEFO_ERR_NUMERICAL);
     CHECK(defo_backward_euler_time(be) == 0);
     CHECK(strstr(defo_last_error(), "element") != NULL);
+    /* finite positions whose differences overflow: also refused */
+    x[5] = 1.7e308;
+    x[8] = -1.7e308;
+    CHECK(defo_backward_euler_step(be, NULL) == DEFO_ERR_NUMERICAL);
+    CHECK(defo_backward_euler_time(be) == 0);
+    CHECK(strstr(defo_last_error(), "element") != NULL);
     defo_backward_euler_destroy(be);
     defo_mesh *q = NULL;
     defo_mesh_to_quadratic(m, &q);

@@ -57,6 +57,7 @@ struct defo_corotated {
     double *grad;       /* 12 per element: b_0..b_3 */
     double *volume;     /* per element */
     double *Dm_inv;     /* 9 per element, row-major */
+    double max_dm_inv;  /* max |Dm⁻¹ entry| over all elements */
     double *R;          /* 9 per element */
     double *rgrad;      /* 12 per element: c_i = Re b_i, updated with Re */
     double *F_last;     /* 9 per element, lazy_tolerance > 0 only */
@@ -188,6 +189,7 @@ defo_status defo_corotated_create(const defo_mesh *mesh, const defo_material_def
         return defo_error_oom("corotated element data", 64 * ne * sizeof(double));
     }
     memcpy(c->Dm_inv, rest.Dm_inv, 9 * ne * sizeof(double));
+    for (size_t k = 0; k < 9 * ne; k++) c->max_dm_inv = fmax(c->max_dm_inv, fabs(c->Dm_inv[k]));
     memcpy(c->volume, rest.volume, ne * sizeof(double));
     defo_rest_free(&rest);
 
@@ -317,12 +319,21 @@ defo_status defo_corotated_update_rotations(defo_corotated *c, const double *x,
     const int all = c->all_stale || (interval == 1);
     const int linear = c->def.linear;
     defo_index n_updated = 0, n_inverted = 0, bad = DEFO_INDEX_MAX;
-    /* First pass checks finiteness and decides; rotations are written only
-     * once all positions are known finite, so an error leaves them intact. */
+    /* Rotations are written only once every F is known finite, so an error
+     * leaves them intact.  When all |x| ≤ 1e100 no F can overflow
+     * (|F_ij| ≤ 6 max|x| max|Dm⁻¹|, Dm⁻¹ finite) and one cheap pass over x
+     * replaces a pass over the elements. */
+    const size_t n3 = 3 * (size_t)c->num_nodes;
+    double xmax = 0;
+    for (size_t k = 0; k < n3; k++) xmax = fmax(xmax, fabs(x[k])); /* NaN: fmax ignores it */
+    int x_ok = xmax <= 1e100 && 6.0 * xmax * c->max_dm_inv < 1e300;
+    for (size_t k = 0; x_ok && k < n3; k++) x_ok = isfinite(x[k]);
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) reduction(min : bad) if (ne > DEFO_PARALLEL_MIN / 4)
+#pragma omp parallel for schedule(static)                                                          \
+    reduction(min                                                                                  \
+              : bad) if (!x_ok && ne > DEFO_PARALLEL_MIN / 4)
 #endif
-    for (defo_index e = 0; e < ne; e++) {
+    for (defo_index e = 0; e < (x_ok ? 0 : ne); e++) {
         defo_mat3 F = elem_F(c, x, e);
         if (!defo_m3_isfinite(F)) bad = bad < e ? bad : e;
     }
