@@ -17,6 +17,7 @@
  *     identical (tests/determinism.h).
  */
 #include "defo/mesh.h"
+#include "defo/solver.h"
 #include "defo/sparse.h"
 #include "determinism.h"
 #include "test.h"
@@ -401,6 +402,45 @@ static void test_ic0_domains(void) {
     defo_mesh_destroy(m);
 }
 
+/* defo_dot: the documented grouping (sequential sums of 4096-entry blocks,
+ * combined in block order) reproduced by a plain loop, bit for bit, with 1
+ * and 2 threads, for lengths on both sides of the parallel threshold. */
+typedef struct dot_ctx {
+    const double *a, *b;
+    size_t m;
+} dot_ctx;
+
+static void dot_compute(void *vctx, void *out) {
+    dot_ctx *c = vctx;
+    *(double *)out = defo_dot(c->a, c->b, c->m);
+}
+
+static void test_dot(void) {
+    const size_t sizes[4] = {1000, 4097, 65537, 300001};
+    double *a = malloc(sizes[3] * sizeof *a), *b = malloc(sizes[3] * sizeof *b);
+    test_rng rng = {2718};
+    for (size_t i = 0; i < sizes[3]; i++) {
+        a[i] = test_range(&rng, -1, 1);
+        b[i] = test_range(&rng, -1e3, 1e3);
+    }
+    for (int t = 0; t < 4; t++) {
+        size_t m = sizes[t];
+        double ref = 0;
+        for (size_t lo = 0; lo < m; lo += 4096) {
+            double s = 0;
+            for (size_t i = lo; i < m && i < lo + 4096; i++) s += a[i] * b[i];
+            ref += s;
+        }
+        dot_ctx c = {a, b, m};
+        double got;
+        dot_compute(&c, &got);
+        CHECK(memcmp(&got, &ref, sizeof got) == 0);
+        CHECK(test_bitwise_same_for_threads(dot_compute, &c, sizeof(double), 2));
+    }
+    free(a);
+    free(b);
+}
+
 static void test_errors(void) {
     defo_bcsr A;
     defo_index bad[4] = {0, 1, 2, 9};
@@ -423,6 +463,7 @@ int main(void) {
     RUN(test_pcg_solves);
     RUN(test_determinism);
     RUN(test_ic0_domains);
+    RUN(test_dot);
     RUN(test_errors);
     return test_summary();
 }

@@ -26,6 +26,13 @@
 
 /* Below this many iterations a loop is not worth a parallel region. */
 #define DEFO_PARALLEL_MIN 2048
+/* Elementwise vector loops (axpy, projections, diagonal scalings, dot
+ * blocks) do ~1 ns of work per entry: below this many entries the fork and
+ * join of a parallel region (microseconds, more when idle threads sleep)
+ * cost more than they save.  Measured on the 5 K-tet interactive bar
+ * (20 CG iterations per step, ~160 regions per step): with 2048 the step
+ * took longer with 2 threads than with 1. */
+#define DEFO_PARALLEL_MIN_VECTOR 65536
 
 /* Node -> slot incidence in CSR form.  A slot is (element * per_elem + local
  * node).  For node n the slots are slot[offset[n] .. offset[n+1]) in

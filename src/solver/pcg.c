@@ -694,11 +694,11 @@ void defo_precond_apply(const defo_precond *P, const double *r, double *z) {
     const size_t m = 3 * (size_t)n;
     switch (P->kind) {
     case DEFO_PRECOND_JACOBI:
-        DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN)
+        DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN_VECTOR)
         for (size_t i = 0; i < m; i++) z[i] = P->inv[i] * r[i];
         return;
     case DEFO_PRECOND_BLOCK_JACOBI:
-        DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+        DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN_VECTOR)
         for (defo_index i = 0; i < n; i++) {
             const double *b = P->inv + 9 * (int64_t)i;
             const double *ri = r + 3 * (int64_t)i;

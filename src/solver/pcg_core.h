@@ -28,7 +28,7 @@ typedef void (*defo_pcg_precond_fn)(void *ctx, const double *r, double *z);
 static inline void defo_pcg_project(defo_index n, const unsigned char *constraint,
                                     const double *normal, double *v) {
     if (!constraint) return;
-    DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+    DEFO_PARALLEL_FOR_IF(3 * (size_t)n > DEFO_PARALLEL_MIN_VECTOR)
     for (defo_index i = 0; i < n; i++) {
         double *p = v + 3 * (size_t)i;
         if (constraint[i] == DEFO_CONSTRAINT_FIXED) {
@@ -75,7 +75,7 @@ static inline defo_status defo_pcg_run(const char *name, const char *what, const
     double bnorm = sqrt(defo_dot(r, r, m));
 
     apply(actx, x, q);
-    DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN)
+    DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN_VECTOR)
     for (size_t i = 0; i < m; i++) r[i] = b[i] - q[i];
     defo_pcg_project(n, constraint, normal, r);
     double rr = defo_dot(r, r, m);
@@ -105,7 +105,7 @@ static inline defo_status defo_pcg_run(const char *name, const char *what, const
                               name, pq, it, what);
         }
         double alpha = rz / pq;
-        DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN)
+        DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN_VECTOR)
         for (size_t i = 0; i < m; i++) {
             x[i] += alpha * p[i];
             r[i] -= alpha * q[i];
@@ -127,7 +127,7 @@ static inline defo_status defo_pcg_run(const char *name, const char *what, const
         double rz_new = defo_dot(r, z, m);
         double beta = rz_new / rz;
         rz = rz_new;
-        DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN)
+        DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN_VECTOR)
         for (size_t i = 0; i < m; i++) p[i] = z[i] + beta * p[i];
     }
     if (result) *result = res;
