@@ -29,9 +29,8 @@
 /* Elementwise vector loops (axpy, projections, diagonal scalings, dot
  * blocks) do ~1 ns of work per entry: below this many entries the fork and
  * join of a parallel region (microseconds, more when idle threads sleep)
- * cost more than they save.  Measured on the 5 K-tet interactive bar
- * (20 CG iterations per step, ~160 regions per step): with 2048 the step
- * took longer with 2 threads than with 1. */
+ * cost about as much as they save (a 5 K-tet body: ~4 K entries, ~1 µs
+ * of work per loop, ~160 such loops per step of 20 CG iterations). */
 #define DEFO_PARALLEL_MIN_VECTOR 65536
 
 /* Node -> slot incidence in CSR form.  A slot is (element * per_elem + local
