@@ -206,6 +206,14 @@ typedef struct defo_boundary {
 DEFO_API defo_status defo_mesh_boundary(const defo_mesh *mesh, int quadratic, defo_boundary *out);
 DEFO_API void defo_boundary_free(defo_boundary *b);
 
+/* Dead load of a constant traction t [Pa] on the boundary faces (rest
+ * positions) whose three corners are all marked (mark: num_nodes flags):
+ * for a linear triangle ∫ N_i t dA = t·A/3, added to f (3 per node) at each
+ * corner of each such face; the loaded area in *area (may be NULL).  tet4
+ * meshes (DEFO_ERR_UNSUPPORTED otherwise). */
+DEFO_API defo_status defo_mesh_add_traction(const defo_mesh *mesh, const unsigned char *mark,
+                                            const double t[3], double *f, double *area);
+
 /* Connected components of elements (elements sharing a node are connected;
  * union-find).  Components are numbered 0.. in order of their lowest element.
  * elem_component (num_elems entries) may be NULL. */

@@ -16,6 +16,9 @@
  * corner and ∫(4λaλb)² = 8V/105 for an edge node; their sum is 18V/35, so
  * scaling to V gives corners V/36 and edges 4V/27 (4/36 + 6·4/27 = 1).
  *
+ * Traction dead loads (TSIF05 §11 loads): a constant traction t on a linear
+ * boundary triangle of area A gives ∫ N_i t dA = t·A/3 at each corner.
+ *
  * Sums over elements run sequentially in element order: deterministic.
  */
 #include "defo/mesh.h"
@@ -223,5 +226,36 @@ defo_status defo_mesh_bbox(const defo_mesh *mesh, double lo[3], double hi[3]) {
             lo[k] = fmin(lo[k], mesh->x[3 * i + (size_t)k]);
             hi[k] = fmax(hi[k], mesh->x[3 * i + (size_t)k]);
         }
+    return DEFO_OK;
+}
+
+defo_status defo_mesh_add_traction(const defo_mesh *mesh, const unsigned char *mark,
+                                   const double t[3], double *f, double *area) {
+    if (area) *area = 0;
+    if (!mesh || !mark || !t || !f)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_mesh_add_traction: NULL argument");
+    if (mesh->order != 1)
+        return defo_error(DEFO_ERR_UNSUPPORTED, "defo_mesh_add_traction: tet4 meshes only");
+    for (int k = 0; k < 3; k++)
+        if (!isfinite(t[k]))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "defo_mesh_add_traction: traction[%d] = %g is not finite", k, t[k]);
+    defo_boundary b;
+    defo_status st = defo_mesh_boundary(mesh, 0, &b);
+    if (st) return st;
+    double total = 0;
+    for (defo_index q = 0; q < b.num_faces; q++) { /* faces in a fixed order */
+        const defo_index *v = b.faces + 3 * (size_t)q;
+        if (!mark[v[0]] || !mark[v[1]] || !mark[v[2]]) continue;
+        defo_vec3 p0 = defo_v3_load(mesh->x + 3 * (size_t)v[0]);
+        defo_vec3 p1 = defo_v3_load(mesh->x + 3 * (size_t)v[1]);
+        defo_vec3 p2 = defo_v3_load(mesh->x + 3 * (size_t)v[2]);
+        double a = 0.5 * defo_v3_norm(defo_v3_cross(defo_v3_sub(p1, p0), defo_v3_sub(p2, p0)));
+        total += a;
+        for (int c = 0; c < 3; c++)
+            for (int k = 0; k < 3; k++) f[3 * (size_t)v[c] + (size_t)k] += t[k] * a / 3.0;
+    }
+    defo_boundary_free(&b);
+    if (area) *area = total;
     return DEFO_OK;
 }
