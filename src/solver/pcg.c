@@ -405,20 +405,22 @@ static defo_status coarse_setup(defo_precond *P, const defo_bcsr *A,
                 a < 0 || count[a] < 3 ? 0 : x[3 * (int64_t)i + k] - centre[3 * a + k];
     }
     const size_t nc = 6 * (size_t)na;
-    if (na != P->num_aggregates || !P->coarse) {
-        defo_free(P->coarse);
-        defo_free(P->coarse_work);
-        P->coarse = defo_malloc(nc * nc * sizeof *P->coarse + 1);
-        P->coarse_work = defo_malloc(nc * sizeof *P->coarse_work + 1);
-        P->num_aggregates = na;
+    /* storage for the largest coarse space (COARSE_TARGET aggregates, ~1.2 MB)
+     * once: the aggregate count changes as a body moves, and a refactorisation
+     * must not allocate */
+    if (!P->coarse) {
+        const size_t ncmax = 6 * (size_t)COARSE_TARGET;
+        P->coarse = defo_malloc(ncmax * ncmax * sizeof *P->coarse);
+        P->coarse_work = defo_malloc(ncmax * sizeof *P->coarse_work);
         if (!P->coarse || !P->coarse_work) {
             defo_free(P->coarse);
             defo_free(P->coarse_work);
             P->coarse = P->coarse_work = NULL;
             P->num_aggregates = 0;
-            return defo_error_oom("two-level coarse matrix", nc * nc * sizeof(double));
+            return defo_error_oom("two-level coarse matrix", ncmax * ncmax * sizeof(double));
         }
     }
+    P->num_aggregates = na;
     /* A_c = Σ_{I,J free} R_Iᵀ A_IJ R_J */
     double *C = P->coarse;
     memset(C, 0, nc * nc * sizeof *C);
