@@ -1,14 +1,35 @@
 /*
  * bench/bench_quasistatic.c — the TSIF05 quasistatic Newton solver on a bar
  * (4:1:1, neo-Hookean, E = 1e5 Pa) whose end bones twist it at 90°/s, one
- * frame per 1/30 s: moving boundary conditions every frame.  Reports ms per
- * frame and per Newton iteration, Newton and CG iterations, the share of
- * time spent in CG, and memory, for ~12 K, ~100 K and ~420 K tets, 1 and 2
- * threads, assembled and matrix-free stiffness; the Newton step by PCG and,
- * at ~12 K tets when built with CHOLMOD, by sparse Cholesky
- * ("solver": "cholesky", assembled only).  JSON on stdout.
+ * frame per 1/30 s: moving boundary conditions every frame (issue 5: a ~10 K
+ * tet frame in ≤ 33 ms, a Newton iteration on ≥ 300 K tets in ≤ 1 s).
  *
- *   bench_quasistatic [max_cells]   (default 26: up to 421 824 tets)
+ * Each run solves `warmup` frames untimed (the cubic predictor needs four
+ * equilibria, the preconditioner its first factorisation), then times
+ * `frames` frames; a configuration is run `repeat` times and the MEDIAN of
+ * the wall time per frame is reported with its min and max (the machine is
+ * shared: the spread says how noisy it was) and the process CPU time.
+ * Reported per run: ms per frame and per Newton iteration, Newton iterations
+ * per frame, CG iterations per Newton iteration, preconditioner
+ * factorisations per frame, frames started from the predictor, the share of
+ * the time in the linear solves (preconditioner setup included), memory.
+ *
+ *   bench_quasistatic [max_cells] [options]      JSON on stdout
+ *     max_cells          largest size of the default sweep (8, 16, 26 cells
+ *                        across: 12 288, 98 304, 421 824 tets; default 26)
+ *   options (any of them replaces the sweep by the single configuration):
+ *     --cells N          bar of 4N × N × N cells (24 N³ tets)
+ *     --threads N        default 1
+ *     --precond NAME     jacobi | block_jacobi | block_ic0 | two_level
+ *     --forcing NAME     target | ew
+ *     --predictor NAME   none | linear | quadratic | cubic
+ *     --linear NAME      assembled | matrix_free
+ *     --solver NAME      pcg | cholesky
+ *     --tolerance T      Newton tolerance (default 1e-6, the library's)
+ *     --max-age N        precond_max_age
+ *     --frames N --warmup N --repeat N
+ *     --baseline         the algorithm before issue 5 (block_jacobi, target
+ *                        forcing, no predictor) on today's kernels
  */
 #include "bench.h"
 #include "defo/cholesky.h"
@@ -21,24 +42,48 @@
 #define M_PI 3.14159265358979323846
 #endif
 
+typedef struct config {
+    int cells, threads, frames, warmup, repeat, max_age;
+    double tolerance;
+    defo_qs_linear linear;
+    defo_qs_solver solver;
+    defo_precond_kind precond;
+    defo_qs_forcing forcing;
+    defo_qs_predictor predictor;
+} config;
+
 typedef struct result {
-    double ms_frame, ms_newton, newton_per_frame, cg_per_newton, mb_solver, mb_peak;
-    int frames, converged, fallbacks;
+    double ms_frame, ms_frame_min, ms_frame_max, cpu_ms_frame, ms_newton, newton_per_frame,
+        cg_per_newton, setups_per_frame, linear_share, mb_solver, mb_peak;
+    int frames, converged, predicted, fallbacks, negative_curvature;
 } result;
 
-static result run(const defo_mesh *m, const defo_material *mat, int threads, defo_qs_linear lin,
-                  defo_qs_solver solver, int frames, double tol) {
-    result r;
-    memset(&r, 0, sizeof r);
-    defo_set_threads(threads);
+static double bench_cpu(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* One run of cfg on mesh m: warm-up frames, then the timed frames. */
+static int run_once(const defo_mesh *m, const defo_material *mat, const config *cfg, result *r,
+                    double *wall, double *cpu) {
+    memset(r, 0, sizeof *r);
+    defo_set_threads(cfg->threads);
     defo_reset_peak_allocated_bytes();
     int64_t base = defo_allocated_bytes();
     defo_quasistatic_def d = defo_default_quasistatic_def();
-    d.linear = lin;
-    d.tolerance = tol;
-    d.linear_solver = solver;
+    d.linear = cfg->linear;
+    d.tolerance = cfg->tolerance;
+    d.linear_solver = cfg->solver;
+    d.precond = cfg->precond;
+    d.forcing = cfg->forcing;
+    d.predictor = cfg->predictor;
+    d.precond_max_age = cfg->max_age;
     defo_quasistatic *qs = NULL;
-    if (defo_quasistatic_create(m, mat, &d, &qs) != DEFO_OK) return r;
+    if (defo_quasistatic_create(m, mat, &d, &qs) != DEFO_OK) {
+        fprintf(stderr, "bench_quasistatic: %s\n", defo_last_error());
+        return 0;
+    }
     double lo0[3] = {-1, -1, -1}, hi0[3] = {1e-9, 2, 2}, lo1[3] = {4 - 1e-9, -1, -1},
            hi1[3] = {5, 2, 2};
     defo_region r0 = defo_region_box(lo0, hi0), r1 = defo_region_box(lo1, hi1);
@@ -52,80 +97,264 @@ static result run(const defo_mesh *m, const defo_material *mat, int threads, def
     size_t bytes = 3 * (size_t)m->num_nodes * sizeof(double);
     double *x = malloc(bytes);
     memcpy(x, m->x, bytes);
-    int newton = 0, cg = 0, conv = 0;
-    double t0 = bench_now();
-    for (int f = 1; f <= frames; f++) {
+    int newton = 0, cg = 0, setups = 0;
+    double lin = 0;
+    double t0 = 0, c0 = 0;
+    for (int f = 1; f <= cfg->warmup + cfg->frames; f++) {
+        if (f == cfg->warmup + 1) {
+            t0 = bench_now();
+            c0 = bench_cpu();
+        }
         defo_quasistatic_stats st;
-        if (defo_quasistatic_solve(qs, f / 30.0, x, &st) == DEFO_OK) conv++;
+        defo_status rc = defo_quasistatic_solve(qs, f / 30.0, x, &st);
+        if (f <= cfg->warmup) continue;
+        if (rc == DEFO_OK) r->converged++;
         newton += st.newton_iterations;
         cg += st.cg_iterations;
-        r.fallbacks += st.cholesky_fallbacks;
+        setups += st.precond_setups;
+        lin += st.linear_seconds;
+        r->predicted += st.predicted;
+        r->fallbacks += st.cholesky_fallbacks + st.precond_fallbacks;
+        r->negative_curvature += st.negative_curvature;
     }
-    double el = bench_now() - t0;
-    r.frames = frames;
-    r.converged = conv;
-    r.ms_frame = 1e3 * el / frames;
-    r.ms_newton = newton ? 1e3 * el / newton : 0;
-    r.newton_per_frame = (double)newton / frames;
-    r.cg_per_newton = newton ? (double)cg / newton : 0;
-    r.mb_solver = (double)defo_quasistatic_bytes(qs) / 1e6;
-    r.mb_peak = (double)(defo_peak_allocated_bytes() - base) / 1e6;
+    *wall = bench_now() - t0;
+    *cpu = bench_cpu() - c0;
+    const int frames = cfg->frames;
+    r->frames = frames;
+    r->ms_frame = 1e3 * *wall / frames;
+    r->cpu_ms_frame = 1e3 * *cpu / frames;
+    r->ms_newton = newton ? 1e3 * *wall / newton : 0;
+    r->newton_per_frame = (double)newton / frames;
+    r->cg_per_newton = newton ? (double)cg / newton : 0;
+    r->setups_per_frame = (double)setups / frames;
+    r->linear_share = *wall > 0 ? lin / *wall : 0;
+    r->mb_solver = (double)defo_quasistatic_bytes(qs) / 1e6;
+    r->mb_peak = (double)(defo_peak_allocated_bytes() - base) / 1e6;
     free(x);
     defo_quasistatic_destroy(qs);
-    return r;
+    return 1;
+}
+
+static const char *forcing_name(defo_qs_forcing f) {
+    return f == DEFO_QS_FORCING_TARGET ? "target" : "ew";
+}
+static const char *predictor_name(defo_qs_predictor p) {
+    static const char *const names[] = {"none", "linear", "quadratic", "cubic"};
+    return names[p];
+}
+
+/* Median over cfg->repeat runs; prints one JSON object. */
+static void run(const defo_mesh *m, const defo_material *mat, const config *cfg, const char *label,
+                int *first) {
+    double ms[32], cpu[32];
+    int n = cfg->repeat < 1 ? 1 : cfg->repeat > 32 ? 32 : cfg->repeat;
+    result r, keep;
+    memset(&keep, 0, sizeof keep);
+    for (int i = 0; i < n; i++) {
+        double w = 0, c = 0;
+        if (!run_once(m, mat, cfg, &r, &w, &c)) return;
+        ms[i] = r.ms_frame;
+        cpu[i] = r.cpu_ms_frame;
+        if (i == 0) keep = r;
+    }
+    double lo = ms[0], hi = ms[0];
+    for (int i = 0; i < n; i++) {
+        lo = ms[i] < lo ? ms[i] : lo;
+        hi = ms[i] > hi ? ms[i] : hi;
+    }
+    /* counts are identical between repeats (deterministic); times vary */
+    double med = bench_median(ms, n), medc = bench_median(cpu, n);
+    keep.ms_newton = keep.newton_per_frame > 0 ? med / keep.newton_per_frame : 0;
+    printf("%s    {\"label\": \"%s\", \"tets\": %d, \"nodes\": %d, \"threads\": %d, "
+           "\"linear\": \"%s\", \"solver\": \"%s\", \"precond\": \"%s\", \"forcing\": \"%s\", "
+           "\"predictor\": \"%s\", \"precond_max_age\": %d, \"tolerance\": %g, \"warmup\": %d, "
+           "\"frames\": %d, "
+           "\"converged_frames\": %d, \"repeats\": %d, \"ms_per_frame\": %.2f, "
+           "\"ms_per_frame_min\": %.2f, \"ms_per_frame_max\": %.2f, \"cpu_ms_per_frame\": %.2f, "
+           "\"frames_per_s\": %.1f, \"ms_per_newton\": %.2f, \"newton_per_frame\": %.2f, "
+           "\"cg_per_newton\": %.1f, \"precond_setups_per_frame\": %.2f, "
+           "\"predicted_frames\": %d, \"linear_share\": %.2f, \"fallbacks\": %d, "
+           "\"negative_curvature\": %d, \"solver_mb\": %.1f, \"peak_mb\": %.1f}",
+           *first ? "" : ",\n", label, (int)m->num_elems, (int)m->num_nodes, cfg->threads,
+           cfg->linear == DEFO_QS_LINEAR_MATRIX_FREE ? "matrix_free" : "assembled",
+           cfg->solver == DEFO_QS_SOLVER_CHOLESKY ? "cholesky" : "pcg",
+           defo_precond_name(cfg->precond), forcing_name(cfg->forcing),
+           predictor_name(cfg->predictor), cfg->max_age, cfg->tolerance, cfg->warmup, keep.frames,
+           keep.converged, n, med, lo, hi, medc, med > 0 ? 1e3 / med : 0.0, keep.ms_newton,
+           keep.newton_per_frame, keep.cg_per_newton, keep.setups_per_frame, keep.predicted,
+           keep.linear_share, keep.fallbacks, keep.negative_curvature, keep.mb_solver,
+           keep.mb_peak);
+    *first = 0;
+    fflush(stdout);
+}
+
+static int parse_kind(const char *s, const char *const *names, int count) {
+    for (int i = 0; i < count; i++)
+        if (names[i] && !strcmp(s, names[i])) return i;
+    return -1;
+}
+
+static config default_config(int cells) {
+    defo_quasistatic_def d = defo_default_quasistatic_def();
+    config c;
+    memset(&c, 0, sizeof c);
+    c.cells = cells;
+    c.threads = 1;
+    c.frames = cells <= 8 ? 30 : 3;
+    c.warmup = 4;
+    c.repeat = cells <= 8 ? 5 : 1;
+    c.tolerance = d.tolerance;
+    c.linear = DEFO_QS_LINEAR_ASSEMBLED;
+    c.solver = d.linear_solver;
+    c.precond = d.precond;
+    c.forcing = d.forcing;
+    c.predictor = d.predictor;
+    c.max_age = d.precond_max_age;
+    return c;
+}
+
+static void baseline(config *c) {
+    c->precond = DEFO_PRECOND_BLOCK_JACOBI;
+    c->forcing = DEFO_QS_FORCING_TARGET;
+    c->predictor = DEFO_QS_PREDICTOR_NONE;
+}
+
+static defo_mesh *bar(int c) {
+    defo_box_def bd = defo_default_box_def();
+    bd.size[0] = 4;
+    bd.cells[0] = 4 * c;
+    bd.cells[1] = bd.cells[2] = c;
+    defo_mesh *m = NULL;
+    if (defo_generate_box(&bd, &m) != DEFO_OK) return NULL;
+    return m;
+}
+
+static int usage(const char *arg) {
+    fprintf(stderr, "bench_quasistatic: bad argument '%s' (see the top of bench_quasistatic.c)\n",
+            arg);
+    return 2;
 }
 
 int main(int argc, char **argv) {
-    int max_cells = argc > 1 ? atoi(argv[1]) : 26;
-    int sizes[3] = {8, 16, 26};
+    static const char *const precs[] = {NULL,        "jacobi", "block_jacobi",
+                                        "block_ic0", NULL,     "two_level"};
+    static const char *const forcings[] = {"target", "ew"};
+    static const char *const preds[] = {"none", "linear", "quadratic", "cubic"};
+    static const char *const linears[] = {NULL, "assembled", "matrix_free"};
+    static const char *const solvers[] = {"pcg", "cholesky"};
+    int max_cells = 26, single = 0, is_base = 0;
+    config one = default_config(8);
+    int set_frames = 0, set_repeat = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int k = 0;
+        if (a[0] != '-') {
+            max_cells = atoi(a);
+            if (max_cells < 1) return usage(a);
+            continue;
+        }
+        single = 1;
+        if (!strcmp(a, "--baseline")) {
+            is_base = 1;
+            continue;
+        }
+        if (!v) return usage(a);
+        i++;
+        if (!strcmp(a, "--cells") && (one.cells = atoi(v)) > 0) {
+        } else if (!strcmp(a, "--threads") && (one.threads = atoi(v)) > 0) {
+        } else if (!strcmp(a, "--frames") && (one.frames = atoi(v)) > 0) {
+            set_frames = 1;
+        } else if (!strcmp(a, "--warmup") && (one.warmup = atoi(v)) >= 0) {
+        } else if (!strcmp(a, "--repeat") && (one.repeat = atoi(v)) > 0) {
+            set_repeat = 1;
+        } else if (!strcmp(a, "--tolerance") && (one.tolerance = atof(v)) > 0) {
+        } else if (!strcmp(a, "--max-age") && (one.max_age = atoi(v)) > 0) {
+        } else if (!strcmp(a, "--precond") && (k = parse_kind(v, precs, 6)) >= 0) {
+            one.precond = (defo_precond_kind)k;
+        } else if (!strcmp(a, "--forcing") && (k = parse_kind(v, forcings, 2)) >= 0) {
+            one.forcing = (defo_qs_forcing)k;
+        } else if (!strcmp(a, "--predictor") && (k = parse_kind(v, preds, 4)) >= 0) {
+            one.predictor = (defo_qs_predictor)k;
+        } else if (!strcmp(a, "--linear") && (k = parse_kind(v, linears, 3)) >= 0) {
+            one.linear = (defo_qs_linear)k;
+        } else if (!strcmp(a, "--solver") && (k = parse_kind(v, solvers, 2)) >= 0) {
+            one.solver = (defo_qs_solver)k;
+        } else {
+            return usage(a);
+        }
+    }
     defo_material_def md = defo_default_material();
     defo_material *mat = NULL;
     defo_material_create(&md, &mat);
     printf("{\n  \"benchmark\": \"quasistatic\",\n  \"scene\": \"bar 4x1x1 twisted by end bones at "
            "90 deg/s, 30 frames/s, neo-Hookean\",\n  \"runs\": [\n");
     int first = 1;
-    for (int s = 0; s < 3; s++) {
-        int c = sizes[s];
-        if (c > max_cells) break;
-        defo_box_def bd = defo_default_box_def();
-        bd.size[0] = 4;
-        bd.cells[0] = 4 * c;
-        bd.cells[1] = bd.cells[2] = c;
-        defo_mesh *m = NULL;
-        if (defo_generate_box(&bd, &m) != DEFO_OK) return 1;
-        int frames = c <= 8 ? 30 : (c <= 16 ? 5 : 2);
-        for (int lin = 1; lin <= 2; lin++) {
-            if (lin == 2 && c > 16) continue; /* matrix-free measured slower; skip at 400 K */
+    if (single) {
+        config d = default_config(one.cells);
+        if (!set_frames) one.frames = d.frames;
+        if (!set_repeat) one.repeat = d.repeat;
+        if (is_base) baseline(&one);
+        defo_mesh *m = bar(one.cells);
+        if (!m) return 1;
+        run(m, mat, &one, is_base ? "baseline" : "single", &first);
+        defo_mesh_destroy(m);
+    } else {
+        int sizes[3] = {8, 16, 26};
+        for (int s = 0; s < 3 && sizes[s] <= max_cells; s++) {
+            int c = sizes[s];
+            defo_mesh *m = bar(c);
+            if (!m) return 1;
             for (int th = 1; th <= 2; th++) {
-                double tols[2] = {1e-6, 1e-4};
-                for (int run_i = 0; run_i < 3; run_i++) {
-                    /* 0, 1: PCG at the two tolerances; 2: Cholesky (12 K) */
-                    int ti = run_i == 1 ? 1 : 0;
-                    int sol = run_i == 2 ? DEFO_QS_SOLVER_CHOLESKY : DEFO_QS_SOLVER_PCG;
-                    if (ti == 1 && (c > 8 || lin == 2)) continue;
-                    if (sol == DEFO_QS_SOLVER_CHOLESKY &&
-                        (lin != 1 || c > 8 || !defo_cholesky_available()))
-                        continue;
-                    result r =
-                        run(m, mat, th, (defo_qs_linear)lin, (defo_qs_solver)sol, frames, tols[ti]);
-                    printf(
-                        "%s    {\"tets\": %d, \"nodes\": %d, \"threads\": %d, \"linear\": \"%s\", "
-                        "\"solver\": \"%s\", \"cholesky_fallbacks\": %d, "
-                        "\"tolerance\": %g, \"frames\": %d, \"converged_frames\": %d, "
-                        "\"ms_per_frame\": %.2f, \"frames_per_s\": %.1f, "
-                        "\"ms_per_newton\": %.2f, \"newton_per_frame\": %.2f, "
-                        "\"cg_per_newton\": %.1f, \"solver_mb\": %.1f, \"peak_mb\": %.1f}",
-                        first ? "" : ",\n", (int)m->num_elems, (int)m->num_nodes, th,
-                        lin == 1 ? "assembled" : "matrix_free",
-                        sol == DEFO_QS_SOLVER_CHOLESKY ? "cholesky" : "pcg", r.fallbacks, tols[ti],
-                        r.frames, r.converged, r.ms_frame, r.ms_frame > 0 ? 1e3 / r.ms_frame : 0.0,
-                        r.ms_newton, r.newton_per_frame, r.cg_per_newton, r.mb_solver, r.mb_peak);
-                    first = 0;
-                    fflush(stdout);
+                config cf = default_config(c);
+                cf.threads = th;
+                run(m, mat, &cf, "default", &first);
+                cf.precond = DEFO_PRECOND_BLOCK_IC0;
+                run(m, mat, &cf, "block_ic0", &first);
+                cf = default_config(c);
+                cf.threads = th;
+                cf.forcing = DEFO_QS_FORCING_TARGET;
+                run(m, mat, &cf, "forcing", &first);
+                if (c > 16) continue;
+                config b = default_config(c);
+                b.threads = th;
+                baseline(&b);
+                run(m, mat, &b, "baseline", &first);
+            }
+            if (c == 8) {
+                /* one lever at a time from the default (1 thread) */
+                const defo_precond_kind pk[3] = {DEFO_PRECOND_JACOBI, DEFO_PRECOND_BLOCK_JACOBI,
+                                                 DEFO_PRECOND_BLOCK_IC0};
+                for (int k = 0; k < 3; k++) {
+                    config cf = default_config(c);
+                    cf.precond = pk[k];
+                    run(m, mat, &cf, "precond", &first);
+                }
+                config cf = default_config(c);
+                cf.forcing = DEFO_QS_FORCING_TARGET;
+                run(m, mat, &cf, "forcing", &first);
+                cf.precond = DEFO_PRECOND_BLOCK_JACOBI;
+                run(m, mat, &cf, "forcing", &first);
+                for (int p = 0; p < 3; p++) {
+                    cf = default_config(c);
+                    cf.predictor = (defo_qs_predictor)p;
+                    run(m, mat, &cf, "predictor", &first);
+                }
+                cf = default_config(c);
+                cf.tolerance = 1e-4;
+                run(m, mat, &cf, "tolerance", &first);
+                cf = default_config(c);
+                cf.linear = DEFO_QS_LINEAR_MATRIX_FREE;
+                run(m, mat, &cf, "matrix_free", &first);
+                if (defo_cholesky_available()) {
+                    cf = default_config(c);
+                    cf.solver = DEFO_QS_SOLVER_CHOLESKY;
+                    cf.repeat = 1;
+                    cf.frames = 5;
+                    run(m, mat, &cf, "cholesky", &first);
                 }
             }
+            defo_mesh_destroy(m);
         }
-        defo_mesh_destroy(m);
     }
     printf("\n  ]\n}\n");
     defo_material_destroy(mat);

@@ -20,6 +20,11 @@
  *     diagonals.
  * Non-convergence is data (defo_quasistatic_stats.reason), never a crash.
  *
+ * Speed (none of it changes the answer beyond the tolerance): PCG with a
+ * factorised preconditioner reused over iterations and frames (precond,
+ * precond_max_age), a forcing rule for the inexact Newton steps (forcing),
+ * and a start extrapolated from the last equilibria (predictor).
+ *
  * Convergence: max over free nodes of |f_i| ≤ tolerance · f_ref with the
  * REFERENCE FORCE
  *     f_ref = max_i |f_ext,i| + (2μ + λ) · h²,
@@ -90,6 +95,40 @@ typedef enum defo_qs_solver {
     DEFO_QS_SOLVER_CHOLESKY = 1
 } defo_qs_solver;
 
+/* Forcing term η of the inexact Newton step: CG stops when the relative
+ * residual of K δx = f is ≤ η.  Either way η is clamped to
+ * [cg_min_tolerance, cg_max_tolerance] and never made smaller than
+ * 0.5·tolerance·f_ref/|f|∞ (solving further than the Newton target is
+ * wasted, Kelley 1995 §6.3). */
+typedef enum defo_qs_forcing {
+    /* η = 0.5·tolerance·f_ref/|f|∞ (clamped): every step solved at once to
+     * the accuracy the Newton target needs (the rule before issue 5); a
+     * frame usually ends well below the tolerance */
+    DEFO_QS_FORCING_TARGET = 0,
+    /* Eisenstat–Walker choice 2 (SIAM J. Sci. Comput. 17, 1996):
+     * η_k = 0.9 (|f_k|₂/|f_{k−1}|₂)², safeguarded by 0.9 η_{k−1}² when that
+     * is > 0.1; η_0 = cg_max_tolerance, or the TARGET rule when the frame
+     * starts from the predictor (near the answer: one accurate step).  Loose
+     * steps while the residual is large: fewer CG iterations, sometimes one
+     * more Newton iteration, and a frame that ends just below the tolerance */
+    DEFO_QS_FORCING_EISENSTAT_WALKER = 1
+} defo_qs_forcing;
+
+/* Starting point of a frame's Newton iteration. */
+typedef enum defo_qs_predictor {
+    DEFO_QS_PREDICTOR_NONE = 0, /* the x passed in (the previous equilibrium) */
+    /* When x is the equilibrium this solver returned last and the ones
+     * before it are known (converged frames at increasing times, none of
+     * add_bone/add_* in between): the free nodes are extrapolated to t by the
+     * Lagrange polynomial through the last 2 (LINEAR), 3 (QUADRATIC) or 4
+     * (CUBIC) equilibria, kept only if its total energy (bones at t) is
+     * below that of x.  Only the start changes: the iteration and its
+     * stopping test are the same. */
+    DEFO_QS_PREDICTOR_LINEAR = 1,
+    DEFO_QS_PREDICTOR_QUADRATIC = 2,
+    DEFO_QS_PREDICTOR_CUBIC = 3
+} defo_qs_predictor;
+
 typedef struct defo_quasistatic_def {
     double tolerance;     /* relative to f_ref (top of file); default 1e-6, in (0, 1) */
     int max_iterations;   /* Newton iterations per frame, default 100, >= 1 */
@@ -100,16 +139,35 @@ typedef struct defo_quasistatic_def {
      * internal DEFO_INVERSION_CLAMP copy of the material).  Default 1.  0:
      * the material's own extension with its exact dP/dF. */
     int constant_extrapolation;
-    defo_qs_linear linear;     /* default AUTO */
-    defo_precond_kind precond; /* DEFO_PRECOND_JACOBI or _BLOCK_JACOBI (default) */
-    int max_cg_iterations;     /* per Newton iteration, default 2000 */
-    /* Inexact Newton: CG stops at relative residual
-     *   η = clamp(0.5·tolerance·f_ref/|f|∞, cg_min_tolerance, cg_max_tolerance).
-     * Defaults 1e-10 and 0.1. */
+    defo_qs_linear linear; /* default AUTO */
+    /* PCG preconditioner: DEFO_PRECOND_JACOBI, _BLOCK_JACOBI (both rebuilt
+     * every Newton iteration), _BLOCK_IC0 or _TWO_LEVEL (defo/sparse.h, of
+     * the assembled K with the contact blocks, bones decoupled; lagged, see
+     * precond_max_age; with linear MATRIX_FREE, which has no assembled K,
+     * block Jacobi stands in for them).  Default TWO_LEVEL (fastest
+     * measured: bench_quasistatic). */
+    defo_precond_kind precond;
+    /* BLOCK_IC0 / TWO_LEVEL: a factorisation is reused for later Newton
+     * iterations and frames (a factor of a recent K still preconditions the
+     * current one) until it has served this many linear solves, or until a
+     * solve needs more than 2× the CG iterations per decade of residual
+     * reduction that the first solve with it needed.  1 = factor every
+     * iteration.  Default 8, >= 1. */
+    int precond_max_age;
+    int max_cg_iterations; /* per Newton iteration, default 2000 */
+    /* Inexact Newton forcing (defo_qs_forcing above) between
+     * cg_min_tolerance and cg_max_tolerance: defaults 1e-10 and 0.1. */
     double cg_max_tolerance;
     double cg_min_tolerance;
     double gravity[3];            /* [m/s²], body force ρg lumped to the nodes; default 0 */
     defo_qs_solver linear_solver; /* default PCG */
+    defo_qs_forcing forcing;      /* default EISENSTAT_WALKER */
+    defo_qs_predictor predictor;  /* default CUBIC */
+    /* 1: a frame's result depends only on t, the x passed in and the setup
+     * (no factorisation reused from an earlier frame: it is refreshed at
+     * each frame's first iteration; no predictor), so a simulation resumed
+     * from a checkpoint of (t, x) continues bit for bit.  Default 0. */
+    int frame_local;
 } defo_quasistatic_def;
 
 DEFO_API defo_quasistatic_def defo_default_quasistatic_def(void);
@@ -143,6 +201,13 @@ typedef struct defo_quasistatic_stats {
     int cholesky_analyses;       /* symbolic analyses done in this frame (1 in the first) */
     int cholesky_factorizations; /* successful numerical factorisations */
     int cholesky_fallbacks;      /* iterations solved by PCG because the factorisation failed */
+    /* BLOCK_IC0 / TWO_LEVEL preconditioner (0 otherwise): */
+    int precond_setups;    /* factorisations in this frame (the rest reused a lagged one) */
+    int precond_fallbacks; /* iterations preconditioned by block Jacobi because the
+                              factorisation failed (a singular diagonal block) */
+    int predicted;         /* 1 when the frame started from the extrapolated guess */
+    double linear_seconds; /* wall time in the linear solves, assembly and preconditioner
+                              setup included */
 } defo_quasistatic_stats;
 
 /* ------------------------------------------------------------ the solver */
@@ -190,7 +255,9 @@ DEFO_API double defo_quasistatic_reference_force(const defo_quasistatic *qs);
 
 /* Solve the frame at time t.  x (3 per node) holds the starting guess (the
  * previous equilibrium) on input and the result on output; prescribed nodes
- * are overwritten with their positions at t.  Returns DEFO_OK when
+ * are overwritten with their positions at t.  When x is bitwise the result
+ * this solver returned last, the predictor may start from an extrapolation
+ * instead (defo_qs_predictor).  Returns DEFO_OK when
  * converged, DEFO_WARN_NOT_CONVERGED (stats->reason says why; x is the last
  * iterate, finite), or an error (bad arguments, DEFO_ERR_NUMERICAL: x is the
  * last finite iterate).  stats may be NULL. */

@@ -12,8 +12,10 @@
  *   (TSIF05 eq. 4) for δx is δF̂ = Uᵀ δDs D̂, δP̂ = dP/dF : δF̂, δf_m =
  *   −vol U δP̂ d_m.  Hence K = −∂f/∂x has 3×3 blocks
  *       K_mn = vol · U K̂_mn Uᵀ,   K̂_mn[:, k] = δP̂(e_k d_nᵀ) d_m,
- *   which need 12 block-diagonal dP/dF products per element (assembled
- *   path); the matrix-free path applies δF̂ → δP̂ → δf directly per product.
+ *   K̂_mn written out from the dP/dF blocks (element_block); the assembled
+ *   path sums the 10 blocks m ≤ n of each element straight into the block
+ *   matrix (no per-element 12×12 buffer); the matrix-free path applies
+ *   δF̂ → δP̂ → δf directly per product.
  * Definiteness (TSIF05 §6–8): δxᵀKδx = vol δF̂ : dP/dF : δF̂, so clamping the
  * eigenvalues of the blocks A, B12, B13, B23 (defo_dpdf_project_psd) makes
  * every element matrix, hence K, positive semidefinite: CG never meets
@@ -21,7 +23,7 @@
  * Constant extrapolation (TSIF05 §9): ψ, P̂ and dP/dF at σ clamped to
  * max(σ, c) through a DEFO_INVERSION_CLAMP copy of the material.  Measured on
  * the scattered-recovery test (1536 tets): with it Newton reaches the rest
- * shape in ~95 iterations; with neo-Hookean's own C1 extension (huge
+ * shape in ~80–95 iterations; with neo-Hookean's own C1 extension (huge
  * energies for deeply inverted elements) it stalls in a tangled local
  * minimum with inverted elements.
  *
@@ -32,19 +34,64 @@
  * is taken as in the paper; ten such steps in a row stop the frame as STALLED
  * (x stays finite).
  *
- * Linear solver: PCG with Jacobi or block-Jacobi, constrained nodes projected
- * out (their rows/columns never enter), inexact-Newton forcing η; or sparse
- * Cholesky (defo/cholesky.h) of the assembled K with the contact blocks added
- * to its diagonal blocks (saved and restored bitwise around the factorisation)
- * and the fixed nodes decoupled — the same operator PCG sees.  Analysis once
- * per solver (the pattern is that of the mesh); a failed factorisation falls
- * back to PCG for that iteration.
+ * Linear solver: PCG, constrained nodes projected out (their rows/columns
+ * never enter), preconditioned by Jacobi / block Jacobi (rebuilt every
+ * iteration) or by defo_precond_setup's block IC(0) / two-level (IC(0) plus
+ * a rigid-mode coarse correction about the current positions) of the
+ * assembled K with the contact blocks on its diagonal, bones decoupled —
+ * lagged: a factorisation is reused over iterations and frames until it
+ * served precond_max_age solves or a solve needed 2× the CG iterations per
+ * decade of its first; or sparse Cholesky (defo/cholesky.h) of the same
+ * operator, exact steps, analysis once per solver, a failed factorisation
+ * falling back to PCG for that iteration.  The contact blocks enter A's
+ * diagonal only around a factorisation (saved and restored bitwise).
+ * Forcing η (defo_qs_forcing): TARGET solves each step to the accuracy the
+ * Newton target needs; Eisenstat–Walker choice 2 loosely while far away.
+ *
+ * Predictor (beyond the paper): with moving bones the previous equilibrium
+ * is a poor start — the bones jumped, the flesh did not.  The last 2 or 3
+ * equilibria extrapolated to t (Lagrange in t) are a start close to the
+ * next equilibrium; it is kept only when its energy is below that of the
+ * previous equilibrium with the bones moved, which needs only the elements
+ * at the bones (the rest of the element state is still that of the previous
+ * equilibrium).  Newton then runs unchanged from there (same stopping test,
+ * same answer within the tolerance).
+ *
+ * Speed (issue 5).  bench_quasistatic: bar 4×1×1 twisted at 90°/s by its
+ * end bones, 30 frames/s, neo-Hookean, tolerance 1e-6, steady state (after
+ * 4 frames); a 2-core VM shared with other work, so times are medians of 5
+ * runs and vary up to 1.5× between quiet and busy periods; Newton
+ * iterations per frame (N) and CG iterations per Newton iteration are exact.
+ *   12 288 tets, ms per frame, 1 / 2 threads:
+ *     before (block Jacobi, TARGET forcing, previous equilibrium, 12×12
+ *       element buffers): 216–338 / 217–399 ms; N 5.7–6.0, CG 120;
+ *     now: 26–37 / 16–26 ms (27–62 frames/s); N 1.43–1.5, CG 8.5,
+ *       0.2 factorisations per frame.
+ *   One lever at a time from now's defaults (1 thread, one sweep, 37 ms):
+ *     precond jacobi 40 ms (CG 83), block_jacobi 42 (CG 79), block_ic0 40
+ *       (CG 26), two_level 37 (CG 8.5);
+ *     predictor none 124 ms (N 6.4), linear 54 (N 2.6), quadratic 38
+ *       (N 1.9), cubic 37 (N 1.5);
+ *     forcing: at 12 K the frames are mostly one step solved by the TARGET
+ *       rule either way (TARGET 25–39 ms, N 1.33); Eisenstat–Walker pays
+ *       where steps are many: 98 K with a frame unpredicted 14 vs 22 CG per
+ *       Newton iteration, the scattered recovery 335 vs 2119 CG in total;
+ *     assembly straight into the matrix: 7.7 → ~5 ms per assembly at 12 K
+ *       (1 thread), no 12×12 buffers (486 MB at 421 K tets);
+ *     two IC(0) subdomains from 2048 nodes: 25.6 → 19.8 ms (2 threads).
+ *   98 304 tets: before 801 / 457 ms per Newton iteration, N 3–3.7, CG
+ *     305; now 178 / 100 ms per frame, N 1.0, CG 14.
+ *   421 824 tets: a Newton iteration (= a frame) 0.96 s / 0.56 s, CG 20,
+ *     640 MB; with factorisations included (0.67 per frame) 0.93 / 0.69 s.
+ *   Profile now (12 K, 2 threads): SVD and material 47 %, assembly 25 %,
+ *   CG 17 %, factorisation 5 %.
  *
  * Invariants: per-element results go to per-slot buffers and are gathered per
- * node in fixed order (base/parallel.h), dots use defo_dot, sums defo_sum:
- * every iterate is bitwise identical for any thread count.  No allocation
- * inside solve after the first frame (the matrix and its element buffers are
- * allocated once).
+ * node in fixed order (base/parallel.h), assembly sums each block's sources
+ * in slot order, dots use defo_dot, sums defo_sum in fixed chunks: every
+ * iterate is bitwise identical for any thread count.  No allocation inside
+ * solve once warm (the matrix, the factor and the predictor's history are
+ * allocated in the first frames).
  */
 #include "defo/quasistatic.h"
 
@@ -103,13 +150,33 @@ struct defo_quasistatic {
     int use_matrix;
     defo_bcsr A;
     int have_pattern, assembled;
-    double *emat; /* 144 per element */
-    double *pinv; /* 9n */
+    int64_t *transpose; /* per block of A: the index of its transposed block */
+    double *pinv;       /* 9n */
     double *f, *d, *r, *z, *p, *q, *xt, *ft, *xs;
     /* sparse Cholesky path (DEFO_QS_SOLVER_CHOLESKY) */
     defo_cholesky *chol;
     int chol_analyzed;
     double *dsave; /* 9n: diagonal blocks of A saved while contact is added */
+    /* BLOCK_IC0 / TWO_LEVEL preconditioner of the assembled K, lagged */
+    defo_precond P;
+    int pc_valid;   /* P holds the factor of a recent K */
+    int pc_age;     /* linear solves preconditioned by P so far */
+    double pc_rate; /* CG iterations per decade of the first solve with P */
+    double pc_last; /* the same for the last solve */
+    double ew_eta;  /* Eisenstat–Walker: η of the previous Newton iteration */
+    /* predictor: the last two equilibria this solver returned */
+    double *xh[4]; /* 3n each, newest first (2, 3 or 4 kept: LINEAR .. CUBIC) */
+    double th[4];
+    int nhist;
+    /* the element state (psi) is that of xh[0], whose total energy is E_h0 */
+    int state_at_h0;
+    double E_h0;
+    /* elements with a bone node (lazily rebuilt after add_bone) and their
+     * energy changes when only the bones move */
+    defo_index *bone_elem;
+    double *bone_dpsi;
+    defo_index num_bone_elem;
+    int bone_elem_dirty;
 };
 
 /* ------------------------------------------------------------ regions */
@@ -220,10 +287,13 @@ defo_quasistatic_def defo_default_quasistatic_def(void) {
     d.line_search = 1;
     d.constant_extrapolation = 1;
     d.linear = DEFO_QS_LINEAR_AUTO;
-    d.precond = DEFO_PRECOND_BLOCK_JACOBI;
+    d.precond = DEFO_PRECOND_TWO_LEVEL;
+    d.precond_max_age = 8;
     d.max_cg_iterations = 2000;
     d.cg_max_tolerance = 0.1;
     d.cg_min_tolerance = 1e-10;
+    d.forcing = DEFO_QS_FORCING_EISENSTAT_WALKER;
+    d.predictor = DEFO_QS_PREDICTOR_CUBIC;
     return d;
 }
 
@@ -239,6 +309,22 @@ const char *defo_qs_reason_name(defo_qs_reason reason) {
         return "numerical";
     }
     return "unknown";
+}
+
+/* Equilibria the predictor extrapolates from. */
+static int history_size(const defo_quasistatic_def *d) {
+    return d->frame_local                                ? 0
+           : d->predictor == DEFO_QS_PREDICTOR_CUBIC     ? 4
+           : d->predictor == DEFO_QS_PREDICTOR_QUADRATIC ? 3
+           : d->predictor == DEFO_QS_PREDICTOR_LINEAR    ? 2
+                                                         : 0;
+}
+
+/* The preconditioners that factor the assembled K (defo/sparse.h); with
+ * the matrix-free product block Jacobi stands in for them. */
+static int uses_factor(const defo_quasistatic_def *d) {
+    return (d->precond == DEFO_PRECOND_BLOCK_IC0 || d->precond == DEFO_PRECOND_TWO_LEVEL) &&
+           d->linear != DEFO_QS_LINEAR_MATRIX_FREE;
 }
 
 static defo_status validate_def(const defo_quasistatic_def *d) {
@@ -269,9 +355,24 @@ static defo_status validate_def(const defo_quasistatic_def *d) {
         return defo_error(DEFO_ERR_UNSUPPORTED,
                           "quasistatic.linear_solver: cholesky requested but defo was built "
                           "without CHOLMOD (-DDEFO_CHOLMOD=OFF); use pcg");
-    if (d->precond != DEFO_PRECOND_JACOBI && d->precond != DEFO_PRECOND_BLOCK_JACOBI)
+    if (d->precond != DEFO_PRECOND_JACOBI && d->precond != DEFO_PRECOND_BLOCK_JACOBI &&
+        d->precond != DEFO_PRECOND_BLOCK_IC0 && d->precond != DEFO_PRECOND_TWO_LEVEL)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                          "quasistatic.precond: only jacobi and block_jacobi are supported");
+                          "quasistatic.precond: %s (%d) is not one of jacobi, block_jacobi, "
+                          "block_ic0, two_level",
+                          defo_precond_name(d->precond), (int)d->precond);
+    if (d->precond_max_age < 1)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "quasistatic.precond_max_age: %d is not >= 1",
+                          d->precond_max_age);
+    if (d->forcing != DEFO_QS_FORCING_TARGET && d->forcing != DEFO_QS_FORCING_EISENSTAT_WALKER)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "quasistatic.forcing: %d is unknown",
+                          (int)d->forcing);
+    if (d->frame_local != 0 && d->frame_local != 1)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "quasistatic.frame_local: %d is not 0 or 1",
+                          d->frame_local);
+    if (d->predictor < DEFO_QS_PREDICTOR_NONE || d->predictor > DEFO_QS_PREDICTOR_CUBIC)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "quasistatic.predictor: %d is unknown",
+                          (int)d->predictor);
     for (int k = 0; k < 3; k++)
         if (!isfinite(d->gravity[k]))
             return defo_error(DEFO_ERR_INVALID_ARGUMENT, "quasistatic.gravity: not finite");
@@ -308,7 +409,7 @@ void defo_quasistatic_destroy(defo_quasistatic *qs) {
     defo_free(qs->cblock);
     defo_free(qs->pwork);
     if (qs->have_pattern) defo_bcsr_free(&qs->A);
-    defo_free(qs->emat);
+    defo_free(qs->transpose);
     defo_free(qs->pinv);
     defo_free(qs->f);
     defo_free(qs->d);
@@ -321,6 +422,10 @@ void defo_quasistatic_destroy(defo_quasistatic *qs) {
     defo_free(qs->xs);
     defo_cholesky_destroy(qs->chol);
     defo_free(qs->dsave);
+    defo_precond_free(&qs->P);
+    for (int k = 0; k < 4; k++) defo_free(qs->xh[k]);
+    defo_free(qs->bone_elem);
+    defo_free(qs->bone_dpsi);
     defo_free(qs);
 }
 
@@ -394,6 +499,9 @@ defo_status defo_quasistatic_create(const defo_mesh *mesh, const defo_material *
     qs->ft = alloc_n(3 * n, sizeof(double), &fail);
     qs->xs = alloc_n(3 * n, sizeof(double), &fail);
     if (!qs->use_matrix) qs->slot9 = alloc_n(36 * ne, sizeof(double), &fail);
+    for (int k = 0; k < history_size(&d); k++) qs->xh[k] = alloc_n(3 * n, sizeof(double), &fail);
+    if (d.linear_solver == DEFO_QS_SOLVER_CHOLESKY || uses_factor(&d))
+        qs->dsave = alloc_n(9 * n, sizeof(double), &fail);
     if (fail) {
         defo_quasistatic_destroy(qs);
         return defo_error_oom("quasistatic buffers", 200 * ne);
@@ -411,18 +519,17 @@ defo_status defo_quasistatic_create(const defo_mesh *mesh, const defo_material *
             return st;
         }
         qs->have_pattern = 1;
-        qs->emat = defo_malloc(144 * ne * sizeof(double));
-        if (!qs->emat) {
+        qs->transpose = defo_malloc(sizeof(int64_t) * (size_t)qs->A.num_blocks + 1);
+        if (!qs->transpose) {
             defo_quasistatic_destroy(qs);
-            return defo_error_oom("element stiffness matrices", 144 * ne * sizeof(double));
+            return defo_error_oom("stiffness transpose map",
+                                  sizeof(int64_t) * (size_t)qs->A.num_blocks);
         }
+        for (defo_index i = 0; i < qs->n; i++)
+            for (int64_t b = qs->A.row_offset[i]; b < qs->A.row_offset[i + 1]; b++)
+                qs->transpose[b] = defo_bcsr_find(&qs->A, qs->A.col[b], i);
     }
     if (d.linear_solver == DEFO_QS_SOLVER_CHOLESKY) {
-        qs->dsave = defo_malloc(9 * n * sizeof(double));
-        if (!qs->dsave) {
-            defo_quasistatic_destroy(qs);
-            return defo_error_oom("Cholesky diagonal blocks", 9 * n * sizeof(double));
-        }
         st = defo_cholesky_create(&qs->chol);
         if (st != DEFO_OK) {
             defo_quasistatic_destroy(qs);
@@ -509,6 +616,10 @@ defo_status defo_quasistatic_add_bone_nodes(defo_quasistatic *qs, const defo_ind
         qs->node_bone[nodes[i]] = qs->num_bones;
         qs->constraint[nodes[i]] = DEFO_CONSTRAINT_FIXED;
     }
+    /* the constrained operator and the equilibria change */
+    qs->pc_valid = 0;
+    qs->nhist = 0;
+    qs->bone_elem_dirty = 1;
     if (bone) *bone = qs->num_bones;
     qs->num_bones++;
     return DEFO_OK;
@@ -554,6 +665,7 @@ defo_status defo_quasistatic_add_node_force(defo_quasistatic *qs, const defo_reg
         for (int k = 0; k < 3; k++) qs->fext[3 * (size_t)nodes[i] + (size_t)k] += force[k];
     defo_free(nodes);
     update_reference(qs);
+    qs->nhist = 0;
     return DEFO_OK;
 }
 
@@ -566,32 +678,13 @@ defo_status defo_quasistatic_add_traction(defo_quasistatic *qs, const defo_regio
             return defo_error(DEFO_ERR_INVALID_ARGUMENT, "add_traction: traction not finite");
     unsigned char *mark = defo_malloc((size_t)qs->n + 1);
     if (!mark) return defo_error_oom("traction mark", (size_t)qs->n);
+    /* t·A/3 per corner of each boundary triangle in the region (mesh module) */
     defo_status st = region_mark(qs->mesh, region, mark);
-    defo_boundary b;
-    memset(&b, 0, sizeof b);
-    if (st == DEFO_OK) st = defo_mesh_boundary(qs->mesh, 0, &b);
-    if (st != DEFO_OK) {
-        defo_free(mark);
-        return st;
-    }
-    double total = 0.0;
-    for (defo_index f = 0; f < b.num_faces; f++) {
-        const defo_index *v = b.faces + (size_t)f * (size_t)b.nodes_per_face;
-        if (!mark[v[0]] || !mark[v[1]] || !mark[v[2]]) continue;
-        defo_vec3 p0 = defo_v3_load(qs->mesh->x + 3 * (size_t)v[0]);
-        defo_vec3 p1 = defo_v3_load(qs->mesh->x + 3 * (size_t)v[1]);
-        defo_vec3 p2 = defo_v3_load(qs->mesh->x + 3 * (size_t)v[2]);
-        double a = 0.5 * defo_v3_norm(defo_v3_cross(defo_v3_sub(p1, p0), defo_v3_sub(p2, p0)));
-        total += a;
-        /* linear triangle, constant traction: ∫ N_i t dA = t·A/3 per node */
-        for (int c = 0; c < 3; c++)
-            for (int k = 0; k < 3; k++)
-                qs->fext[3 * (size_t)v[c] + (size_t)k] += traction[k] * a / 3.0;
-    }
-    defo_boundary_free(&b);
+    if (st == DEFO_OK) st = defo_mesh_add_traction(qs->mesh, mark, traction, qs->fext, area);
     defo_free(mark);
-    if (area) *area = total;
+    if (st != DEFO_OK) return st;
     update_reference(qs);
+    qs->nhist = 0;
     return DEFO_OK;
 }
 
@@ -607,6 +700,7 @@ defo_status defo_quasistatic_add_contact(defo_quasistatic *qs, const defo_contac
     if (!ns) return defo_error_oom("contact sources", sizeof *ns);
     qs->src = ns;
     qs->src[qs->num_src++] = *source;
+    qs->nhist = 0;
     return DEFO_OK;
 }
 
@@ -616,8 +710,17 @@ size_t defo_quasistatic_bytes(const defo_quasistatic *qs) {
                ne + n * (3 * 10 + 9 + 9 + 1) * sizeof(double) + n * (1 + sizeof(int)) +
                (n + 1 + 4 * ne) * sizeof(int64_t);
     if (qs->slot9) b += 36 * ne * sizeof(double);
-    if (qs->have_pattern) b += defo_bcsr_bytes(&qs->A) + 144 * ne * sizeof(double);
-    if (qs->chol) b += defo_cholesky_bytes(qs->chol) + 9 * (size_t)qs->n * sizeof(double);
+    if (qs->have_pattern) b += defo_bcsr_bytes(&qs->A) + (size_t)qs->A.num_blocks * sizeof(int64_t);
+    if (qs->chol) b += defo_cholesky_bytes(qs->chol);
+    if (qs->dsave) b += 9 * n * sizeof(double);
+    b += (size_t)history_size(&qs->def) * 3 * n * sizeof(double);
+    if (qs->P.factor) { /* defo_precond's arrays (defo/sparse.h) */
+        size_t nb = (size_t)qs->P.num_blocks, nc = 6 * (size_t)qs->P.num_aggregates;
+        b += nb * (9 * sizeof(double) + 9 * sizeof(float) + sizeof(defo_index)) +
+             n * (9 * sizeof(double) + 2 * sizeof(int64_t) + sizeof(int) + sizeof(defo_index));
+        if (qs->P.aggregate) b += n * (sizeof(defo_index) + 3 * sizeof(double));
+        b += (nc * nc + nc) * sizeof(double);
+    }
     return b;
 }
 
@@ -665,6 +768,16 @@ static inline void elem_rows(const double *Dh, defo_vec3 d[4]) {
                    -(d[1].z + d[2].z + d[3].z));
 }
 
+/* Σ v[0..n) with a grouping independent of the thread count and without
+ * allocation: defo_sum (fixed blocks, ≤ 64 of them on its stack) over
+ * consecutive chunks of 64 blocks, added in order. */
+static double sum_fixed(const double *v, size_t n) {
+    const size_t chunk = (size_t)64 * 4096;
+    double s = 0.0;
+    for (size_t i = 0; i < n; i += chunk) s += defo_sum(v + i, n - i < chunk ? n - i : chunk);
+    return s;
+}
+
 /* Evaluate forces (f, 3n: elastic + external + contact) and energy at x,
  * storing the per-element linearisation.  Returns DEFO_ERR_NUMERICAL when
  * an element produces a non-finite value. */
@@ -673,6 +786,7 @@ static defo_status evaluate(defo_quasistatic *qs, double t, const double *x, dou
     const defo_index ne = qs->ne;
     const defo_index *conn = qs->mesh->elems;
     const int fix = qs->def.definiteness_fix;
+    qs->state_at_h0 = 0;
     DEFO_PARALLEL_FOR
     for (defo_index e = 0; e < ne; e++) {
         const defo_index *v = conn + 4 * (size_t)e;
@@ -736,7 +850,7 @@ static defo_status evaluate(defo_quasistatic *qs, double t, const double *x, dou
         if (st != DEFO_OK) return st;
     }
     if (energy) {
-        double e_el = defo_sum(qs->psi, (size_t)ne);
+        double e_el = sum_fixed(qs->psi, (size_t)ne);
         double e_ext = defo_dot(qs->fext, x, 3 * (size_t)qs->n);
         *energy = e_el - e_ext + pen;
         if (!isfinite(*energy))
@@ -745,47 +859,89 @@ static defo_status evaluate(defo_quasistatic *qs, double t, const double *x, dou
     return DEFO_OK;
 }
 
-/* 12×12 element stiffness K_e = vol U K̂ Uᵀ per block (top of the file). */
-static void element_matrix(const defo_quasistatic *qs, defo_index e, double *Ke) {
-    defo_mat3 U = load_m3(qs->U + 9 * (size_t)e);
+/* Block (m, n), m ≤ n, of element e's stiffness, B = vol U K̂_mn Uᵀ
+ * (row-major; top of the file).  K̂_mn[:, k] = δP̂(e_k d_nᵀ) d_m written out
+ * with the block form of dP/dF (defo/material.h): for δF̂ = e_k d_nᵀ only
+ * row k is nonzero, so
+ *   K̂_mn[a][a] = A_aa d_m,a d_n,a + Σ_{b≠a} S_ab d_m,b d_n,b,
+ *   K̂_mn[a][k] = A_ak d_m,a d_n,k + T_ak d_n,a d_m,k        (k ≠ a),
+ * with, for the pair p = (i, j), i < j, of blocks B_p:
+ *   S_ij = B_p[0][0], S_ji = B_p[1][1], T_ij = B_p[0][1], T_ji = B_p[1][0]. */
+static void element_block(const defo_quasistatic *qs, int64_t e, int m, int n, double *B) {
+    const double *U = qs->U + 9 * e;
     const defo_dpdf *dp = &qs->dpdf[e];
-    double vol = qs->rest.volume[e];
-    defo_vec3 d[4];
-    elem_rows(qs->Dh + 9 * (size_t)e, d);
-    /* dP[n][k] = δP̂(e_k d_nᵀ) */
-    defo_mat3 dP[4][3];
-    for (int nn = 0; nn < 4; nn++)
-        for (int k = 0; k < 3; k++) {
-            defo_mat3 dF = defo_m3_zero();
-            dF.m[k][0] = d[nn].x;
-            dF.m[k][1] = d[nn].y;
-            dF.m[k][2] = d[nn].z;
-            dP[nn][k] = defo_dpdf_apply(dp, &dF);
-        }
-    for (int m = 0; m < 4; m++)
-        for (int nn = m; nn < 4; nn++) {
-            defo_mat3 Kh;
-            for (int k = 0; k < 3; k++) {
-                defo_vec3 col = defo_m3_mulv(dP[nn][k], d[m]);
-                Kh.m[0][k] = col.x;
-                Kh.m[1][k] = col.y;
-                Kh.m[2][k] = col.z;
-            }
-            defo_mat3 B = defo_m3_mult(defo_m3_mul(U, Kh), U);
-            for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 3; j++) {
-                    double val = vol * B.m[i][j];
-                    Ke[(3 * m + i) * 12 + 3 * nn + j] = val;
-                    Ke[(3 * nn + j) * 12 + 3 * m + i] = val;
-                }
-        }
+    const double *Dh = qs->Dh + 9 * e;
+    double dm[3], dn[3];
+    for (int k = 0; k < 3; k++) {
+        dm[k] = m ? Dh[3 * (m - 1) + k] : -(Dh[k] + Dh[3 + k] + Dh[6 + k]);
+        dn[k] = n ? Dh[3 * (n - 1) + k] : -(Dh[k] + Dh[3 + k] + Dh[6 + k]);
+    }
+    const double S01 = dp->B[0][0][0], S10 = dp->B[0][1][1], T01 = dp->B[0][0][1],
+                 T10 = dp->B[0][1][0];
+    const double S02 = dp->B[1][0][0], S20 = dp->B[1][1][1], T02 = dp->B[1][0][1],
+                 T20 = dp->B[1][1][0];
+    const double S12 = dp->B[2][0][0], S21 = dp->B[2][1][1], T12 = dp->B[2][0][1],
+                 T21 = dp->B[2][1][0];
+    double Kh[3][3];
+    Kh[0][0] = dp->A[0][0] * dm[0] * dn[0] + S01 * dm[1] * dn[1] + S02 * dm[2] * dn[2];
+    Kh[1][1] = dp->A[1][1] * dm[1] * dn[1] + S10 * dm[0] * dn[0] + S12 * dm[2] * dn[2];
+    Kh[2][2] = dp->A[2][2] * dm[2] * dn[2] + S20 * dm[0] * dn[0] + S21 * dm[1] * dn[1];
+    Kh[0][1] = dp->A[0][1] * dm[0] * dn[1] + T01 * dn[0] * dm[1];
+    Kh[1][0] = dp->A[1][0] * dm[1] * dn[0] + T10 * dn[1] * dm[0];
+    Kh[0][2] = dp->A[0][2] * dm[0] * dn[2] + T02 * dn[0] * dm[2];
+    Kh[2][0] = dp->A[2][0] * dm[2] * dn[0] + T20 * dn[2] * dm[0];
+    Kh[1][2] = dp->A[1][2] * dm[1] * dn[2] + T12 * dn[1] * dm[2];
+    Kh[2][1] = dp->A[2][1] * dm[2] * dn[1] + T21 * dn[2] * dm[1];
+    const double vol = qs->rest.volume[e];
+    double W[3][3];
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 3; k++)
+            W[i][k] = U[3 * i] * Kh[0][k] + U[3 * i + 1] * Kh[1][k] + U[3 * i + 2] * Kh[2][k];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            B[3 * i + j] =
+                vol * (W[i][0] * U[3 * j] + W[i][1] * U[3 * j + 1] + W[i][2] * U[3 * j + 2]);
 }
 
+/* K = Σ_e K_e into A without per-element buffers (as corotated.c): each
+ * block (I, J), J ≥ I, is the sum over its sources (e, i, j) — the bcsr
+ * assembly map, in increasing slot order, so the sum does not depend on the
+ * thread count — of element_block (transposed when i > j; a diagonal
+ * element block taken symmetric from its lower triangle); block (J, I) is
+ * its transpose.  K is exactly symmetric.  Parallel over block rows. */
 static void assemble(defo_quasistatic *qs) {
     if (qs->assembled) return;
+    defo_bcsr *A = &qs->A;
+    const defo_index nr = A->num_rows;
     DEFO_PARALLEL_FOR
-    for (defo_index e = 0; e < qs->ne; e++) element_matrix(qs, e, qs->emat + 144 * (size_t)e);
-    defo_bcsr_assemble(&qs->A, qs->emat, 1.0);
+    for (defo_index I = 0; I < nr; I++) {
+        for (int64_t b = A->diag[I]; b < A->row_offset[I + 1]; b++) {
+            double s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+            for (int64_t k = A->src_offset[b]; k < A->src_offset[b + 1]; k++) {
+                int64_t slot = A->src[k], e = slot >> 4;
+                int i = (int)((slot >> 2) & 3), j = (int)(slot & 3);
+                double B[9];
+                element_block(qs, e, i < j ? i : j, i < j ? j : i, B);
+                if (i == j) {
+                    for (int r = 0; r < 3; r++)
+                        for (int q = 0; q < 3; q++)
+                            s[3 * r + q] += r >= q ? B[3 * r + q] : B[3 * q + r];
+                } else if (i < j) {
+                    for (int q = 0; q < 9; q++) s[q] += B[q];
+                } else {
+                    for (int r = 0; r < 3; r++)
+                        for (int q = 0; q < 3; q++) s[3 * r + q] += B[3 * q + r];
+                }
+            }
+            double *v = A->val + 9 * b;
+            memcpy(v, s, sizeof s);
+            if (b != A->diag[I]) {
+                double *w = A->val + 9 * qs->transpose[b];
+                for (int r = 0; r < 3; r++)
+                    for (int q = 0; q < 3; q++) w[3 * q + r] = s[3 * r + q];
+            }
+        }
+    }
     qs->assembled = 1;
 }
 
@@ -850,8 +1006,9 @@ defo_status defo_quasistatic_evaluate(defo_quasistatic *qs, double t, const doub
     return evaluate(qs, t, x, force ? force : qs->f, energy);
 }
 
-/* Block-Jacobi / Jacobi preconditioner from the diagonal blocks of K. */
-static void setup_precond(defo_quasistatic *qs) {
+/* Block-Jacobi (block = 1) or Jacobi preconditioner from the diagonal
+ * blocks of K, contact included. */
+static void setup_diagonal_precond(defo_quasistatic *qs, int block) {
     const defo_index n = qs->n;
     if (!qs->use_matrix) {
         DEFO_PARALLEL_FOR
@@ -903,8 +1060,7 @@ static void setup_precond(defo_quasistatic *qs) {
         for (int k = 0; k < 9; k++) out[k] = 0.0;
         defo_mat3 M = load_m3(B), Mi;
         double tr = B[0] + B[4] + B[8];
-        if (qs->def.precond == DEFO_PRECOND_BLOCK_JACOBI && tr > 0.0 &&
-            defo_m3_det(M) > 1e-9 * tr * tr * tr && defo_m3_inverse(M, &Mi) &&
+        if (block && tr > 0.0 && defo_m3_det(M) > 1e-9 * tr * tr * tr && defo_m3_inverse(M, &Mi) &&
             defo_m3_isfinite(Mi)) {
             store_m3(out, &Mi);
         } else {
@@ -913,7 +1069,77 @@ static void setup_precond(defo_quasistatic *qs) {
     }
 }
 
+/* Add (sign = +1) or remove (−1: restore bitwise) the contact blocks on the
+ * diagonal blocks of the assembled A, for a factorisation of the operator
+ * PCG sees; apply_K keeps adding them separately. */
+static void contact_into_diagonal(defo_quasistatic *qs, int add) {
+    if (qs->num_src <= 0) return;
+    for (defo_index i = 0; i < qs->n; i++) {
+        double *D = qs->A.val + 9 * qs->A.diag[i];
+        if (add) {
+            memcpy(qs->dsave + 9 * (size_t)i, D, 9 * sizeof(double));
+            for (int k = 0; k < 9; k++) D[k] += qs->cblock[9 * (size_t)i + (size_t)k];
+        } else {
+            memcpy(D, qs->dsave + 9 * (size_t)i, 9 * sizeof(double));
+        }
+    }
+}
+
+/* Preconditioner for the next linear solve.  Jacobi / block Jacobi are
+ * rebuilt every time (cheap).  BLOCK_IC0 / TWO_LEVEL (defo_precond_setup on
+ * the assembled K plus contact, bones decoupled) are lagged: refactored when
+ * missing, after precond_max_age solves, or when the last solve needed more
+ * than 2× the CG iterations per decade of its first solve (K drifted; 1.5×
+ * refactored 4× as often on bench_quasistatic for 10 % fewer CG
+ * iterations).  A
+ * failed factorisation (a singular diagonal block, e.g. every element of a
+ * node flattened and clamped) falls back to block Jacobi for this solve.
+ * x: the current iterate (the two-level coarse space's rigid modes are about
+ * its positions). */
+static void setup_precond(defo_quasistatic *qs, const double *x, defo_quasistatic_stats *s) {
+    if (!uses_factor(&qs->def)) {
+        setup_diagonal_precond(qs, qs->def.precond != DEFO_PRECOND_JACOBI);
+        return;
+    }
+    int stale =
+        !qs->pc_valid || qs->pc_age >= qs->def.precond_max_age || qs->pc_last > 2.0 * qs->pc_rate;
+    if (!stale) return;
+    assemble(qs);
+    contact_into_diagonal(qs, 1);
+    qs->P.coords = x;
+    /* Two IC(0) subdomains from 2048 nodes (fixed by the size, so results
+     * never depend on the thread count; defo_precond_setup's own rule splits
+     * from 4096): factorisation and solves then use both cores.  Measured at
+     * 12 K tets (2673 nodes), 2 threads: 25.6 → 19.8 ms per frame, 8.8 → 8.9
+     * CG iterations per Newton iteration.  Below, the cut costs more
+     * iterations than the second core saves. */
+    qs->P.domains = qs->n >= DEFO_PARALLEL_MIN ? 2 : 0;
+    defo_status st = defo_precond_setup(&qs->P, qs->def.precond, &qs->A, qs->constraint);
+    qs->P.coords = NULL;
+    contact_into_diagonal(qs, 0);
+    qs->pc_age = 0;
+    qs->pc_rate = qs->pc_last = 0.0;
+    qs->pc_valid = st == DEFO_OK;
+    if (st == DEFO_OK) {
+        s->precond_setups++;
+    } else {
+        s->precond_fallbacks++;
+        setup_diagonal_precond(qs, 1);
+    }
+}
+
+static void project(const defo_quasistatic *qs, double *v) {
+    for (defo_index i = 0; i < qs->n; i++)
+        if (qs->constraint[i]) v[3 * (size_t)i] = v[3 * (size_t)i + 1] = v[3 * (size_t)i + 2] = 0.0;
+}
+
+/* z = M⁻¹ r, zero on the bones. */
 static void precond_apply(const defo_quasistatic *qs, const double *r, double *z) {
+    if (uses_factor(&qs->def) && qs->pc_valid) {
+        defo_precond_apply(&qs->P, r, z);
+        project(qs, z);
+        return;
+    }
     DEFO_PARALLEL_FOR
     for (defo_index i = 0; i < qs->n; i++) {
         const double *M = qs->pinv + 9 * (size_t)i;
@@ -924,21 +1150,19 @@ static void precond_apply(const defo_quasistatic *qs, const double *r, double *z
     }
 }
 
-static void project(const defo_quasistatic *qs, double *v) {
-    for (defo_index i = 0; i < qs->n; i++)
-        if (qs->constraint[i]) v[3 * (size_t)i] = v[3 * (size_t)i + 1] = v[3 * (size_t)i + 2] = 0.0;
-}
-
-/* PCG on K dx = b over the free nodes, dx = 0 initially.  Returns the
- * iteration count; *neg counts directions with pᵀKp ≤ 0 (the solve stops
- * there, keeping the last iterate, or the preconditioned residual direction
- * if it is the first). */
-static int pcg(defo_quasistatic *qs, const double *b, double *dx, double eta, int *neg) {
+/* PCG on K dx = b over the free nodes, dx = 0 initially, to relative
+ * residual eta.  Returns the iteration count; *neg counts directions with
+ * pᵀKp ≤ 0 (the solve stops there, keeping the last iterate, or the
+ * preconditioned residual direction if it is the first); *reduction
+ * receives |r|/|b| at the end. */
+static int pcg(defo_quasistatic *qs, const double *b, double *dx, double eta, int *neg,
+               double *reduction) {
     const size_t m = 3 * (size_t)qs->n;
     double *r = qs->r, *z = qs->z, *p = qs->p, *q = qs->q;
     memset(dx, 0, m * sizeof(double));
     memcpy(r, b, m * sizeof(double));
     project(qs, r);
+    *reduction = 1.0;
     double bnorm = sqrt(defo_dot(r, r, m));
     if (!(bnorm > 0.0)) return 0;
     precond_apply(qs, r, z);
@@ -961,6 +1185,7 @@ static int pcg(defo_quasistatic *qs, const double *b, double *dx, double eta, in
             r[i] -= alpha * q[i];
         }
         double rn = sqrt(defo_dot(r, r, m));
+        *reduction = rn / bnorm;
         if (rn <= eta * bnorm) {
             it++;
             break;
@@ -973,6 +1198,18 @@ static int pcg(defo_quasistatic *qs, const double *b, double *dx, double eta, in
         for (size_t i = 0; i < m; i++) p[i] = z[i] + beta * p[i];
     }
     return it;
+}
+
+/* Book-keeping of a lagged factor after a solve of `its` iterations that
+ * reduced the residual by `reduction` (CG iterations per decade). */
+static void precond_used(defo_quasistatic *qs, int its, double reduction) {
+    if (!uses_factor(&qs->def) || !qs->pc_valid || its == 0) return;
+    double decades = fmax(-log10(fmax(reduction, 1e-300)), 0.5);
+    double rate = its / decades;
+    if (its >= qs->def.max_cg_iterations) rate = INFINITY; /* refactor next time */
+    if (qs->pc_age == 0) qs->pc_rate = rate;
+    qs->pc_last = rate;
+    qs->pc_age++;
 }
 
 /* Exact step K dx = b on the free nodes by sparse Cholesky.  The contact
@@ -990,16 +1227,9 @@ static defo_status cholesky_step(defo_quasistatic *qs, const double *b, double *
         qs->chol_analyzed = 1;
         s->cholesky_analyses++;
     }
-    if (qs->num_src > 0)
-        for (defo_index i = 0; i < qs->n; i++) {
-            double *D = qs->A.val + 9 * qs->A.diag[i];
-            memcpy(qs->dsave + 9 * (size_t)i, D, 9 * sizeof(double));
-            for (int k = 0; k < 9; k++) D[k] += qs->cblock[9 * (size_t)i + (size_t)k];
-        }
+    contact_into_diagonal(qs, 1);
     defo_status st = defo_cholesky_factor(qs->chol, &qs->A, qs->constraint);
-    if (qs->num_src > 0)
-        for (defo_index i = 0; i < qs->n; i++)
-            memcpy(qs->A.val + 9 * qs->A.diag[i], qs->dsave + 9 * (size_t)i, 9 * sizeof(double));
+    contact_into_diagonal(qs, 0);
     if (st != DEFO_OK) return st;
     s->cholesky_factorizations++;
     memcpy(qs->r, b, m * sizeof(double));
@@ -1101,6 +1331,184 @@ static int line_search(defo_quasistatic *qs, double t, const double *x, const do
 }
 
 /* ------------------------------------------------------------ Newton */
+/* Forcing term of Newton iteration k (defo_qs_forcing in
+ * defo/quasistatic.h).  res: |f|∞ and res2: |f|₂ over the free nodes now,
+ * res2_prev: |f|₂ at the previous iterate; predicted: the frame started
+ * from the predictor.  Eisenstat–Walker choice 2 (γ = 0.9, α = 2) with
+ * their safeguard against a sudden drop of η; the floor 0.5·target/|f|∞
+ * stops CG from solving beyond what the Newton target needs (Kelley 1995
+ * §6.3; the whole of the TARGET rule).  EW has no ratio at k = 0 and starts
+ * at η_max; a predicted start is near enough for one accurate step to reach
+ * the target (measured on bench_quasistatic, cubic predictor: 1.25 Newton
+ * iterations per frame instead of 1.57), so its first step uses the TARGET
+ * rule. */
+static double forcing(defo_quasistatic *qs, int k, int predicted, double res, double res2,
+                      double res2_prev, double target) {
+    const double lo = qs->def.cg_min_tolerance, hi = qs->def.cg_max_tolerance;
+    double eta = 0.0;
+    if (qs->def.forcing == DEFO_QS_FORCING_EISENSTAT_WALKER && !(k == 0 && predicted)) {
+        if (k == 0 || !(res2_prev > 0.0)) {
+            eta = hi;
+        } else {
+            const double gamma = 0.9;
+            double ratio = res2 / res2_prev;
+            eta = gamma * ratio * ratio;
+            double safe = gamma * qs->ew_eta * qs->ew_eta;
+            if (safe > 0.1) eta = fmax(eta, safe);
+        }
+        eta = fmin(eta, hi);
+    }
+    eta = fmax(eta, 0.5 * target / res);
+    eta = fmin(hi, fmax(lo, eta));
+    qs->ew_eta = eta;
+    return eta;
+}
+
+/* The predictor of defo_qs_predictor applies: x (as passed in, before the
+ * bones are placed) is the equilibrium returned last, enough of them are
+ * known at increasing times, and t lies ahead of the newest by at most 4 of
+ * its last interval. */
+static int can_extrapolate(const defo_quasistatic *qs, double t, const double *x) {
+    int need = history_size(&qs->def);
+    if (need == 0 || qs->nhist < need) return 0;
+    for (int k = 0; k + 1 < need; k++)
+        if (!(qs->th[k] > qs->th[k + 1])) return 0;
+    double sc = (t - qs->th[0]) / (qs->th[0] - qs->th[1]);
+    if (!(sc > 0.0 && sc <= 4.0)) return 0;
+    return memcmp(x, qs->xh[0], 3 * (size_t)qs->n * sizeof(double)) == 0;
+}
+
+/* Extrapolate the last equilibria to t into qs->xt by the Lagrange
+ * polynomial through them (linear or quadratic in t), bones placed at t. */
+static void extrapolate(defo_quasistatic *qs, double t) {
+    const size_t m = 3 * (size_t)qs->n;
+    const int h = history_size(&qs->def);
+    /* Lagrange weights w_j = Π_{l≠j} (t − t_l)/(t_j − t_l) */
+    double w[4] = {0.0, 0.0, 0.0, 0.0};
+    for (int j = 0; j < h; j++) {
+        w[j] = 1.0;
+        for (int l = 0; l < h; l++)
+            if (l != j) w[j] *= (t - qs->th[l]) / (qs->th[j] - qs->th[l]);
+    }
+    const double *x0 = qs->xh[0], *x1 = qs->xh[1];
+    const double *x2 = h > 2 ? qs->xh[2] : x1, *x3 = h > 3 ? qs->xh[3] : x1;
+    double *xt = qs->xt;
+    DEFO_PARALLEL_FOR
+    for (size_t i = 0; i < m; i++)
+        xt[i] = w[0] * x0[i] + w[1] * x1[i] + w[2] * x2[i] + w[3] * x3[i];
+    place_bones(qs, t, xt);
+}
+
+/* The elements with a bone node, listed once after the bones change (at the
+ * start of a solve, so warm frames allocate nothing); 0 on allocation
+ * failure (the predictor then compares full evaluations). */
+static int build_bone_elems(defo_quasistatic *qs) {
+    if (!qs->bone_elem_dirty) return qs->bone_elem != NULL;
+    defo_free(qs->bone_elem);
+    defo_free(qs->bone_dpsi);
+    qs->bone_elem = NULL;
+    qs->bone_dpsi = NULL;
+    qs->num_bone_elem = 0;
+    const defo_index *conn = qs->mesh->elems;
+    defo_index c = 0;
+    for (defo_index e = 0; e < qs->ne; e++) {
+        const defo_index *v = conn + 4 * (size_t)e;
+        c += qs->constraint[v[0]] || qs->constraint[v[1]] || qs->constraint[v[2]] ||
+             qs->constraint[v[3]];
+    }
+    qs->bone_elem = defo_malloc(sizeof(defo_index) * ((size_t)c + 1));
+    qs->bone_dpsi = defo_malloc(sizeof(double) * ((size_t)c + 1));
+    if (!qs->bone_elem || !qs->bone_dpsi) {
+        defo_free(qs->bone_elem);
+        defo_free(qs->bone_dpsi);
+        qs->bone_elem = NULL;
+        qs->bone_dpsi = NULL;
+        return 0;
+    }
+    c = 0;
+    for (defo_index e = 0; e < qs->ne; e++) {
+        const defo_index *v = conn + 4 * (size_t)e;
+        if (qs->constraint[v[0]] || qs->constraint[v[1]] || qs->constraint[v[2]] ||
+            qs->constraint[v[3]])
+            qs->bone_elem[c++] = e;
+    }
+    qs->num_bone_elem = c;
+    qs->bone_elem_dirty = 0;
+    return 1;
+}
+
+/* Total energy at xb = xh[0] with only the bones moved, while the element
+ * state is still that of xh[0] (energy E_h0) and there is no contact (its
+ * energy depends on t everywhere): E_h0 plus the energy change of the
+ * elements with a bone node, minus f_extᵀ(xb − xh[0]) on the bones.  A
+ * fraction of a full evaluation (only those elements' SVDs).  0 when not
+ * available or not finite. */
+static int energy_bones_moved(defo_quasistatic *qs, const double *xb, double *E) {
+    if (!qs->state_at_h0 || qs->num_src > 0 || !build_bone_elems(qs)) return 0;
+    const defo_index *conn = qs->mesh->elems;
+    const defo_index nb = qs->num_bone_elem;
+    DEFO_PARALLEL_FOR_IF(nb > DEFO_PARALLEL_MIN)
+    for (defo_index k = 0; k < nb; k++) {
+        defo_index e = qs->bone_elem[k];
+        const defo_index *v = conn + 4 * (size_t)e;
+        defo_vec3 x0 = defo_v3_load(xb + 3 * (size_t)v[0]);
+        defo_mat3 Ds = defo_m3_from_cols(defo_v3_sub(defo_v3_load(xb + 3 * (size_t)v[1]), x0),
+                                         defo_v3_sub(defo_v3_load(xb + 3 * (size_t)v[2]), x0),
+                                         defo_v3_sub(defo_v3_load(xb + 3 * (size_t)v[3]), x0));
+        defo_mat3 F = defo_m3_mul(Ds, load_m3(qs->rest.Dm_inv + 9 * (size_t)e));
+        double dpsi = NAN;
+        if (defo_m3_isfinite(F)) {
+            defo_mat3 U, V;
+            defo_vec3 sig;
+            defo_svd3(&F, &U, &sig, &V);
+            dpsi = qs->rest.volume[e] * defo_material_eval(qs->mat, sig, NULL, NULL) - qs->psi[e];
+        }
+        qs->bone_dpsi[k] = dpsi;
+    }
+    double dext = 0.0;
+    for (defo_index i = 0; i < qs->n; i++)
+        if (qs->constraint[i])
+            for (int k = 0; k < 3; k++) {
+                size_t j = 3 * (size_t)i + (size_t)k;
+                dext += qs->fext[j] * (xb[j] - qs->xh[0][j]);
+            }
+    *E = qs->E_h0 + sum_fixed(qs->bone_dpsi, (size_t)nb) - dext;
+    return isfinite(*E);
+}
+
+/* Start from the extrapolated guess if its energy is below Eref (the energy
+ * of x): x, f, *E and the element state become the guess's.  Returns 0
+ * otherwise, the element state then being that of the guess (the caller
+ * re-evaluates x). */
+static int try_prediction(defo_quasistatic *qs, double t, double *x, double *f, double Eref,
+                          double *E) {
+    const size_t m = 3 * (size_t)qs->n;
+    extrapolate(qs, t);
+    double Ep = 0.0;
+    if (evaluate(qs, t, qs->xt, qs->ft, &Ep) != DEFO_OK || !(Ep < Eref)) return 0;
+    memcpy(x, qs->xt, m * sizeof(double));
+    memcpy(f, qs->ft, m * sizeof(double));
+    *E = Ep;
+    return 1;
+}
+
+/* After a converged frame: remember its equilibrium for the predictor. */
+static void remember(defo_quasistatic *qs, double t, const double *x, double E) {
+    int h = history_size(&qs->def);
+    if (h == 0) return;
+    double *oldest = qs->xh[h - 1];
+    for (int k = h - 1; k > 0; k--) {
+        qs->xh[k] = qs->xh[k - 1];
+        qs->th[k] = qs->th[k - 1];
+    }
+    qs->xh[0] = oldest;
+    memcpy(qs->xh[0], x, 3 * (size_t)qs->n * sizeof(double));
+    qs->th[0] = t;
+    if (qs->nhist < h) qs->nhist++;
+    qs->state_at_h0 = 1; /* the last evaluation was at x */
+    qs->E_h0 = E;
+}
+
 defo_status defo_quasistatic_solve(defo_quasistatic *qs, double t, double *x,
                                    defo_quasistatic_stats *stats) {
     if (!qs || !x) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "quasistatic_solve: NULL argument");
@@ -1115,18 +1523,38 @@ defo_status defo_quasistatic_solve(defo_quasistatic *qs, double t, double *x,
     defo_quasistatic_stats s;
     memset(&s, 0, sizeof s);
     s.reference_force = qs->fref;
+    if (history_size(&qs->def) > 0 && qs->bone_elem_dirty) build_bone_elems(qs);
+    const int predict = can_extrapolate(qs, t, x);
+    if (qs->def.frame_local) qs->pc_valid = 0; /* nothing from earlier frames */
     place_bones(qs, t, x);
     double E = 0.0;
     double *f = qs->f, *dx = qs->d, *xt = qs->xt, *ft = qs->ft;
-    defo_status st = evaluate(qs, t, x, f, &E);
-    defo_status ret = DEFO_OK;
-    if (st != DEFO_OK) {
-        s.reason = DEFO_QS_NUMERICAL;
-        ret = st;
-        goto done;
+    defo_status st = DEFO_OK, ret = DEFO_OK;
+    /* The predictor's start is kept only if it lowers the energy below that
+     * of x (bones at t).  That energy needs only the elements at the bones
+     * when x is the last equilibrium and no contact moves (one full
+     * evaluation per frame instead of two). */
+    double Eb = 0.0;
+    int tried = 0;
+    if (predict && energy_bones_moved(qs, x, &Eb)) {
+        tried = 1;
+        s.predicted = try_prediction(qs, t, x, f, Eb, &E);
+    }
+    if (!s.predicted) {
+        st = evaluate(qs, t, x, f, &E);
+        if (st == DEFO_OK && predict && !tried) {
+            s.predicted = try_prediction(qs, t, x, f, E, &E);
+            if (!s.predicted) st = evaluate(qs, t, x, f, &E);
+        }
+        if (st != DEFO_OK) {
+            s.reason = DEFO_QS_NUMERICAL;
+            ret = st;
+            goto done;
+        }
     }
     s.max_inverted = count_flag(qs, QS_INVERTED);
     double res = free_residual(qs, f);
+    double res2 = free_norm2(qs, f), res2_prev = 0.0;
     s.initial_residual = res;
     const double target = qs->def.tolerance * qs->fref;
     s.reason = DEFO_QS_MAX_ITERATIONS;
@@ -1138,17 +1566,21 @@ defo_status defo_quasistatic_solve(defo_quasistatic *qs, double t, double *x,
         }
         if (k >= qs->def.max_iterations) break;
         s.newton_iterations++;
+        double tl = now_seconds();
         int direct = 0;
         if (qs->def.linear_solver == DEFO_QS_SOLVER_CHOLESKY) {
             direct = cholesky_step(qs, f, dx, &s) == DEFO_OK;
             if (!direct) s.cholesky_fallbacks++;
         }
         if (!direct) {
-            setup_precond(qs);
-            double eta =
-                fmin(qs->def.cg_max_tolerance, fmax(qs->def.cg_min_tolerance, 0.5 * target / res));
-            s.cg_iterations += pcg(qs, f, dx, eta, &s.negative_curvature);
+            setup_precond(qs, x, &s);
+            double eta = forcing(qs, k, s.predicted, res, res2, res2_prev, target);
+            double reduction = 1.0;
+            int its = pcg(qs, f, dx, eta, &s.negative_curvature, &reduction);
+            precond_used(qs, its, reduction);
+            s.cg_iterations += its;
         }
+        s.linear_seconds += now_seconds() - tl;
         cap_step(qs, x, dx);
         double Et = 0.0;
         int accepted = line_search(qs, t, x, f, E, dx, &Et, &s.line_search_backtracks, &st);
@@ -1180,6 +1612,8 @@ defo_status defo_quasistatic_solve(defo_quasistatic *qs, double t, double *x,
         memcpy(f, ft, m * sizeof(double));
         E = Et;
         res = res_new;
+        res2_prev = res2;
+        res2 = free_norm2(qs, f);
         defo_index inv = count_flag(qs, QS_INVERTED);
         if (inv > s.max_inverted) s.max_inverted = inv;
     }
@@ -1191,6 +1625,10 @@ defo_status defo_quasistatic_solve(defo_quasistatic *qs, double t, double *x,
                    t, defo_qs_reason_name(s.reason), s.newton_iterations, res, target);
     }
     s.residual = res;
+    if (s.reason == DEFO_QS_CONVERGED)
+        remember(qs, t, x, E);
+    else
+        qs->nhist = 0;
 done:
     s.energy = E;
     s.inverted = count_flag(qs, QS_INVERTED);
