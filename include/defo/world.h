@@ -77,6 +77,9 @@ DEFO_API defo_status defo_body_fix_node(defo_world *world, defo_body_id id, defo
 /* State access; NULL for an invalid id.  The arrays stay at the same address
  * for the body's lifetime and are updated by each step. */
 DEFO_API defo_index defo_body_num_nodes(const defo_world *world, defo_body_id id);
+/* External dead load [N] per node (3n, writable, zero initially): added to
+ * gravity in every step until changed. */
+DEFO_API double *defo_body_external_force(defo_world *world, defo_body_id id);
 DEFO_API const defo_mesh *defo_body_mesh(const defo_world *world, defo_body_id id);
 DEFO_API const double *defo_body_positions(const defo_world *world, defo_body_id id);
 DEFO_API const double *defo_body_velocities(const defo_world *world, defo_body_id id);

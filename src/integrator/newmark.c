@@ -189,7 +189,7 @@ static defo_status step_body(defo_world *w, defo_body *b, double dt) {
         b->constraint[i] = b->fixed[i] ? DEFO_CONSTRAINT_FIXED : DEFO_CONSTRAINT_NONE;
         for (int k = 0; k < 3; k++) {
             size_t j = 3 * (size_t)i + (size_t)k;
-            rhs[j] = m[i] * v[j] + h * (b->fe[j] + m[i] * g[k]);
+            rhs[j] = m[i] * v[j] + h * (b->fe[j] + b->fx[j] + m[i] * g[k]);
             vn[j] = b->fixed[i] ? 0.0 : v[j];
         }
     }
@@ -257,13 +257,13 @@ static defo_status step_body(defo_world *w, defo_body *b, double dt) {
     }
 
     /* 4, explicit half with the rotations of xⁿ: rhs = M ṽⁿ + Δt/2 (f_e(xⁿ)
-     * − Dⁿ ṽⁿ + 2 M g) */
+     * − Dⁿ ṽⁿ + 2 (M g + f_x)), f_x the dead load */
     defo_force_damping(b->force, vt, b->tmp);
     DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
     for (defo_index i = 0; i < n; i++)
         for (int k = 0; k < 3; k++) {
             size_t j = 3 * (size_t)i + (size_t)k;
-            rhs[j] = m[i] * vt[j] + h * (b->fe[j] + b->tmp[j] + 2.0 * m[i] * g[k]);
+            rhs[j] = m[i] * vt[j] + h * (b->fe[j] + b->tmp[j] + 2.0 * (b->fx[j] + m[i] * g[k]));
         }
     /* F and its diagonalization once per step, after line 3 (ITF04 §9). */
     b->stepped = 1;

@@ -74,8 +74,8 @@ static void body_free(defo_body *b) {
     defo_material_destroy(b->mat);
     defo_rest_free(&b->rest);
     defo_mesh_destroy(b->mesh);
-    double *arrays[] = {b->x,  b->v,   b->mass, b->fe,     b->x_new,    b->v_new,  b->fe_new,
-                        b->vt, b->rhs, b->tmp,  b->normal, b->inv_diag, b->cg_work};
+    double *arrays[] = {b->x,  b->v,   b->mass, b->fe,     b->x_new,    b->v_new,   b->fe_new,
+                        b->vt, b->rhs, b->tmp,  b->normal, b->inv_diag, b->cg_work, b->fx};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) defo_free(arrays[i]);
     defo_free(b->fixed);
     defo_free(b->constraint);
@@ -149,8 +149,8 @@ defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_bo
     defo_index n = b->mesh->num_nodes;
     size_t m = 3 * (size_t)n;
     b->n = n;
-    double **arrays3[] = {&b->x,  &b->v,   &b->fe,  &b->x_new,  &b->v_new,   &b->fe_new,
-                          &b->vt, &b->rhs, &b->tmp, &b->normal, &b->inv_diag};
+    double **arrays3[] = {&b->x,  &b->v,   &b->fe,  &b->x_new,  &b->v_new,    &b->fe_new,
+                          &b->vt, &b->rhs, &b->tmp, &b->normal, &b->inv_diag, &b->fx};
     for (size_t i = 0; i < sizeof arrays3 / sizeof arrays3[0]; i++)
         *arrays3[i] = defo_calloc(m ? m : 1, sizeof(double));
     b->mass = defo_calloc(n ? (size_t)n : 1, sizeof(double));
@@ -195,6 +195,11 @@ defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_bo
     }
     w->num_bodies++;
     return DEFO_OK;
+}
+
+double *defo_body_external_force(defo_world *w, defo_body_id id) {
+    defo_body *b = get_body(w, id);
+    return b ? b->fx : NULL;
 }
 
 defo_status defo_body_set_material(defo_world *w, defo_body_id id,

@@ -25,6 +25,7 @@ typedef struct defo_body {
     double *x, *v; /* current state */
     double *mass;  /* lumped, kg */
     double *fe;    /* elastic force at x (valid unless dirty) */
+    double *fx;    /* external dead load [N] per node, set by the caller (0 initially) */
     double elastic_energy;
     double elastic_energy_new; /* at x_new, during a step */
     unsigned char *fixed;
