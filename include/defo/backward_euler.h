@@ -41,8 +41,9 @@ typedef struct defo_backward_euler_def {
     int cg_fixed_iterations;
     double cg_tolerance;              /* relative residual in (0, 1); default 1e-6 */
     int cg_max_iterations;            /* > 0; default 5000 */
-    defo_precond_kind preconditioner; /* default DEFO_PRECOND_BLOCK_IC0 */
-    /* Lagged preconditioners (DEFO_PRECOND_CHOLESKY, DEFO_PRECOND_TWO_LEVEL):
+    defo_precond_kind preconditioner; /* default DEFO_PRECOND_TWO_LEVEL */
+    /* Lagged preconditioners (DEFO_PRECOND_CHOLESKY, DEFO_PRECOND_TWO_LEVEL,
+     * DEFO_PRECOND_BLOCK_IC0):
      * the preconditioner is recomputed only when the previous step needed
      * more than max(refactor_iterations, 1.25 × the iterations of the first
      * step after the last refactorisation) PCG iterations (or the
@@ -97,6 +98,12 @@ DEFO_API double *defo_backward_euler_plastic_force(defo_backward_euler *be);
  * (plasticity, fracture: MG04 Fig. 6).  The next step reuses them instead of
  * recomputing: do not change the positions in between. */
 DEFO_API defo_status defo_backward_euler_update_rotations(defo_backward_euler *be);
+/* Forget what the stepper carries over between steps besides x and v: the
+ * next step recomputes every rotation (lazy updates start afresh) and
+ * rebuilds the preconditioner, exactly as a stepper just created from the
+ * same x and v would.  defo run calls it at every frame start, so a run
+ * resumed from a frame's checkpoint takes bit-identical steps. */
+DEFO_API void defo_backward_euler_refresh(defo_backward_euler *be);
 /* The (borrowed) mesh changed topology: nodes were appended (mesh->num_nodes
  * grew; mesh->x holds their rest positions) and element connectivity changed.
  * State arrays grow (old nodes keep their values; new nodes get x = rest

@@ -57,7 +57,7 @@ defo_backward_euler_def defo_default_backward_euler_def(void) {
     d.gravity[2] = -9.81;
     d.cg_tolerance = 1e-6;
     d.cg_max_iterations = 5000;
-    d.preconditioner = DEFO_PRECOND_BLOCK_IC0;
+    d.preconditioner = DEFO_PRECOND_TWO_LEVEL;
     d.warm_start = 1;
     d.refactor_iterations = 10;
     d.corotated = defo_default_corotated_def();
@@ -245,6 +245,15 @@ defo_status defo_backward_euler_topology_changed(defo_backward_euler *be) {
     be->rotations_fresh = 0;
     return DEFO_OK;
 }
+void defo_backward_euler_refresh(defo_backward_euler *be) {
+    if (!be) return;
+    defo_corotated_invalidate_rotations(be->model);
+    be->assembled = 0;
+    be->rotations_fresh = 0;
+    be->last_iterations = be->fresh_iterations = be->last_converged = 0;
+    be->last_residual = be->fresh_residual = 0;
+}
+
 unsigned char *defo_backward_euler_constraints(defo_backward_euler *be) {
     /* The caller may change constraints: the IC(0) factor depends on them. */
     be->assembled = 0;
@@ -286,8 +295,9 @@ defo_status defo_backward_euler_step(defo_backward_euler *be, defo_backward_eule
     const double dt = d->time_step;
     const defo_index n = be->n;
     const size_t m = 3 * (size_t)n;
-    const int lag =
-        d->preconditioner == DEFO_PRECOND_CHOLESKY || d->preconditioner == DEFO_PRECOND_TWO_LEVEL;
+    const int lag = d->preconditioner == DEFO_PRECOND_CHOLESKY ||
+                    d->preconditioner == DEFO_PRECOND_TWO_LEVEL ||
+                    d->preconditioner == DEFO_PRECOND_BLOCK_IC0;
 
     double t0 = now_seconds();
     defo_status st;
@@ -306,7 +316,7 @@ defo_status defo_backward_euler_step(defo_backward_euler *be, defo_backward_eule
     if (!be->assembled || s.rotations_updated > 0) {
         defo_corotated_assemble(be->model, dt * dt + dt * d->rayleigh_stiffness, be->mass,
                                 1 + dt * d->rayleigh_mass);
-        /* CHOLESKY and TWO_LEVEL are lagged: the preconditioner of an
+        /* CHOLESKY, TWO_LEVEL and BLOCK_IC0 are lagged: the preconditioner of an
          * earlier step's matrix is kept while PCG converges about as fast
          * with it as when it was fresh (K' drifts only with the rotations). */
         const int limit =
