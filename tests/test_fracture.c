@@ -228,9 +228,59 @@ static void test_threads_bitwise(void) {
     CHECK(test_bitwise_same_for_threads(det_compute, NULL, DET_BYTES, 2));
 }
 
+/* Once warm, a step of a body below its threshold (fracture pass, then the
+ * implicit Euler step) allocates nothing: counted through the allocator hook. */
+static long alloc_calls;
+static void *count_alloc(size_t size, void *user) {
+    (void)user;
+    alloc_calls++;
+    return malloc(size);
+}
+static void count_free(void *p, void *user) {
+    (void)user;
+    free(p);
+}
+
+static void test_no_allocation_without_splits(void) {
+    defo_box_def bd = defo_default_box_def();
+    bd.cells[0] = 6;
+    bd.cells[1] = bd.cells[2] = 2;
+    defo_mesh *m = NULL;
+    CHECK_OK(defo_generate_box(&bd, &m));
+    defo_material_def mat = defo_default_material();
+    mat.youngs_modulus = 1e5;
+    mat.poisson = 0.3;
+    defo_backward_euler *be = NULL;
+    CHECK_OK(defo_backward_euler_create(m, &mat, NULL, &be));
+    defo_fracture_def fd = defo_default_fracture_def();
+    fd.threshold = 1e12; /* never reached */
+    defo_fracture *f = NULL;
+    CHECK_OK(defo_fracture_create(m, &mat, &fd, &f));
+    defo_fracture_stats fs;
+    for (int k = 0; k < 2; k++) { /* warm-up */
+        CHECK_OK(defo_fracture_step(f, be, &fs));
+        CHECK_OK(defo_backward_euler_step(be, NULL));
+    }
+    defo_set_allocator(count_alloc, count_free, NULL);
+    alloc_calls = 0;
+    for (int k = 0; k < 5; k++) {
+        CHECK_OK(defo_fracture_step(f, be, &fs));
+        CHECK_OK(defo_backward_euler_step(be, NULL));
+    }
+    defo_set_allocator(NULL, NULL, NULL);
+    TEST_REPORT("%ld allocations in 5 warm steps; %ld component(s)", alloc_calls,
+                (long)fs.components);
+    CHECK(alloc_calls == 0);
+    CHECK(fs.splits == 0 && fs.components == 1);
+    defo_fracture_destroy(f);
+    defo_backward_euler_destroy(be);
+    defo_mesh_destroy(m);
+}
+
 int main(void) {
     RUN(test_bar_pulled_apart);
     RUN(test_seed_reproducible);
     RUN(test_threads_bitwise);
+    RUN(test_no_allocation_without_splits);
     return test_summary();
 }

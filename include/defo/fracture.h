@@ -83,11 +83,25 @@ DEFO_API defo_status defo_fracture_stress(defo_fracture *f, const defo_corotated
 DEFO_API defo_status defo_fracture_step(defo_fracture *f, defo_backward_euler *be,
                                         defo_fracture_stats *stats);
 
-/* Crack-tip marks, one per node (1 = tip), valid until the next step. */
+/* Crack-tip marks, one per node (1 = tip).  A mark persists (later passes
+ * try tips first) and is part of the fracture state. */
 DEFO_API const unsigned char *defo_fracture_crack_tips(const defo_fracture *f);
 /* Parent of each node: itself for original nodes, the node it was split
  * from for added ones (num_nodes entries). */
 DEFO_API const defo_index *defo_fracture_parents(const defo_fracture *f);
+
+/* Checkpoints.  The state that carries from one call to the next is the
+ * mesh (nodes appended, connectivity), the crack tips, the parents and the
+ * generator state; everything else is recomputed per call. */
+DEFO_API uint64_t defo_fracture_rng_state(const defo_fracture *f);
+/* Restore a saved state: the caller has already put the fracture's mesh back
+ * (mesh->num_nodes nodes, connectivity); tips and parents hold num_nodes
+ * entries (parents[i] <= i, parents precede children), rng is the value of
+ * defo_fracture_rng_state when it was saved.  Marks of nodes past
+ * mesh->num_nodes are cleared, so a restored fracture continues bit for bit
+ * like the one that was saved. */
+DEFO_API defo_status defo_fracture_restore(defo_fracture *f, uint64_t rng,
+                                           const unsigned char *tips, const defo_index *parents);
 
 #ifdef __cplusplus
 }

@@ -45,6 +45,10 @@ struct defo_fracture {
     defo_index *parent;       /* per node */
     defo_index node_cap;
     uint64_t rng;
+    /* connected components of the mesh, recounted only when the topology
+     * changed (counting allocates; a step without splits must not) */
+    defo_index components;
+    int components_valid;
 };
 
 defo_fracture_def defo_default_fracture_def(void) {
@@ -155,6 +159,32 @@ const unsigned char *defo_fracture_crack_tips(const defo_fracture *f) {
 }
 const defo_index *defo_fracture_parents(const defo_fracture *f) {
     return f ? f->parent : NULL;
+}
+
+uint64_t defo_fracture_rng_state(const defo_fracture *f) {
+    return f ? f->rng : 0;
+}
+
+defo_status defo_fracture_restore(defo_fracture *f, uint64_t rng, const unsigned char *tips,
+                                  const defo_index *parents) {
+    if (!f || !tips || !parents)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "fracture restore: missing argument");
+    const defo_index n = f->mesh->num_nodes;
+    for (defo_index i = 0; i < n; i++)
+        if (parents[i] < 0 || parents[i] > i)
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "fracture restore: node %ld has parent %ld (must be in [0, %ld])",
+                              (long)i, (long)parents[i], (long)i);
+    defo_status st = ensure_nodes(f, n);
+    if (st) return st;
+    for (defo_index i = 0; i < f->node_cap; i++) {
+        f->tip[i] = i < n ? (tips[i] != 0) : 0;
+        f->parent[i] = i < n ? parents[i] : i;
+        f->split[i] = 0;
+    }
+    f->rng = rng;
+    f->components_valid = 0; /* the connectivity was restored too */
+    return DEFO_OK;
 }
 
 /* σ = E ε of element e (ε as in plasticity: relative displacements in the
@@ -387,8 +417,12 @@ defo_status defo_fracture_step(defo_fracture *f, defo_backward_euler *be,
             con[i] = con[p];
         }
     }
-    st = defo_mesh_components(mesh, NULL, &s.components);
-    if (st) return defo_error_prefix("fracture step");
+    if (s.splits > 0 || !f->components_valid) {
+        st = defo_mesh_components(mesh, NULL, &f->components);
+        if (st) return defo_error_prefix("fracture step");
+        f->components_valid = 1;
+    }
+    s.components = f->components;
     if (stats) *stats = s;
     return DEFO_OK;
 }
