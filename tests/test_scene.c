@@ -23,6 +23,10 @@
  *     (Euler–Bernoulli), resume is bit for bit; "forces" and "tractions"
  *     bend it, a fixed set with a "motion" is a moving bone;
  *   - plasticity (MG04 §3) on a corotated bar yields, is checkpointed;
+ *   - fracture (MG04 §4) with plasticity on a bar pulled by a kinematic
+ *     handle: splits grow the node count, the bar breaks into pieces, the
+ *     handle follows its motion exactly, and a checkpoint between fracture
+ *     events resumes bit for bit;
  *   - the built-in demo scene parses and builds.
  */
 #include "defo/scene.h"
@@ -348,7 +352,8 @@ static void test_backward_euler(void) {
                 &s, &e) == DEFO_ERR_INVALID_ARGUMENT);
     CHECK(e.count == 2);
     CHECK(has_line(&e, "scene.json: integrator.cfl: unknown key (allowed: type, time_step, "
-                       "rayleigh_mass, rayleigh_stiffness, cg_fixed_iterations, cg)"));
+                       "rayleigh_mass, rayleigh_stiffness, cg_fixed_iterations, cg, precond, "
+                       "rotation_interval, lazy_tolerance)"));
     CHECK(has_sub(&e, "bodies[0].formulation: integrator 'backward_euler' steps 'corotated' "
                       "bodies only"));
     defo_scene_errors_free(&e);
@@ -498,6 +503,61 @@ static double qs_tip_after_frame(const char *loads, const char *fixed_extra) {
     return tip;
 }
 
+/* Dead loads under the dynamic integrators: elastic and damping forces are
+ * internal (they sum to zero), so the total momentum of a free body is
+ * (Σ loads)·t — checked for newmark and backward_euler with a force on every
+ * node (0.01 N each) plus a traction on the x = 1 face (100 Pa × 0.25 m² =
+ * 25 N), no gravity.  Newmark's update conserves it to rounding; backward
+ * Euler's to its linear solve, run here to a 1e-12 residual. */
+static void test_dynamic_loads(void) {
+    const char *integ[2] = {"newmark", "backward_euler"};
+    for (int t = 0; t < 2; t++) {
+        char text[1400];
+        snprintf(text, sizeof text,
+                 "{\"duration\": {\"fps\": 30}, \"gravity\": [0, 0, 0],"
+                 " \"integrator\": {\"type\": \"%s\"%s},"
+                 " \"bodies\": [{\"formulation\": \"%s\", \"generator\": {\"type\": \"box\","
+                 " \"size\": [1, 0.5, 0.5], \"center\": [0.5, 0, 0], \"cells\": [4, 2, 2]},"
+                 "  \"material\": {\"model\": \"%s\", \"youngs\": 1e4, \"density\": 100},"
+                 "  \"forces\": [{\"box\": {\"min\": [-1, -1, -1], \"max\": [2, 1, 1]},"
+                 " \"force\": [0, 0, 0.01]}],"
+                 "  \"tractions\": [{\"box\": {\"min\": [0.999, -1, -1], \"max\": [1.001, 1, 1]},"
+                 " \"traction\": [100, 0, 0]}]}]}",
+                 integ[t], t ? ", \"cg\": {\"tolerance\": 1e-12}" : "",
+                 t ? "corotated" : "invertible", t ? "corotated" : "neo_hookean");
+        defo_scene *s = NULL;
+        defo_scene_errors e;
+        defo_status st = parse(text, &s, &e);
+        CHECK_OK(st);
+        if (st) {
+            for (int i = 0; i < e.count; i++) TEST_REPORT("%s", e.lines[i]);
+            defo_scene_errors_free(&e);
+        }
+        if (!s) continue;
+        defo_simulation *sim = NULL;
+        CHECK_OK(defo_simulation_create(s, &sim));
+        if (sim) {
+            for (int f = 0; f < 3; f++) CHECK(defo_simulation_step_frame(sim) >= 0);
+            const defo_mesh *m = defo_simulation_body_mesh(sim, 0);
+            const double *v = defo_simulation_body_velocities(sim, 0);
+            const double *mass =
+                defo_body_masses(defo_simulation_world(sim), defo_simulation_body(sim, 0));
+            double P[3] = {0, 0, 0};
+            for (defo_index i = 0; i < m->num_nodes; i++)
+                for (int k = 0; k < 3; k++) P[k] += mass[i] * v[3 * i + k];
+            const double time = 3.0 / 30.0;
+            const double want[3] = {25.0 * time, 0, 0.01 * (double)m->num_nodes * time};
+            double err = 0;
+            for (int k = 0; k < 3; k++) err = fmax(err, fabs(P[k] - want[k]));
+            TEST_REPORT("%s: momentum (%.9f, %.1e, %.9f) N·s, expected (%.9f, 0, %.9f)", integ[t],
+                        P[0], P[1], P[2], want[0], want[2]);
+            CHECK(err <= 1e-9 * want[0]);
+        }
+        defo_simulation_destroy(sim);
+        defo_scene_destroy(s);
+    }
+}
+
 static void test_quasistatic_loads(void) {
     double none = qs_tip_after_frame("", "");
     double force =
@@ -534,9 +594,8 @@ static void test_quasistatic_loads(void) {
     CHECK(
         has_line(&e, "scene.json: bodies[0].forces[2].force[2]: expected a number, got a string"));
     CHECK(has_sub(&e, "bodies[0].tractions[0].force: unknown key"));
-    CHECK(has_line(&e, "scene.json: bodies[0].tractions: needs integrator 'quasistatic'"));
     CHECK(has_line(&e, "scene.json: bodies[0].fixed[0].motion: needs integrator 'quasistatic' "
-                       "(moving bones)"));
+                       "(moving bones) or 'backward_euler' (kinematic handles)"));
     defo_scene_errors_free(&e);
     CHECK(!s);
 
@@ -635,6 +694,149 @@ static void test_plasticity(void) {
     defo_scene_errors_free(&err);
 }
 
+/* MG04 §4 fracture as a scene key, on the tear example's bar (held at x = 0,
+ * its end x = 0.4 pulled at 0.5 m/s by a kinematic handle), with MG04 §3
+ * plasticity on the same body:
+ *   - the pairing with formulation and integrator is validated;
+ *   - splits happen, each adds one node (node count = initial + splits), the
+ *     body ends in >= 2 components, the world's copy keeps the original
+ *     topology; plastic strain builds up alongside;
+ *   - the handle's nodes are exactly at X + v·t (analytic: the handle
+ *     follows its motion), the clamped ones at X;
+ *   - a checkpoint taken after the first splits, restored into a fresh
+ *     simulation, continues bit for bit (positions, velocities,
+ *     connectivity, plastic strains) through further splits. */
+static defo_scene *tear_scene(const char *extra) {
+    char text[4096];
+    snprintf(text, sizeof text,
+             "{\"duration\": {\"fps\": 30}, \"gravity\": [0, 0, 0],"
+             " \"integrator\": {\"type\": \"backward_euler\", \"time_step\": 0.005, "
+             "\"rayleigh_mass\": 1},"
+             " \"bodies\": [{\"formulation\": \"corotated\", \"generator\": {\"type\": \"box\", "
+             "\"size\": [0.4, 0.1, 0.1], \"center\": [0.2, 0, 0.3], \"cells\": [12, 3, 3], "
+             "\"split\": \"5\"},"
+             "  \"material\": {\"model\": \"corotated\", \"youngs\": 1e5, \"poisson\": 0.33},"
+             "  \"fracture\": {\"threshold\": 6e3, \"seed\": 2004, \"max_splits\": 3}%s,"
+             "  \"fixed\": [{\"box\": {\"min\": [-1, -1, -1], \"max\": [0.001, 1, 1]}},"
+             "   {\"box\": {\"min\": [0.399, -1, -1], \"max\": [1, 1, 1]}, "
+             "\"motion\": {\"velocity\": [0.5, 0, 0]}}]}]}",
+             extra);
+    defo_scene *s = NULL;
+    CHECK_OK(parse(text, &s, NULL));
+    return s;
+}
+
+static void test_fracture_scene(void) {
+    defo_scene *s = NULL;
+    defo_scene_errors e;
+    CHECK(parse("{\"bodies\": [{\"generator\": {\"type\": \"box\"}, \"fracture\": "
+                "{\"threshold\": 1e3}}]}",
+                &s, &e) == DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(e.count == 1);
+    CHECK(has_line(&e, "scene.json: bodies[0].fracture: needs a \"corotated\" body and integrator "
+                       "'backward_euler' (MG04 §4 fracture splits the warped-stiffness model's "
+                       "tets; this body is 'invertible' with integrator 'newmark')"));
+    defo_scene_errors_free(&e);
+    CHECK(parse("{\"integrator\": {\"type\": \"quasistatic\"}, \"bodies\": [{\"generator\": "
+                "{\"type\": \"box\"}, \"fracture\": {\"treshold\": 1e3}}]}",
+                &s, &e) == DEFO_ERR_INVALID_ARGUMENT);
+    for (int i = 0; i < e.count; i++) TEST_REPORT("%s", e.lines[i]);
+    CHECK(e.count == 3);
+    CHECK(has_line(&e, "scene.json: bodies[0].fracture.treshold: unknown key (did you mean "
+                       "'threshold'?)"));
+    CHECK(has_sub(&e, "bodies[0].fracture: needs \"threshold\""));
+    CHECK(has_sub(&e, "this body is 'invertible' with integrator 'quasistatic'"));
+    defo_scene_errors_free(&e);
+
+    defo_scene *sc =
+        tear_scene(", \"plasticity\": {\"yield\": 0.005, \"creep\": 50, \"max\": 0.1}");
+    defo_simulation *a = NULL, *b = NULL;
+    if (sc) CHECK_OK(defo_simulation_create(sc, &a));
+    if (sc) CHECK_OK(defo_simulation_create(sc, &b));
+    char path[512];
+    snprintf(path, sizeof path, "%s/test_scene_fracture.ckpt", DEFO_TEST_TMP);
+    if (a && b) {
+        CHECK(defo_simulation_body_fractures(a, 0));
+        const defo_index n0 = defo_simulation_body_mesh(a, 0)->num_nodes;
+        const defo_index ne = defo_simulation_body_mesh(a, 0)->num_elems;
+        defo_index total = 0, at_ckpt = 0;
+        for (int f = 0; f < 4; f++) {
+            CHECK(defo_simulation_step_frame(a) >= 0);
+            total += defo_simulation_splits(a);
+            if (f == 0) {
+                at_ckpt = total;
+                CHECK_OK(defo_simulation_save_checkpoint(a, path));
+            }
+        }
+        const defo_mesh *ma = defo_simulation_body_mesh(a, 0);
+        defo_index comps = 0;
+        CHECK_OK(defo_simulation_body_components(a, 0, &comps));
+        TEST_REPORT("splits: %ld in frame 1, %ld in frames 2-4; %ld components", (long)at_ckpt,
+                    (long)(total - at_ckpt), (long)comps);
+        CHECK(at_ckpt > 0 && total > at_ckpt);
+        CHECK(ma->num_nodes == n0 + total && ma->num_elems == ne);
+        CHECK(comps >= 2);
+        CHECK(defo_body_num_nodes(defo_simulation_world(a), defo_simulation_body(a, 0)) == n0);
+        double *pl = malloc((size_t)ne * sizeof(double)),
+               *pl2 = malloc((size_t)ne * sizeof(double));
+        double pmax = 0;
+        if (pl && pl2) {
+            CHECK_OK(defo_simulation_plastic_strain(a, 0, pl));
+            for (defo_index k = 0; k < ne; k++) pmax = fmax(pmax, pl[k]);
+        }
+        CHECK(pmax > 1e-4);
+        /* the handle and the clamp: x = X + v t exactly (to rounding) */
+        const double *x = defo_simulation_body_positions(a, 0);
+        const double *v = defo_simulation_body_velocities(a, 0);
+        double t = 4.0 / 30, herr = 0, verr = 0, cmax = 0;
+        int handle = 0, clamp = 0;
+        for (defo_index k = 0; k < ma->num_nodes; k++) {
+            const double *X = ma->x + 3 * k;
+            if (fabs(X[0] - 0.4) < 1e-9) {
+                handle++;
+                herr = fmax(herr, fabs(x[3 * k] - (X[0] + 0.5 * t)));
+                herr = fmax(herr, fmax(fabs(x[3 * k + 1] - X[1]), fabs(x[3 * k + 2] - X[2])));
+                verr = fmax(verr, fabs(v[3 * k] - 0.5));
+            } else if (fabs(X[0]) < 1e-9) {
+                clamp++;
+                for (int c = 0; c < 3; c++) cmax = fmax(cmax, fabs(x[3 * k + c] - X[c]));
+            }
+        }
+        TEST_REPORT("handle: %d nodes, |x - (X + v t)| <= %.2g m, |v - 0.5| <= %.2g m/s", handle,
+                    herr, verr);
+        CHECK(handle >= 16 && clamp >= 16);
+        CHECK(herr < 1e-14 && verr < 1e-9 && cmax == 0);
+        double kin = 0, ela = 0;
+        defo_index inv = 1;
+        CHECK_OK(defo_simulation_body_energy(a, 0, &kin, &ela));
+        CHECK_OK(defo_simulation_body_inverted(a, 0, &inv));
+        CHECK(kin > 0 && ela > 0 && inv == 0);
+        /* resume from frame 1: the same topology and state after frame 4 */
+        CHECK_OK(defo_simulation_load_checkpoint(b, path));
+        CHECK(defo_simulation_body_mesh(b, 0)->num_nodes == n0 + at_ckpt);
+        for (int f = 1; f < 4; f++) CHECK(defo_simulation_step_frame(b) >= 0);
+        const defo_mesh *mb = defo_simulation_body_mesh(b, 0);
+        CHECK(mb->num_nodes == ma->num_nodes);
+        if (mb->num_nodes == ma->num_nodes) {
+            size_t n3 = 3 * (size_t)ma->num_nodes * sizeof(double);
+            CHECK(!memcmp(ma->elems, mb->elems, 4 * (size_t)ne * sizeof(defo_index)));
+            CHECK(!memcmp(ma->x, mb->x, n3));
+            CHECK(!memcmp(x, defo_simulation_body_positions(b, 0), n3));
+            CHECK(!memcmp(v, defo_simulation_body_velocities(b, 0), n3));
+        }
+        if (pl && pl2) {
+            CHECK_OK(defo_simulation_plastic_strain(b, 0, pl2));
+            CHECK(!memcmp(pl, pl2, (size_t)ne * sizeof(double)));
+        }
+        free(pl);
+        free(pl2);
+        remove(path);
+    }
+    defo_simulation_destroy(a);
+    defo_simulation_destroy(b);
+    defo_scene_destroy(sc);
+}
+
 static void test_demo_scene(void) {
     const char *t = defo_scene_demo_text();
     defo_scene *s = NULL;
@@ -662,7 +864,9 @@ int main(void) {
     RUN(test_backward_euler);
     RUN(test_quasistatic);
     RUN(test_quasistatic_loads);
+    RUN(test_dynamic_loads);
     RUN(test_plasticity);
+    RUN(test_fracture_scene);
     RUN(test_demo_scene);
     return test_summary();
 }

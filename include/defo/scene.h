@@ -127,6 +127,28 @@ DEFO_API const defo_mesh *defo_simulation_embedded_surface(const defo_simulation
  * body's current tet positions (defo_embed_update). */
 DEFO_API defo_status defo_simulation_embedded_positions(const defo_simulation *sim, int i,
                                                         double *positions);
+/* Body i as the outputs show it now: its tet mesh (rest positions; for a
+ * body with "fracture" the simulation's own copy, which gains nodes and
+ * changes connectivity as it splits (MG04 §4) — an added node's rest
+ * position is its parent's), positions and velocities (3 per node of that
+ * mesh).  For the other bodies these are the world's
+ * (defo_body_mesh/_positions/_velocities).  Valid until the next step. */
+DEFO_API const defo_mesh *defo_simulation_body_mesh(const defo_simulation *sim, int i);
+DEFO_API const double *defo_simulation_body_positions(const defo_simulation *sim, int i);
+DEFO_API const double *defo_simulation_body_velocities(const defo_simulation *sim, int i);
+/* 1 when body i has "fracture". */
+DEFO_API int defo_simulation_body_fractures(const defo_simulation *sim, int i);
+/* Kinetic and elastic energy [J] (either may be NULL) and inverted elements
+ * of body i at the current state, as defo_body_energy and
+ * defo_body_count_inverted evaluate them (body material, ITF04 model). */
+DEFO_API defo_status defo_simulation_body_energy(defo_simulation *sim, int i, double *kinetic,
+                                                 double *elastic);
+DEFO_API defo_status defo_simulation_body_inverted(defo_simulation *sim, int i, defo_index *count);
+/* Connected components of body i's elements now (1 for an unbroken body). */
+DEFO_API defo_status defo_simulation_body_components(const defo_simulation *sim, int i,
+                                                     defo_index *count);
+/* MG04 §4 vertex splits during the last frame, all bodies. */
+DEFO_API defo_index defo_simulation_splits(const defo_simulation *sim);
 /* Frames completed so far (0 at the start). */
 DEFO_API int defo_simulation_frame(const defo_simulation *sim);
 /* Advance one output frame (1/fps s): scheduled material changes whose time
@@ -148,11 +170,13 @@ DEFO_API defo_status defo_simulation_plastic_strain(defo_simulation *sim, int i,
 DEFO_API int defo_simulation_newton_iterations(const defo_simulation *sim);
 
 /* Write the state after the current frame to path atomically (format: magic
- * "DEFOCKPT", version, scene hash, frame, time, per body n, x, v; FNV-1a 64
- * checksum last). */
+ * "DEFOCKPT", version 2, scene hash, frame, time, per body n, x, v, plastic
+ * strains, fracture topology; FNV-1a 64 checksum last; src/scene/simulation.c
+ * has the layout). */
 DEFO_API defo_status defo_simulation_save_checkpoint(const defo_simulation *sim, const char *path);
 /* Restore a checkpoint written by the same scene.  DEFO_ERR_PARSE for a
- * damaged file (bad magic, version, size or checksum), DEFO_ERR_INVALID_ARGUMENT
+ * damaged file (bad magic, size or checksum) or one of another version
+ * (an older defo's: run the scene again), DEFO_ERR_INVALID_ARGUMENT
  * for one of another scene (hash or body sizes differ).  Scheduled material
  * changes up to the checkpoint's time are re-applied. */
 DEFO_API defo_status defo_simulation_load_checkpoint(defo_simulation *sim, const char *path);

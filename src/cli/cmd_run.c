@@ -11,7 +11,8 @@
  * whose files and checkpoint are complete, and says how to resume.  A second
  * Ctrl-C kills the process the usual way.  Exit: 0 done, 2 bad input (one
  * line), 1 a failed step (e.g. a NaN refused; outputs so far stay valid),
- * 130 interrupted.
+ * 130 interrupted (128 + SIGINT, the shell's convention, so a script can
+ * tell a run stopped on purpose — resumable — from a failed one).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -173,12 +174,11 @@ int cmd_run(int argc, char **argv) {
     }
     int tty = isatty(2);
     if (!quiet) {
-        defo_world *w = defo_simulation_world(sim);
         long nodes = 0, elems = 0;
         for (int b = 0; b < defo_simulation_num_bodies(sim); b++) {
-            defo_body_id id = defo_simulation_body(sim, b);
-            nodes += defo_body_num_nodes(w, id);
-            elems += defo_body_mesh(w, id)->num_elems;
+            const defo_mesh *m = defo_simulation_body_mesh(sim, b);
+            nodes += m->num_nodes;
+            elems += m->num_elems;
         }
         fprintf(stderr,
                 "defo run: %s: %d bodies (%ld nodes, %ld tets), %d colliders; %sframes %d..%d "
@@ -228,6 +228,7 @@ int cmd_run(int argc, char **argv) {
         }
         defo_simulation_stats(sim, &fi.stats);
         fi.newton_iters = defo_simulation_newton_iterations(sim);
+        fi.splits = defo_simulation_splits(sim);
         newton += fi.newton_iters;
         fi.frame = f + 1;
         fi.wall_ms = 1e3 * (t1 - t0);
@@ -269,7 +270,7 @@ int cmd_run(int argc, char **argv) {
     defo_world *w = defo_simulation_world(sim);
     for (int b = 0; b < defo_simulation_num_bodies(sim); b++) {
         defo_index bi = 0;
-        defo_body_count_inverted(w, defo_simulation_body(sim, b), &bi);
+        defo_simulation_body_inverted(sim, b, &bi);
         final_inv += bi;
     }
     if (interrupted && done < total && !rc) {

@@ -16,6 +16,14 @@
  *   checkpoint.bin         state after the last completed frame (--resume)
  *
  * Frame 0 is the initial state; frame k is the state after k steps.
+ *
+ * Bodies are read through defo_simulation_body_* (mesh, positions,
+ * velocities, energies): a fracturing body (MG04 §4) gains nodes and changes
+ * connectivity, so the merged mesh is rebuilt whenever a body's node count
+ * changed (a split always adds a node).  Displacement is x − X with X the
+ * node's rest position — for a node added by a split, its parent's.  The
+ * surface of a fractured body is the boundary of its current tets, crack
+ * faces included.
  * Every file is written to a temporary name and renamed, so a Ctrl-C or a
  * crash leaves each file either complete or absent; stats.jsonl and scene.pvd
  * are rewritten whole each frame for the same reason.  The checkpoint is
@@ -73,7 +81,7 @@ struct run_output {
     defo_simulation *sim;
     const defo_scene_outputs *o;
     int nb;
-    defo_mesh *merged; /* rest positions of every body */
+    defo_mesh *merged; /* rest positions of every body (rebuilt after splits) */
     defo_rest rest;
     defo_index *node_off, *elem_off;               /* nb + 1 */
     double *x, *disp, *vel;                        /* 3 per merged node */
@@ -145,6 +153,49 @@ const char *run_output_dir(const run_output *r) {
     return r->dir;
 }
 
+/* The merged mesh of every body's current mesh (rest positions) with its
+ * rest data and the per-node and per-element arrays; called at the start and
+ * whenever a body's node count changed (fracture).  Returns a defo_status. */
+static defo_status build_merged(run_output *r) {
+    defo_mesh_destroy(r->merged);
+    r->merged = NULL;
+    defo_rest_free(&r->rest);
+    double **arrays[] = {&r->x,  &r->disp, &r->vel,     &r->J,      &r->inv,
+                         &r->vm, &r->mp,   &r->plastic, &r->body_id};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
+        free(*arrays[i]);
+        *arrays[i] = NULL;
+    }
+    defo_status s = defo_mesh_create(1, &r->merged);
+    for (int b = 0; b < r->nb && !s; b++) {
+        const defo_mesh *m = defo_simulation_body_mesh(r->sim, b);
+        r->node_off[b + 1] = r->node_off[b] + m->num_nodes;
+        r->elem_off[b + 1] = r->elem_off[b] + m->num_elems;
+        s = defo_mesh_reserve(r->merged, r->node_off[b + 1], r->elem_off[b + 1], 0);
+        for (defo_index i = 0; i < m->num_nodes && !s; i++)
+            s = defo_mesh_add_node(r->merged, m->x[3 * (size_t)i], m->x[3 * (size_t)i + 1],
+                                   m->x[3 * (size_t)i + 2], NULL);
+        for (defo_index e = 0; e < m->num_elems && !s; e++) {
+            defo_index nodes[4];
+            for (int k = 0; k < 4; k++) nodes[k] = m->elems[4 * (size_t)e + k] + r->node_off[b];
+            s = defo_mesh_add_elem(r->merged, nodes, 0);
+        }
+    }
+    if (!s) s = defo_rest_compute(r->merged, &r->rest);
+    if (s) return s;
+    size_t n3 = 3 * (size_t)r->merged->num_nodes + 1, ne = (size_t)r->merged->num_elems + 1;
+    r->x = malloc(n3 * sizeof(double));
+    r->disp = malloc(n3 * sizeof(double));
+    r->vel = malloc(n3 * sizeof(double));
+    double **cell[] = {&r->J, &r->inv, &r->vm, &r->mp, &r->plastic, &r->body_id};
+    int ok = r->x && r->disp && r->vel;
+    for (size_t i = 0; i < 6; i++) ok = ok && (*cell[i] = calloc(ne, sizeof(double)));
+    if (!ok) return run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
+    for (int b = 0; b < r->nb; b++)
+        for (defo_index e = r->elem_off[b]; e < r->elem_off[b + 1]; e++) r->body_id[e] = b;
+    return DEFO_OK;
+}
+
 /* Build the merged mesh and the output folders.  Returns a defo_status. */
 defo_status run_output_create(const char *outdir, const defo_scene *scene, defo_simulation *sim,
                               run_output **out) {
@@ -170,7 +221,6 @@ defo_status run_output_create(const char *outdir, const defo_scene *scene, defo_
         run_output_destroy(r);
         return run_error(DEFO_ERR_IO, "cannot create output folder %s: %s", sub, strerror(e));
     }
-    defo_world *w = defo_simulation_world(sim);
     r->node_off = calloc((size_t)r->nb + 1, sizeof *r->node_off);
     r->elem_off = calloc((size_t)r->nb + 1, sizeof *r->elem_off);
     r->rest_volume = calloc((size_t)r->nb + 1, sizeof(double));
@@ -179,40 +229,14 @@ defo_status run_output_create(const char *outdir, const defo_scene *scene, defo_
     defo_status s = DEFO_OK;
     if (!r->node_off || !r->elem_off || !r->rest_volume || !r->mats || !r->mat_defs)
         s = run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
-    if (!s) s = defo_mesh_create(1, &r->merged);
-    for (int b = 0; b < r->nb && !s; b++) {
-        const defo_mesh *m = defo_body_mesh(w, defo_simulation_body(sim, b));
-        r->node_off[b + 1] = r->node_off[b] + m->num_nodes;
-        r->elem_off[b + 1] = r->elem_off[b] + m->num_elems;
-        s = defo_mesh_reserve(r->merged, r->node_off[b + 1], r->elem_off[b + 1], 0);
-        for (defo_index i = 0; i < m->num_nodes && !s; i++)
-            s = defo_mesh_add_node(r->merged, m->x[3 * (size_t)i], m->x[3 * (size_t)i + 1],
-                                   m->x[3 * (size_t)i + 2], NULL);
-        for (defo_index e = 0; e < m->num_elems && !s; e++) {
-            defo_index nodes[4];
-            for (int k = 0; k < 4; k++) nodes[k] = m->elems[4 * (size_t)e + k] + r->node_off[b];
-            s = defo_mesh_add_elem(r->merged, nodes, 0);
-        }
-        if (!s) s = defo_mesh_volume(m, NULL, &r->rest_volume[b]);
-    }
-    if (!s) s = defo_rest_compute(r->merged, &r->rest);
+    /* rest volumes: a split moves no rest position, so they never change */
+    for (int b = 0; b < r->nb && !s; b++)
+        s = defo_mesh_volume(defo_simulation_body_mesh(sim, b), NULL, &r->rest_volume[b]);
+    if (!s) s = build_merged(r);
     if (s) {
         run_output_destroy(r);
         return s;
     }
-    size_t n3 = 3 * (size_t)r->merged->num_nodes + 1, ne = (size_t)r->merged->num_elems + 1;
-    r->x = malloc(n3 * sizeof(double));
-    r->disp = malloc(n3 * sizeof(double));
-    r->vel = malloc(n3 * sizeof(double));
-    double **cell[] = {&r->J, &r->inv, &r->vm, &r->mp, &r->plastic, &r->body_id};
-    int ok = r->x && r->disp && r->vel;
-    for (size_t i = 0; i < 6; i++) ok = ok && (*cell[i] = calloc(ne, sizeof(double)));
-    if (!ok) {
-        run_output_destroy(r);
-        return run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
-    }
-    for (int b = 0; b < r->nb; b++)
-        for (defo_index e = r->elem_off[b]; e < r->elem_off[b + 1]; e++) r->body_id[e] = b;
     if (r->o->png) {
         s = defo_renderer_create(DEFO_RENDER_AUTO, &r->renderer);
         if (s) {
@@ -238,11 +262,18 @@ defo_status run_output_create(const char *outdir, const defo_scene *scene, defo_
 
 /* Current state into the merged arrays and the per-element fields. */
 static defo_status compute_fields(run_output *r, double *min_j) {
-    defo_world *w = defo_simulation_world(r->sim);
     *min_j = INFINITY;
+    int changed = 0;
+    for (int b = 0; b < r->nb; b++)
+        changed |=
+            defo_simulation_body_mesh(r->sim, b)->num_nodes != r->node_off[b + 1] - r->node_off[b];
+    if (changed) {
+        defo_status s = build_merged(r);
+        if (s) return s;
+    }
     for (int b = 0; b < r->nb; b++) {
-        defo_body_id id = defo_simulation_body(r->sim, b);
-        const double *x = defo_body_positions(w, id), *v = defo_body_velocities(w, id);
+        const double *x = defo_simulation_body_positions(r->sim, b),
+                     *v = defo_simulation_body_velocities(r->sim, b);
         size_t off = 3 * (size_t)r->node_off[b],
                n3 = 3 * (size_t)(r->node_off[b + 1] - r->node_off[b]);
         memcpy(r->x + off, x, n3 * sizeof(double));
@@ -394,8 +425,8 @@ static defo_status write_embedded_obj(run_output *r, const char *path) {
             free(pos);
             continue;
         }
-        const defo_mesh *m = defo_body_mesh(w, id);
-        const double *x = defo_body_positions(w, id);
+        const defo_mesh *m = defo_simulation_body_mesh(r->sim, b);
+        const double *x = defo_simulation_body_positions(r->sim, b);
         defo_boundary bd;
         memset(&bd, 0, sizeof bd);
         s = defo_mesh_boundary(m, 0, &bd);
@@ -537,22 +568,25 @@ defo_status run_output_frame(run_output *r, const run_frame_info *fi) {
     sb_num(&b, "residual", fi->stats.cg_residual);
     sb_printf(&b, ", \"dt\": ");
     sb_printf(&b, "%.17g", fi->stats.dt);
-    sb_printf(&b, ", \"inverted_peak\": %ld, \"collisions\": %ld, ", (long)fi->stats.inverted_peak,
-              (long)fi->stats.collisions);
+    sb_printf(&b, ", \"inverted_peak\": %ld, \"collisions\": %ld, \"splits\": %ld, ",
+              (long)fi->stats.inverted_peak, (long)fi->stats.collisions, (long)fi->splits);
     sbuf bodies = {NULL, 0, 0};
     for (int i = 0; i < r->nb && !s; i++) {
         defo_body_id id = defo_simulation_body(r->sim, i);
-        defo_index bi = 0;
+        defo_index bi = 0, comps = 0;
         double k = 0, e = 0, vol = 0;
-        s = defo_body_count_inverted(w, id, &bi);
-        if (!s) s = defo_body_energy(w, id, &k, &e, NULL);
-        if (!s) s = defo_mesh_volume(defo_body_mesh(w, id), defo_body_positions(w, id), &vol);
+        s = defo_simulation_body_inverted(r->sim, i, &bi);
+        if (!s) s = defo_simulation_body_energy(r->sim, i, &k, &e);
+        if (!s)
+            s = defo_mesh_volume(defo_simulation_body_mesh(r->sim, i),
+                                 defo_simulation_body_positions(r->sim, i), &vol);
+        if (!s) s = defo_simulation_body_components(r->sim, i, &comps);
         inverted += bi;
         kin += k;
         ela += e;
         sb_printf(&bodies, "%s{\"name\": ", i ? ", " : "");
         sb_str(&bodies, defo_body_name(w, id));
-        sb_printf(&bodies, ", \"inverted\": %ld, ", (long)bi);
+        sb_printf(&bodies, ", \"inverted\": %ld, \"components\": %ld, ", (long)bi, (long)comps);
         sb_num(&bodies, "volume_ratio", vol / r->rest_volume[i]);
         sb_printf(&bodies, "}");
     }
@@ -699,15 +733,18 @@ defo_status run_output_summary(run_output *r, const run_summary_info *si) {
     defo_index total_inv = 0;
     for (int i = 0; i < r->nb; i++) {
         defo_body_id id = defo_simulation_body(r->sim, i);
-        defo_index bi = 0;
+        const defo_mesh *m = defo_simulation_body_mesh(r->sim, i);
+        defo_index bi = 0, comps = 0;
         double vol = 0;
-        defo_body_count_inverted(w, id, &bi);
-        defo_mesh_volume(defo_body_mesh(w, id), defo_body_positions(w, id), &vol);
+        defo_simulation_body_inverted(r->sim, i, &bi);
+        defo_simulation_body_components(r->sim, i, &comps);
+        defo_mesh_volume(m, defo_simulation_body_positions(r->sim, i), &vol);
         total_inv += bi;
         cli_json_begin_object(&j, NULL);
         cli_json_string(&j, "name", defo_body_name(w, id));
-        cli_json_int(&j, "nodes", defo_body_num_nodes(w, id));
-        cli_json_int(&j, "elements", defo_body_mesh(w, id)->num_elems);
+        cli_json_int(&j, "nodes", m->num_nodes);
+        cli_json_int(&j, "elements", m->num_elems);
+        cli_json_int(&j, "components", comps);
         cli_json_int(&j, "inverted", bi);
         cli_json_number(&j, "volume_ratio", vol / r->rest_volume[i]);
         cli_json_end_object(&j);

@@ -683,6 +683,7 @@ static void parse_body(vctx *c, json_t *o, const jpath *p, const char *base, sce
                                        "forces",
                                        "tractions",
                                        "plasticity",
+                                       "fracture",
                                        "embedded",
                                        NULL};
     check_keys(c, o, p, keys);
@@ -819,6 +820,32 @@ static void parse_body(vctx *c, json_t *o, const jpath *p, const char *base, sce
             verr(c, pp.s,
                  "needs \"formulation\": \"corotated\" (MG04 §3 plasticity of the warped "
                  "stiffness model)");
+    }
+    if ((v = get_obj(c, o, p, "fracture"))) {
+        /* MG04 §4; which bodies may fracture is checked with the integrator
+         * (parse_root) */
+        jpath fp = pkey(p, "fracture");
+        static const char *const fk[] = {"threshold", "seed", "max_splits", NULL};
+        check_keys(c, v, &fp, fk);
+        b->fracture = defo_default_fracture_def();
+        if (!json_object_get(v, "threshold"))
+            verr(c, fp.s, "needs \"threshold\" (the largest principal stress that breaks, Pa > 0)");
+        else
+            get_num(c, v, &fp, "threshold", POS, &b->fracture.threshold);
+        json_t *seed = json_object_get(v, "seed");
+        if (seed) {
+            jpath sp = pkey(&fp, "seed");
+            if (!json_is_integer(seed)) {
+                verr(c, sp.s, "expected an integer, got %s",
+                     json_is_real(seed) ? "a fraction" : type_name(seed));
+            } else if (json_integer_value(seed) < 0) {
+                verr(c, sp.s, "%lld is not >= 0", (long long)json_integer_value(seed));
+            } else {
+                b->fracture.seed = (uint64_t)json_integer_value(seed);
+            }
+        }
+        get_int(c, v, &fp, "max_splits", 0, 1000000000, &b->fracture.max_splits);
+        b->has_fracture = 1;
     }
     if ((v = get_obj(c, o, p, "embedded"))) {
         jpath ep = pkey(p, "embedded");
@@ -1124,12 +1151,36 @@ static void parse_root(vctx *c, json_t *root, defo_scene *s, const char *base_di
         static const char *const ck[] = {"max_iterations", "tolerance", NULL};
         if (cg) check_keys(c, cg, &cp, ck);
         if (s->integrator == INTEGRATOR_BACKWARD_EULER) {
-            static const char *const ik[] = {
-                "type", "time_step", "rayleigh_mass", "rayleigh_stiffness", "cg_fixed_iterations",
-                "cg",   NULL};
+            static const char *const ik[] = {"type",
+                                             "time_step",
+                                             "rayleigh_mass",
+                                             "rayleigh_stiffness",
+                                             "cg_fixed_iterations",
+                                             "cg",
+                                             "precond",
+                                             "rotation_interval",
+                                             "lazy_tolerance",
+                                             NULL};
             check_keys(c, integ, &ip, ik);
             defo_backward_euler_def *be = &s->backward_euler;
             get_num(c, integ, &ip, "time_step", POS, &be->time_step);
+            /* PCG preconditioner (defo/sparse.h) and lazy rotations (MTPS08 §4.4) */
+            static const char *const pw[] = {
+                "none", "jacobi", "block_jacobi", "block_ic0", "cholesky", "two_level", NULL};
+            static const defo_precond_kind pk[] = {
+                DEFO_PRECOND_NONE,      DEFO_PRECOND_JACOBI,   DEFO_PRECOND_BLOCK_JACOBI,
+                DEFO_PRECOND_BLOCK_IC0, DEFO_PRECOND_CHOLESKY, DEFO_PRECOND_TWO_LEVEL};
+            const char *pstr = get_str(c, integ, &ip, "precond");
+            jpath pp = pkey(&ip, "precond");
+            int pkind = pstr ? word_of(c, pstr, &pp, pw) : -1;
+            if (pkind >= 0) be->preconditioner = pk[pkind];
+            get_int(c, integ, &ip, "rotation_interval", 0, 1000000,
+                    &be->corotated.rotation_interval);
+            get_num(c, integ, &ip, "lazy_tolerance", NONNEG, &be->corotated.lazy_tolerance);
+            if (be->corotated.rotation_interval == 0 && !(be->corotated.lazy_tolerance > 0)) {
+                jpath rp = pkey(&ip, "rotation_interval");
+                verr(c, rp.s, "0 (rotations only when F moved) needs a lazy_tolerance > 0");
+            }
             get_num(c, integ, &ip, "rayleigh_mass", NONNEG, &be->rayleigh_mass);
             get_num(c, integ, &ip, "rayleigh_stiffness", NONNEG, &be->rayleigh_stiffness);
             get_int(c, integ, &ip, "cg_fixed_iterations", 0, 1000000, &be->cg_fixed_iterations);
@@ -1145,6 +1196,9 @@ static void parse_root(vctx *c, json_t *root, defo_scene *s, const char *base_di
                                              "line_search",
                                              "contact_stiffness",
                                              "cg",
+                                             "precond",
+                                             "forcing",
+                                             "predictor",
                                              NULL};
             check_keys(c, integ, &ip, ik);
             defo_quasistatic_def *q = &s->quasistatic;
@@ -1152,6 +1206,29 @@ static void parse_root(vctx *c, json_t *root, defo_scene *s, const char *base_di
             get_int(c, integ, &ip, "max_iterations", 1, 1000000, &q->max_iterations);
             get_bool(c, integ, &ip, "definiteness_fix", &q->definiteness_fix);
             get_bool(c, integ, &ip, "line_search", &q->line_search);
+            /* Newton-step speed options (defo/quasistatic.h) */
+            static const char *const qw[3][5] = {
+                {"jacobi", "block_jacobi", "block_ic0", "two_level", NULL},
+                {"target", "eisenstat_walker", NULL},
+                {"none", "linear", "quadratic", "cubic", NULL}};
+            static const char *const qk[3] = {"precond", "forcing", "predictor"};
+            static const defo_precond_kind pk[4] = {DEFO_PRECOND_JACOBI, DEFO_PRECOND_BLOCK_JACOBI,
+                                                    DEFO_PRECOND_BLOCK_IC0, DEFO_PRECOND_TWO_LEVEL};
+            /* scene defaults: a frame depends only on the previous frame's
+             * positions, so a checkpoint of (t, x, v) resumes bit for bit
+             * (unless a predictor, which reads earlier frames, is asked
+             * for), and each step is solved to the Newton target at once */
+            q->frame_local = 1;
+            q->forcing = DEFO_QS_FORCING_TARGET;
+            for (int w = 0; w < 3; w++) {
+                const char *str = get_str(c, integ, &ip, qk[w]);
+                jpath wp = pkey(&ip, qk[w]);
+                int k = str ? word_of(c, str, &wp, qw[w]) : -1;
+                if (k >= 0 && w == 0) q->precond = pk[k];
+                if (k >= 0 && w == 1) q->forcing = (defo_qs_forcing)k;
+                if (k >= 0 && w == 2) q->predictor = (defo_qs_predictor)k;
+                if (k >= 0 && w == 2) q->frame_local = k == 0;
+            }
             get_num(c, integ, &ip, "contact_stiffness", POS, &s->contact_stiffness);
             if (cg) {
                 get_int(c, cg, &cp, "max_iterations", 1, 1000000, &q->max_cg_iterations);
@@ -1223,22 +1300,53 @@ static void parse_root(vctx *c, json_t *root, defo_scene *s, const char *base_di
             jpath mp = pkey(&ep, "material_changes");
             verr(c, mp.s, "not yet available with integrator 'backward_euler'");
         }
-        if (s->integrator != INTEGRATOR_QUASISTATIC) {
-            /* dead loads and moving bones are the quasistatic solver's */
+        /* MG04 §4 splits the tets of the warped-stiffness model inside its
+         * implicit Euler step: the other pairings have no fracture pass */
+        if (b->has_fracture &&
+            (s->integrator != INTEGRATOR_BACKWARD_EULER || b->formulation != FORM_COROTATED)) {
+            jpath xp = pkey(&ep, "fracture");
+            verr(c, xp.s,
+                 "needs a \"corotated\" body and integrator 'backward_euler' (MG04 §4 "
+                 "fracture splits the warped-stiffness model's tets; this body is '%s' with "
+                 "integrator '%s')",
+                 b->formulation == FORM_COROTATED ? "corotated" : "invertible",
+                 s->integrator == INTEGRATOR_NEWMARK          ? "newmark"
+                 : s->integrator == INTEGRATOR_BACKWARD_EULER ? "backward_euler"
+                                                              : "quasistatic");
+        }
+        if (b->has_fracture && b->has_embedded) {
+            /* MG04 §5.2 (the embedded surface cut along the cracks, kept
+             * watertight) is not implemented: a fracturing body writes its
+             * tet boundary, cracks included */
+            jpath xp = pkey(&ep, "embedded");
+            verr(c, xp.s,
+                 "not available on a body with \"fracture\" yet (cutting an embedded surface "
+                 "along the cracks, MG04 §5.2, is not implemented): a fracturing body writes "
+                 "its tet boundary surface; remove \"embedded\"");
+        }
+        if (b->has_fracture) {
+            /* a split would have to share the loads of its node and its
+             * crack faces are boundary faces: not defined yet */
             if (b->num_forces) {
                 jpath lp = pkey(&ep, "forces");
-                verr(c, lp.s, "needs integrator 'quasistatic'");
+                verr(c, lp.s, "not available on a body with \"fracture\" yet");
             }
             if (b->num_tractions) {
                 jpath lp = pkey(&ep, "tractions");
-                verr(c, lp.s, "needs integrator 'quasistatic'");
+                verr(c, lp.s, "not available on a body with \"fracture\" yet");
             }
+        }
+        if (s->integrator == INTEGRATOR_NEWMARK) {
+            /* moving bones (quasistatic) and kinematic handles
+             * (backward_euler); newmark's fixed nodes stay at rest */
             for (int f = 0; f < b->num_fixed; f++)
                 if (b->fixed[f].has_motion) {
                     jpath xp = pkey(&ep, "fixed");
                     jpath fi = pidx(&xp, (size_t)f);
                     jpath mp = pkey(&fi, "motion");
-                    verr(c, mp.s, "needs integrator 'quasistatic' (moving bones)");
+                    verr(c, mp.s,
+                         "needs integrator 'quasistatic' (moving bones) or 'backward_euler' "
+                         "(kinematic handles)");
                 }
         }
     }

@@ -7,6 +7,7 @@
 
 #include "defo/mesh.h"
 #include "defo/backward_euler.h"
+#include "defo/fracture.h"
 #include "defo/mesher.h"
 #include "defo/plasticity.h"
 #include "defo/quasistatic.h"
@@ -32,7 +33,8 @@ typedef struct scene_fix {
     double b[3]; /* box max, plane normal */
     double radius;
     int32_t tag;
-    int has_motion;         /* "motion" given: a moving bone (quasistatic only) */
+    int has_motion;         /* "motion" given: a moving bone (quasistatic) or a kinematic
+                               handle (backward_euler) */
     defo_motion_def motion; /* scripted rigid motion of the set's rest positions */
 } scene_fix;
 
@@ -67,12 +69,14 @@ typedef struct scene_body {
     int num_fixed;
     scene_change *changes; /* ascending time */
     int num_changes;
-    scene_load *forces; /* quasistatic node forces */
+    scene_load *forces; /* node forces (dead loads) */
     int num_forces;
-    scene_load *tractions; /* quasistatic boundary tractions */
+    scene_load *tractions; /* boundary tractions (dead loads) */
     int num_tractions;
     int has_plasticity;                 /* "plasticity" given (corotated bodies, MG04 §3) */
     defo_plasticity_def plasticity;     /* yield, creep [1/s], max */
+    int has_fracture;                   /* "fracture" given (corotated bodies, MG04 §4) */
+    defo_fracture_def fracture;         /* threshold [Pa], seed, max_splits */
     int has_embedded;                   /* "embedded" given: MG04 §5.1 surface for the outputs */
     char embedded_file[SCENE_PATH_MAX]; /* resolved */
 } scene_body;

@@ -61,6 +61,21 @@ expect 2 "$DEFO" validate "$T/nonexistent.json"
 expect 2 "$DEFO" validate --bogus "$T/bad.json"
 expect 2 "$DEFO" validate "$T/bad.json" "$T/bad.json"
 
+# 5. backward Euler solver keys: preconditioner names with a suggestion,
+#    rotation_interval 0 (lazy only) without a lazy_tolerance
+printf '{"integrator": {"type": "backward_euler", "precond": "two_levl", "rotation_interval": 0},\n "bodies": [{"formulation": "corotated", "generator": {"type": "box"}}]}\n' > "$T/be.json"
+expect 2 "$DEFO" validate "$T/be.json"
+[ "$(wc -l < "$T/err")" = 2 ] && ok || bad "be.json: want 2 error lines: $(cat "$T/err")"
+grep -qxF "$T/be.json: integrator.precond: unknown value 'two_levl' (did you mean 'two_level'?)" "$T/err" && ok || bad "precond suggestion: $(cat "$T/err")"
+grep -qxF "$T/be.json: integrator.rotation_interval: 0 (rotations only when F moved) needs a lazy_tolerance > 0" "$T/err" && ok || bad "rotation_interval 0 line: $(cat "$T/err")"
+
+# 6. dead loads are refused on a fracturing body only
+printf '{"integrator": {"type": "backward_euler"},\n "bodies": [{"formulation": "corotated", "generator": {"type": "box"}, "fracture": {"threshold": 1e4},\n  "forces": [{"box": {"min": [-1, -1, -1], "max": [1, 1, 1]}, "force": [0, 0, 1]}]}]}\n' > "$T/fl.json"
+expect 2 "$DEFO" validate "$T/fl.json"
+grep -qxF "$T/fl.json: bodies[0].forces: not available on a body with \"fracture\" yet" "$T/err" && ok || bad "loads on fracture: $(cat "$T/err")"
+printf '{"integrator": {"type": "backward_euler"},\n "bodies": [{"formulation": "corotated", "generator": {"type": "box"},\n  "forces": [{"box": {"min": [-1, -1, -1], "max": [1, 1, 1]}, "force": [0, 0, 1]}]}]}\n' > "$T/fl2.json"
+expect 0 "$DEFO" validate "$T/fl2.json"
+
 # The benchmark scenes (bench/scenes, the issue-6 cantilever) are valid scenes
 # that `defo run` accepts.
 for f in "$DEFO_SRC"/bench/scenes/*.json; do
