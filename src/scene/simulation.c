@@ -113,6 +113,7 @@ struct defo_simulation {
      * frame an equilibrium at the frame's time; v = Δx / frame time */
     defo_quasistatic **qs;
     defo_material **qs_mat; /* borrowed by the solvers */
+    double **qs_x;          /* per body 3n: the frame's equilibrium before it is committed */
     double *scratch;        /* 3 × largest body */
     int newton;             /* Newton iterations of the last frame */
     defo_step_stats stats;
@@ -160,7 +161,9 @@ void defo_simulation_destroy(defo_simulation *sim) {
     for (int i = 0; sim->qs && i < sim->num_bodies; i++) {
         defo_quasistatic_destroy(sim->qs[i]);
         defo_material_destroy(sim->qs_mat[i]);
+        if (sim->qs_x) defo_free(sim->qs_x[i]);
     }
+    defo_free(sim->qs_x);
     defo_free(sim->qs);
     defo_free(sim->qs_mat);
     defo_free(sim->scratch);
@@ -739,7 +742,13 @@ static defo_status create_solvers(defo_simulation *sim) {
     int nb = sim->num_bodies;
     sim->qs = defo_calloc((size_t)nb, sizeof *sim->qs);
     sim->qs_mat = defo_calloc((size_t)nb, sizeof *sim->qs_mat);
-    if (!sim->qs || !sim->qs_mat) return defo_error_oom("solvers", 0);
+    sim->qs_x = defo_calloc((size_t)nb, sizeof *sim->qs_x);
+    if (!sim->qs || !sim->qs_mat || !sim->qs_x) return defo_error_oom("solvers", 0);
+    for (int i = 0; i < nb; i++) {
+        size_t m = 3 * (size_t)defo_body_num_nodes(sim->world, sim->ids[i]);
+        sim->qs_x[i] = defo_malloc(m * sizeof(double) + 1);
+        if (!sim->qs_x[i]) return defo_error_oom("solvers", m * sizeof(double));
+    }
     defo_index most = 0;
     for (int i = 0; i < nb; i++) {
         defo_body_id id = sim->ids[i];
@@ -1077,17 +1086,11 @@ static defo_status step_quasistatic(defo_simulation *sim, double frame_dt) {
     defo_status worst = DEFO_OK;
     int nb = sim->num_bodies;
     /* solve every body first (into its own copy), commit only when all did */
-    double **xs = defo_calloc((size_t)nb, sizeof *xs);
-    if (!xs) return defo_error_oom("frame", 0);
+    double **xs = sim->qs_x;
     defo_status s = DEFO_OK;
     for (int i = 0; i < nb && !s; i++) {
         defo_body_id id = sim->ids[i];
         size_t m = 3 * (size_t)defo_body_num_nodes(w, id);
-        xs[i] = defo_malloc(m * sizeof(double) + 1);
-        if (!xs[i]) {
-            s = defo_error_oom("frame", m * sizeof(double));
-            break;
-        }
         memcpy(xs[i], defo_body_positions(w, id), m * sizeof(double));
         defo_quasistatic_stats qs;
         memset(&qs, 0, sizeof qs);
@@ -1115,8 +1118,6 @@ static defo_status step_quasistatic(defo_simulation *sim, double frame_dt) {
         for (size_t j = 0; j < m; j++) sim->scratch[j] = (xs[i][j] - x0[j]) / frame_dt;
         s = defo_body_set_state(w, id, xs[i], sim->scratch);
     }
-    for (int i = 0; i < nb; i++) defo_free(xs[i]);
-    defo_free(xs);
     if (s < 0) return s;
     defo_world_set_time(w, t1);
     for (int i = 0; i < nb; i++) {
