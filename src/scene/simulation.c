@@ -691,22 +691,22 @@ static defo_status dead_loads(const scene_body *b, const defo_mesh *m, double *f
         const int trac = k >= b->num_forces, j = trac ? k - b->num_forces : k;
         const scene_load *ld = trac ? &b->tractions[j] : &b->forces[j];
         defo_region r = load_region(&ld->region, m);
-        defo_index *nodes = NULL, count = 0;
-        s = defo_region_nodes(m, &r, &nodes, &count);
+        s = defo_region_mark(m, &r, mark);
         if (!s && !trac) {
+            defo_index count = 0;
+            for (defo_index i = 0; i < n; i++) {
+                if (!mark[i]) continue;
+                count++;
+                for (int c = 0; c < 3; c++) f[3 * (size_t)i + (size_t)c] += ld->value[c];
+            }
             if (!count) s = defo_error(DEFO_ERR_INVALID_ARGUMENT, "forces[%d]: selects no node", j);
-            for (defo_index q = 0; q < count && !s; q++)
-                for (int c = 0; c < 3; c++) f[3 * (size_t)nodes[q] + (size_t)c] += ld->value[c];
         } else if (!s) {
             double area = 0;
-            memset(mark, 0, (size_t)n);
-            for (defo_index q = 0; q < count; q++) mark[nodes[q]] = 1;
             s = defo_mesh_add_traction(m, mark, ld->value, f, &area);
             if (!s && !(area > 0))
                 s = defo_error(DEFO_ERR_INVALID_ARGUMENT, "tractions[%d]: selects no boundary face",
                                j);
         }
-        defo_region_nodes_free(nodes);
     }
     defo_free(mark);
     return s;
