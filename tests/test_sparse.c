@@ -441,6 +441,36 @@ static void test_dot(void) {
     free(b);
 }
 
+/* defo_precond_bytes accounts for what setup allocated: compared with the
+ * library allocator's live byte count, for block Jacobi, block IC(0) and
+ * two-level (within 1 %: the allocator rounds each request up by a byte). */
+static void test_precond_bytes(void) {
+    defo_mesh *m = box(12, 8, 8);
+    defo_bcsr A;
+    CHECK_OK(defo_bcsr_create(&A, m->elems, m->num_elems, 4, m->num_nodes));
+    test_rng rng = {11};
+    double *E = random_elem_mats(m->num_elems, &rng);
+    defo_bcsr_assemble(&A, E, 1.0);
+    const defo_precond_kind kinds[3] = {DEFO_PRECOND_BLOCK_JACOBI, DEFO_PRECOND_BLOCK_IC0,
+                                        DEFO_PRECOND_TWO_LEVEL};
+    for (int t = 0; t < 3; t++) {
+        defo_precond P;
+        memset(&P, 0, sizeof P);
+        P.coords = m->x;
+        int64_t before = defo_allocated_bytes();
+        CHECK_OK(defo_precond_setup(&P, kinds[t], &A, NULL));
+        double live = (double)(defo_allocated_bytes() - before);
+        double said = (double)defo_precond_bytes(&P);
+        TEST_REPORT("%s: allocated %.0f bytes, defo_precond_bytes %.0f",
+                    defo_precond_name(kinds[t]), live, said);
+        CHECK(live > 0 && fabs(said - live) <= 0.01 * live);
+        defo_precond_free(&P);
+    }
+    free(E);
+    defo_bcsr_free(&A);
+    defo_mesh_destroy(m);
+}
+
 static void test_errors(void) {
     defo_bcsr A;
     defo_index bad[4] = {0, 1, 2, 9};
@@ -464,6 +494,7 @@ int main(void) {
     RUN(test_determinism);
     RUN(test_ic0_domains);
     RUN(test_dot);
+    RUN(test_precond_bytes);
     RUN(test_errors);
     return test_summary();
 }

@@ -145,6 +145,8 @@ typedef struct defo_precond {
 DEFO_API defo_status defo_precond_setup(defo_precond *P, defo_precond_kind kind, const defo_bcsr *A,
                                         const unsigned char *constraint);
 DEFO_API void defo_precond_free(defo_precond *P);
+/* Bytes the preconditioner owns (0 before its first setup). */
+DEFO_API size_t defo_precond_bytes(const defo_precond *P);
 /* z = P⁻¹ r (3n each). */
 DEFO_API void defo_precond_apply(const defo_precond *P, const double *r, double *z);
 

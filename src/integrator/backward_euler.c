@@ -271,17 +271,7 @@ double defo_backward_euler_time(const defo_backward_euler *be) {
 
 size_t defo_backward_euler_bytes(const defo_backward_euler *be) {
     size_t m = 3 * (size_t)be->n;
-    size_t pre = 0;
-    if (be->precond.inv) pre += 9 * (size_t)be->n * sizeof(double);
-    if (be->precond.factor)
-        pre += (size_t)be->precond.num_blocks * 9 * sizeof(double) +
-               (size_t)be->n * (9 * sizeof(double) + sizeof(int64_t));
-    pre += defo_cholesky_bytes(be->precond.cholesky);
-    if (be->precond.coarse) {
-        size_t nc = 6 * (size_t)be->precond.num_aggregates;
-        pre += (nc * nc + nc) * sizeof(double) +
-               (size_t)be->n * (3 * sizeof(double) + sizeof(defo_index));
-    }
+    size_t pre = defo_precond_bytes(&be->precond);
     return sizeof *be + defo_corotated_bytes(be->model) + pre + 12 * m * sizeof(double) +
            (size_t)be->n * (sizeof(double) + 1);
 }

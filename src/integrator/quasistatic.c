@@ -616,14 +616,7 @@ size_t defo_quasistatic_bytes(const defo_quasistatic *qs) {
     if (qs->chol) b += defo_cholesky_bytes(qs->chol);
     if (qs->dsave) b += 9 * n * sizeof(double);
     b += (size_t)history_size(&qs->def) * 3 * n * sizeof(double);
-    if (qs->P.factor) { /* defo_precond's arrays (defo/sparse.h) */
-        size_t nb = (size_t)qs->P.num_blocks, nc = 6 * (size_t)qs->P.num_aggregates;
-        b += nb * (9 * sizeof(double) + 9 * sizeof(float) + sizeof(defo_index)) +
-             n * (9 * sizeof(double) + 2 * sizeof(int64_t) + sizeof(int) + sizeof(defo_index));
-        if (qs->P.aggregate) b += n * (sizeof(defo_index) + 3 * sizeof(double));
-        b += (nc * nc + nc) * sizeof(double);
-    }
-    return b;
+    return b + defo_precond_bytes(&qs->P);
 }
 
 /* ------------------------------------------------------------ kernels */

@@ -510,6 +510,23 @@ static void coarse_apply(const defo_precond *P, const double *r, double *z) {
     }
 }
 
+size_t defo_precond_bytes(const defo_precond *P) {
+    if (!P) return 0;
+    const size_t n = (size_t)P->n, nb = (size_t)P->num_blocks;
+    size_t b = 0;
+    if (P->inv) b += (P->kind == DEFO_PRECOND_JACOBI ? 3 : 9) * n * sizeof(double);
+    if (P->factor) /* factor, its float copy of L, pivots, scratch, domains */
+        b += nb * (9 * sizeof(double) + 9 * sizeof(float) + sizeof(defo_index)) +
+             n * (9 * sizeof(double) + 2 * sizeof(int64_t) + sizeof(int) + sizeof(defo_index)) +
+             ((size_t)P->num_domains + 1) * sizeof(defo_index);
+    if (P->aggregate) b += n * (sizeof(defo_index) + 3 * sizeof(double));
+    if (P->coarse) { /* allocated once at its largest size */
+        const size_t ncmax = 6 * (size_t)COARSE_TARGET;
+        b += (ncmax * ncmax + ncmax) * sizeof(double);
+    }
+    return b + defo_cholesky_bytes(P->cholesky);
+}
+
 defo_status defo_precond_setup(defo_precond *P, defo_precond_kind kind, const defo_bcsr *A,
                                const unsigned char *constraint) {
     if (!P || !A) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "precond: missing argument");
