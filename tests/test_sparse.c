@@ -471,6 +471,62 @@ static void test_precond_bytes(void) {
     defo_mesh_destroy(m);
 }
 
+/* The IC(0) and two-level preconditioners are symmetric positive definite
+ * operators (what PCG needs): for random u, v, uᵀP⁻¹v = vᵀP⁻¹u to rounding
+ * (the backward sweep must use Lᵀ of the same single-precision L the
+ * forward sweep uses) and uᵀP⁻¹u > 0; on an SPD matrix with 2 subdomains. */
+static void test_precond_symmetric(void) {
+    defo_mesh *m = box(12, 8, 8); /* 1053 nodes */
+    defo_bcsr A;
+    CHECK_OK(defo_bcsr_create(&A, m->elems, m->num_elems, 4, m->num_nodes));
+    test_rng rng = {404};
+    double *E = random_elem_mats(m->num_elems, &rng);
+    defo_bcsr_assemble(&A, E, 1.0);
+    const size_t n3 = 3 * (size_t)m->num_nodes;
+    double *u = malloc(n3 * sizeof *u), *v = malloc(n3 * sizeof *v), *pu = malloc(n3 * sizeof *pu),
+           *pv = malloc(n3 * sizeof *pv);
+    const defo_precond_kind kinds[2] = {DEFO_PRECOND_BLOCK_IC0, DEFO_PRECOND_TWO_LEVEL};
+    for (int t = 0; t < 2; t++) {
+        defo_precond P;
+        memset(&P, 0, sizeof P);
+        P.coords = m->x;
+        P.domains = 2;
+        CHECK_OK(defo_precond_setup(&P, kinds[t], &A, NULL));
+        double worst = 0;
+        int positive = 1;
+        for (int trial = 0; trial < 5; trial++) {
+            for (size_t k = 0; k < n3; k++) {
+                u[k] = test_range(&rng, -1, 1);
+                v[k] = test_range(&rng, -1, 1);
+            }
+            defo_precond_apply(&P, u, pu);
+            defo_precond_apply(&P, v, pv);
+            double a = 0, b = 0, c = 0, na = 0, nb = 0;
+            for (size_t k = 0; k < n3; k++) {
+                a += u[k] * pv[k];
+                b += v[k] * pu[k];
+                c += u[k] * pu[k];
+                na += pu[k] * pu[k];
+                nb += pv[k] * pv[k];
+            }
+            worst = fmax(worst, fabs(a - b) / sqrt(sqrt(na * nb) * (double)n3));
+            positive &= c > 0;
+        }
+        TEST_REPORT("%s: |uᵀP⁻¹v − vᵀP⁻¹u| / (|u| |P⁻¹v|) ≤ %.1e", defo_precond_name(kinds[t]),
+                    worst);
+        CHECK(worst < 1e-13);
+        CHECK(positive);
+        defo_precond_free(&P);
+    }
+    free(u);
+    free(v);
+    free(pu);
+    free(pv);
+    free(E);
+    defo_bcsr_free(&A);
+    defo_mesh_destroy(m);
+}
+
 static void test_errors(void) {
     defo_bcsr A;
     defo_index bad[4] = {0, 1, 2, 9};
@@ -495,6 +551,7 @@ int main(void) {
     RUN(test_ic0_domains);
     RUN(test_dot);
     RUN(test_precond_bytes);
+    RUN(test_precond_symmetric);
     RUN(test_errors);
     return test_summary();
 }
