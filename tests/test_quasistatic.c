@@ -623,6 +623,18 @@ static void test_errors_and_reasons(void) {
     CHECK(all_finite(x, 3 * (size_t)m->num_nodes));
     x[0] = NAN;
     CHECK(defo_quasistatic_solve(qs, 0, x, &st) == DEFO_ERR_INVALID_ARGUMENT);
+    /* a load vector: refused when not finite (naming the node), else it
+     * moves the reference force like the region loads */
+    double fref0 = defo_quasistatic_reference_force(qs);
+    double *load = calloc(3 * (size_t)m->num_nodes, sizeof *load);
+    load[3 * 5 + 1] = INFINITY;
+    CHECK(defo_quasistatic_add_load(qs, load) == DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(defo_last_error(), "node 5") != NULL);
+    CHECK(defo_quasistatic_reference_force(qs) == fref0);
+    load[3 * 5 + 1] = 1e6;
+    CHECK_OK(defo_quasistatic_add_load(qs, load));
+    CHECK(defo_quasistatic_reference_force(qs) > fref0);
+    free(load);
     free(x);
     defo_quasistatic_destroy(qs);
     defo_material_destroy(mat);

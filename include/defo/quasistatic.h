@@ -222,6 +222,8 @@ DEFO_API defo_status defo_quasistatic_add_node_force(defo_quasistatic *qs,
  * (may be NULL) receives the loaded area [m²]. */
 DEFO_API defo_status defo_quasistatic_add_traction(defo_quasistatic *qs, const defo_region *region,
                                                    const double traction[3], double *area);
+/* Any dead-load vector f [N] (3 per node) added to f_ext. */
+DEFO_API defo_status defo_quasistatic_add_load(defo_quasistatic *qs, const double *f);
 /* Penalty contact source (copied; its collider/grid is borrowed). */
 DEFO_API defo_status defo_quasistatic_add_contact(defo_quasistatic *qs,
                                                   const defo_contact_source *source);

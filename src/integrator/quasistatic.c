@@ -571,6 +571,19 @@ defo_status defo_quasistatic_add_node_force(defo_quasistatic *qs, const defo_reg
     return DEFO_OK;
 }
 
+defo_status defo_quasistatic_add_load(defo_quasistatic *qs, const double *f) {
+    if (!qs || !f) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "add_load: NULL argument");
+    const size_t m = 3 * (size_t)qs->n;
+    for (size_t j = 0; j < m; j++)
+        if (!isfinite(f[j]))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "add_load: node %ld: load not finite",
+                              (long)(j / 3));
+    for (size_t j = 0; j < m; j++) qs->fext[j] += f[j];
+    update_reference(qs);
+    qs->nhist = 0;
+    return DEFO_OK;
+}
+
 defo_status defo_quasistatic_add_traction(defo_quasistatic *qs, const defo_region *region,
                                           const double traction[3], double *area) {
     if (!qs || !region || !traction)

@@ -712,29 +712,16 @@ static defo_status dead_loads(const scene_body *b, const defo_mesh *m, double *f
     return s;
 }
 
-/* "forces" (per node) and "tractions" (on the boundary faces in the region)
- * as quasistatic dead loads; a region that loads nothing is an error. */
+/* The scene's dead loads as quasistatic f_ext (the same vector the dynamic
+ * integrators get). */
 static defo_status add_loads(defo_quasistatic *qs, const scene_body *b, const defo_mesh *m) {
-    for (int f = 0; f < b->num_forces; f++) {
-        defo_region r = load_region(&b->forces[f].region, m);
-        defo_index *nodes = NULL, count = 0;
-        defo_status s = defo_region_nodes(m, &r, &nodes, &count);
-        defo_region_nodes_free(nodes);
-        if (!s && !count)
-            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "forces[%d]: selects no node", f);
-        if (!s) s = defo_quasistatic_add_node_force(qs, &r, b->forces[f].value);
-        if (s < 0) return defo_error_prefix("forces[%d]", f);
-    }
-    for (int f = 0; f < b->num_tractions; f++) {
-        defo_region r = load_region(&b->tractions[f].region, m);
-        double area = 0;
-        defo_status s = defo_quasistatic_add_traction(qs, &r, b->tractions[f].value, &area);
-        if (s < 0) return defo_error_prefix("tractions[%d]", f);
-        if (!(area > 0))
-            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "tractions[%d]: selects no boundary face",
-                              f);
-    }
-    return DEFO_OK;
+    if (!b->num_forces && !b->num_tractions) return DEFO_OK;
+    double *f = defo_malloc(3 * (size_t)m->num_nodes * sizeof *f + 1);
+    if (!f) return defo_error_oom("loads", 3 * (size_t)m->num_nodes * sizeof *f);
+    defo_status s = dead_loads(b, m, f);
+    if (!s) s = defo_quasistatic_add_load(qs, f);
+    defo_free(f);
+    return s;
 }
 
 static defo_status create_solvers(defo_simulation *sim) {
