@@ -103,11 +103,10 @@ typedef struct defo_precond {
     float *lower;
     int64_t *lower_offset;
     defo_index *lower_col;
-    double *inv_pivot;       /* BLOCK_IC0: 9n, inverses of U's diagonal blocks D (symmetrised) */
-    int64_t *pos;            /* BLOCK_IC0: n, scratch of the factorisation */
-    int64_t num_blocks;      /* BLOCK_IC0: size of factor / 9 */
-    const defo_bcsr *matrix; /* BLOCK_IC0: matrix of the last setup (borrowed for its pattern) */
-    double shift;            /* BLOCK_IC0: relative diagonal shift that was needed (0 usually) */
+    double *inv_pivot;  /* BLOCK_IC0: 9n, inverses of U's diagonal blocks D (symmetrised) */
+    int64_t *pos;       /* BLOCK_IC0: n, scratch of the factorisation */
+    int64_t num_blocks; /* BLOCK_IC0: size of factor / 9 */
+    double shift;       /* BLOCK_IC0: relative diagonal shift that was needed (0 usually) */
     /* BLOCK_IC0 / TWO_LEVEL: the factor is that of A restricted to each of
      * `domains` subdomains (slabs of breadth-first levels of A's pattern;
      * couplings between them dropped), so its factorisation and triangular

@@ -282,7 +282,6 @@ static defo_status ic0_setup(defo_precond *P, const defo_bcsr *A, const unsigned
         defo_index bad = ic0_factor(P, A, constraint, alpha);
         if (bad < 0) {
             P->shift = alpha;
-            P->matrix = A;
             return DEFO_OK;
         }
         if (attempt == 0) {
@@ -649,7 +648,6 @@ defo_status defo_precond_setup(defo_precond *P, defo_precond_kind kind, const de
     case DEFO_PRECOND_CHOLESKY:
         if (defo_cholesky_factor(P->cholesky, A, constraint))
             return defo_error_prefix("preconditioner");
-        P->matrix = A;
         return DEFO_OK;
     }
     return defo_error(DEFO_ERR_INVALID_ARGUMENT, "precond: unknown kind %d", (int)kind);
