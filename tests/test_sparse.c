@@ -83,6 +83,12 @@ static void test_pattern_and_multiply(void) {
             if (A.col[k] <= A.col[k - 1]) pattern_ok = 0;
     }
     CHECK(pattern_ok);
+    /* transpose[b] is the block at (col, row) of b */
+    int mirror_ok = 1;
+    for (defo_index i = 0; i < n; i++)
+        for (int64_t k = A.row_offset[i]; k < A.row_offset[i + 1]; k++)
+            mirror_ok &= A.transpose[k] == defo_bcsr_find(&A, A.col[k], i);
+    CHECK(mirror_ok);
     CHECK(count == A.num_blocks);
 
     test_rng rng = {12345};

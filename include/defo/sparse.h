@@ -42,6 +42,8 @@ typedef struct defo_bcsr {
     int64_t *elem_block; /* num_elems · p² */
     int64_t *src_offset; /* num_blocks + 1 */
     int64_t *src;        /* num_elems · p² slots, grouped by block */
+    int64_t *transpose;  /* num_blocks: index of the block at the mirrored position
+                            (an element pattern is symmetric) */
 } defo_bcsr;
 
 /* Build the pattern and assembly map of the elements conn (num_elems · per_elem

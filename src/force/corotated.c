@@ -66,7 +66,6 @@ struct defo_corotated {
     double *elem_energy;
     defo_incidence inc;
     defo_bcsr A;
-    int64_t *transpose; /* per block of A: index of the block at the mirrored position */
     defo_index num_inverted;
     int all_stale;
 };
@@ -131,7 +130,6 @@ void defo_corotated_destroy(defo_corotated *c) {
     defo_free(c->elem_energy);
     defo_incidence_free(&c->inc);
     defo_bcsr_free(&c->A);
-    defo_free(c->transpose);
     defo_free(c);
 }
 
@@ -217,16 +215,6 @@ defo_status defo_corotated_create(const defo_mesh *mesh, const defo_material_def
         defo_corotated_destroy(c);
         return defo_error_prefix("corotated");
     }
-    /* The pattern of an element mesh is symmetric: every block (I, J) has its
-     * mirror (J, I). */
-    c->transpose = defo_malloc((size_t)c->A.num_blocks * sizeof *c->transpose + 1);
-    if (!c->transpose) {
-        defo_corotated_destroy(c);
-        return defo_error_oom("corotated matrix pattern", (size_t)c->A.num_blocks * 8);
-    }
-    for (defo_index I = 0; I < c->A.num_rows; I++)
-        for (int64_t b = c->A.row_offset[I]; b < c->A.row_offset[I + 1]; b++)
-            c->transpose[b] = defo_bcsr_find(&c->A, c->A.col[b], I);
     *out = c;
     return DEFO_OK;
 }
@@ -468,7 +456,7 @@ void defo_corotated_assemble(defo_corotated *c, double stiffness_scale, const do
                         v[3 * r + q] = stiffness_scale * 0.5 * (s[3 * r + q] + s[3 * q + r]);
                 continue;
             }
-            double *w = A->val + 9 * c->transpose[b];
+            double *w = A->val + 9 * A->transpose[b];
             for (int r = 0; r < 3; r++)
                 for (int q = 0; q < 3; q++)
                     v[3 * r + q] = w[3 * q + r] = stiffness_scale * s[3 * r + q];
@@ -518,7 +506,7 @@ size_t defo_corotated_bytes(const defo_corotated *c) {
     size_t per =
         (12 + 1 + 9 + 12 + 9 + 12 + 1 + (c->F_last ? 9 : 0)) * sizeof(double) + sizeof(int32_t);
     return sizeof *c + ne * per + defo_bcsr_bytes(&c->A) +
-           ((size_t)c->num_nodes + 1 + 4 * ne + (size_t)c->A.num_blocks) * sizeof(int64_t);
+           ((size_t)c->num_nodes + 1 + 4 * ne) * sizeof(int64_t);
 }
 
 void defo_corotated_strain(const defo_mesh *mesh, const double *Dm_inv, const double *R,

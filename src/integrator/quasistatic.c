@@ -150,8 +150,7 @@ struct defo_quasistatic {
     int use_matrix;
     defo_bcsr A;
     int have_pattern, assembled;
-    int64_t *transpose; /* per block of A: the index of its transposed block */
-    double *pinv;       /* 9n */
+    double *pinv; /* 9n */
     double *f, *d, *r, *z, *p, *q, *xt, *ft, *xs;
     /* sparse Cholesky path (DEFO_QS_SOLVER_CHOLESKY) */
     defo_cholesky *chol;
@@ -311,7 +310,6 @@ void defo_quasistatic_destroy(defo_quasistatic *qs) {
     defo_free(qs->cblock);
     defo_free(qs->pwork);
     if (qs->have_pattern) defo_bcsr_free(&qs->A);
-    defo_free(qs->transpose);
     defo_free(qs->pinv);
     defo_free(qs->f);
     defo_free(qs->d);
@@ -421,15 +419,6 @@ defo_status defo_quasistatic_create(const defo_mesh *mesh, const defo_material *
             return st;
         }
         qs->have_pattern = 1;
-        qs->transpose = defo_malloc(sizeof(int64_t) * (size_t)qs->A.num_blocks + 1);
-        if (!qs->transpose) {
-            defo_quasistatic_destroy(qs);
-            return defo_error_oom("stiffness transpose map",
-                                  sizeof(int64_t) * (size_t)qs->A.num_blocks);
-        }
-        for (defo_index i = 0; i < qs->n; i++)
-            for (int64_t b = qs->A.row_offset[i]; b < qs->A.row_offset[i + 1]; b++)
-                qs->transpose[b] = defo_bcsr_find(&qs->A, qs->A.col[b], i);
     }
     if (d.linear_solver == DEFO_QS_SOLVER_CHOLESKY) {
         st = defo_cholesky_create(&qs->chol);
@@ -625,7 +614,7 @@ size_t defo_quasistatic_bytes(const defo_quasistatic *qs) {
                ne + n * (3 * 10 + 9 + 9 + 1) * sizeof(double) + n * (1 + sizeof(int)) +
                (n + 1 + 4 * ne) * sizeof(int64_t);
     if (qs->slot9) b += 36 * ne * sizeof(double);
-    if (qs->have_pattern) b += defo_bcsr_bytes(&qs->A) + (size_t)qs->A.num_blocks * sizeof(int64_t);
+    if (qs->have_pattern) b += defo_bcsr_bytes(&qs->A);
     if (qs->chol) b += defo_cholesky_bytes(qs->chol);
     if (qs->dsave) b += 9 * n * sizeof(double);
     b += (size_t)history_size(&qs->def) * 3 * n * sizeof(double);
@@ -844,7 +833,7 @@ static void assemble(defo_quasistatic *qs) {
             double *v = A->val + 9 * b;
             memcpy(v, s, sizeof s);
             if (b != A->diag[I]) {
-                double *w = A->val + 9 * qs->transpose[b];
+                double *w = A->val + 9 * A->transpose[b];
                 for (int r = 0; r < 3; r++)
                     for (int q = 0; q < 3; q++) w[3 * q + r] = s[3 * r + q];
             }

@@ -10,7 +10,9 @@
  *   3. elem_block[s] for every slot s = e·p² + i·p + j by a search in row
  *      conn[e,i] for column conn[e,j];
  *   4. a counting sort of slots by block, stable, so each block's sources are
- *      listed in increasing slot order.
+ *      listed in increasing slot order;
+ *   5. transpose[b], the block at the mirrored position (for assemblies that
+ *      sum the upper blocks and mirror them).
  * Invariants: columns strictly increasing per row; every row has its diagonal
  * block; src lists every slot exactly once.  Assembly is a parallel loop over
  * blocks summing their sources in list order: bitwise identical for any
@@ -31,6 +33,7 @@ void defo_bcsr_free(defo_bcsr *A) {
     defo_free(A->elem_block);
     defo_free(A->src_offset);
     defo_free(A->src);
+    defo_free(A->transpose);
     memset(A, 0, sizeof *A);
 }
 
@@ -140,6 +143,18 @@ defo_status defo_bcsr_create(defo_bcsr *A, const defo_index *conn, defo_index nu
         for (int64_t s = 0; s < slots; s++) A->src[fill[A->elem_block[s]]++] = s;
         defo_free(fill);
     }
+    /* 5. the mirror of block b is the block of the mirrored slot of any of its
+     *    sources (e, i, j) → (e, j, i); a source-less block is a lone diagonal */
+    A->transpose = defo_malloc((size_t)A->num_blocks * sizeof *A->transpose + 1);
+    if (!A->transpose) goto oom2;
+    for (int64_t b = 0; b < A->num_blocks; b++) {
+        if (A->src_offset[b] == A->src_offset[b + 1]) {
+            A->transpose[b] = b;
+            continue;
+        }
+        int64_t s = A->src[A->src_offset[b]], e = s / p2, ij = s % p2;
+        A->transpose[b] = A->elem_block[e * p2 + (ij % p) * p + ij / p];
+    }
     return DEFO_OK;
 oom:
     defo_free(mark);
@@ -213,6 +228,6 @@ void defo_bcsr_to_dense(const defo_bcsr *A, double *dense) {
 size_t defo_bcsr_bytes(const defo_bcsr *A) {
     size_t nb = (size_t)A->num_blocks, nr = (size_t)A->num_rows;
     size_t slots = (size_t)A->num_elems * (size_t)A->per_elem * (size_t)A->per_elem;
-    return nb * (9 * sizeof(double) + sizeof(defo_index) + sizeof(int64_t)) +
+    return nb * (9 * sizeof(double) + sizeof(defo_index) + 2 * sizeof(int64_t)) +
            nr * 2 * sizeof(int64_t) + slots * 2 * sizeof(int64_t);
 }
