@@ -1,0 +1,35 @@
+/*
+ * element/element_internal.h — shared by the element module's files only
+ * (other modules use include/defo/element.h).
+ */
+#ifndef DEFO_ELEMENT_INTERNAL_H
+#define DEFO_ELEMENT_INTERNAL_H
+
+#include "defo/element.h"
+#include "defo/math.h"
+
+#include "base/base.h"
+
+extern const double defo_rule_centroid_point[1][4];
+extern const double defo_rule_centroid_weight[1];
+extern const double defo_rule_stroud4_point[4][4];
+extern const double defo_rule_stroud4_weight[4];
+extern const double defo_rule_tet64_point[64][4];
+extern const double defo_rule_tet64_weight[64];
+extern const double defo_rule_tri16_point[16][3];
+extern const double defo_rule_tri16_weight[16];
+
+/* Quadratic 6-node triangle shape functions at barycentric (l0, l1, l2):
+ * corners l_i(2l_i − 1), edges (0,1) (1,2) (2,0): 4 l_a l_b. */
+void defo_tri6_shape(const double l[3], double N[6]);
+
+/* det of a row-major 3×3 */
+static inline double defo_det9(const double *m) {
+    return m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+           m[2] * (m[3] * m[7] - m[4] * m[6]);
+}
+
+/* Longest corner edge of element v at positions x. */
+double defo_element_corner_length(const double *x, const defo_index *v);
+
+#endif

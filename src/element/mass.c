@@ -1,0 +1,180 @@
+/*
+ * element/mass.c — masses, volumes and Jacobian quality of the element layer.
+ *
+ * Consistent mass (MTPS08 eq. 3): Me_ab = ∫ ρ N_a N_b dV = Σ_q ρ ω_q N_a N_b
+ * det J / 6 with the mass rule — exact: N_a N_b is of degree 2·order and
+ * det J of degree 3(order − 1).  Lumped mass: tet4 ρV/4 per corner (the row
+ * sums); tet10 HRZ (Hinton, Rock, Zienkiewicz 1976): Me's diagonal scaled to
+ * the element mass, positive where row sums are not (a straight tet10's
+ * corner rows sum to −ρV/20).  For a straight element the diagonal is ρV/70
+ * (corner) and 8ρV/105 (edge), summing to 18ρV/35, so HRZ gives ρV/36 and
+ * 4ρV/27.
+ *
+ * Volumes at any positions use the same rule (det J exact).  Sums run
+ * sequentially in element order: deterministic.
+ */
+#include "element/element_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+static defo_status check_mesh(const defo_mesh *mesh, const char *fn,
+                              const defo_element_ops **ops) {
+    *ops = defo_element_ops_for_mesh(mesh);
+    if (!*ops) return defo_error_prefix("%s", fn);
+    const size_t n = (size_t)mesh->num_elems * (size_t)mesh->nodes_per_elem;
+    for (size_t i = 0; i < n; i++)
+        if (mesh->elems[i] < 0 || mesh->elems[i] >= mesh->num_nodes)
+            return defo_error(DEFO_ERR_INVALID_MESH,
+                              "%s: element %ld refers to node %ld, but there are %ld nodes", fn,
+                              (long)(i / (size_t)mesh->nodes_per_elem), (long)mesh->elems[i],
+                              (long)mesh->num_nodes);
+    return DEFO_OK;
+}
+
+/* Signed volume of element v at positions x. */
+static double elem_volume(const defo_element_ops *ops, const double *x, const defo_index *v) {
+    double J[9];
+    if (ops->order == 1) {
+        defo_element_jacobian(ops, x, v, ops->stiffness.point, J);
+        return defo_det9(J) / 6.0;
+    }
+    double vol = 0;
+    for (int q = 0; q < ops->mass.num_points; q++) {
+        defo_element_jacobian(ops, x, v, ops->mass.point + 4 * q, J);
+        vol += ops->mass.weight[q] * defo_det9(J);
+    }
+    return vol / 6.0;
+}
+
+/* Me (nodes², unit density) of element v at positions x; returns its volume. */
+static double elem_mass(const defo_element_ops *ops, const double *x, const defo_index *v,
+                        double *Me) {
+    const int p = ops->nodes;
+    memset(Me, 0, (size_t)(p * p) * sizeof *Me);
+    double vol = 0;
+    for (int q = 0; q < ops->mass.num_points; q++) {
+        double J[9];
+        defo_element_jacobian(ops, x, v, ops->mass.point + 4 * q, J);
+        const double w = ops->mass.weight[q] * defo_det9(J) / 6.0;
+        const double *N = ops->mass.shape + p * q;
+        vol += w;
+        for (int a = 0; a < p; a++)
+            for (int b = 0; b < p; b++) Me[a * p + b] += w * N[a] * N[b];
+    }
+    return vol;
+}
+
+defo_status defo_element_mass_matrix(const defo_mesh *mesh, defo_index e, double density,
+                                     double *Me) {
+    const defo_element_ops *ops;
+    defo_status s = check_mesh(mesh, "defo_element_mass_matrix", &ops);
+    if (s) return s;
+    if (!Me || e < 0 || e >= mesh->num_elems || !(density >= 0) || !isfinite(density))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "defo_element_mass_matrix: element %ld of %ld, density %g", (long)e,
+                          (long)mesh->num_elems, density);
+    const int p = ops->nodes;
+    elem_mass(ops, mesh->x, mesh->elems + (size_t)e * (size_t)p, Me);
+    for (int k = 0; k < p * p; k++) Me[k] *= density;
+    return DEFO_OK;
+}
+
+defo_status defo_element_lumped_mass(const defo_mesh *mesh, double density,
+                                     const double *density_per_elem, double *mass) {
+    const defo_element_ops *ops;
+    defo_status s = check_mesh(mesh, "defo_element_lumped_mass", &ops);
+    if (s) return s;
+    if (!mass) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_element_lumped_mass: mass is NULL");
+    if (!density_per_elem && !(density >= 0 && isfinite(density)))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "defo_element_lumped_mass: density %g (must be finite and >= 0)", density);
+    if (density_per_elem)
+        for (defo_index e = 0; e < mesh->num_elems; e++)
+            if (!(density_per_elem[e] >= 0 && isfinite(density_per_elem[e])))
+                return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                                  "defo_element_lumped_mass: element %ld has density %g (must be "
+                                  "finite and >= 0)",
+                                  (long)e, density_per_elem[e]);
+    memset(mass, 0, (size_t)mesh->num_nodes * sizeof *mass);
+    const int p = ops->nodes;
+    double Me[DEFO_ELEMENT_MAX_NODES * DEFO_ELEMENT_MAX_NODES];
+    for (size_t e = 0; e < (size_t)mesh->num_elems; e++) {
+        const defo_index *v = mesh->elems + e * (size_t)p;
+        const double rho = density_per_elem ? density_per_elem[e] : density;
+        if (p == 4) {
+            /* |V|: an inverted element still has positive mass */
+            const double m = rho * fabs(elem_volume(ops, mesh->x, v));
+            for (int a = 0; a < 4; a++) mass[v[a]] += 0.25 * m;
+            continue;
+        }
+        const double vol = elem_mass(ops, mesh->x, v, Me);
+        double diag = 0;
+        for (int a = 0; a < p; a++) diag += Me[a * p + a];
+        const double scale = diag > 0 ? rho * fabs(vol) / diag : 0.0;
+        for (int a = 0; a < p; a++) mass[v[a]] += scale * Me[a * p + a];
+    }
+    return DEFO_OK;
+}
+
+defo_status defo_element_volume(const defo_mesh *mesh, const double *x, double *volume) {
+    if (!volume) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_element_volume: volume is NULL");
+    *volume = 0;
+    const defo_element_ops *ops;
+    defo_status s = check_mesh(mesh, "defo_element_volume", &ops);
+    if (s) return s;
+    if (!x) x = mesh->x;
+    double total = 0;
+    for (size_t e = 0; e < (size_t)mesh->num_elems; e++)
+        total += elem_volume(ops, x, mesh->elems + e * (size_t)ops->nodes);
+    *volume = total;
+    return DEFO_OK;
+}
+
+defo_status defo_element_jacobian_quality(const defo_mesh *mesh, const double *x, double *quality,
+                                          double *worst, defo_index *worst_elem) {
+    if (worst) *worst = INFINITY;
+    if (worst_elem) *worst_elem = -1;
+    const defo_element_ops *ops;
+    defo_status s = check_mesh(mesh, "defo_element_jacobian_quality", &ops);
+    if (s) return s;
+    if (!x) x = mesh->x;
+    const defo_element_ops *lin = defo_element_ops_of(DEFO_ELEMENT_TET4);
+    /* sample points: corners, edge midpoints, stiffness points, centroid */
+    double pts[4 + 6 + DEFO_ELEMENT_MAX_POINTS + 1][4];
+    int np = 0;
+    for (int c = 0; c < 4; c++, np++)
+        for (int k = 0; k < 4; k++) pts[np][k] = k == c ? 1.0 : 0.0;
+    for (int e = 0; e < 6; e++, np++)
+        for (int k = 0; k < 4; k++)
+            pts[np][k] = (k == defo_tet_edges[e][0] || k == defo_tet_edges[e][1]) ? 0.5 : 0.0;
+    for (int q = 0; q < ops->stiffness.num_points; q++, np++)
+        memcpy(pts[np], ops->stiffness.point + 4 * q, 4 * sizeof(double));
+    for (int k = 0; k < 4; k++) pts[np][k] = 0.25;
+    np++;
+    double lowest = INFINITY;
+    defo_index lowest_e = -1;
+    for (defo_index e = 0; e < mesh->num_elems; e++) {
+        const defo_index *v = mesh->elems + (size_t)e * (size_t)ops->nodes;
+        double J[9];
+        defo_element_jacobian(lin, x, v, pts[0], J);
+        const double straight = defo_det9(J);
+        double qmin = -INFINITY;
+        const double L = defo_element_corner_length(x, v);
+        if (straight > 1e-12 * L * L * L) {
+            qmin = INFINITY;
+            for (int k = 0; k < (ops->order > 1 ? np : 1); k++) {
+                defo_element_jacobian(ops, x, v, pts[k], J);
+                qmin = fmin(qmin, defo_det9(J) / straight);
+            }
+        }
+        if (quality) quality[e] = qmin;
+        if (qmin < lowest || lowest_e < 0) {
+            lowest = qmin;
+            lowest_e = e;
+        }
+    }
+    if (worst) *worst = lowest;
+    if (worst_elem) *worst_elem = lowest_e;
+    return DEFO_OK;
+}
