@@ -38,7 +38,8 @@ static double rule_error(const defo_quadrature *q, int deg, int dim) {
                 double num = 0;
                 for (int p = 0; p < q->num_points; p++) {
                     const double *l = q->point + (dim == 3 ? 4 : 3) * p;
-                    num += q->weight[p] * pow(l[1], a) * pow(l[2], b) * (dim == 3 ? pow(l[3], c) : 1);
+                    num +=
+                        q->weight[p] * pow(l[1], a) * pow(l[2], b) * (dim == 3 ? pow(l[3], c) : 1);
                 }
                 double exact = dim == 3 ? 6.0 * fact(a) * fact(b) * fact(c) / fact(a + b + c + 3)
                                         : 2.0 * fact(a) * fact(b) / fact(a + b + 2);
@@ -71,9 +72,10 @@ static void test_rules_exact(void) {
     CHECK_NEAR(t10->stiffness.point[1], 0.25 - sqrt(5.0) / 20, 2e-16);
     double err = rule_error(&t10->face_rule, 7, 2);
     CHECK_MSG(err < 1e-13, "face rule error %g", err);
-    TEST_REPORT("rules: tet10 stiffness %d points (degree %d), mass %d points (degree %d), faces %d",
-                t10->stiffness.num_points, t10->stiffness.degree, t10->mass.num_points,
-                t10->mass.degree, t10->face_rule.num_points);
+    TEST_REPORT(
+        "rules: tet10 stiffness %d points (degree %d), mass %d points (degree %d), faces %d",
+        t10->stiffness.num_points, t10->stiffness.degree, t10->mass.num_points, t10->mass.degree,
+        t10->face_rule.num_points);
     CHECK(defo_element_ops_of(DEFO_ELEMENT_TRI3) == NULL);
     CHECK(defo_last_status() == DEFO_ERR_UNSUPPORTED);
 }
@@ -87,7 +89,8 @@ static void test_shape_functions(void) {
             for (int k = 0; k < 4; k++) nodes[a][k] = a == k;
         for (int e = 0; e < 6; e++)
             for (int k = 0; k < 4; k++)
-                nodes[4 + e][k] = (k == defo_tet_edges[e][0] || k == defo_tet_edges[e][1]) ? 0.5 : 0;
+                nodes[4 + e][k] =
+                    (k == defo_tet_edges[e][0] || k == defo_tet_edges[e][1]) ? 0.5 : 0;
         double N[10], dN[30];
         for (int a = 0; a < o->nodes; a++) {
             o->shape(nodes[a], N);
@@ -131,7 +134,8 @@ static void test_shape_functions(void) {
         }
         /* faces: corners of face f are those of defo_tet_faces, edge nodes join them */
         for (int f = 0; f < 4; f++) {
-            for (int c = 0; c < 3; c++) CHECK(o->face[o->face_nodes * f + c] == defo_tet_faces[f][c]);
+            for (int c = 0; c < 3; c++)
+                CHECK(o->face[o->face_nodes * f + c] == defo_tet_faces[f][c]);
             for (int c = 0; o->face_nodes == 6 && c < 3; c++) {
                 int en = o->face[6 * f + 3 + c] - 4;
                 int a = defo_tet_faces[f][c], b = defo_tet_faces[f][(c + 1) % 3];
@@ -160,7 +164,8 @@ static defo_mesh *one_tet(int order) {
 }
 
 static void affine(const double A[9], const double c[3], const double *X, double *x) {
-    for (int r = 0; r < 3; r++) x[r] = c[r] + A[3 * r] * X[0] + A[3 * r + 1] * X[1] + A[3 * r + 2] * X[2];
+    for (int r = 0; r < 3; r++)
+        x[r] = c[r] + A[3 * r] * X[0] + A[3 * r + 1] * X[1] + A[3 * r + 2] * X[2];
 }
 
 /* F at each stiffness point from the rest data: F = (Σ_a x_a ∇ξN_aᵀ) J⁻¹ */
@@ -191,7 +196,8 @@ static void test_rest_tet4_matches_itf04(void) {
     CHECK_OK(defo_rest_compute(m, &old));
     int same = 1;
     for (defo_index e = 0; e < m->num_elems; e++) {
-        same &= memcmp(defo_element_rest_jinv(r) + 9 * e, old.Dm_inv + 9 * e, 9 * sizeof(double)) == 0;
+        same &=
+            memcmp(defo_element_rest_jinv(r) + 9 * e, old.Dm_inv + 9 * e, 9 * sizeof(double)) == 0;
         same &= defo_element_rest_weight(r)[e] == old.volume[e];
         same &= defo_element_rest_volume(r)[e] == old.volume[e];
     }
@@ -304,7 +310,7 @@ static void test_curved_volume(void) {
         for (int i = 0; i < 4; i++)
             for (int j = 0; j < 4; j++)
                 for (int k = 0; k < 4; k++) {
-                    double c = (i == j && j == k) ? 1.0 / 20
+                    double c = (i == j && j == k)             ? 1.0 / 20
                                : (i == j || j == k || i == k) ? 1.0 / 60
                                                               : 1.0 / 120;
                     cubic += c * X[3 * i] * X[3 * j + 1] * X[3 * k + 2];
@@ -427,7 +433,8 @@ static void test_traction_loads(void) {
     for (int a = 0; a < 4; a++) memcpy(m->x + 3 * v[a], P[a], sizeof P[a]);
     for (int e = 0; e < 6; e++)
         for (int k = 0; k < 3; k++)
-            m->x[3 * v[4 + e] + k] = 0.5 * (P[defo_tet_edges[e][0]][k] + P[defo_tet_edges[e][1]][k]);
+            m->x[3 * v[4 + e] + k] =
+                0.5 * (P[defo_tet_edges[e][0]][k] + P[defo_tet_edges[e][1]][k]);
     const double delta = 0.1;
     /* edge (2,3) is VTK edge 5: local node 9 */
     m->x[3 * v[9]] += delta;

@@ -15,6 +15,7 @@
 #include "defo/mesh.h"
 #include "defo/element.h"
 #include "defo/force.h"
+#include "defo/force_model.h"
 #include "defo/solver.h"
 #include "defo/world.h"
 #include "defo/io.h"

@@ -18,8 +18,7 @@
 #include <math.h>
 #include <string.h>
 
-static defo_status check_mesh(const defo_mesh *mesh, const char *fn,
-                              const defo_element_ops **ops) {
+static defo_status check_mesh(const defo_mesh *mesh, const char *fn, const defo_element_ops **ops) {
     *ops = defo_element_ops_for_mesh(mesh);
     if (!*ops) return defo_error_prefix("%s", fn);
     const size_t n = (size_t)mesh->num_elems * (size_t)mesh->nodes_per_elem;
@@ -85,10 +84,12 @@ defo_status defo_element_lumped_mass(const defo_mesh *mesh, double density,
     const defo_element_ops *ops;
     defo_status s = check_mesh(mesh, "defo_element_lumped_mass", &ops);
     if (s) return s;
-    if (!mass) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_element_lumped_mass: mass is NULL");
+    if (!mass)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_element_lumped_mass: mass is NULL");
     if (!density_per_elem && !(density >= 0 && isfinite(density)))
         return defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                          "defo_element_lumped_mass: density %g (must be finite and >= 0)", density);
+                          "defo_element_lumped_mass: density %g (must be finite and >= 0)",
+                          density);
     if (density_per_elem)
         for (defo_index e = 0; e < mesh->num_elems; e++)
             if (!(density_per_elem[e] >= 0 && isfinite(density_per_elem[e])))
@@ -118,7 +119,8 @@ defo_status defo_element_lumped_mass(const defo_mesh *mesh, double density,
 }
 
 defo_status defo_element_volume(const defo_mesh *mesh, const double *x, double *volume) {
-    if (!volume) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_element_volume: volume is NULL");
+    if (!volume)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_element_volume: volume is NULL");
     *volume = 0;
     const defo_element_ops *ops;
     defo_status s = check_mesh(mesh, "defo_element_volume", &ops);

@@ -58,10 +58,11 @@ static double min_altitude(const double *x, const defo_index *v, double vol) {
 
 static defo_status bad_element(const defo_mesh *mesh, defo_index e, double det, double L) {
     const defo_index *v = mesh->elems + (size_t)e * (size_t)mesh->nodes_per_elem;
-    return defo_error(DEFO_ERR_INVALID_MESH,
-                      "element %ld is %s (det J = %.3g, longest edge %.3g; corners %ld %ld %ld %ld)",
-                      (long)e, det < 0 && fabs(det) > 1e-12 * L * L * L ? "inverted" : "degenerate",
-                      det, L, (long)v[0], (long)v[1], (long)v[2], (long)v[3]);
+    return defo_error(
+        DEFO_ERR_INVALID_MESH,
+        "element %ld is %s (det J = %.3g, longest edge %.3g; corners %ld %ld %ld %ld)", (long)e,
+        det < 0 && fabs(det) > 1e-12 * L * L * L ? "inverted" : "degenerate", det, L, (long)v[0],
+        (long)v[1], (long)v[2], (long)v[3]);
 }
 
 defo_status defo_element_rest_create(const defo_mesh *mesh, defo_element_rest **out) {

@@ -165,7 +165,8 @@ const defo_element_ops *defo_element_ops_for_mesh(const defo_mesh *mesh) {
         defo_error(DEFO_ERR_INVALID_ARGUMENT, "element ops: mesh is NULL");
         return NULL;
     }
-    if (mesh->order == 1 && mesh->nodes_per_elem == 4) return defo_element_ops_of(DEFO_ELEMENT_TET4);
+    if (mesh->order == 1 && mesh->nodes_per_elem == 4)
+        return defo_element_ops_of(DEFO_ELEMENT_TET4);
     if (mesh->order == 2 && mesh->nodes_per_elem == 10)
         return defo_element_ops_of(DEFO_ELEMENT_TET10);
     defo_error(DEFO_ERR_INVALID_ARGUMENT,

@@ -246,57 +246,6 @@ static double rowsum_dist(const defo_mat3 *a, const double *b) {
     return m;
 }
 
-/* Rotation of the polar decomposition of F by the scaled Newton iteration
- * X ← ½(γX + γ⁻¹X⁻ᵀ), γ = (‖X⁻¹‖_F/‖X‖_F)^½ (Higham 1986), which converges
- * quadratically to the polar factor when det F > 0.  For such F the polar
- * rotation is unique, so this equals defo_polar3's U Vᵀ to rounding at a
- * fraction of the SVD's cost.  Returns 0 (caller falls back to the SVD) when
- * F is inverted, nearly flat relative to its size, or the iteration has not
- * converged. */
-static int polar_newton(const defo_mat3 *F, defo_mat3 *R) {
-    double s = defo_m3_fnorm(*F);
-    double det = defo_m3_det(*F);
-    if (!(s > 0) || !(det > 1e-6 * s * s * s)) return 0;
-    defo_mat3 X = *F;
-    int scaled = 1;
-    for (int it = 0; it < 20; it++) {
-        defo_mat3 cof = defo_m3_cofactor(X); /* det(X)·X⁻ᵀ */
-        double d = X.m[0][0] * cof.m[0][0] + X.m[0][1] * cof.m[0][1] + X.m[0][2] * cof.m[0][2];
-        if (!(d > 0)) return 0;
-        double inv_d = 1.0 / d, g = 1.0, ig = 1.0;
-        if (scaled) { /* γ = (‖X⁻¹‖_F / ‖X‖_F)^½ = (‖cof‖_F / (d ‖X‖_F))^½ */
-            double nx = 0, nc = 0;
-            for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 3; j++) {
-                    nx += X.m[i][j] * X.m[i][j];
-                    nc += cof.m[i][j] * cof.m[i][j];
-                }
-            g = sqrt(sqrt(nc / nx) * inv_d);
-            ig = 1.0 / g;
-        }
-        double delta2 = 0, hi = 0.5 * inv_d * ig, hg = 0.5 * g;
-        for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 3; j++) {
-                double v = hg * X.m[i][j] + hi * cof.m[i][j];
-                double dv = v - X.m[i][j];
-                delta2 += dv * dv;
-                X.m[i][j] = v;
-            }
-        /* near convergence γ → 1: unscaled steps converge quadratically */
-        if (delta2 < 1e-4) scaled = 0;
-        if (delta2 <= 1e-20) { /* error ~ delta², below rounding after one more step */
-            /* one unscaled step more polishes the last bits */
-            defo_mat3 c2 = defo_m3_cofactor(X);
-            double d2 = X.m[0][0] * c2.m[0][0] + X.m[0][1] * c2.m[0][1] + X.m[0][2] * c2.m[0][2];
-            double h2 = 0.5 / d2;
-            for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 3; j++) R->m[i][j] = 0.5 * X.m[i][j] + h2 * c2.m[i][j];
-            return 1;
-        }
-    }
-    return 0;
-}
-
 defo_status defo_corotated_update_rotations(defo_corotated *c, const double *x,
                                             defo_index *updated) {
     if (updated) *updated = 0;
@@ -344,7 +293,7 @@ defo_status defo_corotated_update_rotations(defo_corotated *c, const double *x,
             continue;
         }
         defo_mat3 R;
-        if (!polar_newton(&F, &R)) defo_polar3(&F, &R, NULL); /* ITF04 §5.1 when inverted */
+        if (!defo_polar3_newton(&F, &R)) defo_polar3(&F, &R, NULL); /* ITF04 §5.1 when inverted */
         memcpy(c->R + 9 * (size_t)e, R.m, 9 * sizeof(double));
         const double *b = c->grad + 12 * (size_t)e;
         double *cg = c->rgrad + 12 * (size_t)e;

@@ -1,0 +1,178 @@
+/*
+ * defo/force_model.h — the force layer: one hyperelastic kernel and one
+ * corotated kernel behind one handle, over any element kind of the element
+ * layer (defo/element.h), looping over the quadrature points it gives.
+ *
+ * Formulations:
+ *   INVERTIBLE  ITF04 invertible FEM with any defo material: per point
+ *               F = (Σ_a x_a ∇ξN_aᵀ) J⁻¹ = U F̂ Vᵀ (ITF04 §5 signs),
+ *               P = U P̂(σ) Vᵀ, f_a = −Σ_q w_q P J⁻ᵀ ∇ξN_a (ITF04 eq. 2 for
+ *               tet4).  Tangent K = −∂f/∂x from the dP/dF blocks of TSIF05 §8
+ *               (eq. 4), made positive semidefinite per point by clamping
+ *               their negative eigenvalues (the definiteness fix); damping
+ *               ITF04 §6.2 in the rotated frame.
+ *   COROTATED   MG04 §2.3–2.4 warped stiffness for tet4 (one rotation per
+ *               element), MTPS08 §4.3 for tet10 (one rotation per quadrature
+ *               point), with MTPS08 §4.4 lazy updates per point:
+ *               R = polar(F), ε = sym(Rᵀ F) − I − ε_plastic,
+ *               σ = λ tr ε I + 2μ ε, f_a = −Σ_q w_q R σ J⁻ᵀ ∇ξN_a and
+ *               K' = Σ_q w_q R Ke,q Rᵀ.  Damping: D = τ K' (τ the material's
+ *               damping time: the same stiffness-proportional damping as the
+ *               ITF04 §6.2 moduli μ_d = τμ, λ_d = τλ).
+ *
+ * One closed form serves every isotropic block: with c_a = M ∇ξN_a,
+ *   B_ab = w (λ c_a c_bᵀ + μ c_b c_aᵀ + μ (c_a·c_b) I),
+ * M = R J⁻ᵀ for the corotated stiffness and damping and M = U Vᵀ J⁻ᵀ (the
+ * polar rotation of F) for the invertible damping.
+ *
+ * Threads: per-element work into per-element buffers, gathered per node
+ * (and per matrix block) in a fixed order: bitwise identical results for any
+ * thread count.  No allocation after create except the matrix, allocated by
+ * the first assemble.  Units SI.
+ */
+#ifndef DEFO_FORCE_MODEL_H
+#define DEFO_FORCE_MODEL_H
+
+#include "defo/base.h"
+#include "defo/element.h"
+#include "defo/material.h"
+#include "defo/mesh.h"
+#include "defo/sparse.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum defo_formulation {
+    DEFO_FORMULATION_INVERTIBLE = 0,
+    DEFO_FORMULATION_COROTATED = 1
+} defo_formulation;
+
+/* "invertible", "corotated"; "unknown" otherwise. */
+DEFO_API const char *defo_formulation_name(defo_formulation f);
+DEFO_API defo_status defo_formulation_from_name(const char *name, defo_formulation *out);
+
+typedef struct defo_force_model_def {
+    defo_formulation formulation; /* default INVERTIBLE */
+    /* INVERTIBLE: TSIF05 §8 — clamp the negative eigenvalues of the dP/dF
+     * blocks in the tangent (never changes the forces).  Default 1. */
+    int definiteness_fix;
+    /* INVERTIBLE: TSIF05 §9 constant extrapolation — ψ, P̂ and dP/dF at σ
+     * clamped to the material's compression threshold (an internal
+     * DEFO_INVERSION_CLAMP copy of the material).  Default 0: the material's
+     * own inversion extension. */
+    int constant_extrapolation;
+    /* COROTATED: 1 = R = I always (plain linear FEM, MG04 §2.1); default 0. */
+    int linear;
+    /* COROTATED: recompute a point's rotation once it is this many updates
+     * old; 1 (default) = every update; 0 = only by lazy_tolerance. */
+    int rotation_interval;
+    /* COROTATED, MTPS08 §4.4: recompute early when ‖F − F_last‖∞ (max row
+     * sum) exceeds this at the point; 0 (default) = off. */
+    double lazy_tolerance;
+} defo_force_model_def;
+
+DEFO_API defo_force_model_def defo_default_force_model_def(void);
+
+typedef struct defo_force_model defo_force_model;
+
+/* Borrows mesh (connectivity, rest positions), rest (its rest data) and
+ * material: they must outlive the model and keep their topology (fracture
+ * makes a new model).  rest must come from defo_element_rest_create(mesh). */
+DEFO_API defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_rest *rest,
+                                             const defo_material *material,
+                                             const defo_force_model_def *def,
+                                             defo_force_model **out);
+DEFO_API void defo_force_model_destroy(defo_force_model *fm);
+DEFO_API defo_formulation defo_force_model_formulation(const defo_force_model *fm);
+
+/* Evaluation flags. */
+enum {
+    /* keep what tangent products and assembly need (INVERTIBLE: the dP/dF
+     * blocks, projected when definiteness_fix) */
+    DEFO_EVAL_TANGENT = 1u << 0,
+    /* COROTATED: keep the current rotations (the MG04 §6 linearisation taken
+     * at the start of a step) instead of updating them at x */
+    DEFO_EVAL_KEEP_ROTATIONS = 1u << 1
+};
+
+/* Elastic forces at positions x (3 per node): force (3 per node,
+ * overwritten; may be NULL) and energy (J; may be NULL); the linearisation
+ * (rotations, SVDs, tangent data) becomes that of x.  A non-finite position
+ * or result is DEFO_ERR_NUMERICAL naming the element; the outputs are then
+ * unspecified (evaluate a good state again before using the model). */
+DEFO_API defo_status defo_force_model_evaluate(defo_force_model *fm, const double *x,
+                                               unsigned flags, double *force, double *energy);
+
+/* y = K d (3 per node each) with K = −∂f/∂x at the last evaluation
+ * (INVERTIBLE: needs DEFO_EVAL_TANGENT there), matrix-free. */
+DEFO_API void defo_force_model_tangent_apply(defo_force_model *fm, const double *d, double *y);
+/* Diagonal 3×3 blocks of K, 9 per node (row-major). */
+DEFO_API void defo_force_model_tangent_diagonal(defo_force_model *fm, double *blocks);
+
+/* Damping (top of the file): 1 when the material damps. */
+DEFO_API int defo_force_model_has_damping(const defo_force_model *fm);
+/* y = D v with the rotations of the last evaluation (symmetric PSD). */
+DEFO_API void defo_force_model_damping_apply(defo_force_model *fm, const double *v, double *y);
+/* Diagonal 3×3 blocks of D, 9 per node. */
+DEFO_API void defo_force_model_damping_diagonal(defo_force_model *fm, double *blocks);
+
+/* The model's matrix: A = k·K + c·D + m·diag(mass ⊗ I₃) at the last
+ * evaluation (mass: one value per node, or NULL), assembled without element
+ * buffers, exactly symmetric, deterministic.  The pattern (nodes sharing an
+ * element) is built by the first call.  Returns NULL when out of memory
+ * (message set).  The matrix stays the model's; callers may add to its
+ * values (contact blocks) until the next assemble. */
+DEFO_API defo_bcsr *defo_force_model_assemble(defo_force_model *fm, double k, double c,
+                                              const double *mass, double m);
+
+/* Elements with det F ≤ 0 at some quadrature point at the last evaluation. */
+DEFO_API defo_index defo_force_model_count_inverted(const defo_force_model *fm);
+/* Stable explicit step scale [s]: min over elements of the element length
+ * (defo_element_rest_length) over the dilatational wave speed
+ * sqrt((λ + 2μ)/ρ). */
+DEFO_API double defo_force_model_wave_time(const defo_force_model *fm);
+DEFO_API size_t defo_force_model_bytes(const defo_force_model *fm);
+/* Quadrature points per element. */
+DEFO_API int defo_force_model_points(const defo_force_model *fm);
+
+/* ------------------------------------------------------- derived fields */
+/* What a person looks at, at positions x (the model is evaluated there):
+ * per element (cell data; tet10: the weighted mean over its points) and per
+ * node (point data: each element's point values extrapolated to its nodes —
+ * linear fit through the 4 points for tet10, the constant for tet4 — and
+ * averaged over the elements of the node with their volumes).  Cauchy stress
+ * σ = P Fᵀ / J (INVERTIBLE; J held at ≥ 0.01 where the element is flat or
+ * inverted, so the value stays finite with the sign of the Kirchhoff stress)
+ * or R σ Rᵀ (COROTATED).  Any array may be NULL. */
+typedef struct defo_force_fields {
+    double *J;                  /* det F, per element */
+    double *von_mises;          /* [Pa], per element */
+    double *max_principal;      /* largest principal Cauchy stress [Pa], per element */
+    double *node_von_mises;     /* [Pa], per node */
+    double *node_max_principal; /* [Pa], per node */
+    defo_index inverted;        /* out: elements with det F ≤ 0 at some point */
+    double min_J;               /* out: smallest det F over all points */
+} defo_force_fields;
+DEFO_API defo_status defo_force_model_fields(defo_force_model *fm, const double *x,
+                                             defo_force_fields *out);
+
+/* ------------------------------------------------- plasticity, fracture */
+/* COROTATED (MG04 §3, MTPS08 §5 per point): the total corotated strain
+ * ε = sym(Rᵀ F) − I with the current rotations at x, 6 per (element, point)
+ * in Voigt order (εxx, εyy, εzz, γxy, γyz, γzx), engineering shear γ = 2ε. */
+DEFO_API defo_status defo_force_model_strain(defo_force_model *fm, const double *x, double *eps);
+/* COROTATED: plastic strains the forces and energy subtract (6 per
+ * (element, point), same convention; borrowed, NULL = none). */
+DEFO_API void defo_force_model_set_plastic_strain(defo_force_model *fm, const double *eps_plastic);
+/* Stress tensor [Pa] at one point (element e, point q) of the last
+ * evaluation, symmetric 3×3 row-major: the Cauchy stress (INVERTIBLE) or the
+ * corotated stress σ = λ tr ε I + 2μ ε in the unrotated frame (COROTATED,
+ * MG04 §4's fracture stress). */
+DEFO_API void defo_force_model_stress(const defo_force_model *fm, defo_index e, int q,
+                                      double sigma[9]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DEFO_FORCE_MODEL_H */

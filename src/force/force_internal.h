@@ -1,0 +1,207 @@
+/*
+ * force/force_internal.h — the force model's layout and the pieces its two
+ * kernels share: per-point arithmetic written once for any nodes per element
+ * P (instantiated with the constants 4 and 10 so loops unroll), the one
+ * isotropic block closed form, the symmetric block assembly loop and the
+ * 9-wide gather.  Shared by the force module's files only.
+ */
+#ifndef DEFO_FORCE_INTERNAL_H
+#define DEFO_FORCE_INTERNAL_H
+
+#include "defo/force_model.h"
+#include "defo/math.h"
+
+#include "base/base.h"
+#include "base/parallel.h"
+
+#include <math.h>
+#include <string.h>
+
+#define FM_INLINE static inline __attribute__((always_inline))
+
+/* Element loops carry an SVD or a polar decomposition per point (hundreds of
+ * flops), so a parallel region pays off far below DEFO_PARALLEL_MIN. */
+#define FM_PARALLEL_MIN 256
+
+enum { FM_INVERTED = 1, FM_CLAMPED = 2, FM_BAD = 4 };
+
+struct defo_force_model {
+    defo_force_model_def def;
+    const defo_mesh *mesh;
+    const defo_element_rest *rest;
+    const defo_element_ops *ops;
+    const defo_material *mat; /* the material the kernel evaluates */
+    defo_material *own_mat;   /* TSIF05 §9 CLAMP copy (constant_extrapolation) */
+    int npe, nq;
+    defo_index n, ne;
+    double mu, lambda;     /* Lamé */
+    double mu_d, lambda_d; /* damping moduli (τμ, τλ) */
+    int damping;
+    double wave_time;
+    const double *jinv, *w; /* rest data per point */
+    defo_incidence inc;     /* node → slot (slot = e·P + a) */
+    double *slot;           /* 9·P per element: forces (3) or blocks (9) per node */
+    double *elem_energy;    /* per element */
+    unsigned char *flag;    /* per element: FM_* of the last evaluation */
+    /* per point (e·nq + q) */
+    double *R;       /* 9: INVERTIBLE U, COROTATED R */
+    double *M;       /* 9: INVERTIBLE D̂ = J⁻¹V, COROTATED R J⁻ᵀ */
+    double *sig;     /* 3: INVERTIBLE σ */
+    double *phat;    /* 3: INVERTIBLE P̂ */
+    defo_dpdf *dpdf; /* INVERTIBLE tangent blocks */
+    /* COROTATED lazy rotations */
+    double *F_last;  /* 9 per point, lazy_tolerance > 0 */
+    int32_t *age;    /* per point */
+    int all_stale;   /* the next update recomputes every rotation */
+    double max_jinv; /* max |J⁻¹ entry|: bounds |F| by |x| */
+    const double *eps_plastic;
+    defo_bcsr A; /* the model's matrix */
+    int have_matrix;
+    defo_index inverted;
+};
+
+/* ------------------------------------------------------------- kernels */
+defo_status defo_fm_hyper_evaluate(defo_force_model *fm, const double *x, unsigned flags,
+                                   double *force, double *energy);
+void defo_fm_hyper_tangent_apply(defo_force_model *fm, const double *d, double *y);
+void defo_fm_hyper_tangent_diagonal(defo_force_model *fm, double *blocks);
+void defo_fm_hyper_assemble(defo_force_model *fm, double k, double c);
+void defo_fm_hyper_damping_apply(defo_force_model *fm, const double *v, double *y);
+void defo_fm_hyper_damping_diagonal(defo_force_model *fm, double *blocks);
+
+defo_status defo_fm_corot_evaluate(defo_force_model *fm, const double *x, unsigned flags,
+                                   double *force, double *energy);
+void defo_fm_corot_apply(defo_force_model *fm, const double *d, double *y, double scale);
+void defo_fm_corot_diagonal(defo_force_model *fm, double *blocks, double scale);
+void defo_fm_corot_assemble(defo_force_model *fm, double k);
+defo_status defo_fm_corot_strain(defo_force_model *fm, const double *x, double *eps);
+
+/* --------------------------------------------------- per-point arithmetic */
+/* H = Σ_a x_a ∇ξN_aᵀ (row-major 3×3) over the P nodes v of an element, g the
+ * ξ-gradients at the point (3 per node).  tet4: the edge matrix Ds. */
+FM_INLINE void fm_grad_sum(const int P, const double *x, const defo_index *v, const double *g,
+                           double H[9]) {
+    if (P == 4) {
+        const double *x0 = x + 3 * (size_t)v[0];
+        for (int k = 0; k < 3; k++) {
+            const double *xk = x + 3 * (size_t)v[k + 1];
+            for (int r = 0; r < 3; r++) H[3 * r + k] = xk[r] - x0[r];
+        }
+        return;
+    }
+    for (int i = 0; i < 9; i++) H[i] = 0.0;
+    for (int a = 0; a < P; a++) {
+        const double *p = x + 3 * (size_t)v[a];
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++) H[3 * r + k] += p[r] * g[3 * a + k];
+    }
+}
+
+/* out[a] (+)= W ∇ξN_a for every node, W row-major 3×3.  tet4: columns of W
+ * on nodes 1..3 and minus their sum on node 0 (forces sum to zero exactly). */
+FM_INLINE void fm_scatter(const int P, const double W[9], const double *g, double *out, int add) {
+    if (P == 4) {
+        double f0[3];
+        for (int r = 0; r < 3; r++) {
+            f0[r] = -(W[3 * r] + W[3 * r + 1] + W[3 * r + 2]);
+            for (int k = 0; k < 3; k++) {
+                if (add)
+                    out[3 * (k + 1) + r] += W[3 * r + k];
+                else
+                    out[3 * (k + 1) + r] = W[3 * r + k];
+            }
+            if (add)
+                out[r] += f0[r];
+            else
+                out[r] = f0[r];
+        }
+        return;
+    }
+    for (int a = 0; a < P; a++)
+        for (int r = 0; r < 3; r++) {
+            double s = W[3 * r] * g[3 * a] + W[3 * r + 1] * g[3 * a + 1] + W[3 * r + 2] * g[3 * a + 2];
+            if (add)
+                out[3 * a + r] += s;
+            else
+                out[3 * a + r] = s;
+        }
+}
+
+/* c = M ∇ξN_a (tet4: column a−1 of M, or minus their sum for a = 0). */
+FM_INLINE void fm_node_vector(const int P, const double M[9], const double *g, int a, double c[3]) {
+    if (P == 4) {
+        if (a == 0)
+            for (int r = 0; r < 3; r++) c[r] = -(M[3 * r] + M[3 * r + 1] + M[3 * r + 2]);
+        else
+            for (int r = 0; r < 3; r++) c[r] = M[3 * r + a - 1];
+        return;
+    }
+    for (int r = 0; r < 3; r++)
+        c[r] = M[3 * r] * g[3 * a] + M[3 * r + 1] * g[3 * a + 1] + M[3 * r + 2] * g[3 * a + 2];
+}
+
+/* s += w (λ c_i c_jᵀ + μ c_j c_iᵀ + μ (c_i·c_j) I): the isotropic block
+ * (row-major) — corotated stiffness and damping, invertible damping. */
+FM_INLINE void fm_iso_block(const double ci[3], const double cj[3], double la, double m,
+                            double s[9]) {
+    const double g = m * (ci[0] * cj[0] + ci[1] * cj[1] + ci[2] * cj[2]);
+    for (int r = 0; r < 3; r++) {
+        const double ai = la * ci[r], mj = m * cj[r];
+        for (int q = 0; q < 3; q++) s[3 * r + q] += ai * cj[q] + mj * ci[q];
+        s[4 * r] += g;
+    }
+}
+
+/* Slot s = e·P² + i·P + j of the bcsr assembly map. */
+FM_INLINE void fm_slot(const int P, int64_t slot, int64_t *e, int *i, int *j) {
+    const int64_t pp = (int64_t)P * P;
+    *e = slot / pp;
+    const int r = (int)(slot - *e * pp);
+    *i = r / P;
+    *j = r - *i * P;
+}
+
+/* Sum every block on and above the diagonal from its sources in slot order
+ * with kernel(fm, e, i, j, s) adding element e's block (i, j) to s; the
+ * blocks below are transposes (the element blocks are symmetric pairs) and
+ * diagonal blocks are symmetrised: exactly symmetric, deterministic, parallel
+ * over block rows.  A = k1·Σ kernel1 + k2·Σ kernel2 (kernel2 may be NULL). */
+typedef void (*fm_block_kernel)(const defo_force_model *fm, int64_t e, int i, int j, double s[9]);
+FM_INLINE void fm_assemble_blocks(defo_force_model *fm, const int P, fm_block_kernel kernel1,
+                                  double k1, fm_block_kernel kernel2, double k2) {
+    defo_bcsr *A = &fm->A;
+    const defo_index nr = A->num_rows;
+    DEFO_PARALLEL_FOR_IF(A->num_blocks > DEFO_PARALLEL_MIN)
+    for (defo_index I = 0; I < nr; I++) {
+        for (int64_t b = A->diag[I]; b < A->row_offset[I + 1]; b++) {
+            double s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, t[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+            for (int64_t k = A->src_offset[b]; k < A->src_offset[b + 1]; k++) {
+                int64_t e;
+                int i, j;
+                fm_slot(P, A->src[k], &e, &i, &j);
+                kernel1(fm, e, i, j, s);
+                if (kernel2) kernel2(fm, e, i, j, t);
+            }
+            for (int r = 0; r < 9; r++) s[r] = k1 * s[r] + (kernel2 ? k2 * t[r] : 0.0);
+            double *v = A->val + 9 * b;
+            if (b == A->diag[I]) {
+                for (int r = 0; r < 3; r++)
+                    for (int q = 0; q < 3; q++) v[3 * r + q] = 0.5 * (s[3 * r + q] + s[3 * q + r]);
+                continue;
+            }
+            double *tr = A->val + 9 * A->transpose[b];
+            for (int r = 0; r < 3; r++)
+                for (int q = 0; q < 3; q++) v[3 * r + q] = tr[3 * q + r] = s[3 * r + q];
+        }
+    }
+}
+
+/* out (9 per node) = Σ over the slots of each node of slot9 (9 per slot), in
+ * increasing slot order. */
+void defo_fm_gather9(const defo_force_model *fm, const double *slot9, double *out);
+/* Name the first element flagged FM_BAD (a non-finite position or stress). */
+defo_status defo_fm_report_bad(const defo_force_model *fm, const double *x);
+/* Σ over elements of elem_energy, fixed grouping (any thread count). */
+double defo_fm_sum_energy(const defo_force_model *fm);
+
+#endif

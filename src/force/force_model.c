@@ -1,0 +1,446 @@
+/*
+ * force/force_model.c — the force model handle (defo/force_model.h): the
+ * per-point state both kernels keep, dispatch to the hyperelastic
+ * (kernel_hyperelastic.c) or corotated (kernel_corotated.c) kernel, the
+ * model's matrix, and the derived fields a person looks at.
+ *
+ * Derived fields (per point, then per element and per node): J = det F;
+ * principal Cauchy stresses P̂_i σ_i / J for the invertible model (ITF04 §5:
+ * σ = P Fᵀ/J = U diag(P̂ σ / J) Uᵀ, J held at ≥ 0.01 so flat and inverted
+ * points stay finite with the sign of the Kirchhoff stress) or the
+ * eigenvalues of the corotated stress (R σ Rᵀ has those of σ).  tet10 point
+ * values become node values through the linear field through the 4 Stroud
+ * points (point q sits at λ_q = a, the others b): c_i = (v_i − b Σv)/(a − b)
+ * at corner i, edge nodes the mean of their corners.
+ *
+ * Invariants: the state arrays are sized at create for the mesh's topology;
+ * the matrix pattern is built once (first assemble); results never depend
+ * on the thread count (slot buffers gathered in slot order).
+ */
+#include "force/force_internal.h"
+
+#include "defo/solver.h"
+
+defo_force_model_def defo_default_force_model_def(void) {
+    defo_force_model_def d;
+    memset(&d, 0, sizeof d);
+    d.formulation = DEFO_FORMULATION_INVERTIBLE;
+    d.definiteness_fix = 1;
+    d.rotation_interval = 1;
+    return d;
+}
+
+const char *defo_formulation_name(defo_formulation f) {
+    switch (f) {
+    case DEFO_FORMULATION_INVERTIBLE:
+        return "invertible";
+    case DEFO_FORMULATION_COROTATED:
+        return "corotated";
+    }
+    return "unknown";
+}
+
+defo_status defo_formulation_from_name(const char *name, defo_formulation *out) {
+    if (name && out) {
+        if (strcmp(name, "invertible") == 0) {
+            *out = DEFO_FORMULATION_INVERTIBLE;
+            return DEFO_OK;
+        }
+        if (strcmp(name, "corotated") == 0) {
+            *out = DEFO_FORMULATION_COROTATED;
+            return DEFO_OK;
+        }
+    }
+    return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                      "formulation '%s' is unknown (invertible, corotated)", name ? name : "(null)");
+}
+
+void defo_force_model_destroy(defo_force_model *fm) {
+    if (!fm) return;
+    defo_material_destroy(fm->own_mat);
+    defo_incidence_free(&fm->inc);
+    defo_free(fm->slot);
+    defo_free(fm->elem_energy);
+    defo_free(fm->flag);
+    defo_free(fm->R);
+    defo_free(fm->M);
+    defo_free(fm->sig);
+    defo_free(fm->phat);
+    defo_free(fm->dpdf);
+    defo_free(fm->F_last);
+    defo_free(fm->age);
+    if (fm->have_matrix) defo_bcsr_free(&fm->A);
+    defo_free(fm);
+}
+
+defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_rest *rest,
+                                    const defo_material *material, const defo_force_model_def *def,
+                                    defo_force_model **out) {
+    if (!out) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model: out is NULL");
+    *out = NULL;
+    if (!mesh || !rest || !material)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "force model: mesh, rest data and material are required");
+    defo_force_model_def d = def ? *def : defo_default_force_model_def();
+    if (d.formulation != DEFO_FORMULATION_INVERTIBLE && d.formulation != DEFO_FORMULATION_COROTATED)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model: formulation %d is unknown",
+                          (int)d.formulation);
+    if (d.rotation_interval < 0 || !(d.lazy_tolerance >= 0) || !isfinite(d.lazy_tolerance))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "force model: rotation_interval %d / lazy_tolerance %g out of range",
+                          d.rotation_interval, d.lazy_tolerance);
+    if (d.formulation == DEFO_FORMULATION_COROTATED && d.rotation_interval == 0 &&
+        d.lazy_tolerance == 0)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "force model: rotation_interval 0 needs a lazy_tolerance > 0");
+    const defo_element_ops *ops = defo_element_rest_ops(rest);
+    if (defo_element_rest_num_elems(rest) != mesh->num_elems || !ops ||
+        ops->nodes != mesh->nodes_per_elem)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "force model: the rest data (%ld elements) is not that of this mesh (%ld "
+                          "elements of %d nodes; use defo_element_rest_create on it)",
+                          (long)defo_element_rest_num_elems(rest), (long)mesh->num_elems,
+                          mesh->nodes_per_elem);
+    defo_force_model *fm = defo_calloc(1, sizeof *fm);
+    if (!fm) return defo_error_oom("force model", sizeof *fm);
+    fm->def = d;
+    fm->mesh = mesh;
+    fm->rest = rest;
+    fm->ops = ops;
+    fm->mat = material;
+    fm->npe = ops->nodes;
+    fm->nq = ops->stiffness.num_points;
+    fm->n = mesh->num_nodes;
+    fm->ne = mesh->num_elems;
+    fm->jinv = defo_element_rest_jinv(rest);
+    fm->w = defo_element_rest_weight(rest);
+    fm->mu = defo_material_mu(material);
+    fm->lambda = defo_material_lambda(material);
+    defo_material_damping_moduli(material, &fm->mu_d, &fm->lambda_d);
+    fm->damping = fm->mu_d > 0 || fm->lambda_d > 0;
+    defo_status st = DEFO_OK;
+    if (d.formulation == DEFO_FORMULATION_INVERTIBLE && d.constant_extrapolation) {
+        /* TSIF05 §9: ψ, P̂ and dP/dF all at σ clamped to the threshold */
+        defo_material_def md = *defo_material_get_def(material);
+        md.inversion.mode = DEFO_INVERSION_CLAMP;
+        st = defo_material_create(&md, &fm->own_mat);
+        fm->mat = fm->own_mat;
+    }
+    const size_t ne = (size_t)fm->ne, np = ne * (size_t)fm->nq;
+    fm->slot = defo_malloc(9 * (size_t)fm->npe * ne * sizeof(double) + 1);
+    fm->elem_energy = defo_calloc(ne + 1, sizeof(double));
+    fm->flag = defo_calloc(ne + 1, 1);
+    fm->R = defo_malloc(9 * np * sizeof(double) + 1);
+    fm->M = defo_malloc(9 * np * sizeof(double) + 1);
+    fm->sig = defo_calloc(3 * np + 1, sizeof(double));
+    fm->phat = defo_calloc(3 * np + 1, sizeof(double));
+    if (d.formulation == DEFO_FORMULATION_INVERTIBLE)
+        fm->dpdf = defo_calloc(np + 1, sizeof(defo_dpdf));
+    else
+        fm->age = defo_calloc(np + 1, sizeof(int32_t));
+    if (d.formulation == DEFO_FORMULATION_COROTATED && d.lazy_tolerance > 0)
+        fm->F_last = defo_malloc(9 * np * sizeof(double) + 1);
+    if (!st && (!fm->slot || !fm->elem_energy || !fm->flag || !fm->R || !fm->M || !fm->sig ||
+                !fm->phat || (!fm->dpdf && !fm->age) ||
+                (d.formulation == DEFO_FORMULATION_COROTATED && d.lazy_tolerance > 0 && !fm->F_last)))
+        st = defo_error_oom("force model state", np * 40 * sizeof(double));
+    if (!st) st = defo_incidence_build(&fm->inc, mesh->elems, fm->ne, fm->npe, fm->n);
+    if (st) {
+        defo_force_model_destroy(fm);
+        return st;
+    }
+    /* rest state: F = I, so U = V = R = I, D̂ = J⁻¹, M = J⁻ᵀ, σ = 1 */
+    for (size_t p = 0; p < np; p++) {
+        const double *Ji = fm->jinv + 9 * p;
+        for (int k = 0; k < 9; k++) {
+            fm->R[9 * p + k] = (k % 4 == 0) ? 1.0 : 0.0;
+            fm->M[9 * p + k] = d.formulation == DEFO_FORMULATION_COROTATED ? Ji[3 * (k % 3) + k / 3]
+                                                                           : Ji[k];
+            fm->max_jinv = fmax(fm->max_jinv, fabs(Ji[k]));
+        }
+        if (fm->F_last)
+            for (int k = 0; k < 9; k++) fm->F_last[9 * p + k] = (k % 4 == 0) ? 1.0 : 0.0;
+        if (d.formulation == DEFO_FORMULATION_INVERTIBLE)
+            fm->sig[3 * p] = fm->sig[3 * p + 1] = fm->sig[3 * p + 2] = 1.0;
+    }
+    fm->all_stale = 1;
+    /* CFL data: dilatational wave speed c = sqrt((λ + 2μ)/ρ) over the element length */
+    const double rho = defo_material_get_def(material)->density;
+    const double c = sqrt(defo_material_stiffness_scale(material) / rho);
+    const double *len = defo_element_rest_length(rest);
+    double hmin = INFINITY;
+    for (size_t e = 0; e < ne; e++) hmin = fmin(hmin, len[e]);
+    fm->wave_time = ne > 0 && c > 0 ? hmin / c : INFINITY;
+    *out = fm;
+    return DEFO_OK;
+}
+
+defo_formulation defo_force_model_formulation(const defo_force_model *fm) {
+    return fm->def.formulation;
+}
+
+static int corotated(const defo_force_model *fm) {
+    return fm->def.formulation == DEFO_FORMULATION_COROTATED;
+}
+
+defo_status defo_force_model_evaluate(defo_force_model *fm, const double *x, unsigned flags,
+                                      double *force, double *energy) {
+    if (!fm || !x) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model: NULL argument");
+    return corotated(fm) ? defo_fm_corot_evaluate(fm, x, flags, force, energy)
+                         : defo_fm_hyper_evaluate(fm, x, flags, force, energy);
+}
+
+void defo_force_model_tangent_apply(defo_force_model *fm, const double *d, double *y) {
+    if (corotated(fm))
+        defo_fm_corot_apply(fm, d, y, 1.0);
+    else
+        defo_fm_hyper_tangent_apply(fm, d, y);
+}
+
+void defo_force_model_tangent_diagonal(defo_force_model *fm, double *blocks) {
+    if (corotated(fm))
+        defo_fm_corot_diagonal(fm, blocks, 1.0);
+    else
+        defo_fm_hyper_tangent_diagonal(fm, blocks);
+}
+
+int defo_force_model_has_damping(const defo_force_model *fm) {
+    return fm->damping;
+}
+
+/* COROTATED: D = τ K' with τ the damping time (μ_d = τμ) */
+static double corot_tau(const defo_force_model *fm) {
+    return fm->mu > 0 ? fm->mu_d / fm->mu : 0.0;
+}
+
+void defo_force_model_damping_apply(defo_force_model *fm, const double *v, double *y) {
+    if (!fm->damping) {
+        memset(y, 0, 3 * (size_t)fm->n * sizeof *y);
+        return;
+    }
+    if (corotated(fm))
+        defo_fm_corot_apply(fm, v, y, corot_tau(fm));
+    else
+        defo_fm_hyper_damping_apply(fm, v, y);
+}
+
+void defo_force_model_damping_diagonal(defo_force_model *fm, double *blocks) {
+    if (!fm->damping) {
+        memset(blocks, 0, 9 * (size_t)fm->n * sizeof *blocks);
+        return;
+    }
+    if (corotated(fm))
+        defo_fm_corot_diagonal(fm, blocks, corot_tau(fm));
+    else
+        defo_fm_hyper_damping_diagonal(fm, blocks);
+}
+
+defo_bcsr *defo_force_model_assemble(defo_force_model *fm, double k, double c, const double *mass,
+                                     double m) {
+    if (!fm->have_matrix) {
+        defo_status st = defo_bcsr_create(&fm->A, fm->mesh->elems, fm->ne, fm->npe, fm->n);
+        if (st) {
+            defo_error_prefix("force model matrix");
+            return NULL;
+        }
+        fm->have_matrix = 1;
+    }
+    if (corotated(fm))
+        defo_fm_corot_assemble(fm, k + (fm->damping ? c * corot_tau(fm) : 0.0));
+    else
+        defo_fm_hyper_assemble(fm, k, c);
+    if (mass && m != 0.0) defo_bcsr_add_diagonal(&fm->A, mass, m);
+    return &fm->A;
+}
+
+defo_index defo_force_model_count_inverted(const defo_force_model *fm) {
+    return fm->inverted;
+}
+
+double defo_force_model_wave_time(const defo_force_model *fm) {
+    return fm->wave_time;
+}
+
+int defo_force_model_points(const defo_force_model *fm) {
+    return fm->nq;
+}
+
+size_t defo_force_model_bytes(const defo_force_model *fm) {
+    if (!fm) return 0;
+    const size_t ne = (size_t)fm->ne, np = ne * (size_t)fm->nq;
+    size_t b = sizeof *fm + ne * (9 * (size_t)fm->npe + 1) * sizeof(double) + ne +
+               np * 24 * sizeof(double) + ((size_t)fm->n + 1 + ne * (size_t)fm->npe) * sizeof(int64_t);
+    if (fm->dpdf) b += np * sizeof(defo_dpdf);
+    if (fm->age) b += np * sizeof(int32_t);
+    if (fm->F_last) b += 9 * np * sizeof(double);
+    if (fm->have_matrix) b += defo_bcsr_bytes(&fm->A);
+    return b;
+}
+
+void defo_force_model_set_plastic_strain(defo_force_model *fm, const double *eps_plastic) {
+    fm->eps_plastic = eps_plastic;
+}
+
+defo_status defo_force_model_strain(defo_force_model *fm, const double *x, double *eps) {
+    if (!fm || !x || !eps)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model strain: NULL argument");
+    if (!corotated(fm))
+        return defo_error(DEFO_ERR_UNSUPPORTED,
+                          "force model strain: the corotated strain needs the corotated "
+                          "formulation");
+    return defo_fm_corot_strain(fm, x, eps);
+}
+
+/* Principal stresses (descending) and J at point pq of the last evaluation. */
+static double point_stress(const defo_force_model *fm, size_t pq, double sig[9], double pr[3]) {
+    if (corotated(fm)) {
+        const double *a = fm->sig + 3 * pq, *b = fm->phat + 3 * pq;
+        const double S[9] = {a[0], b[0], b[2], b[0], a[1], b[1], b[2], b[1], a[2]};
+        memcpy(sig, S, sizeof S);
+        defo_mat3 Sm, Q;
+        defo_vec3 l;
+        memcpy(Sm.m, S, sizeof S);
+        defo_sym3_eigen(&Sm, &l, &Q);
+        pr[0] = l.x, pr[1] = l.y, pr[2] = l.z;
+        return NAN; /* J from F: the caller's */
+    }
+    const double *s = fm->sig + 3 * pq, *p = fm->phat + 3 * pq, *U = fm->R + 9 * pq;
+    const double J = s[0] * s[1] * s[2], d = J > 0.01 ? J : 0.01;
+    for (int i = 0; i < 3; i++) pr[i] = p[i] * s[i] / d;
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++)
+            sig[3 * r + k] = U[3 * r] * pr[0] * U[3 * k] + U[3 * r + 1] * pr[1] * U[3 * k + 1] +
+                             U[3 * r + 2] * pr[2] * U[3 * k + 2];
+    return J;
+}
+
+void defo_force_model_stress(const defo_force_model *fm, defo_index e, int q, double sigma[9]) {
+    double pr[3];
+    point_stress(fm, (size_t)e * (size_t)fm->nq + (size_t)q, sigma, pr);
+}
+
+defo_status defo_force_model_fields(defo_force_model *fm, const double *x, defo_force_fields *out) {
+    if (!fm || !x || !out) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force fields: NULL argument");
+    /* corotated: the current rotations (fields never change the stepping state) */
+    defo_status st = defo_force_model_evaluate(fm, x, DEFO_EVAL_KEEP_ROTATIONS, NULL, NULL);
+    if (st) return st;
+    const int P = fm->npe, NQ = fm->nq;
+    const defo_quadrature *rule = &fm->ops->stiffness;
+    const double a = NQ == 4 ? rule->point[0] : 1.0, b = NQ == 4 ? rule->point[1] : 0.0;
+    const double *vol = defo_element_rest_volume(fm->rest);
+    double min_J = INFINITY;
+    defo_index inverted = 0;
+    /* per slot: volume-weighted von Mises and max principal, and the weight */
+    double *sl = fm->slot;
+    for (defo_index e = 0; e < fm->ne; e++) {
+        double vm_q[DEFO_ELEMENT_MAX_POINTS], mp_q[DEFO_ELEMENT_MAX_POINTS];
+        double Jm = 0, vm = 0, mp = 0, wsum = 0;
+        int inv = 0;
+        for (int q = 0; q < NQ; q++) {
+            const size_t pq = (size_t)e * NQ + (size_t)q;
+            double S[9], pr[3];
+            double J = point_stress(fm, pq, S, pr);
+            if (corotated(fm)) {
+                double H[9];
+                fm_grad_sum(P == 4 ? 4 : 10, x, fm->mesh->elems + (size_t)e * P, rule->grad + 3 * P * q,
+                            H);
+                defo_mat3 Hm, Ji;
+                memcpy(Hm.m, H, sizeof H);
+                memcpy(Ji.m, fm->jinv + 9 * pq, sizeof H);
+                J = defo_m3_det(defo_m3_mul(Hm, Ji));
+            }
+            const double w = fm->w[pq];
+            vm_q[q] = sqrt(0.5 * ((pr[0] - pr[1]) * (pr[0] - pr[1]) + (pr[1] - pr[2]) * (pr[1] - pr[2]) +
+                                  (pr[2] - pr[0]) * (pr[2] - pr[0])));
+            mp_q[q] = fmax(pr[0], fmax(pr[1], pr[2]));
+            Jm += w * J;
+            vm += w * vm_q[q];
+            mp += w * mp_q[q];
+            wsum += w;
+            if (J <= 0) inv = 1;
+            min_J = fmin(min_J, J);
+        }
+        inverted += inv;
+        if (out->J) out->J[e] = Jm / wsum;
+        if (out->von_mises) out->von_mises[e] = vm / wsum;
+        if (out->max_principal) out->max_principal[e] = mp / wsum;
+        /* node values: the constant (tet4) or the linear fit through the points */
+        double cv[4], cm[4], sv = 0, sm = 0;
+        for (int q = 0; q < NQ; q++) sv += vm_q[q], sm += mp_q[q];
+        for (int i = 0; i < 4; i++) {
+            cv[i] = NQ == 1 ? vm_q[0] : (vm_q[i] - b * sv) / (a - b);
+            cm[i] = NQ == 1 ? mp_q[0] : (mp_q[i] - b * sm) / (a - b);
+        }
+        double *s = sl + 9 * (size_t)P * (size_t)e;
+        for (int n = 0; n < P; n++) {
+            double v1, v2;
+            if (n < 4) {
+                v1 = cv[n], v2 = cm[n];
+            } else {
+                const int i = defo_tet_edges[n - 4][0], j = defo_tet_edges[n - 4][1];
+                v1 = 0.5 * (cv[i] + cv[j]), v2 = 0.5 * (cm[i] + cm[j]);
+            }
+            s[3 * n] = vol[e] * v1;
+            s[3 * n + 1] = vol[e] * v2;
+            s[3 * n + 2] = vol[e];
+        }
+    }
+    out->inverted = inverted;
+    out->min_J = min_J;
+    if (out->node_von_mises || out->node_max_principal) {
+        const defo_incidence *inc = &fm->inc;
+        for (defo_index i = 0; i < fm->n; i++) {
+            double s1 = 0, s2 = 0, sw = 0;
+            for (int64_t k = inc->offset[i]; k < inc->offset[i + 1]; k++) {
+                const int64_t slot = inc->slot[k], e = slot / P, n = slot - e * P;
+                const double *s = sl + 9 * (size_t)P * (size_t)e + 3 * n;
+                s1 += s[0], s2 += s[1], sw += s[2];
+            }
+            if (out->node_von_mises) out->node_von_mises[i] = sw > 0 ? s1 / sw : 0.0;
+            if (out->node_max_principal) out->node_max_principal[i] = sw > 0 ? s2 / sw : 0.0;
+        }
+    }
+    return DEFO_OK;
+}
+
+/* ------------------------------------------------------------ helpers */
+void defo_fm_gather9(const defo_force_model *fm, const double *slot9, double *out) {
+    const defo_incidence *inc = &fm->inc;
+    const defo_index n = fm->n;
+    DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+    for (defo_index i = 0; i < n; i++) {
+        double s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+        for (int64_t k = inc->offset[i]; k < inc->offset[i + 1]; k++) {
+            const double *p = slot9 + 9 * inc->slot[k];
+            for (int j = 0; j < 9; j++) s[j] += p[j];
+        }
+        memcpy(out + 9 * (size_t)i, s, sizeof s);
+    }
+}
+
+defo_status defo_fm_report_bad(const defo_force_model *fm, const double *x) {
+    for (defo_index e = 0; e < fm->ne; e++) {
+        if (!(fm->flag[e] & FM_BAD)) continue;
+        const defo_index *v = fm->mesh->elems + (size_t)e * (size_t)fm->npe;
+        for (int a = 0; a < fm->npe; a++) {
+            const double *p = x + 3 * (size_t)v[a];
+            if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]))
+                return defo_error(DEFO_ERR_NUMERICAL,
+                                  "element %ld: node %ld has a non-finite position", (long)e,
+                                  (long)v[a]);
+        }
+        return defo_error(DEFO_ERR_NUMERICAL,
+                          "element %ld: non-finite deformation, stress or energy (node positions "
+                          "beyond 1e100 m or an overflow)",
+                          (long)e);
+    }
+    return defo_error(DEFO_ERR_NUMERICAL, "non-finite total elastic energy");
+}
+
+double defo_fm_sum_energy(const defo_force_model *fm) {
+    /* defo_sum's fixed blocks, in chunks that keep its stack bounded */
+    const size_t n = (size_t)fm->ne, chunk = (size_t)64 * 4096;
+    double s = 0.0;
+    for (size_t i = 0; i < n; i += chunk) s += defo_sum(fm->elem_energy + i, n - i < chunk ? n - i : chunk);
+    return s;
+}

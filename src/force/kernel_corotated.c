@@ -1,0 +1,344 @@
+/*
+ * force/kernel_corotated.c — the one corotated kernel: element-based warped
+ * stiffness (MG04 §2.3–2.4) for tet4, a rotation per cubature point for
+ * tet10 (MTPS08 §4.3), lazy rotation updates per point (MTPS08 §4.4).
+ *
+ * Rotations, per point: F = H J⁻¹ (H = Σ_a x_a ∇ξN_aᵀ); R = polar(F) by the
+ * scaled Newton iteration when det F > 0 (unique, ~5× cheaper than the SVD),
+ * else defo_polar3 (ITF04 §5.1: a proper rotation also for an inverted F, so
+ * the element is pushed back).  Kept with R: M = R J⁻ᵀ, whose products with
+ * the ξ-gradients are the rotated shape gradients c_a = R ∇N_a.
+ *
+ * Forces (MG04 eq. 7 per point), with relative displacements in the rotated
+ * frame r_a = Rᵀ(x_a − x_0) − (X_a − X_0) (a translation of Rᵀx − X, which
+ * the gradients annihilate, and rigid motions stay at zero force to rounding
+ * relative to the element size rather than |x|):
+ *   E = (Σ_a r_a ∇ξN_aᵀ) J⁻¹ = Rᵀ F − I,  ε = sym E − ε_plastic,
+ *   σ = λ tr ε I + 2μ ε,  f_a = −w R σ J⁻ᵀ ∇ξN_a,  energy ½ w σ : ε.
+ * For tet4 this is MG04's f_e = −R_e K_e (R_eᵀ x − x_0) with K_e = V Beᵀ E Be
+ * (the Voigt product) and node 0 taking minus the others: no ghost forces.
+ * det F = det(I + E) (det R = 1) counts inverted points for free.
+ * Stiffness K' = Σ_q w R Ke,q Rᵀ with blocks w (λ c_a c_bᵀ + μ c_b c_aᵀ +
+ * μ (c_a·c_b) I) (force_internal.h), K' d by the same map matrix-free.
+ * Damping D = τ K'.
+ *
+ * Invariants: rotations are proper (det +1) or I; M = R J⁻ᵀ for the stored
+ * R; rotations are written only once every F is known finite, so an error
+ * leaves them intact; per-element buffers gathered in fixed order.
+ */
+#include "force/force_internal.h"
+
+/* max row sum of |a − b| (MTPS08 §4.4) */
+static inline double rowsum_dist(const defo_mat3 *a, const double *b) {
+    double m = 0;
+    for (int r = 0; r < 3; r++) {
+        double s = 0;
+        for (int k = 0; k < 3; k++) s += fabs(a->m[r][k] - b[3 * r + k]);
+        m = fmax(m, s);
+    }
+    return m;
+}
+
+/* Rotations of element e at x following the lazy rules; returns the number of
+ * points whose rotation was recomputed. */
+FM_INLINE int corot_rotations(defo_force_model *fm, const int P, const int NQ, defo_index e,
+                              const double *x, int all) {
+    const defo_index *v = fm->mesh->elems + (size_t)e * P;
+    const defo_quadrature *rule = &fm->ops->stiffness;
+    const int interval = fm->def.rotation_interval;
+    const double tol = fm->def.lazy_tolerance;
+    int updated = 0;
+    for (int q = 0; q < NQ; q++) {
+        const size_t pq = (size_t)e * NQ + (size_t)q;
+        const double *Ji = fm->jinv + 9 * pq;
+        if (fm->def.linear) {
+            if (!all) continue;
+            double *R = fm->R + 9 * pq, *M = fm->M + 9 * pq;
+            for (int k = 0; k < 9; k++) R[k] = (k % 4 == 0) ? 1.0 : 0.0;
+            for (int r = 0; r < 3; r++)
+                for (int k = 0; k < 3; k++) M[3 * r + k] = Ji[3 * k + r];
+            continue;
+        }
+        int32_t age = fm->age[pq] + 1;
+        double H[9];
+        fm_grad_sum(P, x, v, rule->grad + 3 * P * q, H);
+        defo_mat3 F;
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++)
+                F.m[r][k] = H[3 * r] * Ji[k] + H[3 * r + 1] * Ji[3 + k] + H[3 * r + 2] * Ji[6 + k];
+        int redo = all || (interval > 0 && age >= interval);
+        if (!redo && tol > 0) redo = rowsum_dist(&F, fm->F_last + 9 * pq) > tol;
+        if (!redo) {
+            fm->age[pq] = age;
+            continue;
+        }
+        defo_mat3 R;
+        if (!defo_polar3_newton(&F, &R)) defo_polar3(&F, &R, NULL);
+        memcpy(fm->R + 9 * pq, R.m, 9 * sizeof(double));
+        double *M = fm->M + 9 * pq;
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++)
+                M[3 * r + k] = R.m[r][0] * Ji[3 * k] + R.m[r][1] * Ji[3 * k + 1] + R.m[r][2] * Ji[3 * k + 2];
+        if (fm->F_last) memcpy(fm->F_last + 9 * pq, F.m, 9 * sizeof(double));
+        fm->age[pq] = 0;
+        updated++;
+    }
+    return updated;
+}
+
+/* E = (Σ_a r_a ∇ξN_aᵀ) J⁻¹ with r_a = Rᵀ(x_a − x_0) − (X_a − X_0); for the
+ * differential (rest = 0) δE = Rᵀ δH J⁻¹. */
+FM_INLINE void corot_strain_gradient(const int P, const double *x, const double *X,
+                                     const defo_index *v, const double *g, const double *R,
+                                     const double *Ji, int relative, double E[9]) {
+    double Hr[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    const double *x0 = x + 3 * (size_t)v[0], *X0 = relative ? X + 3 * (size_t)v[0] : NULL;
+    for (int a = 1; a < P; a++) {
+        const double *xa = x + 3 * (size_t)v[a];
+        const double d0 = xa[0] - x0[0], d1 = xa[1] - x0[1], d2 = xa[2] - x0[2];
+        double r[3];
+        for (int k = 0; k < 3; k++) {
+            r[k] = R[k] * d0 + R[3 + k] * d1 + R[6 + k] * d2;
+            if (relative) r[k] -= X[3 * (size_t)v[a] + k] - X0[k];
+        }
+        if (P == 4) {
+            for (int k = 0; k < 3; k++) Hr[3 * k + a - 1] = r[k];
+        } else {
+            for (int k = 0; k < 3; k++)
+                for (int j = 0; j < 3; j++) Hr[3 * k + j] += r[k] * g[3 * a + j];
+        }
+    }
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++)
+            E[3 * r + k] = Hr[3 * r] * Ji[k] + Hr[3 * r + 1] * Ji[3 + k] + Hr[3 * r + 2] * Ji[6 + k];
+}
+
+/* σ = λ tr ε I + 2μ ε from E (ε = sym E − ε_p, ε_p Voigt with engineering
+ * shear); returns σ : ε. */
+FM_INLINE double corot_stress(double mu, double lambda, const double E[9], const double *eps_p,
+                              double sig[9]) {
+    double eps[9];
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++) eps[3 * r + k] = 0.5 * (E[3 * r + k] + E[3 * k + r]);
+    if (eps_p) {
+        eps[0] -= eps_p[0], eps[4] -= eps_p[1], eps[8] -= eps_p[2];
+        eps[1] -= 0.5 * eps_p[3], eps[3] -= 0.5 * eps_p[3];
+        eps[5] -= 0.5 * eps_p[4], eps[7] -= 0.5 * eps_p[4];
+        eps[2] -= 0.5 * eps_p[5], eps[6] -= 0.5 * eps_p[5];
+    }
+    const double tr = eps[0] + eps[4] + eps[8];
+    double se = 0;
+    for (int k = 0; k < 9; k++) {
+        sig[k] = 2 * mu * eps[k] + ((k % 4 == 0) ? lambda * tr : 0.0);
+        se += sig[k] * eps[k];
+    }
+    return se;
+}
+
+/* W = s·w R σ J⁻ᵀ, so that f_a = W ∇ξN_a */
+FM_INLINE void corot_weight(const double *R, const double sig[9], const double *Ji, double s,
+                            double W[9]) {
+    double RS[9];
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++)
+            RS[3 * r + k] = R[3 * r] * sig[k] + R[3 * r + 1] * sig[3 + k] + R[3 * r + 2] * sig[6 + k];
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++)
+            W[3 * r + k] = s * (RS[3 * r] * Ji[3 * k] + RS[3 * r + 1] * Ji[3 * k + 1] +
+                                RS[3 * r + 2] * Ji[3 * k + 2]);
+}
+
+FM_INLINE void corot_force_element(defo_force_model *fm, const int P, const int NQ, defo_index e,
+                                   const double *x) {
+    const defo_index *v = fm->mesh->elems + (size_t)e * P;
+    const defo_quadrature *rule = &fm->ops->stiffness;
+    double *out = fm->slot + 3 * (size_t)P * (size_t)e;
+    double en = 0;
+    unsigned char fl = 0;
+    for (int q = 0; q < NQ; q++) {
+        const size_t pq = (size_t)e * NQ + (size_t)q;
+        const double *g = rule->grad + 3 * P * q, *R = fm->R + 9 * pq, *Ji = fm->jinv + 9 * pq;
+        double E[9], sig[9], W[9];
+        corot_strain_gradient(P, x, fm->mesh->x, v, g, R, Ji, 1, E);
+        const double detF = (1 + E[0]) * ((1 + E[4]) * (1 + E[8]) - E[5] * E[7]) -
+                            E[1] * (E[3] * (1 + E[8]) - E[5] * E[6]) +
+                            E[2] * (E[3] * E[7] - (1 + E[4]) * E[6]);
+        if (!(detF > 0)) fl |= FM_INVERTED;
+        const double w = fm->w[pq];
+        en += 0.5 * w * corot_stress(fm->mu, fm->lambda, E, fm->eps_plastic ? fm->eps_plastic + 6 * pq : NULL, sig);
+        /* keep σ (Voigt order xx yy zz xy yz zx) for the stress queries */
+        double *keep = fm->sig + 3 * pq, *keep2 = fm->phat + 3 * pq;
+        keep[0] = sig[0], keep[1] = sig[4], keep[2] = sig[8];
+        keep2[0] = sig[1], keep2[1] = sig[5], keep2[2] = sig[2];
+        corot_weight(R, sig, Ji, -w, W);
+        fm_scatter(P, W, g, out, q > 0);
+    }
+    if (!isfinite(en)) fl |= FM_BAD;
+    fm->elem_energy[e] = en;
+    fm->flag[e] = fl;
+}
+
+defo_status defo_fm_corot_evaluate(defo_force_model *fm, const double *x, unsigned flags,
+                                   double *force, double *energy) {
+    const defo_index ne = fm->ne;
+    const int P = fm->npe;
+    /* Every F must be finite before a rotation changes.  When all |x| ≤ 1e100
+     * none can overflow (|F_ij| ≤ 2P max|x| max|J⁻¹|), so one cheap pass over
+     * x replaces a pass over the elements. */
+    const size_t n3 = 3 * (size_t)fm->n;
+    double xmax = 0;
+    for (size_t k = 0; k < n3; k++) xmax = fmax(xmax, fabs(x[k])); /* NaN: fmax ignores it */
+    int x_ok = xmax <= 1e100 && 2.0 * P * xmax * fm->max_jinv < 1e300;
+    for (size_t k = 0; x_ok && k < n3; k++) x_ok = isfinite(x[k]);
+    if (!x_ok) {
+        const defo_quadrature *rule = &fm->ops->stiffness;
+        for (defo_index e = 0; e < ne; e++) fm->flag[e] = 0;
+        for (defo_index e = 0; e < ne; e++)
+            for (int q = 0; q < fm->nq; q++) {
+                double H[9];
+                const size_t pq = (size_t)e * fm->nq + (size_t)q;
+                if (P == 4)
+                    fm_grad_sum(4, x, fm->mesh->elems + 4 * (size_t)e, rule->grad, H);
+                else
+                    fm_grad_sum(10, x, fm->mesh->elems + 10 * (size_t)e, rule->grad + 30 * q, H);
+                defo_mat3 Hm, Ji;
+                memcpy(Hm.m, H, sizeof H);
+                memcpy(Ji.m, fm->jinv + 9 * pq, sizeof H);
+                if (!defo_m3_isfinite(defo_m3_mul(Hm, Ji))) {
+                    fm->flag[e] = FM_BAD;
+                    return defo_fm_report_bad(fm, x);
+                }
+            }
+    }
+    /* never-computed rotations are computed whatever the flags say */
+    if (!(flags & DEFO_EVAL_KEEP_ROTATIONS) || fm->all_stale) {
+        const int all = fm->all_stale || fm->def.rotation_interval == 1;
+        if (P == 4) {
+            DEFO_PARALLEL_FOR_IF(ne > FM_PARALLEL_MIN)
+            for (defo_index e = 0; e < ne; e++) corot_rotations(fm, 4, 1, e, x, all);
+        } else {
+            DEFO_PARALLEL_FOR_IF(ne > FM_PARALLEL_MIN / 4)
+            for (defo_index e = 0; e < ne; e++) corot_rotations(fm, 10, 4, e, x, all);
+        }
+        fm->all_stale = 0;
+    }
+    if (P == 4) {
+        DEFO_PARALLEL_FOR_IF(ne > FM_PARALLEL_MIN)
+        for (defo_index e = 0; e < ne; e++) corot_force_element(fm, 4, 1, e, x);
+    } else {
+        DEFO_PARALLEL_FOR_IF(ne > FM_PARALLEL_MIN / 4)
+        for (defo_index e = 0; e < ne; e++) corot_force_element(fm, 10, 4, e, x);
+    }
+    defo_index inverted = 0, bad = 0;
+    for (defo_index e = 0; e < ne; e++) {
+        inverted += (fm->flag[e] & FM_INVERTED) != 0;
+        bad += (fm->flag[e] & FM_BAD) != 0;
+    }
+    fm->inverted = inverted;
+    if (bad) return defo_fm_report_bad(fm, x);
+    if (force) defo_gather3(&fm->inc, fm->slot, force);
+    if (energy) *energy = defo_fm_sum_energy(fm);
+    return DEFO_OK;
+}
+
+/* ------------------------------------------------------------ products */
+FM_INLINE void corot_apply_element(defo_force_model *fm, const int P, const int NQ, defo_index e,
+                                   const double *d, double scale) {
+    const defo_index *v = fm->mesh->elems + (size_t)e * P;
+    const defo_quadrature *rule = &fm->ops->stiffness;
+    double *out = fm->slot + 3 * (size_t)P * (size_t)e;
+    for (int q = 0; q < NQ; q++) {
+        const size_t pq = (size_t)e * NQ + (size_t)q;
+        const double *g = rule->grad + 3 * P * q, *R = fm->R + 9 * pq, *Ji = fm->jinv + 9 * pq;
+        double E[9], sig[9], W[9];
+        corot_strain_gradient(P, d, NULL, v, g, R, Ji, 0, E);
+        corot_stress(fm->mu, fm->lambda, E, NULL, sig);
+        corot_weight(R, sig, Ji, scale * fm->w[pq], W);
+        fm_scatter(P, W, g, out, q > 0);
+    }
+}
+
+void defo_fm_corot_apply(defo_force_model *fm, const double *d, double *y, double scale) {
+    const defo_index ne = fm->ne;
+    if (fm->npe == 4) {
+        DEFO_PARALLEL_FOR_IF(ne > FM_PARALLEL_MIN)
+        for (defo_index e = 0; e < ne; e++) corot_apply_element(fm, 4, 1, e, d, scale);
+    } else {
+        DEFO_PARALLEL_FOR_IF(ne > FM_PARALLEL_MIN / 4)
+        for (defo_index e = 0; e < ne; e++) corot_apply_element(fm, 10, 4, e, d, scale);
+    }
+    defo_gather3(&fm->inc, fm->slot, y);
+}
+
+/* ------------------------------------------------------------- blocks */
+FM_INLINE void corot_pair(const defo_force_model *fm, const int P, const int NQ, int64_t e, int i,
+                          int j, double s[9]) {
+    const defo_quadrature *rule = &fm->ops->stiffness;
+    for (int q = 0; q < NQ; q++) {
+        const size_t pq = (size_t)e * NQ + (size_t)q;
+        const double *g = rule->grad + 3 * P * q, *M = fm->M + 9 * pq;
+        double ci[3], cj[3];
+        fm_node_vector(P, M, g, i, ci);
+        fm_node_vector(P, M, g, j, cj);
+        const double w = fm->w[pq];
+        fm_iso_block(ci, cj, w * fm->lambda, w * fm->mu, s);
+    }
+}
+
+static void stiff4(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
+    corot_pair(fm, 4, 1, e, i, j, s);
+}
+static void stiff10(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
+    corot_pair(fm, 10, 4, e, i, j, s);
+}
+
+void defo_fm_corot_assemble(defo_force_model *fm, double k) {
+    if (fm->npe == 4)
+        fm_assemble_blocks(fm, 4, stiff4, k, NULL, 0.0);
+    else
+        fm_assemble_blocks(fm, 10, stiff10, k, NULL, 0.0);
+}
+
+void defo_fm_corot_diagonal(defo_force_model *fm, double *blocks, double scale) {
+    const defo_index ne = fm->ne;
+    const int P = fm->npe;
+    DEFO_PARALLEL_FOR_IF(ne > FM_PARALLEL_MIN)
+    for (defo_index e = 0; e < ne; e++) {
+        double *out = fm->slot + 9 * (size_t)P * (size_t)e;
+        for (int a = 0; a < P; a++) {
+            double s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+            if (P == 4)
+                corot_pair(fm, 4, 1, e, a, a, s);
+            else
+                corot_pair(fm, 10, 4, e, a, a, s);
+            for (int k = 0; k < 9; k++) out[9 * a + k] = scale * s[k];
+        }
+    }
+    defo_fm_gather9(fm, fm->slot, blocks);
+}
+
+defo_status defo_fm_corot_strain(defo_force_model *fm, const double *x, double *eps) {
+    const int P = fm->npe, NQ = fm->nq;
+    const defo_quadrature *rule = &fm->ops->stiffness;
+    for (defo_index e = 0; e < fm->ne; e++) {
+        const defo_index *v = fm->mesh->elems + (size_t)e * P;
+        for (int q = 0; q < NQ; q++) {
+            const size_t pq = (size_t)e * NQ + (size_t)q;
+            double E[9];
+            if (P == 4)
+                corot_strain_gradient(4, x, fm->mesh->x, v, rule->grad, fm->R + 9 * pq,
+                                      fm->jinv + 9 * pq, 1, E);
+            else
+                corot_strain_gradient(10, x, fm->mesh->x, v, rule->grad + 30 * q, fm->R + 9 * pq,
+                                      fm->jinv + 9 * pq, 1, E);
+            double *o = eps + 6 * pq;
+            o[0] = E[0], o[1] = E[4], o[2] = E[8];
+            o[3] = E[1] + E[3], o[4] = E[5] + E[7], o[5] = E[2] + E[6];
+            for (int k = 0; k < 6; k++)
+                if (!isfinite(o[k]))
+                    return defo_error(DEFO_ERR_NUMERICAL,
+                                      "element %ld: non-finite strain at point %d", (long)e, q);
+        }
+    }
+    return DEFO_OK;
+}

@@ -1,0 +1,296 @@
+/*
+ * force/kernel_hyperelastic.c — the one invertible hyperelastic kernel
+ * (ITF04 §3–6.2, TSIF05 §5–9), over the quadrature points of any element.
+ *
+ * Per point q of element e, with g_a = ∇ξN_a(q), J⁻¹ and w the rest data:
+ *   H = Σ_a x_a g_aᵀ,  F = H J⁻¹ = U F̂ Vᵀ (defo_svd3: det U = det V = +1,
+ *   σ3 < 0 when inverted, ITF04 §5),  ψ, P̂ (, dP/dF) = material(σ),
+ *   D̂ = J⁻¹ V,  f_a = −w U P̂ D̂ᵀ g_a   (= P Bm e_a of ITF04 eq. 2 for tet4:
+ *   Bm = −V Dm⁻ᵀ, J = Dm).  For tet4 the forces on nodes 1..3 are the columns
+ *   of W = −w U P̂ D̂ᵀ and node 0 gets minus their sum, so each element's
+ *   forces sum to zero; since P̂ is diagonal they are torque-free (ITF04 §6).
+ * Force differential (TSIF05 eq. 4): δF̂ = Uᵀ δH D̂, δP̂ = dP/dF : δF̂,
+ *   (K δx)_a = w U δP̂ D̂ᵀ g_a.  Blocks K_ab = w U K̂_ab Uᵀ with, for
+ *   d_a = D̂ᵀ g_a, K̂_ab[:, k] = δP̂(e_k d_bᵀ) d_a written out from the block
+ *   form of dP/dF (hyper_block).  Definiteness (TSIF05 §6–8): δxᵀKδx =
+ *   Σ_q w δF̂ : dP/dF : δF̂, so clamping the negative eigenvalues of the blocks
+ *   A, B12, B13, B23 makes every element matrix, hence K, PSD.
+ * Damping (ITF04 §6.2): Ḟ̂ = Uᵀ Ḣ D̂, P̂_d = μ_d(Ḟ̂ + Ḟ̂ᵀ) + λ_d tr(Ḟ̂) I,
+ *   (D v)_a = w U P̂_d D̂ᵀ g_a; its blocks are the isotropic closed form with
+ *   c_a = U D̂ᵀ g_a = (U Vᵀ) J⁻ᵀ g_a.
+ *
+ * Invariants: a non-finite F never reaches defo_svd3 (flagged FM_BAD and
+ * reported naming the element); per-element results go to the element's
+ * slot, gathered per node in slot order: bitwise identical for any thread
+ * count; no allocation.
+ */
+#include "force/force_internal.h"
+
+static inline void load9(double *d, const double *s) {
+    memcpy(d, s, 9 * sizeof *d);
+}
+
+/* One element: forces into its slot (3 per node), energy, flags, and the
+ * per-point state (U, D̂, σ, P̂, dP/dF when tangent). */
+FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, defo_index e,
+                             const double *x, int tangent) {
+    const defo_index *v = fm->mesh->elems + (size_t)e * P;
+    const defo_quadrature *rule = &fm->ops->stiffness;
+    const int fix = fm->def.definiteness_fix;
+    double *out = fm->slot + 3 * (size_t)P * (size_t)e;
+    double psi_e = 0.0;
+    unsigned char fl = 0;
+    for (int q = 0; q < NQ; q++) {
+        const size_t pq = (size_t)e * NQ + (size_t)q;
+        const double *g = rule->grad + 3 * P * q;
+        double H[9];
+        fm_grad_sum(P, x, v, g, H);
+        defo_mat3 Ji, F;
+        load9(&Ji.m[0][0], fm->jinv + 9 * pq);
+        load9(&F.m[0][0], H);
+        F = defo_m3_mul(F, Ji);
+        if (!defo_m3_isfinite(F)) {
+            fl |= FM_BAD;
+            psi_e = NAN;
+            break;
+        }
+        defo_mat3 U, V;
+        defo_vec3 s, ph;
+        defo_svd3(&F, &U, &s, &V);
+        defo_dpdf dp;
+        const double psi = defo_material_eval(fm->mat, s, &ph, tangent ? &dp : NULL);
+        if (s.z <= 0.0) fl |= FM_INVERTED;
+        if (tangent) {
+            if (fix && defo_dpdf_project_psd(&dp) > 0) fl |= FM_CLAMPED;
+            fm->dpdf[pq] = dp;
+        }
+        const defo_mat3 Dh = defo_m3_mul(Ji, V);
+        const double w = fm->w[pq];
+        /* W = −w U P̂ D̂ᵀ */
+        double W[9];
+        const double p3[3] = {ph.x, ph.y, ph.z};
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++) {
+                double t = 0;
+                for (int j = 0; j < 3; j++) t += U.m[r][j] * p3[j] * Dh.m[k][j];
+                W[3 * r + k] = -w * t;
+            }
+        fm_scatter(P, W, g, out, q > 0);
+        memcpy(fm->R + 9 * pq, U.m, 9 * sizeof(double));
+        memcpy(fm->M + 9 * pq, Dh.m, 9 * sizeof(double));
+        fm->sig[3 * pq] = s.x, fm->sig[3 * pq + 1] = s.y, fm->sig[3 * pq + 2] = s.z;
+        fm->phat[3 * pq] = ph.x, fm->phat[3 * pq + 1] = ph.y, fm->phat[3 * pq + 2] = ph.z;
+        psi_e += w * psi;
+    }
+    if (!isfinite(psi_e)) fl |= FM_BAD;
+    if (fl & FM_BAD)
+        for (int k = 0; k < 3 * P; k++) out[k] = 0.0;
+    fm->elem_energy[e] = psi_e;
+    fm->flag[e] = fl;
+}
+
+defo_status defo_fm_hyper_evaluate(defo_force_model *fm, const double *x, unsigned flags,
+                                   double *force, double *energy) {
+    const defo_index ne = fm->ne;
+    const int tangent = (flags & DEFO_EVAL_TANGENT) != 0;
+    if (fm->npe == 4) {
+        DEFO_PARALLEL_FOR_IF(ne > FM_PARALLEL_MIN)
+        for (defo_index e = 0; e < ne; e++) hyper_element(fm, 4, 1, e, x, tangent);
+    } else {
+        DEFO_PARALLEL_FOR_IF(ne > FM_PARALLEL_MIN / 4)
+        for (defo_index e = 0; e < ne; e++) hyper_element(fm, 10, 4, e, x, tangent);
+    }
+    defo_index inverted = 0, bad = 0;
+    for (defo_index e = 0; e < ne; e++) {
+        inverted += (fm->flag[e] & FM_INVERTED) != 0;
+        bad += (fm->flag[e] & FM_BAD) != 0;
+    }
+    fm->inverted = inverted;
+    if (bad) return defo_fm_report_bad(fm, x);
+    if (force) defo_gather3(&fm->inc, fm->slot, force);
+    if (energy) *energy = defo_fm_sum_energy(fm);
+    return DEFO_OK;
+}
+
+/* ---------------------------------------------------------- products */
+/* mode 0: y = K d (tangent); mode 1: y = D v (damping) */
+FM_INLINE void hyper_apply_element(defo_force_model *fm, const int P, const int NQ, defo_index e,
+                                   const double *d, int mode) {
+    const defo_index *v = fm->mesh->elems + (size_t)e * P;
+    const defo_quadrature *rule = &fm->ops->stiffness;
+    double *out = fm->slot + 3 * (size_t)P * (size_t)e;
+    double dH[9];
+    if (NQ == 1) fm_grad_sum(P, d, v, rule->grad, dH);
+    for (int q = 0; q < NQ; q++) {
+        const size_t pq = (size_t)e * NQ + (size_t)q;
+        const double *g = rule->grad + 3 * P * q;
+        if (NQ > 1) fm_grad_sum(P, d, v, g, dH);
+        defo_mat3 U, Dh, H;
+        load9(&U.m[0][0], fm->R + 9 * pq);
+        load9(&Dh.m[0][0], fm->M + 9 * pq);
+        load9(&H.m[0][0], dH);
+        const defo_mat3 Fh = defo_m3_tmul(U, defo_m3_mul(H, Dh)); /* Uᵀ δH D̂ */
+        defo_mat3 Ph;
+        if (mode == 0) {
+            Ph = defo_dpdf_apply(&fm->dpdf[pq], &Fh);
+        } else {
+            const double tr = fm->lambda_d * (Fh.m[0][0] + Fh.m[1][1] + Fh.m[2][2]);
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++) Ph.m[i][j] = fm->mu_d * (Fh.m[i][j] + Fh.m[j][i]);
+            for (int i = 0; i < 3; i++) Ph.m[i][i] += tr;
+        }
+        /* W = w U δP̂ D̂ᵀ */
+        const defo_mat3 UP = defo_m3_mul(U, Ph);
+        const defo_mat3 Wm = defo_m3_scale(defo_m3_mult(UP, Dh), fm->w[pq]);
+        double W[9];
+        memcpy(W, Wm.m, sizeof W);
+        fm_scatter(P, W, g, out, q > 0);
+    }
+}
+
+static void hyper_apply(defo_force_model *fm, const double *d, double *y, int mode) {
+    const defo_index ne = fm->ne;
+    if (fm->npe == 4) {
+        DEFO_PARALLEL_FOR_IF(ne > FM_PARALLEL_MIN)
+        for (defo_index e = 0; e < ne; e++) hyper_apply_element(fm, 4, 1, e, d, mode);
+    } else {
+        DEFO_PARALLEL_FOR_IF(ne > FM_PARALLEL_MIN / 4)
+        for (defo_index e = 0; e < ne; e++) hyper_apply_element(fm, 10, 4, e, d, mode);
+    }
+    defo_gather3(&fm->inc, fm->slot, y);
+}
+
+void defo_fm_hyper_tangent_apply(defo_force_model *fm, const double *d, double *y) {
+    hyper_apply(fm, d, y, 0);
+}
+
+void defo_fm_hyper_damping_apply(defo_force_model *fm, const double *v, double *y) {
+    hyper_apply(fm, v, y, 1);
+}
+
+/* ------------------------------------------------------------- blocks */
+/* Tangent block (a, b) at one point: w U K̂ Uᵀ with d_a = D̂ᵀ g_a (top of the
+ * file).  For δF̂ = e_k d_bᵀ only row k is nonzero, so with the pair p = (i, j),
+ * i < j, of blocks B_p: S_ij = B_p[0][0], S_ji = B_p[1][1], T_ij = B_p[0][1],
+ * T_ji = B_p[1][0],
+ *   K̂[a][a] = A_aa dm_a dn_a + Σ_{b≠a} S_ab dm_b dn_b,
+ *   K̂[a][k] = A_ak dm_a dn_k + T_ak dn_a dm_k (k ≠ a). */
+FM_INLINE void hyper_block(const defo_force_model *fm, size_t pq, const double dm[3],
+                           const double dn[3], double *s) {
+    const double *U = fm->R + 9 * pq;
+    const defo_dpdf *dp = &fm->dpdf[pq];
+    const double S01 = dp->B[0][0][0], S10 = dp->B[0][1][1], T01 = dp->B[0][0][1],
+                 T10 = dp->B[0][1][0];
+    const double S02 = dp->B[1][0][0], S20 = dp->B[1][1][1], T02 = dp->B[1][0][1],
+                 T20 = dp->B[1][1][0];
+    const double S12 = dp->B[2][0][0], S21 = dp->B[2][1][1], T12 = dp->B[2][0][1],
+                 T21 = dp->B[2][1][0];
+    double Kh[3][3];
+    Kh[0][0] = dp->A[0][0] * dm[0] * dn[0] + S01 * dm[1] * dn[1] + S02 * dm[2] * dn[2];
+    Kh[1][1] = dp->A[1][1] * dm[1] * dn[1] + S10 * dm[0] * dn[0] + S12 * dm[2] * dn[2];
+    Kh[2][2] = dp->A[2][2] * dm[2] * dn[2] + S20 * dm[0] * dn[0] + S21 * dm[1] * dn[1];
+    Kh[0][1] = dp->A[0][1] * dm[0] * dn[1] + T01 * dn[0] * dm[1];
+    Kh[1][0] = dp->A[1][0] * dm[1] * dn[0] + T10 * dn[1] * dm[0];
+    Kh[0][2] = dp->A[0][2] * dm[0] * dn[2] + T02 * dn[0] * dm[2];
+    Kh[2][0] = dp->A[2][0] * dm[2] * dn[0] + T20 * dn[2] * dm[0];
+    Kh[1][2] = dp->A[1][2] * dm[1] * dn[2] + T12 * dn[1] * dm[2];
+    Kh[2][1] = dp->A[2][1] * dm[2] * dn[1] + T21 * dn[2] * dm[1];
+    const double w = fm->w[pq];
+    double W[3][3];
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 3; k++)
+            W[i][k] = U[3 * i] * Kh[0][k] + U[3 * i + 1] * Kh[1][k] + U[3 * i + 2] * Kh[2][k];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            s[3 * i + j] += w * (W[i][0] * U[3 * j] + W[i][1] * U[3 * j + 1] + W[i][2] * U[3 * j + 2]);
+}
+
+/* d = D̂ᵀ g_a (tet4: row a−1 of D̂, or minus their sum for a = 0) */
+FM_INLINE void hyper_dvec(const int P, const double *Dh, const double *g, int a, double d[3]) {
+    double DhT[9];
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++) DhT[3 * r + k] = Dh[3 * k + r];
+    fm_node_vector(P, DhT, g, a, d);
+}
+
+/* c_a = U D̂ᵀ g_a: the damping closed form's vectors */
+FM_INLINE void hyper_cvec(const int P, const double *U, const double *Dh, const double *g, int a,
+                          double c[3]) {
+    double d[3];
+    hyper_dvec(P, Dh, g, a, d);
+    for (int r = 0; r < 3; r++) c[r] = U[3 * r] * d[0] + U[3 * r + 1] * d[1] + U[3 * r + 2] * d[2];
+}
+
+FM_INLINE void hyper_pair(const defo_force_model *fm, const int P, const int NQ, int64_t e, int i,
+                          int j, double s[9], int mode) {
+    const defo_quadrature *rule = &fm->ops->stiffness;
+    for (int q = 0; q < NQ; q++) {
+        const size_t pq = (size_t)e * NQ + (size_t)q;
+        const double *g = rule->grad + 3 * P * q, *Dh = fm->M + 9 * pq;
+        if (mode == 0) {
+            double dm[3], dn[3];
+            hyper_dvec(P, Dh, g, i, dm);
+            hyper_dvec(P, Dh, g, j, dn);
+            hyper_block(fm, pq, dm, dn, s);
+        } else {
+            double ci[3], cj[3];
+            hyper_cvec(P, fm->R + 9 * pq, Dh, g, i, ci);
+            hyper_cvec(P, fm->R + 9 * pq, Dh, g, j, cj);
+            const double w = fm->w[pq];
+            fm_iso_block(ci, cj, w * fm->lambda_d, w * fm->mu_d, s);
+        }
+    }
+}
+
+static void tangent4(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
+    hyper_pair(fm, 4, 1, e, i, j, s, 0);
+}
+static void tangent10(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
+    hyper_pair(fm, 10, 4, e, i, j, s, 0);
+}
+static void damping4(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
+    hyper_pair(fm, 4, 1, e, i, j, s, 1);
+}
+static void damping10(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
+    hyper_pair(fm, 10, 4, e, i, j, s, 1);
+}
+static void hyper_diag_blocks(defo_force_model *fm, double *blocks, int mode) {
+    const defo_index ne = fm->ne;
+    const int P = fm->npe;
+    DEFO_PARALLEL_FOR_IF(ne > FM_PARALLEL_MIN)
+    for (defo_index e = 0; e < ne; e++) {
+        double *out = fm->slot + 9 * (size_t)P * (size_t)e;
+        for (int a = 0; a < P; a++) {
+            double s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+            if (P == 4)
+                hyper_pair(fm, 4, 1, e, a, a, s, mode);
+            else
+                hyper_pair(fm, 10, 4, e, a, a, s, mode);
+            memcpy(out + 9 * a, s, sizeof s);
+        }
+    }
+    defo_fm_gather9(fm, fm->slot, blocks);
+}
+
+void defo_fm_hyper_tangent_diagonal(defo_force_model *fm, double *blocks) {
+    hyper_diag_blocks(fm, blocks, 0);
+}
+
+void defo_fm_hyper_damping_diagonal(defo_force_model *fm, double *blocks) {
+    hyper_diag_blocks(fm, blocks, 1);
+}
+
+/* A = k K + c D (D only when the material damps). */
+void defo_fm_hyper_assemble(defo_force_model *fm, double k, double c) {
+    const int P = fm->npe;
+    const int damp = c != 0.0 && fm->damping;
+    /* constant kernels in each call, so they inline into the block loop */
+    if (P == 4 && damp)
+        fm_assemble_blocks(fm, 4, tangent4, k, damping4, c);
+    else if (P == 4)
+        fm_assemble_blocks(fm, 4, tangent4, k, NULL, 0.0);
+    else if (damp)
+        fm_assemble_blocks(fm, 10, tangent10, k, damping10, c);
+    else
+        fm_assemble_blocks(fm, 10, tangent10, k, NULL, 0.0);
+}

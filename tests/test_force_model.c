@@ -1,0 +1,431 @@
+/*
+ * tests/test_force_model.c — the force layer (defo/force_model.h), per
+ * element kind (tet4, tet10 straight and curved) and formulation
+ * (invertible, corotated), against independent quantities:
+ *   - forces = −∂E/∂x (central finite differences of the energy);
+ *   - tangent K = −∂f/∂x (central differences of the forces; the invertible
+ *     model without the definiteness fix, the corotated one with its
+ *     rotations held, where K' is exact);
+ *   - assembled matrix = matrix-free products, exactly symmetric, diagonal
+ *     blocks equal; with the fix dᵀKd ≥ 0 on inverted states;
+ *   - patch tests: an affine deformation gives the same stress at every
+ *     point of every element (the closed-form P(A) for the invertible model)
+ *     and zero net force on interior nodes; rigid motions give zero force;
+ *   - damping: D symmetric, PSD, zero on rigid velocities; corotated D = τK';
+ *   - derived fields: uniaxial stretch gives von Mises = E ε (ν = 0);
+ *   - bitwise identical results for 1 and 2 threads; non-finite input named.
+ */
+#include "defo/element.h"
+#include "defo/force_model.h"
+#include "defo/math.h"
+#include "defo/mesh.h"
+
+#include "test.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+typedef struct fixture {
+    defo_mesh *mesh;
+    defo_element_rest *rest;
+    defo_material *mat;
+    defo_force_model *fm;
+    size_t n3;
+} fixture;
+
+/* kind: 0 tet4 box, 1 tet10 box, 2 curved tet10 sphere */
+static int make(fixture *f, int kind, defo_formulation form, int fix, double damping, double nu) {
+    memset(f, 0, sizeof *f);
+    if (kind == 2) {
+        defo_sphere_def sd = defo_default_sphere_def();
+        sd.order = 2;
+        sd.cell_size = 0.6;
+        if (defo_generate_sphere(&sd, &f->mesh)) return 0;
+    } else {
+        defo_box_def bd = defo_default_box_def();
+        bd.order = kind == 1 ? 2 : 1;
+        bd.cells[0] = 3, bd.cells[1] = 2, bd.cells[2] = 2;
+        if (defo_generate_box(&bd, &f->mesh)) return 0;
+    }
+    defo_material_def md = defo_default_material();
+    md.youngs_modulus = 1e4;
+    md.poisson = nu;
+    md.damping_time = damping;
+    defo_force_model_def fd = defo_default_force_model_def();
+    fd.formulation = form;
+    fd.definiteness_fix = fix;
+    if (defo_element_rest_create(f->mesh, &f->rest) || defo_material_create(&md, &f->mat) ||
+        defo_force_model_create(f->mesh, f->rest, f->mat, &fd, &f->fm))
+        return 0;
+    f->n3 = 3 * (size_t)f->mesh->num_nodes;
+    return 1;
+}
+
+static void drop(fixture *f) {
+    defo_force_model_destroy(f->fm);
+    defo_material_destroy(f->mat);
+    defo_element_rest_destroy(f->rest);
+    defo_mesh_destroy(f->mesh);
+}
+
+static double *perturbed(const fixture *f, double amp, unsigned long long seed) {
+    double *x = malloc(f->n3 * sizeof *x);
+    test_rng r = {seed};
+    for (size_t i = 0; i < f->n3; i++) x[i] = f->mesh->x[i] + amp * test_range(&r, -1, 1);
+    return x;
+}
+
+static const char *kind_name[3] = {"tet4", "tet10", "curved tet10"};
+
+static void test_forces_are_energy_gradient(void) {
+    for (int form = 0; form < 2; form++)
+        for (int kind = 0; kind < 3; kind++) {
+            fixture f;
+            CHECK(make(&f, kind, (defo_formulation)form, 1, 0, 0.3));
+            double *x = perturbed(&f, 0.08, 11 + kind), *g = malloc(f.n3 * sizeof *g);
+            double E = 0;
+            CHECK_OK(defo_force_model_evaluate(f.fm, x, 0, g, &E));
+            /* corotated: f is the gradient of ½uᵀKu with the rotations held */
+            const unsigned hold = form ? DEFO_EVAL_KEEP_ROTATIONS : 0;
+            double worst = 0, scale = 0;
+            for (size_t i = 0; i < f.n3; i += 7) {
+                const double h = 1e-6, xi = x[i];
+                double Ep = 0, Em = 0;
+                x[i] = xi + h;
+                CHECK_OK(defo_force_model_evaluate(f.fm, x, hold, NULL, &Ep));
+                x[i] = xi - h;
+                CHECK_OK(defo_force_model_evaluate(f.fm, x, hold, NULL, &Em));
+                x[i] = xi;
+                worst = fmax(worst, fabs(-(Ep - Em) / (2 * h) - g[i]));
+                scale = fmax(scale, fabs(g[i]));
+            }
+            CHECK_MSG(worst < 1e-6 * scale, "%s %s: |f + dE/dx| %g of %g", kind_name[kind],
+                      defo_formulation_name((defo_formulation)form), worst, scale);
+            free(x);
+            free(g);
+            drop(&f);
+        }
+}
+
+static double maxdiff(const double *a, const double *b, size_t n, double *scale) {
+    double d = 0, s = 0;
+    for (size_t i = 0; i < n; i++) {
+        d = fmax(d, fabs(a[i] - b[i]));
+        s = fmax(s, fabs(a[i]));
+    }
+    if (scale) *scale = s;
+    return d;
+}
+
+static void test_tangent_finite_differences(void) {
+    for (int form = 0; form < 2; form++)
+        for (int kind = 0; kind < 3; kind++) {
+            fixture f;
+            CHECK(make(&f, kind, (defo_formulation)form, 0, 0, 0.3));
+            double *x = perturbed(&f, 0.06, 5 + kind), *d = perturbed(&f, 1.0, 9);
+            for (size_t i = 0; i < f.n3; i++) d[i] -= f.mesh->x[i];
+            double *y = malloc(f.n3 * sizeof *y), *fp = malloc(f.n3 * sizeof *fp),
+                   *fmn = malloc(f.n3 * sizeof *fmn), *fd = malloc(f.n3 * sizeof *fd),
+                   *xp = malloc(f.n3 * sizeof *xp);
+            CHECK_OK(defo_force_model_evaluate(f.fm, x, DEFO_EVAL_TANGENT, NULL, NULL));
+            defo_force_model_tangent_apply(f.fm, d, y);
+            const unsigned hold = form ? DEFO_EVAL_KEEP_ROTATIONS : 0;
+            const double h = 1e-6;
+            for (size_t i = 0; i < f.n3; i++) xp[i] = x[i] + h * d[i];
+            CHECK_OK(defo_force_model_evaluate(f.fm, xp, hold, fp, NULL));
+            for (size_t i = 0; i < f.n3; i++) xp[i] = x[i] - h * d[i];
+            CHECK_OK(defo_force_model_evaluate(f.fm, xp, hold, fmn, NULL));
+            for (size_t i = 0; i < f.n3; i++) fd[i] = -(fp[i] - fmn[i]) / (2 * h);
+            double s = 0, err = maxdiff(y, fd, f.n3, &s);
+            const double fd_err = err / s;
+            CHECK_MSG(err < 1e-6 * s, "%s %s: |K d + df| %g of %g", kind_name[kind],
+                      defo_formulation_name((defo_formulation)form), err, s);
+            /* assembled = matrix-free, exactly symmetric, diagonal blocks agree */
+            CHECK_OK(defo_force_model_evaluate(f.fm, x, DEFO_EVAL_TANGENT, NULL, NULL));
+            defo_force_model_tangent_apply(f.fm, d, y);
+            defo_bcsr *A = defo_force_model_assemble(f.fm, 1.0, 0.0, NULL, 0.0);
+            CHECK(A != NULL);
+            defo_bcsr_multiply(A, d, fp);
+            err = maxdiff(y, fp, f.n3, &s);
+            CHECK_MSG(err < 1e-12 * s, "%s %s: assembled vs matrix-free %g of %g", kind_name[kind],
+                      defo_formulation_name((defo_formulation)form), err, s);
+            int sym = 1;
+            for (defo_index I = 0; I < A->num_rows; I++)
+                for (int64_t b = A->row_offset[I]; b < A->row_offset[I + 1]; b++)
+                    for (int r = 0; r < 3; r++)
+                        for (int c = 0; c < 3; c++)
+                            sym &= A->val[9 * b + 3 * r + c] == A->val[9 * A->transpose[b] + 3 * c + r];
+            CHECK(sym);
+            double *blk = malloc(9 * (f.n3 / 3) * sizeof *blk);
+            defo_force_model_tangent_diagonal(f.fm, blk);
+            double db = 0;
+            for (defo_index I = 0; I < A->num_rows; I++)
+                for (int k = 0; k < 9; k++)
+                    db = fmax(db, fabs(blk[9 * I + k] - A->val[9 * A->diag[I] + k]));
+            CHECK_MSG(db < 1e-12 * s, "diagonal blocks %g", db);
+            TEST_REPORT("%s %s: tangent vs finite differences %.2g, assembled vs matrix-free %.2g "
+                        "(relative)",
+                        kind_name[kind], defo_formulation_name((defo_formulation)form), fd_err,
+                        err / s);
+            free(blk);
+            free(x), free(d), free(y), free(fp), free(fmn), free(fd), free(xp);
+            drop(&f);
+        }
+}
+
+/* Smallest Rayleigh quotient found by power iteration on c·I − K (c a
+ * Gershgorin bound of the assembled K): an upper bound of λ_min(K), near it. */
+static double lowest_curvature(fixture *f) {
+    defo_bcsr *A = defo_force_model_assemble(f->fm, 1.0, 0.0, NULL, 0.0);
+    double c = 0;
+    for (defo_index I = 0; I < A->num_rows; I++)
+        for (int r = 0; r < 3; r++) {
+            double row = 0;
+            for (int64_t b = A->row_offset[I]; b < A->row_offset[I + 1]; b++)
+                for (int k = 0; k < 3; k++) row += fabs(A->val[9 * b + 3 * r + k]);
+            c = fmax(c, row);
+        }
+    double *v = perturbed(f, 1.0, 5), *y = malloc(f->n3 * sizeof *y), rq = 0;
+    for (int it = 0; it < 3000; it++) {
+        double nv = 0;
+        for (size_t i = 0; i < f->n3; i++) nv += v[i] * v[i];
+        nv = sqrt(nv);
+        for (size_t i = 0; i < f->n3; i++) v[i] /= nv;
+        defo_force_model_tangent_apply(f->fm, v, y);
+        rq = 0;
+        for (size_t i = 0; i < f->n3; i++) rq += v[i] * y[i];
+        for (size_t i = 0; i < f->n3; i++) v[i] = c * v[i] - y[i];
+    }
+    free(v), free(y);
+    return rq / c;
+}
+
+/* TSIF05 §8: with the fix the tangent is PSD, also with inverted elements;
+ * without it the same state is indefinite (so the check can fail). */
+static void test_definiteness_fix(void) {
+    for (int kind = 0; kind < 2; kind++) {
+        double low[2];
+        defo_index inv = 0;
+        for (int fix = 0; fix < 2; fix++) {
+            fixture f;
+            CHECK(make(&f, kind, DEFO_FORMULATION_INVERTIBLE, fix, 0, 0.3));
+            double *x = perturbed(&f, 0.45, 3);
+            CHECK_OK(defo_force_model_evaluate(f.fm, x, DEFO_EVAL_TANGENT, NULL, NULL));
+            inv = defo_force_model_count_inverted(f.fm);
+            low[fix] = lowest_curvature(&f);
+            free(x);
+            drop(&f);
+        }
+        CHECK(inv > 0);
+        CHECK_MSG(low[1] >= -1e-9, "%s with the fix: λ_min/λ_bound = %g", kind_name[kind], low[1]);
+        CHECK_MSG(low[0] < -1e-3, "%s without the fix: λ_min/λ_bound = %g", kind_name[kind], low[0]);
+        TEST_REPORT("%s: %ld inverted elements; lowest curvature / Gershgorin bound: %.3g without "
+                    "the fix, %.3g with it",
+                    kind_name[kind], (long)inv, low[0], low[1]);
+    }
+}
+
+/* Affine x = A X + c: every point of every element has F = A and the
+ * stress P(A); interior nodes feel no net force.  Rigid: zero force. */
+static void test_patch_and_rigid(void) {
+    const double A[9] = {1.05, 0.02, -0.01, 0.01, 0.97, 0.03, -0.02, 0.01, 1.08};
+    const double ang = 0.7, cs = cos(ang), sn = sin(ang);
+    const double Rg[9] = {cs, -sn, 0, sn, cs, 0, 0, 0, 1};
+    for (int form = 0; form < 2; form++)
+        for (int kind = 0; kind < 3; kind++) {
+            fixture f;
+            CHECK(make(&f, kind, (defo_formulation)form, 1, 0, 0.3));
+            double *x = malloc(f.n3 * sizeof *x), *g = malloc(f.n3 * sizeof *g);
+            for (int rigid = 0; rigid < 2; rigid++) {
+                const double *T = rigid ? Rg : A;
+                for (size_t i = 0; i < f.n3; i += 3)
+                    for (int r = 0; r < 3; r++)
+                        x[i + r] = 0.3 + T[3 * r] * f.mesh->x[i] + T[3 * r + 1] * f.mesh->x[i + 1] +
+                                   T[3 * r + 2] * f.mesh->x[i + 2];
+                double E = 0;
+                CHECK_OK(defo_force_model_evaluate(f.fm, x, 0, g, &E));
+                /* interior nodes: not on the boundary */
+                defo_boundary b;
+                CHECK_OK(defo_mesh_boundary(f.mesh, f.mesh->order == 2, &b));
+                unsigned char *on = calloc(f.n3 / 3, 1);
+                for (size_t k = 0; k < (size_t)b.num_faces * b.nodes_per_face; k++) on[b.faces[k]] = 1;
+                defo_boundary_free(&b);
+                double worst = 0, scale = 0;
+                for (size_t i = 0; i < f.n3 / 3; i++)
+                    for (int k = 0; k < 3; k++) {
+                        scale = fmax(scale, fabs(g[3 * i + k]));
+                        if (rigid || !on[i]) worst = fmax(worst, fabs(g[3 * i + k]));
+                    }
+                free(on);
+                if (rigid) {
+                    CHECK_MSG(worst < 1e-9 && fabs(E) < 1e-9, "%s %s rigid: |f| %g, E %g",
+                              kind_name[kind], defo_formulation_name((defo_formulation)form), worst, E);
+                    continue;
+                }
+                /* curved tet10: ∇N_a det J = adj(J)ᵀ∇ξN_a is cubic, beyond the 4-point rule
+                 * (degree 2), so the net interior force of a constant stress is small but
+                 * not zero there (MTPS08 §4.2's choice); straight elements are exact */
+                if (kind < 2)
+                    CHECK_MSG(scale > 0 && worst < 1e-10 * scale, "%s %s: interior force %g of %g",
+                              kind_name[kind], defo_formulation_name((defo_formulation)form), worst,
+                              scale);
+                else
+                    TEST_REPORT("curved tet10 %s: net interior force %.2g of %.3g (4-point rule)",
+                                defo_formulation_name((defo_formulation)form), worst, scale);
+                /* the same stress at every point */
+                double S0[9], S[9], spread = 0, smax = 0;
+                defo_force_model_stress(f.fm, 0, 0, S0);
+                for (defo_index e = 0; e < f.mesh->num_elems; e++)
+                    for (int q = 0; q < defo_force_model_points(f.fm); q++) {
+                        defo_force_model_stress(f.fm, e, q, S);
+                        for (int k = 0; k < 9; k++) {
+                            spread = fmax(spread, fabs(S[k] - S0[k]));
+                            smax = fmax(smax, fabs(S0[k]));
+                        }
+                    }
+                CHECK_MSG(spread < 1e-9 * smax, "%s: stress spread %g of %g", kind_name[kind],
+                          spread, smax);
+                if (form == 0) {
+                    /* Cauchy σ = P(A) Aᵀ / det A from the material directly */
+                    defo_mat3 Am, P;
+                    memcpy(Am.m, A, sizeof A);
+                    P = defo_material_P(f.mat, &Am);
+                    const defo_mat3 sig = defo_m3_scale(defo_m3_mult(P, Am), 1.0 / defo_m3_det(Am));
+                    double err = 0;
+                    for (int k = 0; k < 9; k++) err = fmax(err, fabs((&sig.m[0][0])[k] - S0[k]));
+                    CHECK_MSG(err < 1e-9 * smax, "Cauchy stress vs P(A)Aᵀ/J: %g", err);
+                }
+            }
+            free(x), free(g);
+            drop(&f);
+        }
+}
+
+static void test_damping(void) {
+    for (int form = 0; form < 2; form++)
+        for (int kind = 0; kind < 2; kind++) {
+            fixture f;
+            CHECK(make(&f, kind, (defo_formulation)form, 1, 0.02, 0.3));
+            CHECK(defo_force_model_has_damping(f.fm));
+            double *x = perturbed(&f, 0.05, 21), *u = perturbed(&f, 1, 22), *v = perturbed(&f, 1, 23);
+            double *Du = malloc(f.n3 * sizeof *Du), *Dv = malloc(f.n3 * sizeof *Dv);
+            for (size_t i = 0; i < f.n3; i++) u[i] -= f.mesh->x[i], v[i] -= f.mesh->x[i];
+            CHECK_OK(defo_force_model_evaluate(f.fm, x, DEFO_EVAL_TANGENT, NULL, NULL));
+            defo_force_model_damping_apply(f.fm, u, Du);
+            defo_force_model_damping_apply(f.fm, v, Dv);
+            double uDv = 0, vDu = 0, uDu = 0;
+            for (size_t i = 0; i < f.n3; i++) uDv += u[i] * Dv[i], vDu += v[i] * Du[i], uDu += u[i] * Du[i];
+            CHECK_NEAR(uDv, vDu, 1e-10 * fabs(uDv));
+            CHECK(uDu > 0);
+            /* assembled k·K + c·D minus k·K is c·D */
+            defo_bcsr *A = defo_force_model_assemble(f.fm, 0.0, 1.0, NULL, 0.0);
+            defo_bcsr_multiply(A, u, Dv);
+            double s = 0, err = maxdiff(Du, Dv, f.n3, &s);
+            CHECK_MSG(err < 1e-12 * s, "%s %s: assembled D %g of %g", kind_name[kind],
+                      defo_formulation_name((defo_formulation)form), err, s);
+            if (form == 1) { /* D = τ K' */
+                defo_force_model_tangent_apply(f.fm, u, Dv);
+                for (size_t i = 0; i < f.n3; i++) Dv[i] *= 0.02;
+                err = maxdiff(Du, Dv, f.n3, &s);
+                CHECK_MSG(err < 1e-12 * s, "corotated D = τK': %g", err);
+            }
+            /* a rigid velocity (rotation about z at the deformed... rest state) is not damped */
+            CHECK_OK(defo_force_model_evaluate(f.fm, f.mesh->x, 0, NULL, NULL));
+            for (size_t i = 0; i < f.n3; i += 3) {
+                v[i] = -f.mesh->x[i + 1] + 0.1;
+                v[i + 1] = f.mesh->x[i];
+                v[i + 2] = 0.2;
+            }
+            defo_force_model_damping_apply(f.fm, v, Dv);
+            double mx = 0;
+            for (size_t i = 0; i < f.n3; i++) mx = fmax(mx, fabs(Dv[i]));
+            CHECK_MSG(mx < 1e-9, "rigid velocity damped: %g", mx);
+            free(x), free(u), free(v), free(Du), free(Dv);
+            drop(&f);
+        }
+}
+
+/* Uniaxial stretch F = diag(1 + ε, 1, 1), corotated, ν = 0: σ_xx = E ε, so
+ * von Mises = max principal = E ε at every element and node. */
+static void test_fields_uniaxial(void) {
+    for (int kind = 0; kind < 3; kind++) {
+        fixture f;
+        CHECK(make(&f, kind, DEFO_FORMULATION_COROTATED, 1, 0, 0.0));
+        const double eps = 0.01;
+        double *x = malloc(f.n3 * sizeof *x);
+        memcpy(x, f.mesh->x, f.n3 * sizeof *x);
+        for (size_t i = 0; i < f.n3; i += 3) x[i] *= 1 + eps;
+        const size_t ne = (size_t)f.mesh->num_elems, n = f.n3 / 3;
+        double *J = malloc(ne * sizeof *J), *vm = malloc(ne * sizeof *vm), *mp = malloc(ne * 8),
+               *nvm = malloc(n * 8), *nmp = malloc(n * 8);
+        defo_force_fields ff = {J, vm, mp, nvm, nmp, 0, 0};
+        CHECK_OK(defo_force_model_fields(f.fm, x, &ff));
+        double worst = 0;
+        for (size_t e = 0; e < ne; e++) {
+            worst = fmax(worst, fabs(vm[e] - 1e4 * eps) + fabs(mp[e] - 1e4 * eps));
+            CHECK_NEAR(J[e], 1 + eps, 1e-12);
+        }
+        for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs(nvm[i] - 1e4 * eps) + fabs(nmp[i] - 1e4 * eps));
+        CHECK_MSG(worst < 1e-9, "%s: uniaxial von Mises error %g", kind_name[kind], worst);
+        CHECK(ff.inverted == 0 && fabs(ff.min_J - (1 + eps)) < 1e-12);
+        free(x), free(J), free(vm), free(mp), free(nvm), free(nmp);
+        drop(&f);
+    }
+}
+
+static void test_threads_bitwise(void) {
+#ifdef _OPENMP
+    for (int form = 0; form < 2; form++)
+        for (int kind = 0; kind < 2; kind++) {
+            fixture f;
+            CHECK(make(&f, kind, (defo_formulation)form, 1, 0.01, 0.3));
+            double *x = perturbed(&f, 0.1, 31), *out[2];
+            for (int t = 0; t < 2; t++) {
+                omp_set_num_threads(t + 1);
+                out[t] = malloc(3 * f.n3 * sizeof(double));
+                double E;
+                CHECK_OK(defo_force_model_evaluate(f.fm, x, DEFO_EVAL_TANGENT, out[t], &E));
+                defo_force_model_tangent_apply(f.fm, x, out[t] + f.n3);
+                defo_force_model_damping_apply(f.fm, x, out[t] + 2 * f.n3);
+                defo_bcsr *A = defo_force_model_assemble(f.fm, 1.0, 0.5, NULL, 0.0);
+                double h = 0;
+                for (int64_t k = 0; k < 9 * A->num_blocks; k++) h += A->val[k] * (double)(k % 7 + 1);
+                out[t][0] += 0 * h; /* the sum is compared below */
+                out[t] = realloc(out[t], (3 * f.n3 + 1) * sizeof(double));
+                out[t][3 * f.n3] = h;
+            }
+            CHECK(memcmp(out[0], out[1], (3 * f.n3 + 1) * sizeof(double)) == 0);
+            free(out[0]), free(out[1]), free(x);
+            drop(&f);
+        }
+    omp_set_num_threads(2);
+#endif
+}
+
+static void test_non_finite_named(void) {
+    for (int form = 0; form < 2; form++) {
+        fixture f;
+        CHECK(make(&f, 1, (defo_formulation)form, 1, 0, 0.3));
+        double *x = perturbed(&f, 0.01, 1), *g = malloc(f.n3 * sizeof *g);
+        x[3 * 5 + 1] = NAN;
+        CHECK(defo_force_model_evaluate(f.fm, x, 0, g, NULL) == DEFO_ERR_NUMERICAL);
+        CHECK(strstr(defo_last_error(), "node 5 has a non-finite position") != NULL);
+        x[3 * 5 + 1] = 1e250;
+        CHECK(defo_force_model_evaluate(f.fm, x, 0, g, NULL) == DEFO_ERR_NUMERICAL);
+        free(x), free(g);
+        drop(&f);
+    }
+}
+
+int main(void) {
+    RUN(test_forces_are_energy_gradient);
+    RUN(test_tangent_finite_differences);
+    RUN(test_definiteness_fix);
+    RUN(test_patch_and_rigid);
+    RUN(test_damping);
+    RUN(test_fields_uniaxial);
+    RUN(test_threads_bitwise);
+    RUN(test_non_finite_named);
+    return test_summary();
+}
