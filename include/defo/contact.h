@@ -6,7 +6,7 @@
  *   - a rigid collider of defo/collision.h (union of exact shapes with
  *     scripted motion; ∇²φ by central differences of its normal), and
  *   - a signed-distance GRID sampled from a closed triangle surface
- *     (defo_surface_sdf of defo/mesher.h), trilinearly interpolated and
+ *     (defo_surface_sdf of defo/geometry.h), trilinearly interpolated and
  *     moved rigidly by a defo_motion_def.
  * Deformable–deformable and self contact (TSIF05 §10, material-space level
  * sets found through a BVH) will be a third kind whose φ comes from another
@@ -29,7 +29,7 @@
 
 #include "defo/base.h"
 #include "defo/collision.h"
-#include "defo/mesher.h"
+#include "defo/geometry.h"
 
 #ifdef __cplusplus
 extern "C" {

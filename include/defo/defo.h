@@ -13,6 +13,7 @@
 #include "defo/math.h"
 #include "defo/material.h"
 #include "defo/mesh.h"
+#include "defo/geometry.h"
 #include "defo/force.h"
 #include "defo/solver.h"
 #include "defo/world.h"

@@ -41,6 +41,7 @@
 #include "defo/base.h"
 #include "defo/collision.h"
 #include "defo/contact.h"
+#include "defo/geometry.h"
 #include "defo/material.h"
 #include "defo/mesh.h"
 #include "defo/sparse.h"
@@ -49,7 +50,7 @@
 extern "C" {
 #endif
 
-/* Regions (defo_region, defo_region_nodes): defo/mesh.h. */
+/* Regions (defo_region, defo_region_nodes): defo/geometry.h. */
 
 /* ------------------------------------------------------------ definition */
 typedef enum defo_qs_linear {

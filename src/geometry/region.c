@@ -1,10 +1,10 @@
 /*
- * mesh/region.c — node sets of a mesh selected by a region of its rest
+ * geometry/region.c — node sets of a mesh selected by a region of its rest
  * positions: a box, a sphere, or the nodes of the elements with a tag.
  * Used for fixed sets and bones (TSIF05 §11), kinematic handles and loads
  * by every integrator.  Deterministic: nodes in increasing order.
  */
-#include "defo/mesh.h"
+#include "defo/geometry.h"
 
 #include "base/base.h"
 
