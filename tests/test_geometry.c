@@ -7,11 +7,14 @@
  * inscribed, so its distance differs by at most r - r_in), a brute-force
  * closest point computed by a different method (plane projection + edges,
  * test_surfaces.h), the exact winding number (sum of solid angles); regions
- * against a brute-force test of every node.
+ * against a brute-force test of every node and nodes placed on and just off
+ * the region's boundary.
  */
 #include "defo/geometry.h"
 #include "test.h"
 #include "test_surfaces.h"
+
+#include <stdint.h>
 
 /* ---------------------------------------------------- signed distance */
 /* BVH distance == brute force (relative 1e-12); within r - r_in of the
@@ -159,8 +162,9 @@ out:
 
 /* ------------------------------------------------------------ regions */
 /* Regions select node sets of the rest positions: a box, a sphere and a
- * tag, each checked against a brute-force test of every node; marks and
- * node lists agree; a negative radius and NULL arguments are refused. */
+ * plane, each checked against a brute-force test of every node with the
+ * tolerance rule of the header (tol = 1e-9 · bounding-box diagonal); marks
+ * and node lists agree; bad regions and NULL arguments are refused. */
 static void test_regions(void) {
     defo_box_def bd = defo_default_box_def();
     bd.cells[0] = 4, bd.cells[1] = 3, bd.cells[2] = 2;
@@ -169,33 +173,64 @@ static void test_regions(void) {
     CHECK_OK(defo_generate_box(&bd, &m));
     if (!m) return;
     const defo_index n = m->num_nodes;
+    const double tol = 1e-9 * sqrt(1.0 + 0.7 * 0.7 + 1.3 * 1.3);
     const double lo[3] = {0.2, -1, -1}, hi[3] = {0.6, 1, 1}, c[3] = {0.5, 0.5, 0.5};
-    defo_region rs[2] = {defo_region_box(lo, hi), defo_region_sphere(c, 0.45)};
+    const double pp[3] = {0.3, 0.2, 0.1}, pn[3] = {1, -2, 0.5};
+    defo_region rs[3] = {defo_region_box(lo, hi), defo_region_sphere(c, 0.45),
+                         defo_region_plane(pp, pn)};
     unsigned char *mark = malloc((size_t)n);
-    for (int t = 0; t < 2; t++) {
+    for (int t = 0; t < 3; t++) {
+        CHECK(rs[t].tolerance == DEFO_REGION_TOLERANCE);
         CHECK_OK(defo_region_mark(m, &rs[t], mark));
         defo_index *nodes = NULL, count = 0, want = 0, k = 0;
         CHECK_OK(defo_region_nodes(m, &rs[t], &nodes, &count));
         int same = 1;
         for (defo_index i = 0; i < n; i++) {
             const double *x = m->x + 3 * i;
-            int in = t == 0 ? x[0] >= lo[0] && x[0] <= hi[0] && x[1] >= lo[1] && x[1] <= hi[1] &&
-                                  x[2] >= lo[2] && x[2] <= hi[2]
-                            : (x[0] - c[0]) * (x[0] - c[0]) + (x[1] - c[1]) * (x[1] - c[1]) +
-                                      (x[2] - c[2]) * (x[2] - c[2]) <=
-                                  0.45 * 0.45;
+            int in;
+            if (t == 0) {
+                in = 1;
+                for (int d = 0; d < 3; d++) in &= x[d] >= lo[d] - tol && x[d] <= hi[d] + tol;
+            } else if (t == 1) {
+                in = sqrt((x[0] - c[0]) * (x[0] - c[0]) + (x[1] - c[1]) * (x[1] - c[1]) +
+                          (x[2] - c[2]) * (x[2] - c[2])) <= 0.45 + tol;
+            } else {
+                double len = sqrt(dot3(pn, pn));
+                in = ((x[0] - pp[0]) * pn[0] + (x[1] - pp[1]) * pn[1] + (x[2] - pp[2]) * pn[2]) /
+                         len <=
+                     tol;
+            }
             same &= mark[i] == in;
             if (in) {
                 want++;
                 same &= k < count && nodes[k++] == i;
             }
         }
-        CHECK(same && count == want && want > 0 && want < n);
+        CHECK_MSG(same && count == want && want > 0 && want < n, "region %d: %d of %d nodes", t,
+                  (int)count, (int)n);
         defo_region_nodes_free(nodes);
     }
-    defo_region neg = defo_region_sphere(c, -1);
-    CHECK(defo_region_mark(m, &neg, mark) == DEFO_ERR_INVALID_ARGUMENT);
-    CHECK(defo_region_mark(NULL, &neg, mark) == DEFO_ERR_INVALID_ARGUMENT);
+    defo_region bad = defo_region_sphere(c, -1);
+    CHECK(defo_region_mark(m, &bad, mark) == DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(defo_last_error(), "radius") != NULL);
+    CHECK(defo_region_mark(NULL, &bad, mark) == DEFO_ERR_INVALID_ARGUMENT);
+    bad = defo_region_box(lo, hi);
+    bad.hi[2] = NAN;
+    CHECK(defo_region_mark(m, &bad, mark) == DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(defo_last_error(), "hi[2]") != NULL);
+    bad = defo_region_box(lo, hi);
+    bad.tolerance = -1e-9;
+    CHECK(defo_region_mark(m, &bad, mark) == DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(defo_last_error(), "tolerance") != NULL);
+    const double zero[3] = {0, 0, 0};
+    bad = defo_region_plane(pp, zero);
+    CHECK(defo_region_mark(m, &bad, mark) == DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(defo_last_error(), "normal") != NULL);
+    bad.kind = (defo_region_kind)42;
+    CHECK(defo_region_mark(m, &bad, mark) == DEFO_ERR_INVALID_ARGUMENT);
+    defo_index *none_nodes = NULL, none_count = -1;
+    CHECK(defo_region_nodes(m, &bad, &none_nodes, &none_count) == DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(none_nodes == NULL && none_count == 0);
     defo_region tag = defo_region_tag(7); /* no tags: selects nothing */
     CHECK_OK(defo_region_mark(m, &tag, mark));
     int none = 1;
@@ -205,10 +240,139 @@ static void test_regions(void) {
     defo_mesh_destroy(m);
 }
 
+/* Marked nodes of region r on m as a bit mask (m has at most 32 nodes). */
+static uint32_t mark_bits(const defo_mesh *m, const defo_region *r) {
+    unsigned char mark[32];
+    if (defo_region_mark(m, r, mark) != DEFO_OK) return 0xffffffffu;
+    uint32_t bits = 0;
+    for (defo_index i = 0; i < m->num_nodes; i++) bits |= (uint32_t)mark[i] << i;
+    return bits;
+}
+
+/* The tolerance: nodes exactly on a box face, a sphere or a plane are
+ * selected, nodes 0.5e-9·D outside too, nodes 2e-9·D outside are not (D the
+ * bounding-box diagonal of the rest positions); with tolerance 0 only the
+ * nodes exactly on the boundary are.  The same for a non-unit and an oblique
+ * plane normal. */
+static void test_region_tolerance(void) {
+    defo_mesh *m = NULL;
+    CHECK_OK(defo_mesh_create(1, &m));
+    if (!m) return;
+    /* corners 0, 1 fix the bounding box [0,1]^3: D = sqrt(3) */
+    const double D = sqrt(3.0), in = 0.5e-9 * D, out = 2e-9 * D;
+    const double s = sqrt(0.5);
+    const double pts[][3] = {
+        {0, 0, 0},                              /* 0: corner */
+        {1, 1, 1},                              /* 1: corner */
+        {0.5, 0.25, 0.25},                      /* 2: on x = 0.5 */
+        {0.5 + in, 0.25, 0.25},                 /* 3: inside the tolerance */
+        {0.5 + out, 0.25, 0.25},                /* 4: outside it */
+        {0.25, 0.25, 0.75},                     /* 5: on the oblique plane */
+        {0.25 + s * out, 0.25 + s * out, 0.75}, /* 6: outside the oblique plane */
+        {0.25 + s * in, 0.25 + s * in, 0.75},   /* 7: inside its tolerance */
+    };
+    const int np = (int)(sizeof pts / sizeof pts[0]);
+    for (int i = 0; i < np; i++)
+        CHECK_OK(defo_mesh_add_node(m, pts[i][0], pts[i][1], pts[i][2], NULL));
+    const uint32_t all = (1u << np) - 1;
+    /* box [0, 0.5] in x (the whole cube in y, z) */
+    const double blo[3] = {0, 0, 0}, bhi[3] = {0.5, 1, 1};
+    defo_region box = defo_region_box(blo, bhi);
+    uint32_t want = all & ~(1u << 1) & ~(1u << 4);
+    CHECK_MSG(mark_bits(m, &box) == want, "box: %#x, want %#x", mark_bits(m, &box), want);
+    box.tolerance = 0;
+    want = all & ~(1u << 1) & ~(1u << 3) & ~(1u << 4);
+    CHECK_MSG(mark_bits(m, &box) == want, "exact box: %#x, want %#x", mark_bits(m, &box), want);
+    /* plane x = 0.5 with normal +x, as unit and as a longer vector */
+    const double p0[3] = {0.5, 0, 0}, nx[3] = {1, 0, 0}, nx3[3] = {3, 0, 0};
+    defo_region pl = defo_region_plane(p0, nx), pl3 = defo_region_plane(p0, nx3);
+    want = all & ~(1u << 1) & ~(1u << 4);
+    CHECK_MSG(mark_bits(m, &pl) == want, "plane: %#x, want %#x", mark_bits(m, &pl), want);
+    CHECK(mark_bits(m, &pl3) == want);
+    /* the opposite side: x >= 0.5, the plane itself and node 3 included */
+    const double mx[3] = {-1, 0, 0};
+    defo_region pm = defo_region_plane(p0, mx);
+    want = (1u << 1) | (1u << 2) | (1u << 3) | (1u << 4);
+    CHECK_MSG(mark_bits(m, &pm) == want, "plane -x: %#x, want %#x", mark_bits(m, &pm), want);
+    /* oblique plane x + y = 0.5 through node 5, normal (1,1,0)/√2 */
+    const double q0[3] = {0.5, 0, 0.3}, nq[3] = {1, 1, 0};
+    defo_region ob = defo_region_plane(q0, nq);
+    uint32_t got = mark_bits(m, &ob);
+    CHECK_MSG((got >> 5 & 1) && (got >> 7 & 1) && !(got >> 6 & 1) && (got & 1) && !(got >> 1 & 1),
+              "oblique plane: %#x", got);
+    /* sphere of radius 0.5 about (0, 0.25, 0.25): node 2 on it */
+    const double c0[3] = {0, 0.25, 0.25};
+    defo_region sp = defo_region_sphere(c0, 0.5);
+    got = mark_bits(m, &sp);
+    CHECK_MSG((got >> 2 & 1) && (got >> 3 & 1) && !(got >> 4 & 1), "sphere: %#x", got);
+    sp.tolerance = 0;
+    got = mark_bits(m, &sp);
+    CHECK_MSG((got >> 2 & 1) && !(got >> 3 & 1) && !(got >> 4 & 1), "exact sphere: %#x", got);
+    defo_mesh_destroy(m);
+
+    /* A generated bar moved by 0.1 m along y (as a scene's "translate"
+     * moves rest positions): a flat box min = max = the decimal 0.1 + j·h a
+     * user would type selects exactly node layer j, for every j, whatever
+     * the rounding of the generated and translated coordinates; the exact
+     * test (tolerance 0) misses layers. */
+    defo_box_def bd = defo_default_box_def();
+    bd.cells[0] = 2, bd.cells[1] = 10, bd.cells[2] = 2;
+    bd.size[0] = 0.1, bd.size[1] = 0.7, bd.size[2] = 0.1;
+    CHECK_OK(defo_generate_box(&bd, &m));
+    if (!m) return;
+    for (defo_index i = 0; i < m->num_nodes; i++) m->x[3 * i + 1] += 0.1;
+    int wrong = 0, missed_exact = 0;
+    for (int j = 0; j <= 10; j++) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%.2f", 0.1 + 0.07 * j); /* "0.31", as written in a scene */
+        const double y = strtod(buf, NULL);
+        const double lo[3] = {-1, y, -1}, hi[3] = {1, y, 1};
+        defo_region r = defo_region_box(lo, hi);
+        defo_index *nodes = NULL, count = 0;
+        CHECK_OK(defo_region_nodes(m, &r, &nodes, &count));
+        defo_region_nodes_free(nodes);
+        wrong += count != 9;
+        r.tolerance = 0;
+        CHECK_OK(defo_region_nodes(m, &r, &nodes, &count));
+        defo_region_nodes_free(nodes);
+        missed_exact += count != 9;
+    }
+    TEST_REPORT("bar of 11 node layers, flat box on each: %d layers missed with the tolerance, "
+                "%d without it",
+                wrong, missed_exact);
+    CHECK(wrong == 0);
+    CHECK(missed_exact > 0); /* the case the tolerance exists for does occur */
+    defo_mesh_destroy(m);
+}
+
+/* Tag regions select the nodes of the elements with the tag, nothing else;
+ * a tag no element carries selects nothing. */
+static void test_region_tag(void) {
+    defo_mesh *m = NULL;
+    CHECK_OK(defo_mesh_create(1, &m));
+    if (!m) return;
+    for (int i = 0; i < 7; i++) CHECK_OK(defo_mesh_add_node(m, i, (i * i) % 5, (i * 3) % 4, NULL));
+    const defo_index e0[4] = {0, 1, 2, 3}, e1[4] = {1, 2, 3, 4}, e2[4] = {2, 3, 4, 5};
+    CHECK_OK(defo_mesh_add_elem(m, e0, 7));
+    CHECK_OK(defo_mesh_add_elem(m, e1, 0));
+    CHECK_OK(defo_mesh_add_elem(m, e2, 9));
+    defo_region r7 = defo_region_tag(7), r9 = defo_region_tag(9), r8 = defo_region_tag(8);
+    CHECK_MSG(mark_bits(m, &r7) == 0x0f, "tag 7: %#x", mark_bits(m, &r7));
+    CHECK_MSG(mark_bits(m, &r9) == 0x3c, "tag 9: %#x", mark_bits(m, &r9)); /* node 6: in none */
+    CHECK(mark_bits(m, &r8) == 0);
+    defo_index *nodes = NULL, count = 0;
+    CHECK_OK(defo_region_nodes(m, &r9, &nodes, &count));
+    CHECK(count == 4 && nodes && nodes[0] == 2 && nodes[1] == 3 && nodes[2] == 4 && nodes[3] == 5);
+    defo_region_nodes_free(nodes);
+    defo_mesh_destroy(m);
+}
+
 int main(void) {
     RUN(test_sdf_sphere);
     RUN(test_winding_sphere);
     RUN(test_winding_defects);
     RUN(test_regions);
+    RUN(test_region_tolerance);
+    RUN(test_region_tag);
     return test_summary();
 }

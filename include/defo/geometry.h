@@ -13,7 +13,8 @@
  *                     and keeps its scratch on the stack, so any number of
  *                     threads may query at once.
  *   defo_region       a region of rest positions selecting a node set (fixed
- *                     sets, bones, handles, loads, tractions).
+ *                     sets, bones, handles, loads, tractions): box, sphere,
+ *                     plane or element tag, with ONE tolerance rule.
  *
  * Units are SI (m, s, rad); surfaces are in their own units (metres by
  * convention).  Depends on defo/mesh.h only.
@@ -96,28 +97,48 @@ DEFO_API double defo_surface_sdf_winding(const defo_surface_sdf *sdf, const doub
 DEFO_API double defo_surface_sdf_winding_exact(const defo_surface_sdf *sdf, const double p[3]);
 
 /* ------------------------------------------------------------------ regions */
-/* Regions of the rest positions selecting node sets (fixed sets, bones,
- * handles, loads). */
+/* A region of a mesh's REST positions selecting a node set.
+ *
+ * Tolerance (one rule for every kind and every caller): with D the diagonal
+ * of the bounding box of the mesh's rest positions and tol = tolerance · D,
+ *   BOX     lo_k − tol ≤ x_k ≤ hi_k + tol for k = 0, 1, 2
+ *   SPHERE  |x − center| ≤ radius + tol
+ *   PLANE   (x − point) · n ≤ tol, n = normal / |normal|  (the side the
+ *           normal points away from, the plane itself included)
+ *   TAG     the nodes of the elements with elem_tag == tag (no tolerance)
+ * The default tolerance, DEFO_REGION_TOLERANCE = 1e-9, lets a box face or a
+ * plane placed exactly on a layer of nodes select that layer despite the
+ * rounding of generated or transformed coordinates, while a node 2e-9·D
+ * outside is not selected.  0 makes the tests exact. */
+#define DEFO_REGION_TOLERANCE 1e-9
+
 typedef enum defo_region_kind {
-    DEFO_REGION_BOX = 0,    /* rest position inside [lo, hi] (inclusive) */
-    DEFO_REGION_SPHERE = 1, /* rest position within radius of center */
-    DEFO_REGION_TAG = 2     /* nodes of the elements with elem_tag == tag */
+    DEFO_REGION_BOX = 0,
+    DEFO_REGION_SPHERE = 1,
+    DEFO_REGION_TAG = 2,
+    DEFO_REGION_PLANE = 3
 } defo_region_kind;
 
 typedef struct defo_region {
     defo_region_kind kind;
-    double lo[3], hi[3]; /* BOX [m] */
-    double center[3];    /* SPHERE [m] */
-    double radius;       /* SPHERE [m] */
+    double lo[3], hi[3]; /* BOX corners [m]; not NaN (±infinity allowed) */
+    double center[3];    /* SPHERE centre [m], finite */
+    double radius;       /* SPHERE radius [m], >= 0 */
+    double point[3];     /* PLANE: a point on it [m], finite */
+    double normal[3];    /* PLANE: normal, finite and nonzero (need not be unit) */
     int32_t tag;         /* TAG */
+    double tolerance;    /* relative to the rest bounding-box diagonal, finite and >= 0;
+                            the constructors set DEFO_REGION_TOLERANCE */
 } defo_region;
 
 DEFO_API defo_region defo_region_box(const double lo[3], const double hi[3]);
 DEFO_API defo_region defo_region_sphere(const double center[3], double radius);
+DEFO_API defo_region defo_region_plane(const double point[3], const double normal[3]);
 DEFO_API defo_region defo_region_tag(int32_t tag);
 
 /* Nodes of mesh in region (increasing order).  *nodes is allocated with the
- * library allocator (release with defo_region_nodes_free); *count may be 0. */
+ * library allocator (release with defo_region_nodes_free); *count may be 0.
+ * A region with a bad field is DEFO_ERR_INVALID_ARGUMENT naming the field. */
 DEFO_API defo_status defo_region_nodes(const defo_mesh *mesh, const defo_region *region,
                                        defo_index **nodes, defo_index *count);
 DEFO_API void defo_region_nodes_free(defo_index *nodes);
