@@ -1,14 +1,17 @@
 /*
  * tests/test_geometry.c — the geometry module (include/defo/geometry.h):
  * signed distance and winding numbers to triangle surfaces, regions of rest
- * positions.
+ * positions, scripted rigid motion.
  *
  * References used: the exact distance to a sphere (the triangulated sphere is
  * inscribed, so its distance differs by at most r - r_in), a brute-force
  * closest point computed by a different method (plane projection + edges,
  * test_surfaces.h), the exact winding number (sum of solid angles); regions
  * against a brute-force test of every node and nodes placed on and just off
- * the region's boundary.
+ * the region's boundary; motions against positions computed by hand for
+ * rotations whose matrices are known in closed form (quarter and half turns
+ * about z, the 120° turn about (1,1,1) that permutes the axes) and velocities
+ * against central differences of x(t).
  */
 #include "defo/geometry.h"
 #include "test.h"
@@ -367,6 +370,147 @@ static void test_region_tag(void) {
     defo_mesh_destroy(m);
 }
 
+/* ------------------------------------------------------------- motion */
+static double dist3(const double *a, const double *b) {
+    double d[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+    return sqrt(dot3(d, d));
+}
+
+/* Positions against closed forms: a rotation about z (axis given as (0,0,2))
+ * through a pivot, composed with a translation, at the quarter, eighth and
+ * half turn; the 120° turn about (1,1,1), which maps (x,y,z) to (z,x,y), and
+ * the full turn.  At rest nothing moves, bit for bit. */
+static void test_motion_closed_form(void) {
+    defo_motion_def m = defo_default_motion_def();
+    m.pivot[0] = 1, m.pivot[1] = 2, m.pivot[2] = 0.5;
+    m.velocity[0] = 0.3, m.velocity[1] = -0.1, m.velocity[2] = 0.2;
+    m.angular_axis[2] = 2;
+    m.angular_speed = PI / 2;
+    CHECK_OK(defo_motion_validate(&m, NULL));
+    const double p[3] = {2, 2, 1}; /* p − pivot = (1, 0, 0.5) */
+    const double s = sqrt(0.5);
+    /* x = pivot + R(θ)(1, 0, 0.5) + v t = (1 + cos θ, 2 + sin θ, 1) + v t */
+    const double ts[4] = {0, 0.5, 1, 2};
+    const double want[4][3] = {
+        {2, 2, 1}, {1 + s + 0.15, 2 + s - 0.05, 1.1}, {1.3, 2.9, 1.2}, {0.6, 1.8, 1.4}};
+    double worst = 0;
+    for (int k = 0; k < 4; k++) {
+        double x[3];
+        defo_motion_eval(&m, ts[k], p, x, NULL);
+        worst = fmax(worst, dist3(x, want[k]));
+    }
+    /* 120° about (1,1,1): R r = (r2, r0, r1) */
+    defo_motion_def c = defo_default_motion_def();
+    c.pivot[0] = 0.5, c.pivot[1] = -1, c.pivot[2] = 2;
+    c.velocity[0] = 1, c.velocity[2] = -1;
+    c.angular_axis[0] = c.angular_axis[1] = c.angular_axis[2] = 1;
+    c.angular_speed = 2 * PI / 3;
+    const double q[3] = {1.5, 1, 5}; /* q − pivot = (1, 2, 3) */
+    const double want1[3] = {0.5 + 3 + 1, -1 + 1, 2 + 2 - 1}, want3[3] = {1.5 + 3, 1, 5 - 3};
+    double x1[3], x3[3], R[9];
+    defo_motion_eval(&c, 1, q, x1, NULL);
+    defo_motion_eval(&c, 3, q, x3, NULL);
+    worst = fmax(worst, fmax(dist3(x1, want1), dist3(x3, want3)));
+    defo_motion_rotation(&c, 1, R);
+    const double Rwant[9] = {0, 0, 1, 1, 0, 0, 0, 1, 0};
+    double rerr = 0;
+    for (int k = 0; k < 9; k++) rerr = fmax(rerr, fabs(R[k] - Rwant[k]));
+    TEST_REPORT("max position error vs closed forms %.2e; 120° rotation matrix error %.2e", worst,
+                rerr);
+    CHECK(worst < 1e-14 * 8);
+    CHECK(rerr < 1e-15 * 4);
+    /* at rest (default) and at t = 0: exactly the input point */
+    defo_motion_def rest = defo_default_motion_def();
+    double x[3];
+    const double odd[3] = {1e-300, -3.7e12, 0.1};
+    defo_motion_eval(&rest, 12.5, odd, x, NULL);
+    CHECK(x[0] == odd[0] && x[1] == odd[1] && x[2] == odd[2]);
+    defo_motion_eval(&c, 0, q, x, NULL);
+    CHECK(x[0] == q[0] && x[1] == q[1] && x[2] == q[2]);
+}
+
+/* Velocities against central differences of x(t) (h = 1e-5 s, error
+ * O(h²)), for points of a general motion (oblique non-unit axis, pivot,
+ * translation) at several times; the pose maps back (unmap ∘ map = id) and
+ * its R is a rotation. */
+static void test_motion_velocity(void) {
+    defo_motion_def m = defo_default_motion_def();
+    m.pivot[0] = -0.4, m.pivot[1] = 0.7, m.pivot[2] = 1.1;
+    m.velocity[0] = 0.25, m.velocity[1] = -0.6, m.velocity[2] = 0.05;
+    m.angular_axis[0] = 0.3, m.angular_axis[1] = -2, m.angular_axis[2] = 0.9;
+    m.angular_speed = 1.7;
+    test_rng rng = {2024};
+    double worst_fd = 0, worst_round = 0, worst_orth = 0;
+    const double h = 1e-5;
+    for (int k = 0; k < 50; k++) {
+        double p[3], t = test_range(&rng, -3, 3);
+        for (int d = 0; d < 3; d++) p[d] = test_range(&rng, -2, 2);
+        double x[3], v[3], xp[3], xm[3], back[3];
+        defo_motion_eval(&m, t, p, x, v);
+        defo_motion_eval(&m, t + h, p, xp, NULL);
+        defo_motion_eval(&m, t - h, p, xm, NULL);
+        for (int d = 0; d < 3; d++)
+            worst_fd = fmax(worst_fd, fabs((xp[d] - xm[d]) / (2 * h) - v[d]) / (1 + fabs(v[d])));
+        defo_motion_pose P;
+        defo_motion_pose_at(&m, t, &P);
+        double vp[3], xo[3];
+        defo_motion_pose_map(&P, p, xo, NULL);
+        defo_motion_pose_velocity(&P, x, vp);
+        CHECK(xo[0] == x[0] && xo[1] == x[1] && xo[2] == x[2]);
+        CHECK(vp[0] == v[0] && vp[1] == v[1] && vp[2] == v[2]);
+        defo_motion_pose_unmap(&P, x, back);
+        worst_round = fmax(worst_round, dist3(back, p));
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) {
+                double rr = 0;
+                for (int l = 0; l < 3; l++) rr += P.R[3 * i + l] * P.R[3 * j + l];
+                worst_orth = fmax(worst_orth, fabs(rr - (i == j)));
+            }
+    }
+    TEST_REPORT("velocity vs central difference: max relative error %.2e; unmap(map(p)) - p "
+                "%.2e; |R Rᵀ - I| %.2e",
+                worst_fd, worst_round, worst_orth);
+    CHECK(worst_fd < 1e-8);
+    CHECK(worst_round < 1e-14 * 10);
+    CHECK(worst_orth < 1e-15 * 4);
+}
+
+/* Validation: every value finite, a nonzero axis when rotating; messages
+ * name the motion and the field. */
+static void test_motion_validate(void) {
+    defo_motion_def m = defo_default_motion_def();
+    CHECK_OK(defo_motion_validate(&m, "bone"));
+    m.velocity[1] = NAN;
+    CHECK(defo_motion_validate(&m, "colliders[2].motion") == DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(defo_last_error(), "colliders[2].motion") != NULL);
+    CHECK(strstr(defo_last_error(), "velocity[1]") != NULL);
+    m = defo_default_motion_def();
+    m.pivot[2] = INFINITY;
+    CHECK(defo_motion_validate(&m, NULL) == DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(defo_last_error(), "pivot[2]") != NULL);
+    m = defo_default_motion_def();
+    m.angular_speed = NAN;
+    CHECK(defo_motion_validate(&m, NULL) == DEFO_ERR_INVALID_ARGUMENT);
+    m = defo_default_motion_def();
+    m.angular_axis[2] = 0;
+    CHECK_OK(defo_motion_validate(&m, NULL)); /* no rotation: any axis */
+    m.angular_speed = 1;
+    CHECK(defo_motion_validate(&m, NULL) == DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(defo_last_error(), "angular_axis") != NULL);
+    m.angular_axis[0] = 1e-300; /* tiny but nonzero: normalised without underflow */
+    CHECK_OK(defo_motion_validate(&m, NULL));
+    double R[9];
+    defo_motion_rotation(&m, PI / 2, R); /* a quarter turn about +x */
+    CHECK_NEAR(R[5], -1, 1e-15);
+    CHECK_NEAR(R[7], 1, 1e-15);
+    m.angular_axis[0] = 0;
+    m.angular_axis[1] = 1e300;           /* huge: |a|² would overflow */
+    defo_motion_rotation(&m, PI / 2, R); /* a quarter turn about +y */
+    CHECK_NEAR(R[2], 1, 1e-15);
+    CHECK_NEAR(R[6], -1, 1e-15);
+    CHECK(defo_motion_validate(NULL, NULL) == DEFO_ERR_INVALID_ARGUMENT);
+}
+
 int main(void) {
     RUN(test_sdf_sphere);
     RUN(test_winding_sphere);
@@ -374,5 +518,8 @@ int main(void) {
     RUN(test_regions);
     RUN(test_region_tolerance);
     RUN(test_region_tag);
+    RUN(test_motion_closed_form);
+    RUN(test_motion_velocity);
+    RUN(test_motion_validate);
     return test_summary();
 }

@@ -44,7 +44,7 @@ typedef struct defo_sdf_grid_def {
     double cell_size;
     /* Cells added around the bounding box on every side, >= 1; default 3. */
     int padding;
-    /* Rigid motion of the grid's frame (same convention as colliders:
+    /* Rigid motion of the grid's frame (defo/geometry.h, as for colliders:
      * x(t) = R(t)(p − pivot) + pivot + velocity·t).  Default: at rest. */
     defo_motion_def motion;
 } defo_sdf_grid_def;

@@ -2,7 +2,7 @@
  * defo/geometry.h — geometric queries shared by the modules above the mesh
  * (the mesher, collision and contact, the integrators' constraints, scenes).
  *
- * Two parts (scripted rigid motion joins them next):
+ * Three parts:
  *   defo_surface_sdf  signed distance to a triangle surface: the exact
  *                     closest point through a bounding volume hierarchy,
  *                     inside/outside by the generalised winding number
@@ -15,6 +15,9 @@
  *   defo_region       a region of rest positions selecting a node set (fixed
  *                     sets, bones, handles, loads, tractions): box, sphere,
  *                     plane or element tag, with ONE tolerance rule.
+ *   defo_motion_def   scripted rigid motion (colliders, signed-distance
+ *                     grids, bones, kinematic handles), evaluated in one
+ *                     place: defo_motion_pose_at.
  *
  * Units are SI (m, s, rad); surfaces are in their own units (metres by
  * convention).  Depends on defo/mesh.h only.
@@ -145,6 +148,60 @@ DEFO_API void defo_region_nodes_free(defo_index *nodes);
 /* mark[i] = 1 for the nodes in region, 0 otherwise (num_nodes flags). */
 DEFO_API defo_status defo_region_mark(const defo_mesh *mesh, const defo_region *region,
                                       unsigned char *mark);
+
+/* ------------------------------------------------------------------- motion */
+/* Scripted rigid motion of a frame (a collider, a signed-distance grid, a
+ * bone, a kinematic handle).  At time t a frame point p is at
+ *     x(t) = R(t) (p − pivot) + pivot + velocity·t,
+ * R(t) the rotation about angular_axis by the angle angular_speed·t
+ * (right-hand rule).  So the pivot moves with the translation, pivot(t) =
+ * pivot + velocity·t, and the velocity of the frame at a world point x is
+ *     v = velocity + ω × (x − pivot(t)),  ω = angular_speed · axis/|axis|.
+ * Default (defo_default_motion_def): at rest (zero velocity, angular_speed
+ * 0, axis +z, pivot 0). */
+typedef struct defo_motion_def {
+    double velocity[3];     /* [m/s] */
+    double pivot[3];        /* rotation centre at t = 0, frame = world at t = 0 [m] */
+    double angular_axis[3]; /* need not be unit (normalised); nonzero when angular_speed != 0 */
+    double angular_speed;   /* [rad/s] */
+} defo_motion_def;
+DEFO_API defo_motion_def defo_default_motion_def(void);
+
+/* Every value finite, angular_axis nonzero when angular_speed != 0.
+ * DEFO_ERR_INVALID_ARGUMENT otherwise, the message starting with what (e.g.
+ * "colliders[2].motion"; NULL: "motion") and naming the field. */
+DEFO_API defo_status defo_motion_validate(const defo_motion_def *m, const char *what);
+
+/* The motion frozen at one time t: everything the maps below need, computed
+ * once (one rotation, no trigonometry per point). */
+typedef struct defo_motion_pose {
+    double t;           /* [s] */
+    double R[9];        /* R(t), row-major; exactly the identity when angular_speed·t = 0 */
+    double pivot[3];    /* pivot at t = 0 (frame) [m] */
+    double velocity[3]; /* [m/s] */
+    double omega[3];    /* angular velocity ω [rad/s] */
+    double pivot_t[3];  /* pivot(t) = pivot + velocity·t (world) [m] */
+} defo_motion_pose;
+
+/* The only place a defo_motion_def is evaluated: *pose (not NULL) is the
+ * motion at time t.  m should be valid (defo_motion_validate); a zero axis
+ * gives no rotation. */
+DEFO_API void defo_motion_pose_at(const defo_motion_def *m, double t, defo_motion_pose *pose);
+/* Frame point p -> world position x = R (p − pivot) + pivot + velocity·t and
+ * velocity v there (defo_motion_pose_velocity); x or v may be NULL. */
+DEFO_API void defo_motion_pose_map(const defo_motion_pose *pose, const double p[3], double x[3],
+                                   double v[3]);
+/* World point x -> frame point p = Rᵀ (x − pivot(t)) + pivot. */
+DEFO_API void defo_motion_pose_unmap(const defo_motion_pose *pose, const double x[3], double p[3]);
+/* Rigid velocity at world point x: velocity + ω × (x − pivot(t)). */
+DEFO_API void defo_motion_pose_velocity(const defo_motion_pose *pose, const double x[3],
+                                        double v[3]);
+
+/* One point: x(t) and v(t) of frame point p (either output may be NULL). */
+DEFO_API void defo_motion_eval(const defo_motion_def *m, double t, const double p[3], double x[3],
+                               double v[3]);
+/* R(t), row-major. */
+DEFO_API void defo_motion_rotation(const defo_motion_def *m, double t, double R[9]);
 
 #ifdef __cplusplus
 }

@@ -586,17 +586,10 @@ static void set_handles(defo_simulation *sim, int i, double t1, double dt) {
     const int *fs = sim->fixset[i];
     for (defo_index n = 0; n < m->num_nodes; n++) {
         if (fs[n] < 0 || !b->fixed[fs[n]].has_motion) continue;
-        const defo_motion_def *mo = &b->fixed[fs[n]].motion;
-        defo_mat3 R =
-            defo_m3_rotation(defo_v3(mo->angular_axis[0], mo->angular_axis[1], mo->angular_axis[2]),
-                             mo->angular_speed * t1);
-        const double *X = m->x + 3 * (size_t)n;
-        double r[3] = {X[0] - mo->pivot[0], X[1] - mo->pivot[1], X[2] - mo->pivot[2]};
-        for (int a = 0; a < 3; a++) {
-            double target = R.m[a][0] * r[0] + R.m[a][1] * r[1] + R.m[a][2] * r[2] + mo->pivot[a] +
-                            mo->velocity[a] * t1;
-            v[3 * (size_t)n + (size_t)a] = (target - x[3 * (size_t)n + (size_t)a]) / dt;
-        }
+        double target[3];
+        defo_motion_eval(&b->fixed[fs[n]].motion, t1, m->x + 3 * (size_t)n, target, NULL);
+        for (int a = 0; a < 3; a++)
+            v[3 * (size_t)n + (size_t)a] = (target[a] - x[3 * (size_t)n + (size_t)a]) / dt;
     }
 }
 
