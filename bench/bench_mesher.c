@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
 #include "defo/defo.h"
+#include "defo/geometry.h"
 #include "defo/mesher.h"
 
 #include <stdio.h>

@@ -11,6 +11,7 @@
  */
 #include <defo/collision.h>
 #include <defo/contact.h>
+#include <defo/geometry.h>
 #include <defo/io.h>
 #include <defo/mesh.h>
 #include <defo/quasistatic.h>

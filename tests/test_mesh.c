@@ -647,52 +647,8 @@ static void test_out_of_memory(void) {
     TEST_REPORT("%d injected allocation failures handled", failures);
 }
 
-/* Regions select node sets of the rest positions: a box, a sphere and a
- * tag, each checked against a brute-force test of every node; marks and
- * node lists agree; a negative radius and NULL arguments are refused. */
-static void test_regions(void) {
-    defo_mesh *m = box(4, 3, 2, DEFO_SPLIT_6, 1);
-    if (!m) return;
-    const defo_index n = m->num_nodes;
-    const double lo[3] = {0.2, -1, -1}, hi[3] = {0.6, 1, 1}, c[3] = {0.5, 0.5, 0.5};
-    defo_region rs[2] = {defo_region_box(lo, hi), defo_region_sphere(c, 0.45)};
-    unsigned char *mark = malloc((size_t)n);
-    for (int t = 0; t < 2; t++) {
-        CHECK_OK(defo_region_mark(m, &rs[t], mark));
-        defo_index *nodes = NULL, count = 0, want = 0, k = 0;
-        CHECK_OK(defo_region_nodes(m, &rs[t], &nodes, &count));
-        int same = 1;
-        for (defo_index i = 0; i < n; i++) {
-            const double *x = m->x + 3 * i;
-            int in = t == 0 ? x[0] >= lo[0] && x[0] <= hi[0] && x[1] >= lo[1] && x[1] <= hi[1] &&
-                                  x[2] >= lo[2] && x[2] <= hi[2]
-                            : (x[0] - c[0]) * (x[0] - c[0]) + (x[1] - c[1]) * (x[1] - c[1]) +
-                                      (x[2] - c[2]) * (x[2] - c[2]) <=
-                                  0.45 * 0.45;
-            same &= mark[i] == in;
-            if (in) {
-                want++;
-                same &= k < count && nodes[k++] == i;
-            }
-        }
-        CHECK(same && count == want && want > 0 && want < n);
-        defo_region_nodes_free(nodes);
-    }
-    defo_region neg = defo_region_sphere(c, -1);
-    CHECK(defo_region_mark(m, &neg, mark) == DEFO_ERR_INVALID_ARGUMENT);
-    CHECK(defo_region_mark(NULL, &neg, mark) == DEFO_ERR_INVALID_ARGUMENT);
-    defo_region tag = defo_region_tag(7); /* no tags: selects nothing */
-    CHECK_OK(defo_region_mark(m, &tag, mark));
-    int none = 1;
-    for (defo_index i = 0; i < n; i++) none &= mark[i] == 0;
-    CHECK(none);
-    free(mark);
-    defo_mesh_destroy(m);
-}
-
 int main(void) {
     RUN(test_lifecycle_growth);
-    RUN(test_regions);
     RUN(test_validate);
     RUN(test_fields);
     RUN(test_clone);

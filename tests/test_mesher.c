@@ -1,121 +1,20 @@
 /*
- * tests/test_mesher.c — signed distance, winding numbers and the BCC mesher
- * (include/defo/mesher.h) on analytic spheres and on real scanned surfaces
- * (data/meshes/bunny.off, eight.off; see data/meshes/README.md).
+ * tests/test_mesher.c — the BCC mesher (include/defo/mesher.h) on analytic
+ * spheres and on real scanned surfaces (data/meshes/bunny.off, eight.off;
+ * see data/meshes/README.md).  The signed distance and winding numbers it
+ * queries are tested in test_geometry.c.
  *
- * References used: the exact distance to a sphere (the triangulated sphere is
- * inscribed, so its distance differs by at most r - r_in), a brute-force
- * closest point computed here by a different method (plane projection +
- * edges), the exact winding number (sum of solid angles), the surface's own
- * enclosed volume (divergence theorem) and the tet10 Jacobian evaluated here.
+ * References used: a brute-force distance to the surface computed by a
+ * different method (plane projection + edges, test_surfaces.h), the
+ * surface's own enclosed volume (divergence theorem) and the tet10 Jacobian
+ * evaluated here.
  */
 #include "defo/defo.h"
 #include "defo/mesher.h"
 #include "test.h"
+#include "test_surfaces.h"
 
 #include <stdint.h>
-
-#define PI 3.14159265358979323846
-
-/* ------------------------------------------------------------ helpers */
-/* UV sphere: poles + (nlat-1) rings of nlon vertices, outward CCW. */
-static defo_mesh *uv_sphere(double cx, double cy, double cz, double r, int nlat, int nlon) {
-    defo_mesh *m = NULL;
-    if (defo_mesh_create(0, &m)) return NULL;
-    defo_mesh_add_node(m, cx, cy, cz + r, NULL); /* 0: north */
-    for (int i = 1; i < nlat; i++) {
-        double th = PI * i / nlat;
-        for (int j = 0; j < nlon; j++) {
-            double ph = 2 * PI * j / nlon;
-            defo_mesh_add_node(m, cx + r * sin(th) * cos(ph), cy + r * sin(th) * sin(ph),
-                               cz + r * cos(th), NULL);
-        }
-    }
-    defo_index south = m->num_nodes;
-    defo_mesh_add_node(m, cx, cy, cz - r, NULL);
-#define RING(i, j) (1 + ((i)-1) * nlon + ((j) % nlon))
-    for (int j = 0; j < nlon; j++) {
-        defo_index t[3] = {0, RING(1, j), RING(1, j + 1)};
-        defo_mesh_add_tri(m, t, 3, 0);
-    }
-    for (int i = 1; i < nlat - 1; i++)
-        for (int j = 0; j < nlon; j++) {
-            defo_index a = RING(i, j), b = RING(i, j + 1), c = RING(i + 1, j),
-                       d = RING(i + 1, j + 1);
-            defo_index t1[3] = {a, c, d}, t2[3] = {a, d, b};
-            defo_mesh_add_tri(m, t1, 3, 0);
-            defo_mesh_add_tri(m, t2, 3, 0);
-        }
-    for (int j = 0; j < nlon; j++) {
-        defo_index t[3] = {south, RING(nlat - 1, j + 1), RING(nlat - 1, j)};
-        defo_mesh_add_tri(m, t, 3, 0);
-    }
-#undef RING
-    return m;
-}
-
-static double dot3(const double *a, const double *b) {
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
-/* Distance from p to segment ab. */
-static double seg_dist(const double *p, const double *a, const double *b) {
-    double ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]},
-           ap[3] = {p[0] - a[0], p[1] - a[1], p[2] - a[2]};
-    double l2 = dot3(ab, ab), t = l2 > 0 ? dot3(ap, ab) / l2 : 0;
-    t = t < 0 ? 0 : (t > 1 ? 1 : t);
-    double d[3] = {ap[0] - t * ab[0], ap[1] - t * ab[1], ap[2] - t * ab[2]};
-    return sqrt(dot3(d, d));
-}
-
-/* Distance from p to triangle abc, by projection on the plane then edges
- * (a different algorithm from the library's Voronoi-region walk). */
-static double tri_dist(const double *p, const double *a, const double *b, const double *c) {
-    double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]},
-           v[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
-    double n[3] = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]};
-    double nn = dot3(n, n);
-    if (nn > 0) {
-        double w[3] = {p[0] - a[0], p[1] - a[1], p[2] - a[2]};
-        double s = dot3(w, n) / nn;
-        double q[3] = {w[0] - s * n[0], w[1] - s * n[1], w[2] - s * n[2]};
-        /* barycentric of q in (u, v) */
-        double uu = dot3(u, u), uv = dot3(u, v), vv = dot3(v, v), qu = dot3(q, u), qv = dot3(q, v);
-        double den = uu * vv - uv * uv;
-        double beta = (vv * qu - uv * qv) / den, gamma = (uu * qv - uv * qu) / den;
-        if (beta >= 0 && gamma >= 0 && beta + gamma <= 1) return fabs(s) * sqrt(nn);
-    }
-    double d = seg_dist(p, a, b);
-    d = fmin(d, seg_dist(p, b, c));
-    return fmin(d, seg_dist(p, c, a));
-}
-
-static double brute_dist(const defo_mesh *s, const double *p) {
-    double best = INFINITY;
-    for (defo_index t = 0; t < s->num_tris; t++) {
-        const defo_index *v = s->tris + 3 * (size_t)t;
-        best = fmin(best, tri_dist(p, s->x + 3 * (size_t)v[0], s->x + 3 * (size_t)v[1],
-                                   s->x + 3 * (size_t)v[2]));
-    }
-    return best;
-}
-
-/* Smallest distance from c to the triangles' planes (inscribed radius). */
-static double inscribed_radius(const defo_mesh *s, const double *c) {
-    double rin = INFINITY;
-    for (defo_index t = 0; t < s->num_tris; t++) {
-        const double *a = s->x + 3 * (size_t)s->tris[3 * t],
-                     *b = s->x + 3 * (size_t)s->tris[3 * t + 1],
-                     *e = s->x + 3 * (size_t)s->tris[3 * t + 2];
-        double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]},
-               v[3] = {e[0] - a[0], e[1] - a[1], e[2] - a[2]};
-        double n[3] = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2],
-                       u[0] * v[1] - u[1] * v[0]};
-        double w[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
-        rin = fmin(rin, fabs(dot3(w, n)) / sqrt(dot3(n, n)));
-    }
-    return rin;
-}
 
 static defo_mesh *read_data(const char *name) {
     char path[512];
@@ -127,150 +26,6 @@ static defo_mesh *read_data(const char *name) {
         return NULL;
     }
     return m;
-}
-
-/* ---------------------------------------------------- signed distance */
-/* BVH distance == brute force (relative 1e-12); within r - r_in of the
- * analytic sphere distance; sign right wherever it is unambiguous. */
-static void test_sdf_sphere(void) {
-    const double c[3] = {0.3, -0.2, 0.1}, r = 1.5;
-    defo_mesh *s = uv_sphere(c[0], c[1], c[2], r, 24, 48);
-    CHECK(s != NULL);
-    if (!s) return;
-    defo_surface_sdf *sdf = NULL;
-    CHECK_OK(defo_surface_sdf_create(s, NULL, &sdf));
-    if (!sdf) {
-        defo_mesh_destroy(s);
-        return;
-    }
-    const defo_surface_info *info = defo_surface_sdf_info(sdf);
-    CHECK(info->open_edges == 0 && info->nonmanifold_edges == 0 && info->flipped == 0);
-    CHECK(info->self_intersections == 0);
-    double rin = inscribed_radius(s, c), gap = r - rin;
-    CHECK(info->volume > 4.0 / 3 * PI * rin * rin * rin && info->volume < 4.0 / 3 * PI * r * r * r);
-    test_rng rng = {12345};
-    const int n = TEST_HEAVY(3000);
-    double max_rel = 0, max_gap = 0;
-    int wrong_sign = 0;
-    for (int i = 0; i < n; i++) {
-        double p[3];
-        for (int k = 0; k < 3; k++) p[k] = c[k] + test_range(&rng, -2.5, 2.5);
-        defo_sdf_sample q;
-        defo_surface_sdf_query(sdf, p, &q);
-        double ref = brute_dist(s, p);
-        max_rel = fmax(max_rel, fabs(fabs(q.distance) - ref) / fmax(ref, 1e-300));
-        /* the closest point is that far from p */
-        double e[3] = {q.closest[0] - p[0], q.closest[1] - p[1], q.closest[2] - p[2]};
-        max_rel = fmax(max_rel, fabs(sqrt(dot3(e, e)) - ref) / fmax(ref, 1e-300));
-        double rho = sqrt((p[0] - c[0]) * (p[0] - c[0]) + (p[1] - c[1]) * (p[1] - c[1]) +
-                          (p[2] - c[2]) * (p[2] - c[2]));
-        max_gap = fmax(max_gap, fabs(fabs(q.distance) - fabs(rho - r)));
-        if (rho < rin && !(q.distance < 0)) wrong_sign++;
-        if (rho > r && !(q.distance > 0)) wrong_sign++;
-    }
-    TEST_REPORT("%d points: max relative distance error vs brute force %.2e; max |d - d_sphere| "
-                "%.3e (bound r - r_in = %.3e); wrong signs %d",
-                n, max_rel, max_gap, gap, wrong_sign);
-    CHECK(max_rel <= 1e-12);
-    CHECK(max_gap <= gap * (1 + 1e-9));
-    CHECK(wrong_sign == 0);
-    defo_surface_sdf_destroy(sdf);
-    defo_mesh_destroy(s);
-}
-
-/* Exact winding number is 1 inside, 0 outside (to rounding); the
- * hierarchical one agrees within a few 1e-3 and classifies every point. */
-static void test_winding_sphere(void) {
-    const double c[3] = {0, 0, 0}, r = 1;
-    defo_mesh *s = uv_sphere(c[0], c[1], c[2], r, 16, 32);
-    defo_surface_sdf *sdf = NULL;
-    CHECK_OK(defo_surface_sdf_create(s, NULL, &sdf));
-    if (!sdf) {
-        defo_mesh_destroy(s);
-        return;
-    }
-    double rin = inscribed_radius(s, c);
-    test_rng rng = {777};
-    const int n = TEST_HEAVY(2000);
-    double max_exact = 0, max_fast = 0;
-    int wrong = 0;
-    for (int i = 0; i < n; i++) {
-        double p[3];
-        for (int k = 0; k < 3; k++) p[k] = test_range(&rng, -2, 2);
-        double rho = sqrt(dot3(p, p));
-        if (rho > rin && rho < r) continue; /* between the polyhedron and the sphere */
-        double ref = rho < rin ? 1.0 : 0.0;
-        double we = defo_surface_sdf_winding_exact(sdf, p), wf = defo_surface_sdf_winding(sdf, p);
-        max_exact = fmax(max_exact, fabs(we - ref));
-        max_fast = fmax(max_fast, fabs(wf - we));
-        if ((wf > 0.5) != (ref > 0.5)) wrong++;
-    }
-    TEST_REPORT("exact winding max error %.2e; hierarchical - exact max %.2e; misclassified %d",
-                max_exact, max_fast, wrong);
-    CHECK(max_exact < 1e-10);
-    CHECK(max_fast < 0.05);
-    CHECK(wrong == 0);
-    defo_surface_sdf_destroy(sdf);
-    defo_mesh_destroy(s);
-}
-
-/* A few triangles removed (small holes) and a few flipped: points at least
- * 0.1 r from the surface are still classified right by |w| > 1/2, without
- * repair; with repair the flips are found and the volume is restored. */
-static void test_winding_defects(void) {
-    const double r = 1;
-    defo_mesh *s = uv_sphere(0, 0, 0, r, 16, 32);
-    defo_surface_sdf *ref = NULL;
-    CHECK_OK(defo_surface_sdf_create(s, NULL, &ref));
-    /* flip triangles 100, 300, 500, 700 (swap two corners) */
-    const int flips[4] = {100, 300, 500, 700};
-    for (int f = 0; f < 4; f++) {
-        defo_index *t = s->tris + 3 * flips[f];
-        defo_index tmp = t[1];
-        t[1] = t[2];
-        t[2] = tmp;
-    }
-    defo_surface_sdf *rep = NULL, *raw = NULL;
-    CHECK_OK(defo_surface_sdf_create(s, NULL, &rep));
-    defo_sdf_def d = defo_default_sdf_def();
-    d.repair_orientation = 0;
-    /* remove 3 triangles far apart: holes (copy the last over them) */
-    const int holes[3] = {200, 400, 600};
-    for (int h = 0; h < 3; h++) {
-        memcpy(s->tris + 3 * holes[h], s->tris + 3 * (s->num_tris - 1), 3 * sizeof(defo_index));
-        s->num_tris--;
-    }
-    CHECK_OK(defo_surface_sdf_create(s, &d, &raw));
-    if (!ref || !rep || !raw) goto out;
-    const defo_surface_info *ir = defo_surface_sdf_info(rep), *i0 = defo_surface_sdf_info(ref);
-    CHECK(ir->flipped == 4);
-    CHECK_NEAR(ir->volume, i0->volume, 1e-12 * i0->volume);
-    const defo_surface_info *iw = defo_surface_sdf_info(raw);
-    CHECK(iw->open_edges == 9); /* 3 separate triangles' edges */
-    test_rng rng = {99};
-    int wrong = 0, tested = 0;
-    double max_dev = 0;
-    for (int i = 0; i < TEST_HEAVY(2000); i++) {
-        double p[3];
-        for (int k = 0; k < 3; k++) p[k] = test_range(&rng, -1.6, 1.6);
-        double rho = sqrt(dot3(p, p));
-        if (fabs(rho - r) < 0.1 * r) continue;
-        double w = defo_surface_sdf_winding(raw, p);
-        int inside = fabs(w) > 0.5;
-        if (inside != (rho < r)) wrong++;
-        max_dev = fmax(max_dev, fabs(w - (rho < r ? 1.0 : 0.0)));
-        tested++;
-    }
-    TEST_REPORT("3 holes + 4 flipped triangles: %d points, misclassified %d, max |w - w_ideal| "
-                "%.3f; repair found %d flips",
-                tested, wrong, max_dev, (int)ir->flipped);
-    CHECK(wrong == 0);
-    CHECK(tested > 100);
-out:
-    defo_surface_sdf_destroy(ref);
-    defo_surface_sdf_destroy(rep);
-    defo_surface_sdf_destroy(raw);
-    defo_mesh_destroy(s);
 }
 
 /* ----------------------------------------------------------- mesher */
@@ -513,9 +268,6 @@ static void test_bad_surfaces(void) {
 }
 
 int main(void) {
-    RUN(test_sdf_sphere);
-    RUN(test_winding_sphere);
-    RUN(test_winding_defects);
     RUN(test_mesh_sphere_volume);
     RUN(test_mesh_bunny);
     RUN(test_mesh_eight);

@@ -13,7 +13,7 @@
  */
 #include "defo/contact.h"
 #include "defo/mesh.h"
-#include "defo/mesher.h"
+#include "defo/geometry.h"
 #include "defo/quasistatic.h"
 #include "test.h"
 

@@ -15,6 +15,7 @@
  */
 #include "defo/cholesky.h"
 #include "defo/collision.h"
+#include "defo/geometry.h"
 #include "defo/mesh.h"
 #include "defo/quasistatic.h"
 #include "determinism.h"

@@ -25,6 +25,7 @@
  *     predictor asked for in the scene cuts Newton iterations.
  */
 #include "defo/collision.h"
+#include "defo/geometry.h"
 #include "defo/mesh.h"
 #include "defo/quasistatic.h"
 #include "defo/scene.h"

@@ -12,7 +12,9 @@
  *
  * Frames:
  *   shape local frame --(shape.rotation, about the collider origin)-->
- *   collider frame   --(motion at time t)--> world.
+ *   collider frame   --(motion at time t)--> world,
+ * the motion being a defo_motion_def (defo/geometry.h):
+ * x(t) = R(t)(p − pivot) + pivot + velocity·t.
  * A point p_local of a shape is p_c = rotation · p_local in the collider
  * frame; center, normal, axis and half_extent are given in the shape local
  * frame.  This lets a gear be one cylinder hub plus N box teeth whose
@@ -25,6 +27,7 @@
 #define DEFO_COLLISION_H
 
 #include "defo/base.h"
+#include "defo/geometry.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,25 +57,11 @@ typedef struct defo_shape_def {
 
 DEFO_API defo_shape_def defo_default_shape_def(void);
 
-/* Scripted rigid motion of the collider frame.  At time t a collider-frame
- * point p is at
- *     x(t) = R(t) (p - pivot) + pivot + velocity t,
- * R(t) = rotation about angular_axis by angle angular_speed t (right-hand
- * rule).  So the pivot moves with the translation, pivot(t) = pivot +
- * velocity t, and the velocity of the collider at a world point x is
- *     velocity + ω × (x - pivot(t)),  ω = angular_speed · angular_axis.
- * Default: at rest (zero velocity, angular_speed 0, axis +z, pivot 0). */
-typedef struct defo_motion_def {
-    double velocity[3];     /* [m/s] */
-    double pivot[3];        /* rotation centre at t = 0, collider frame = world at t = 0 [m] */
-    double angular_axis[3]; /* need not be unit (normalised); nonzero when angular_speed != 0 */
-    double angular_speed;   /* [rad/s] */
-} defo_motion_def;
-
 typedef struct defo_collider_def {
     int num_shapes;               /* >= 1 */
     const defo_shape_def *shapes; /* the UNION of these shapes (copied) */
-    defo_motion_def motion;       /* default: at rest */
+    defo_motion_def motion;       /* scripted motion of the collider frame (defo/geometry.h);
+                                     default: at rest */
     double friction;              /* Coulomb coefficient μ >= 0 (default 0.5) */
 } defo_collider_def;
 

@@ -6,7 +6,7 @@
  *   - a rigid collider of defo/collision.h (union of exact shapes with
  *     scripted motion; ∇²φ by central differences of its normal), and
  *   - a signed-distance GRID sampled from a closed triangle surface
- *     (defo_surface_sdf of defo/mesher.h), trilinearly interpolated and
+ *     (defo_surface_sdf of defo/geometry.h), trilinearly interpolated and
  *     moved rigidly by a defo_motion_def.
  * Deformable–deformable and self contact (TSIF05 §10, material-space level
  * sets found through a BVH) will be a third kind whose φ comes from another
@@ -29,7 +29,7 @@
 
 #include "defo/base.h"
 #include "defo/collision.h"
-#include "defo/mesher.h"
+#include "defo/geometry.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,7 +44,7 @@ typedef struct defo_sdf_grid_def {
     double cell_size;
     /* Cells added around the bounding box on every side, >= 1; default 3. */
     int padding;
-    /* Rigid motion of the grid's frame (same convention as colliders:
+    /* Rigid motion of the grid's frame (defo/geometry.h, as for colliders:
      * x(t) = R(t)(p − pivot) + pivot + velocity·t).  Default: at rest. */
     defo_motion_def motion;
 } defo_sdf_grid_def;

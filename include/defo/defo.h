@@ -14,6 +14,7 @@
 #include "defo/material.h"
 #include "defo/mesh.h"
 #include "defo/element.h"
+#include "defo/geometry.h"
 #include "defo/force.h"
 #include "defo/force_model.h"
 #include "defo/solver.h"

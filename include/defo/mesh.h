@@ -206,35 +206,6 @@ typedef struct defo_boundary {
 DEFO_API defo_status defo_mesh_boundary(const defo_mesh *mesh, int quadratic, defo_boundary *out);
 DEFO_API void defo_boundary_free(defo_boundary *b);
 
-/* Regions of the rest positions selecting node sets (fixed sets, bones,
- * handles, loads). */
-typedef enum defo_region_kind {
-    DEFO_REGION_BOX = 0,    /* rest position inside [lo, hi] (inclusive) */
-    DEFO_REGION_SPHERE = 1, /* rest position within radius of center */
-    DEFO_REGION_TAG = 2     /* nodes of the elements with elem_tag == tag */
-} defo_region_kind;
-
-typedef struct defo_region {
-    defo_region_kind kind;
-    double lo[3], hi[3]; /* BOX [m] */
-    double center[3];    /* SPHERE [m] */
-    double radius;       /* SPHERE [m] */
-    int32_t tag;         /* TAG */
-} defo_region;
-
-DEFO_API defo_region defo_region_box(const double lo[3], const double hi[3]);
-DEFO_API defo_region defo_region_sphere(const double center[3], double radius);
-DEFO_API defo_region defo_region_tag(int32_t tag);
-
-/* Nodes of mesh in region (increasing order).  *nodes is allocated with the
- * library allocator (release with defo_region_nodes_free); *count may be 0. */
-DEFO_API defo_status defo_region_nodes(const defo_mesh *mesh, const defo_region *region,
-                                       defo_index **nodes, defo_index *count);
-DEFO_API void defo_region_nodes_free(defo_index *nodes);
-/* mark[i] = 1 for the nodes in region, 0 otherwise (num_nodes flags). */
-DEFO_API defo_status defo_region_mark(const defo_mesh *mesh, const defo_region *region,
-                                      unsigned char *mark);
-
 /* Dead load of a constant traction t [Pa] on the boundary faces (rest
  * positions) whose three corners are all marked (mark: num_nodes flags):
  * for a linear triangle ∫ N_i t dA = t·A/3, added to f (3 per node) at each

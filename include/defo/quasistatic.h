@@ -41,6 +41,7 @@
 #include "defo/base.h"
 #include "defo/collision.h"
 #include "defo/contact.h"
+#include "defo/geometry.h"
 #include "defo/material.h"
 #include "defo/mesh.h"
 #include "defo/sparse.h"
@@ -49,7 +50,8 @@
 extern "C" {
 #endif
 
-/* Regions (defo_region, defo_region_nodes): defo/mesh.h. */
+/* Regions (defo_region, defo_region_nodes) and motions (defo_motion_def):
+ * defo/geometry.h. */
 
 /* ------------------------------------------------------------ definition */
 typedef enum defo_qs_linear {
@@ -199,9 +201,10 @@ DEFO_API void defo_quasistatic_destroy(defo_quasistatic *qs);
 
 /* Prescribe the nodes of region to follow a rigid motion of their rest
  * positions X: x(t) = R(t)(X − pivot) + pivot + velocity·t (defo_motion_def
- * of defo/collision.h; NULL = fixed at rest).  *bone (may be NULL) receives
- * the bone's index.  A node claimed by several bones follows the last.  An
- * empty region is DEFO_ERR_INVALID_ARGUMENT. */
+ * of defo/geometry.h, checked by defo_motion_validate; NULL = fixed at
+ * rest).  *bone (may be NULL) receives the bone's index.  A node claimed by
+ * several bones follows the last.  An empty region is
+ * DEFO_ERR_INVALID_ARGUMENT. */
 DEFO_API defo_status defo_quasistatic_add_bone(defo_quasistatic *qs, const defo_region *region,
                                                const defo_motion_def *motion, int *bone);
 /* Same with an explicit node list (copied). */

@@ -3,8 +3,9 @@
  * `defo run` (its PNGs) and `defo render` (a run folder, from its scene.json),
  * so both place the same shapes at the same times and frame them alike.
  *
- * Placement follows the colliders' scripted motion (defo/collision.h):
- * x(t) = R(t)(p − pivot) + pivot + v t.
+ * Placement follows the colliders' scripted motion (defo/geometry.h):
+ * x(t) = R(t)(p − pivot) + pivot + v t, drawn as the rotation R(t) and the
+ * translation x(t) of the collider frame's origin.
  */
 #include "cli/cli.h"
 #include "defo/render.h"
@@ -51,19 +52,14 @@ int cli_collider_shapes(const defo_scene *scene, double t, defo_render_shape **o
     int k = 0;
     for (int c = 0; c < defo_scene_num_colliders(scene); c++) {
         const defo_collider_def *cd = defo_scene_collider(scene, c);
-        const defo_motion_def *m = &cd->motion;
-        double a[3] = {m->angular_axis[0], m->angular_axis[1], m->angular_axis[2]};
-        double an = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
-        defo_mat3 R = defo_m3_identity();
-        if (an > 0 && m->angular_speed != 0)
-            R = defo_m3_rotation(defo_v3(a[0] / an, a[1] / an, a[2] / an), m->angular_speed * t);
+        defo_motion_pose P;
+        defo_motion_pose_at(&cd->motion, t, &P);
+        const double origin[3] = {0, 0, 0};
         double tr[3];
-        for (int i = 0; i < 3; i++)
-            tr[i] = m->pivot[i] + m->velocity[i] * t -
-                    (R.m[i][0] * m->pivot[0] + R.m[i][1] * m->pivot[1] + R.m[i][2] * m->pivot[2]);
+        defo_motion_pose_map(&P, origin, tr, NULL);
         for (int s = 0; s < cd->num_shapes; s++, k++) {
             shapes[k] = defo_render_shape_from(&cd->shapes[s]);
-            memcpy(shapes[k].rotation, R.m, 9 * sizeof(double));
+            memcpy(shapes[k].rotation, P.R, sizeof P.R);
             memcpy(shapes[k].translation, tr, sizeof tr);
         }
     }

@@ -2,11 +2,12 @@
  * collision/collider.c — rigid colliders with scripted motion and the node
  * collision processing of ITF04 §9.
  *
- * Motion: a collider-frame point p is at x = R(t)(p - pivot) + pivot(t),
- * pivot(t) = pivot + velocity t, R(t) = rotation by angular_speed t about the
- * axis.  φ at a world point is φ_local(Rᵀ(x - pivot(t)) + pivot), the normal
- * is rotated forward by R, and the rigid velocity field is
- * velocity + ω × (x - pivot(t)).
+ * Motion (defo_motion_def, evaluated by geometry/motion.c): a
+ * collider-frame point p is at x = R(t)(p - pivot) + pivot(t), pivot(t) =
+ * pivot + velocity t.  φ at a world point is φ_local(Rᵀ(x - pivot(t)) +
+ * pivot) (defo_motion_pose_unmap), the normal is rotated forward by R, and
+ * the rigid velocity field is velocity + ω × (x - pivot(t))
+ * (defo_motion_pose_velocity).
  *
  * Collision processing (ITF04 §9, after [BMF03]): every node inside a
  * collider — interior nodes too, so small colliders cannot slip between
@@ -38,18 +39,12 @@
 /* Relative tolerance of "on the surface" (times the collider/coordinate size). */
 #define DEFO_COLLIDE_REL_TOL 1e-13
 
-typedef struct pose {
-    double R[9];      /* collider -> world rotation, row-major */
-    double pivot0[3]; /* pivot in the collider frame */
-    double pivot[3];  /* pivot(t) in the world */
-    double omega[3];  /* angular velocity (world) */
-    double vel[3];    /* translational velocity */
-} pose;
+typedef defo_motion_pose pose;
 
 defo_collider_def defo_default_collider_def(void) {
     defo_collider_def d;
     memset(&d, 0, sizeof d);
-    d.motion.angular_axis[2] = 1;
+    d.motion = defo_default_motion_def();
     d.friction = 0.5;
     return d;
 }
@@ -65,25 +60,8 @@ defo_status defo_collider_create(const defo_collider_def *def, defo_collider **o
     if (!(def->friction >= 0) || !isfinite(def->friction))
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "collider: friction %g must be >= 0",
                           def->friction);
-    const defo_motion_def *m = &def->motion;
-    for (int i = 0; i < 3; i++)
-        if (!isfinite(m->velocity[i]) || !isfinite(m->pivot[i]) || !isfinite(m->angular_axis[i]))
-            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "collider: motion has a non-finite value");
-    if (!isfinite(m->angular_speed))
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "collider: angular_speed not finite");
-    double axis[3] = {0, 0, 1};
-    double amax = DEFO_MAX(fabs(m->angular_axis[0]),
-                           DEFO_MAX(fabs(m->angular_axis[1]), fabs(m->angular_axis[2])));
-    if (amax > 0) {
-        double b[3] = {m->angular_axis[0] / amax, m->angular_axis[1] / amax,
-                       m->angular_axis[2] / amax};
-        double len = sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2]);
-        for (int i = 0; i < 3; i++) axis[i] = b[i] / len;
-    } else if (m->angular_speed != 0) {
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                          "collider: angular_axis is zero but angular_speed is %g",
-                          m->angular_speed);
-    }
+    defo_status vs = defo_motion_validate(&def->motion, "collider motion");
+    if (vs != DEFO_OK) return vs;
 
     size_t bytes;
     if (!defo_mul_size((size_t)def->num_shapes, sizeof(defo_shape), &bytes))
@@ -109,10 +87,7 @@ defo_status defo_collider_create(const defo_collider_def *def, defo_collider **o
                                   sqrt(cc[0] * cc[0] + cc[1] * cc[1] + cc[2] * cc[2]));
     }
     c->size = size > 0 ? size : 1.0; /* a lone plane through the origin: unit scale */
-    memcpy(c->velocity, m->velocity, sizeof c->velocity);
-    memcpy(c->pivot, m->pivot, sizeof c->pivot);
-    memcpy(c->axis, axis, sizeof c->axis);
-    c->angular_speed = m->angular_speed;
+    c->motion = def->motion;
     c->friction = def->friction;
     *out = c;
     return DEFO_OK;
@@ -129,26 +104,15 @@ double defo_collider_size(const defo_collider *c) {
 }
 
 static void pose_at(const defo_collider *c, double t, pose *P) {
-    defo_mat3 R = defo_m3_identity();
-    double angle = c->angular_speed * t;
-    if (angle != 0) R = defo_m3_rotation(defo_v3_load(c->axis), angle);
-    for (int i = 0; i < 3; i++) {
-        for (int j = 0; j < 3; j++) P->R[3 * i + j] = R.m[i][j];
-        P->pivot0[i] = c->pivot[i];
-        P->pivot[i] = c->pivot[i] + c->velocity[i] * t;
-        P->omega[i] = c->angular_speed * c->axis[i];
-        P->vel[i] = c->velocity[i];
-    }
+    defo_motion_pose_at(&c->motion, t, P);
 }
 
 /* φ, normal and velocity at world point x for the collider in pose P. */
 static double eval_posed(const defo_collider *c, const pose *P, const double x[3], double n[3],
                          double vel[3]) {
     const double *R = P->R;
-    double r[3] = {x[0] - P->pivot[0], x[1] - P->pivot[1], x[2] - P->pivot[2]};
     double p[3];
-    for (int i = 0; i < 3; i++)
-        p[i] = R[i] * r[0] + R[3 + i] * r[1] + R[6 + i] * r[2] + P->pivot0[i];
+    defo_motion_pose_unmap(P, x, p);
     double best = INFINITY, nb[3] = {0, 0, 1};
     for (int k = 0; k < c->num_shapes; k++) {
         double nk[3];
@@ -162,12 +126,7 @@ static double eval_posed(const defo_collider *c, const pose *P, const double x[3
         for (int i = 0; i < 3; i++)
             n[i] = R[3 * i] * nb[0] + R[3 * i + 1] * nb[1] + R[3 * i + 2] * nb[2];
     }
-    if (vel) {
-        const double *w = P->omega;
-        vel[0] = P->vel[0] + w[1] * r[2] - w[2] * r[1];
-        vel[1] = P->vel[1] + w[2] * r[0] - w[0] * r[2];
-        vel[2] = P->vel[2] + w[0] * r[1] - w[1] * r[0];
-    }
+    if (vel) defo_motion_pose_velocity(P, x, vel);
     return best;
 }
 
@@ -185,9 +144,9 @@ static int collide_one(const defo_collider *c, const pose *P, double dt, double 
     double n[3];
     double phi = eval_posed(c, P, x, n, NULL);
     if (!(phi < 0)) return 0;
-    double scale =
-        DEFO_MAX(c->size, DEFO_MAX(fabs(x[0] - P->pivot[0]),
-                                   DEFO_MAX(fabs(x[1] - P->pivot[1]), fabs(x[2] - P->pivot[2]))));
+    double scale = DEFO_MAX(
+        c->size, DEFO_MAX(fabs(x[0] - P->pivot_t[0]),
+                          DEFO_MAX(fabs(x[1] - P->pivot_t[1]), fabs(x[2] - P->pivot_t[2]))));
     double tol = DEFO_COLLIDE_REL_TOL * scale;
     double dxn = 0;
     for (int pass = 0; pass < DEFO_COLLIDE_MAX_PASSES && phi < 0; pass++) {

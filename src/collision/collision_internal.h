@@ -25,11 +25,7 @@ typedef struct defo_shape {
 struct defo_collider {
     int num_shapes;
     defo_shape *shapes;
-    /* motion */
-    double velocity[3];
-    double pivot[3];
-    double axis[3]; /* unit */
-    double angular_speed;
+    defo_motion_def motion; /* validated (defo_motion_validate) */
     double friction;
     double size; /* largest characteristic length, for relative tolerances */
 };

@@ -11,9 +11,10 @@
  * Newton line search honest.  Interpolation error is O(h²) away from the
  * medial axis and O(h) near it (kinks of the exact distance).
  *
- * The grid moves rigidly with a defo_motion_def (same convention as the
+ * The grid moves rigidly with a defo_motion_def (defo/geometry.h, as the
  * colliders): a world point is mapped back to the grid frame by the inverse
- * motion, and gradients / Hessians are rotated forward.
+ * motion (defo_motion_pose_unmap), and gradients / Hessians are rotated
+ * forward by R(t).
  *
  * Invariants: immutable once built (queries are thread-safe); sampling is
  * parallel over grid nodes and deterministic.
@@ -21,18 +22,18 @@
 #include "base/base.h"
 #include "base/parallel.h"
 #include "defo/contact.h"
+#include "defo/geometry.h"
 #include "defo/math.h"
 
 #include <math.h>
 #include <string.h>
 
 struct defo_sdf_grid {
-    int n[3];     /* samples per axis */
-    double lo[3]; /* position of sample (0,0,0) in the grid frame */
-    double h;     /* spacing */
-    double *phi;  /* n[0]·n[1]·n[2], x fastest */
-    defo_motion_def motion;
-    defo_vec3 axis; /* normalised angular axis */
+    int n[3];               /* samples per axis */
+    double lo[3];           /* position of sample (0,0,0) in the grid frame */
+    double h;               /* spacing */
+    double *phi;            /* n[0]·n[1]·n[2], x fastest */
+    defo_motion_def motion; /* validated */
 };
 
 defo_sdf_grid_def defo_default_sdf_grid_def(void) {
@@ -40,7 +41,7 @@ defo_sdf_grid_def defo_default_sdf_grid_def(void) {
     memset(&d, 0, sizeof d);
     d.cell_size = 0.0;
     d.padding = 3;
-    d.motion.angular_axis[2] = 1.0;
+    d.motion = defo_default_motion_def();
     return d;
 }
 
@@ -60,16 +61,8 @@ defo_status defo_sdf_grid_create(const defo_surface_sdf *sdf, const defo_sdf_gri
     if (d.padding < 1 || d.padding > 1000)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "sdf_grid.padding: %d is not in [1, 1000]",
                           d.padding);
-    for (int k = 0; k < 3; k++)
-        if (!isfinite(d.motion.velocity[k]) || !isfinite(d.motion.pivot[k]) ||
-            !isfinite(d.motion.angular_axis[k]))
-            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "sdf_grid.motion: non-finite value");
-    double axis_len = sqrt(d.motion.angular_axis[0] * d.motion.angular_axis[0] +
-                           d.motion.angular_axis[1] * d.motion.angular_axis[1] +
-                           d.motion.angular_axis[2] * d.motion.angular_axis[2]);
-    if (!isfinite(d.motion.angular_speed) || (d.motion.angular_speed != 0.0 && !(axis_len > 0.0)))
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                          "sdf_grid.motion: angular_axis must be nonzero when rotating");
+    defo_status vs = defo_motion_validate(&d.motion, "sdf_grid.motion");
+    if (vs != DEFO_OK) return vs;
     const defo_surface_info *info = defo_surface_sdf_info(sdf);
     double ext = 0.0;
     for (int k = 0; k < 3; k++) ext = fmax(ext, info->bbox_hi[k] - info->bbox_lo[k]);
@@ -103,10 +96,6 @@ defo_status defo_sdf_grid_create(const defo_surface_sdf *sdf, const defo_sdf_gri
         g->lo[k] = info->bbox_lo[k] - d.padding * h;
     }
     g->motion = d.motion;
-    g->axis = axis_len > 0.0 ? defo_v3(d.motion.angular_axis[0] / axis_len,
-                                       d.motion.angular_axis[1] / axis_len,
-                                       d.motion.angular_axis[2] / axis_len)
-                             : defo_v3(0, 0, 1);
     int64_t nxy = (int64_t)n[0] * n[1];
     DEFO_PARALLEL_FOR
     for (int64_t s = 0; s < total; s++) {
@@ -127,21 +116,15 @@ void defo_sdf_grid_destroy(defo_sdf_grid *grid) {
     defo_free(grid);
 }
 
-/* Rotation of the grid frame at time t. */
-static defo_mat3 grid_rotation(const defo_sdf_grid *g, double t) {
-    if (g->motion.angular_speed == 0.0) return defo_m3_identity();
-    return defo_m3_rotation(g->axis, g->motion.angular_speed * t);
-}
-
 double defo_sdf_grid_phi(const defo_sdf_grid *g, double t, const double x[3], double grad[3],
                          double hess[9]) {
-    /* world -> grid frame: p = Rᵀ (x − pivot − v t) + pivot */
-    defo_mat3 R = grid_rotation(g, t);
-    defo_vec3 q = defo_v3(x[0] - g->motion.pivot[0] - g->motion.velocity[0] * t,
-                          x[1] - g->motion.pivot[1] - g->motion.velocity[1] * t,
-                          x[2] - g->motion.pivot[2] - g->motion.velocity[2] * t);
-    defo_vec3 pl = defo_m3_tmulv(R, q);
-    double p[3] = {pl.x + g->motion.pivot[0], pl.y + g->motion.pivot[1], pl.z + g->motion.pivot[2]};
+    /* world -> grid frame: p = Rᵀ (x − pivot(t)) + pivot */
+    defo_motion_pose P;
+    defo_motion_pose_at(&g->motion, t, &P);
+    defo_mat3 R;
+    memcpy(R.m, P.R, sizeof R.m);
+    double p[3];
+    defo_motion_pose_unmap(&P, x, p);
     /* cell and local coordinates, clamped to the grid */
     int c[3];
     double u[3], outside = 0.0, clamped[3];

@@ -107,7 +107,6 @@
 
 typedef struct qs_bone {
     defo_motion_def motion;
-    defo_vec3 axis;
     int explicit_transform;
     double R[9], T[3];
 } qs_bone;
@@ -486,18 +485,11 @@ defo_status defo_quasistatic_add_bone_nodes(defo_quasistatic *qs, const defo_ind
                               (int)nodes[i]);
     qs_bone b;
     memset(&b, 0, sizeof b);
-    b.axis = defo_v3(0, 0, 1);
+    b.motion = defo_default_motion_def();
     if (motion) {
+        defo_status st = defo_motion_validate(motion, "add_bone: motion");
+        if (st != DEFO_OK) return st;
         b.motion = *motion;
-        double len = sqrt(motion->angular_axis[0] * motion->angular_axis[0] +
-                          motion->angular_axis[1] * motion->angular_axis[1] +
-                          motion->angular_axis[2] * motion->angular_axis[2]);
-        if (!isfinite(motion->angular_speed) || (motion->angular_speed != 0.0 && !(len > 0.0)))
-            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                              "add_bone: motion.angular_axis must be nonzero when rotating");
-        if (len > 0.0)
-            b.axis = defo_v3(motion->angular_axis[0] / len, motion->angular_axis[1] / len,
-                             motion->angular_axis[2] / len);
     }
     qs_bone *nb = defo_realloc(qs->bones, sizeof(qs_bone) * (size_t)(qs->num_bones + 1));
     if (!nb) return defo_error_oom("bones", sizeof(qs_bone));
@@ -637,13 +629,7 @@ static void place_bones(const defo_quasistatic *qs, double t, double *x) {
                         b->T[k];
             continue;
         }
-        const defo_motion_def *m = &b->motion;
-        defo_vec3 rel = defo_v3(Xi[0] - m->pivot[0], Xi[1] - m->pivot[1], Xi[2] - m->pivot[2]);
-        if (m->angular_speed != 0.0)
-            rel = defo_m3_mulv(defo_m3_rotation(b->axis, m->angular_speed * t), rel);
-        xi[0] = rel.x + m->pivot[0] + m->velocity[0] * t;
-        xi[1] = rel.y + m->pivot[1] + m->velocity[1] * t;
-        xi[2] = rel.z + m->pivot[2] + m->velocity[2] * t;
+        defo_motion_eval(&b->motion, t, Xi, xi, NULL);
     }
 }
 

@@ -39,7 +39,6 @@
 #include "defo/math.h"
 #include "base/base.h"
 #include "base/parallel.h"
-#include "mesher/mesher_internal.h"
 
 #include <math.h>
 #include <stdio.h>

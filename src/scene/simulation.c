@@ -68,6 +68,7 @@
 #include "defo/embed.h"
 #include "defo/force.h"
 #include "defo/fracture.h"
+#include "defo/geometry.h"
 #include "defo/io.h"
 #include "defo/math.h"
 #include "defo/plasticity.h"
@@ -302,44 +303,30 @@ static defo_status add_embedded(defo_simulation *sim, const scene_body *b, int i
     return DEFO_OK;
 }
 
-/* Nodes of fixed set f (elements with the tag for FIX_TAG). */
+/* A fixed set's or load's region as a defo_region (defo/geometry.h), whose
+ * one tolerance rule (1e-9 of the rest bounding-box diagonal) lets a box face
+ * or a plane placed exactly on a layer of nodes select it despite rounding. */
+static defo_region fix_region(const scene_fix *f) {
+    switch (f->kind) {
+    case FIX_BOX:
+        return defo_region_box(f->a, f->b);
+    case FIX_SPHERE:
+        return defo_region_sphere(f->a, f->radius);
+    case FIX_PLANE:
+        return defo_region_plane(f->a, f->b);
+    case FIX_TAG:
+        break;
+    }
+    return defo_region_tag(f->tag);
+}
+
+/* Nodes of fixed set f marked in sel (num_nodes flags); their count, or -1
+ * when the region is refused (the error says why). */
 static defo_index select_fixed(const scene_fix *f, const defo_mesh *m, unsigned char *sel) {
+    defo_region r = fix_region(f);
+    if (defo_region_mark(m, &r, sel) != DEFO_OK) return -1;
     defo_index count = 0;
-    memset(sel, 0, (size_t)m->num_nodes);
-    if (f->kind == FIX_TAG) {
-        if (!m->elem_tag) return 0;
-        for (defo_index e = 0; e < m->num_elems; e++)
-            if (m->elem_tag[e] == f->tag)
-                for (int k = 0; k < m->nodes_per_elem; k++)
-                    sel[m->elems[(size_t)e * (size_t)m->nodes_per_elem + (size_t)k]] = 1;
-        for (defo_index i = 0; i < m->num_nodes; i++) count += sel[i];
-        return count;
-    }
-    /* Region tests get a tolerance of 1e-9 of the mesh size, so a box face
-     * placed exactly on a layer of nodes selects it despite rounding. */
-    double lo[3], hi[3];
-    defo_mesh_bbox(m, lo, hi);
-    double diag = sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
-                       (hi[2] - lo[2]) * (hi[2] - lo[2]));
-    double tol = 1e-9 * diag;
-    for (defo_index i = 0; i < m->num_nodes; i++) {
-        const double *x = m->x + 3 * (size_t)i;
-        int in = 0;
-        if (f->kind == FIX_BOX) {
-            in = 1;
-            for (int k = 0; k < 3; k++) in = in && x[k] >= f->a[k] - tol && x[k] <= f->b[k] + tol;
-        } else if (f->kind == FIX_SPHERE) {
-            double d2 = 0;
-            for (int k = 0; k < 3; k++) d2 += (x[k] - f->a[k]) * (x[k] - f->a[k]);
-            in = sqrt(d2) <= f->radius + tol;
-        } else {
-            double d = 0;
-            for (int k = 0; k < 3; k++) d += (x[k] - f->a[k]) * f->b[k];
-            in = d <= tol;
-        }
-        sel[i] = (unsigned char)in;
-        count += in;
-    }
+    for (defo_index i = 0; i < m->num_nodes; i++) count += sel[i];
     return count;
 }
 
@@ -372,6 +359,10 @@ static defo_status add_body(defo_simulation *sim, const scene_body *b, int index
     }
     for (int f = 0; f < b->num_fixed && !s; f++) {
         defo_index count = select_fixed(&b->fixed[f], m, sel);
+        if (count < 0) {
+            s = defo_error_prefix("bodies[%d].fixed[%d]", index, f);
+            break;
+        }
         if (!count) {
             s = defo_error(DEFO_ERR_INVALID_ARGUMENT,
                            "bodies[%d].fixed[%d]: selects no node of body '%s'", index, f, b->name);
@@ -595,17 +586,10 @@ static void set_handles(defo_simulation *sim, int i, double t1, double dt) {
     const int *fs = sim->fixset[i];
     for (defo_index n = 0; n < m->num_nodes; n++) {
         if (fs[n] < 0 || !b->fixed[fs[n]].has_motion) continue;
-        const defo_motion_def *mo = &b->fixed[fs[n]].motion;
-        defo_mat3 R =
-            defo_m3_rotation(defo_v3(mo->angular_axis[0], mo->angular_axis[1], mo->angular_axis[2]),
-                             mo->angular_speed * t1);
-        const double *X = m->x + 3 * (size_t)n;
-        double r[3] = {X[0] - mo->pivot[0], X[1] - mo->pivot[1], X[2] - mo->pivot[2]};
-        for (int a = 0; a < 3; a++) {
-            double target = R.m[a][0] * r[0] + R.m[a][1] * r[1] + R.m[a][2] * r[2] + mo->pivot[a] +
-                            mo->velocity[a] * t1;
-            v[3 * (size_t)n + (size_t)a] = (target - x[3 * (size_t)n + (size_t)a]) / dt;
-        }
+        double target[3];
+        defo_motion_eval(&b->fixed[fs[n]].motion, t1, m->x + 3 * (size_t)n, target, NULL);
+        for (int a = 0; a < 3; a++)
+            v[3 * (size_t)n + (size_t)a] = (target[a] - x[3 * (size_t)n + (size_t)a]) / dt;
     }
 }
 
@@ -647,7 +631,7 @@ static defo_status add_bones(defo_quasistatic *qs, const scene_body *b, const de
     if (!sel || !nodes) s = defo_error_oom("bone nodes", n);
     for (int f = 0; f < b->num_fixed && !s; f++) {
         defo_index count = select_fixed(&b->fixed[f], m, sel);
-        if (!count) break; /* reported by add_body */
+        if (count <= 0) break; /* reported by add_body */
         count = 0;
         for (size_t k = 0; k < n; k++)
             if (sel[k]) nodes[count++] = (defo_index)k;
@@ -658,23 +642,6 @@ static defo_status add_bones(defo_quasistatic *qs, const scene_body *b, const de
     defo_free(sel);
     defo_free(nodes);
     return s;
-}
-
-/* A load region as a defo_region, widened by the same 1e-9-of-the-size
- * tolerance as the fixed sets. */
-static defo_region load_region(const scene_fix *f, const defo_mesh *m) {
-    double lo[3], hi[3];
-    defo_mesh_bbox(m, lo, hi);
-    double tol = 1e-9 * sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
-                             (hi[2] - lo[2]) * (hi[2] - lo[2]));
-    if (f->kind == FIX_TAG) return defo_region_tag(f->tag);
-    if (f->kind == FIX_SPHERE) return defo_region_sphere(f->a, f->radius + tol);
-    double a[3], c[3];
-    for (int k = 0; k < 3; k++) {
-        a[k] = f->a[k] - tol;
-        c[k] = f->b[k] + tol;
-    }
-    return defo_region_box(a, c);
 }
 
 /* "forces" (N per node) and "tractions" (Pa on the boundary faces in the
@@ -690,7 +657,7 @@ static defo_status dead_loads(const scene_body *b, const defo_mesh *m, double *f
     for (int k = 0; k < b->num_forces + b->num_tractions && !s; k++) {
         const int trac = k >= b->num_forces, j = trac ? k - b->num_forces : k;
         const scene_load *ld = trac ? &b->tractions[j] : &b->forces[j];
-        defo_region r = load_region(&ld->region, m);
+        defo_region r = fix_region(&ld->region);
         s = defo_region_mark(m, &r, mark);
         if (!s && !trac) {
             defo_index count = 0;

@@ -1,9 +1,9 @@
 /*
- * mesher/mesher_internal.h — helpers shared by the mesher's files.  Never
- * installed; other modules use include/defo/mesher.h.
+ * geometry/geometry_internal.h — helpers shared by the geometry module's
+ * files.  Never installed; other modules use include/defo/geometry.h.
  */
-#ifndef DEFO_MESHER_INTERNAL_H
-#define DEFO_MESHER_INTERNAL_H
+#ifndef DEFO_GEOMETRY_INTERNAL_H
+#define DEFO_GEOMETRY_INTERNAL_H
 
 #include "defo/math.h"
 

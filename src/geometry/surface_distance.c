@@ -1,5 +1,6 @@
 /*
- * mesher/sdf.c — signed distance to a triangle surface.
+ * geometry/surface_distance.c — signed distance to a triangle surface
+ * (defo/geometry.h), queried by the mesher and by signed-distance grids.
  *
  * Distance: the exact closest point on the triangles (Ericson, Real-Time
  * Collision Detection §5.1.5), found through a bounding volume hierarchy of
@@ -29,10 +30,10 @@
  * thread-safe); triangles are stored in BVH leaf order with their input
  * index; nothing here allocates per query.
  */
-#include "defo/mesher.h"
+#include "defo/geometry.h"
 #include "defo/math.h"
 #include "base/base.h"
-#include "mesher/mesher_internal.h"
+#include "geometry/geometry_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
