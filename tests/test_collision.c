@@ -635,6 +635,47 @@ static void test_determinism(void) {
     defo_collider_destroy(ctx.c[1]);
 }
 
+/* defo_collision_respond against hand-computed ITF04 §9 values: a node
+ * that moved from (0,0,0.01) to (0.1,0,−0.005) at v = (1,0,−1) into the
+ * ground z = 0, friction time τ = 0.01, step 0.01: projected to z = 0
+ * (Δx_N = 0.005), normal velocity zeroed (Δv_N = 1); friction takes
+ * μ(Δv_N + Δx_N/τ) = 1.5μ off |v_T| = 1.  μ = 0.5: slides at 0.25 m/s,
+ * NORMAL constraint.  μ = 1: stops, sticks (FIXED) and its tangential
+ * displacement is undone (back to x = 0).  A skipped node is untouched. */
+static void test_respond(void) {
+    for (int stick = 0; stick < 2; stick++) {
+        defo_shape_def sh = defo_default_shape_def();
+        sh.type = DEFO_SHAPE_PLANE;
+        defo_collider_def cd = defo_default_collider_def();
+        cd.num_shapes = 1;
+        cd.shapes = &sh;
+        cd.friction = stick ? 1.0 : 0.5;
+        defo_collider *c = NULL;
+        CHECK_OK(defo_collider_create(&cd, &c));
+        double xp[6] = {0, 0, 0.01, 0, 0, 0.01}, x[6] = {0.1, 0, -0.005, 0.1, 0, -0.005};
+        double v[6] = {1, 0, -1, 1, 0, -1}, normal[6] = {0}, mu[2] = {-1, -1};
+        unsigned char con[2], skip[2] = {0, 1};
+        defo_index hits = 0;
+        CHECK_OK(defo_collision_respond(&c, 1, 0.0, 0.01, 0.01, 2, xp, skip, x, v, con, normal, mu,
+                                        &hits));
+        CHECK(hits == 1 && con[1] == 0 && x[5] == -0.005 && v[3] == 1);
+        CHECK_NEAR(x[2], 0.0, 1e-15);
+        CHECK_NEAR(v[2], 0.0, 1e-15);
+        CHECK_NEAR(normal[2], 1.0, 1e-15);
+        CHECK_NEAR(mu[0], cd.friction, 0);
+        if (stick) {
+            CHECK(con[0] == DEFO_CONSTRAINT_FIXED);
+            CHECK_NEAR(v[0], 0.0, 1e-15);
+            CHECK_NEAR(x[0], 0.0, 1e-15);
+        } else {
+            CHECK(con[0] == DEFO_CONSTRAINT_NORMAL);
+            CHECK_NEAR(v[0], 0.25, 1e-14);
+            CHECK_NEAR(x[0], 0.1, 1e-15);
+        }
+        defo_collider_destroy(c);
+    }
+}
+
 int main(void) {
     RUN(test_validation);
     RUN(test_shapes_phi_and_gradient);
@@ -644,5 +685,6 @@ int main(void) {
     RUN(test_projection);
     RUN(test_friction);
     RUN(test_determinism);
+    RUN(test_respond);
     return test_summary();
 }

@@ -155,7 +155,8 @@ static void test_tangent_finite_differences(void) {
                 for (int64_t b = A->row_offset[I]; b < A->row_offset[I + 1]; b++)
                     for (int r = 0; r < 3; r++)
                         for (int c = 0; c < 3; c++)
-                            sym &= A->val[9 * b + 3 * r + c] == A->val[9 * A->transpose[b] + 3 * c + r];
+                            sym &= A->val[9 * b + 3 * r + c] ==
+                                   A->val[9 * A->transpose[b] + 3 * c + r];
             CHECK(sym);
             double *blk = malloc(9 * (f.n3 / 3) * sizeof *blk);
             defo_force_model_tangent_diagonal(f.fm, blk);
@@ -219,7 +220,8 @@ static void test_definiteness_fix(void) {
         }
         CHECK(inv > 0);
         CHECK_MSG(low[1] >= -1e-9, "%s with the fix: λ_min/λ_bound = %g", kind_name[kind], low[1]);
-        CHECK_MSG(low[0] < -1e-3, "%s without the fix: λ_min/λ_bound = %g", kind_name[kind], low[0]);
+        CHECK_MSG(low[0] < -1e-3, "%s without the fix: λ_min/λ_bound = %g", kind_name[kind],
+                  low[0]);
         TEST_REPORT("%s: %ld inverted elements; lowest curvature / Gershgorin bound: %.3g without "
                     "the fix, %.3g with it",
                     kind_name[kind], (long)inv, low[0], low[1]);
@@ -249,7 +251,8 @@ static void test_patch_and_rigid(void) {
                 defo_boundary b;
                 CHECK_OK(defo_mesh_boundary(f.mesh, f.mesh->order == 2, &b));
                 unsigned char *on = calloc(f.n3 / 3, 1);
-                for (size_t k = 0; k < (size_t)b.num_faces * b.nodes_per_face; k++) on[b.faces[k]] = 1;
+                for (size_t k = 0; k < (size_t)b.num_faces * b.nodes_per_face; k++)
+                    on[b.faces[k]] = 1;
                 defo_boundary_free(&b);
                 double worst = 0, scale = 0;
                 for (size_t i = 0; i < f.n3 / 3; i++)
@@ -260,7 +263,8 @@ static void test_patch_and_rigid(void) {
                 free(on);
                 if (rigid) {
                     CHECK_MSG(worst < 1e-9 && fabs(E) < 1e-9, "%s %s rigid: |f| %g, E %g",
-                              kind_name[kind], defo_formulation_name((defo_formulation)form), worst, E);
+                              kind_name[kind], defo_formulation_name((defo_formulation)form), worst,
+                              E);
                     continue;
                 }
                 /* curved tet10: ∇N_a det J = adj(J)ᵀ∇ξN_a is cubic, beyond the 4-point rule
@@ -308,14 +312,16 @@ static void test_damping(void) {
             fixture f;
             CHECK(make(&f, kind, (defo_formulation)form, 1, 0.02, 0.3));
             CHECK(defo_force_model_has_damping(f.fm));
-            double *x = perturbed(&f, 0.05, 21), *u = perturbed(&f, 1, 22), *v = perturbed(&f, 1, 23);
+            double *x = perturbed(&f, 0.05, 21), *u = perturbed(&f, 1, 22),
+                   *v = perturbed(&f, 1, 23);
             double *Du = malloc(f.n3 * sizeof *Du), *Dv = malloc(f.n3 * sizeof *Dv);
             for (size_t i = 0; i < f.n3; i++) u[i] -= f.mesh->x[i], v[i] -= f.mesh->x[i];
             CHECK_OK(defo_force_model_evaluate(f.fm, x, DEFO_EVAL_TANGENT, NULL, NULL));
             defo_force_model_damping_apply(f.fm, u, Du);
             defo_force_model_damping_apply(f.fm, v, Dv);
             double uDv = 0, vDu = 0, uDu = 0;
-            for (size_t i = 0; i < f.n3; i++) uDv += u[i] * Dv[i], vDu += v[i] * Du[i], uDu += u[i] * Du[i];
+            for (size_t i = 0; i < f.n3; i++)
+                uDv += u[i] * Dv[i], vDu += v[i] * Du[i], uDu += u[i] * Du[i];
             CHECK_NEAR(uDv, vDu, 1e-10 * fabs(uDv));
             CHECK(uDu > 0);
             /* assembled k·K + c·D minus k·K is c·D */
@@ -366,7 +372,8 @@ static void test_fields_uniaxial(void) {
             worst = fmax(worst, fabs(vm[e] - 1e4 * eps) + fabs(mp[e] - 1e4 * eps));
             CHECK_NEAR(J[e], 1 + eps, 1e-12);
         }
-        for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs(nvm[i] - 1e4 * eps) + fabs(nmp[i] - 1e4 * eps));
+        for (size_t i = 0; i < n; i++)
+            worst = fmax(worst, fabs(nvm[i] - 1e4 * eps) + fabs(nmp[i] - 1e4 * eps));
         CHECK_MSG(worst < 1e-9, "%s: uniaxial von Mises error %g", kind_name[kind], worst);
         CHECK(ff.inverted == 0 && fabs(ff.min_J - (1 + eps)) < 1e-12);
         free(x), free(J), free(vm), free(mp), free(nvm), free(nmp);
@@ -390,7 +397,8 @@ static void test_threads_bitwise(void) {
                 defo_force_model_damping_apply(f.fm, x, out[t] + 2 * f.n3);
                 defo_bcsr *A = defo_force_model_assemble(f.fm, 1.0, 0.5, NULL, 0.0);
                 double h = 0;
-                for (int64_t k = 0; k < 9 * A->num_blocks; k++) h += A->val[k] * (double)(k % 7 + 1);
+                for (int64_t k = 0; k < 9 * A->num_blocks; k++)
+                    h += A->val[k] * (double)(k % 7 + 1);
                 out[t][0] += 0 * h; /* the sum is compared below */
                 out[t] = realloc(out[t], (3 * f.n3 + 1) * sizeof(double));
                 out[t][3 * f.n3] = h;

@@ -106,6 +106,27 @@ DEFO_API defo_status defo_collide_nodes(defo_collider *const *colliders, int num
                                         unsigned char *constrained, double *normal,
                                         defo_index *count);
 
+/* The ITF04 §9 response every dynamic stepper uses, after a position update
+ * over dt that ended at time t (n nodes, x_prev their positions before it):
+ * the nodes of x inside a collider are projected out, their relative normal
+ * velocity set to zero when approaching, Coulomb friction applied over the
+ * friction time tau (v_T' = max(0, 1 − μ(Δv_N + Δx_N/τ)/|v_T|) v_T), as
+ * defo_collide_nodes; then each colliding node is classified by the collider
+ * it rests on (smallest |φ|): sliding — constraint DEFO_CONSTRAINT_NORMAL,
+ * normal[3i..] its unit normal — or, when friction brought its relative
+ * tangential velocity to rest, sticking — DEFO_CONSTRAINT_FIXED, and the
+ * tangential part of its displacement relative to the collider since x_prev
+ * is undone (static friction: a resting node does not creep).  friction (n,
+ * may be NULL) gets that collider's μ for colliding nodes.  Nodes with
+ * skip[i] != 0 (prescribed; skip may be NULL) are left alone.  constraint is
+ * 0 for nodes not in contact.  Deterministic for any thread count,
+ * allocation-free. */
+DEFO_API defo_status defo_collision_respond(defo_collider *const *colliders, int num_colliders,
+                                            double t, double dt, double tau, defo_index n,
+                                            const double *x_prev, const unsigned char *skip,
+                                            double *x, double *v, unsigned char *constraint,
+                                            double *normal, double *friction, defo_index *count);
+
 #ifdef __cplusplus
 }
 #endif

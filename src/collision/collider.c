@@ -29,6 +29,7 @@
 
 #include "base/parallel.h"
 #include "defo/math.h"
+#include "defo/solver.h"
 
 #include <math.h>
 #include <string.h>
@@ -216,5 +217,88 @@ defo_status defo_collide_nodes(defo_collider *const *colliders, int num_collider
     defo_index hits = 0;
     for (defo_index i = 0; i < n; i++) hits += constrained[i];
     if (count) *count = hits;
+    return DEFO_OK;
+}
+
+/* ITF04 §9 response of n nodes, the one routine every dynamic stepper uses
+ * (defo/collision.h).  Per node (parallel, deterministic): every collider in
+ * order projects, sets the normal velocity and applies friction over τ; then
+ * the collider the node rests on (smallest |φ|, the last on ties) gives μ and
+ * its velocity v_c, and a node whose relative tangential velocity friction
+ * brought to rest sticks: the tangential part of its displacement relative to
+ * the collider, x − x_prev − Δt v_c, is undone (static friction). */
+defo_status defo_collision_respond(defo_collider *const *colliders, int num_colliders, double t,
+                                   double dt, double tau, defo_index n, const double *x_prev,
+                                   const unsigned char *skip, double *x, double *v,
+                                   unsigned char *constraint, double *normal, double *friction,
+                                   defo_index *count) {
+    if (count) *count = 0;
+    if (num_colliders < 0 || (num_colliders > 0 && !colliders) || n < 0 ||
+        (n > 0 && (!x || !v || !x_prev || !constraint || !normal)))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_collision_respond: missing argument");
+    if (!(dt > 0) || !(tau > 0) || !isfinite(dt) || !isfinite(tau) || !isfinite(t))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "defo_collision_respond: dt = %g and tau = %g must be > 0, t = %g finite",
+                          dt, tau, t);
+    for (int k = 0; k < num_colliders; k++)
+        if (!colliders[k])
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "defo_collision_respond: collider %d is NULL", k);
+    enum { BATCH = 16 };
+    pose poses[BATCH];
+    for (defo_index i = 0; i < n; i++) constraint[i] = 0;
+    for (int k0 = 0; k0 < num_colliders; k0 += BATCH) {
+        int nb = DEFO_MIN(BATCH, num_colliders - k0);
+        for (int k = 0; k < nb; k++) pose_at(colliders[k0 + k], t, &poses[k]);
+        DEFO_PARALLEL_FOR_IF(n >= DEFO_PARALLEL_MIN)
+        for (defo_index i = 0; i < n; i++) {
+            if (skip && skip[i]) continue;
+            double *xi = x + 3 * (size_t)i, *vi = v + 3 * (size_t)i;
+            for (int k = 0; k < nb; k++) {
+                double nk[3];
+                if (collide_one(colliders[k0 + k], &poses[k], tau, xi, vi, nk)) {
+                    constraint[i] = 1;
+                    memcpy(normal + 3 * (size_t)i, nk, sizeof nk);
+                }
+            }
+        }
+    }
+    defo_index hits = 0;
+    for (defo_index i = 0; i < n; i++) hits += constraint[i] != 0;
+    if (count) *count = hits;
+    if (!hits) return DEFO_OK;
+    DEFO_PARALLEL_FOR_IF(n >= DEFO_PARALLEL_MIN)
+    for (defo_index i = 0; i < n; i++) {
+        if (!constraint[i]) continue;
+        const size_t o = 3 * (size_t)i;
+        /* the collider the node rests on */
+        double best = INFINITY, mu = 0, vc[3] = {0, 0, 0};
+        for (int k = 0; k < num_colliders; k++) {
+            double nk[3], vk[3];
+            double phi = fabs(defo_collider_phi(colliders[k], t, x + o, nk, vk));
+            if (phi <= best) {
+                best = phi;
+                mu = colliders[k]->friction;
+                memcpy(vc, vk, sizeof vk);
+            }
+        }
+        if (friction) friction[i] = mu;
+        const double *q = normal + o;
+        double r[3], d[3], rn = 0, dn = 0, rt = 0, sc = 0;
+        for (int k = 0; k < 3; k++) {
+            r[k] = v[o + k] - vc[k];
+            d[k] = x[o + k] - x_prev[o + k] - dt * vc[k];
+            rn += r[k] * q[k];
+            dn += d[k] * q[k];
+            sc += fabs(vc[k]) + fabs(v[o + k]) + fabs(x[o + k] - x_prev[o + k]) / dt;
+        }
+        for (int k = 0; k < 3; k++) rt += (r[k] - rn * q[k]) * (r[k] - rn * q[k]);
+        if (!(sqrt(rt) <= 1e-12 * sc)) {
+            constraint[i] = DEFO_CONSTRAINT_NORMAL;
+            continue;
+        }
+        constraint[i] = DEFO_CONSTRAINT_FIXED; /* sticking */
+        for (int k = 0; k < 3; k++) x[o + k] -= d[k] - dn * q[k];
+    }
     return DEFO_OK;
 }

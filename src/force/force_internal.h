@@ -119,7 +119,8 @@ FM_INLINE void fm_scatter(const int P, const double W[9], const double *g, doubl
     }
     for (int a = 0; a < P; a++)
         for (int r = 0; r < 3; r++) {
-            double s = W[3 * r] * g[3 * a] + W[3 * r + 1] * g[3 * a + 1] + W[3 * r + 2] * g[3 * a + 2];
+            double s =
+                W[3 * r] * g[3 * a] + W[3 * r + 1] * g[3 * a + 1] + W[3 * r + 2] * g[3 * a + 2];
             if (add)
                 out[3 * a + r] += s;
             else

@@ -52,7 +52,8 @@ defo_status defo_formulation_from_name(const char *name, defo_formulation *out) 
         }
     }
     return defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                      "formulation '%s' is unknown (invertible, corotated)", name ? name : "(null)");
+                      "formulation '%s' is unknown (invertible, corotated)",
+                      name ? name : "(null)");
 }
 
 void defo_force_model_destroy(defo_force_model *fm) {
@@ -140,9 +141,10 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
         fm->age = defo_calloc(np + 1, sizeof(int32_t));
     if (d.formulation == DEFO_FORMULATION_COROTATED && d.lazy_tolerance > 0)
         fm->F_last = defo_malloc(9 * np * sizeof(double) + 1);
-    if (!st && (!fm->slot || !fm->elem_energy || !fm->flag || !fm->R || !fm->M || !fm->sig ||
-                !fm->phat || (!fm->dpdf && !fm->age) ||
-                (d.formulation == DEFO_FORMULATION_COROTATED && d.lazy_tolerance > 0 && !fm->F_last)))
+    if (!st &&
+        (!fm->slot || !fm->elem_energy || !fm->flag || !fm->R || !fm->M || !fm->sig || !fm->phat ||
+         (!fm->dpdf && !fm->age) ||
+         (d.formulation == DEFO_FORMULATION_COROTATED && d.lazy_tolerance > 0 && !fm->F_last)))
         st = defo_error_oom("force model state", np * 40 * sizeof(double));
     if (!st) st = defo_incidence_build(&fm->inc, mesh->elems, fm->ne, fm->npe, fm->n);
     if (st) {
@@ -154,8 +156,8 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
         const double *Ji = fm->jinv + 9 * p;
         for (int k = 0; k < 9; k++) {
             fm->R[9 * p + k] = (k % 4 == 0) ? 1.0 : 0.0;
-            fm->M[9 * p + k] = d.formulation == DEFO_FORMULATION_COROTATED ? Ji[3 * (k % 3) + k / 3]
-                                                                           : Ji[k];
+            fm->M[9 * p + k] =
+                d.formulation == DEFO_FORMULATION_COROTATED ? Ji[3 * (k % 3) + k / 3] : Ji[k];
             fm->max_jinv = fmax(fm->max_jinv, fabs(Ji[k]));
         }
         if (fm->F_last)
@@ -269,7 +271,8 @@ size_t defo_force_model_bytes(const defo_force_model *fm) {
     if (!fm) return 0;
     const size_t ne = (size_t)fm->ne, np = ne * (size_t)fm->nq;
     size_t b = sizeof *fm + ne * (9 * (size_t)fm->npe + 1) * sizeof(double) + ne +
-               np * 24 * sizeof(double) + ((size_t)fm->n + 1 + ne * (size_t)fm->npe) * sizeof(int64_t);
+               np * 24 * sizeof(double) +
+               ((size_t)fm->n + 1 + ne * (size_t)fm->npe) * sizeof(int64_t);
     if (fm->dpdf) b += np * sizeof(defo_dpdf);
     if (fm->age) b += np * sizeof(int32_t);
     if (fm->F_last) b += 9 * np * sizeof(double);
@@ -320,7 +323,8 @@ void defo_force_model_stress(const defo_force_model *fm, defo_index e, int q, do
 }
 
 defo_status defo_force_model_fields(defo_force_model *fm, const double *x, defo_force_fields *out) {
-    if (!fm || !x || !out) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force fields: NULL argument");
+    if (!fm || !x || !out)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force fields: NULL argument");
     /* corotated: the current rotations (fields never change the stepping state) */
     defo_status st = defo_force_model_evaluate(fm, x, DEFO_EVAL_KEEP_ROTATIONS, NULL, NULL);
     if (st) return st;
@@ -342,16 +346,17 @@ defo_status defo_force_model_fields(defo_force_model *fm, const double *x, defo_
             double J = point_stress(fm, pq, S, pr);
             if (corotated(fm)) {
                 double H[9];
-                fm_grad_sum(P == 4 ? 4 : 10, x, fm->mesh->elems + (size_t)e * P, rule->grad + 3 * P * q,
-                            H);
+                fm_grad_sum(P == 4 ? 4 : 10, x, fm->mesh->elems + (size_t)e * P,
+                            rule->grad + 3 * P * q, H);
                 defo_mat3 Hm, Ji;
                 memcpy(Hm.m, H, sizeof H);
                 memcpy(Ji.m, fm->jinv + 9 * pq, sizeof H);
                 J = defo_m3_det(defo_m3_mul(Hm, Ji));
             }
             const double w = fm->w[pq];
-            vm_q[q] = sqrt(0.5 * ((pr[0] - pr[1]) * (pr[0] - pr[1]) + (pr[1] - pr[2]) * (pr[1] - pr[2]) +
-                                  (pr[2] - pr[0]) * (pr[2] - pr[0])));
+            vm_q[q] =
+                sqrt(0.5 * ((pr[0] - pr[1]) * (pr[0] - pr[1]) + (pr[1] - pr[2]) * (pr[1] - pr[2]) +
+                            (pr[2] - pr[0]) * (pr[2] - pr[0])));
             mp_q[q] = fmax(pr[0], fmax(pr[1], pr[2]));
             Jm += w * J;
             vm += w * vm_q[q];
@@ -441,6 +446,7 @@ double defo_fm_sum_energy(const defo_force_model *fm) {
     /* defo_sum's fixed blocks, in chunks that keep its stack bounded */
     const size_t n = (size_t)fm->ne, chunk = (size_t)64 * 4096;
     double s = 0.0;
-    for (size_t i = 0; i < n; i += chunk) s += defo_sum(fm->elem_energy + i, n - i < chunk ? n - i : chunk);
+    for (size_t i = 0; i < n; i += chunk)
+        s += defo_sum(fm->elem_energy + i, n - i < chunk ? n - i : chunk);
     return s;
 }

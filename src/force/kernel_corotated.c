@@ -78,7 +78,8 @@ FM_INLINE int corot_rotations(defo_force_model *fm, const int P, const int NQ, d
         double *M = fm->M + 9 * pq;
         for (int r = 0; r < 3; r++)
             for (int k = 0; k < 3; k++)
-                M[3 * r + k] = R.m[r][0] * Ji[3 * k] + R.m[r][1] * Ji[3 * k + 1] + R.m[r][2] * Ji[3 * k + 2];
+                M[3 * r + k] =
+                    R.m[r][0] * Ji[3 * k] + R.m[r][1] * Ji[3 * k + 1] + R.m[r][2] * Ji[3 * k + 2];
         if (fm->F_last) memcpy(fm->F_last + 9 * pq, F.m, 9 * sizeof(double));
         fm->age[pq] = 0;
         updated++;
@@ -110,7 +111,8 @@ FM_INLINE void corot_strain_gradient(const int P, const double *x, const double 
     }
     for (int r = 0; r < 3; r++)
         for (int k = 0; k < 3; k++)
-            E[3 * r + k] = Hr[3 * r] * Ji[k] + Hr[3 * r + 1] * Ji[3 + k] + Hr[3 * r + 2] * Ji[6 + k];
+            E[3 * r + k] =
+                Hr[3 * r] * Ji[k] + Hr[3 * r + 1] * Ji[3 + k] + Hr[3 * r + 2] * Ji[6 + k];
 }
 
 /* σ = λ tr ε I + 2μ ε from E (ε = sym E − ε_p, ε_p Voigt with engineering
@@ -141,7 +143,8 @@ FM_INLINE void corot_weight(const double *R, const double sig[9], const double *
     double RS[9];
     for (int r = 0; r < 3; r++)
         for (int k = 0; k < 3; k++)
-            RS[3 * r + k] = R[3 * r] * sig[k] + R[3 * r + 1] * sig[3 + k] + R[3 * r + 2] * sig[6 + k];
+            RS[3 * r + k] =
+                R[3 * r] * sig[k] + R[3 * r + 1] * sig[3 + k] + R[3 * r + 2] * sig[6 + k];
     for (int r = 0; r < 3; r++)
         for (int k = 0; k < 3; k++)
             W[3 * r + k] = s * (RS[3 * r] * Ji[3 * k] + RS[3 * r + 1] * Ji[3 * k + 1] +
@@ -165,7 +168,9 @@ FM_INLINE void corot_force_element(defo_force_model *fm, const int P, const int 
                             E[2] * (E[3] * E[7] - (1 + E[4]) * E[6]);
         if (!(detF > 0)) fl |= FM_INVERTED;
         const double w = fm->w[pq];
-        en += 0.5 * w * corot_stress(fm->mu, fm->lambda, E, fm->eps_plastic ? fm->eps_plastic + 6 * pq : NULL, sig);
+        en += 0.5 * w *
+              corot_stress(fm->mu, fm->lambda, E, fm->eps_plastic ? fm->eps_plastic + 6 * pq : NULL,
+                           sig);
         /* keep σ (Voigt order xx yy zz xy yz zx) for the stress queries */
         double *keep = fm->sig + 3 * pq, *keep2 = fm->phat + 3 * pq;
         keep[0] = sig[0], keep[1] = sig[4], keep[2] = sig[8];

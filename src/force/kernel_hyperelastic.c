@@ -202,7 +202,8 @@ FM_INLINE void hyper_block(const defo_force_model *fm, size_t pq, const double d
             W[i][k] = U[3 * i] * Kh[0][k] + U[3 * i + 1] * Kh[1][k] + U[3 * i + 2] * Kh[2][k];
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
-            s[3 * i + j] += w * (W[i][0] * U[3 * j] + W[i][1] * U[3 * j + 1] + W[i][2] * U[3 * j + 2]);
+            s[3 * i + j] +=
+                w * (W[i][0] * U[3 * j] + W[i][1] * U[3 * j + 1] + W[i][2] * U[3 * j + 2]);
 }
 
 /* d = D̂ᵀ g_a (tet4: row a−1 of D̂, or minus their sum for a = 0) */
