@@ -63,30 +63,30 @@ static double norm(const double *v, size_t m) {
 static void test_spd_solve(void) {
     defo_mesh *m = box(4, 3, 2, 1, 1, 1);
     CHECK(m != NULL);
-    defo_bcsr A;
-    CHECK_OK(defo_bcsr_create(&A, m->elems, m->num_elems, 4, m->num_nodes));
+    defo_bcsr *A = NULL;
+    CHECK_OK(defo_bcsr_create(m->elems, m->num_elems, 4, m->num_nodes, &A));
     test_rng rng = {12345};
-    random_spd(&A, m, &rng, 1.0);
+    random_spd(A, m, &rng, 1.0);
     const size_t n3 = 3 * (size_t)m->num_nodes;
     double *xt = malloc(n3 * sizeof(double)), *b = malloc(n3 * sizeof(double));
     double *x = malloc(n3 * sizeof(double)), *r = malloc(n3 * sizeof(double));
     for (size_t i = 0; i < n3; i++) xt[i] = test_range(&rng, -1, 1);
-    defo_bcsr_multiply(&A, xt, b);
+    defo_bcsr_multiply(A, xt, b);
     defo_cholesky *c = NULL;
     if (!defo_cholesky_available()) {
         CHECK(defo_cholesky_create(&c) == DEFO_ERR_UNSUPPORTED);
         CHECK(c == NULL);
-        CHECK(defo_cholesky_factor(c, &A, NULL) == DEFO_ERR_UNSUPPORTED);
+        CHECK(defo_cholesky_factor(c, A, NULL) == DEFO_ERR_UNSUPPORTED);
         goto done;
     }
     CHECK_OK(defo_cholesky_create(&c));
     CHECK(!defo_cholesky_is_factored(c));
     CHECK(defo_cholesky_solve(c, b, x) == DEFO_ERR_INVALID_ARGUMENT);
-    CHECK_OK(defo_cholesky_factor(c, &A, NULL));
+    CHECK_OK(defo_cholesky_factor(c, A, NULL));
     CHECK(defo_cholesky_is_factored(c));
     CHECK(defo_cholesky_nonzeros(c) >= (int64_t)n3);
     CHECK_OK(defo_cholesky_solve(c, b, x));
-    defo_bcsr_multiply(&A, x, r);
+    defo_bcsr_multiply(A, x, r);
     for (size_t i = 0; i < n3; i++) r[i] -= b[i];
     CHECK(norm(r, n3) <= 1e-10 * norm(b, n3));
     for (size_t i = 0; i < n3; i++) r[i] = x[i] - xt[i];
@@ -97,15 +97,15 @@ static void test_spd_solve(void) {
     /* New values on the same pattern: refactor reusing the analysis; and
      * fixed nodes: the factor is of A with their couplings dropped, so on
      * the free nodes A_ff x_f = b_f (the operator projected CG sees). */
-    random_spd(&A, m, &rng, 0.5);
+    random_spd(A, m, &rng, 0.5);
     unsigned char *con = calloc((size_t)m->num_nodes, 1);
     for (defo_index i = 0; i < m->num_nodes; i++)
         if (m->x[3 * i] < 1e-9) con[i] = DEFO_CONSTRAINT_FIXED;
-    CHECK_OK(defo_cholesky_factor(c, &A, con));
+    CHECK_OK(defo_cholesky_factor(c, A, con));
     CHECK_OK(defo_cholesky_solve(c, b, x));
     for (defo_index i = 0; i < m->num_nodes; i++)
         if (con[i]) x[3 * i] = x[3 * i + 1] = x[3 * i + 2] = 0;
-    defo_bcsr_multiply(&A, x, r);
+    defo_bcsr_multiply(A, x, r);
     double rn = 0, bn = 0;
     for (defo_index i = 0; i < m->num_nodes; i++)
         if (!con[i])
@@ -118,9 +118,9 @@ static void test_spd_solve(void) {
     free(con);
     /* x and b may alias */
     memcpy(x, b, n3 * sizeof(double));
-    CHECK_OK(defo_cholesky_factor(c, &A, NULL));
+    CHECK_OK(defo_cholesky_factor(c, A, NULL));
     CHECK_OK(defo_cholesky_solve(c, x, x));
-    defo_bcsr_multiply(&A, x, r);
+    defo_bcsr_multiply(A, x, r);
     for (size_t i = 0; i < n3; i++) r[i] -= b[i];
     CHECK(norm(r, n3) <= 1e-10 * norm(b, n3));
 done:
@@ -129,7 +129,7 @@ done:
     free(b);
     free(x);
     free(r);
-    defo_bcsr_free(&A);
+    defo_bcsr_destroy(A);
     defo_mesh_destroy(m);
 }
 
@@ -139,40 +139,40 @@ done:
 static void test_indefinite(void) {
     if (!defo_cholesky_available()) return;
     defo_mesh *m = box(3, 3, 3, 1, 1, 1);
-    defo_bcsr A;
-    CHECK_OK(defo_bcsr_create(&A, m->elems, m->num_elems, 4, m->num_nodes));
+    defo_bcsr *A = NULL;
+    CHECK_OK(defo_bcsr_create(m->elems, m->num_elems, 4, m->num_nodes, &A));
     test_rng rng = {777};
-    random_spd(&A, m, &rng, 1.0);
+    random_spd(A, m, &rng, 1.0);
     const size_t n3 = 3 * (size_t)m->num_nodes;
     double *u = malloc(n3 * sizeof(double)), *Au = malloc(n3 * sizeof(double));
     for (size_t i = 0; i < n3; i++) u[i] = 1.0;
-    defo_bcsr_multiply(&A, u, Au);
+    defo_bcsr_multiply(A, u, Au);
     double sigma = 0;
     for (size_t i = 0; i < n3; i++) sigma += u[i] * Au[i];
     sigma /= (double)n3;
     double *d = malloc((size_t)m->num_nodes * sizeof(double));
     for (defo_index i = 0; i < m->num_nodes; i++) d[i] = -sigma;
-    defo_bcsr_add_diagonal(&A, d, 1.0);
+    defo_bcsr_add_diagonal(A, d, 1.0);
     defo_cholesky *c = NULL;
     CHECK_OK(defo_cholesky_create(&c));
-    CHECK(defo_cholesky_factor(c, &A, NULL) == DEFO_ERR_NUMERICAL);
+    CHECK(defo_cholesky_factor(c, A, NULL) == DEFO_ERR_NUMERICAL);
     CHECK(strstr(defo_last_error(), "not positive definite") != NULL);
     CHECK(!defo_cholesky_is_factored(c));
     CHECK(defo_cholesky_solve(c, u, Au) == DEFO_ERR_INVALID_ARGUMENT);
     /* the preconditioner path reports it too */
     defo_precond P;
     memset(&P, 0, sizeof P);
-    CHECK(defo_precond_setup(&P, DEFO_PRECOND_CHOLESKY, &A, NULL) == DEFO_ERR_NUMERICAL);
+    CHECK(defo_precond_setup(&P, DEFO_PRECOND_CHOLESKY, A, NULL) == DEFO_ERR_NUMERICAL);
     defo_precond_free(&P);
     /* and the same object factors an SPD matrix afterwards */
     for (defo_index i = 0; i < m->num_nodes; i++) d[i] = 2 * sigma;
-    defo_bcsr_add_diagonal(&A, d, 1.0);
-    CHECK_OK(defo_cholesky_factor(c, &A, NULL));
+    defo_bcsr_add_diagonal(A, d, 1.0);
+    CHECK_OK(defo_cholesky_factor(c, A, NULL));
     defo_cholesky_destroy(c);
     free(d);
     free(u);
     free(Au);
-    defo_bcsr_free(&A);
+    defo_bcsr_destroy(A);
     defo_mesh_destroy(m);
 }
 
@@ -283,18 +283,18 @@ static void test_threads_bitwise(void) {
  * for random u, v; missing coordinates are an argument error. */
 static void test_two_level_spd(void) {
     defo_mesh *m = box(8, 3, 3, 2, 0.7, 0.7);
-    defo_bcsr A;
-    CHECK_OK(defo_bcsr_create(&A, m->elems, m->num_elems, 4, m->num_nodes));
+    defo_bcsr *A = NULL;
+    CHECK_OK(defo_bcsr_create(m->elems, m->num_elems, 4, m->num_nodes, &A));
     test_rng rng = {4242};
-    random_spd(&A, m, &rng, 0.1);
+    random_spd(A, m, &rng, 0.1);
     unsigned char *con = calloc((size_t)m->num_nodes, 1);
     for (defo_index i = 0; i < m->num_nodes; i++)
         if (m->x[3 * i] < 1e-9) con[i] = DEFO_CONSTRAINT_FIXED;
     defo_precond P;
     memset(&P, 0, sizeof P);
-    CHECK(defo_precond_setup(&P, DEFO_PRECOND_TWO_LEVEL, &A, con) == DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(defo_precond_setup(&P, DEFO_PRECOND_TWO_LEVEL, A, con) == DEFO_ERR_INVALID_ARGUMENT);
     P.coords = m->x;
-    CHECK_OK(defo_precond_setup(&P, DEFO_PRECOND_TWO_LEVEL, &A, con));
+    CHECK_OK(defo_precond_setup(&P, DEFO_PRECOND_TWO_LEVEL, A, con));
     CHECK(P.num_aggregates > 1 && P.num_aggregates <= 64);
     const size_t n3 = 3 * (size_t)m->num_nodes;
     double *u = malloc(n3 * sizeof(double)), *v = malloc(n3 * sizeof(double));
@@ -322,7 +322,7 @@ static void test_two_level_spd(void) {
      * coarse space contains it) */
     defo_precond Q;
     memset(&Q, 0, sizeof Q);
-    CHECK_OK(defo_precond_setup(&Q, DEFO_PRECOND_BLOCK_IC0, &A, con));
+    CHECK_OK(defo_precond_setup(&Q, DEFO_PRECOND_BLOCK_IC0, A, con));
     for (size_t i = 0; i < n3; i++) u[i] = con[i / 3] ? 0 : (i % 3 == 2);
     defo_precond_apply(&P, u, pu);
     defo_precond_apply(&Q, u, pv);
@@ -334,7 +334,7 @@ static void test_two_level_spd(void) {
     free(pu);
     free(pv);
     free(con);
-    defo_bcsr_free(&A);
+    defo_bcsr_destroy(A);
     defo_mesh_destroy(m);
 }
 

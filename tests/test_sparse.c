@@ -60,8 +60,8 @@ static void dense_assemble(const defo_mesh *m, const double *E, double *D) {
 
 static void test_pattern_and_multiply(void) {
     defo_mesh *m = box(3, 2, 2);
-    defo_bcsr A;
-    CHECK_OK(defo_bcsr_create(&A, m->elems, m->num_elems, 4, m->num_nodes));
+    defo_bcsr *A = NULL;
+    CHECK_OK(defo_bcsr_create(m->elems, m->num_elems, 4, m->num_nodes, &A));
     defo_index n = m->num_nodes;
     size_t n3 = 3 * (size_t)n;
     /* pattern = node adjacency through elements */
@@ -74,29 +74,33 @@ static void test_pattern_and_multiply(void) {
     int pattern_ok = 1;
     for (defo_index i = 0; i < n; i++) {
         for (defo_index j = 0; j < n; j++) {
-            int64_t b = defo_bcsr_find(&A, i, j);
+            int64_t b = defo_bcsr_find(A, i, j);
             if ((b >= 0) != (adj[(size_t)i * (size_t)n + (size_t)j] || i == j)) pattern_ok = 0;
             count += b >= 0;
         }
-        if (A.col[A.diag[i]] != i) pattern_ok = 0;
-        for (int64_t k = A.row_offset[i] + 1; k < A.row_offset[i + 1]; k++)
-            if (A.col[k] <= A.col[k - 1]) pattern_ok = 0;
+        if (defo_bcsr_get_pattern(A)->col[defo_bcsr_get_pattern(A)->diag[i]] != i) pattern_ok = 0;
+        for (int64_t k = defo_bcsr_get_pattern(A)->row_offset[i] + 1;
+             k < defo_bcsr_get_pattern(A)->row_offset[i + 1]; k++)
+            if (defo_bcsr_get_pattern(A)->col[k] <= defo_bcsr_get_pattern(A)->col[k - 1])
+                pattern_ok = 0;
     }
     CHECK(pattern_ok);
     /* transpose[b] is the block at (col, row) of b */
     int mirror_ok = 1;
     for (defo_index i = 0; i < n; i++)
-        for (int64_t k = A.row_offset[i]; k < A.row_offset[i + 1]; k++)
-            mirror_ok &= A.transpose[k] == defo_bcsr_find(&A, A.col[k], i);
+        for (int64_t k = defo_bcsr_get_pattern(A)->row_offset[i];
+             k < defo_bcsr_get_pattern(A)->row_offset[i + 1]; k++)
+            mirror_ok &= defo_bcsr_get_pattern(A)->transpose[k] ==
+                         defo_bcsr_find(A, defo_bcsr_get_pattern(A)->col[k], i);
     CHECK(mirror_ok);
-    CHECK(count == A.num_blocks);
+    CHECK(count == defo_bcsr_get_pattern(A)->num_blocks);
 
     test_rng rng = {12345};
     double *E = random_elem_mats(m->num_elems, &rng);
     double *D = malloc(n3 * n3 * sizeof *D), *D2 = malloc(n3 * n3 * sizeof *D2);
     dense_assemble(m, E, D);
-    defo_bcsr_assemble(&A, E, 2.0);
-    defo_bcsr_to_dense(&A, D2);
+    defo_bcsr_assemble(A, E, 2.0);
+    defo_bcsr_to_dense(A, D2);
     double maxerr = 0, maxval = 0;
     for (size_t k = 0; k < n3 * n3; k++) {
         maxerr = fmax(maxerr, fabs(D2[k] - 2.0 * D[k]));
@@ -106,7 +110,7 @@ static void test_pattern_and_multiply(void) {
     CHECK(maxerr <= 1e-13 * maxval);
     double *x = malloc(n3 * sizeof *x), *y = malloc(n3 * sizeof *y);
     for (size_t k = 0; k < n3; k++) x[k] = test_range(&rng, -1, 1);
-    defo_bcsr_multiply(&A, x, y);
+    defo_bcsr_multiply(A, x, y);
     double yerr = 0, ynorm = 0;
     for (size_t r = 0; r < n3; r++) {
         double s = 0;
@@ -115,23 +119,25 @@ static void test_pattern_and_multiply(void) {
         ynorm = fmax(ynorm, fabs(s));
     }
     TEST_REPORT("%ld nodes, %lld blocks; |A x − dense| / |y| = %.2e", (long)n,
-                (long long)A.num_blocks, yerr / ynorm);
+                (long long)defo_bcsr_get_pattern(A)->num_blocks, yerr / ynorm);
     CHECK(yerr <= 1e-13 * ynorm);
 
     /* diagonal addition */
     double *d = malloc((size_t)n * sizeof *d);
     for (defo_index i = 0; i < n; i++) d[i] = (double)i;
-    double before = A.val[9 * A.diag[n - 1] + 4];
-    defo_bcsr_add_diagonal(&A, d, 0.5);
-    CHECK_NEAR(A.val[9 * A.diag[n - 1] + 4] - before, 0.5 * (n - 1), 1e-12 * n);
+    double before = defo_bcsr_values(A)[9 * defo_bcsr_get_pattern(A)->diag[n - 1] + 4];
+    defo_bcsr_add_diagonal(A, d, 0.5);
+    CHECK_NEAR(defo_bcsr_values(A)[9 * defo_bcsr_get_pattern(A)->diag[n - 1] + 4] - before,
+               0.5 * (n - 1), 1e-12 * n);
 
     /* block Jacobi: inverse blocks */
     defo_precond P;
     memset(&P, 0, sizeof P);
-    CHECK_OK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_JACOBI, &A, NULL));
+    CHECK_OK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_JACOBI, A, NULL));
     double worst = 0;
     for (defo_index i = 0; i < n; i++) {
-        const double *a = A.val + 9 * A.diag[i], *b = P.inv + 9 * (size_t)i;
+        const double *a = defo_bcsr_values(A) + 9 * defo_bcsr_get_pattern(A)->diag[i],
+                     *b = P.inv + 9 * (size_t)i;
         for (int r = 0; r < 3; r++)
             for (int c = 0; c < 3; c++) {
                 double s = 0;
@@ -148,21 +154,21 @@ static void test_pattern_and_multiply(void) {
     free(D2);
     free(E);
     free(adj);
-    defo_bcsr_free(&A);
+    defo_bcsr_destroy(A);
     defo_mesh_destroy(m);
 }
 
 static void test_pcg_solves(void) {
     defo_mesh *m = box(4, 3, 3);
-    defo_bcsr A;
-    CHECK_OK(defo_bcsr_create(&A, m->elems, m->num_elems, 4, m->num_nodes));
+    defo_bcsr *A = NULL;
+    CHECK_OK(defo_bcsr_create(m->elems, m->num_elems, 4, m->num_nodes, &A));
     test_rng rng = {777};
     double *E = random_elem_mats(m->num_elems, &rng);
-    defo_bcsr_assemble(&A, E, 1.0);
+    defo_bcsr_assemble(A, E, 1.0);
     defo_index n = m->num_nodes;
     size_t n3 = 3 * (size_t)n;
     double *D = malloc(n3 * n3 * sizeof *D);
-    defo_bcsr_to_dense(&A, D);
+    defo_bcsr_to_dense(A, D);
     double *b = malloc(n3 * sizeof *b), *x = malloc(n3 * sizeof *x),
            *work = malloc(4 * n3 * sizeof *work);
     unsigned char *con = calloc((size_t)n, 1);
@@ -173,13 +179,13 @@ static void test_pcg_solves(void) {
     for (int t = 0; t < 4; t++) {
         defo_precond P;
         memset(&P, 0, sizeof P);
-        CHECK_OK(defo_precond_setup(&P, kinds[t], &A, con));
+        CHECK_OK(defo_precond_setup(&P, kinds[t], A, con));
         for (size_t k = 0; k < n3; k++) x[k] = 0.25; /* fixed nodes keep 0.25 */
         defo_cg_def def = defo_default_cg_def();
         def.tolerance = 1e-10;
         def.max_iterations = 1000;
         defo_cg_result res;
-        CHECK_OK(defo_pcg_solve(&def, &A, &P, con, NULL, b, x, work, &res));
+        CHECK_OK(defo_pcg_solve(&def, A, &P, con, NULL, b, x, work, &res));
         /* independent residual on free rows with the dense matrix */
         double rmax = 0, bmax = 0;
         int fixed_kept = 1;
@@ -203,13 +209,13 @@ static void test_pcg_solves(void) {
     {
         defo_precond P;
         memset(&P, 0, sizeof P);
-        CHECK_OK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_JACOBI, &A, con));
+        CHECK_OK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_JACOBI, A, con));
         memset(x, 0, n3 * sizeof *x);
         defo_cg_def def = defo_default_cg_def();
         def.tolerance = 0;
         def.max_iterations = 5;
         defo_cg_result res;
-        CHECK_OK(defo_pcg_solve(&def, &A, &P, con, NULL, b, x, work, &res));
+        CHECK_OK(defo_pcg_solve(&def, A, &P, con, NULL, b, x, work, &res));
         CHECK(res.iterations == 5);
         defo_precond_free(&P);
     }
@@ -219,7 +225,7 @@ static void test_pcg_solves(void) {
     free(work);
     free(D);
     free(E);
-    defo_bcsr_free(&A);
+    defo_bcsr_destroy(A);
     defo_mesh_destroy(m);
 }
 
@@ -234,10 +240,11 @@ static void assemble_and_solve(void *vctx, void *out) {
     size_t n3 = 3 * (size_t)c->m->num_nodes;
     defo_bcsr_assemble(c->A, c->E, 1.5);
     double *o = out;
-    memcpy(o, c->A->val, (size_t)c->A->num_blocks * 9 * sizeof(double));
+    const int64_t nb = defo_bcsr_get_pattern(c->A)->num_blocks;
+    memcpy(o, defo_bcsr_values(c->A), (size_t)nb * 9 * sizeof(double));
     double *b = malloc(n3 * sizeof *b), *work = malloc(4 * n3 * sizeof *work);
     for (size_t k = 0; k < n3; k++) b[k] = sin((double)k);
-    double *x = o + c->A->num_blocks * 9;
+    double *x = o + nb * 9;
     memset(x, 0, n3 * sizeof *x);
     defo_precond P;
     memset(&P, 0, sizeof P);
@@ -254,15 +261,16 @@ static void assemble_and_solve(void *vctx, void *out) {
 static void test_determinism(void) {
     /* big enough that the parallel loops really split (> DEFO_PARALLEL_MIN blocks) */
     defo_mesh *m = box(12, 8, 8);
-    defo_bcsr A;
-    CHECK_OK(defo_bcsr_create(&A, m->elems, m->num_elems, 4, m->num_nodes));
+    defo_bcsr *A = NULL;
+    CHECK_OK(defo_bcsr_create(m->elems, m->num_elems, 4, m->num_nodes, &A));
     test_rng rng = {99};
     double *E = random_elem_mats(m->num_elems, &rng);
-    det_ctx c = {m, &A, E};
-    size_t bytes = ((size_t)A.num_blocks * 9 + 3 * (size_t)m->num_nodes) * sizeof(double);
+    det_ctx c = {m, A, E};
+    size_t bytes = ((size_t)defo_bcsr_get_pattern(A)->num_blocks * 9 + 3 * (size_t)m->num_nodes) *
+                   sizeof(double);
     CHECK(test_bitwise_same_for_threads(assemble_and_solve, &c, bytes, 2));
     free(E);
-    defo_bcsr_free(&A);
+    defo_bcsr_destroy(A);
     defo_mesh_destroy(m);
 }
 
@@ -289,12 +297,12 @@ static void ic0_domains_apply(void *vctx, void *out) {
 
 static void test_ic0_domains(void) {
     defo_mesh *m = box(9, 4, 4);
-    defo_bcsr A, B;
-    CHECK_OK(defo_bcsr_create(&A, m->elems, m->num_elems, 4, m->num_nodes));
-    CHECK_OK(defo_bcsr_create(&B, m->elems, m->num_elems, 4, m->num_nodes));
+    defo_bcsr *A = NULL, *B = NULL;
+    CHECK_OK(defo_bcsr_create(m->elems, m->num_elems, 4, m->num_nodes, &A));
+    CHECK_OK(defo_bcsr_create(m->elems, m->num_elems, 4, m->num_nodes, &B));
     test_rng rng = {4242};
     double *E = random_elem_mats(m->num_elems, &rng);
-    defo_bcsr_assemble(&A, E, 1.0);
+    defo_bcsr_assemble(A, E, 1.0);
     const defo_index n = m->num_nodes;
     const size_t n3 = 3 * (size_t)n;
     double *r = malloc(n3 * sizeof *r), *z = malloc(n3 * sizeof *z),
@@ -307,24 +315,27 @@ static void test_ic0_domains(void) {
         defo_precond Q;
         memset(&Q, 0, sizeof Q);
         Q.domains = D;
-        CHECK_OK(defo_precond_setup(&Q, DEFO_PRECOND_BLOCK_IC0, &A, NULL));
-        memcpy(B.val, A.val, (size_t)A.num_blocks * 9 * sizeof *B.val);
+        CHECK_OK(defo_precond_setup(&Q, DEFO_PRECOND_BLOCK_IC0, A, NULL));
+        memcpy(defo_bcsr_values(B), defo_bcsr_values(A),
+               (size_t)defo_bcsr_get_pattern(A)->num_blocks * 9 * sizeof(double));
         defo_index dropped = 0, count[8] = {0};
         for (defo_index i = 0; i < n; i++) {
             count[Q.domain_of[i]]++;
-            for (int64_t q = B.row_offset[i]; q < B.row_offset[i + 1]; q++)
-                if (Q.domain_of[i] != Q.domain_of[B.col[q]]) {
-                    memset(B.val + 9 * q, 0, 9 * sizeof *B.val);
+            for (int64_t q = defo_bcsr_get_pattern(B)->row_offset[i];
+                 q < defo_bcsr_get_pattern(B)->row_offset[i + 1]; q++)
+                if (Q.domain_of[i] != Q.domain_of[defo_bcsr_get_pattern(B)->col[q]]) {
+                    memset(defo_bcsr_values(B) + 9 * q, 0, 9 * sizeof(double));
                     dropped++;
                 }
         }
         /* balanced, and a slab: the interface is a small part of the pattern */
         for (int d = 0; d < D; d++) CHECK(count[d] == n / D || count[d] == n / D + 1);
-        TEST_REPORT("%d domains: %ld of %ld blocks dropped", D, (long)dropped, (long)A.num_blocks);
-        CHECK(dropped < A.num_blocks / (D == 7 ? 2 : 5));
+        TEST_REPORT("%d domains: %ld of %ld blocks dropped", D, (long)dropped,
+                    (long)defo_bcsr_get_pattern(A)->num_blocks);
+        CHECK(dropped < defo_bcsr_get_pattern(A)->num_blocks / (D == 7 ? 2 : 5));
         defo_precond_free(&Q);
         CHECK(dropped > 0);
-        ic0_ctx ref = {&B, r, 1}, dom = {&A, r, D};
+        ic0_ctx ref = {B, r, 1}, dom = {A, r, D};
         ic0_domains_apply(&ref, zref);
         ic0_domains_apply(&dom, z);
         CHECK(memcmp(z, zref, n3 * sizeof *z) == 0);
@@ -333,16 +344,16 @@ static void test_ic0_domains(void) {
         defo_precond P;
         memset(&P, 0, sizeof P);
         P.domains = D;
-        CHECK_OK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_IC0, &A, NULL));
+        CHECK_OK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_IC0, A, NULL));
         CHECK(P.num_domains == D);
         double *x = calloc(n3, sizeof *x), *work = malloc(4 * n3 * sizeof *work);
         defo_cg_def def = defo_default_cg_def();
         def.tolerance = 1e-10;
         def.max_iterations = 1000;
         defo_cg_result res;
-        CHECK_OK(defo_pcg_solve(&def, &A, &P, NULL, NULL, r, x, work, &res));
+        CHECK_OK(defo_pcg_solve(&def, A, &P, NULL, NULL, r, x, work, &res));
         double *D2 = malloc(n3 * n3 * sizeof *D2);
-        defo_bcsr_to_dense(&A, D2);
+        defo_bcsr_to_dense(A, D2);
         double rmax = 0, bmax = 0;
         for (size_t i = 0; i < n3; i++) {
             double s = 0;
@@ -371,40 +382,41 @@ static void test_ic0_domains(void) {
             perm[j] = t;
         }
         for (size_t k = 0; k < (size_t)m->num_elems * 4; k++) conn[k] = perm[m->elems[k]];
-        defo_bcsr C;
-        CHECK_OK(defo_bcsr_create(&C, conn, m->num_elems, 4, n));
-        defo_bcsr_assemble(&C, E, 1.0);
+        defo_bcsr *C = NULL;
+        CHECK_OK(defo_bcsr_create(conn, m->num_elems, 4, n, &C));
+        defo_bcsr_assemble(C, E, 1.0);
         defo_precond Q;
         memset(&Q, 0, sizeof Q);
         Q.domains = 2;
-        CHECK_OK(defo_precond_setup(&Q, DEFO_PRECOND_BLOCK_IC0, &C, NULL));
+        CHECK_OK(defo_precond_setup(&Q, DEFO_PRECOND_BLOCK_IC0, C, NULL));
         defo_index dropped = 0;
         for (defo_index i = 0; i < n; i++)
-            for (int64_t q = C.row_offset[i]; q < C.row_offset[i + 1]; q++)
-                dropped += Q.domain_of[i] != Q.domain_of[C.col[q]];
+            for (int64_t q = defo_bcsr_get_pattern(C)->row_offset[i];
+                 q < defo_bcsr_get_pattern(C)->row_offset[i + 1]; q++)
+                dropped += Q.domain_of[i] != Q.domain_of[defo_bcsr_get_pattern(C)->col[q]];
         TEST_REPORT("permuted numbering, 2 domains: %ld of %ld blocks dropped", (long)dropped,
-                    (long)C.num_blocks);
-        CHECK(dropped < C.num_blocks / 5);
+                    (long)defo_bcsr_get_pattern(C)->num_blocks);
+        CHECK(dropped < defo_bcsr_get_pattern(C)->num_blocks / 5);
         defo_precond_free(&Q);
-        defo_bcsr_free(&C);
+        defo_bcsr_destroy(C);
         free(conn);
         free(perm);
     }
     /* automatic: one domain below 4096 nodes; negative is refused */
     defo_precond P;
     memset(&P, 0, sizeof P);
-    CHECK_OK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_IC0, &A, NULL));
+    CHECK_OK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_IC0, A, NULL));
     CHECK(P.num_domains == 1);
     P.domains = -1;
-    CHECK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_IC0, &A, NULL) == DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_IC0, A, NULL) == DEFO_ERR_INVALID_ARGUMENT);
     CHECK(strstr(defo_last_error(), "domains") != NULL);
     defo_precond_free(&P);
     free(r);
     free(z);
     free(zref);
     free(E);
-    defo_bcsr_free(&A);
-    defo_bcsr_free(&B);
+    defo_bcsr_destroy(A);
+    defo_bcsr_destroy(B);
     defo_mesh_destroy(m);
 }
 
@@ -452,11 +464,11 @@ static void test_dot(void) {
  * two-level (within 1 %: the allocator rounds each request up by a byte). */
 static void test_precond_bytes(void) {
     defo_mesh *m = box(12, 8, 8);
-    defo_bcsr A;
-    CHECK_OK(defo_bcsr_create(&A, m->elems, m->num_elems, 4, m->num_nodes));
+    defo_bcsr *A = NULL;
+    CHECK_OK(defo_bcsr_create(m->elems, m->num_elems, 4, m->num_nodes, &A));
     test_rng rng = {11};
     double *E = random_elem_mats(m->num_elems, &rng);
-    defo_bcsr_assemble(&A, E, 1.0);
+    defo_bcsr_assemble(A, E, 1.0);
     const defo_precond_kind kinds[3] = {DEFO_PRECOND_BLOCK_JACOBI, DEFO_PRECOND_BLOCK_IC0,
                                         DEFO_PRECOND_TWO_LEVEL};
     for (int t = 0; t < 3; t++) {
@@ -464,7 +476,7 @@ static void test_precond_bytes(void) {
         memset(&P, 0, sizeof P);
         P.coords = m->x;
         int64_t before = defo_allocated_bytes();
-        CHECK_OK(defo_precond_setup(&P, kinds[t], &A, NULL));
+        CHECK_OK(defo_precond_setup(&P, kinds[t], A, NULL));
         double live = (double)(defo_allocated_bytes() - before);
         double said = (double)defo_precond_bytes(&P);
         TEST_REPORT("%s: allocated %.0f bytes, defo_precond_bytes %.0f",
@@ -473,7 +485,7 @@ static void test_precond_bytes(void) {
         defo_precond_free(&P);
     }
     free(E);
-    defo_bcsr_free(&A);
+    defo_bcsr_destroy(A);
     defo_mesh_destroy(m);
 }
 
@@ -483,11 +495,11 @@ static void test_precond_bytes(void) {
  * forward sweep uses) and uᵀP⁻¹u > 0; on an SPD matrix with 2 subdomains. */
 static void test_precond_symmetric(void) {
     defo_mesh *m = box(12, 8, 8); /* 1053 nodes */
-    defo_bcsr A;
-    CHECK_OK(defo_bcsr_create(&A, m->elems, m->num_elems, 4, m->num_nodes));
+    defo_bcsr *A = NULL;
+    CHECK_OK(defo_bcsr_create(m->elems, m->num_elems, 4, m->num_nodes, &A));
     test_rng rng = {404};
     double *E = random_elem_mats(m->num_elems, &rng);
-    defo_bcsr_assemble(&A, E, 1.0);
+    defo_bcsr_assemble(A, E, 1.0);
     const size_t n3 = 3 * (size_t)m->num_nodes;
     double *u = malloc(n3 * sizeof *u), *v = malloc(n3 * sizeof *v), *pu = malloc(n3 * sizeof *pu),
            *pv = malloc(n3 * sizeof *pv);
@@ -497,7 +509,7 @@ static void test_precond_symmetric(void) {
         memset(&P, 0, sizeof P);
         P.coords = m->x;
         P.domains = 2;
-        CHECK_OK(defo_precond_setup(&P, kinds[t], &A, NULL));
+        CHECK_OK(defo_precond_setup(&P, kinds[t], A, NULL));
         double worst = 0;
         int positive = 1;
         for (int trial = 0; trial < 5; trial++) {
@@ -529,25 +541,25 @@ static void test_precond_symmetric(void) {
     free(pu);
     free(pv);
     free(E);
-    defo_bcsr_free(&A);
+    defo_bcsr_destroy(A);
     defo_mesh_destroy(m);
 }
 
 static void test_errors(void) {
-    defo_bcsr A;
+    defo_bcsr *A = NULL;
     defo_index bad[4] = {0, 1, 2, 9};
-    CHECK(defo_bcsr_create(&A, bad, 1, 4, 4) == DEFO_ERR_INVALID_MESH);
-    CHECK(defo_bcsr_create(&A, NULL, 1, 4, 4) == DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(defo_bcsr_create(bad, 1, 4, 4, &A) == DEFO_ERR_INVALID_MESH && !A);
+    CHECK(defo_bcsr_create(NULL, 1, 4, 4, &A) == DEFO_ERR_INVALID_ARGUMENT && !A);
     /* indefinite diagonal block is refused with the node named */
     defo_index ok[4] = {0, 1, 2, 3};
-    CHECK_OK(defo_bcsr_create(&A, ok, 1, 4, 4));
+    CHECK_OK(defo_bcsr_create(ok, 1, 4, 4, &A));
     defo_precond P;
     memset(&P, 0, sizeof P);
-    CHECK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_JACOBI, &A, NULL) == DEFO_ERR_NUMERICAL);
+    CHECK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_JACOBI, A, NULL) == DEFO_ERR_NUMERICAL);
     CHECK(strstr(defo_last_error(), "node 0") != NULL);
-    CHECK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_IC0, &A, NULL) == DEFO_ERR_NUMERICAL);
+    CHECK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_IC0, A, NULL) == DEFO_ERR_NUMERICAL);
     defo_precond_free(&P);
-    defo_bcsr_free(&A);
+    defo_bcsr_destroy(A);
 }
 
 int main(void) {

@@ -148,8 +148,8 @@ struct defo_quasistatic {
     double last_t;
     /* linear algebra */
     int use_matrix;
-    defo_bcsr A;
-    int have_pattern, assembled;
+    defo_bcsr *A;
+    int assembled;
     double *pinv; /* 9n */
     double *f, *d, *r, *z, *p, *q, *xt, *ft, *xs;
     /* sparse Cholesky path (DEFO_QS_SOLVER_CHOLESKY) */
@@ -309,7 +309,7 @@ void defo_quasistatic_destroy(defo_quasistatic *qs) {
     defo_free(qs->src);
     defo_free(qs->cblock);
     defo_free(qs->pwork);
-    if (qs->have_pattern) defo_bcsr_free(&qs->A);
+    defo_bcsr_destroy(qs->A);
     defo_free(qs->pinv);
     defo_free(qs->f);
     defo_free(qs->d);
@@ -413,12 +413,11 @@ defo_status defo_quasistatic_create(const defo_mesh *mesh, const defo_material *
         return st;
     }
     if (qs->use_matrix) {
-        st = defo_bcsr_create(&qs->A, mesh->elems, qs->ne, 4, qs->n);
+        st = defo_bcsr_create(mesh->elems, qs->ne, 4, qs->n, &qs->A);
         if (st != DEFO_OK) {
             defo_quasistatic_destroy(qs);
             return st;
         }
-        qs->have_pattern = 1;
     }
     if (d.linear_solver == DEFO_QS_SOLVER_CHOLESKY) {
         st = defo_cholesky_create(&qs->chol);
@@ -614,7 +613,7 @@ size_t defo_quasistatic_bytes(const defo_quasistatic *qs) {
                ne + n * (3 * 10 + 9 + 9 + 1) * sizeof(double) + n * (1 + sizeof(int)) +
                (n + 1 + 4 * ne) * sizeof(int64_t);
     if (qs->slot9) b += 36 * ne * sizeof(double);
-    if (qs->have_pattern) b += defo_bcsr_bytes(&qs->A);
+    if (qs->A) b += defo_bcsr_bytes(qs->A);
     if (qs->chol) b += defo_cholesky_bytes(qs->chol);
     if (qs->dsave) b += 9 * n * sizeof(double);
     b += (size_t)history_size(&qs->def) * 3 * n * sizeof(double);
@@ -808,15 +807,17 @@ static void element_block(const defo_quasistatic *qs, int64_t e, int m, int n, d
  * its transpose.  K is exactly symmetric.  Parallel over block rows. */
 static void assemble(defo_quasistatic *qs) {
     if (qs->assembled) return;
-    defo_bcsr *A = &qs->A;
+    const defo_bcsr_pattern *A = defo_bcsr_get_pattern(qs->A);
+    double *val = defo_bcsr_values(qs->A);
     const defo_index nr = A->num_rows;
     DEFO_PARALLEL_FOR
     for (defo_index I = 0; I < nr; I++) {
         for (int64_t b = A->diag[I]; b < A->row_offset[I + 1]; b++) {
             double s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
             for (int64_t k = A->src_offset[b]; k < A->src_offset[b + 1]; k++) {
-                int64_t slot = A->src[k], e = slot >> 4;
-                int i = (int)((slot >> 2) & 3), j = (int)(slot & 3);
+                int64_t e;
+                int i, j;
+                defo_bcsr_slot(A->src[k], 4, &e, &i, &j);
                 double B[9];
                 element_block(qs, e, i < j ? i : j, i < j ? j : i, B);
                 if (i == j) {
@@ -830,10 +831,10 @@ static void assemble(defo_quasistatic *qs) {
                         for (int q = 0; q < 3; q++) s[3 * r + q] += B[3 * q + r];
                 }
             }
-            double *v = A->val + 9 * b;
+            double *v = val + 9 * b;
             memcpy(v, s, sizeof s);
             if (b != A->diag[I]) {
-                double *w = A->val + 9 * A->transpose[b];
+                double *w = val + 9 * A->transpose[b];
                 for (int r = 0; r < 3; r++)
                     for (int q = 0; q < 3; q++) w[3 * q + r] = s[3 * r + q];
             }
@@ -871,7 +872,7 @@ static void apply_matrix_free(defo_quasistatic *qs, const double *dx, double *y)
 static void apply_K(defo_quasistatic *qs, const double *dx, double *y) {
     if (qs->use_matrix) {
         assemble(qs);
-        defo_bcsr_multiply(&qs->A, dx, y);
+        defo_bcsr_multiply(qs->A, dx, y);
     } else {
         apply_matrix_free(qs, dx, y);
     }
@@ -894,7 +895,7 @@ void defo_quasistatic_apply_stiffness(defo_quasistatic *qs, const double *d, dou
 const defo_bcsr *defo_quasistatic_stiffness(defo_quasistatic *qs) {
     if (!qs->use_matrix) return NULL;
     assemble(qs);
-    return &qs->A;
+    return qs->A;
 }
 
 defo_status defo_quasistatic_evaluate(defo_quasistatic *qs, double t, const double *x,
@@ -945,7 +946,8 @@ static void setup_diagonal_precond(defo_quasistatic *qs, int block) {
             continue;
         }
         if (qs->use_matrix) {
-            memcpy(B, qs->A.val + 9 * qs->A.diag[i], sizeof B);
+            memcpy(B, defo_bcsr_values(qs->A) + 9 * defo_bcsr_get_pattern(qs->A)->diag[i],
+                   sizeof B);
         } else {
             for (int64_t s = qs->inc.offset[i]; s < qs->inc.offset[i + 1]; s++) {
                 const double *src = qs->slot9 + 9 * qs->inc.slot[s];
@@ -972,7 +974,7 @@ static void setup_diagonal_precond(defo_quasistatic *qs, int block) {
 static void contact_into_diagonal(defo_quasistatic *qs, int add) {
     if (qs->num_src <= 0) return;
     for (defo_index i = 0; i < qs->n; i++) {
-        double *D = qs->A.val + 9 * qs->A.diag[i];
+        double *D = defo_bcsr_values(qs->A) + 9 * defo_bcsr_get_pattern(qs->A)->diag[i];
         if (add) {
             memcpy(qs->dsave + 9 * (size_t)i, D, 9 * sizeof(double));
             for (int k = 0; k < 9; k++) D[k] += qs->cblock[9 * (size_t)i + (size_t)k];
@@ -1011,7 +1013,7 @@ static void setup_precond(defo_quasistatic *qs, const double *x, defo_quasistati
      * CG iterations per Newton iteration.  Below, the cut costs more
      * iterations than the second core saves. */
     qs->P.domains = qs->n >= DEFO_PARALLEL_MIN ? 2 : 0;
-    defo_status st = defo_precond_setup(&qs->P, qs->def.precond, &qs->A, qs->constraint);
+    defo_status st = defo_precond_setup(&qs->P, qs->def.precond, qs->A, qs->constraint);
     qs->P.coords = NULL;
     contact_into_diagonal(qs, 0);
     qs->pc_age = 0;
@@ -1119,13 +1121,13 @@ static defo_status cholesky_step(defo_quasistatic *qs, const double *b, double *
     const size_t m = 3 * (size_t)qs->n;
     assemble(qs);
     if (!qs->chol_analyzed) {
-        defo_status st = defo_cholesky_analyze(qs->chol, &qs->A);
+        defo_status st = defo_cholesky_analyze(qs->chol, qs->A);
         if (st != DEFO_OK) return st;
         qs->chol_analyzed = 1;
         s->cholesky_analyses++;
     }
     contact_into_diagonal(qs, 1);
-    defo_status st = defo_cholesky_factor(qs->chol, &qs->A, qs->constraint);
+    defo_status st = defo_cholesky_factor(qs->chol, qs->A, qs->constraint);
     contact_into_diagonal(qs, 0);
     if (st != DEFO_OK) return st;
     s->cholesky_factorizations++;

@@ -50,6 +50,7 @@
 
 #include "base/parallel.h"
 #include "solver/pcg_core.h"
+#include "solver/solver_internal.h"
 
 #include <math.h>
 #include <string.h>
