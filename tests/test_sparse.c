@@ -20,7 +20,18 @@
 #include "defo/solver.h"
 #include "defo/sparse.h"
 #include "determinism.h"
+#include "solver/solver_internal.h"
 #include "test.h"
+
+/* A preconditioner of the kind (test helper; NULL when creation failed). */
+static defo_precond *precond_new(defo_precond_kind kind, int domains) {
+    defo_precond_def d = defo_default_precond_def();
+    d.kind = kind;
+    d.domains = domains;
+    defo_precond *P = NULL;
+    CHECK_OK(defo_precond_create(&d, &P));
+    return P;
+}
 
 static defo_mesh *box(int a, int b, int c) {
     defo_box_def d = defo_default_box_def();
@@ -131,13 +142,12 @@ static void test_pattern_and_multiply(void) {
                0.5 * (n - 1), 1e-12 * n);
 
     /* block Jacobi: inverse blocks */
-    defo_precond P;
-    memset(&P, 0, sizeof P);
-    CHECK_OK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_JACOBI, A, NULL));
+    defo_precond *P = precond_new(DEFO_PRECOND_BLOCK_JACOBI, 0);
+    CHECK_OK(defo_precond_setup(P, A, NULL, NULL));
     double worst = 0;
     for (defo_index i = 0; i < n; i++) {
         const double *a = defo_bcsr_values(A) + 9 * defo_bcsr_get_pattern(A)->diag[i],
-                     *b = P.inv + 9 * (size_t)i;
+                     *b = P->inv + 9 * (size_t)i;
         for (int r = 0; r < 3; r++)
             for (int c = 0; c < 3; c++) {
                 double s = 0;
@@ -146,7 +156,7 @@ static void test_pattern_and_multiply(void) {
             }
     }
     CHECK(worst < 1e-12);
-    defo_precond_free(&P);
+    defo_precond_destroy(P);
     free(d);
     free(x);
     free(y);
@@ -177,15 +187,14 @@ static void test_pcg_solves(void) {
     defo_precond_kind kinds[4] = {DEFO_PRECOND_NONE, DEFO_PRECOND_JACOBI, DEFO_PRECOND_BLOCK_JACOBI,
                                   DEFO_PRECOND_BLOCK_IC0};
     for (int t = 0; t < 4; t++) {
-        defo_precond P;
-        memset(&P, 0, sizeof P);
-        CHECK_OK(defo_precond_setup(&P, kinds[t], A, con));
+        defo_precond *P = precond_new(kinds[t], 0);
+        CHECK_OK(defo_precond_setup(P, A, con, NULL));
         for (size_t k = 0; k < n3; k++) x[k] = 0.25; /* fixed nodes keep 0.25 */
         defo_cg_def def = defo_default_cg_def();
         def.tolerance = 1e-10;
         def.max_iterations = 1000;
         defo_cg_result res;
-        CHECK_OK(defo_pcg_solve(&def, A, &P, con, NULL, b, x, work, &res));
+        CHECK_OK(defo_pcg_solve(&def, A, P, con, NULL, b, x, work, &res));
         /* independent residual on free rows with the dense matrix */
         double rmax = 0, bmax = 0;
         int fixed_kept = 1;
@@ -203,21 +212,20 @@ static void test_pcg_solves(void) {
                     res.iterations, rmax / bmax);
         CHECK(rmax <= 1e-8 * bmax);
         CHECK(fixed_kept);
-        defo_precond_free(&P);
+        defo_precond_destroy(P);
     }
     /* fixed iteration count: exactly max_iterations, status OK */
     {
-        defo_precond P;
-        memset(&P, 0, sizeof P);
-        CHECK_OK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_JACOBI, A, con));
+        defo_precond *P = precond_new(DEFO_PRECOND_BLOCK_JACOBI, 0);
+        CHECK_OK(defo_precond_setup(P, A, con, NULL));
         memset(x, 0, n3 * sizeof *x);
         defo_cg_def def = defo_default_cg_def();
         def.tolerance = 0;
         def.max_iterations = 5;
         defo_cg_result res;
-        CHECK_OK(defo_pcg_solve(&def, A, &P, con, NULL, b, x, work, &res));
+        CHECK_OK(defo_pcg_solve(&def, A, P, con, NULL, b, x, work, &res));
         CHECK(res.iterations == 5);
-        defo_precond_free(&P);
+        defo_precond_destroy(P);
     }
     free(con);
     free(b);
@@ -246,14 +254,13 @@ static void assemble_and_solve(void *vctx, void *out) {
     for (size_t k = 0; k < n3; k++) b[k] = sin((double)k);
     double *x = o + nb * 9;
     memset(x, 0, n3 * sizeof *x);
-    defo_precond P;
-    memset(&P, 0, sizeof P);
-    defo_precond_setup(&P, DEFO_PRECOND_BLOCK_JACOBI, c->A, NULL);
+    defo_precond *P = precond_new(DEFO_PRECOND_BLOCK_JACOBI, 0);
+    defo_precond_setup(P, c->A, NULL, NULL);
     defo_cg_def def = defo_default_cg_def();
     def.tolerance = 0;
     def.max_iterations = 30;
-    defo_pcg_solve(&def, c->A, &P, NULL, NULL, b, x, work, NULL);
-    defo_precond_free(&P);
+    defo_pcg_solve(&def, c->A, P, NULL, NULL, b, x, work, NULL);
+    defo_precond_destroy(P);
     free(b);
     free(work);
 }
@@ -287,12 +294,10 @@ typedef struct ic0_ctx {
 
 static void ic0_domains_apply(void *vctx, void *out) {
     ic0_ctx *c = vctx;
-    defo_precond P;
-    memset(&P, 0, sizeof P);
-    P.domains = c->domains;
-    defo_precond_setup(&P, DEFO_PRECOND_BLOCK_IC0, c->A, NULL);
-    defo_precond_apply(&P, c->r, out);
-    defo_precond_free(&P);
+    defo_precond *P = precond_new(DEFO_PRECOND_BLOCK_IC0, c->domains);
+    defo_precond_setup(P, c->A, NULL, NULL);
+    defo_precond_apply(P, c->r, out);
+    defo_precond_destroy(P);
 }
 
 static void test_ic0_domains(void) {
@@ -312,18 +317,16 @@ static void test_ic0_domains(void) {
     for (int t = 0; t < 3; t++) {
         const int D = Ds[t];
         /* B = A without the couplings between the subdomains setup chose */
-        defo_precond Q;
-        memset(&Q, 0, sizeof Q);
-        Q.domains = D;
-        CHECK_OK(defo_precond_setup(&Q, DEFO_PRECOND_BLOCK_IC0, A, NULL));
+        defo_precond *Q = precond_new(DEFO_PRECOND_BLOCK_IC0, D);
+        CHECK_OK(defo_precond_setup(Q, A, NULL, NULL));
         memcpy(defo_bcsr_values(B), defo_bcsr_values(A),
                (size_t)defo_bcsr_get_pattern(A)->num_blocks * 9 * sizeof(double));
         defo_index dropped = 0, count[8] = {0};
         for (defo_index i = 0; i < n; i++) {
-            count[Q.domain_of[i]]++;
+            count[Q->domain_of[i]]++;
             for (int64_t q = defo_bcsr_get_pattern(B)->row_offset[i];
                  q < defo_bcsr_get_pattern(B)->row_offset[i + 1]; q++)
-                if (Q.domain_of[i] != Q.domain_of[defo_bcsr_get_pattern(B)->col[q]]) {
+                if (Q->domain_of[i] != Q->domain_of[defo_bcsr_get_pattern(B)->col[q]]) {
                     memset(defo_bcsr_values(B) + 9 * q, 0, 9 * sizeof(double));
                     dropped++;
                 }
@@ -333,7 +336,7 @@ static void test_ic0_domains(void) {
         TEST_REPORT("%d domains: %ld of %ld blocks dropped", D, (long)dropped,
                     (long)defo_bcsr_get_pattern(A)->num_blocks);
         CHECK(dropped < defo_bcsr_get_pattern(A)->num_blocks / (D == 7 ? 2 : 5));
-        defo_precond_free(&Q);
+        defo_precond_destroy(Q);
         CHECK(dropped > 0);
         ic0_ctx ref = {B, r, 1}, dom = {A, r, D};
         ic0_domains_apply(&ref, zref);
@@ -341,17 +344,15 @@ static void test_ic0_domains(void) {
         CHECK(memcmp(z, zref, n3 * sizeof *z) == 0);
         CHECK(test_bitwise_same_for_threads(ic0_domains_apply, &dom, n3 * sizeof(double), 2));
         /* PCG on A with the split factor: dense residual */
-        defo_precond P;
-        memset(&P, 0, sizeof P);
-        P.domains = D;
-        CHECK_OK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_IC0, A, NULL));
-        CHECK(P.num_domains == D);
+        defo_precond *P = precond_new(DEFO_PRECOND_BLOCK_IC0, D);
+        CHECK_OK(defo_precond_setup(P, A, NULL, NULL));
+        CHECK(P->num_domains == D);
         double *x = calloc(n3, sizeof *x), *work = malloc(4 * n3 * sizeof *work);
         defo_cg_def def = defo_default_cg_def();
         def.tolerance = 1e-10;
         def.max_iterations = 1000;
         defo_cg_result res;
-        CHECK_OK(defo_pcg_solve(&def, A, &P, NULL, NULL, r, x, work, &res));
+        CHECK_OK(defo_pcg_solve(&def, A, P, NULL, NULL, r, x, work, &res));
         double *D2 = malloc(n3 * n3 * sizeof *D2);
         defo_bcsr_to_dense(A, D2);
         double rmax = 0, bmax = 0;
@@ -367,7 +368,7 @@ static void test_ic0_domains(void) {
         free(D2);
         free(x);
         free(work);
-        defo_precond_free(&P);
+        defo_precond_destroy(P);
     }
     /* any numbering: the same mesh with randomly permuted nodes still gets
      * two slabs (a range split of a random numbering would cut ~half) */
@@ -385,32 +386,32 @@ static void test_ic0_domains(void) {
         defo_bcsr *C = NULL;
         CHECK_OK(defo_bcsr_create(conn, m->num_elems, 4, n, &C));
         defo_bcsr_assemble(C, E, 1.0);
-        defo_precond Q;
-        memset(&Q, 0, sizeof Q);
-        Q.domains = 2;
-        CHECK_OK(defo_precond_setup(&Q, DEFO_PRECOND_BLOCK_IC0, C, NULL));
+        defo_precond *Q = precond_new(DEFO_PRECOND_BLOCK_IC0, 2);
+        CHECK_OK(defo_precond_setup(Q, C, NULL, NULL));
         defo_index dropped = 0;
         for (defo_index i = 0; i < n; i++)
             for (int64_t q = defo_bcsr_get_pattern(C)->row_offset[i];
                  q < defo_bcsr_get_pattern(C)->row_offset[i + 1]; q++)
-                dropped += Q.domain_of[i] != Q.domain_of[defo_bcsr_get_pattern(C)->col[q]];
+                dropped += Q->domain_of[i] != Q->domain_of[defo_bcsr_get_pattern(C)->col[q]];
         TEST_REPORT("permuted numbering, 2 domains: %ld of %ld blocks dropped", (long)dropped,
                     (long)defo_bcsr_get_pattern(C)->num_blocks);
         CHECK(dropped < defo_bcsr_get_pattern(C)->num_blocks / 5);
-        defo_precond_free(&Q);
+        defo_precond_destroy(Q);
         defo_bcsr_destroy(C);
         free(conn);
         free(perm);
     }
     /* automatic: one domain below 4096 nodes; negative is refused */
-    defo_precond P;
-    memset(&P, 0, sizeof P);
-    CHECK_OK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_IC0, A, NULL));
-    CHECK(P.num_domains == 1);
-    P.domains = -1;
-    CHECK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_IC0, A, NULL) == DEFO_ERR_INVALID_ARGUMENT);
+    defo_precond *P = precond_new(DEFO_PRECOND_BLOCK_IC0, 0);
+    CHECK_OK(defo_precond_setup(P, A, NULL, NULL));
+    CHECK(P->num_domains == 1);
+    defo_precond_destroy(P);
+    P = NULL;
+    defo_precond_def bad = defo_default_precond_def();
+    bad.kind = DEFO_PRECOND_BLOCK_IC0;
+    bad.domains = -1;
+    CHECK(defo_precond_create(&bad, &P) == DEFO_ERR_INVALID_ARGUMENT && !P);
     CHECK(strstr(defo_last_error(), "domains") != NULL);
-    defo_precond_free(&P);
     free(r);
     free(z);
     free(zref);
@@ -472,17 +473,15 @@ static void test_precond_bytes(void) {
     const defo_precond_kind kinds[3] = {DEFO_PRECOND_BLOCK_JACOBI, DEFO_PRECOND_BLOCK_IC0,
                                         DEFO_PRECOND_TWO_LEVEL};
     for (int t = 0; t < 3; t++) {
-        defo_precond P;
-        memset(&P, 0, sizeof P);
-        P.coords = m->x;
         int64_t before = defo_allocated_bytes();
-        CHECK_OK(defo_precond_setup(&P, kinds[t], A, NULL));
+        defo_precond *P = precond_new(kinds[t], 0);
+        CHECK_OK(defo_precond_setup(P, A, NULL, m->x));
         double live = (double)(defo_allocated_bytes() - before);
-        double said = (double)defo_precond_bytes(&P);
+        double said = (double)defo_precond_bytes(P);
         TEST_REPORT("%s: allocated %.0f bytes, defo_precond_bytes %.0f",
                     defo_precond_name(kinds[t]), live, said);
         CHECK(live > 0 && fabs(said - live) <= 0.01 * live);
-        defo_precond_free(&P);
+        defo_precond_destroy(P);
     }
     free(E);
     defo_bcsr_destroy(A);
@@ -505,11 +504,8 @@ static void test_precond_symmetric(void) {
            *pv = malloc(n3 * sizeof *pv);
     const defo_precond_kind kinds[2] = {DEFO_PRECOND_BLOCK_IC0, DEFO_PRECOND_TWO_LEVEL};
     for (int t = 0; t < 2; t++) {
-        defo_precond P;
-        memset(&P, 0, sizeof P);
-        P.coords = m->x;
-        P.domains = 2;
-        CHECK_OK(defo_precond_setup(&P, kinds[t], A, NULL));
+        defo_precond *P = precond_new(kinds[t], 2);
+        CHECK_OK(defo_precond_setup(P, A, NULL, m->x));
         double worst = 0;
         int positive = 1;
         for (int trial = 0; trial < 5; trial++) {
@@ -517,8 +513,8 @@ static void test_precond_symmetric(void) {
                 u[k] = test_range(&rng, -1, 1);
                 v[k] = test_range(&rng, -1, 1);
             }
-            defo_precond_apply(&P, u, pu);
-            defo_precond_apply(&P, v, pv);
+            defo_precond_apply(P, u, pu);
+            defo_precond_apply(P, v, pv);
             double a = 0, b = 0, c = 0, na = 0, nb = 0;
             for (size_t k = 0; k < n3; k++) {
                 a += u[k] * pv[k];
@@ -534,7 +530,7 @@ static void test_precond_symmetric(void) {
                     worst);
         CHECK(worst < 1e-13);
         CHECK(positive);
-        defo_precond_free(&P);
+        defo_precond_destroy(P);
     }
     free(u);
     free(v);
@@ -553,12 +549,21 @@ static void test_errors(void) {
     /* indefinite diagonal block is refused with the node named */
     defo_index ok[4] = {0, 1, 2, 3};
     CHECK_OK(defo_bcsr_create(ok, 1, 4, 4, &A));
-    defo_precond P;
-    memset(&P, 0, sizeof P);
-    CHECK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_JACOBI, A, NULL) == DEFO_ERR_NUMERICAL);
+    defo_precond *P = precond_new(DEFO_PRECOND_BLOCK_JACOBI, 0);
+    CHECK(defo_precond_setup(P, A, NULL, NULL) == DEFO_ERR_NUMERICAL);
     CHECK(strstr(defo_last_error(), "node 0") != NULL);
-    CHECK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_IC0, A, NULL) == DEFO_ERR_NUMERICAL);
-    defo_precond_free(&P);
+    defo_precond_destroy(P);
+    P = precond_new(DEFO_PRECOND_BLOCK_IC0, 0);
+    CHECK(defo_precond_setup(P, A, NULL, NULL) == DEFO_ERR_NUMERICAL);
+    defo_precond_destroy(P);
+    /* names: every kind round-trips, an unknown name is refused */
+    for (int k = DEFO_PRECOND_NONE; k <= DEFO_PRECOND_TWO_LEVEL; k++) {
+        defo_precond_kind got = DEFO_PRECOND_NONE;
+        CHECK_OK(defo_precond_from_name(defo_precond_name((defo_precond_kind)k), &got));
+        CHECK(got == (defo_precond_kind)k);
+    }
+    CHECK(defo_precond_from_name("ic0", NULL) == DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(defo_last_error(), "block_ic0") != NULL);
     defo_bcsr_destroy(A);
 }
 

@@ -25,6 +25,7 @@
 #include "defo/corotated.h"
 #include "defo/material.h"
 #include "defo/mesh.h"
+#include "defo/solver.h"
 #include "defo/sparse.h"
 
 #ifdef __cplusplus

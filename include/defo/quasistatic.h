@@ -43,6 +43,7 @@
 #include "defo/contact.h"
 #include "defo/material.h"
 #include "defo/mesh.h"
+#include "defo/solver.h"
 #include "defo/sparse.h"
 
 #ifdef __cplusplus

@@ -28,7 +28,7 @@ struct defo_backward_euler {
     const defo_mesh *mesh;
     defo_backward_euler_def def;
     defo_corotated *model;
-    defo_precond precond;
+    defo_precond *precond;
     defo_index n;
     double *x, *v, *f_ext, *mass;
     double *v_prev; /* vⁱ⁻¹, for the extrapolated warm start */
@@ -73,7 +73,7 @@ static double now_seconds(void) {
 void defo_backward_euler_destroy(defo_backward_euler *be) {
     if (!be) return;
     defo_corotated_destroy(be->model);
-    defo_precond_free(&be->precond);
+    defo_precond_destroy(be->precond);
     defo_free(be->x);
     defo_free(be->v);
     defo_free(be->v_prev);
@@ -150,6 +150,13 @@ defo_status defo_backward_euler_create(const defo_mesh *mesh, const defo_materia
         !be->force || !be->rhs || !be->v_new || !be->work || !be->f_plastic) {
         defo_backward_euler_destroy(be);
         return defo_error_oom("backward Euler state", 10 * m * sizeof(double));
+    }
+    defo_precond_def pd = defo_default_precond_def();
+    pd.kind = d.preconditioner;
+    st = defo_precond_create(&pd, &be->precond);
+    if (st) {
+        defo_backward_euler_destroy(be);
+        return defo_error_prefix("backward_euler");
     }
     memcpy(be->x, mesh->x, m * sizeof(double));
     st = defo_mesh_lumped_mass(mesh, material->density, be->mass);
@@ -239,8 +246,13 @@ defo_status defo_backward_euler_topology_changed(defo_backward_euler *be) {
     if (st) return defo_error_prefix("backward_euler topology");
     defo_corotated_destroy(be->model);
     be->model = model;
-    defo_precond_free(&be->precond);
-    memset(&be->precond, 0, sizeof be->precond);
+    defo_precond_def pd = defo_default_precond_def();
+    pd.kind = be->def.preconditioner;
+    defo_precond *pc = NULL;
+    st = defo_precond_create(&pd, &pc);
+    if (st) return defo_error_prefix("backward_euler topology");
+    defo_precond_destroy(be->precond);
+    be->precond = pc;
     be->assembled = 0;
     be->rotations_fresh = 0;
     return DEFO_OK;
@@ -271,7 +283,7 @@ double defo_backward_euler_time(const defo_backward_euler *be) {
 
 size_t defo_backward_euler_bytes(const defo_backward_euler *be) {
     size_t m = 3 * (size_t)be->n;
-    size_t pre = defo_precond_bytes(&be->precond);
+    size_t pre = defo_precond_bytes(be->precond);
     return sizeof *be + defo_corotated_bytes(be->model) + pre + 12 * m * sizeof(double) +
            (size_t)be->n * (sizeof(double) + 1);
 }
@@ -316,9 +328,9 @@ defo_status defo_backward_euler_step(defo_backward_euler *be, defo_backward_eule
         const int lagged = lag && be->assembled && be->last_iterations <= limit &&
                            (be->last_converged || be->last_residual <= 2 * be->fresh_residual);
         if (!lagged) {
-            be->precond.coords = be->x; /* TWO_LEVEL's aggregates */
-            st = defo_precond_setup(&be->precond, d->preconditioner,
-                                    defo_corotated_matrix(be->model), be->constraint);
+            /* be->x: TWO_LEVEL's aggregates */
+            st = defo_precond_setup(be->precond, defo_corotated_matrix(be->model), be->constraint,
+                                    be->x);
             if (st) return defo_error_prefix("backward_euler step");
             s.refactored = 1;
         }
@@ -361,7 +373,7 @@ defo_status defo_backward_euler_step(defo_backward_euler *be, defo_backward_eule
         cg.tolerance = d->cg_tolerance;
     }
     defo_cg_result res;
-    st = defo_pcg_solve(&cg, defo_corotated_matrix(be->model), &be->precond, con, NULL, rhs, vn,
+    st = defo_pcg_solve(&cg, defo_corotated_matrix(be->model), be->precond, con, NULL, rhs, vn,
                         be->work, &res);
     s.cg_iterations = res.iterations;
     be->last_iterations = res.iterations;

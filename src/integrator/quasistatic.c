@@ -157,7 +157,7 @@ struct defo_quasistatic {
     int chol_analyzed;
     double *dsave; /* 9n: diagonal blocks of A saved while contact is added */
     /* BLOCK_IC0 / TWO_LEVEL preconditioner of the assembled K, lagged */
-    defo_precond P;
+    defo_precond *P;
     int pc_valid;   /* P holds the factor of a recent K */
     int pc_age;     /* linear solves preconditioned by P so far */
     double pc_rate; /* CG iterations per decade of the first solve with P */
@@ -322,7 +322,7 @@ void defo_quasistatic_destroy(defo_quasistatic *qs) {
     defo_free(qs->xs);
     defo_cholesky_destroy(qs->chol);
     defo_free(qs->dsave);
-    defo_precond_free(&qs->P);
+    defo_precond_destroy(qs->P);
     for (int k = 0; k < 4; k++) defo_free(qs->xh[k]);
     defo_free(qs->bone_elem);
     defo_free(qs->bone_dpsi);
@@ -414,6 +414,22 @@ defo_status defo_quasistatic_create(const defo_mesh *mesh, const defo_material *
     }
     if (qs->use_matrix) {
         st = defo_bcsr_create(mesh->elems, qs->ne, 4, qs->n, &qs->A);
+        if (st != DEFO_OK) {
+            defo_quasistatic_destroy(qs);
+            return st;
+        }
+    }
+    if (uses_factor(&d)) {
+        defo_precond_def pd = defo_default_precond_def();
+        pd.kind = d.precond;
+        /* Two IC(0) subdomains from 2048 nodes (fixed by the size, so results
+         * never depend on the thread count; defo_precond's own rule splits
+         * from 4096): factorisation and solves then use both cores.  Measured
+         * at 12 K tets (2673 nodes), 2 threads: 25.6 → 19.8 ms per frame, 8.8
+         * → 8.9 CG iterations per Newton iteration.  Below, the cut costs
+         * more iterations than the second core saves. */
+        pd.domains = qs->n >= DEFO_PARALLEL_MIN ? 2 : 0;
+        st = defo_precond_create(&pd, &qs->P);
         if (st != DEFO_OK) {
             defo_quasistatic_destroy(qs);
             return st;
@@ -617,7 +633,7 @@ size_t defo_quasistatic_bytes(const defo_quasistatic *qs) {
     if (qs->chol) b += defo_cholesky_bytes(qs->chol);
     if (qs->dsave) b += 9 * n * sizeof(double);
     b += (size_t)history_size(&qs->def) * 3 * n * sizeof(double);
-    return b + defo_precond_bytes(&qs->P);
+    return b + defo_precond_bytes(qs->P);
 }
 
 /* ------------------------------------------------------------ kernels */
@@ -1005,16 +1021,7 @@ static void setup_precond(defo_quasistatic *qs, const double *x, defo_quasistati
     if (!stale) return;
     assemble(qs);
     contact_into_diagonal(qs, 1);
-    qs->P.coords = x;
-    /* Two IC(0) subdomains from 2048 nodes (fixed by the size, so results
-     * never depend on the thread count; defo_precond_setup's own rule splits
-     * from 4096): factorisation and solves then use both cores.  Measured at
-     * 12 K tets (2673 nodes), 2 threads: 25.6 → 19.8 ms per frame, 8.8 → 8.9
-     * CG iterations per Newton iteration.  Below, the cut costs more
-     * iterations than the second core saves. */
-    qs->P.domains = qs->n >= DEFO_PARALLEL_MIN ? 2 : 0;
-    defo_status st = defo_precond_setup(&qs->P, qs->def.precond, qs->A, qs->constraint);
-    qs->P.coords = NULL;
+    defo_status st = defo_precond_setup(qs->P, qs->A, qs->constraint, x);
     contact_into_diagonal(qs, 0);
     qs->pc_age = 0;
     qs->pc_rate = qs->pc_last = 0.0;
@@ -1035,7 +1042,7 @@ static void project(const defo_quasistatic *qs, double *v) {
 /* z = M⁻¹ r, zero on the bones. */
 static void precond_apply(const defo_quasistatic *qs, const double *r, double *z) {
     if (uses_factor(&qs->def) && qs->pc_valid) {
-        defo_precond_apply(&qs->P, r, z);
+        defo_precond_apply(qs->P, r, z);
         project(qs, z);
         return;
     }

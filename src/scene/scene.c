@@ -1164,16 +1164,16 @@ static void parse_root(vctx *c, json_t *root, defo_scene *s, const char *base_di
             check_keys(c, integ, &ip, ik);
             defo_backward_euler_def *be = &s->backward_euler;
             get_num(c, integ, &ip, "time_step", POS, &be->time_step);
-            /* PCG preconditioner (defo/sparse.h) and lazy rotations (MTPS08 §4.4) */
-            static const char *const pw[] = {
-                "none", "jacobi", "block_jacobi", "block_ic0", "cholesky", "two_level", NULL};
-            static const defo_precond_kind pk[] = {
-                DEFO_PRECOND_NONE,      DEFO_PRECOND_JACOBI,   DEFO_PRECOND_BLOCK_JACOBI,
-                DEFO_PRECOND_BLOCK_IC0, DEFO_PRECOND_CHOLESKY, DEFO_PRECOND_TWO_LEVEL};
+            /* PCG preconditioner (defo/solver.h: any kind, by its name) and
+             * lazy rotations (MTPS08 §4.4) */
+            const char *pw[DEFO_PRECOND_TWO_LEVEL + 2];
+            for (int k = DEFO_PRECOND_NONE; k <= DEFO_PRECOND_TWO_LEVEL; k++)
+                pw[k] = defo_precond_name((defo_precond_kind)k);
+            pw[DEFO_PRECOND_TWO_LEVEL + 1] = NULL;
             const char *pstr = get_str(c, integ, &ip, "precond");
             jpath pp = pkey(&ip, "precond");
             int pkind = pstr ? word_of(c, pstr, &pp, pw) : -1;
-            if (pkind >= 0) be->preconditioner = pk[pkind];
+            if (pkind >= 0) defo_precond_from_name(pw[pkind], &be->preconditioner);
             get_int(c, integ, &ip, "rotation_interval", 0, 1000000,
                     &be->corotated.rotation_interval);
             get_num(c, integ, &ip, "lazy_tolerance", NONNEG, &be->corotated.lazy_tolerance);
@@ -1212,8 +1212,6 @@ static void parse_root(vctx *c, json_t *root, defo_scene *s, const char *base_di
                 {"target", "eisenstat_walker", NULL},
                 {"none", "linear", "quadratic", "cubic", NULL}};
             static const char *const qk[3] = {"precond", "forcing", "predictor"};
-            static const defo_precond_kind pk[4] = {DEFO_PRECOND_JACOBI, DEFO_PRECOND_BLOCK_JACOBI,
-                                                    DEFO_PRECOND_BLOCK_IC0, DEFO_PRECOND_TWO_LEVEL};
             /* scene defaults: a frame depends only on the previous frame's
              * positions, so a checkpoint of (t, x, v) resumes bit for bit
              * (unless a predictor, which reads earlier frames, is asked
@@ -1224,7 +1222,7 @@ static void parse_root(vctx *c, json_t *root, defo_scene *s, const char *base_di
                 const char *str = get_str(c, integ, &ip, qk[w]);
                 jpath wp = pkey(&ip, qk[w]);
                 int k = str ? word_of(c, str, &wp, qw[w]) : -1;
-                if (k >= 0 && w == 0) q->precond = pk[k];
+                if (k >= 0 && w == 0) defo_precond_from_name(qw[0][k], &q->precond);
                 if (k >= 0 && w == 1) q->forcing = (defo_qs_forcing)k;
                 if (k >= 0 && w == 2) q->predictor = (defo_qs_predictor)k;
                 if (k >= 0 && w == 2) q->frame_local = k == 0;
