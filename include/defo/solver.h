@@ -144,6 +144,121 @@ DEFO_API defo_status defo_pcg_solve(const defo_cg_def *def, const defo_bcsr *A,
                                     const double *normal, const double *b, double *x, double *work,
                                     defo_cg_result *result);
 
+/* ---------------------------------------------------- linear solver
+ * defo_linear_solver: the object an integrator owns per body to solve
+ * A x = b on the free subspace of per-node constraints (projections, as
+ * defo_cg_solve), A symmetric positive (semi)definite there.  Either PCG
+ * with a preconditioner (the loop every CG of defo runs) or a direct sparse
+ * Cholesky solve.  It keeps the preconditioner between solves and decides
+ * when to refactor it with ONE rule for every caller (the lag policy below).
+ * The system is described per call (defo_linear_system); buffers are
+ * allocated on the first solve at full size, so warm solves allocate
+ * nothing.  Iterates are bitwise identical for any thread count. */
+typedef enum defo_linear_method {
+    DEFO_LINEAR_PCG = 0,
+    /* Sparse Cholesky of the assembled matrix (CHOLMOD, defo/cholesky.h;
+     * fixed nodes decoupled), factored for every solve: exact.  A failed
+     * factorisation (matrix not positive definite) falls back to PCG with
+     * block Jacobi for that solve (defo_linear_stats.fallback).  Needs the
+     * matrix and no DEFO_CONSTRAINT_NORMAL node. */
+    DEFO_LINEAR_CHOLESKY = 1
+} defo_linear_method;
+
+/* What PCG does at a direction with pᵀAp ≤ 0. */
+typedef enum defo_curvature_mode {
+    DEFO_CURVATURE_ERROR = 0, /* DEFO_ERR_NUMERICAL: A is not positive definite */
+    /* Stop and keep the last iterate (the preconditioned residual when it
+     * happens at the first iteration): a descent direction for a Newton
+     * step (TSIF05 §3).  Counted in defo_linear_stats.negative_curvature. */
+    DEFO_CURVATURE_STOP = 1
+} defo_curvature_mode;
+
+typedef struct defo_linear_solver_def {
+    defo_linear_method method; /* default PCG */
+    /* PCG's preconditioner (default block Jacobi).  JACOBI / BLOCK_JACOBI
+     * are rebuilt for every solve, robustly: a node whose diagonal block is
+     * not positive definite gets 1 / max(a_kk, 1e-12 · the largest diagonal
+     * entry).  BLOCK_IC0, TWO_LEVEL and CHOLESKY are factorisations, kept
+     * and refactored by the lag policy; a factorisation that fails falls
+     * back to block Jacobi for that solve (stats.fallback).  Without an
+     * assembled matrix (matrix-free) block Jacobi from the system's
+     * diagonal blocks stands in for them. */
+    defo_precond_def precond;
+    int max_iterations; /* tolerance mode: the cap; default 1000, > 0 */
+    /* Relative residual |S r| ≤ tolerance · |S b| to stop at; default 1e-8,
+     * in (0, 1) unless fixed_iterations > 0 (then [0, 1): 0 = none).  A
+     * solve may override it (Newton forcing). */
+    double tolerance;
+    /* > 0: exactly this many iterations (MG04 §6 interactive mode), fewer
+     * only when a tolerance > 0 is met first; reaching the count is not a
+     * warning.  0 (default): tolerance mode, max_iterations the cap. */
+    int fixed_iterations;
+    defo_curvature_mode curvature; /* default ERROR */
+    /* Lag policy of the factorised preconditioners: refactor when there is
+     * no valid factor, after max_age solves with it (0 = no limit), when the
+     * last solve needed more than rate_growth × the CG iterations per decade
+     * of residual reduction of the first solve with the factor (a solve
+     * that hit max_iterations in tolerance mode always does), or after
+     * defo_linear_solver_invalidate.  Iterations per decade = iterations /
+     * max(log10(|r₀| / |r|), 0.5), so a worse preconditioner shows in
+     * fixed-iteration mode as less reduction.  Defaults 0 and 2 (> 0). */
+    int max_age;
+    double rate_growth;
+} defo_linear_solver_def;
+DEFO_API defo_linear_solver_def defo_default_linear_solver_def(void);
+
+/* The system of one solve (all arrays borrowed for the call). */
+typedef struct defo_linear_system {
+    defo_index n; /* nodes: 3n unknowns */
+    /* The assembled A (n block rows), or NULL: matrix-free (then apply and,
+     * for a preconditioner, diagonal are needed). */
+    const defo_bcsr *matrix;
+    defo_linop_fn apply; /* y = A x; NULL = multiply by matrix */
+    void *ctx;           /* apply's */
+    /* 9n: the 3×3 diagonal blocks of A (row-major) for (block) Jacobi when
+     * there is no matrix; ignored with one */
+    const double *diagonal;
+    const unsigned char *constraint; /* n DEFO_CONSTRAINT_* kinds, or NULL */
+    const double *normal;            /* 3n unit normals of NORMAL nodes, or NULL */
+    const double *coords;            /* 3n node positions: TWO_LEVEL (else NULL) */
+} defo_linear_system;
+
+/* What one solve did (data, never an error). */
+typedef struct defo_linear_stats {
+    int iterations;         /* PCG iterations (0 for a direct solve) */
+    double residual;        /* final |S r| / |S b| */
+    int converged;          /* tolerance met (a direct solve: 1) */
+    int negative_curvature; /* DEFO_CURVATURE_STOP: 1 when PCG stopped at pᵀAp ≤ 0 */
+    int refactored;         /* 1 when a factorisation (preconditioner or direct) was made */
+    int fallback;           /* 1 when a failed factorisation made it block-Jacobi PCG */
+} defo_linear_stats;
+
+typedef struct defo_linear_solver defo_linear_solver;
+
+/* Bad settings: DEFO_ERR_INVALID_ARGUMENT naming the field; CHOLESKY (method
+ * or preconditioner) without CHOLMOD: DEFO_ERR_UNSUPPORTED. */
+DEFO_API defo_status defo_linear_solver_create(const defo_linear_solver_def *def,
+                                               defo_linear_solver **out);
+DEFO_API void defo_linear_solver_destroy(defo_linear_solver *s);
+DEFO_API const defo_linear_solver_def *defo_linear_solver_get_def(const defo_linear_solver *s);
+
+/* Solve A x = b for the free components of x; x holds the initial guess and
+ * the constrained values on input (all zero: no first product).  tolerance
+ * > 0 overrides def.tolerance for this solve.  Returns DEFO_OK,
+ * DEFO_WARN_NOT_CONVERGED (tolerance mode, max_iterations reached; x is the
+ * last iterate) or an error: DEFO_ERR_NUMERICAL (non-finite values,
+ * non-positive curvature in ERROR mode; x the last good iterate),
+ * DEFO_ERR_INVALID_ARGUMENT (a system that does not fit the settings).
+ * stats may be NULL. */
+DEFO_API defo_status defo_linear_solver_solve(defo_linear_solver *s, const defo_linear_system *sys,
+                                              const double *b, double *x, double tolerance,
+                                              defo_linear_stats *stats);
+/* The operator changed beyond drift (constraints, topology, a frame that
+ * must not depend on earlier ones): the next solve refactors. */
+DEFO_API void defo_linear_solver_invalidate(defo_linear_solver *s);
+/* Bytes held (buffers, preconditioners, factor). */
+DEFO_API size_t defo_linear_solver_bytes(const defo_linear_solver *s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,11 +1,11 @@
 /*
- * solver/pcg.c — preconditioned conjugate gradients on a 3×3-block CSR
- * matrix (MG04 §6: the implicit Euler system (M + ΔtC + Δt²K') v = b, solved
- * with CG to a tolerance or for a fixed number of iterations), and its
- * preconditioners: Jacobi, block Jacobi (inverted 3×3 diagonal blocks),
- * block incomplete Cholesky with zero fill-in, a sparse direct Cholesky
- * (solver/cholesky.c, CHOLMOD) and a two-level one: IC(0) plus an additive
- * coarse correction over rigid-body modes of node aggregates.
+ * solver/precond.c — the preconditioners of PCG on a 3×3-block CSR matrix
+ * (MG04 §6: the implicit Euler system (M + ΔtC + Δt²K') v = b; TSIF05 §4:
+ * the Newton steps K δx = f): Jacobi, block Jacobi (inverted 3×3 diagonal
+ * blocks), block incomplete Cholesky with zero fill-in, a sparse direct
+ * Cholesky (solver/cholesky.c, CHOLMOD) and a two-level one: IC(0) plus an
+ * additive coarse correction over rigid-body modes of node aggregates.
+ * When to refactor them is the linear solver's business (solver/linear.c).
  *
  * Why two levels: MG04's system (M + Δt²K') v = b is dominated by Δt²K'
  * (by ~300× at the issue-6 cantilever), so its slow CG modes are the smooth
@@ -17,10 +17,9 @@
  * but its fill (16 M nonzeros at n = 13, 12 s to factor with the reference
  * BLAS) makes each application cost ~70 SpMVs, so it loses there.
  *
- * Constraints are projections (as defo_cg_solve, [BW98]): S per node is I,
- * I − n nᵀ or 0; with x₀ carrying the constrained values CG runs on
- * S A S δ = S (b − A x₀) with preconditioner S P⁻¹ S, symmetric positive
- * definite on range(S).
+ * Constraints are projections in CG (solver/pcg_core.h): S per node is I,
+ * I − n nᵀ or 0 and the preconditioner is used as S P⁻¹ S, so it only has
+ * to approximate A on range(S).
  *
  * Block IC(0): the IKJ form of incomplete LU restricted to A's pattern, on
  * 3×3 blocks in node order.  For symmetric A it is the incomplete Cholesky
@@ -49,7 +48,6 @@
 #include "defo/math.h"
 
 #include "base/parallel.h"
-#include "solver/pcg_core.h"
 #include "solver/solver_internal.h"
 
 #include <math.h>
@@ -847,40 +845,4 @@ void defo_precond_apply(const defo_precond *P, const double *r, double *z) {
         memcpy(z, r, m * sizeof *z);
         return;
     }
-}
-
-typedef struct pcg_ctx {
-    const defo_bcsr *A;
-    const defo_precond *P;
-} pcg_ctx;
-
-/* Callback adapters for the shared loop in pcg_core.h. */
-static void bcsr_apply(void *ctx, const double *x, double *y) {
-    defo_bcsr_multiply(((const pcg_ctx *)ctx)->A, x, y);
-}
-static void precond_apply(void *ctx, const double *r, double *z) {
-    defo_precond_apply(((const pcg_ctx *)ctx)->P, r, z);
-}
-
-defo_status defo_pcg_solve(const defo_cg_def *def, const defo_bcsr *A, const defo_precond *P,
-                           const unsigned char *constraint, const double *normal, const double *b,
-                           double *x, double *work, defo_cg_result *result) {
-    defo_cg_def d = def ? *def : defo_default_cg_def();
-    defo_cg_result res = {0, 0.0, 0};
-    if (result) *result = res;
-    if (!A || !b || !x || !work)
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_pcg_solve: missing argument");
-    const int fixed_count = d.tolerance == 0;
-    if (d.max_iterations <= 0 || !(fixed_count || (d.tolerance > 0 && d.tolerance < 1)))
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                          "defo_pcg_solve: max_iterations %d / tolerance %g out of range",
-                          d.max_iterations, d.tolerance);
-    if (P && P->kind != DEFO_PRECOND_NONE && P->n != A->num_rows)
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                          "defo_pcg_solve: preconditioner built for %ld nodes, matrix has %ld",
-                          (long)P->n, (long)A->num_rows);
-    pcg_ctx c = {A, P};
-    return defo_pcg_run("PCG", "matrix", &d, A->num_rows, bcsr_apply, &c,
-                        P && P->kind != DEFO_PRECOND_NONE ? precond_apply : NULL, &c, constraint,
-                        normal, b, x, work, result);
 }
