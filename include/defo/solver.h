@@ -199,9 +199,12 @@ typedef struct defo_linear_solver_def {
      * last solve needed more than rate_growth × the CG iterations per decade
      * of residual reduction of the first solve with the factor (a solve
      * that hit max_iterations in tolerance mode always does), or after
-     * defo_linear_solver_invalidate.  Iterations per decade = iterations /
-     * max(log10(|r₀| / |r|), 0.5), so a worse preconditioner shows in
-     * fixed-iteration mode as less reduction.  Defaults 0 and 2 (> 0). */
+     * defo_linear_solver_invalidate.  Iterations per decade =
+     * max(iterations / max(log10(|r₀| / |r|), 0.5), 1): a worse
+     * preconditioner shows in fixed-iteration mode as less reduction, and a
+     * near-exact factor (Cholesky: one iteration, fifteen decades) is
+     * compared with one iteration per decade, not with its overshoot.
+     * Defaults 0 and 2 (> 0). */
     int max_age;
     double rate_growth;
 } defo_linear_solver_def;

@@ -10,9 +10,13 @@
  * rotations; TSIF05 §4: the Newton matrices of a frame and of the next
  * frames differ little), so it is kept until it has served max_age solves,
  * or until the rate of the last solve — CG iterations per decade of
- * residual reduction, its / max(log10(|r₀|/|r|), 0.5) — exceeds rate_growth
- * times the rate of the first solve with it (the matrix has drifted away),
- * or until the caller invalidates it.  The rate compares solves with
+ * residual reduction, its / max(log10(|r₀|/|r|), 0.5), at least 1 —
+ * exceeds rate_growth times the rate of the first solve with it (the
+ * matrix has drifted away), or until the caller invalidates it.  The floor
+ * of one iteration per decade: a lagged Cholesky factor converges in one
+ * iteration by some fifteen decades when fresh, so without it two
+ * iterations a step later would already count as a 10× slowdown (measured
+ * on bench_corotated: a refactorisation every other step, 5× slower).  The rate compares solves with
  * different tolerances and different starting residuals (warm starts,
  * Newton forcing), and in fixed-iteration mode a worse factor shows as less
  * reduction for the same count.  A solve that stopped at max_iterations
@@ -73,8 +77,7 @@ defo_linear_solver_def defo_default_linear_solver_def(void) {
 }
 
 static int factorised(defo_precond_kind k) {
-    return k == DEFO_PRECOND_BLOCK_IC0 || k == DEFO_PRECOND_TWO_LEVEL ||
-           k == DEFO_PRECOND_CHOLESKY;
+    return k == DEFO_PRECOND_BLOCK_IC0 || k == DEFO_PRECOND_TWO_LEVEL || k == DEFO_PRECOND_CHOLESKY;
 }
 
 static defo_status validate(const defo_linear_solver_def *d) {
@@ -82,16 +85,15 @@ static defo_status validate(const defo_linear_solver_def *d) {
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "linear_solver.method: %d is unknown",
                           (int)d->method);
     if (d->max_iterations < 1)
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                          "linear_solver.max_iterations: %d is not >= 1", d->max_iterations);
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "linear_solver.max_iterations: %d is not >= 1",
+                          d->max_iterations);
     if (d->fixed_iterations < 0)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                           "linear_solver.fixed_iterations: %d is not >= 0", d->fixed_iterations);
     if (d->fixed_iterations > 0 ? !(d->tolerance >= 0 && d->tolerance < 1)
                                 : !(d->tolerance > 0 && d->tolerance < 1))
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                          "linear_solver.tolerance: %g is not in %s", d->tolerance,
-                          d->fixed_iterations > 0 ? "[0, 1)" : "(0, 1)");
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "linear_solver.tolerance: %g is not in %s",
+                          d->tolerance, d->fixed_iterations > 0 ? "[0, 1)" : "(0, 1)");
     if (d->curvature != DEFO_CURVATURE_ERROR && d->curvature != DEFO_CURVATURE_STOP)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "linear_solver.curvature: %d is unknown",
                           (int)d->curvature);
@@ -117,8 +119,7 @@ void defo_linear_solver_destroy(defo_linear_solver *s) {
     defo_free(s);
 }
 
-defo_status defo_linear_solver_create(const defo_linear_solver_def *def,
-                                      defo_linear_solver **out) {
+defo_status defo_linear_solver_create(const defo_linear_solver_def *def, defo_linear_solver **out) {
     if (!out) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "linear_solver: out is NULL");
     *out = NULL;
     defo_linear_solver_def d = def ? *def : defo_default_linear_solver_def();
@@ -256,8 +257,7 @@ static defo_status direct_solve(defo_linear_solver *s, const defo_linear_system 
     for (size_t i = 0; i < m; i++)
         if (!isfinite(d[i]))
             return defo_error(DEFO_ERR_NUMERICAL,
-                              "linear_solver: Cholesky step not finite at node %ld",
-                              (long)(i / 3));
+                              "linear_solver: Cholesky step not finite at node %ld", (long)(i / 3));
     DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN_VECTOR)
     for (size_t i = 0; i < m; i++) x[i] += d[i];
     /* the residual it left, for the statistics */
@@ -335,8 +335,7 @@ defo_status defo_linear_solver_solve(defo_linear_solver *s, const defo_linear_sy
     op_ctx c = {sys, P};
     defo_pcg_out out;
     st = defo_pcg_run("PCG", sys->matrix ? "matrix" : "operator", &o, sys->n, op_apply, &c,
-                      P ? op_precond : NULL, &c, sys->constraint, sys->normal, b, x, s->work,
-                      &out);
+                      P ? op_precond : NULL, &c, sys->constraint, sys->normal, b, x, s->work, &out);
     ls.iterations = out.iterations;
     ls.residual = out.residual;
     ls.converged = out.converged;
@@ -345,7 +344,7 @@ defo_status defo_linear_solver_solve(defo_linear_solver *s, const defo_linear_sy
     if (lagged && out.iterations > 0) {
         double reduction = out.initial > 0 ? out.residual / out.initial : 1.0;
         double decades = fmax(-log10(fmax(reduction, 1e-300)), 0.5);
-        double rate = out.iterations / decades;
+        double rate = fmax(out.iterations / decades, 1.0);
         if (s->age == 0) s->first_rate = rate;
         s->last_rate = rate;
         s->age++;
