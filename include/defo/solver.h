@@ -262,6 +262,124 @@ DEFO_API void defo_linear_solver_invalidate(defo_linear_solver *s);
 /* Bytes held (buffers, preconditioners, factor). */
 DEFO_API size_t defo_linear_solver_bytes(const defo_linear_solver *s);
 
+/* ---------------------------------------------------- Newton driver
+ * defo_newton: minimises an energy E(x) over 3n unknowns (n nodes) with
+ * per-node constraints (DEFO_CONSTRAINT_FIXED nodes keep their values) by
+ * Newton's method with a backtracking line search, the linear steps solved
+ * inexactly by a defo_linear_solver (TSIF05 §3–4: K Δx = f with K = ∇²E
+ * made positive (semi)definite by the caller, so PCG applies; any
+ * non-positive curvature left stops CG with a descent direction).
+ * Shared by every solver that minimises an energy (the quasistatic solver,
+ * implicit integrators written as minimisations). */
+
+/* Why an iteration stopped — one enum for every solver and integrator. */
+typedef enum defo_convergence_reason {
+    DEFO_REASON_CONVERGED = 0,
+    DEFO_REASON_MAX_ITERATIONS = 1, /* the iteration limit was reached */
+    /* no step along the Newton direction reduced the energy or the
+     * residual, several times in a row */
+    DEFO_REASON_STALLED = 2,
+    DEFO_REASON_NUMERICAL = 3 /* a non-finite value appeared; x is the last finite iterate */
+} defo_convergence_reason;
+/* "converged", "max_iterations", "stalled", "numerical"; "unknown" otherwise. */
+DEFO_API const char *defo_convergence_reason_name(defo_convergence_reason reason);
+
+/* Forcing term η of the inexact Newton step: CG stops when the relative
+ * residual of K Δx = f is ≤ η.  Either way η is clamped to [cg_min_tolerance,
+ * cg_max_tolerance] and never made smaller than 0.5·target/|f|∞ (solving
+ * further than the Newton target is wasted, Kelley 1995 §6.3). */
+typedef enum defo_forcing {
+    /* η = 0.5·target/|f|∞ (clamped): every step solved at once to the
+     * accuracy the Newton target needs */
+    DEFO_FORCING_TARGET = 0,
+    /* Eisenstat–Walker choice 2 (SIAM J. Sci. Comput. 17, 1996): η_k =
+     * 0.9 (|f_k|₂/|f_{k−1}|₂)², safeguarded by 0.9 η_{k−1}² when that is >
+     * 0.1; η_0 = cg_max_tolerance, or the TARGET rule when the solve starts
+     * from a predicted point (near the answer: one accurate step) */
+    DEFO_FORCING_EISENSTAT_WALKER = 1
+} defo_forcing;
+
+typedef struct defo_newton_def {
+    int max_iterations; /* Newton iterations per solve; default 100, >= 1 */
+    /* Backtracking on E (Armijo, c₁ = 1e-4), also accepting a decrease of
+     * the free residual norm (an energy extrapolated flat past a threshold,
+     * TSIF05 §9, has a force but no energy slope); up to 40 halvings, then
+     * the capped full step is taken anyway.  Default 1; 0 = full steps. */
+    int line_search;
+    defo_forcing forcing;    /* default EISENSTAT_WALKER */
+    double cg_min_tolerance; /* default 1e-10 */
+    double cg_max_tolerance; /* default 0.1; 0 < min <= max < 1 */
+    /* Line search on: full steps forced in a row before the solve stops
+     * as DEFO_REASON_STALLED.  Default 10, >= 0. */
+    int max_forced_steps;
+    /* The steps' solver.  Default: PCG, two-level preconditioner lagged
+     * (max_age 8, rate_growth 2), DEFO_CURVATURE_STOP, max_iterations
+     * 2000; the tolerance is the forcing term's. */
+    defo_linear_solver_def linear;
+} defo_newton_def;
+DEFO_API defo_newton_def defo_default_newton_def(void);
+
+/* The problem: callbacks on the caller's ctx.  Unknowns are 3 per node. */
+typedef struct defo_newton_problem {
+    defo_index n;
+    void *ctx;
+    /* f = −∇E(x) (3n) and *energy = E(x); keep the linearisation at x for
+     * the calls below.  Non-finite values: an error status (the solve stops
+     * as DEFO_REASON_NUMERICAL after restoring the state at its x). */
+    defo_status (*evaluate)(void *ctx, const double *x, double *f, double *energy);
+    /* ∇²E at the last evaluation, assembled (may be NULL, or return NULL:
+     * matrix-free, then apply and diagonal are used) */
+    const defo_bcsr *(*matrix)(void *ctx);
+    void (*apply)(void *ctx, const double *d, double *y);     /* y = ∇²E d */
+    void (*diagonal)(void *ctx, double *blocks);              /* 9n diagonal blocks of ∇²E */
+    void (*cap_step)(void *ctx, const double *x, double *dx); /* may be NULL */
+    /* after each accepted iterate x (statistics; may be NULL) */
+    void (*accepted)(void *ctx, const double *x);
+    const unsigned char *constraint; /* n kinds (FIXED; NONE), or NULL */
+    /* 3n node positions for the two-level preconditioner; NULL = the
+     * current iterate (the unknowns are positions) */
+    const double *coords;
+} defo_newton_problem;
+
+typedef struct defo_newton_stats {
+    int iterations;         /* Newton iterations */
+    int cg_iterations;      /* total */
+    int negative_curvature; /* CG stops at pᵀKp ≤ 0 */
+    int backtracks;         /* line-search halvings */
+    defo_convergence_reason reason;
+    double residual;         /* max over free nodes of |f_i| at the end */
+    double initial_residual; /* the same at the start */
+    double energy;           /* E at the end */
+    int precond_setups;      /* factorisations (preconditioner or direct) */
+    int fallbacks;           /* solves with block Jacobi after a failed factorisation */
+    double linear_seconds;   /* wall time of the linear steps, assembly included */
+} defo_newton_stats;
+
+typedef struct defo_newton defo_newton;
+
+/* A driver for problems of n nodes (buffers allocated here). */
+DEFO_API defo_status defo_newton_create(const defo_newton_def *def, defo_index n,
+                                        defo_newton **out);
+DEFO_API void defo_newton_destroy(defo_newton *N);
+DEFO_API const defo_newton_def *defo_newton_get_def(const defo_newton *N);
+
+/* Iterate from x (in/out, constrained values already in place) until the
+ * max over free nodes of |f_i| ≤ target (absolute).  f0 (3n) and E0: the
+ * evaluation at x when the caller has it (the linearisation kept by the
+ * problem must then be x's), else f0 = NULL.  predicted: x is a predicted
+ * start (forcing rule).  Returns DEFO_OK (converged), DEFO_WARN_NOT_CONVERGED
+ * (stats->reason says why; x the last accepted iterate) or an error (an
+ * evaluation or linear solve failed: DEFO_REASON_NUMERICAL, x the last
+ * finite iterate, the problem's state restored to it).  When the solve ends,
+ * the problem's linearisation is that of the returned x. */
+DEFO_API defo_status defo_newton_solve(defo_newton *N, const defo_newton_problem *p, double target,
+                                       double *x, const double *f0, double E0, int predicted,
+                                       defo_newton_stats *stats);
+/* The problem's operator changed beyond drift: refactor at the next step. */
+DEFO_API void defo_newton_invalidate(defo_newton *N);
+/* Bytes held (buffers and the linear solver). */
+DEFO_API size_t defo_newton_bytes(const defo_newton *N);
+
 #ifdef __cplusplus
 }
 #endif
