@@ -29,11 +29,11 @@ typedef struct quartic {
     const double *c;
     unsigned char *con;
     defo_bcsr *K;
-    double *lap;      /* 144 per element: κ × the element Laplacian */
-    double *d;        /* 3n: x − c at the last evaluation */
-    int evaluations;  /* counted */
-    int fail_after;   /* evaluations beyond this many fail (0 = never) */
-    int contradict;   /* 1: energy increasing along the force (stall test) */
+    double *lap;     /* 144 per element: κ × the element Laplacian */
+    double *d;       /* 3n: x − c at the last evaluation */
+    int evaluations; /* counted */
+    int fail_after;  /* evaluations beyond this many fail (0 = never) */
+    int contradict;  /* 1: energy increasing along the force (stall test) */
 } quartic;
 
 static defo_status q_evaluate(void *ctx, const double *x, double *f, double *energy) {
@@ -65,7 +65,8 @@ static defo_status q_evaluate(void *ctx, const double *x, double *f, double *ene
         for (int a = 0; a < 4; a++)
             for (int b = a + 1; b < 4; b++)
                 for (int k = 0; k < 3; k++) {
-                    double g = q->d[3 * (size_t)v[a] + (size_t)k] - q->d[3 * (size_t)v[b] + (size_t)k];
+                    double g =
+                        q->d[3 * (size_t)v[a] + (size_t)k] - q->d[3 * (size_t)v[b] + (size_t)k];
                     e += 0.5 * q->kappa * g * g;
                     f[3 * (size_t)v[a] + (size_t)k] -= q->kappa * g;
                     f[3 * (size_t)v[b] + (size_t)k] += q->kappa * g;

@@ -1203,9 +1203,9 @@ static void parse_root(vctx *c, json_t *root, defo_scene *s, const char *base_di
             check_keys(c, integ, &ip, ik);
             defo_quasistatic_def *q = &s->quasistatic;
             get_num(c, integ, &ip, "tolerance", (range){0, 1, 0, 0}, &q->tolerance);
-            get_int(c, integ, &ip, "max_iterations", 1, 1000000, &q->max_iterations);
+            get_int(c, integ, &ip, "max_iterations", 1, 1000000, &q->newton.max_iterations);
             get_bool(c, integ, &ip, "definiteness_fix", &q->definiteness_fix);
-            get_bool(c, integ, &ip, "line_search", &q->line_search);
+            get_bool(c, integ, &ip, "line_search", &q->newton.line_search);
             /* Newton-step speed options (defo/quasistatic.h) */
             static const char *const qw[3][5] = {
                 {"jacobi", "block_jacobi", "block_ic0", "two_level", NULL},
@@ -1217,19 +1217,20 @@ static void parse_root(vctx *c, json_t *root, defo_scene *s, const char *base_di
              * (unless a predictor, which reads earlier frames, is asked
              * for), and each step is solved to the Newton target at once */
             q->frame_local = 1;
-            q->forcing = DEFO_QS_FORCING_TARGET;
+            q->newton.forcing = DEFO_FORCING_TARGET;
             for (int w = 0; w < 3; w++) {
                 const char *str = get_str(c, integ, &ip, qk[w]);
                 jpath wp = pkey(&ip, qk[w]);
                 int k = str ? word_of(c, str, &wp, qw[w]) : -1;
-                if (k >= 0 && w == 0) defo_precond_from_name(qw[0][k], &q->precond);
-                if (k >= 0 && w == 1) q->forcing = (defo_qs_forcing)k;
+                if (k >= 0 && w == 0)
+                    defo_precond_from_name(qw[0][k], &q->newton.linear.precond.kind);
+                if (k >= 0 && w == 1) q->newton.forcing = (defo_forcing)k;
                 if (k >= 0 && w == 2) q->predictor = (defo_qs_predictor)k;
                 if (k >= 0 && w == 2) q->frame_local = k == 0;
             }
             get_num(c, integ, &ip, "contact_stiffness", POS, &s->contact_stiffness);
             if (cg) {
-                get_int(c, cg, &cp, "max_iterations", 1, 1000000, &q->max_cg_iterations);
+                get_int(c, cg, &cp, "max_iterations", 1, 1000000, &q->newton.linear.max_iterations);
                 if (json_object_get(cg, "tolerance")) {
                     jpath tp = pkey(&cp, "tolerance");
                     verr(c, tp.s,

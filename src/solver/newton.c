@@ -151,8 +151,7 @@ void defo_newton_invalidate(defo_newton *N) {
 size_t defo_newton_bytes(const defo_newton *N) {
     if (!N) return 0;
     return sizeof *N + 12 * (size_t)N->n * sizeof(double) +
-           (N->diag ? 9 * (size_t)N->n * sizeof(double) : 0) +
-           defo_linear_solver_bytes(N->linear);
+           (N->diag ? 9 * (size_t)N->n * sizeof(double) : 0) + defo_linear_solver_bytes(N->linear);
 }
 
 /* ---------------------------------------------------------------- helpers */
