@@ -1,16 +1,19 @@
 /*
- * defo/solver.h — linear solvers over nodal 3-vectors.
+ * defo/solver.h — the solver layer every integrator shares: operators and
+ * constraints over nodal 3-vectors, preconditioners (Jacobi, block Jacobi,
+ * block IC(0), two-level, sparse Cholesky), the linear solver
+ * (defo_linear_solver: PCG or a direct Cholesky solve, one lag policy for
+ * factorised preconditioners) and the Newton driver (defo_newton: line
+ * search, forcing, the convergence reason as data; TSIF05 §3–4).  Solvers
+ * see operators and matrices (defo/sparse.h), never meshes or physics.
  *
- * defo_cg_solve: matrix-free preconditioned conjugate gradients for a
- * symmetric positive (semi)definite operator A on 3n unknowns, with
- * per-node constraints applied as projections inside the iteration
- * (DESIGN.md "Constraints ... are projections inside CG"; ITF04 §9 and
- * [BW98]): a fixed node keeps its whole initial value, a node with a
- * constraint normal n keeps its initial n-component and is free in the plane
- * ⟂ n.  The caller writes the constrained values into the initial guess.
+ * Constraints are projections inside CG (DESIGN.md; ITF04 §9 and [BW98]):
+ * a fixed node keeps its whole initial value, a node with a constraint
+ * normal n keeps its initial n-component and is free in the plane ⟂ n.  The
+ * caller writes the constrained values into the initial guess.
  *
- * Dot products use a fixed blocking, so the iterates are bitwise identical
- * for any thread count.
+ * Every CG of the library runs the same loop; its dot products use a fixed
+ * blocking, so the iterates are bitwise identical for any thread count.
  */
 #ifndef DEFO_SOLVER_H
 #define DEFO_SOLVER_H
@@ -46,7 +49,10 @@ typedef struct defo_cg_result {
     int converged;   /* 1 when residual ≤ tolerance */
 } defo_cg_result;
 
-/* Solve A x = b on the unconstrained subspace, starting from x (in/out).
+/* defo_cg_solve: matrix-free Jacobi-preconditioned CG for a symmetric
+ * positive (semi)definite operator (the damping solves of the Newmark
+ * scheme), the loop of defo_linear_solver with the caller's diagonal.
+ * Solve A x = b on the unconstrained subspace, starting from x (in/out).
  *   n          nodes (3n unknowns)
  *   apply      y = A x
  *   inv_diag   3n values: the Jacobi preconditioner 1/diag(A), > 0 (NULL = none)
