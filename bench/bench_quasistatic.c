@@ -46,9 +46,9 @@ typedef struct config {
     int cells, threads, frames, warmup, repeat, max_age;
     double tolerance;
     defo_qs_linear linear;
-    defo_qs_solver solver;
+    defo_linear_method solver;
     defo_precond_kind precond;
-    defo_qs_forcing forcing;
+    defo_forcing forcing;
     defo_qs_predictor predictor;
 } config;
 
@@ -74,11 +74,11 @@ static int run_once(const defo_mesh *m, const defo_material *mat, const config *
     defo_quasistatic_def d = defo_default_quasistatic_def();
     d.linear = cfg->linear;
     d.tolerance = cfg->tolerance;
-    d.linear_solver = cfg->solver;
-    d.precond = cfg->precond;
-    d.forcing = cfg->forcing;
+    d.newton.linear.method = cfg->solver;
+    d.newton.linear.precond.kind = cfg->precond;
+    d.newton.forcing = cfg->forcing;
     d.predictor = cfg->predictor;
-    d.precond_max_age = cfg->max_age;
+    d.newton.linear.max_age = cfg->max_age;
     defo_quasistatic *qs = NULL;
     if (defo_quasistatic_create(m, mat, &d, &qs) != DEFO_OK) {
         fprintf(stderr, "bench_quasistatic: %s\n", defo_last_error());
@@ -114,7 +114,7 @@ static int run_once(const defo_mesh *m, const defo_material *mat, const config *
         setups += st.precond_setups;
         lin += st.linear_seconds;
         r->predicted += st.predicted;
-        r->fallbacks += st.cholesky_fallbacks + st.precond_fallbacks;
+        r->fallbacks += st.precond_fallbacks;
         r->negative_curvature += st.negative_curvature;
     }
     *wall = bench_now() - t0;
@@ -135,8 +135,8 @@ static int run_once(const defo_mesh *m, const defo_material *mat, const config *
     return 1;
 }
 
-static const char *forcing_name(defo_qs_forcing f) {
-    return f == DEFO_QS_FORCING_TARGET ? "target" : "ew";
+static const char *forcing_name(defo_forcing f) {
+    return f == DEFO_FORCING_TARGET ? "target" : "ew";
 }
 static const char *predictor_name(defo_qs_predictor p) {
     static const char *const names[] = {"none", "linear", "quadratic", "cubic"};
@@ -177,7 +177,7 @@ static void run(const defo_mesh *m, const defo_material *mat, const config *cfg,
            "\"negative_curvature\": %d, \"solver_mb\": %.1f, \"peak_mb\": %.1f}",
            *first ? "" : ",\n", label, (int)m->num_elems, (int)m->num_nodes, cfg->threads,
            cfg->linear == DEFO_QS_LINEAR_MATRIX_FREE ? "matrix_free" : "assembled",
-           cfg->solver == DEFO_QS_SOLVER_CHOLESKY ? "cholesky" : "pcg",
+           cfg->solver == DEFO_LINEAR_CHOLESKY ? "cholesky" : "pcg",
            defo_precond_name(cfg->precond), forcing_name(cfg->forcing),
            predictor_name(cfg->predictor), cfg->max_age, cfg->tolerance, cfg->warmup, keep.frames,
            keep.converged, n, med, lo, hi, medc, med > 0 ? 1e3 / med : 0.0, keep.ms_newton,
@@ -205,17 +205,17 @@ static config default_config(int cells) {
     c.repeat = cells <= 8 ? 5 : 1;
     c.tolerance = d.tolerance;
     c.linear = DEFO_QS_LINEAR_ASSEMBLED;
-    c.solver = d.linear_solver;
-    c.precond = d.precond;
-    c.forcing = d.forcing;
+    c.solver = d.newton.linear.method;
+    c.precond = d.newton.linear.precond.kind;
+    c.forcing = d.newton.forcing;
     c.predictor = d.predictor;
-    c.max_age = d.precond_max_age;
+    c.max_age = d.newton.linear.max_age;
     return c;
 }
 
 static void baseline(config *c) {
     c->precond = DEFO_PRECOND_BLOCK_JACOBI;
-    c->forcing = DEFO_QS_FORCING_TARGET;
+    c->forcing = DEFO_FORCING_TARGET;
     c->predictor = DEFO_QS_PREDICTOR_NONE;
 }
 
@@ -272,13 +272,13 @@ int main(int argc, char **argv) {
         } else if (!strcmp(a, "--precond") && (k = parse_kind(v, precs, 6)) >= 0) {
             one.precond = (defo_precond_kind)k;
         } else if (!strcmp(a, "--forcing") && (k = parse_kind(v, forcings, 2)) >= 0) {
-            one.forcing = (defo_qs_forcing)k;
+            one.forcing = (defo_forcing)k;
         } else if (!strcmp(a, "--predictor") && (k = parse_kind(v, preds, 4)) >= 0) {
             one.predictor = (defo_qs_predictor)k;
         } else if (!strcmp(a, "--linear") && (k = parse_kind(v, linears, 3)) >= 0) {
             one.linear = (defo_qs_linear)k;
         } else if (!strcmp(a, "--solver") && (k = parse_kind(v, solvers, 2)) >= 0) {
-            one.solver = (defo_qs_solver)k;
+            one.solver = (defo_linear_method)k;
         } else {
             return usage(a);
         }
@@ -312,7 +312,7 @@ int main(int argc, char **argv) {
                 run(m, mat, &cf, "block_ic0", &first);
                 cf = default_config(c);
                 cf.threads = th;
-                cf.forcing = DEFO_QS_FORCING_TARGET;
+                cf.forcing = DEFO_FORCING_TARGET;
                 run(m, mat, &cf, "forcing", &first);
                 if (c > 16) continue;
                 config b = default_config(c);
@@ -330,7 +330,7 @@ int main(int argc, char **argv) {
                     run(m, mat, &cf, "precond", &first);
                 }
                 config cf = default_config(c);
-                cf.forcing = DEFO_QS_FORCING_TARGET;
+                cf.forcing = DEFO_FORCING_TARGET;
                 run(m, mat, &cf, "forcing", &first);
                 cf.precond = DEFO_PRECOND_BLOCK_JACOBI;
                 run(m, mat, &cf, "forcing", &first);
@@ -347,7 +347,7 @@ int main(int argc, char **argv) {
                 run(m, mat, &cf, "matrix_free", &first);
                 if (defo_cholesky_available()) {
                     cf = default_config(c);
-                    cf.solver = DEFO_QS_SOLVER_CHOLESKY;
+                    cf.solver = DEFO_LINEAR_CHOLESKY;
                     cf.repeat = 1;
                     cf.frames = 5;
                     run(m, mat, &cf, "cholesky", &first);

@@ -110,7 +110,8 @@ int main(int argc, char **argv) {
             "frame %3d  t %.3f s  newton %2d  cg %4d  residual %.2e (ref %.2e)  %s  contacts %d  "
             "inverted %d  %.0f ms\n",
             f, t, st.newton_iterations, st.cg_iterations, st.residual, st.reference_force,
-            defo_qs_reason_name(st.reason), (int)st.contacts, (int)st.inverted, 1e3 * st.seconds);
+            defo_convergence_reason_name(st.reason), (int)st.contacts, (int)st.inverted,
+            1e3 * st.seconds);
         if (rc < 0) {
             status = fail("solve");
             break;

@@ -204,7 +204,7 @@ static void test_scattered_recovery(void) {
     defo_mesh *m = box(o, s, 2 * c, c / 2, c / 2);
     defo_material *mat = material(1e5, 0.3);
     defo_quasistatic_def d = defo_default_quasistatic_def();
-    d.max_iterations = 400;
+    d.newton.max_iterations = 400;
     defo_quasistatic *qs = NULL;
     CHECK_OK(defo_quasistatic_create(m, mat, &d, &qs));
     double lo0[3] = {-1, -1, -1}, hi0[3] = {0.01, 1, 1}, lo1[3] = {1.99, -1, -1},
@@ -226,8 +226,8 @@ static void test_scattered_recovery(void) {
     TEST_REPORT("%d tets: %d Newton iterations, %d CG, %d backtracks, reason %s, max inverted %d, "
                 "negative curvature %d, |x - X|max = %.2e m",
                 (int)m->num_elems, st.newton_iterations, st.cg_iterations,
-                st.line_search_backtracks, defo_qs_reason_name(st.reason), (int)st.max_inverted,
-                st.negative_curvature, err);
+                st.line_search_backtracks, defo_convergence_reason_name(st.reason),
+                (int)st.max_inverted, st.negative_curvature, err);
     CHECK(all_finite(x, N));
     CHECK(st.negative_curvature == 0);
     CHECK(st.inverted == 0);
@@ -274,7 +274,7 @@ static void test_fix_changes_path_not_answer(void) {
                 "fix (neg. curvature %d); max |x_nofix - x_fix| = %.2e m",
                 st[0].newton_iterations, st[0].negative_curvature, st[1].newton_iterations,
                 st[1].negative_curvature, diff);
-    CHECK(st[0].reason == DEFO_QS_CONVERGED && st[1].reason == DEFO_QS_CONVERGED);
+    CHECK(st[0].reason == DEFO_REASON_CONVERGED && st[1].reason == DEFO_REASON_CONVERGED);
     CHECK(st[1].negative_curvature == 0);
     CHECK(diff <= 1e-6);
     free(xs[0]);
@@ -336,7 +336,7 @@ static void test_cantilever(void) {
                     "iterations, %d CG",
                     tets, cells[l], cells[l] / 10, cells[l] / 10, dl / eb, st.newton_iterations,
                     st.cg_iterations);
-        CHECK(st.reason == DEFO_QS_CONVERGED);
+        CHECK(st.reason == DEFO_REASON_CONVERGED);
         CHECK(dl > prev); /* refinement relieves the locking of linear tets */
         CHECK(dl < 1.05 * eb);
         prev = dl;
@@ -350,7 +350,7 @@ static void test_cantilever(void) {
     TEST_REPORT("large load (delta_EB = 0.6 L), %d tets: tip drop %.3f m, %d Newton iterations, "
                 "%d backtracks, max inverted %d",
                 tets, dl, st.newton_iterations, st.line_search_backtracks, (int)st.max_inverted);
-    CHECK(st.reason == DEFO_QS_CONVERGED);
+    CHECK(st.reason == DEFO_REASON_CONVERGED);
     CHECK(dl > 0.2 && dl < 0.6);
 }
 
@@ -406,7 +406,7 @@ static void test_squash_plate(void) {
      * so this test allows 300 iterations at a 1e-5 tolerance. */
     defo_quasistatic_def d = defo_default_quasistatic_def();
     d.tolerance = 1e-5;
-    d.max_iterations = 300;
+    d.newton.max_iterations = 300;
     CHECK_OK(defo_quasistatic_create(m, mat, &d, &qs));
     double lo0[3] = {-1, -1, -1}, hi0[3] = {1, 1, 1e-9};
     defo_region r0 = defo_region_box(lo0, hi0);
@@ -466,7 +466,7 @@ static void det_run(void *vctx, void *out) {
     det_ctx *c = vctx;
     defo_quasistatic_def d = defo_default_quasistatic_def();
     d.linear = (defo_qs_linear)c->linear;
-    d.linear_solver = (defo_qs_solver)c->solver;
+    d.newton.linear.method = (defo_linear_method)c->solver;
     defo_quasistatic *qs = NULL;
     defo_quasistatic_create(c->m, c->mat, &d, &qs);
     double lo0[3] = {-1, -1, -1}, hi0[3] = {0.001, 1, 1}, lo1[3] = {0.999, -1, -1},
@@ -493,7 +493,7 @@ static void test_threads_bitwise(void) {
                 : 2; /* 3750 tets optimised (above the parallel threshold), 240 under ASan */
     c.m = box(o, s, 5 * k, k, k);
     c.mat = material(1e5, 0.3);
-    c.solver = DEFO_QS_SOLVER_PCG;
+    c.solver = DEFO_LINEAR_PCG;
     for (int lin = 1; lin <= 2; lin++) {
         c.linear = lin;
         CHECK(test_bitwise_same_for_threads(det_run, &c,
@@ -505,13 +505,13 @@ static void test_threads_bitwise(void) {
 
 /* Twisted bar (4 frames of 45°) solved with PCG and with sparse Cholesky:
  * the same equilibrium within the Newton tolerance, no more Newton
- * iterations, one symbolic analysis over all frames, no fallback (fix on). */
-static void twist_frames(const defo_mesh *m, const defo_material *mat, defo_qs_solver solver,
-                         double *x, int frames, int *newton, int *analyses, int *factorizations,
-                         int *fallbacks, int *converged) {
+ * iterations, one factorisation per Newton iteration, no fallback (fix on). */
+static void twist_frames(const defo_mesh *m, const defo_material *mat, defo_linear_method solver,
+                         double *x, int frames, int *newton, int *factorizations, int *fallbacks,
+                         int *converged) {
     defo_quasistatic_def d = defo_default_quasistatic_def();
     d.tolerance = 1e-8;
-    d.linear_solver = solver;
+    d.newton.linear.method = solver;
     defo_quasistatic *qs = NULL;
     CHECK_OK(defo_quasistatic_create(m, mat, &d, &qs));
     double lo0[3] = {-1, -1, -1}, hi0[3] = {0.001, 1, 1}, lo1[3] = {0.999, -1, -1},
@@ -524,18 +524,16 @@ static void twist_frames(const defo_mesh *m, const defo_material *mat, defo_qs_s
     CHECK_OK(defo_quasistatic_add_bone(qs, &r0, NULL, NULL));
     CHECK_OK(defo_quasistatic_add_bone(qs, &r1, &mo, NULL));
     memcpy(x, m->x, sizeof(double) * 3 * (size_t)m->num_nodes);
-    *newton = *analyses = *factorizations = *fallbacks = 0;
+    *newton = *factorizations = *fallbacks = 0;
     *converged = 1;
     for (int f = 1; f <= frames; f++) {
         defo_quasistatic_stats st;
         defo_status rc = defo_quasistatic_solve(qs, (double)f, x, &st);
-        *converged &= rc == DEFO_OK && st.reason == DEFO_QS_CONVERGED &&
+        *converged &= rc == DEFO_OK && st.reason == DEFO_REASON_CONVERGED &&
                       st.residual <= d.tolerance * st.reference_force;
         *newton += st.newton_iterations;
-        *analyses += st.cholesky_analyses;
-        *factorizations += st.cholesky_factorizations;
-        *fallbacks += st.cholesky_fallbacks;
-        if (f > 1) CHECK(st.cholesky_analyses == 0);
+        *factorizations += st.precond_setups;
+        *fallbacks += st.precond_fallbacks;
     }
     defo_quasistatic_destroy(qs);
 }
@@ -545,7 +543,7 @@ static void test_cholesky_matches_pcg(void) {
     defo_mesh *m = box(o, s, 10, 2, 2);
     defo_material *mat = material(1e5, 0.3);
     defo_quasistatic_def d = defo_default_quasistatic_def();
-    d.linear_solver = DEFO_QS_SOLVER_CHOLESKY;
+    d.newton.linear.method = DEFO_LINEAR_CHOLESKY;
     defo_quasistatic *qs = NULL;
     if (!defo_cholesky_available()) {
         printf("  (skipped: defo built without CHOLMOD; CHOLESKY refused at create)\n");
@@ -559,17 +557,18 @@ static void test_cholesky_matches_pcg(void) {
     const int frames = 4;
     size_t nn = 3 * (size_t)m->num_nodes;
     double *xp = malloc(sizeof(double) * nn), *xc = malloc(sizeof(double) * nn);
-    int np, ap, fp, bp, cp, nc, ac, fc, bc, cc;
-    twist_frames(m, mat, DEFO_QS_SOLVER_PCG, xp, frames, &np, &ap, &fp, &bp, &cp);
-    twist_frames(m, mat, DEFO_QS_SOLVER_CHOLESKY, xc, frames, &nc, &ac, &fc, &bc, &cc);
+    int np, fp, bp, cp, nc, fc, bc, cc;
+    twist_frames(m, mat, DEFO_LINEAR_PCG, xp, frames, &np, &fp, &bp, &cp);
+    twist_frames(m, mat, DEFO_LINEAR_CHOLESKY, xc, frames, &nc, &fc, &bc, &cc);
     double dmax = 0;
     for (size_t i = 0; i < nn; i++) dmax = fmax(dmax, fabs(xp[i] - xc[i]));
-    TEST_REPORT("%d tets twisted 4 x 45 deg: Newton iterations PCG %d, Cholesky %d (%d "
-                "factorisations, %d analyses, %d fallbacks); max |x_pcg - x_chol| = %.3g m",
-                (int)m->num_elems, np, nc, fc, ac, bc, dmax);
+    TEST_REPORT("%d tets twisted 4 x 45 deg: Newton iterations PCG %d (%d factorisations of "
+                "the lagged preconditioner), Cholesky %d (%d factorisations, %d fallbacks); max "
+                "|x_pcg - x_chol| = %.3g m",
+                (int)m->num_elems, np, fp, nc, fc, bc, dmax);
     CHECK(cp && cc);
-    CHECK(ap == 0 && fp == 0 && bp == 0);
-    CHECK(ac == 1);
+    CHECK(bp == 0 && fp >= 1 && fp < np);
+    /* the direct method factors every Newton matrix, and never fails here */
     CHECK(bc == 0 && fc == nc);
     CHECK(nc <= np);
     /* both residuals are below 1e-8 f_ref: the equilibria agree to a tiny
@@ -592,7 +591,7 @@ static void test_cholesky_threads_bitwise(void) {
     c.m = box(o, s, 5 * k, k, k);
     c.mat = material(1e5, 0.3);
     c.linear = DEFO_QS_LINEAR_ASSEMBLED;
-    c.solver = DEFO_QS_SOLVER_CHOLESKY;
+    c.solver = DEFO_LINEAR_CHOLESKY;
     CHECK(
         test_bitwise_same_for_threads(det_run, &c, sizeof(double) * 3 * (size_t)c.m->num_nodes, 2));
     defo_material_destroy(c.mat);
@@ -610,7 +609,7 @@ static void test_errors_and_reasons(void) {
     defo_quasistatic *qs = NULL;
     CHECK(defo_quasistatic_create(m, mat, &d, &qs) == DEFO_ERR_INVALID_ARGUMENT && !qs);
     d = defo_default_quasistatic_def();
-    d.max_iterations = 1;
+    d.newton.max_iterations = 1;
     CHECK_OK(defo_quasistatic_create(m, mat, &d, &qs));
     double lo[3] = {5, 5, 5}, hi[3] = {6, 6, 6};
     defo_region empty = defo_region_box(lo, hi);
@@ -620,7 +619,7 @@ static void test_errors_and_reasons(void) {
     defo_quasistatic_stats st;
     defo_status rc = defo_quasistatic_solve(qs, 0, x, &st);
     CHECK(rc == DEFO_WARN_NOT_CONVERGED);
-    CHECK(st.reason == DEFO_QS_MAX_ITERATIONS && st.newton_iterations == 1);
+    CHECK(st.reason == DEFO_REASON_MAX_ITERATIONS && st.newton_iterations == 1);
     CHECK(all_finite(x, 3 * (size_t)m->num_nodes));
     x[0] = NAN;
     CHECK(defo_quasistatic_solve(qs, 0, x, &st) == DEFO_ERR_INVALID_ARGUMENT);

@@ -93,7 +93,7 @@ static totals run_frames(defo_quasistatic *qs, const defo_mesh *m, double dt, in
         defo_quasistatic_stats st;
         defo_status rc = defo_quasistatic_solve(qs, f * dt, x, &st);
         t.frames++;
-        t.converged += rc == DEFO_OK && st.reason == DEFO_QS_CONVERGED &&
+        t.converged += rc == DEFO_OK && st.reason == DEFO_REASON_CONVERGED &&
                        st.residual <= 1e-8 * st.reference_force * 1.0000001;
         t.newton += st.newton_iterations;
         t.cg += st.cg_iterations;
@@ -111,12 +111,12 @@ static double max_diff(const double *a, const double *b, size_t n) {
     return d;
 }
 
-static defo_quasistatic_def tight(defo_precond_kind pc, defo_qs_forcing forcing,
+static defo_quasistatic_def tight(defo_precond_kind pc, defo_forcing forcing,
                                   defo_qs_predictor pred) {
     defo_quasistatic_def d = defo_default_quasistatic_def();
     d.tolerance = 1e-8;
-    d.precond = pc;
-    d.forcing = forcing;
+    d.newton.linear.precond.kind = pc;
+    d.newton.forcing = forcing;
     d.predictor = pred;
     return d;
 }
@@ -143,7 +143,7 @@ static void test_preconditioners_same_equilibrium(void) {
     for (int i = 0; i < 4; i++) {
         x[i] = malloc(sizeof(double) * N);
         defo_quasistatic_def d =
-            tight(kinds[i], DEFO_QS_FORCING_EISENSTAT_WALKER, DEFO_QS_PREDICTOR_QUADRATIC);
+            tight(kinds[i], DEFO_FORCING_EISENSTAT_WALKER, DEFO_QS_PREDICTOR_QUADRATIC);
         defo_quasistatic *qs = twisted_bar(m, mat, &d, M_PI / 8, 0.02);
         t[i] = run_frames(qs, m, 1.0, frames, x[i]);
         defo_quasistatic_destroy(qs);
@@ -195,7 +195,7 @@ static void test_preconditioners_with_contact(void) {
     for (int i = 0; i < 3; i++) {
         x[i] = malloc(sizeof(double) * N);
         defo_quasistatic_def d =
-            tight(kinds[i], DEFO_QS_FORCING_EISENSTAT_WALKER, DEFO_QS_PREDICTOR_QUADRATIC);
+            tight(kinds[i], DEFO_FORCING_EISENSTAT_WALKER, DEFO_QS_PREDICTOR_QUADRATIC);
         defo_quasistatic *qs = NULL;
         CHECK_OK(defo_quasistatic_create(m, mat, &d, &qs));
         double lo[3] = {-1, -1, -1}, hi[3] = {1, 1, 1e-9};
@@ -241,11 +241,11 @@ static void test_forcing_reduces_cg(void) {
     double *xf = malloc(sizeof(double) * N), *xe = malloc(sizeof(double) * N);
     const defo_precond_kind kinds[2] = {DEFO_PRECOND_BLOCK_JACOBI, DEFO_PRECOND_TWO_LEVEL};
     for (int i = 0; i < 2; i++) {
-        defo_quasistatic_def d = tight(kinds[i], DEFO_QS_FORCING_TARGET, DEFO_QS_PREDICTOR_NONE);
+        defo_quasistatic_def d = tight(kinds[i], DEFO_FORCING_TARGET, DEFO_QS_PREDICTOR_NONE);
         defo_quasistatic *qs = twisted_bar(m, mat, &d, M_PI / 8, 0.02);
         totals tf = run_frames(qs, m, 1.0, 4, xf);
         defo_quasistatic_destroy(qs);
-        d.forcing = DEFO_QS_FORCING_EISENSTAT_WALKER;
+        d.newton.forcing = DEFO_FORCING_EISENSTAT_WALKER;
         qs = twisted_bar(m, mat, &d, M_PI / 8, 0.02);
         totals te = run_frames(qs, m, 1.0, 4, xe);
         defo_quasistatic_destroy(qs);
@@ -285,7 +285,7 @@ static void test_predictor_same_answer(void) {
     for (int p = 0; p < 4; p++) {
         x[p] = malloc(sizeof(double) * N);
         defo_quasistatic_def d =
-            tight(DEFO_PRECOND_TWO_LEVEL, DEFO_QS_FORCING_EISENSTAT_WALKER, (defo_qs_predictor)p);
+            tight(DEFO_PRECOND_TWO_LEVEL, DEFO_FORCING_EISENSTAT_WALKER, (defo_qs_predictor)p);
         qs[p] = twisted_bar(m, mat, &d, M_PI / 2, 0);
         memcpy(x[p], m->x, sizeof(double) * N);
         memset(&t[p], 0, sizeof t[p]);
@@ -295,7 +295,7 @@ static void test_predictor_same_answer(void) {
         for (int p = 0; p < 4; p++) {
             defo_quasistatic_stats st;
             defo_status rc = defo_quasistatic_solve(qs[p], f / 30.0, x[p], &st);
-            t[p].converged += rc == DEFO_OK && st.reason == DEFO_QS_CONVERGED;
+            t[p].converged += rc == DEFO_OK && st.reason == DEFO_REASON_CONVERGED;
             t[p].newton += st.newton_iterations;
             t[p].predicted += st.predicted;
             if (p > 0) worst = fmax(worst, max_diff(x[p], x[0], N));
@@ -366,7 +366,7 @@ static void test_predictor_rejected_when_bones_stop(void) {
     defo_collider *ball = NULL;
     CHECK_OK(defo_collider_create(&cd, &ball));
     for (int with_contact = 0; with_contact < 2; with_contact++) {
-        defo_quasistatic_def d = tight(DEFO_PRECOND_TWO_LEVEL, DEFO_QS_FORCING_EISENSTAT_WALKER,
+        defo_quasistatic_def d = tight(DEFO_PRECOND_TWO_LEVEL, DEFO_FORCING_EISENSTAT_WALKER,
                                        DEFO_QS_PREDICTOR_QUADRATIC);
         defo_quasistatic *qs = twisted_bar(m, mat, &d, 0, 0);
         if (with_contact) {
@@ -427,8 +427,8 @@ static void test_no_allocation_when_warm(void) {
                                         DEFO_PRECOND_TWO_LEVEL};
     for (int i = 0; i < 3; i++) {
         defo_quasistatic_def d = defo_default_quasistatic_def();
-        d.precond = kinds[i];
-        d.precond_max_age = 2; /* refactor often */
+        d.newton.linear.precond.kind = kinds[i];
+        d.newton.linear.max_age = 2; /* refactor often */
         defo_quasistatic *qs = twisted_bar(m, mat, &d, M_PI / 2, 0);
         memcpy(x, m->x, sizeof(double) * N);
         long warm = 0;
@@ -463,7 +463,7 @@ typedef struct det_ctx {
 static void det_run(void *vctx, void *out) {
     det_ctx *c = vctx;
     defo_quasistatic_def d = defo_default_quasistatic_def();
-    d.precond = c->precond;
+    d.newton.linear.precond.kind = c->precond;
     defo_quasistatic *qs = twisted_bar(c->m, c->mat, &d, M_PI / 2, 0);
     double *x = out;
     memcpy(x, c->m->x, sizeof(double) * 3 * (size_t)c->m->num_nodes);
@@ -497,20 +497,24 @@ static void test_bad_settings(void) {
     defo_material *mat = material(1e5, 0.3);
     defo_quasistatic *qs = NULL;
     defo_quasistatic_def d = defo_default_quasistatic_def();
-    d.precond = DEFO_PRECOND_CHOLESKY;
+    d.newton.linear.precond.kind = DEFO_PRECOND_CHOLESKY;
     CHECK(defo_quasistatic_create(m, mat, &d, &qs) == DEFO_ERR_INVALID_ARGUMENT && !qs);
-    CHECK(strstr(defo_last_error(), "quasistatic.precond") != NULL);
+    CHECK(strstr(defo_last_error(), "quasistatic.newton.linear.precond") != NULL);
     d = defo_default_quasistatic_def();
-    d.precond = DEFO_PRECOND_NONE;
+    d.newton.linear.precond.kind = DEFO_PRECOND_NONE;
     CHECK(defo_quasistatic_create(m, mat, &d, &qs) == DEFO_ERR_INVALID_ARGUMENT && !qs);
     d = defo_default_quasistatic_def();
-    d.precond_max_age = 0;
+    d.newton.linear.max_age = -1;
     CHECK(defo_quasistatic_create(m, mat, &d, &qs) == DEFO_ERR_INVALID_ARGUMENT && !qs);
-    CHECK(strstr(defo_last_error(), "precond_max_age") != NULL);
+    CHECK(strstr(defo_last_error(), "max_age") != NULL);
     d = defo_default_quasistatic_def();
-    d.forcing = (defo_qs_forcing)7;
+    d.newton.linear.rate_growth = 0;
     CHECK(defo_quasistatic_create(m, mat, &d, &qs) == DEFO_ERR_INVALID_ARGUMENT && !qs);
-    CHECK(strstr(defo_last_error(), "quasistatic.forcing") != NULL);
+    CHECK(strstr(defo_last_error(), "rate_growth") != NULL);
+    d = defo_default_quasistatic_def();
+    d.newton.forcing = (defo_forcing)7;
+    CHECK(defo_quasistatic_create(m, mat, &d, &qs) == DEFO_ERR_INVALID_ARGUMENT && !qs);
+    CHECK(strstr(defo_last_error(), "newton.forcing") != NULL);
     d = defo_default_quasistatic_def();
     d.predictor = (defo_qs_predictor)9;
     CHECK(defo_quasistatic_create(m, mat, &d, &qs) == DEFO_ERR_INVALID_ARGUMENT && !qs);
@@ -519,7 +523,7 @@ static void test_bad_settings(void) {
      * Jacobi stands in (documented), the solve works */
     d = defo_default_quasistatic_def();
     d.linear = DEFO_QS_LINEAR_MATRIX_FREE;
-    d.precond = DEFO_PRECOND_TWO_LEVEL;
+    d.newton.linear.precond.kind = DEFO_PRECOND_TWO_LEVEL;
     CHECK_OK(defo_quasistatic_create(m, mat, &d, &qs));
     double lo[3] = {-1, -1, -1}, hi[3] = {2, 2, 1e-9};
     defo_region r = defo_region_box(lo, hi);

@@ -20,7 +20,18 @@
 #include "defo/solver.h"
 #include "defo/sparse.h"
 #include "determinism.h"
+#include "solver/solver_internal.h"
 #include "test.h"
+
+/* A preconditioner of the kind (test helper; NULL when creation failed). */
+static defo_precond *precond_new(defo_precond_kind kind, int domains) {
+    defo_precond_def d = defo_default_precond_def();
+    d.kind = kind;
+    d.domains = domains;
+    defo_precond *P = NULL;
+    CHECK_OK(defo_precond_create(&d, &P));
+    return P;
+}
 
 static defo_mesh *box(int a, int b, int c) {
     defo_box_def d = defo_default_box_def();
@@ -60,8 +71,8 @@ static void dense_assemble(const defo_mesh *m, const double *E, double *D) {
 
 static void test_pattern_and_multiply(void) {
     defo_mesh *m = box(3, 2, 2);
-    defo_bcsr A;
-    CHECK_OK(defo_bcsr_create(&A, m->elems, m->num_elems, 4, m->num_nodes));
+    defo_bcsr *A = NULL;
+    CHECK_OK(defo_bcsr_create(m->elems, m->num_elems, 4, m->num_nodes, &A));
     defo_index n = m->num_nodes;
     size_t n3 = 3 * (size_t)n;
     /* pattern = node adjacency through elements */
@@ -74,29 +85,33 @@ static void test_pattern_and_multiply(void) {
     int pattern_ok = 1;
     for (defo_index i = 0; i < n; i++) {
         for (defo_index j = 0; j < n; j++) {
-            int64_t b = defo_bcsr_find(&A, i, j);
+            int64_t b = defo_bcsr_find(A, i, j);
             if ((b >= 0) != (adj[(size_t)i * (size_t)n + (size_t)j] || i == j)) pattern_ok = 0;
             count += b >= 0;
         }
-        if (A.col[A.diag[i]] != i) pattern_ok = 0;
-        for (int64_t k = A.row_offset[i] + 1; k < A.row_offset[i + 1]; k++)
-            if (A.col[k] <= A.col[k - 1]) pattern_ok = 0;
+        if (defo_bcsr_get_pattern(A)->col[defo_bcsr_get_pattern(A)->diag[i]] != i) pattern_ok = 0;
+        for (int64_t k = defo_bcsr_get_pattern(A)->row_offset[i] + 1;
+             k < defo_bcsr_get_pattern(A)->row_offset[i + 1]; k++)
+            if (defo_bcsr_get_pattern(A)->col[k] <= defo_bcsr_get_pattern(A)->col[k - 1])
+                pattern_ok = 0;
     }
     CHECK(pattern_ok);
     /* transpose[b] is the block at (col, row) of b */
     int mirror_ok = 1;
     for (defo_index i = 0; i < n; i++)
-        for (int64_t k = A.row_offset[i]; k < A.row_offset[i + 1]; k++)
-            mirror_ok &= A.transpose[k] == defo_bcsr_find(&A, A.col[k], i);
+        for (int64_t k = defo_bcsr_get_pattern(A)->row_offset[i];
+             k < defo_bcsr_get_pattern(A)->row_offset[i + 1]; k++)
+            mirror_ok &= defo_bcsr_get_pattern(A)->transpose[k] ==
+                         defo_bcsr_find(A, defo_bcsr_get_pattern(A)->col[k], i);
     CHECK(mirror_ok);
-    CHECK(count == A.num_blocks);
+    CHECK(count == defo_bcsr_get_pattern(A)->num_blocks);
 
     test_rng rng = {12345};
     double *E = random_elem_mats(m->num_elems, &rng);
     double *D = malloc(n3 * n3 * sizeof *D), *D2 = malloc(n3 * n3 * sizeof *D2);
     dense_assemble(m, E, D);
-    defo_bcsr_assemble(&A, E, 2.0);
-    defo_bcsr_to_dense(&A, D2);
+    defo_bcsr_assemble(A, E, 2.0);
+    defo_bcsr_to_dense(A, D2);
     double maxerr = 0, maxval = 0;
     for (size_t k = 0; k < n3 * n3; k++) {
         maxerr = fmax(maxerr, fabs(D2[k] - 2.0 * D[k]));
@@ -106,7 +121,7 @@ static void test_pattern_and_multiply(void) {
     CHECK(maxerr <= 1e-13 * maxval);
     double *x = malloc(n3 * sizeof *x), *y = malloc(n3 * sizeof *y);
     for (size_t k = 0; k < n3; k++) x[k] = test_range(&rng, -1, 1);
-    defo_bcsr_multiply(&A, x, y);
+    defo_bcsr_multiply(A, x, y);
     double yerr = 0, ynorm = 0;
     for (size_t r = 0; r < n3; r++) {
         double s = 0;
@@ -115,23 +130,24 @@ static void test_pattern_and_multiply(void) {
         ynorm = fmax(ynorm, fabs(s));
     }
     TEST_REPORT("%ld nodes, %lld blocks; |A x − dense| / |y| = %.2e", (long)n,
-                (long long)A.num_blocks, yerr / ynorm);
+                (long long)defo_bcsr_get_pattern(A)->num_blocks, yerr / ynorm);
     CHECK(yerr <= 1e-13 * ynorm);
 
     /* diagonal addition */
     double *d = malloc((size_t)n * sizeof *d);
     for (defo_index i = 0; i < n; i++) d[i] = (double)i;
-    double before = A.val[9 * A.diag[n - 1] + 4];
-    defo_bcsr_add_diagonal(&A, d, 0.5);
-    CHECK_NEAR(A.val[9 * A.diag[n - 1] + 4] - before, 0.5 * (n - 1), 1e-12 * n);
+    double before = defo_bcsr_values(A)[9 * defo_bcsr_get_pattern(A)->diag[n - 1] + 4];
+    defo_bcsr_add_diagonal(A, d, 0.5);
+    CHECK_NEAR(defo_bcsr_values(A)[9 * defo_bcsr_get_pattern(A)->diag[n - 1] + 4] - before,
+               0.5 * (n - 1), 1e-12 * n);
 
     /* block Jacobi: inverse blocks */
-    defo_precond P;
-    memset(&P, 0, sizeof P);
-    CHECK_OK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_JACOBI, &A, NULL));
+    defo_precond *P = precond_new(DEFO_PRECOND_BLOCK_JACOBI, 0);
+    CHECK_OK(defo_precond_setup(P, A, NULL, NULL));
     double worst = 0;
     for (defo_index i = 0; i < n; i++) {
-        const double *a = A.val + 9 * A.diag[i], *b = P.inv + 9 * (size_t)i;
+        const double *a = defo_bcsr_values(A) + 9 * defo_bcsr_get_pattern(A)->diag[i],
+                     *b = P->inv + 9 * (size_t)i;
         for (int r = 0; r < 3; r++)
             for (int c = 0; c < 3; c++) {
                 double s = 0;
@@ -140,7 +156,7 @@ static void test_pattern_and_multiply(void) {
             }
     }
     CHECK(worst < 1e-12);
-    defo_precond_free(&P);
+    defo_precond_destroy(P);
     free(d);
     free(x);
     free(y);
@@ -148,21 +164,21 @@ static void test_pattern_and_multiply(void) {
     free(D2);
     free(E);
     free(adj);
-    defo_bcsr_free(&A);
+    defo_bcsr_destroy(A);
     defo_mesh_destroy(m);
 }
 
 static void test_pcg_solves(void) {
     defo_mesh *m = box(4, 3, 3);
-    defo_bcsr A;
-    CHECK_OK(defo_bcsr_create(&A, m->elems, m->num_elems, 4, m->num_nodes));
+    defo_bcsr *A = NULL;
+    CHECK_OK(defo_bcsr_create(m->elems, m->num_elems, 4, m->num_nodes, &A));
     test_rng rng = {777};
     double *E = random_elem_mats(m->num_elems, &rng);
-    defo_bcsr_assemble(&A, E, 1.0);
+    defo_bcsr_assemble(A, E, 1.0);
     defo_index n = m->num_nodes;
     size_t n3 = 3 * (size_t)n;
     double *D = malloc(n3 * n3 * sizeof *D);
-    defo_bcsr_to_dense(&A, D);
+    defo_bcsr_to_dense(A, D);
     double *b = malloc(n3 * sizeof *b), *x = malloc(n3 * sizeof *x),
            *work = malloc(4 * n3 * sizeof *work);
     unsigned char *con = calloc((size_t)n, 1);
@@ -171,15 +187,14 @@ static void test_pcg_solves(void) {
     defo_precond_kind kinds[4] = {DEFO_PRECOND_NONE, DEFO_PRECOND_JACOBI, DEFO_PRECOND_BLOCK_JACOBI,
                                   DEFO_PRECOND_BLOCK_IC0};
     for (int t = 0; t < 4; t++) {
-        defo_precond P;
-        memset(&P, 0, sizeof P);
-        CHECK_OK(defo_precond_setup(&P, kinds[t], &A, con));
+        defo_precond *P = precond_new(kinds[t], 0);
+        CHECK_OK(defo_precond_setup(P, A, con, NULL));
         for (size_t k = 0; k < n3; k++) x[k] = 0.25; /* fixed nodes keep 0.25 */
         defo_cg_def def = defo_default_cg_def();
         def.tolerance = 1e-10;
         def.max_iterations = 1000;
         defo_cg_result res;
-        CHECK_OK(defo_pcg_solve(&def, &A, &P, con, NULL, b, x, work, &res));
+        CHECK_OK(defo_pcg_solve(&def, A, P, con, NULL, b, x, work, &res));
         /* independent residual on free rows with the dense matrix */
         double rmax = 0, bmax = 0;
         int fixed_kept = 1;
@@ -197,21 +212,20 @@ static void test_pcg_solves(void) {
                     res.iterations, rmax / bmax);
         CHECK(rmax <= 1e-8 * bmax);
         CHECK(fixed_kept);
-        defo_precond_free(&P);
+        defo_precond_destroy(P);
     }
     /* fixed iteration count: exactly max_iterations, status OK */
     {
-        defo_precond P;
-        memset(&P, 0, sizeof P);
-        CHECK_OK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_JACOBI, &A, con));
+        defo_precond *P = precond_new(DEFO_PRECOND_BLOCK_JACOBI, 0);
+        CHECK_OK(defo_precond_setup(P, A, con, NULL));
         memset(x, 0, n3 * sizeof *x);
         defo_cg_def def = defo_default_cg_def();
         def.tolerance = 0;
         def.max_iterations = 5;
         defo_cg_result res;
-        CHECK_OK(defo_pcg_solve(&def, &A, &P, con, NULL, b, x, work, &res));
+        CHECK_OK(defo_pcg_solve(&def, A, P, con, NULL, b, x, work, &res));
         CHECK(res.iterations == 5);
-        defo_precond_free(&P);
+        defo_precond_destroy(P);
     }
     free(con);
     free(b);
@@ -219,7 +233,7 @@ static void test_pcg_solves(void) {
     free(work);
     free(D);
     free(E);
-    defo_bcsr_free(&A);
+    defo_bcsr_destroy(A);
     defo_mesh_destroy(m);
 }
 
@@ -234,19 +248,19 @@ static void assemble_and_solve(void *vctx, void *out) {
     size_t n3 = 3 * (size_t)c->m->num_nodes;
     defo_bcsr_assemble(c->A, c->E, 1.5);
     double *o = out;
-    memcpy(o, c->A->val, (size_t)c->A->num_blocks * 9 * sizeof(double));
+    const int64_t nb = defo_bcsr_get_pattern(c->A)->num_blocks;
+    memcpy(o, defo_bcsr_values(c->A), (size_t)nb * 9 * sizeof(double));
     double *b = malloc(n3 * sizeof *b), *work = malloc(4 * n3 * sizeof *work);
     for (size_t k = 0; k < n3; k++) b[k] = sin((double)k);
-    double *x = o + c->A->num_blocks * 9;
+    double *x = o + nb * 9;
     memset(x, 0, n3 * sizeof *x);
-    defo_precond P;
-    memset(&P, 0, sizeof P);
-    defo_precond_setup(&P, DEFO_PRECOND_BLOCK_JACOBI, c->A, NULL);
+    defo_precond *P = precond_new(DEFO_PRECOND_BLOCK_JACOBI, 0);
+    defo_precond_setup(P, c->A, NULL, NULL);
     defo_cg_def def = defo_default_cg_def();
     def.tolerance = 0;
     def.max_iterations = 30;
-    defo_pcg_solve(&def, c->A, &P, NULL, NULL, b, x, work, NULL);
-    defo_precond_free(&P);
+    defo_pcg_solve(&def, c->A, P, NULL, NULL, b, x, work, NULL);
+    defo_precond_destroy(P);
     free(b);
     free(work);
 }
@@ -254,15 +268,16 @@ static void assemble_and_solve(void *vctx, void *out) {
 static void test_determinism(void) {
     /* big enough that the parallel loops really split (> DEFO_PARALLEL_MIN blocks) */
     defo_mesh *m = box(12, 8, 8);
-    defo_bcsr A;
-    CHECK_OK(defo_bcsr_create(&A, m->elems, m->num_elems, 4, m->num_nodes));
+    defo_bcsr *A = NULL;
+    CHECK_OK(defo_bcsr_create(m->elems, m->num_elems, 4, m->num_nodes, &A));
     test_rng rng = {99};
     double *E = random_elem_mats(m->num_elems, &rng);
-    det_ctx c = {m, &A, E};
-    size_t bytes = ((size_t)A.num_blocks * 9 + 3 * (size_t)m->num_nodes) * sizeof(double);
+    det_ctx c = {m, A, E};
+    size_t bytes = ((size_t)defo_bcsr_get_pattern(A)->num_blocks * 9 + 3 * (size_t)m->num_nodes) *
+                   sizeof(double);
     CHECK(test_bitwise_same_for_threads(assemble_and_solve, &c, bytes, 2));
     free(E);
-    defo_bcsr_free(&A);
+    defo_bcsr_destroy(A);
     defo_mesh_destroy(m);
 }
 
@@ -279,22 +294,20 @@ typedef struct ic0_ctx {
 
 static void ic0_domains_apply(void *vctx, void *out) {
     ic0_ctx *c = vctx;
-    defo_precond P;
-    memset(&P, 0, sizeof P);
-    P.domains = c->domains;
-    defo_precond_setup(&P, DEFO_PRECOND_BLOCK_IC0, c->A, NULL);
-    defo_precond_apply(&P, c->r, out);
-    defo_precond_free(&P);
+    defo_precond *P = precond_new(DEFO_PRECOND_BLOCK_IC0, c->domains);
+    defo_precond_setup(P, c->A, NULL, NULL);
+    defo_precond_apply(P, c->r, out);
+    defo_precond_destroy(P);
 }
 
 static void test_ic0_domains(void) {
     defo_mesh *m = box(9, 4, 4);
-    defo_bcsr A, B;
-    CHECK_OK(defo_bcsr_create(&A, m->elems, m->num_elems, 4, m->num_nodes));
-    CHECK_OK(defo_bcsr_create(&B, m->elems, m->num_elems, 4, m->num_nodes));
+    defo_bcsr *A = NULL, *B = NULL;
+    CHECK_OK(defo_bcsr_create(m->elems, m->num_elems, 4, m->num_nodes, &A));
+    CHECK_OK(defo_bcsr_create(m->elems, m->num_elems, 4, m->num_nodes, &B));
     test_rng rng = {4242};
     double *E = random_elem_mats(m->num_elems, &rng);
-    defo_bcsr_assemble(&A, E, 1.0);
+    defo_bcsr_assemble(A, E, 1.0);
     const defo_index n = m->num_nodes;
     const size_t n3 = 3 * (size_t)n;
     double *r = malloc(n3 * sizeof *r), *z = malloc(n3 * sizeof *z),
@@ -304,45 +317,44 @@ static void test_ic0_domains(void) {
     for (int t = 0; t < 3; t++) {
         const int D = Ds[t];
         /* B = A without the couplings between the subdomains setup chose */
-        defo_precond Q;
-        memset(&Q, 0, sizeof Q);
-        Q.domains = D;
-        CHECK_OK(defo_precond_setup(&Q, DEFO_PRECOND_BLOCK_IC0, &A, NULL));
-        memcpy(B.val, A.val, (size_t)A.num_blocks * 9 * sizeof *B.val);
+        defo_precond *Q = precond_new(DEFO_PRECOND_BLOCK_IC0, D);
+        CHECK_OK(defo_precond_setup(Q, A, NULL, NULL));
+        memcpy(defo_bcsr_values(B), defo_bcsr_values(A),
+               (size_t)defo_bcsr_get_pattern(A)->num_blocks * 9 * sizeof(double));
         defo_index dropped = 0, count[8] = {0};
         for (defo_index i = 0; i < n; i++) {
-            count[Q.domain_of[i]]++;
-            for (int64_t q = B.row_offset[i]; q < B.row_offset[i + 1]; q++)
-                if (Q.domain_of[i] != Q.domain_of[B.col[q]]) {
-                    memset(B.val + 9 * q, 0, 9 * sizeof *B.val);
+            count[Q->domain_of[i]]++;
+            for (int64_t q = defo_bcsr_get_pattern(B)->row_offset[i];
+                 q < defo_bcsr_get_pattern(B)->row_offset[i + 1]; q++)
+                if (Q->domain_of[i] != Q->domain_of[defo_bcsr_get_pattern(B)->col[q]]) {
+                    memset(defo_bcsr_values(B) + 9 * q, 0, 9 * sizeof(double));
                     dropped++;
                 }
         }
         /* balanced, and a slab: the interface is a small part of the pattern */
         for (int d = 0; d < D; d++) CHECK(count[d] == n / D || count[d] == n / D + 1);
-        TEST_REPORT("%d domains: %ld of %ld blocks dropped", D, (long)dropped, (long)A.num_blocks);
-        CHECK(dropped < A.num_blocks / (D == 7 ? 2 : 5));
-        defo_precond_free(&Q);
+        TEST_REPORT("%d domains: %ld of %ld blocks dropped", D, (long)dropped,
+                    (long)defo_bcsr_get_pattern(A)->num_blocks);
+        CHECK(dropped < defo_bcsr_get_pattern(A)->num_blocks / (D == 7 ? 2 : 5));
+        defo_precond_destroy(Q);
         CHECK(dropped > 0);
-        ic0_ctx ref = {&B, r, 1}, dom = {&A, r, D};
+        ic0_ctx ref = {B, r, 1}, dom = {A, r, D};
         ic0_domains_apply(&ref, zref);
         ic0_domains_apply(&dom, z);
         CHECK(memcmp(z, zref, n3 * sizeof *z) == 0);
         CHECK(test_bitwise_same_for_threads(ic0_domains_apply, &dom, n3 * sizeof(double), 2));
         /* PCG on A with the split factor: dense residual */
-        defo_precond P;
-        memset(&P, 0, sizeof P);
-        P.domains = D;
-        CHECK_OK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_IC0, &A, NULL));
-        CHECK(P.num_domains == D);
+        defo_precond *P = precond_new(DEFO_PRECOND_BLOCK_IC0, D);
+        CHECK_OK(defo_precond_setup(P, A, NULL, NULL));
+        CHECK(P->num_domains == D);
         double *x = calloc(n3, sizeof *x), *work = malloc(4 * n3 * sizeof *work);
         defo_cg_def def = defo_default_cg_def();
         def.tolerance = 1e-10;
         def.max_iterations = 1000;
         defo_cg_result res;
-        CHECK_OK(defo_pcg_solve(&def, &A, &P, NULL, NULL, r, x, work, &res));
+        CHECK_OK(defo_pcg_solve(&def, A, P, NULL, NULL, r, x, work, &res));
         double *D2 = malloc(n3 * n3 * sizeof *D2);
-        defo_bcsr_to_dense(&A, D2);
+        defo_bcsr_to_dense(A, D2);
         double rmax = 0, bmax = 0;
         for (size_t i = 0; i < n3; i++) {
             double s = 0;
@@ -356,7 +368,7 @@ static void test_ic0_domains(void) {
         free(D2);
         free(x);
         free(work);
-        defo_precond_free(&P);
+        defo_precond_destroy(P);
     }
     /* any numbering: the same mesh with randomly permuted nodes still gets
      * two slabs (a range split of a random numbering would cut ~half) */
@@ -371,40 +383,41 @@ static void test_ic0_domains(void) {
             perm[j] = t;
         }
         for (size_t k = 0; k < (size_t)m->num_elems * 4; k++) conn[k] = perm[m->elems[k]];
-        defo_bcsr C;
-        CHECK_OK(defo_bcsr_create(&C, conn, m->num_elems, 4, n));
-        defo_bcsr_assemble(&C, E, 1.0);
-        defo_precond Q;
-        memset(&Q, 0, sizeof Q);
-        Q.domains = 2;
-        CHECK_OK(defo_precond_setup(&Q, DEFO_PRECOND_BLOCK_IC0, &C, NULL));
+        defo_bcsr *C = NULL;
+        CHECK_OK(defo_bcsr_create(conn, m->num_elems, 4, n, &C));
+        defo_bcsr_assemble(C, E, 1.0);
+        defo_precond *Q = precond_new(DEFO_PRECOND_BLOCK_IC0, 2);
+        CHECK_OK(defo_precond_setup(Q, C, NULL, NULL));
         defo_index dropped = 0;
         for (defo_index i = 0; i < n; i++)
-            for (int64_t q = C.row_offset[i]; q < C.row_offset[i + 1]; q++)
-                dropped += Q.domain_of[i] != Q.domain_of[C.col[q]];
+            for (int64_t q = defo_bcsr_get_pattern(C)->row_offset[i];
+                 q < defo_bcsr_get_pattern(C)->row_offset[i + 1]; q++)
+                dropped += Q->domain_of[i] != Q->domain_of[defo_bcsr_get_pattern(C)->col[q]];
         TEST_REPORT("permuted numbering, 2 domains: %ld of %ld blocks dropped", (long)dropped,
-                    (long)C.num_blocks);
-        CHECK(dropped < C.num_blocks / 5);
-        defo_precond_free(&Q);
-        defo_bcsr_free(&C);
+                    (long)defo_bcsr_get_pattern(C)->num_blocks);
+        CHECK(dropped < defo_bcsr_get_pattern(C)->num_blocks / 5);
+        defo_precond_destroy(Q);
+        defo_bcsr_destroy(C);
         free(conn);
         free(perm);
     }
     /* automatic: one domain below 4096 nodes; negative is refused */
-    defo_precond P;
-    memset(&P, 0, sizeof P);
-    CHECK_OK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_IC0, &A, NULL));
-    CHECK(P.num_domains == 1);
-    P.domains = -1;
-    CHECK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_IC0, &A, NULL) == DEFO_ERR_INVALID_ARGUMENT);
+    defo_precond *P = precond_new(DEFO_PRECOND_BLOCK_IC0, 0);
+    CHECK_OK(defo_precond_setup(P, A, NULL, NULL));
+    CHECK(P->num_domains == 1);
+    defo_precond_destroy(P);
+    P = NULL;
+    defo_precond_def bad = defo_default_precond_def();
+    bad.kind = DEFO_PRECOND_BLOCK_IC0;
+    bad.domains = -1;
+    CHECK(defo_precond_create(&bad, &P) == DEFO_ERR_INVALID_ARGUMENT && !P);
     CHECK(strstr(defo_last_error(), "domains") != NULL);
-    defo_precond_free(&P);
     free(r);
     free(z);
     free(zref);
     free(E);
-    defo_bcsr_free(&A);
-    defo_bcsr_free(&B);
+    defo_bcsr_destroy(A);
+    defo_bcsr_destroy(B);
     defo_mesh_destroy(m);
 }
 
@@ -452,28 +465,26 @@ static void test_dot(void) {
  * two-level (within 1 %: the allocator rounds each request up by a byte). */
 static void test_precond_bytes(void) {
     defo_mesh *m = box(12, 8, 8);
-    defo_bcsr A;
-    CHECK_OK(defo_bcsr_create(&A, m->elems, m->num_elems, 4, m->num_nodes));
+    defo_bcsr *A = NULL;
+    CHECK_OK(defo_bcsr_create(m->elems, m->num_elems, 4, m->num_nodes, &A));
     test_rng rng = {11};
     double *E = random_elem_mats(m->num_elems, &rng);
-    defo_bcsr_assemble(&A, E, 1.0);
+    defo_bcsr_assemble(A, E, 1.0);
     const defo_precond_kind kinds[3] = {DEFO_PRECOND_BLOCK_JACOBI, DEFO_PRECOND_BLOCK_IC0,
                                         DEFO_PRECOND_TWO_LEVEL};
     for (int t = 0; t < 3; t++) {
-        defo_precond P;
-        memset(&P, 0, sizeof P);
-        P.coords = m->x;
         int64_t before = defo_allocated_bytes();
-        CHECK_OK(defo_precond_setup(&P, kinds[t], &A, NULL));
+        defo_precond *P = precond_new(kinds[t], 0);
+        CHECK_OK(defo_precond_setup(P, A, NULL, m->x));
         double live = (double)(defo_allocated_bytes() - before);
-        double said = (double)defo_precond_bytes(&P);
+        double said = (double)defo_precond_bytes(P);
         TEST_REPORT("%s: allocated %.0f bytes, defo_precond_bytes %.0f",
                     defo_precond_name(kinds[t]), live, said);
         CHECK(live > 0 && fabs(said - live) <= 0.01 * live);
-        defo_precond_free(&P);
+        defo_precond_destroy(P);
     }
     free(E);
-    defo_bcsr_free(&A);
+    defo_bcsr_destroy(A);
     defo_mesh_destroy(m);
 }
 
@@ -483,21 +494,18 @@ static void test_precond_bytes(void) {
  * forward sweep uses) and uᵀP⁻¹u > 0; on an SPD matrix with 2 subdomains. */
 static void test_precond_symmetric(void) {
     defo_mesh *m = box(12, 8, 8); /* 1053 nodes */
-    defo_bcsr A;
-    CHECK_OK(defo_bcsr_create(&A, m->elems, m->num_elems, 4, m->num_nodes));
+    defo_bcsr *A = NULL;
+    CHECK_OK(defo_bcsr_create(m->elems, m->num_elems, 4, m->num_nodes, &A));
     test_rng rng = {404};
     double *E = random_elem_mats(m->num_elems, &rng);
-    defo_bcsr_assemble(&A, E, 1.0);
+    defo_bcsr_assemble(A, E, 1.0);
     const size_t n3 = 3 * (size_t)m->num_nodes;
     double *u = malloc(n3 * sizeof *u), *v = malloc(n3 * sizeof *v), *pu = malloc(n3 * sizeof *pu),
            *pv = malloc(n3 * sizeof *pv);
     const defo_precond_kind kinds[2] = {DEFO_PRECOND_BLOCK_IC0, DEFO_PRECOND_TWO_LEVEL};
     for (int t = 0; t < 2; t++) {
-        defo_precond P;
-        memset(&P, 0, sizeof P);
-        P.coords = m->x;
-        P.domains = 2;
-        CHECK_OK(defo_precond_setup(&P, kinds[t], &A, NULL));
+        defo_precond *P = precond_new(kinds[t], 2);
+        CHECK_OK(defo_precond_setup(P, A, NULL, m->x));
         double worst = 0;
         int positive = 1;
         for (int trial = 0; trial < 5; trial++) {
@@ -505,8 +513,8 @@ static void test_precond_symmetric(void) {
                 u[k] = test_range(&rng, -1, 1);
                 v[k] = test_range(&rng, -1, 1);
             }
-            defo_precond_apply(&P, u, pu);
-            defo_precond_apply(&P, v, pv);
+            defo_precond_apply(P, u, pu);
+            defo_precond_apply(P, v, pv);
             double a = 0, b = 0, c = 0, na = 0, nb = 0;
             for (size_t k = 0; k < n3; k++) {
                 a += u[k] * pv[k];
@@ -522,32 +530,41 @@ static void test_precond_symmetric(void) {
                     worst);
         CHECK(worst < 1e-13);
         CHECK(positive);
-        defo_precond_free(&P);
+        defo_precond_destroy(P);
     }
     free(u);
     free(v);
     free(pu);
     free(pv);
     free(E);
-    defo_bcsr_free(&A);
+    defo_bcsr_destroy(A);
     defo_mesh_destroy(m);
 }
 
 static void test_errors(void) {
-    defo_bcsr A;
+    defo_bcsr *A = NULL;
     defo_index bad[4] = {0, 1, 2, 9};
-    CHECK(defo_bcsr_create(&A, bad, 1, 4, 4) == DEFO_ERR_INVALID_MESH);
-    CHECK(defo_bcsr_create(&A, NULL, 1, 4, 4) == DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(defo_bcsr_create(bad, 1, 4, 4, &A) == DEFO_ERR_INVALID_MESH && !A);
+    CHECK(defo_bcsr_create(NULL, 1, 4, 4, &A) == DEFO_ERR_INVALID_ARGUMENT && !A);
     /* indefinite diagonal block is refused with the node named */
     defo_index ok[4] = {0, 1, 2, 3};
-    CHECK_OK(defo_bcsr_create(&A, ok, 1, 4, 4));
-    defo_precond P;
-    memset(&P, 0, sizeof P);
-    CHECK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_JACOBI, &A, NULL) == DEFO_ERR_NUMERICAL);
+    CHECK_OK(defo_bcsr_create(ok, 1, 4, 4, &A));
+    defo_precond *P = precond_new(DEFO_PRECOND_BLOCK_JACOBI, 0);
+    CHECK(defo_precond_setup(P, A, NULL, NULL) == DEFO_ERR_NUMERICAL);
     CHECK(strstr(defo_last_error(), "node 0") != NULL);
-    CHECK(defo_precond_setup(&P, DEFO_PRECOND_BLOCK_IC0, &A, NULL) == DEFO_ERR_NUMERICAL);
-    defo_precond_free(&P);
-    defo_bcsr_free(&A);
+    defo_precond_destroy(P);
+    P = precond_new(DEFO_PRECOND_BLOCK_IC0, 0);
+    CHECK(defo_precond_setup(P, A, NULL, NULL) == DEFO_ERR_NUMERICAL);
+    defo_precond_destroy(P);
+    /* names: every kind round-trips, an unknown name is refused */
+    for (int k = DEFO_PRECOND_NONE; k <= DEFO_PRECOND_TWO_LEVEL; k++) {
+        defo_precond_kind got = DEFO_PRECOND_NONE;
+        CHECK_OK(defo_precond_from_name(defo_precond_name((defo_precond_kind)k), &got));
+        CHECK(got == (defo_precond_kind)k);
+    }
+    CHECK(defo_precond_from_name("ic0", NULL) == DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(defo_last_error(), "block_ic0") != NULL);
+    defo_bcsr_destroy(A);
 }
 
 int main(void) {

@@ -20,10 +20,14 @@
  *     diagonals.
  * Non-convergence is data (defo_quasistatic_stats.reason), never a crash.
  *
+ * The Newton iteration, its line search and its linear solves are the
+ * shared ones of defo/solver.h (defo_newton, defo_linear_solver).
+ *
  * Speed (none of it changes the answer beyond the tolerance): PCG with a
- * factorised preconditioner reused over iterations and frames (precond,
- * precond_max_age), a forcing rule for the inexact Newton steps (forcing),
- * and a start extrapolated from the last equilibria (predictor).
+ * factorised preconditioner reused over iterations and frames
+ * (newton.linear.precond, its lag policy), a forcing rule for the inexact
+ * Newton steps (newton.forcing), and a start extrapolated from the last
+ * equilibria (predictor).
  *
  * Convergence: max over free nodes of |f_i| ≤ tolerance · f_ref with the
  * REFERENCE FORCE
@@ -44,6 +48,7 @@
 #include "defo/geometry.h"
 #include "defo/material.h"
 #include "defo/mesh.h"
+#include "defo/solver.h"
 #include "defo/sparse.h"
 
 #ifdef __cplusplus
@@ -59,39 +64,6 @@ typedef enum defo_qs_linear {
     DEFO_QS_LINEAR_ASSEMBLED = 1, /* 3×3-block CSR stiffness, assembled per Newton step */
     DEFO_QS_LINEAR_MATRIX_FREE = 2 /* δf = −Σ_e vol U{dP/dF : Uᵀ δF V}Vᵀ… per CG product */
 } defo_qs_linear;
-
-/* Linear solver of the Newton step K δx = f (free nodes; bones decoupled). */
-typedef enum defo_qs_solver {
-    DEFO_QS_SOLVER_PCG = 0, /* inexact-Newton PCG (default) */
-    /* Sparse Cholesky (CHOLMOD, defo/cholesky.h) of the assembled K (contact
-     * blocks included): exact steps; the symbolic analysis is done once per
-     * solver (the pattern never changes) and reused over Newton iterations
-     * and frames.  A factorisation that fails (K not positive definite, e.g.
-     * definiteness_fix = 0 near inversion) falls back to PCG for that
-     * iteration (stats.cholesky_fallbacks).  Needs the assembled matrix
-     * (linear AUTO or ASSEMBLED) and a CHOLMOD build: otherwise create
-     * returns DEFO_ERR_UNSUPPORTED (defo_cholesky_available()). */
-    DEFO_QS_SOLVER_CHOLESKY = 1
-} defo_qs_solver;
-
-/* Forcing term η of the inexact Newton step: CG stops when the relative
- * residual of K δx = f is ≤ η.  Either way η is clamped to
- * [cg_min_tolerance, cg_max_tolerance] and never made smaller than
- * 0.5·tolerance·f_ref/|f|∞ (solving further than the Newton target is
- * wasted, Kelley 1995 §6.3). */
-typedef enum defo_qs_forcing {
-    /* η = 0.5·tolerance·f_ref/|f|∞ (clamped): every step solved at once to
-     * the accuracy the Newton target needs (the rule before issue 5); a
-     * frame usually ends well below the tolerance */
-    DEFO_QS_FORCING_TARGET = 0,
-    /* Eisenstat–Walker choice 2 (SIAM J. Sci. Comput. 17, 1996):
-     * η_k = 0.9 (|f_k|₂/|f_{k−1}|₂)², safeguarded by 0.9 η_{k−1}² when that
-     * is > 0.1; η_0 = cg_max_tolerance, or the TARGET rule when the frame
-     * starts from the predictor (near the answer: one accurate step).  Loose
-     * steps while the residual is large: fewer CG iterations, sometimes one
-     * more Newton iteration, and a frame that ends just below the tolerance */
-    DEFO_QS_FORCING_EISENSTAT_WALKER = 1
-} defo_qs_forcing;
 
 /* Starting point of a frame's Newton iteration. */
 typedef enum defo_qs_predictor {
@@ -110,80 +82,70 @@ typedef enum defo_qs_predictor {
 
 typedef struct defo_quasistatic_def {
     double tolerance;     /* relative to f_ref (top of file); default 1e-6, in (0, 1) */
-    int max_iterations;   /* Newton iterations per frame, default 100, >= 1 */
     int definiteness_fix; /* TSIF05 §8 clamping; default 1 (0 reproduces "no fix") */
-    int line_search;      /* energy backtracking; default 1 (0 = full Newton steps) */
     /* TSIF05 §9 constant extrapolation: ψ, P̂ and dP/dF evaluated at σ
      * clamped to max(σ, c), c the material's compression threshold (an
      * internal DEFO_INVERSION_CLAMP copy of the material).  Default 1.  0:
      * the material's own extension with its exact dP/dF. */
     int constant_extrapolation;
-    defo_qs_linear linear; /* default AUTO */
-    /* PCG preconditioner: DEFO_PRECOND_JACOBI, _BLOCK_JACOBI (both rebuilt
-     * every Newton iteration), _BLOCK_IC0 or _TWO_LEVEL (defo/sparse.h, of
-     * the assembled K with the contact blocks, bones decoupled; lagged, see
-     * precond_max_age; with linear MATRIX_FREE, which has no assembled K,
-     * block Jacobi stands in for them).  Default TWO_LEVEL (fastest
-     * measured: bench_quasistatic). */
-    defo_precond_kind precond;
-    /* BLOCK_IC0 / TWO_LEVEL: a factorisation is reused for later Newton
-     * iterations and frames (a factor of a recent K still preconditions the
-     * current one) until it has served this many linear solves, or until a
-     * solve needs more than 2× the CG iterations per decade of residual
-     * reduction that the first solve with it needed.  1 = factor every
-     * iteration.  Default 8, >= 1. */
-    int precond_max_age;
-    int max_cg_iterations; /* per Newton iteration, default 2000 */
-    /* Inexact Newton forcing (defo_qs_forcing above) between
-     * cg_min_tolerance and cg_max_tolerance: defaults 1e-10 and 0.1. */
-    double cg_max_tolerance;
-    double cg_min_tolerance;
-    double gravity[3];            /* [m/s²], body force ρg lumped to the nodes; default 0 */
-    defo_qs_solver linear_solver; /* default PCG */
-    defo_qs_forcing forcing;      /* default EISENSTAT_WALKER */
-    defo_qs_predictor predictor;  /* default CUBIC */
+    defo_qs_linear linear;       /* default AUTO */
+    double gravity[3];           /* [m/s²], body force ρg lumped to the nodes; default 0 */
+    defo_qs_predictor predictor; /* default CUBIC */
     /* 1: a frame's result depends only on t, the x passed in and the setup
      * (no factorisation reused from an earlier frame: it is refreshed at
      * each frame's first iteration; no predictor), so a simulation resumed
      * from a checkpoint of (t, x) continues bit for bit.  Default 0. */
     int frame_local;
+    /* The Newton iteration (defo/solver.h, the driver every solver shares):
+     *   max_iterations per frame (default 100), line_search (default 1),
+     *   forcing (default EISENSTAT_WALKER), cg_min/cg_max_tolerance
+     *   (defaults 1e-10, 0.1), max_forced_steps (default 10), and the linear
+     *   solver of its steps, newton.linear:
+     *   - method: DEFO_LINEAR_PCG (default) or DEFO_LINEAR_CHOLESKY (sparse
+     *     Cholesky of the assembled K with the contact blocks: exact steps,
+     *     analysis once per solver; a factorisation that fails, e.g.
+     *     definiteness_fix = 0 near inversion, falls back to block-Jacobi
+     *     PCG for that iteration, stats.precond_fallbacks; needs linear AUTO
+     *     or ASSEMBLED and a CHOLMOD build, else create returns
+     *     DEFO_ERR_INVALID_ARGUMENT / DEFO_ERR_UNSUPPORTED);
+     *   - precond.kind: DEFO_PRECOND_JACOBI, _BLOCK_JACOBI (rebuilt every
+     *     Newton iteration), _BLOCK_IC0 or _TWO_LEVEL (default; of the
+     *     assembled K with the contact blocks, bones decoupled, lagged by the
+     *     linear solver's policy: max_age default 8, rate_growth default 2;
+     *     with linear MATRIX_FREE block Jacobi stands in for them);
+     *     precond.domains 0 = two IC(0) subdomains from 2048 nodes;
+     *   - max_iterations per Newton step (default 2000); curvature
+     *     DEFO_CURVATURE_STOP (default: a non-positive curvature, which the
+     *     definiteness fix rules out, ends the step with a descent
+     *     direction). */
+    defo_newton_def newton;
 } defo_quasistatic_def;
 
 DEFO_API defo_quasistatic_def defo_default_quasistatic_def(void);
 
 /* ------------------------------------------------------------ statistics */
-typedef enum defo_qs_reason {
-    DEFO_QS_CONVERGED = 0,
-    DEFO_QS_MAX_ITERATIONS = 1, /* max_iterations reached */
-    DEFO_QS_STALLED = 2,  /* no step along the Newton direction reduced the energy or residual */
-    DEFO_QS_NUMERICAL = 3 /* a non-finite value appeared; x is the last finite iterate */
-} defo_qs_reason;
-
-DEFO_API const char *defo_qs_reason_name(defo_qs_reason reason);
-
 typedef struct defo_quasistatic_stats {
     int newton_iterations;
     int cg_iterations;      /* total over the frame */
     int negative_curvature; /* CG directions with pᵀKp ≤ 0 (0 with the fix) */
     int line_search_backtracks;
-    defo_qs_reason reason;
-    double residual;             /* max_i |f_i| over free nodes at the end [N] */
-    double reference_force;      /* f_ref [N] */
-    double initial_residual;     /* before the first iteration [N] */
-    double energy;               /* total potential energy at the end [J] */
-    defo_index inverted;         /* elements with σ3 ≤ 0 at the end */
-    defo_index max_inverted;     /* largest count seen at any iterate of the frame */
-    defo_index contacts;         /* penetrating (node, source) pairs at the end */
+    defo_convergence_reason reason; /* defo/solver.h */
+    double residual;                /* max_i |f_i| over free nodes at the end [N] */
+    double reference_force;         /* f_ref [N] */
+    double initial_residual;        /* before the first iteration [N] */
+    double energy;                  /* total potential energy at the end [J] */
+    defo_index inverted;            /* elements with σ3 ≤ 0 at the end */
+    defo_index max_inverted;        /* largest count seen at any iterate of the frame */
+    defo_index contacts;            /* penetrating (node, source) pairs at the end */
     defo_index clamped_elements; /* elements whose dP/dF was modified by the fix (last iterate) */
     double seconds;              /* wall time of the frame */
-    /* DEFO_QS_SOLVER_CHOLESKY only (0 otherwise): */
-    int cholesky_analyses;       /* symbolic analyses done in this frame (1 in the first) */
-    int cholesky_factorizations; /* successful numerical factorisations */
-    int cholesky_fallbacks;      /* iterations solved by PCG because the factorisation failed */
-    /* BLOCK_IC0 / TWO_LEVEL preconditioner (0 otherwise): */
-    int precond_setups;    /* factorisations in this frame (the rest reused a lagged one) */
-    int precond_fallbacks; /* iterations preconditioned by block Jacobi because the
-                              factorisation failed (a singular diagonal block) */
+    /* factorisations in this frame (BLOCK_IC0 / TWO_LEVEL preconditioner:
+     * the rest of the iterations reused a lagged one; method CHOLESKY: one
+     * per Newton iteration) */
+    int precond_setups;
+    /* iterations solved with block Jacobi because the factorisation failed
+     * (a singular diagonal block, or K not positive definite for CHOLESKY) */
+    int precond_fallbacks;
     int predicted;         /* 1 when the frame started from the extrapolated guess */
     double linear_seconds; /* wall time in the linear solves, assembly and preconditioner
                               setup included */
@@ -255,8 +217,9 @@ DEFO_API defo_status defo_quasistatic_evaluate(defo_quasistatic *qs, double t, c
 /* y = K d with K = −∂f/∂x at the last evaluation (elastic part made PSD when
  * definiteness_fix is on; contact part included), without constraints. */
 DEFO_API void defo_quasistatic_apply_stiffness(defo_quasistatic *qs, const double *d, double *y);
-/* The assembled stiffness of the last evaluation (assembles on demand).
- * Borrowed: valid until the next evaluation. */
+/* The assembled stiffness of the last evaluation, contact blocks included
+ * (assembles on demand; NULL with linear MATRIX_FREE).  Borrowed: valid
+ * until the next evaluation. */
 DEFO_API const defo_bcsr *defo_quasistatic_stiffness(defo_quasistatic *qs);
 /* Bytes held by the solver (per-element data, matrix, vectors). */
 DEFO_API size_t defo_quasistatic_bytes(const defo_quasistatic *qs);

@@ -65,7 +65,7 @@ struct defo_corotated {
     double *slot_force; /* 12 per element */
     double *elem_energy;
     defo_incidence inc;
-    defo_bcsr A;
+    defo_bcsr *A;
     defo_index num_inverted;
     int all_stale;
 };
@@ -129,7 +129,7 @@ void defo_corotated_destroy(defo_corotated *c) {
     defo_free(c->slot_force);
     defo_free(c->elem_energy);
     defo_incidence_free(&c->inc);
-    defo_bcsr_free(&c->A);
+    defo_bcsr_destroy(c->A);
     defo_free(c);
 }
 
@@ -210,7 +210,7 @@ defo_status defo_corotated_create(const defo_mesh *mesh, const defo_material_def
     }
     c->all_stale = 1;
     st = defo_incidence_build(&c->inc, mesh->elems, mesh->num_elems, 4, mesh->num_nodes);
-    if (!st) st = defo_bcsr_create(&c->A, mesh->elems, mesh->num_elems, 4, mesh->num_nodes);
+    if (!st) st = defo_bcsr_create(mesh->elems, mesh->num_elems, 4, mesh->num_nodes, &c->A);
     if (st) {
         defo_corotated_destroy(c);
         return defo_error_prefix("corotated");
@@ -369,47 +369,63 @@ defo_status defo_corotated_forces(defo_corotated *c, const double *x, double *fo
 }
 
 defo_bcsr *defo_corotated_matrix(defo_corotated *c) {
-    return c ? &c->A : NULL;
+    return c ? c->A : NULL;
+}
+
+/* Block row I of K' (blocks on and above the diagonal summed from their
+ * sources, each mirror below written as the transpose), for p nodes per
+ * element: called with a literal p where it is known, so the slot decoding
+ * divides by constants. */
+static inline void assemble_row(const defo_corotated *c, const defo_bcsr_pattern *P, double *val,
+                                defo_index I, int p, double stiffness_scale) {
+    const double mu = c->mu, lambda = c->lambda;
+    for (int64_t b = P->diag[I]; b < P->row_offset[I + 1]; b++) {
+        double s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+        for (int64_t k = P->src_offset[b]; k < P->src_offset[b + 1]; k++) {
+            int64_t e;
+            int i, j;
+            defo_bcsr_slot(P->src[k], p, &e, &i, &j);
+            /* Re Ke_ij Reᵀ = V (λ c_i c_jᵀ + μ c_j c_iᵀ + μ (c_i·c_j) I), c = Re b */
+            const double *ci = c->rgrad + 3 * p * e + 3 * i, *cj = c->rgrad + 3 * p * e + 3 * j;
+            const double V = c->volume[e], la = V * lambda, m = V * mu;
+            const double g = m * (ci[0] * cj[0] + ci[1] * cj[1] + ci[2] * cj[2]);
+            for (int r = 0; r < 3; r++) {
+                const double ai = la * ci[r], mj = m * cj[r];
+                for (int q = 0; q < 3; q++) s[3 * r + q] += ai * cj[q] + mj * ci[q];
+                s[4 * r] += g;
+            }
+        }
+        double *v = val + 9 * b;
+        if (b == P->diag[I]) { /* symmetric: average the two rounding orders */
+            for (int r = 0; r < 3; r++)
+                for (int q = 0; q < 3; q++)
+                    v[3 * r + q] = stiffness_scale * 0.5 * (s[3 * r + q] + s[3 * q + r]);
+            continue;
+        }
+        double *w = val + 9 * P->transpose[b];
+        for (int r = 0; r < 3; r++)
+            for (int q = 0; q < 3; q++)
+                v[3 * r + q] = w[3 * q + r] = stiffness_scale * s[3 * r + q];
+    }
 }
 
 void defo_corotated_assemble(defo_corotated *c, double stiffness_scale, const double *mass,
                              double mass_scale) {
-    defo_bcsr *A = &c->A;
-    const defo_index nr = A->num_rows;
-    const double mu = c->mu, lambda = c->lambda;
+    defo_bcsr *A = c->A;
+    const defo_bcsr_pattern *P = defo_bcsr_get_pattern(A);
+    double *val = defo_bcsr_values(A);
+    const defo_index nr = P->num_rows;
+    const int p = P->per_elem;
     /* Blocks on and above the diagonal are summed from their sources; each
      * one below is the transpose of its mirror (Re Ke_ji Reᵀ = (Re Ke_ij
      * Reᵀ)ᵀ), so K' is exactly symmetric and costs ~10 of the 16 block
      * products per element. */
-    DEFO_PARALLEL_FOR_IF(A->num_blocks > DEFO_PARALLEL_MIN)
-    for (defo_index I = 0; I < nr; I++) {
-        for (int64_t b = A->diag[I]; b < A->row_offset[I + 1]; b++) {
-            double s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
-            for (int64_t k = A->src_offset[b]; k < A->src_offset[b + 1]; k++) {
-                int64_t slot = A->src[k], e = slot >> 4;
-                int i = (int)((slot >> 2) & 3), j = (int)(slot & 3);
-                /* Re Ke_ij Reᵀ = V (λ c_i c_jᵀ + μ c_j c_iᵀ + μ (c_i·c_j) I), c = Re b */
-                const double *ci = c->rgrad + 12 * e + 3 * i, *cj = c->rgrad + 12 * e + 3 * j;
-                const double V = c->volume[e], la = V * lambda, m = V * mu;
-                const double g = m * (ci[0] * cj[0] + ci[1] * cj[1] + ci[2] * cj[2]);
-                for (int r = 0; r < 3; r++) {
-                    const double ai = la * ci[r], mj = m * cj[r];
-                    for (int q = 0; q < 3; q++) s[3 * r + q] += ai * cj[q] + mj * ci[q];
-                    s[4 * r] += g;
-                }
-            }
-            double *v = A->val + 9 * b;
-            if (b == A->diag[I]) { /* symmetric: average the two rounding orders */
-                for (int r = 0; r < 3; r++)
-                    for (int q = 0; q < 3; q++)
-                        v[3 * r + q] = stiffness_scale * 0.5 * (s[3 * r + q] + s[3 * q + r]);
-                continue;
-            }
-            double *w = A->val + 9 * A->transpose[b];
-            for (int r = 0; r < 3; r++)
-                for (int q = 0; q < 3; q++)
-                    v[3 * r + q] = w[3 * q + r] = stiffness_scale * s[3 * r + q];
-        }
+    if (p == 4) {
+        DEFO_PARALLEL_FOR_IF(P->num_blocks > DEFO_PARALLEL_MIN)
+        for (defo_index I = 0; I < nr; I++) assemble_row(c, P, val, I, 4, stiffness_scale);
+    } else {
+        DEFO_PARALLEL_FOR_IF(P->num_blocks > DEFO_PARALLEL_MIN)
+        for (defo_index I = 0; I < nr; I++) assemble_row(c, P, val, I, p, stiffness_scale);
     }
     if (mass && mass_scale != 0) defo_bcsr_add_diagonal(A, mass, mass_scale);
 }
@@ -454,7 +470,7 @@ size_t defo_corotated_bytes(const defo_corotated *c) {
     size_t ne = (size_t)c->num_elems;
     size_t per =
         (12 + 1 + 9 + 12 + 9 + 12 + 1 + (c->F_last ? 9 : 0)) * sizeof(double) + sizeof(int32_t);
-    return sizeof *c + ne * per + defo_bcsr_bytes(&c->A) +
+    return sizeof *c + ne * per + defo_bcsr_bytes(c->A) +
            ((size_t)c->num_nodes + 1 + 4 * ne) * sizeof(int64_t);
 }
 

@@ -4,10 +4,12 @@
  * One step from (xⁱ, vⁱ):
  *   1  Re from xⁱ (lazily, MTPS08 §4.4, when the force model's def asks);
  *   2  if any Re changed (or on the first step): A = (1 + Δtα) M +
- *      (Δt² + Δtβ) K', and the preconditioner of A;
+ *      (Δt² + Δtβ) K';
  *   3  b = M vⁱ + Δt (f_el(xⁱ) + f_ext + f_plastic), f_el = −(K'xⁱ + f'0);
  *   4  PCG on A v = b from v = vⁱ (warm start) with fixed nodes projected —
- *      their velocity stays the caller's value;
+ *      their velocity stays the caller's value — by the body's
+ *      defo_linear_solver, whose lag policy decides when the preconditioner
+ *      of A is recomputed;
  *   5  xⁱ⁺¹ = xⁱ + Δt vⁱ⁺¹.
  * Derivation: M (v⁺ − v) = Δt (−C v⁺ − (K'x⁺ + f'0) + f_ext) with
  * x⁺ = x + Δt v⁺ gives exactly the system of line 2–3 (MG04 §6).
@@ -17,6 +19,7 @@
 #include "defo/backward_euler.h"
 
 #include "defo/cholesky.h"
+#include "defo/solver.h"
 
 #include "base/parallel.h"
 
@@ -28,19 +31,15 @@ struct defo_backward_euler {
     const defo_mesh *mesh;
     defo_backward_euler_def def;
     defo_corotated *model;
-    defo_precond precond;
+    defo_linear_solver *solver; /* PCG with the lagged preconditioner */
     defo_index n;
     double *x, *v, *f_ext, *mass;
     double *v_prev; /* vⁱ⁻¹, for the extrapolated warm start */
     int steps;
     unsigned char *constraint;
-    double *force, *rhs, *v_new, *work; /* work: 12n */
+    double *force, *rhs, *v_new;
     double time;
     int assembled;
-    /* lagged preconditioners: PCG iterations of the last step and of the
-     * first step after the last refactorisation */
-    int last_iterations, fresh_iterations, last_converged;
-    double last_residual, fresh_residual;
     /* MG04 §3 plastic force (3n), added to the right-hand side like f_ext */
     double *f_plastic;
     defo_material_def material; /* kept to rebuild after a topology change */
@@ -59,7 +58,8 @@ defo_backward_euler_def defo_default_backward_euler_def(void) {
     d.cg_max_iterations = 5000;
     d.preconditioner = DEFO_PRECOND_TWO_LEVEL;
     d.warm_start = 1;
-    d.refactor_iterations = 10;
+    d.precond_max_age = 0;
+    d.precond_rate_growth = 1.5;
     d.corotated = defo_default_corotated_def();
     return d;
 }
@@ -73,7 +73,7 @@ static double now_seconds(void) {
 void defo_backward_euler_destroy(defo_backward_euler *be) {
     if (!be) return;
     defo_corotated_destroy(be->model);
-    defo_precond_free(&be->precond);
+    defo_linear_solver_destroy(be->solver);
     defo_free(be->x);
     defo_free(be->v);
     defo_free(be->v_prev);
@@ -83,9 +83,30 @@ void defo_backward_euler_destroy(defo_backward_euler *be) {
     defo_free(be->force);
     defo_free(be->rhs);
     defo_free(be->v_new);
-    defo_free(be->work);
     defo_free(be->f_plastic);
     defo_free(be);
+}
+
+/* The linear solver of the step: PCG on A v = b with the preconditioner
+ * kept by the one lag policy (defo_linear_solver_def).  In interactive mode
+ * (cg_fixed_iterations) the count is exact (MG04 §6), except that a
+ * factorised preconditioner stops at cg_tolerance when it gets there first
+ * (a lagged Cholesky factor typically does in a few iterations). */
+static defo_linear_solver_def linear_def(const defo_backward_euler_def *d) {
+    defo_linear_solver_def ld = defo_default_linear_solver_def();
+    ld.precond.kind = d->preconditioner;
+    ld.max_iterations = d->cg_max_iterations;
+    ld.tolerance = d->cg_tolerance;
+    if (d->cg_fixed_iterations > 0) {
+        const int factorised = d->preconditioner == DEFO_PRECOND_CHOLESKY ||
+                               d->preconditioner == DEFO_PRECOND_TWO_LEVEL ||
+                               d->preconditioner == DEFO_PRECOND_BLOCK_IC0;
+        ld.fixed_iterations = d->cg_fixed_iterations;
+        ld.tolerance = factorised ? d->cg_tolerance : 0;
+    }
+    ld.max_age = d->precond_max_age;
+    ld.rate_growth = d->precond_rate_growth;
+    return ld;
 }
 
 defo_status defo_backward_euler_create(const defo_mesh *mesh, const defo_material_def *material,
@@ -113,6 +134,11 @@ defo_status defo_backward_euler_create(const defo_mesh *mesh, const defo_materia
     if ((int)d.preconditioner < 0 || (int)d.preconditioner > (int)DEFO_PRECOND_TWO_LEVEL)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "backward_euler: unknown preconditioner %d",
                           (int)d.preconditioner);
+    if (d.precond_max_age < 0 || !(d.precond_rate_growth > 0) || !isfinite(d.precond_rate_growth))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "backward_euler: precond_max_age %d must be >= 0 and "
+                          "precond_rate_growth %g > 0",
+                          d.precond_max_age, d.precond_rate_growth);
     /* built without CHOLMOD: the iterative fallback */
     if (d.preconditioner == DEFO_PRECOND_CHOLESKY && !defo_cholesky_available())
         d.preconditioner = DEFO_PRECOND_BLOCK_IC0;
@@ -143,13 +169,18 @@ defo_status defo_backward_euler_create(const defo_mesh *mesh, const defo_materia
     be->force = defo_malloc(m * sizeof(double) + 1);
     be->rhs = defo_malloc(m * sizeof(double) + 1);
     be->v_new = defo_malloc(m * sizeof(double) + 1);
-    be->work = defo_malloc(4 * m * sizeof(double) + 1);
     be->f_plastic = defo_calloc(m + 1, sizeof(double));
     be->material = *material;
     if (!be->x || !be->v || !be->v_prev || !be->f_ext || !be->mass || !be->constraint ||
-        !be->force || !be->rhs || !be->v_new || !be->work || !be->f_plastic) {
+        !be->force || !be->rhs || !be->v_new || !be->f_plastic) {
         defo_backward_euler_destroy(be);
         return defo_error_oom("backward Euler state", 10 * m * sizeof(double));
+    }
+    defo_linear_solver_def ld = linear_def(&d);
+    st = defo_linear_solver_create(&ld, &be->solver);
+    if (st) {
+        defo_backward_euler_destroy(be);
+        return defo_error_prefix("backward_euler");
     }
     memcpy(be->x, mesh->x, m * sizeof(double));
     st = defo_mesh_lumped_mass(mesh, material->density, be->mass);
@@ -224,7 +255,6 @@ defo_status defo_backward_euler_topology_changed(defo_backward_euler *be) {
     GROW(force, d3);
     GROW(rhs, d3);
     GROW(v_new, d3);
-    GROW(work, 4 * d3);
     be->n = n; /* arrays now hold n nodes (the old ones' values kept) */
     for (defo_index i = old_n; i < n; i++)
         memcpy(be->x + 3 * (size_t)i, mesh->x + 3 * (size_t)i, d3);
@@ -239,8 +269,7 @@ defo_status defo_backward_euler_topology_changed(defo_backward_euler *be) {
     if (st) return defo_error_prefix("backward_euler topology");
     defo_corotated_destroy(be->model);
     be->model = model;
-    defo_precond_free(&be->precond);
-    memset(&be->precond, 0, sizeof be->precond);
+    defo_linear_solver_invalidate(be->solver); /* a new pattern */
     be->assembled = 0;
     be->rotations_fresh = 0;
     return DEFO_OK;
@@ -250,13 +279,13 @@ void defo_backward_euler_refresh(defo_backward_euler *be) {
     defo_corotated_invalidate_rotations(be->model);
     be->assembled = 0;
     be->rotations_fresh = 0;
-    be->last_iterations = be->fresh_iterations = be->last_converged = 0;
-    be->last_residual = be->fresh_residual = 0;
+    defo_linear_solver_invalidate(be->solver);
 }
 
 unsigned char *defo_backward_euler_constraints(defo_backward_euler *be) {
     /* The caller may change constraints: the IC(0) factor depends on them. */
     be->assembled = 0;
+    defo_linear_solver_invalidate(be->solver);
     return be->constraint;
 }
 const double *defo_backward_euler_mass(const defo_backward_euler *be) {
@@ -271,8 +300,8 @@ double defo_backward_euler_time(const defo_backward_euler *be) {
 
 size_t defo_backward_euler_bytes(const defo_backward_euler *be) {
     size_t m = 3 * (size_t)be->n;
-    size_t pre = defo_precond_bytes(&be->precond);
-    return sizeof *be + defo_corotated_bytes(be->model) + pre + 12 * m * sizeof(double) +
+    size_t pre = defo_linear_solver_bytes(be->solver);
+    return sizeof *be + defo_corotated_bytes(be->model) + pre + 8 * m * sizeof(double) +
            (size_t)be->n * (sizeof(double) + 1);
 }
 
@@ -285,9 +314,6 @@ defo_status defo_backward_euler_step(defo_backward_euler *be, defo_backward_eule
     const double dt = d->time_step;
     const defo_index n = be->n;
     const size_t m = 3 * (size_t)n;
-    const int lag = d->preconditioner == DEFO_PRECOND_CHOLESKY ||
-                    d->preconditioner == DEFO_PRECOND_TWO_LEVEL ||
-                    d->preconditioner == DEFO_PRECOND_BLOCK_IC0;
 
     double t0 = now_seconds();
     defo_status st;
@@ -306,22 +332,6 @@ defo_status defo_backward_euler_step(defo_backward_euler *be, defo_backward_eule
     if (!be->assembled || s.rotations_updated > 0) {
         defo_corotated_assemble(be->model, dt * dt + dt * d->rayleigh_stiffness, be->mass,
                                 1 + dt * d->rayleigh_mass);
-        /* CHOLESKY, TWO_LEVEL and BLOCK_IC0 are lagged: the preconditioner of an
-         * earlier step's matrix is kept while PCG converges about as fast
-         * with it as when it was fresh (K' drifts only with the rotations). */
-        const int limit =
-            DEFO_MAX(d->refactor_iterations, be->fresh_iterations + be->fresh_iterations / 4);
-        /* (a capped solve that stopped short: while its residual stays
-         * within 2× that of the fresh preconditioner) */
-        const int lagged = lag && be->assembled && be->last_iterations <= limit &&
-                           (be->last_converged || be->last_residual <= 2 * be->fresh_residual);
-        if (!lagged) {
-            be->precond.coords = be->x; /* TWO_LEVEL's aggregates */
-            st = defo_precond_setup(&be->precond, d->preconditioner,
-                                    defo_corotated_matrix(be->model), be->constraint);
-            if (st) return defo_error_prefix("backward_euler step");
-            s.refactored = 1;
-        }
         be->assembled = 1;
         s.reassembled = 1;
     }
@@ -350,34 +360,27 @@ defo_status defo_backward_euler_step(defo_backward_euler *be, defo_backward_eule
                                                     : 0.0;
         }
     }
-    defo_cg_def cg = defo_default_cg_def();
-    if (d->cg_fixed_iterations > 0) {
-        cg.max_iterations = d->cg_fixed_iterations;
-        /* with a lagged preconditioner the count is a cap: the iteration
-         * count is what tells when to refactor */
-        cg.tolerance = lag ? d->cg_tolerance : 0;
-    } else {
-        cg.max_iterations = d->cg_max_iterations;
-        cg.tolerance = d->cg_tolerance;
-    }
-    defo_cg_result res;
-    st = defo_pcg_solve(&cg, defo_corotated_matrix(be->model), &be->precond, con, NULL, rhs, vn,
-                        be->work, &res);
+    /* PCG with the preconditioner the linear solver keeps (refactored by
+     * its lag policy: CHOLESKY, TWO_LEVEL and BLOCK_IC0 of an earlier
+     * step's matrix precondition the current one while PCG converges about
+     * as fast with it as when it was fresh; K' drifts only with the
+     * rotations); be->x: TWO_LEVEL's aggregates */
+    defo_linear_system sys;
+    memset(&sys, 0, sizeof sys);
+    sys.n = n;
+    sys.matrix = defo_corotated_matrix(be->model);
+    sys.constraint = con;
+    sys.coords = be->x;
+    defo_linear_stats res;
+    st = defo_linear_solver_solve(be->solver, &sys, rhs, vn, 0, &res);
     s.cg_iterations = res.iterations;
-    be->last_iterations = res.iterations;
-    be->last_converged = res.converged;
-    be->last_residual = res.residual;
-    if (s.refactored) {
-        be->fresh_iterations = res.iterations;
-        be->fresh_residual = res.residual;
-    }
+    s.refactored = res.refactored;
     s.cg_residual = res.residual;
     s.cg_converged = res.converged;
     s.seconds_solve = now_seconds() - t2;
     if (stats) *stats = s;
     if (st < 0) return defo_error_prefix("backward_euler step");
-    /* fixed-count mode never warns (with CHOLESKY the count is a cap) */
-    defo_status warn = d->cg_fixed_iterations > 0 ? DEFO_OK : st;
+    defo_status warn = st; /* fixed-count mode never warns */
 
     /* Commit only a finite state. */
     defo_index bad = -1;

@@ -1164,16 +1164,16 @@ static void parse_root(vctx *c, json_t *root, defo_scene *s, const char *base_di
             check_keys(c, integ, &ip, ik);
             defo_backward_euler_def *be = &s->backward_euler;
             get_num(c, integ, &ip, "time_step", POS, &be->time_step);
-            /* PCG preconditioner (defo/sparse.h) and lazy rotations (MTPS08 §4.4) */
-            static const char *const pw[] = {
-                "none", "jacobi", "block_jacobi", "block_ic0", "cholesky", "two_level", NULL};
-            static const defo_precond_kind pk[] = {
-                DEFO_PRECOND_NONE,      DEFO_PRECOND_JACOBI,   DEFO_PRECOND_BLOCK_JACOBI,
-                DEFO_PRECOND_BLOCK_IC0, DEFO_PRECOND_CHOLESKY, DEFO_PRECOND_TWO_LEVEL};
+            /* PCG preconditioner (defo/solver.h: any kind, by its name) and
+             * lazy rotations (MTPS08 §4.4) */
+            const char *pw[DEFO_PRECOND_TWO_LEVEL + 2];
+            for (int k = DEFO_PRECOND_NONE; k <= DEFO_PRECOND_TWO_LEVEL; k++)
+                pw[k] = defo_precond_name((defo_precond_kind)k);
+            pw[DEFO_PRECOND_TWO_LEVEL + 1] = NULL;
             const char *pstr = get_str(c, integ, &ip, "precond");
             jpath pp = pkey(&ip, "precond");
             int pkind = pstr ? word_of(c, pstr, &pp, pw) : -1;
-            if (pkind >= 0) be->preconditioner = pk[pkind];
+            if (pkind >= 0) defo_precond_from_name(pw[pkind], &be->preconditioner);
             get_int(c, integ, &ip, "rotation_interval", 0, 1000000,
                     &be->corotated.rotation_interval);
             get_num(c, integ, &ip, "lazy_tolerance", NONNEG, &be->corotated.lazy_tolerance);
@@ -1203,35 +1203,34 @@ static void parse_root(vctx *c, json_t *root, defo_scene *s, const char *base_di
             check_keys(c, integ, &ip, ik);
             defo_quasistatic_def *q = &s->quasistatic;
             get_num(c, integ, &ip, "tolerance", (range){0, 1, 0, 0}, &q->tolerance);
-            get_int(c, integ, &ip, "max_iterations", 1, 1000000, &q->max_iterations);
+            get_int(c, integ, &ip, "max_iterations", 1, 1000000, &q->newton.max_iterations);
             get_bool(c, integ, &ip, "definiteness_fix", &q->definiteness_fix);
-            get_bool(c, integ, &ip, "line_search", &q->line_search);
+            get_bool(c, integ, &ip, "line_search", &q->newton.line_search);
             /* Newton-step speed options (defo/quasistatic.h) */
             static const char *const qw[3][5] = {
                 {"jacobi", "block_jacobi", "block_ic0", "two_level", NULL},
                 {"target", "eisenstat_walker", NULL},
                 {"none", "linear", "quadratic", "cubic", NULL}};
             static const char *const qk[3] = {"precond", "forcing", "predictor"};
-            static const defo_precond_kind pk[4] = {DEFO_PRECOND_JACOBI, DEFO_PRECOND_BLOCK_JACOBI,
-                                                    DEFO_PRECOND_BLOCK_IC0, DEFO_PRECOND_TWO_LEVEL};
             /* scene defaults: a frame depends only on the previous frame's
              * positions, so a checkpoint of (t, x, v) resumes bit for bit
              * (unless a predictor, which reads earlier frames, is asked
              * for), and each step is solved to the Newton target at once */
             q->frame_local = 1;
-            q->forcing = DEFO_QS_FORCING_TARGET;
+            q->newton.forcing = DEFO_FORCING_TARGET;
             for (int w = 0; w < 3; w++) {
                 const char *str = get_str(c, integ, &ip, qk[w]);
                 jpath wp = pkey(&ip, qk[w]);
                 int k = str ? word_of(c, str, &wp, qw[w]) : -1;
-                if (k >= 0 && w == 0) q->precond = pk[k];
-                if (k >= 0 && w == 1) q->forcing = (defo_qs_forcing)k;
+                if (k >= 0 && w == 0)
+                    defo_precond_from_name(qw[0][k], &q->newton.linear.precond.kind);
+                if (k >= 0 && w == 1) q->newton.forcing = (defo_forcing)k;
                 if (k >= 0 && w == 2) q->predictor = (defo_qs_predictor)k;
                 if (k >= 0 && w == 2) q->frame_local = k == 0;
             }
             get_num(c, integ, &ip, "contact_stiffness", POS, &s->contact_stiffness);
             if (cg) {
-                get_int(c, cg, &cp, "max_iterations", 1, 1000000, &q->max_cg_iterations);
+                get_int(c, cg, &cp, "max_iterations", 1, 1000000, &q->newton.linear.max_iterations);
                 if (json_object_get(cg, "tolerance")) {
                     jpath tp = pkey(&cp, "tolerance");
                     verr(c, tp.s,

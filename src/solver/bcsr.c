@@ -21,10 +21,11 @@
 #include "defo/sparse.h"
 
 #include "base/parallel.h"
+#include "solver/solver_internal.h"
 
 #include <string.h>
 
-void defo_bcsr_free(defo_bcsr *A) {
+void defo_bcsr_destroy(defo_bcsr *A) {
     if (!A) return;
     defo_free(A->row_offset);
     defo_free(A->col);
@@ -34,7 +35,23 @@ void defo_bcsr_free(defo_bcsr *A) {
     defo_free(A->src_offset);
     defo_free(A->src);
     defo_free(A->transpose);
-    memset(A, 0, sizeof *A);
+    defo_free(A);
+}
+
+const defo_bcsr_pattern *defo_bcsr_get_pattern(const defo_bcsr *A) {
+    return &A->view;
+}
+
+double *defo_bcsr_values(defo_bcsr *A) {
+    return A->val;
+}
+
+const double *defo_bcsr_values_const(const defo_bcsr *A) {
+    return A->val;
+}
+
+void defo_bcsr_zero(defo_bcsr *A) {
+    memset(A->val, 0, (size_t)A->num_blocks * 9 * sizeof *A->val);
 }
 
 int64_t defo_bcsr_find(const defo_bcsr *A, defo_index row, defo_index col) {
@@ -62,15 +79,21 @@ static void sort_small(defo_index *v, int64_t n) {
     }
 }
 
-defo_status defo_bcsr_create(defo_bcsr *A, const defo_index *conn, defo_index num_elems,
-                             int per_elem, defo_index num_nodes) {
-    memset(A, 0, sizeof *A);
+defo_status defo_bcsr_create(const defo_index *conn, defo_index num_elems, int per_elem,
+                             defo_index num_nodes, defo_bcsr **out) {
+    if (!out) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "bcsr: out is NULL");
+    *out = NULL;
     if (num_elems < 0 || num_nodes < 0 || per_elem <= 0 || per_elem > 64 ||
         (num_elems > 0 && !conn))
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "bcsr: bad sizes or missing connectivity");
+    defo_bcsr *A = defo_calloc(1, sizeof *A);
+    if (!A) return defo_error_oom("block sparse matrix", sizeof *A);
     defo_incidence inc;
     defo_status st = defo_incidence_build(&inc, conn, num_elems, per_elem, num_nodes);
-    if (st) return defo_error_prefix("bcsr");
+    if (st) {
+        defo_free(A);
+        return defo_error_prefix("bcsr");
+    }
     const int64_t p = per_elem, p2 = p * p;
     const int64_t slots = (int64_t)num_elems * p2;
     defo_index *mark = defo_malloc(((size_t)num_nodes + 1) * sizeof *mark);
@@ -155,23 +178,29 @@ defo_status defo_bcsr_create(defo_bcsr *A, const defo_index *conn, defo_index nu
         int64_t s = A->src[A->src_offset[b]], e = s / p2, ij = s % p2;
         A->transpose[b] = A->elem_block[e * p2 + (ij % p) * p + ij / p];
     }
+    A->view = (defo_bcsr_pattern){A->num_rows,   A->num_blocks, A->row_offset, A->col,
+                                  A->diag,       A->per_elem,   A->num_elems,  A->elem_block,
+                                  A->src_offset, A->src,        A->transpose};
+    *out = A;
     return DEFO_OK;
 oom:
     defo_free(mark);
     defo_incidence_free(&inc);
 oom2:
-    defo_bcsr_free(A);
+    defo_bcsr_destroy(A);
     return defo_error_oom("block sparse matrix", (size_t)slots * 2 * sizeof(int64_t));
 }
 
 void defo_bcsr_assemble(defo_bcsr *A, const double *elem_mats, double scale) {
-    const int64_t p = A->per_elem, p2 = p * p, n3 = 3 * p;
+    const int64_t p = A->per_elem, n3 = 3 * p;
     const int64_t nb = A->num_blocks;
     DEFO_PARALLEL_FOR_IF(nb > DEFO_PARALLEL_MIN)
     for (int64_t b = 0; b < nb; b++) {
         double s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
         for (int64_t k = A->src_offset[b]; k < A->src_offset[b + 1]; k++) {
-            int64_t slot = A->src[k], e = slot / p2, ij = slot % p2, i = ij / p, j = ij % p;
+            int64_t e;
+            int i, j;
+            defo_bcsr_slot(A->src[k], (int)p, &e, &i, &j);
             const double *m = elem_mats + e * n3 * n3 + (3 * i) * n3 + 3 * j;
             for (int r = 0; r < 3; r++)
                 for (int c = 0; c < 3; c++) s[3 * r + c] += m[r * n3 + c];
@@ -189,6 +218,16 @@ void defo_bcsr_add_diagonal(defo_bcsr *A, const double *d, double scale) {
         v[0] += a;
         v[4] += a;
         v[8] += a;
+    }
+}
+
+void defo_bcsr_add_diagonal_blocks(defo_bcsr *A, const double *blocks, double scale) {
+    defo_index n = A->num_rows;
+    DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+    for (defo_index i = 0; i < n; i++) {
+        double *v = A->val + 9 * A->diag[i];
+        const double *b = blocks + 9 * (size_t)i;
+        for (int k = 0; k < 9; k++) v[k] += scale * b[k];
     }
 }
 

@@ -1,6 +1,6 @@
 /*
- * solver/cg.c — matrix-free preconditioned conjugate gradients with
- * constraint projection (ITF04 §9 implicit damping solve; [BW98] "modified
+ * solver/cg.c — defo_dot, and matrix-free preconditioned conjugate gradients
+ * with constraint projection (the loop of solver/pcg_core.h) (ITF04 §9 implicit damping solve; [BW98] "modified
  * PCG" as used by ITF04 for colliding nodes).
  *
  * S is the per-node projection onto the free subspace: S_i = I (free),
@@ -83,6 +83,15 @@ defo_status defo_cg_solve(const defo_cg_def *def, defo_index n, defo_linop_fn ap
                           "defo_cg_solve: max_iterations %d / tolerance %g out of range",
                           d.max_iterations, d.tolerance);
     struct jacobi_ctx jac = {inv_diag, 3 * (size_t)n};
-    return defo_pcg_run("CG", "operator", &d, n, apply, ctx, inv_diag ? jacobi_apply : NULL, &jac,
-                        constraint, normal, b, x, work, result);
+    defo_pcg_opts o = {d.max_iterations, d.tolerance, 0, 0};
+    defo_pcg_out out;
+    defo_status st =
+        defo_pcg_run("CG", "operator", &o, n, apply, ctx, inv_diag ? jacobi_apply : NULL, &jac,
+                     constraint, normal, b, x, work, &out);
+    if (result) {
+        result->iterations = out.iterations;
+        result->residual = out.residual;
+        result->converged = out.converged;
+    }
+    return st;
 }

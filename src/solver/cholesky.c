@@ -38,6 +38,7 @@
 #include "defo/cholesky.h"
 
 #include "base/base.h"
+#include "solver/solver_internal.h"
 
 #include <string.h>
 

@@ -1,11 +1,11 @@
 /*
- * solver/pcg.c — preconditioned conjugate gradients on a 3×3-block CSR
- * matrix (MG04 §6: the implicit Euler system (M + ΔtC + Δt²K') v = b, solved
- * with CG to a tolerance or for a fixed number of iterations), and its
- * preconditioners: Jacobi, block Jacobi (inverted 3×3 diagonal blocks),
- * block incomplete Cholesky with zero fill-in, a sparse direct Cholesky
- * (solver/cholesky.c, CHOLMOD) and a two-level one: IC(0) plus an additive
- * coarse correction over rigid-body modes of node aggregates.
+ * solver/precond.c — the preconditioners of PCG on a 3×3-block CSR matrix
+ * (MG04 §6: the implicit Euler system (M + ΔtC + Δt²K') v = b; TSIF05 §4:
+ * the Newton steps K δx = f): Jacobi, block Jacobi (inverted 3×3 diagonal
+ * blocks), block incomplete Cholesky with zero fill-in, a sparse direct
+ * Cholesky (solver/cholesky.c, CHOLMOD) and a two-level one: IC(0) plus an
+ * additive coarse correction over rigid-body modes of node aggregates.
+ * When to refactor them is the linear solver's business (solver/linear.c).
  *
  * Why two levels: MG04's system (M + Δt²K') v = b is dominated by Δt²K'
  * (by ~300× at the issue-6 cantilever), so its slow CG modes are the smooth
@@ -17,10 +17,9 @@
  * but its fill (16 M nonzeros at n = 13, 12 s to factor with the reference
  * BLAS) makes each application cost ~70 SpMVs, so it loses there.
  *
- * Constraints are projections (as defo_cg_solve, [BW98]): S per node is I,
- * I − n nᵀ or 0; with x₀ carrying the constrained values CG runs on
- * S A S δ = S (b − A x₀) with preconditioner S P⁻¹ S, symmetric positive
- * definite on range(S).
+ * Constraints are projections in CG (solver/pcg_core.h): S per node is I,
+ * I − n nᵀ or 0 and the preconditioner is used as S P⁻¹ S, so it only has
+ * to approximate A on range(S).
  *
  * Block IC(0): the IKJ form of incomplete LU restricted to A's pattern, on
  * 3×3 blocks in node order.  For symmetric A it is the incomplete Cholesky
@@ -49,7 +48,7 @@
 #include "defo/math.h"
 
 #include "base/parallel.h"
-#include "solver/pcg_core.h"
+#include "solver/solver_internal.h"
 
 #include <math.h>
 #include <string.h>
@@ -72,8 +71,28 @@ const char *defo_precond_name(defo_precond_kind kind) {
     return "unknown";
 }
 
-void defo_precond_free(defo_precond *P) {
-    if (!P) return;
+defo_status defo_precond_from_name(const char *name, defo_precond_kind *kind) {
+    for (int k = DEFO_PRECOND_NONE; k <= DEFO_PRECOND_TWO_LEVEL; k++)
+        if (name && !strcmp(name, defo_precond_name((defo_precond_kind)k))) {
+            if (kind) *kind = (defo_precond_kind)k;
+            return DEFO_OK;
+        }
+    return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                      "preconditioner '%s' is not one of none, jacobi, block_jacobi, block_ic0, "
+                      "cholesky, two_level",
+                      name ? name : "(null)");
+}
+
+defo_precond_def defo_default_precond_def(void) {
+    defo_precond_def d;
+    memset(&d, 0, sizeof d);
+    d.kind = DEFO_PRECOND_BLOCK_JACOBI;
+    d.domains = 0;
+    return d;
+}
+
+/* Everything setup allocates (the kind and options stay). */
+static void release(defo_precond *P) {
     defo_free(P->inv);
     defo_free(P->factor);
     defo_free(P->lower);
@@ -89,7 +108,43 @@ void defo_precond_free(defo_precond *P) {
     defo_free(P->offset);
     defo_free(P->coarse);
     defo_free(P->coarse_work);
+    defo_precond_kind kind = P->kind;
+    int domains = P->domains, robust = P->robust;
     memset(P, 0, sizeof *P);
+    P->kind = kind;
+    P->domains = domains;
+    P->robust = robust;
+}
+
+defo_status defo_precond_create(const defo_precond_def *def, defo_precond **out) {
+    if (!out) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "precond: out is NULL");
+    *out = NULL;
+    defo_precond_def d = def ? *def : defo_default_precond_def();
+    if ((int)d.kind < DEFO_PRECOND_NONE || (int)d.kind > DEFO_PRECOND_TWO_LEVEL)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "precond.kind: %d is unknown", (int)d.kind);
+    if (d.domains < 0)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "precond.domains: %d (must be >= 0)",
+                          d.domains);
+    if (d.kind == DEFO_PRECOND_CHOLESKY && !defo_cholesky_available())
+        return defo_error(DEFO_ERR_UNSUPPORTED,
+                          "precond: cholesky requested but defo was built without CHOLMOD "
+                          "(-DDEFO_CHOLMOD=OFF)");
+    defo_precond *P = defo_calloc(1, sizeof *P);
+    if (!P) return defo_error_oom("preconditioner", sizeof *P);
+    P->kind = d.kind;
+    P->domains = d.domains;
+    *out = P;
+    return DEFO_OK;
+}
+
+void defo_precond_destroy(defo_precond *P) {
+    if (!P) return;
+    release(P);
+    defo_free(P);
+}
+
+defo_precond_kind defo_precond_get_kind(const defo_precond *P) {
+    return P->kind;
 }
 
 static defo_mat3 load3(const double *v) {
@@ -512,7 +567,7 @@ static void coarse_apply(const defo_precond *P, const double *r, double *z) {
 size_t defo_precond_bytes(const defo_precond *P) {
     if (!P) return 0;
     const size_t n = (size_t)P->n, nb = (size_t)P->num_blocks;
-    size_t b = 0;
+    size_t b = sizeof *P;
     if (P->inv) b += (P->kind == DEFO_PRECOND_JACOBI ? 3 : 9) * n * sizeof(double);
     if (P->factor) /* factor, its float copy of L, pivots, scratch, domains */
         b += nb * (9 * sizeof(double) + 9 * sizeof(float) + sizeof(defo_index)) +
@@ -526,84 +581,60 @@ size_t defo_precond_bytes(const defo_precond *P) {
     return b + defo_cholesky_bytes(P->cholesky);
 }
 
-defo_status defo_precond_setup(defo_precond *P, defo_precond_kind kind, const defo_bcsr *A,
-                               const unsigned char *constraint) {
-    if (!P || !A) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "precond: missing argument");
-    const defo_index n = A->num_rows;
-    const int ic0 = kind == DEFO_PRECOND_BLOCK_IC0 || kind == DEFO_PRECOND_TWO_LEVEL;
-    if (kind == DEFO_PRECOND_TWO_LEVEL && !P->coords)
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                          "two-level preconditioner: node coordinates not set");
-    if (P->kind != kind || P->n != n || (ic0 && P->num_blocks != A->num_blocks)) {
-        const double *coords = P->coords;
-        int domains = P->domains;
-        defo_precond_free(P);
-        P->coords = coords;
-        P->domains = domains;
-        P->kind = kind;
+/* The inverse of a diagonal block, robust (P->robust): invertible blocks
+ * (trace > 0, det > 1e-9 trace³) inverted, others scalar 1 / max(b_kk,
+ * floor) per component. */
+static void invert_robust(const double *b, double floor_, int block, double *out) {
+    for (int k = 0; k < 9; k++) out[k] = 0.0;
+    defo_mat3 M = load3(b), Mi;
+    double tr = b[0] + b[4] + b[8];
+    if (block && tr > 0.0 && defo_m3_det(M) > 1e-9 * tr * tr * tr && defo_m3_inverse(M, &Mi) &&
+        defo_m3_isfinite(Mi)) {
+        store3(out, Mi);
+        return;
+    }
+    for (int k = 0; k < 3; k++) out[4 * k] = 1.0 / fmax(b[4 * k], floor_);
+}
+
+defo_status defo_precond_setup_diagonal(defo_precond *P, defo_index n, const double *blocks,
+                                        const int64_t *diag, const unsigned char *constraint) {
+    const int block = P->kind == DEFO_PRECOND_BLOCK_JACOBI;
+    const size_t per = block ? 9 : 3;
+    if (P->n != n || !P->inv) {
+        release(P);
         P->n = n;
-        size_t m = 3 * (size_t)n;
-        if (kind == DEFO_PRECOND_TWO_LEVEL) {
-            P->aggregate = defo_malloc((size_t)n * sizeof *P->aggregate + 1);
-            P->offset = defo_malloc(m * sizeof *P->offset + 1);
-            if (!P->aggregate || !P->offset) {
-                defo_precond_free(P);
-                return defo_error_oom("two-level preconditioner", m * sizeof(double));
-            }
-        }
-        if (kind == DEFO_PRECOND_JACOBI) P->inv = defo_malloc(m * sizeof *P->inv + 1);
-        if (kind == DEFO_PRECOND_BLOCK_JACOBI) P->inv = defo_malloc(3 * m * sizeof *P->inv + 1);
-        if (ic0) {
-            P->num_blocks = A->num_blocks;
-            P->factor = defo_malloc((size_t)A->num_blocks * 9 * sizeof *P->factor + 1);
-            P->lower = defo_malloc((size_t)A->num_blocks * 9 * sizeof *P->lower + 1);
-            P->inv_pivot = defo_malloc(3 * m * sizeof *P->inv_pivot + 1);
-            P->pos = defo_malloc((size_t)n * sizeof *P->pos + 1);
-            P->domain_of = defo_malloc((size_t)n * sizeof *P->domain_of + 1);
-            P->domain_rows = defo_malloc((size_t)n * sizeof *P->domain_rows + 1);
-            P->lower_col = defo_malloc((size_t)A->num_blocks * sizeof *P->lower_col + 1);
-            P->lower_offset = defo_malloc(((size_t)n + 1) * sizeof *P->lower_offset);
-            if (!P->factor || !P->lower || !P->inv_pivot || !P->pos || !P->domain_of ||
-                !P->domain_rows || !P->lower_col || !P->lower_offset) {
-                defo_precond_free(P);
-                return defo_error_oom("incomplete Cholesky factor",
-                                      (size_t)A->num_blocks * 9 * sizeof(double));
-            }
-        } else if (kind == DEFO_PRECOND_CHOLESKY) {
-            defo_status st = defo_cholesky_create(&P->cholesky);
-            if (st) {
-                defo_precond_free(P);
-                return defo_error_prefix("preconditioner");
-            }
-        } else if (kind != DEFO_PRECOND_NONE && !P->inv) {
-            defo_precond_free(P);
-            return defo_error_oom("preconditioner", 9 * (size_t)n * sizeof(double));
-        }
+        P->inv = defo_malloc((size_t)n * per * sizeof *P->inv + 1);
+        if (!P->inv) return defo_error_oom("preconditioner", (size_t)n * per * sizeof(double));
     }
-    P->shift = 0;
-    if (ic0) {
-        if (P->domains < 0)
-            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "precond: domains = %d (must be >= 0)",
-                              P->domains);
-        int D = P->domains ? P->domains : n >= IC0_AUTO_SPLIT_NODES ? 2 : 1;
-        D = D > n ? (n > 0 ? (int)n : 1) : D;
-        if (D != P->num_domains || !P->domain_offset) {
-            defo_free(P->domain_offset);
-            P->domain_offset = defo_malloc(((size_t)D + 1) * sizeof *P->domain_offset);
-            if (!P->domain_offset) {
-                P->num_domains = 0;
-                return defo_error_oom("incomplete Cholesky domains", (size_t)D * 8);
-            }
-            P->num_domains = D;
-        }
-    }
-    switch (kind) {
-    case DEFO_PRECOND_NONE:
-        return DEFO_OK;
-    case DEFO_PRECOND_JACOBI: {
-        defo_index bad = -1;
+#define DIAG_BLOCK(i) (blocks + 9 * (diag ? diag[i] : (int64_t)(i)))
+    if (P->robust) {
+        double mx = 0.0;
         for (defo_index i = 0; i < n; i++) {
-            const double *d = A->val + 9 * A->diag[i];
+            if (is_fixed(constraint, i)) continue;
+            for (int k = 0; k < 3; k++) {
+                double v = DIAG_BLOCK(i)[4 * k];
+                if (isfinite(v) && v > mx) mx = v;
+            }
+        }
+        const double floor_ = mx > 0.0 ? 1e-12 * mx : 1.0;
+        DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+        for (defo_index i = 0; i < n; i++) {
+            double out[9];
+            if (is_fixed(constraint, i))
+                memset(out, 0, sizeof out);
+            else
+                invert_robust(DIAG_BLOCK(i), floor_, block, out);
+            if (block)
+                memcpy(P->inv + 9 * (int64_t)i, out, sizeof out);
+            else
+                for (int k = 0; k < 3; k++) P->inv[3 * (int64_t)i + k] = out[4 * k];
+        }
+        return DEFO_OK;
+    }
+    defo_index bad = -1;
+    if (!block) {
+        for (defo_index i = 0; i < n; i++) {
+            const double *d = DIAG_BLOCK(i);
             for (int k = 0; k < 3; k++) {
                 if (!(d[4 * k] > 0) || !isfinite(d[4 * k])) {
                     if (bad < 0) bad = i;
@@ -619,36 +650,108 @@ defo_status defo_precond_setup(defo_precond *P, defo_precond_kind kind, const de
                               (long)bad);
         return DEFO_OK;
     }
-    case DEFO_PRECOND_BLOCK_JACOBI: {
-        defo_index bad = -1;
-        DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
-        for (defo_index i = 0; i < n; i++) {
-            if (!invert_spd(A->val + 9 * A->diag[i], P->inv + 9 * (int64_t)i)) {
-                memset(P->inv + 9 * (int64_t)i, 0, 9 * sizeof(double));
+    DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+    for (defo_index i = 0; i < n; i++) {
+        if (!invert_spd(DIAG_BLOCK(i), P->inv + 9 * (int64_t)i)) {
+            memset(P->inv + 9 * (int64_t)i, 0, 9 * sizeof(double));
 #ifdef _OPENMP
 #pragma omp critical(defo_precond_bad)
 #endif
-                if (bad < 0 || i < bad) bad = i;
-            }
+            if (bad < 0 || i < bad) bad = i;
         }
-        if (bad >= 0)
-            return defo_error(DEFO_ERR_NUMERICAL,
-                              "block-Jacobi preconditioner: diagonal block of node %ld is not "
-                              "positive definite",
-                              (long)bad);
+    }
+#undef DIAG_BLOCK
+    if (bad >= 0)
+        return defo_error(DEFO_ERR_NUMERICAL,
+                          "block-Jacobi preconditioner: diagonal block of node %ld is not "
+                          "positive definite",
+                          (long)bad);
+    return DEFO_OK;
+}
+
+defo_status defo_precond_setup(defo_precond *P, const defo_bcsr *A, const unsigned char *constraint,
+                               const double *coords) {
+    if (!P || !A) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "precond: missing argument");
+    const defo_precond_kind kind = P->kind;
+    const defo_index n = A->num_rows;
+    const int ic0 = kind == DEFO_PRECOND_BLOCK_IC0 || kind == DEFO_PRECOND_TWO_LEVEL;
+    if (kind == DEFO_PRECOND_TWO_LEVEL && !coords)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "two-level preconditioner: node coordinates not given");
+    if (kind == DEFO_PRECOND_JACOBI || kind == DEFO_PRECOND_BLOCK_JACOBI)
+        return defo_precond_setup_diagonal(P, n, A->val, A->diag, constraint);
+    if (kind == DEFO_PRECOND_NONE) {
+        P->n = n;
         return DEFO_OK;
     }
+    if (P->n != n || (ic0 && P->num_blocks != A->num_blocks) ||
+        (kind == DEFO_PRECOND_CHOLESKY && !P->cholesky)) {
+        release(P);
+        P->n = n;
+        size_t m = 3 * (size_t)n;
+        if (kind == DEFO_PRECOND_TWO_LEVEL) {
+            P->aggregate = defo_malloc((size_t)n * sizeof *P->aggregate + 1);
+            P->offset = defo_malloc(m * sizeof *P->offset + 1);
+            if (!P->aggregate || !P->offset) {
+                release(P);
+                return defo_error_oom("two-level preconditioner", m * sizeof(double));
+            }
+        }
+        if (ic0) {
+            P->num_blocks = A->num_blocks;
+            P->factor = defo_malloc((size_t)A->num_blocks * 9 * sizeof *P->factor + 1);
+            P->lower = defo_malloc((size_t)A->num_blocks * 9 * sizeof *P->lower + 1);
+            P->inv_pivot = defo_malloc(3 * m * sizeof *P->inv_pivot + 1);
+            P->pos = defo_malloc((size_t)n * sizeof *P->pos + 1);
+            P->domain_of = defo_malloc((size_t)n * sizeof *P->domain_of + 1);
+            P->domain_rows = defo_malloc((size_t)n * sizeof *P->domain_rows + 1);
+            P->lower_col = defo_malloc((size_t)A->num_blocks * sizeof *P->lower_col + 1);
+            P->lower_offset = defo_malloc(((size_t)n + 1) * sizeof *P->lower_offset);
+            if (!P->factor || !P->lower || !P->inv_pivot || !P->pos || !P->domain_of ||
+                !P->domain_rows || !P->lower_col || !P->lower_offset) {
+                release(P);
+                return defo_error_oom("incomplete Cholesky factor",
+                                      (size_t)A->num_blocks * 9 * sizeof(double));
+            }
+        } else if (kind == DEFO_PRECOND_CHOLESKY) {
+            defo_status st = defo_cholesky_create(&P->cholesky);
+            if (st) {
+                release(P);
+                return defo_error_prefix("preconditioner");
+            }
+        }
+    }
+    P->shift = 0;
+    if (ic0) {
+        int D = P->domains ? P->domains : n >= IC0_AUTO_SPLIT_NODES ? 2 : 1;
+        D = D > n ? (n > 0 ? (int)n : 1) : D;
+        if (D != P->num_domains || !P->domain_offset) {
+            defo_free(P->domain_offset);
+            P->domain_offset = defo_malloc(((size_t)D + 1) * sizeof *P->domain_offset);
+            if (!P->domain_offset) {
+                P->num_domains = 0;
+                return defo_error_oom("incomplete Cholesky domains", (size_t)D * 8);
+            }
+            P->num_domains = D;
+        }
+    }
+    switch (kind) {
     case DEFO_PRECOND_BLOCK_IC0:
         return ic0_setup(P, A, constraint);
     case DEFO_PRECOND_TWO_LEVEL: {
         defo_status st = ic0_setup(P, A, constraint);
         if (st) return st;
-        return coarse_setup(P, A, constraint);
+        P->coords = coords;
+        st = coarse_setup(P, A, constraint);
+        P->coords = NULL;
+        return st;
     }
     case DEFO_PRECOND_CHOLESKY:
         if (defo_cholesky_factor(P->cholesky, A, constraint))
             return defo_error_prefix("preconditioner");
         return DEFO_OK;
+    default:
+        break;
     }
     return defo_error(DEFO_ERR_INVALID_ARGUMENT, "precond: unknown kind %d", (int)kind);
 }
@@ -742,40 +845,4 @@ void defo_precond_apply(const defo_precond *P, const double *r, double *z) {
         memcpy(z, r, m * sizeof *z);
         return;
     }
-}
-
-typedef struct pcg_ctx {
-    const defo_bcsr *A;
-    const defo_precond *P;
-} pcg_ctx;
-
-/* Callback adapters for the shared loop in pcg_core.h. */
-static void bcsr_apply(void *ctx, const double *x, double *y) {
-    defo_bcsr_multiply(((const pcg_ctx *)ctx)->A, x, y);
-}
-static void precond_apply(void *ctx, const double *r, double *z) {
-    defo_precond_apply(((const pcg_ctx *)ctx)->P, r, z);
-}
-
-defo_status defo_pcg_solve(const defo_cg_def *def, const defo_bcsr *A, const defo_precond *P,
-                           const unsigned char *constraint, const double *normal, const double *b,
-                           double *x, double *work, defo_cg_result *result) {
-    defo_cg_def d = def ? *def : defo_default_cg_def();
-    defo_cg_result res = {0, 0.0, 0};
-    if (result) *result = res;
-    if (!A || !b || !x || !work)
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_pcg_solve: missing argument");
-    const int fixed_count = d.tolerance == 0;
-    if (d.max_iterations <= 0 || !(fixed_count || (d.tolerance > 0 && d.tolerance < 1)))
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                          "defo_pcg_solve: max_iterations %d / tolerance %g out of range",
-                          d.max_iterations, d.tolerance);
-    if (P && P->kind != DEFO_PRECOND_NONE && P->n != A->num_rows)
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                          "defo_pcg_solve: preconditioner built for %ld nodes, matrix has %ld",
-                          (long)P->n, (long)A->num_rows);
-    pcg_ctx c = {A, P};
-    return defo_pcg_run("PCG", "matrix", &d, A->num_rows, bcsr_apply, &c,
-                        P && P->kind != DEFO_PRECOND_NONE ? precond_apply : NULL, &c, constraint,
-                        normal, b, x, work, result);
 }

@@ -1,0 +1,391 @@
+/*
+ * solver/linear.c — the linear solver every integrator uses (defo/solver.h):
+ * PCG (the loop of solver/pcg_core.h) with a preconditioner it keeps between
+ * solves, or a direct sparse Cholesky solve; and defo_pcg_solve, the same
+ * loop with a caller's preconditioner.
+ *
+ * One lag policy for factorised preconditioners (IC(0), two-level, Cholesky
+ * used as a preconditioner): a factor of an earlier matrix still
+ * preconditions a drifting one (MG04 §6: K' changes only with the
+ * rotations; TSIF05 §4: the Newton matrices of a frame and of the next
+ * frames differ little), so it is kept until it has served max_age solves,
+ * or until the rate of the last solve — CG iterations per decade of
+ * residual reduction, its / max(log10(|r₀|/|r|), 0.5), at least 1 —
+ * exceeds rate_growth times the rate of the first solve with it (the
+ * matrix has drifted away), or until the caller invalidates it.  The floor
+ * of one iteration per decade: a lagged Cholesky factor converges in one
+ * iteration by some fifteen decades when fresh, so without it two
+ * iterations a step later would already count as a 10× slowdown (measured
+ * on bench_corotated: a refactorisation every other step, 5× slower).  The rate compares solves with
+ * different tolerances and different starting residuals (warm starts,
+ * Newton forcing), and in fixed-iteration mode a worse factor shows as less
+ * reduction for the same count.  A solve that stopped at max_iterations
+ * (tolerance mode) has an unknown rate: the next one refactors.
+ *
+ * Diagonal preconditioners are rebuilt for every solve (O(n)), robustly: a
+ * node whose 3×3 block is not safely invertible (trace ≤ 0 or det ≤ 1e-9
+ * trace³: a node whose elements are all flat and clamped, TSIF05 §8) gets
+ * 1 / max(a_kk, floor) per component instead of an error, so a Newton step
+ * can still be computed there.
+ *
+ * Direct method: CHOLMOD factors the matrix with the couplings of fixed
+ * nodes dropped (exactly the operator projected CG sees), the analysis kept
+ * while the pattern holds; x = x₀ + S (L Lᵀ)⁻¹ S (b − A x₀).  A failed
+ * factorisation or a non-finite solution falls back to block-Jacobi PCG for
+ * that solve.
+ *
+ * Invariants: `valid` is 1 only while P holds a successful factorisation
+ * of a matrix with the current pattern; buffers are sized for the largest
+ * n seen and reallocated only when n grows; everything else is sequential or
+ * deterministic (pcg_core.h), so results do not depend on the thread count.
+ */
+#include "defo/cholesky.h"
+#include "defo/solver.h"
+
+#include "base/base.h"
+#include "base/parallel.h"
+#include "solver/pcg_core.h"
+#include "solver/solver_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+struct defo_linear_solver {
+    defo_linear_solver_def def;
+    defo_precond *P;     /* factorised kinds: the lagged factor */
+    defo_precond *Pd;    /* (block) Jacobi: the kind itself, stand-in or fallback */
+    defo_cholesky *chol; /* method CHOLESKY */
+    double *work;        /* 5 · 3n: PCG's r, z, p, q and the direct solve's step */
+    defo_index work_n;
+    /* lag policy */
+    int valid, age;
+    double first_rate, last_rate;
+};
+
+defo_linear_solver_def defo_default_linear_solver_def(void) {
+    defo_linear_solver_def d;
+    memset(&d, 0, sizeof d);
+    d.method = DEFO_LINEAR_PCG;
+    d.precond = defo_default_precond_def();
+    d.max_iterations = 1000;
+    d.tolerance = 1e-8;
+    d.fixed_iterations = 0;
+    d.curvature = DEFO_CURVATURE_ERROR;
+    d.max_age = 0;
+    d.rate_growth = 2.0;
+    return d;
+}
+
+static int factorised(defo_precond_kind k) {
+    return k == DEFO_PRECOND_BLOCK_IC0 || k == DEFO_PRECOND_TWO_LEVEL || k == DEFO_PRECOND_CHOLESKY;
+}
+
+static defo_status validate(const defo_linear_solver_def *d) {
+    if (d->method != DEFO_LINEAR_PCG && d->method != DEFO_LINEAR_CHOLESKY)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "linear_solver.method: %d is unknown",
+                          (int)d->method);
+    if (d->max_iterations < 1)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "linear_solver.max_iterations: %d is not >= 1",
+                          d->max_iterations);
+    if (d->fixed_iterations < 0)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "linear_solver.fixed_iterations: %d is not >= 0", d->fixed_iterations);
+    if (d->fixed_iterations > 0 ? !(d->tolerance >= 0 && d->tolerance < 1)
+                                : !(d->tolerance > 0 && d->tolerance < 1))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "linear_solver.tolerance: %g is not in %s",
+                          d->tolerance, d->fixed_iterations > 0 ? "[0, 1)" : "(0, 1)");
+    if (d->curvature != DEFO_CURVATURE_ERROR && d->curvature != DEFO_CURVATURE_STOP)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "linear_solver.curvature: %d is unknown",
+                          (int)d->curvature);
+    if (d->max_age < 0)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "linear_solver.max_age: %d is not >= 0",
+                          d->max_age);
+    if (!(d->rate_growth > 0) || !isfinite(d->rate_growth))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "linear_solver.rate_growth: %g is not > 0",
+                          d->rate_growth);
+    if (d->method == DEFO_LINEAR_CHOLESKY && !defo_cholesky_available())
+        return defo_error(DEFO_ERR_UNSUPPORTED,
+                          "linear_solver.method: cholesky requested but defo was built without "
+                          "CHOLMOD (-DDEFO_CHOLMOD=OFF); use pcg");
+    return DEFO_OK;
+}
+
+void defo_linear_solver_destroy(defo_linear_solver *s) {
+    if (!s) return;
+    defo_precond_destroy(s->P);
+    defo_precond_destroy(s->Pd);
+    defo_cholesky_destroy(s->chol);
+    defo_free(s->work);
+    defo_free(s);
+}
+
+defo_status defo_linear_solver_create(const defo_linear_solver_def *def, defo_linear_solver **out) {
+    if (!out) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "linear_solver: out is NULL");
+    *out = NULL;
+    defo_linear_solver_def d = def ? *def : defo_default_linear_solver_def();
+    defo_status st = validate(&d);
+    if (st) return st;
+    defo_linear_solver *s = defo_calloc(1, sizeof *s);
+    if (!s) return defo_error_oom("linear solver", sizeof *s);
+    s->def = d;
+    if (factorised(d.precond.kind)) st = defo_precond_create(&d.precond, &s->P);
+    defo_precond_def dd = d.precond;
+    dd.kind = d.precond.kind == DEFO_PRECOND_JACOBI && d.method == DEFO_LINEAR_PCG
+                  ? DEFO_PRECOND_JACOBI
+                  : DEFO_PRECOND_BLOCK_JACOBI;
+    if (!st) st = defo_precond_create(&dd, &s->Pd);
+    if (!st && d.method == DEFO_LINEAR_CHOLESKY) st = defo_cholesky_create(&s->chol);
+    if (st) {
+        defo_linear_solver_destroy(s);
+        return defo_error_prefix("linear_solver");
+    }
+    s->Pd->robust = 1;
+    *out = s;
+    return DEFO_OK;
+}
+
+const defo_linear_solver_def *defo_linear_solver_get_def(const defo_linear_solver *s) {
+    return &s->def;
+}
+
+void defo_linear_solver_invalidate(defo_linear_solver *s) {
+    if (s) s->valid = 0;
+}
+
+size_t defo_linear_solver_bytes(const defo_linear_solver *s) {
+    if (!s) return 0;
+    return sizeof *s + 15 * (size_t)s->work_n * sizeof(double) + defo_precond_bytes(s->P) +
+           defo_precond_bytes(s->Pd) + defo_cholesky_bytes(s->chol);
+}
+
+/* ---------------------------------------------------------------- callbacks */
+typedef struct op_ctx {
+    const defo_linear_system *sys;
+    const defo_precond *P;
+} op_ctx;
+
+static void op_apply(void *ctx, const double *x, double *y) {
+    const defo_linear_system *sys = ((const op_ctx *)ctx)->sys;
+    if (sys->apply)
+        sys->apply(sys->ctx, x, y);
+    else
+        defo_bcsr_multiply(sys->matrix, x, y);
+}
+
+static void op_precond(void *ctx, const double *r, double *z) {
+    defo_precond_apply(((const op_ctx *)ctx)->P, r, z);
+}
+
+/* ---------------------------------------------------------------- solve */
+static defo_status check_system(const defo_linear_solver *s, const defo_linear_system *sys,
+                                const double *b, const double *x) {
+    if (!sys || !b || !x || sys->n < 0)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "linear_solver: missing argument");
+    if (!sys->matrix && !sys->apply)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "linear_solver: the system has neither a matrix nor an apply function");
+    if (sys->matrix && sys->matrix->num_rows != sys->n)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "linear_solver: matrix has %ld block rows, system %ld nodes",
+                          (long)sys->matrix->num_rows, (long)sys->n);
+    if (!sys->matrix && s->def.precond.kind != DEFO_PRECOND_NONE && !sys->diagonal)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "linear_solver: matrix-free system without diagonal blocks for the "
+                          "%s preconditioner",
+                          defo_precond_name(s->def.precond.kind));
+    if (sys->matrix && s->def.precond.kind == DEFO_PRECOND_TWO_LEVEL && !sys->coords &&
+        s->def.method == DEFO_LINEAR_PCG)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "linear_solver: the two_level preconditioner needs node coordinates");
+    if (s->def.method == DEFO_LINEAR_CHOLESKY) {
+        if (!sys->matrix)
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "linear_solver: the cholesky method needs the assembled matrix");
+        if (sys->constraint)
+            for (defo_index i = 0; i < sys->n; i++)
+                if (sys->constraint[i] == DEFO_CONSTRAINT_NORMAL)
+                    return defo_error(DEFO_ERR_UNSUPPORTED,
+                                      "linear_solver: the cholesky method does not take normal "
+                                      "constraints (node %ld); use pcg",
+                                      (long)i);
+    }
+    return DEFO_OK;
+}
+
+static defo_status ensure_work(defo_linear_solver *s, defo_index n) {
+    if (s->work && n <= s->work_n) return DEFO_OK;
+    double *w = defo_malloc(15 * (size_t)n * sizeof *w + 1);
+    if (!w) return defo_error_oom("linear solver buffers", 15 * (size_t)n * sizeof(double));
+    defo_free(s->work);
+    s->work = w;
+    s->work_n = n;
+    return DEFO_OK;
+}
+
+/* The (block) Jacobi preconditioner Pd from the matrix or the system's
+ * diagonal blocks. */
+static defo_status setup_diagonal(defo_linear_solver *s, const defo_linear_system *sys) {
+    if (sys->matrix)
+        return defo_precond_setup_diagonal(s->Pd, sys->n, sys->matrix->val, sys->matrix->diag,
+                                           sys->constraint);
+    return defo_precond_setup_diagonal(s->Pd, sys->n, sys->diagonal, NULL, sys->constraint);
+}
+
+/* Direct solve; DEFO_OK with x updated, or an error (x unchanged) after
+ * which the caller falls back to PCG. */
+static defo_status direct_solve(defo_linear_solver *s, const defo_linear_system *sys,
+                                const double *b, double *x, defo_linear_stats *ls) {
+    const defo_index n = sys->n;
+    const size_t m = 3 * (size_t)n;
+    double *r = s->work, *d = s->work + 4 * m;
+    defo_status st = defo_cholesky_factor(s->chol, sys->matrix, sys->constraint);
+    if (st) return st;
+    ls->refactored = 1;
+    memcpy(r, b, m * sizeof *r);
+    defo_pcg_project(n, sys->constraint, sys->normal, r);
+    const double bnorm = sqrt(defo_dot(r, r, m));
+    const int zero = defo_pcg_all_zero(x, m);
+    if (!zero) {
+        op_ctx c = {sys, NULL};
+        op_apply(&c, x, d);
+        for (size_t i = 0; i < m; i++) r[i] = b[i] - d[i];
+        defo_pcg_project(n, sys->constraint, sys->normal, r);
+    }
+    st = defo_cholesky_solve(s->chol, r, d);
+    if (st) return st;
+    defo_pcg_project(n, sys->constraint, sys->normal, d);
+    for (size_t i = 0; i < m; i++)
+        if (!isfinite(d[i]))
+            return defo_error(DEFO_ERR_NUMERICAL,
+                              "linear_solver: Cholesky step not finite at node %ld", (long)(i / 3));
+    DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN_VECTOR)
+    for (size_t i = 0; i < m; i++) x[i] += d[i];
+    /* the residual it left, for the statistics */
+    op_ctx c = {sys, NULL};
+    op_apply(&c, x, d);
+    for (size_t i = 0; i < m; i++) r[i] = b[i] - d[i];
+    defo_pcg_project(n, sys->constraint, sys->normal, r);
+    ls->residual = bnorm > 0 ? sqrt(defo_dot(r, r, m)) / bnorm : 0.0;
+    ls->converged = 1;
+    return DEFO_OK;
+}
+
+defo_status defo_linear_solver_solve(defo_linear_solver *s, const defo_linear_system *sys,
+                                     const double *b, double *x, double tolerance,
+                                     defo_linear_stats *stats) {
+    defo_linear_stats ls;
+    memset(&ls, 0, sizeof ls);
+    if (stats) *stats = ls;
+    if (!s) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "linear_solver: NULL solver");
+    defo_status st = check_system(s, sys, b, x);
+    if (!st) st = ensure_work(s, sys->n);
+    if (st) return st;
+    const defo_linear_solver_def *d = &s->def;
+
+    if (d->method == DEFO_LINEAR_CHOLESKY) {
+        st = direct_solve(s, sys, b, x, &ls);
+        if (st == DEFO_OK) {
+            if (stats) *stats = ls;
+            return DEFO_OK;
+        }
+        ls.refactored = 0;
+        ls.fallback = 1;
+    }
+
+    /* the preconditioner of this solve */
+    const defo_precond *P = NULL;
+    int lagged = 0;
+    const defo_precond_kind kind = d->precond.kind;
+    if (ls.fallback) {
+        st = setup_diagonal(s, sys);
+        if (st) return st;
+        P = s->Pd;
+    } else if (factorised(kind) && sys->matrix) {
+        const int stale = !s->valid || (d->max_age > 0 && s->age >= d->max_age) ||
+                          s->last_rate > d->rate_growth * s->first_rate;
+        if (stale) {
+            st = defo_precond_setup(s->P, sys->matrix, sys->constraint, sys->coords);
+            s->valid = st == DEFO_OK;
+            s->age = 0;
+            s->first_rate = s->last_rate = 0.0;
+            ls.refactored = s->valid;
+            ls.fallback = !s->valid;
+        }
+        if (s->valid) {
+            P = s->P;
+            lagged = 1;
+        } else {
+            st = setup_diagonal(s, sys);
+            if (st) return st;
+            P = s->Pd;
+        }
+    } else if (kind != DEFO_PRECOND_NONE) {
+        /* (block) Jacobi, or its stand-in for a factor without a matrix */
+        st = setup_diagonal(s, sys);
+        if (st) return st;
+        P = s->Pd;
+    }
+
+    const int fixed = d->fixed_iterations > 0;
+    defo_pcg_opts o;
+    o.max_iterations = fixed ? d->fixed_iterations : d->max_iterations;
+    o.tolerance = tolerance > 0 ? tolerance : d->tolerance;
+    o.fixed = fixed;
+    o.stop_at_curvature = d->curvature == DEFO_CURVATURE_STOP;
+    op_ctx c = {sys, P};
+    defo_pcg_out out;
+    st = defo_pcg_run("PCG", sys->matrix ? "matrix" : "operator", &o, sys->n, op_apply, &c,
+                      P ? op_precond : NULL, &c, sys->constraint, sys->normal, b, x, s->work, &out);
+    ls.iterations = out.iterations;
+    ls.residual = out.residual;
+    ls.converged = out.converged;
+    ls.negative_curvature = out.negative;
+    /* the lag policy's book-keeping: this solve's CG iterations per decade */
+    if (lagged && out.iterations > 0) {
+        double reduction = out.initial > 0 ? out.residual / out.initial : 1.0;
+        double decades = fmax(-log10(fmax(reduction, 1e-300)), 0.5);
+        double rate = fmax(out.iterations / decades, 1.0);
+        if (s->age == 0) s->first_rate = rate;
+        s->last_rate = rate;
+        s->age++;
+        if (!fixed && out.hit_max) s->valid = 0; /* rate unknown: refactor next time */
+    }
+    if (stats) *stats = ls;
+    return st;
+}
+
+/* ---------------------------------------------------------------- wrapper */
+defo_status defo_pcg_solve(const defo_cg_def *def, const defo_bcsr *A, const defo_precond *P,
+                           const unsigned char *constraint, const double *normal, const double *b,
+                           double *x, double *work, defo_cg_result *result) {
+    defo_cg_def d = def ? *def : defo_default_cg_def();
+    defo_cg_result res = {0, 0.0, 0};
+    if (result) *result = res;
+    if (!A || !b || !x || !work)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_pcg_solve: missing argument");
+    const int fixed_count = d.tolerance == 0;
+    if (d.max_iterations <= 0 || !(fixed_count || (d.tolerance > 0 && d.tolerance < 1)))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "defo_pcg_solve: max_iterations %d / tolerance %g out of range",
+                          d.max_iterations, d.tolerance);
+    if (P && P->kind != DEFO_PRECOND_NONE && P->n != A->num_rows)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "defo_pcg_solve: preconditioner set up for %ld nodes, matrix has %ld",
+                          (long)P->n, (long)A->num_rows);
+    defo_linear_system sys;
+    memset(&sys, 0, sizeof sys);
+    sys.n = A->num_rows;
+    sys.matrix = A;
+    op_ctx c = {&sys, P};
+    defo_pcg_opts o = {d.max_iterations, d.tolerance, fixed_count, 0};
+    defo_pcg_out out;
+    defo_status st = defo_pcg_run("PCG", "matrix", &o, A->num_rows, op_apply, &c,
+                                  P && P->kind != DEFO_PRECOND_NONE ? op_precond : NULL, &c,
+                                  constraint, normal, b, x, work, &out);
+    if (result) {
+        result->iterations = out.iterations;
+        result->residual = out.residual;
+        result->converged = out.converged;
+    }
+    return st;
+}
