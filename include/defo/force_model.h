@@ -158,17 +158,19 @@ DEFO_API defo_status defo_force_model_fields(defo_force_model *fm, const double 
                                              defo_force_fields *out);
 
 /* ------------------------------------------------- plasticity, fracture */
-/* COROTATED (MG04 §3, MTPS08 §5 per point): the total corotated strain
- * ε = sym(Rᵀ F) − I with the current rotations at x, 6 per (element, point)
- * in Voigt order (εxx, εyy, εzz, γxy, γyz, γzx), engineering shear γ = 2ε. */
+/* The total corotated strain ε = sym(Rᵀ F) − I at x, 6 per (element,
+ * point) in Voigt order (εxx, εyy, εzz, γxy, γyz, γzx), engineering shear
+ * γ = 2ε (MG04 §3, MTPS08 §5 per point): COROTATED with the current
+ * rotations, INVERTIBLE with the polar rotation of F (ε = V(Σ − I)Vᵀ). */
 DEFO_API defo_status defo_force_model_strain(defo_force_model *fm, const double *x, double *eps);
-/* COROTATED: plastic strains the forces and energy subtract (6 per
- * (element, point), same convention; borrowed, NULL = none). */
+/* Plastic strains ε_p (6 per (element, point), same convention; borrowed,
+ * NULL = none): COROTATED subtracts them from the strain (MG04 §3);
+ * INVERTIBLE evaluates F_e = F (I + ε_p)⁻¹ (ITF04 §6.3). */
 DEFO_API void defo_force_model_set_plastic_strain(defo_force_model *fm, const double *eps_plastic);
 /* Stress tensor [Pa] at one point (element e, point q) of the last
- * evaluation, symmetric 3×3 row-major: the Cauchy stress (INVERTIBLE) or the
- * corotated stress σ = λ tr ε I + 2μ ε in the unrotated frame (COROTATED,
- * MG04 §4's fracture stress). */
+ * evaluation in world axes, symmetric 3×3 row-major: the Cauchy stress
+ * (INVERTIBLE) or R σ Rᵀ with the corotated stress σ = λ tr ε I + 2μ ε
+ * (COROTATED, MG04 §4's fracture stress). */
 DEFO_API void defo_force_model_stress(const defo_force_model *fm, defo_index e, int q,
                                       double sigma[9]);
 

@@ -55,10 +55,19 @@ struct defo_force_model {
     int all_stale;   /* the next update recomputes every rotation */
     double max_jinv; /* max |J⁻¹ entry|: bounds |F| by |x| */
     const double *eps_plastic;
-    defo_bcsr A; /* the model's matrix */
-    int have_matrix;
+    defo_bcsr *A; /* the model's matrix (built by the first assemble) */
     defo_index inverted;
 };
+
+/* J⁻¹ (I + ε_p)⁻¹ for a point's plastic strain ε_p (Voigt, engineering shear). */
+static inline defo_mat3 defo_fm_plastic_jinv(const defo_mat3 *Ji, const double *ep) {
+    defo_mat3 Fp = {{{1 + ep[0], 0.5 * ep[3], 0.5 * ep[5]},
+                     {0.5 * ep[3], 1 + ep[1], 0.5 * ep[4]},
+                     {0.5 * ep[5], 0.5 * ep[4], 1 + ep[2]}}},
+              Fi;
+    if (!defo_m3_inverse(Fp, &Fi)) return *Ji;
+    return defo_m3_mul(*Ji, Fi);
+}
 
 /* ------------------------------------------------------------- kernels */
 defo_status defo_fm_hyper_evaluate(defo_force_model *fm, const double *x, unsigned flags,
@@ -155,6 +164,7 @@ FM_INLINE void fm_iso_block(const double ci[3], const double cj[3], double la, d
 
 /* Slot s = e·P² + i·P + j of the bcsr assembly map. */
 FM_INLINE void fm_slot(const int P, int64_t slot, int64_t *e, int *i, int *j) {
+    /* defo_bcsr_slot's decoding with P a compile-time constant here */
     const int64_t pp = (int64_t)P * P;
     *e = slot / pp;
     const int r = (int)(slot - *e * pp);
@@ -170,7 +180,8 @@ FM_INLINE void fm_slot(const int P, int64_t slot, int64_t *e, int *i, int *j) {
 typedef void (*fm_block_kernel)(const defo_force_model *fm, int64_t e, int i, int j, double s[9]);
 FM_INLINE void fm_assemble_blocks(defo_force_model *fm, const int P, fm_block_kernel kernel1,
                                   double k1, fm_block_kernel kernel2, double k2) {
-    defo_bcsr *A = &fm->A;
+    const defo_bcsr_pattern *A = defo_bcsr_get_pattern(fm->A);
+    double *val = defo_bcsr_values(fm->A);
     const defo_index nr = A->num_rows;
     DEFO_PARALLEL_FOR_IF(A->num_blocks > DEFO_PARALLEL_MIN)
     for (defo_index I = 0; I < nr; I++) {
@@ -184,13 +195,13 @@ FM_INLINE void fm_assemble_blocks(defo_force_model *fm, const int P, fm_block_ke
                 if (kernel2) kernel2(fm, e, i, j, t);
             }
             for (int r = 0; r < 9; r++) s[r] = k1 * s[r] + (kernel2 ? k2 * t[r] : 0.0);
-            double *v = A->val + 9 * b;
+            double *v = val + 9 * b;
             if (b == A->diag[I]) {
                 for (int r = 0; r < 3; r++)
                     for (int q = 0; q < 3; q++) v[3 * r + q] = 0.5 * (s[3 * r + q] + s[3 * q + r]);
                 continue;
             }
-            double *tr = A->val + 9 * A->transpose[b];
+            double *tr = val + 9 * A->transpose[b];
             for (int r = 0; r < 3; r++)
                 for (int q = 0; q < 3; q++) v[3 * r + q] = tr[3 * q + r] = s[3 * r + q];
         }

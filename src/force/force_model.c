@@ -70,7 +70,7 @@ void defo_force_model_destroy(defo_force_model *fm) {
     defo_free(fm->dpdf);
     defo_free(fm->F_last);
     defo_free(fm->age);
-    if (fm->have_matrix) defo_bcsr_free(&fm->A);
+    defo_bcsr_destroy(fm->A);
     defo_free(fm);
 }
 
@@ -239,20 +239,19 @@ void defo_force_model_damping_diagonal(defo_force_model *fm, double *blocks) {
 
 defo_bcsr *defo_force_model_assemble(defo_force_model *fm, double k, double c, const double *mass,
                                      double m) {
-    if (!fm->have_matrix) {
-        defo_status st = defo_bcsr_create(&fm->A, fm->mesh->elems, fm->ne, fm->npe, fm->n);
+    if (!fm->A) {
+        defo_status st = defo_bcsr_create(fm->mesh->elems, fm->ne, fm->npe, fm->n, &fm->A);
         if (st) {
             defo_error_prefix("force model matrix");
             return NULL;
         }
-        fm->have_matrix = 1;
     }
     if (corotated(fm))
         defo_fm_corot_assemble(fm, k + (fm->damping ? c * corot_tau(fm) : 0.0));
     else
         defo_fm_hyper_assemble(fm, k, c);
-    if (mass && m != 0.0) defo_bcsr_add_diagonal(&fm->A, mass, m);
-    return &fm->A;
+    if (mass && m != 0.0) defo_bcsr_add_diagonal(fm->A, mass, m);
+    return fm->A;
 }
 
 defo_index defo_force_model_count_inverted(const defo_force_model *fm) {
@@ -276,7 +275,7 @@ size_t defo_force_model_bytes(const defo_force_model *fm) {
     if (fm->dpdf) b += np * sizeof(defo_dpdf);
     if (fm->age) b += np * sizeof(int32_t);
     if (fm->F_last) b += 9 * np * sizeof(double);
-    if (fm->have_matrix) b += defo_bcsr_bytes(&fm->A);
+    if (fm->A) b += defo_bcsr_bytes(fm->A);
     return b;
 }
 
@@ -287,19 +286,54 @@ void defo_force_model_set_plastic_strain(defo_force_model *fm, const double *eps
 defo_status defo_force_model_strain(defo_force_model *fm, const double *x, double *eps) {
     if (!fm || !x || !eps)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model strain: NULL argument");
-    if (!corotated(fm))
-        return defo_error(DEFO_ERR_UNSUPPORTED,
-                          "force model strain: the corotated strain needs the corotated "
-                          "formulation");
-    return defo_fm_corot_strain(fm, x, eps);
+    if (corotated(fm)) return defo_fm_corot_strain(fm, x, eps);
+    /* invertible: R = U Vᵀ the polar rotation, Rᵀ F = V Σ Vᵀ, ε = V (Σ − I) Vᵀ */
+    const int P = fm->npe, NQ = fm->nq;
+    const defo_quadrature *rule = &fm->ops->stiffness;
+    for (defo_index e = 0; e < fm->ne; e++)
+        for (int q = 0; q < NQ; q++) {
+            const size_t pq = (size_t)e * NQ + (size_t)q;
+            double H[9];
+            if (P == 4)
+                fm_grad_sum(4, x, fm->mesh->elems + 4 * (size_t)e, rule->grad, H);
+            else
+                fm_grad_sum(10, x, fm->mesh->elems + 10 * (size_t)e, rule->grad + 30 * q, H);
+            defo_mat3 Hm, Ji, U, V;
+            defo_vec3 sg;
+            memcpy(Hm.m, H, sizeof H);
+            memcpy(Ji.m, fm->jinv + 9 * pq, sizeof H);
+            const defo_mat3 F = defo_m3_mul(Hm, Ji);
+            if (!defo_m3_isfinite(F))
+                return defo_error(DEFO_ERR_NUMERICAL, "element %ld: non-finite strain at point %d",
+                                  (long)e, q);
+            defo_svd3(&F, &U, &sg, &V);
+            const double d[3] = {sg.x - 1, sg.y - 1, sg.z - 1};
+            double E[9];
+            for (int r = 0; r < 3; r++)
+                for (int k = 0; k < 3; k++)
+                    E[3 * r + k] = V.m[r][0] * d[0] * V.m[k][0] + V.m[r][1] * d[1] * V.m[k][1] +
+                                   V.m[r][2] * d[2] * V.m[k][2];
+            double *o = eps + 6 * pq;
+            o[0] = E[0], o[1] = E[4], o[2] = E[8];
+            o[3] = 2 * E[1], o[4] = 2 * E[5], o[5] = 2 * E[2];
+        }
+    return DEFO_OK;
 }
 
 /* Principal stresses (descending) and J at point pq of the last evaluation. */
 static double point_stress(const defo_force_model *fm, size_t pq, double sig[9], double pr[3]) {
     if (corotated(fm)) {
-        const double *a = fm->sig + 3 * pq, *b = fm->phat + 3 * pq;
+        /* R σ Rᵀ: the world frame; its eigenvalues are σ's */
+        const double *a = fm->sig + 3 * pq, *b = fm->phat + 3 * pq, *R = fm->R + 9 * pq;
         const double S[9] = {a[0], b[0], b[2], b[0], a[1], b[1], b[2], b[1], a[2]};
-        memcpy(sig, S, sizeof S);
+        double RS[9];
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++)
+                RS[3 * r + k] = R[3 * r] * S[k] + R[3 * r + 1] * S[3 + k] + R[3 * r + 2] * S[6 + k];
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++)
+                sig[3 * r + k] = RS[3 * r] * R[3 * k] + RS[3 * r + 1] * R[3 * k + 1] +
+                                 RS[3 * r + 2] * R[3 * k + 2];
         defo_mat3 Sm, Q;
         defo_vec3 l;
         memcpy(Sm.m, S, sizeof S);

@@ -19,6 +19,10 @@
  *   (D v)_a = w U P̂_d D̂ᵀ g_a; its blocks are the isotropic closed form with
  *   c_a = U D̂ᵀ g_a = (U Vᵀ) J⁻ᵀ g_a.
  *
+ * Plasticity (defo/plasticity.h): with plastic strains ε_p the point's
+ *   F_e = F (I + ε_p)⁻¹ (ITF04 §6.3 split with the symmetric plastic stretch):
+ *   every formula above with J⁻¹ replaced by J⁻¹ (I + ε_p)⁻¹.
+ *
  * Invariants: a non-finite F never reaches defo_svd3 (flagged FM_BAD and
  * reported naming the element); per-element results go to the element's
  * slot, gathered per node in slot order: bitwise identical for any thread
@@ -47,6 +51,7 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
         fm_grad_sum(P, x, v, g, H);
         defo_mat3 Ji, F;
         load9(&Ji.m[0][0], fm->jinv + 9 * pq);
+        if (fm->eps_plastic) Ji = defo_fm_plastic_jinv(&Ji, fm->eps_plastic + 6 * pq);
         load9(&F.m[0][0], H);
         F = defo_m3_mul(F, Ji);
         if (!defo_m3_isfinite(F)) {
