@@ -64,7 +64,8 @@ enum {
     DEFO_ERR_UNSUPPORTED = -5,  /* well-formed input defo cannot use (named) */
     DEFO_ERR_INVALID_MESH = -6, /* degenerate or inconsistent geometry/topology */
     DEFO_ERR_NUMERICAL = -7,    /* a computation would produce NaN/Inf */
-    DEFO_ERR_INTERNAL = -8      /* a bug in defo: please report */
+    DEFO_ERR_INTERNAL = -8,     /* a bug in defo: please report */
+    DEFO_ERR_INTERRUPTED = -9 /* stopped by defo_interrupt(); the state is the last complete one */
 };
 
 /* Short constant name of a status, e.g. "DEFO_ERR_PARSE". */
@@ -91,6 +92,16 @@ DEFO_API int64_t defo_allocated_bytes(void);
 /* Largest value defo_allocated_bytes() has had since the last reset. */
 DEFO_API int64_t defo_peak_allocated_bytes(void);
 DEFO_API void defo_reset_peak_allocated_bytes(void);
+
+/* ---------------------------------------------------------- interrupt */
+/* Ask the running simulation to stop at its next safe point (between steps,
+ * Newton and CG iterations): the call in progress returns
+ * DEFO_ERR_INTERRUPTED with the state of the last complete frame.
+ * Async-signal-safe (sets a flag): call it from a SIGINT/SIGTERM handler. */
+DEFO_API void defo_interrupt(void);
+/* 1 when an interrupt was requested and not cleared. */
+DEFO_API int defo_interrupt_requested(void);
+DEFO_API void defo_interrupt_clear(void);
 
 /* ------------------------------------------------------------ threads */
 /* Number of threads defo's parallel loops use (<= 0: the OpenMP default).

@@ -15,8 +15,8 @@
 #include "defo/mesh.h"
 #include "defo/element.h"
 #include "defo/geometry.h"
-#include "defo/force.h"
 #include "defo/force_model.h"
+#include "defo/integrator.h"
 #include "defo/solver.h"
 #include "defo/world.h"
 #include "defo/io.h"
@@ -24,13 +24,10 @@
 #include "defo/mesher.h"
 #include "defo/sparse.h"
 #include "defo/cholesky.h"
-#include "defo/corotated.h"
-#include "defo/backward_euler.h"
 #include "defo/plasticity.h"
 #include "defo/fracture.h"
 #include "defo/embed.h"
 #include "defo/contact.h"
-#include "defo/quasistatic.h"
 #include "defo/scene.h"
 /* defo/render.h belongs to the separate defo_render library (GL, PNG): include it yourself. */
 

@@ -1,5 +1,6 @@
 /*
- * defo/embed.h — a high-resolution surface driven by a tet4 mesh (MG04 §5.1).
+ * defo/embed.h — a high-resolution surface driven by a tet4 or tet10 mesh (MG04
+ * §5.1; MTPS08 §6.2 for tet10: the quadratic shape functions).
  *
  * Binding (once, at rest): every surface vertex p is linked to the closest
  * tet of the volume mesh — the one containing it, or for a vertex outside
@@ -10,11 +11,17 @@
  * can hold a closer tet.  Ties (a vertex on a shared face) go to the tet
  * with the largest smallest λ, then the lowest index: deterministic.
  *
- * Each frame: p = x_0 + Σ_{i=1..3} λ_i (x_i − x_0) with the tet's current
- * corners (affine maps, rigid motions included, are reproduced exactly, also
- * for extrapolated λ since Σλ = 1), and n = Re n_rest with the element's
- * rotation (MG04 Fig. 5; from the corotated model, or the polar factor of the
- * tet's F when none is given).
+ * tet4: λ are the barycentric coordinates in the tet.  tet10: the closest
+ * element is found by its corner tetrahedron, then λ are refined to the
+ * reference coordinates of the vertex in the curved element (Newton,
+ * defo_element_locate).
+ *
+ * Each frame: p = x_0 + Σ_{a≥1} N_a(λ) (x_a − x_0) over the element's nodes
+ * (N_a = λ_a for tet4, the quadratic shape functions for tet10; the maps the
+ * element represents — affine for tet4, quadratic for tet10, rigid motions
+ * included — are reproduced exactly, also for extrapolated λ since Σ N = 1),
+ * and n = Re n_rest with the element's rotation (MG04 Fig. 5; given, or the
+ * polar factor of the corner tetrahedron's F).
  *
  * A fracturing body has no consistent embedded surface yet (MG04 §5.2 is a
  * later issue): write its tet boundary with defo_boundary_write_obj instead.
@@ -40,7 +47,7 @@ typedef struct defo_embed_info {
 } defo_embed_info;
 
 /* Bind the triangles of surface (3-node triangles; its x are the rest
- * positions) to the tet4 mesh tets at its rest positions.  Rest normals are
+ * positions) to the tet4 or tet10 mesh tets at its rest positions.  Rest normals are
  * the area-weighted vertex normals of the surface.  Both meshes are only read
  * (tets is borrowed: updates use its current connectivity). */
 DEFO_API defo_status defo_embed_create(const defo_mesh *tets, const defo_mesh *surface,

@@ -109,47 +109,9 @@ DEFO_API defo_status defo_mesh_validate(const defo_mesh *mesh);
  * lengths is DEFO_ERR_INVALID_MESH naming its index; nothing is changed then. */
 DEFO_API defo_status defo_mesh_orient(defo_mesh *mesh, defo_index *flipped);
 
-/* ------------------------------------------------------------ rest data */
-/* Per-element rest-state data of ITF04 §3 / TSIF05 §5, from the corners
- * (tet10 uses its 4 corners: this is the affine part of the element).
- *   Dm = [X1-X0, X2-X0, X3-X0]    (columns; rest edge matrix)
- *   F  = Ds Dm⁻¹                   (deformation gradient)
- *   Bm = -V Dm⁻ᵀ                   (columns b1, b2, b3)
- * Nodal forces from a first Piola–Kirchhoff stress P: G = P Bm gives the
- * forces g1, g2, g3 on nodes 1..3 (columns of G), g0 = -(g1+g2+g3).
- * Column b_i equals A_i N_i / 3, the area-weighted OUTWARD normal of the face
- * opposite node i divided by 3 (ITF04 §3 writes the same thing as minus the
- * sum over the three faces incident to node i). */
-typedef struct defo_rest {
-    defo_index num_elems;
-    double *Dm_inv; /* 9 per element, row-major */
-    double *Bm;     /* 9 per element, row-major, columns b1 b2 b3 */
-    double *volume; /* rest volume (m^3) per element, > 0 */
-} defo_rest;
+/* Rest data, masses, volumes and traction loads are the element layer's
+ * (defo/element.h): they depend on the element kind's shape functions. */
 
-/* Fill *rest (owned by the caller's struct, arrays allocated here; release
- * with defo_rest_free).  A zero-volume or inverted element is
- * DEFO_ERR_INVALID_MESH naming it (run defo_mesh_orient first); *rest is
- * left empty then. */
-DEFO_API defo_status defo_rest_compute(const defo_mesh *mesh, defo_rest *rest);
-DEFO_API void defo_rest_free(defo_rest *rest);
-
-/* Lumped (diagonal) nodal masses in kg from a density in kg/m^3; mass has
- * num_nodes entries and is overwritten.  tet4: V/4 per corner.  tet10: HRZ
- * lumping (Hinton, Rock, Zienkiewicz 1976): the diagonal of the consistent
- * mass matrix (corner ρV/70, edge 8ρV/105) scaled so the element total is ρV,
- * giving corners ρV/36 and edge nodes 4ρV/27 — all positive (row-sum lumping
- * would give negative corner masses).  V is the element's exact volume
- * (curved tet10 included, as defo_mesh_volume).  Nodes in no element get 0. */
-DEFO_API defo_status defo_mesh_lumped_mass(const defo_mesh *mesh, double density, double *mass);
-/* Same with one density per element (num_elems entries, kg/m^3, >= 0). */
-DEFO_API defo_status defo_mesh_lumped_mass_per_elem(const defo_mesh *mesh,
-                                                    const double *density_per_elem, double *mass);
-
-/* Total signed volume (m^3) of the elements at positions x (3 per node; NULL =
- * rest positions mesh->x).  tet10 elements are integrated exactly with their
- * curved (isoparametric) geometry. */
-DEFO_API defo_status defo_mesh_volume(const defo_mesh *mesh, const double *x, double *volume);
 /* Axis-aligned bounding box of all nodes.  Empty mesh: DEFO_ERR_INVALID_MESH. */
 DEFO_API defo_status defo_mesh_bbox(const defo_mesh *mesh, double lo[3], double hi[3]);
 
@@ -205,14 +167,6 @@ typedef struct defo_boundary {
 } defo_boundary;
 DEFO_API defo_status defo_mesh_boundary(const defo_mesh *mesh, int quadratic, defo_boundary *out);
 DEFO_API void defo_boundary_free(defo_boundary *b);
-
-/* Dead load of a constant traction t [Pa] on the boundary faces (rest
- * positions) whose three corners are all marked (mark: num_nodes flags):
- * for a linear triangle ∫ N_i t dA = t·A/3, added to f (3 per node) at each
- * corner of each such face; the loaded area in *area (may be NULL).  tet4
- * meshes (DEFO_ERR_UNSUPPORTED otherwise). */
-DEFO_API defo_status defo_mesh_add_traction(const defo_mesh *mesh, const unsigned char *mark,
-                                            const double t[3], double *f, double *area);
 
 /* Connected components of elements (elements sharing a node are connected;
  * union-find).  Components are numbered 0.. in order of their lowest element.

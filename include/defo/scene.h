@@ -106,49 +106,32 @@ DEFO_API int defo_scene_num_colliders(const defo_scene *scene);
 DEFO_API const defo_collider_def *defo_scene_collider(const defo_scene *scene, int i);
 
 /* ------------------------------------------------------------ simulation */
+/* A scene built into a world (src/scene/builder.c) and run frame by frame:
+ * the scheduled material changes, the world's frame step, the bodies'
+ * "embedded" surfaces, checkpoints tagged with the scene's physics hash.
+ * Everything else is the world's (defo_simulation_world, defo/world.h). */
 typedef struct defo_simulation defo_simulation;
 
 /* Build the world: load/generate/mesh every body, apply transforms,
- * velocities, fixed node sets, create the colliders.  Errors name the body
- * ("bodies[0] 'bunny': ...") and are input errors (exit 2 in the CLI) unless
- * out of memory. */
+ * velocities, fixed node sets, loads, colliders, integrators.  Errors name
+ * the body ("bodies[0] 'bunny': ...") and are input errors (exit 2 in the
+ * CLI) unless out of memory. */
 DEFO_API defo_status defo_simulation_create(const defo_scene *scene, defo_simulation **out);
 DEFO_API void defo_simulation_destroy(defo_simulation *sim);
 
 DEFO_API defo_world *defo_simulation_world(defo_simulation *sim);
 DEFO_API int defo_simulation_num_bodies(const defo_simulation *sim);
+/* The world id of scene body i. */
 DEFO_API defo_body_id defo_simulation_body(const defo_simulation *sim, int i);
-/* The material a body has now (after any scheduled change). */
-DEFO_API const defo_material_def *defo_simulation_body_material(const defo_simulation *sim, int i);
 /* The body's "embedded" surface (MG04 §5.1; rest positions transformed like
  * the body, 3-node triangles), NULL when it has none. */
 DEFO_API const defo_mesh *defo_simulation_embedded_surface(const defo_simulation *sim, int i);
 /* Its current vertex positions (3 per vertex of that surface) from the
- * body's current tet positions (defo_embed_update). */
+ * body's current positions (defo_embed_update). */
 DEFO_API defo_status defo_simulation_embedded_positions(const defo_simulation *sim, int i,
                                                         double *positions);
-/* Body i as the outputs show it now: its tet mesh (rest positions; for a
- * body with "fracture" the simulation's own copy, which gains nodes and
- * changes connectivity as it splits (MG04 §4) — an added node's rest
- * position is its parent's), positions and velocities (3 per node of that
- * mesh).  For the other bodies these are the world's
- * (defo_body_mesh/_positions/_velocities).  Valid until the next step. */
-DEFO_API const defo_mesh *defo_simulation_body_mesh(const defo_simulation *sim, int i);
-DEFO_API const double *defo_simulation_body_positions(const defo_simulation *sim, int i);
-DEFO_API const double *defo_simulation_body_velocities(const defo_simulation *sim, int i);
 /* 1 when body i has "fracture". */
 DEFO_API int defo_simulation_body_fractures(const defo_simulation *sim, int i);
-/* Kinetic and elastic energy [J] (either may be NULL) and inverted elements
- * of body i at the current state, as defo_body_energy and
- * defo_body_count_inverted evaluate them (body material, ITF04 model). */
-DEFO_API defo_status defo_simulation_body_energy(defo_simulation *sim, int i, double *kinetic,
-                                                 double *elastic);
-DEFO_API defo_status defo_simulation_body_inverted(defo_simulation *sim, int i, defo_index *count);
-/* Connected components of body i's elements now (1 for an unbroken body). */
-DEFO_API defo_status defo_simulation_body_components(const defo_simulation *sim, int i,
-                                                     defo_index *count);
-/* MG04 §4 vertex splits during the last frame, all bodies. */
-DEFO_API defo_index defo_simulation_splits(const defo_simulation *sim);
 /* Frames completed so far (0 at the start). */
 DEFO_API int defo_simulation_frame(const defo_simulation *sim);
 /* Advance one output frame (1/fps s): scheduled material changes whose time
@@ -156,29 +139,14 @@ DEFO_API int defo_simulation_frame(const defo_simulation *sim);
  * left at the last completed frame (defo_world_step's guarantee). */
 DEFO_API defo_status defo_simulation_step_frame(defo_simulation *sim);
 
-/* Statistics of the last frame (defo_world_stats for newmark; for
- * backward_euler: its steps, CG iterations and largest residual, collisions,
- * inverted elements at the end). */
-DEFO_API void defo_simulation_stats(const defo_simulation *sim, defo_step_stats *out);
-
-/* The MG04 §3 plastic strain norm ‖ε_plastic‖₂ of every element of body i
- * (out: one per element of the body's mesh), 0 for a body without
- * "plasticity".  For the plastic_strain cell field of the outputs. */
-DEFO_API defo_status defo_simulation_plastic_strain(defo_simulation *sim, int i, double *out);
-
-/* Newton iterations of the last frame (quasistatic; 0 for the others). */
-DEFO_API int defo_simulation_newton_iterations(const defo_simulation *sim);
-
-/* Write the state after the current frame to path atomically (format: magic
- * "DEFOCKPT", version 2, scene hash, frame, time, per body n, x, v, plastic
- * strains, fracture topology; FNV-1a 64 checksum last; src/scene/simulation.c
- * has the layout). */
+/* Write the world's state after the current frame (defo_world_save, tagged
+ * with the scene's physics hash) atomically. */
 DEFO_API defo_status defo_simulation_save_checkpoint(const defo_simulation *sim, const char *path);
 /* Restore a checkpoint written by the same scene.  DEFO_ERR_PARSE for a
- * damaged file (bad magic, size or checksum) or one of another version
- * (an older defo's: run the scene again), DEFO_ERR_INVALID_ARGUMENT
- * for one of another scene (hash or body sizes differ).  Scheduled material
- * changes up to the checkpoint's time are re-applied. */
+ * damaged file or one of another version (an older defo's: run the scene
+ * again), DEFO_ERR_INVALID_ARGUMENT for one of another scene (hash or body
+ * sizes differ).  Scheduled material changes up to the checkpoint's time
+ * are re-applied. */
 DEFO_API defo_status defo_simulation_load_checkpoint(defo_simulation *sim, const char *path);
 
 #ifdef __cplusplus

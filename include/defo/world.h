@@ -1,31 +1,42 @@
 /*
- * defo/world.h — bodies, colliders and time stepping.
+ * defo/world.h — one world: bodies, the integrators that step them,
+ * colliders, the step order, statistics and checkpoints.
  *
- * A body is a tet4 mesh (copied) with its rest data, a material, the state
- * (positions x, velocities v, 3 per node), lumped masses and fixed nodes.  A
- * world holds bodies, borrowed colliders (defo/collision.h), gravity and the
- * integrator settings.  defo_world_step advances by one output frame with
- * ITF04 §9 Newmark substeps (explicit elasticity, implicit damping, rigid
- * collisions with normal-velocity constraints):
+ * A body is a tet4 or tet10 mesh (copied) with its rest data (element layer),
+ * a material, a force model (invertible or corotated, defo/force_model.h),
+ * the state (positions x, velocities v, 3 per node), lumped masses, dead
+ * loads, prescribed node sets (held at rest or moved by a scripted rigid
+ * motion: fixed sets, TSIF05 §11 bones, kinematic handles), and optionally
+ * MG04 §3 plasticity and MG04 §4 fracture.  Each body is stepped by one of
+ * the world's integrators (defo/integrator.h); bodies of one world may use
+ * different integrators on one frame clock.
  *
- *   1  ṽ^{n+½} = vⁿ + Δt/2 · a(tⁿ, xⁿ, ṽ^{n+½})                  [CG]
- *   2  x̃^{n+1} = xⁿ + Δt ṽ^{n+½}
- *   3  collisions with x̃^{n+1} and vⁿ → x^{n+1}, ṽⁿ
- *   4  v^{n+1} = ṽⁿ + Δt/2 · (a(tⁿ, xⁿ, ṽⁿ) + a(t^{n+1}, x^{n+1}, v^{n+1}))  [CG]
+ * defo_world_step(frame_dt): for every integrator, the frame is cut into its
+ * equal steps; each step runs, in this order,
+ *   1 topology changes (MG04 §4 fracture splits; the integrator is told),
+ *   2 plasticity (MG04 §3 flow of the plastic strains),
+ *   3 the integrator's step (the ITF04 §9 collision response inside it for
+ *     dynamic integrators; TSIF05 §10 penalty contact for the equilibrium
+ *     solvers),
+ * then the frame's statistics.  A frame depends only on the state at its
+ * start (x, v, plastic strains, topology, integrator history), so a run
+ * resumed from a checkpoint continues bit for bit.
  *
- * with a = M⁻¹(f_elastic(x) + f_damping(x, v)) + gravity.  Substeps are of
- * equal length, frame_dt / ceil(frame_dt / Δt_CFL), so frames land exactly
- * on the frame times; Δt_CFL = cfl · min_e h_e / c (defo_force_wave_time).
- *
- * Bodies are named by ids {index, generation}: a removed body's id stops
- * being valid (defo_body_is_valid) instead of aliasing a later body.
+ * Bodies are named by ids {index, world, generation}: an id of a removed body
+ * or of another world is caught (defo_body_is_valid) instead of aliasing.
+ * Units: SI.
  */
 #ifndef DEFO_WORLD_H
 #define DEFO_WORLD_H
 
 #include "defo/base.h"
+#include "defo/force_model.h"
+#include "defo/fracture.h"
+#include "defo/geometry.h"
+#include "defo/integrator.h"
 #include "defo/material.h"
 #include "defo/mesh.h"
+#include "defo/plasticity.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,30 +47,41 @@ typedef struct defo_world defo_world;
 
 typedef struct defo_body_id {
     int32_t index;
+    uint32_t world;      /* the world's serial number */
     uint32_t generation; /* 0 is never valid */
 } defo_body_id;
 
 typedef struct defo_world_def {
     double gravity[3]; /* [m/s²]; default (0, 0, −9.81) */
-    /* Substep = cfl · min over elements of (smallest rest altitude / wave
-     * speed sqrt((λ+2μ)/ρ)).  (0, 1]; default 0.5: the elastic forces are
-     * explicit (ITF04 §9), so this is a stability bound. */
-    double cfl;
-    double max_dt;         /* upper bound on a substep [s], > 0; default 1/240 */
-    int cg_max_iterations; /* implicit damping solves; default 200 */
-    double cg_tolerance;   /* relative residual; default 1e-8 */
 } defo_world_def;
 DEFO_API defo_world_def defo_default_world_def(void);
 
 DEFO_API defo_status defo_world_create(const defo_world_def *def, defo_world **out);
-/* Frees bodies; colliders are borrowed and stay the caller's. */
+/* Frees bodies and integrators; colliders are borrowed and stay the caller's. */
 DEFO_API void defo_world_destroy(defo_world *world);
 
+/* An integrator for bodies to use; *index (may be NULL) names it in
+ * defo_body_def.integrator.  Validated (defo_integrator_def_validate). */
+DEFO_API defo_status defo_world_add_integrator(defo_world *world, const defo_integrator_def *def,
+                                               int *index);
+DEFO_API int defo_world_num_integrators(const defo_world *world);
+DEFO_API const defo_integrator_def *defo_world_integrator(const defo_world *world, int index);
+
 typedef struct defo_body_def {
-    const defo_mesh *mesh;      /* tet4, positively oriented; copied */
+    const defo_mesh *mesh;      /* tet4 or tet10, positively oriented; copied */
     defo_material_def material; /* default defo_default_material() */
-    const char *name;           /* copied (truncated to 63 bytes); NULL: "body<k>" */
-    double velocity[3];         /* initial velocity of every node [m/s]; default 0 */
+    defo_force_model_def force; /* formulation and its options; default invertible */
+    /* index from defo_world_add_integrator; −1 (default): the first one,
+     * a default newmark one being added if the world has none */
+    int integrator;
+    const char *name;   /* copied (truncated to 63 bytes); NULL: "body<k>" */
+    double velocity[3]; /* initial velocity of every node [m/s]; default 0 */
+    /* initial spin ω about the centre of mass c: v += ω × (x − c) [rad/s] */
+    double angular_velocity[3];
+    /* MG04 §3 plastic flow (NULL: elastic); copied */
+    const defo_plasticity_def *plasticity;
+    /* MG04 §4 brittle fracture (NULL: never breaks); copied */
+    const defo_fracture_def *fracture;
 } defo_body_def;
 DEFO_API defo_body_def defo_default_body_def(void);
 
@@ -67,65 +89,119 @@ DEFO_API defo_body_def defo_default_body_def(void);
 DEFO_API defo_status defo_world_add_body(defo_world *world, const defo_body_def *def,
                                          defo_body_id *out);
 DEFO_API int defo_body_is_valid(const defo_world *world, defo_body_id id);
-/* Replace the body's material (e.g. restore stiffness); the state is kept. */
+DEFO_API int defo_world_num_bodies(const defo_world *world);
+/* The id of the i-th body (creation order); invalid id for a bad i. */
+DEFO_API defo_body_id defo_world_body(const defo_world *world, int i);
+
+/* Prescribe the nodes of region (selected on the rest positions) to follow
+ * motion from their rest positions X: x(t) = R(t)(X − pivot) + pivot +
+ * velocity·t (NULL: held at rest).  A node in several sets follows the last;
+ * a node added by a fracture split follows its parent's set.  A region that
+ * selects no node is DEFO_ERR_INVALID_ARGUMENT.  *set (may be NULL) gets the
+ * set's index. */
+DEFO_API defo_status defo_body_prescribe(defo_world *world, defo_body_id id,
+                                         const defo_region *region, const defo_motion_def *motion,
+                                         int *set);
+/* Drive prescribed set `set` by an explicit transform x = R X + T from now on
+ * (R row-major rotation; a skeleton's animation), replacing its motion. */
+DEFO_API defo_status defo_body_set_transform(defo_world *world, defo_body_id id, int set,
+                                             const double R[9], const double T[3]);
+/* Dead loads [N] per node (3n, writable, zero initially), added to gravity in
+ * every step until changed (see defo_element_traction_load for tractions). */
+DEFO_API double *defo_body_external_force(defo_world *world, defo_body_id id);
+/* Replace the material (e.g. restore stiffness); the state is kept. */
 DEFO_API defo_status defo_body_set_material(defo_world *world, defo_body_id id,
                                             const defo_material_def *material);
-/* Fix (1) or free (0) a node: a fixed node keeps its position, velocity 0. */
-DEFO_API defo_status defo_body_fix_node(defo_world *world, defo_body_id id, defo_index node,
-                                        int fixed);
+/* Overwrite positions and/or velocities (3 per node; either may be NULL).
+ * Must be finite. */
+DEFO_API defo_status defo_body_set_state(defo_world *world, defo_body_id id, const double *x,
+                                         const double *v);
 
-/* State access; NULL for an invalid id.  The arrays stay at the same address
- * for the body's lifetime and are updated by each step. */
+/* State access; NULL for an invalid id.  Valid until the next step (a
+ * fracturing body's arrays grow). */
 DEFO_API defo_index defo_body_num_nodes(const defo_world *world, defo_body_id id);
-/* External dead load [N] per node (3n, writable, zero initially): added to
- * gravity in every step until changed. */
-DEFO_API double *defo_body_external_force(defo_world *world, defo_body_id id);
 DEFO_API const defo_mesh *defo_body_mesh(const defo_world *world, defo_body_id id);
 DEFO_API const double *defo_body_positions(const defo_world *world, defo_body_id id);
 DEFO_API const double *defo_body_velocities(const defo_world *world, defo_body_id id);
-/* Overwrite positions and/or velocities (3 per node; either may be NULL),
- * e.g. initial conditions.  Must be finite; fixed nodes get velocity 0. */
-DEFO_API defo_status defo_body_set_state(defo_world *world, defo_body_id id, const double *x,
-                                         const double *v);
 DEFO_API const double *defo_body_masses(const defo_world *world, defo_body_id id);
 DEFO_API const char *defo_body_name(const defo_world *world, defo_body_id id);
+DEFO_API const defo_material_def *defo_body_material(const defo_world *world, defo_body_id id);
+DEFO_API int defo_body_integrator(const defo_world *world, defo_body_id id);
+/* Parent of each node (itself for original nodes; the node it was split from
+ * for nodes added by fracture), num_nodes entries. */
+DEFO_API const defo_index *defo_body_parents(const defo_world *world, defo_body_id id);
 
-/* Energies [J] at the current state: kinetic ½ Σ m v², elastic Σ V_e ψ_e,
- * gravitational −Σ m g·x.  Any output may be NULL. */
+/* Energies [J] at the current state: kinetic ½ Σ m v², elastic (the force
+ * model's), gravitational −Σ m g·x.  Any output may be NULL. */
 DEFO_API defo_status defo_body_energy(defo_world *world, defo_body_id id, double *kinetic,
                                       double *elastic, double *gravitational);
-/* Elements with det F ≤ 0 (σ3 ≤ 0) at the current positions. */
+/* Derived fields (J, von Mises, principal stress; defo/force_model.h) at
+ * the current state. */
+DEFO_API defo_status defo_body_fields(defo_world *world, defo_body_id id, defo_force_fields *out);
+/* Elements with det F ≤ 0 at some quadrature point, at the current state. */
 DEFO_API defo_status defo_body_count_inverted(defo_world *world, defo_body_id id,
                                               defo_index *count);
+/* Connected components of the body's elements (1 until it breaks apart). */
+DEFO_API defo_status defo_body_components(const defo_world *world, defo_body_id id,
+                                          defo_index *count);
+/* ‖ε_plastic‖₂ per element (the largest over its points; 0 without
+ * plasticity), num_elems values. */
+DEFO_API defo_status defo_body_plastic_strain(const defo_world *world, defo_body_id id,
+                                              double *out);
 
-/* Borrowed: the collider must outlive the world (or be removed... colliders
- * are never removed; destroy the world first). */
+/* Borrowed: the collider must outlive the world. */
 DEFO_API defo_status defo_world_add_collider(defo_world *world, defo_collider *collider);
 
-/* Per-frame statistics of the last defo_world_step (or substep). */
+/* Statistics of the last defo_world_step, over its bodies and steps. */
 typedef struct defo_step_stats {
-    int substeps;
-    double dt;                /* substep length [s] */
-    int cg_iterations;        /* total over substeps, bodies and both solves */
-    int cg_max_iterations;    /* largest single solve */
-    double cg_residual;       /* largest final relative residual */
-    int cg_not_converged;     /* solves that hit the iteration limit */
+    int steps;                      /* integrator steps, all integrators */
+    double dt;                      /* the smallest step length [s] */
+    int newton_iterations;          /* total */
+    int cg_iterations;              /* total */
+    int cg_max_iterations;          /* largest single linear solve */
+    double residual;                /* largest final relative residual */
+    int not_converged;              /* solves that stopped short of their tolerance */
+    defo_convergence_reason reason; /* the worst */
+    int negative_curvature, backtracks, precond_setups;
     defo_index inverted;      /* inverted elements at the end, all bodies */
-    defo_index inverted_peak; /* largest count seen after any substep */
-    defo_index collisions;    /* colliding nodes in the last substep */
+    defo_index inverted_peak; /* the largest count after any step */
+    defo_index collisions;    /* nodes in contact at the end */
+    defo_index splits;        /* MG04 §4 vertex splits */
+    int yielding;             /* MG04 §3 points that flowed in the last step */
+    double seconds;           /* wall time */
 } defo_step_stats;
 
-/* Advance by frame_dt > 0 in equal CFL-bounded substeps. */
+/* Advance every body by frame_dt > 0 (above).  On error the world is left
+ * at the frame's start. */
 DEFO_API defo_status defo_world_step(defo_world *world, double frame_dt);
-/* One Newmark step of exactly dt (no CFL check: the caller's choice). */
-DEFO_API defo_status defo_world_substep(defo_world *world, double dt);
-/* The substep defo_world_step would use at most: min(max_dt, cfl · wave time). */
-DEFO_API double defo_world_stable_dt(const defo_world *world);
+/* Steps a frame of frame_dt would take with the integrator (≥ 1). */
+DEFO_API int defo_world_steps_per_frame(const defo_world *world, int integrator, double frame_dt);
 DEFO_API double defo_world_time(const defo_world *world);
-/* Set the simulated time [s] (finite), e.g. when restoring a checkpoint:
- * scripted collider motion is a function of it. */
-DEFO_API defo_status defo_world_set_time(defo_world *world, double time);
+DEFO_API int defo_world_frame(const defo_world *world);
+/* Set the simulated time (finite) and frame count, e.g. when restoring. */
+DEFO_API defo_status defo_world_set_time(defo_world *world, double time, int frame);
 DEFO_API void defo_world_stats(const defo_world *world, defo_step_stats *out);
+
+/* Stop the step in progress at the next safe point (between steps, Newton
+ * iterations): defo_world_step then returns DEFO_ERR_INTERRUPTED with the
+ * world at the frame's start.  Async-signal-safe (sets a flag). */
+DEFO_API void defo_world_interrupt(defo_world *world);
+
+/* Checkpoints: the whole state after the current frame — time, frame, per
+ * body x, v, topology (fracture), plastic strains, fracture state and the
+ * integrators' history — in a versioned binary with a checksum.  tag (e.g.
+ * a scene's physics hash) is stored and must match on restore.  Written
+ * atomically (temporary file, then rename).  Restore checks everything
+ * before it changes anything: DEFO_ERR_PARSE for a damaged file or another
+ * version, DEFO_ERR_INVALID_ARGUMENT for another world (tag, body count or
+ * sizes). */
+DEFO_API defo_status defo_world_save(const defo_world *world, uint64_t tag, const char *path);
+DEFO_API defo_status defo_world_load(defo_world *world, uint64_t tag, const char *path);
+/* The same in memory (buffer owned by the caller, defo_free it). */
+DEFO_API defo_status defo_world_serialize(const defo_world *world, uint64_t tag, void **data,
+                                          size_t *size);
+DEFO_API defo_status defo_world_deserialize(defo_world *world, uint64_t tag, const void *data,
+                                            size_t size);
 
 #ifdef __cplusplus
 }

@@ -87,7 +87,26 @@ const char *defo_status_name(defo_status status) {
         return "DEFO_ERR_NUMERICAL";
     case DEFO_ERR_INTERNAL:
         return "DEFO_ERR_INTERNAL";
+    case DEFO_ERR_INTERRUPTED:
+        return "DEFO_ERR_INTERRUPTED";
     default:
         return status > 0 ? "DEFO_WARNING(unknown)" : "DEFO_ERR(unknown)";
     }
+}
+
+/* ---------------------------------------------------------- interrupt */
+#include <signal.h>
+
+static volatile sig_atomic_t interrupt_flag;
+
+void defo_interrupt(void) {
+    interrupt_flag = 1;
+}
+
+int defo_interrupt_requested(void) {
+    return interrupt_flag != 0;
+}
+
+void defo_interrupt_clear(void) {
+    interrupt_flag = 0;
 }

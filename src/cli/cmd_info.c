@@ -97,7 +97,7 @@ int cli_report_mesh(const char *path, const defo_mesh *mesh, defo_index reorient
     q.worst_elem = -1;
     long long boundary_faces = 0, components = 0, open_edges = 0;
     if (volumetric) {
-        defo_status s = defo_mesh_volume(mesh, NULL, &volume);
+        defo_status s = defo_element_volume(mesh, NULL, &volume);
         if (s >= 0) s = defo_mesh_quality_summary(mesh, NULL, &q);
         defo_boundary b;
         if (s >= 0) s = defo_mesh_boundary(mesh, 0, &b);

@@ -32,6 +32,7 @@ static volatile sig_atomic_t interrupted = 0;
 static void on_sigint(int sig) {
     (void)sig;
     interrupted = 1;
+    defo_interrupt();        /* the frame in progress stops at its next safe point */
     signal(SIGINT, SIG_DFL); /* a second Ctrl-C ends the process */
 }
 
@@ -176,7 +177,8 @@ int cmd_run(int argc, char **argv) {
     if (!quiet) {
         long nodes = 0, elems = 0;
         for (int b = 0; b < defo_simulation_num_bodies(sim); b++) {
-            const defo_mesh *m = defo_simulation_body_mesh(sim, b);
+            const defo_mesh *m =
+                defo_body_mesh(defo_simulation_world(sim), defo_simulation_body(sim, b));
             nodes += m->num_nodes;
             elems += m->num_elems;
         }
@@ -210,6 +212,7 @@ int cmd_run(int argc, char **argv) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old);
     interrupted = 0;
+    defo_interrupt_clear();
     long long substeps = 0, cg = 0, newton = 0;
     int rc = CLI_OK, run = 0;
     char failure[1024] = "";
@@ -219,6 +222,7 @@ int cmd_run(int argc, char **argv) {
         s = defo_simulation_step_frame(sim);
         double t1 = now_s();
         sim_s += t1 - t0;
+        if (s == DEFO_ERR_INTERRUPTED) break; /* the world is at the last frame */
         if (s < 0) {
             snprintf(failure, sizeof failure, "frame %d: %s", f + 1, defo_last_error());
             rc = s == DEFO_ERR_NUMERICAL || s == DEFO_ERR_INTERNAL || s == DEFO_ERR_OUT_OF_MEMORY
@@ -226,13 +230,13 @@ int cmd_run(int argc, char **argv) {
                      : CLI_BAD_INPUT;
             break;
         }
-        defo_simulation_stats(sim, &fi.stats);
-        fi.newton_iters = defo_simulation_newton_iterations(sim);
-        fi.splits = defo_simulation_splits(sim);
+        defo_world_stats(defo_simulation_world(sim), &fi.stats);
+        fi.newton_iters = fi.stats.newton_iterations;
+        fi.splits = fi.stats.splits;
         newton += fi.newton_iters;
         fi.frame = f + 1;
         fi.wall_ms = 1e3 * (t1 - t0);
-        substeps += fi.stats.substeps;
+        substeps += fi.stats.steps;
         cg += fi.stats.cg_iterations;
         s = run_output_frame(out, &fi);
         out_s += now_s() - t1;
@@ -270,7 +274,7 @@ int cmd_run(int argc, char **argv) {
     defo_world *w = defo_simulation_world(sim);
     for (int b = 0; b < defo_simulation_num_bodies(sim); b++) {
         defo_index bi = 0;
-        defo_simulation_body_inverted(sim, b, &bi);
+        defo_body_count_inverted(w, defo_simulation_body(sim, b), &bi);
         final_inv += bi;
     }
     if (interrupted && done < total && !rc) {

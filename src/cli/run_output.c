@@ -81,14 +81,11 @@ struct run_output {
     defo_simulation *sim;
     const defo_scene_outputs *o;
     int nb;
-    defo_mesh *merged; /* rest positions of every body (rebuilt after splits) */
-    defo_rest rest;
-    defo_index *node_off, *elem_off;               /* nb + 1 */
-    double *x, *disp, *vel;                        /* 3 per merged node */
+    defo_mesh *merged;               /* rest positions of every body (rebuilt after splits) */
+    defo_index *node_off, *elem_off; /* nb + 1 */
+    double *x, *disp, *vel;          /* 3 per merged node */
     double *J, *inv, *vm, *mp, *plastic, *body_id; /* per merged element */
     double *rest_volume;                           /* per body */
-    defo_material **mats;
-    defo_material_def *mat_defs;
     /* frames written: times and vtu names (for the .pvd), stats lines */
     int count, cap;
     double *times;
@@ -98,6 +95,17 @@ struct run_output {
     double frame_lo[3], frame_hi[3];
     int peak_inverted, peak_frame;
 };
+
+/* Body b of the run through the world (defo/world.h). */
+static const defo_mesh *body_mesh(const run_output *r, int b) {
+    return defo_body_mesh(defo_simulation_world(r->sim), defo_simulation_body(r->sim, b));
+}
+static const double *body_x(const run_output *r, int b) {
+    return defo_body_positions(defo_simulation_world(r->sim), defo_simulation_body(r->sim, b));
+}
+static const double *body_v(const run_output *r, int b) {
+    return defo_body_velocities(defo_simulation_world(r->sim), defo_simulation_body(r->sim, b));
+}
 
 static char *xstrdup(const char *s) {
     size_t n = strlen(s) + 1;
@@ -129,15 +137,11 @@ static int write_atomic(const char *path, const char *text, size_t n) {
 void run_output_destroy(run_output *r) {
     if (!r) return;
     defo_mesh_destroy(r->merged);
-    defo_rest_free(&r->rest);
     double *arrays[] = {r->x,  r->disp, r->vel,     r->J,       r->inv,
                         r->vm, r->mp,   r->plastic, r->body_id, r->rest_volume};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) free(arrays[i]);
     free(r->node_off);
     free(r->elem_off);
-    for (int i = 0; i < r->nb; i++) defo_material_destroy(r->mats ? r->mats[i] : NULL);
-    free(r->mats);
-    free(r->mat_defs);
     for (int i = 0; i < r->count; i++) {
         free(r->files[i]);
         free(r->lines[i]);
@@ -159,29 +163,34 @@ const char *run_output_dir(const run_output *r) {
 static defo_status build_merged(run_output *r) {
     defo_mesh_destroy(r->merged);
     r->merged = NULL;
-    defo_rest_free(&r->rest);
     double **arrays[] = {&r->x,  &r->disp, &r->vel,     &r->J,      &r->inv,
                          &r->vm, &r->mp,   &r->plastic, &r->body_id};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
         free(*arrays[i]);
         *arrays[i] = NULL;
     }
-    defo_status s = defo_mesh_create(1, &r->merged);
+    /* one grid of one element kind (the bodies' order) */
+    defo_status s = defo_mesh_create(body_mesh(r, 0)->order, &r->merged);
     for (int b = 0; b < r->nb && !s; b++) {
-        const defo_mesh *m = defo_simulation_body_mesh(r->sim, b);
+        const defo_mesh *m = body_mesh(r, b);
+        if (m->order != r->merged->order)
+            return run_error(DEFO_ERR_UNSUPPORTED,
+                             "bodies of different element orders in one scene cannot share the "
+                             "frame grid yet");
         r->node_off[b + 1] = r->node_off[b] + m->num_nodes;
         r->elem_off[b + 1] = r->elem_off[b] + m->num_elems;
         s = defo_mesh_reserve(r->merged, r->node_off[b + 1], r->elem_off[b + 1], 0);
         for (defo_index i = 0; i < m->num_nodes && !s; i++)
             s = defo_mesh_add_node(r->merged, m->x[3 * (size_t)i], m->x[3 * (size_t)i + 1],
                                    m->x[3 * (size_t)i + 2], NULL);
+        const int p = m->nodes_per_elem;
         for (defo_index e = 0; e < m->num_elems && !s; e++) {
-            defo_index nodes[4];
-            for (int k = 0; k < 4; k++) nodes[k] = m->elems[4 * (size_t)e + k] + r->node_off[b];
+            defo_index nodes[DEFO_ELEMENT_MAX_NODES];
+            for (int k = 0; k < p; k++)
+                nodes[k] = m->elems[(size_t)p * (size_t)e + k] + r->node_off[b];
             s = defo_mesh_add_elem(r->merged, nodes, 0);
         }
     }
-    if (!s) s = defo_rest_compute(r->merged, &r->rest);
     if (s) return s;
     size_t n3 = 3 * (size_t)r->merged->num_nodes + 1, ne = (size_t)r->merged->num_elems + 1;
     r->x = malloc(n3 * sizeof(double));
@@ -224,14 +233,12 @@ defo_status run_output_create(const char *outdir, const defo_scene *scene, defo_
     r->node_off = calloc((size_t)r->nb + 1, sizeof *r->node_off);
     r->elem_off = calloc((size_t)r->nb + 1, sizeof *r->elem_off);
     r->rest_volume = calloc((size_t)r->nb + 1, sizeof(double));
-    r->mats = calloc((size_t)r->nb + 1, sizeof *r->mats);
-    r->mat_defs = calloc((size_t)r->nb + 1, sizeof *r->mat_defs);
     defo_status s = DEFO_OK;
-    if (!r->node_off || !r->elem_off || !r->rest_volume || !r->mats || !r->mat_defs)
+    if (!r->node_off || !r->elem_off || !r->rest_volume)
         s = run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
     /* rest volumes: a split moves no rest position, so they never change */
     for (int b = 0; b < r->nb && !s; b++)
-        s = defo_mesh_volume(defo_simulation_body_mesh(sim, b), NULL, &r->rest_volume[b]);
+        s = defo_element_volume(body_mesh(r, b), NULL, &r->rest_volume[b]);
     if (!s) s = build_merged(r);
     if (s) {
         run_output_destroy(r);
@@ -265,55 +272,29 @@ static defo_status compute_fields(run_output *r, double *min_j) {
     *min_j = INFINITY;
     int changed = 0;
     for (int b = 0; b < r->nb; b++)
-        changed |=
-            defo_simulation_body_mesh(r->sim, b)->num_nodes != r->node_off[b + 1] - r->node_off[b];
+        changed |= body_mesh(r, b)->num_nodes != r->node_off[b + 1] - r->node_off[b];
     if (changed) {
         defo_status s = build_merged(r);
         if (s) return s;
     }
     for (int b = 0; b < r->nb; b++) {
-        const double *x = defo_simulation_body_positions(r->sim, b),
-                     *v = defo_simulation_body_velocities(r->sim, b);
+        const double *x = body_x(r, b), *v = body_v(r, b);
         size_t off = 3 * (size_t)r->node_off[b],
                n3 = 3 * (size_t)(r->node_off[b + 1] - r->node_off[b]);
         memcpy(r->x + off, x, n3 * sizeof(double));
         memcpy(r->vel + off, v, n3 * sizeof(double));
         for (size_t j = 0; j < n3; j++) r->disp[off + j] = x[j] - r->merged->x[off + j];
-        const defo_material_def *md = defo_simulation_body_material(r->sim, b);
-        if (!r->mats[b] || memcmp(md, &r->mat_defs[b], sizeof *md) != 0) {
-            defo_material_destroy(r->mats[b]);
-            r->mats[b] = NULL;
-            defo_status s = defo_material_create(md, &r->mats[b]);
-            if (s) return s;
-            r->mat_defs[b] = *md;
-        }
-        const defo_material *mat = r->mats[b];
-        for (defo_index e = r->elem_off[b]; e < r->elem_off[b + 1]; e++) {
-            const defo_index *t = r->merged->elems + 4 * (size_t)e;
-            const double *p0 = r->x + 3 * (size_t)t[0];
-            defo_mat3 Ds, Dm_inv;
-            for (int c = 0; c < 3; c++) {
-                const double *pc = r->x + 3 * (size_t)t[c + 1];
-                for (int k = 0; k < 3; k++) Ds.m[k][c] = pc[k] - p0[k];
-            }
-            memcpy(Dm_inv.m, r->rest.Dm_inv + 9 * (size_t)e, 9 * sizeof(double));
-            defo_mat3 F = defo_m3_mul(Ds, Dm_inv);
-            defo_mat3 U, V;
-            defo_vec3 sig, phat;
-            defo_svd3(&F, &U, &sig, &V);
-            defo_material_eval(mat, sig, &phat, NULL);
-            double J = sig.x * sig.y * sig.z;
-            double d = J > J_FLOOR ? J : J_FLOOR;
-            double s1 = phat.x * sig.x / d, s2 = phat.y * sig.y / d, s3 = phat.z * sig.z / d;
-            r->J[e] = J;
-            r->inv[e] = J <= 0 ? 1 : 0;
-            r->vm[e] =
-                sqrt(0.5 * ((s1 - s2) * (s1 - s2) + (s2 - s3) * (s2 - s3) + (s3 - s1) * (s3 - s1)));
-            r->mp[e] = fmax(s1, fmax(s2, s3));
-            if (J < *min_j) *min_j = J;
-        }
+        /* J and stresses: the body's force model (derived fields) */
+        const defo_index e0 = r->elem_off[b];
+        defo_force_fields ff = {r->J + e0, r->vm + e0, r->mp + e0, NULL, NULL, 0, 0};
+        defo_status s =
+            defo_body_fields(defo_simulation_world(r->sim), defo_simulation_body(r->sim, b), &ff);
+        if (s) return s;
+        for (defo_index e = e0; e < r->elem_off[b + 1]; e++) r->inv[e] = r->J[e] <= 0 ? 1 : 0;
+        if (ff.min_J < *min_j) *min_j = ff.min_J;
         /* MG04 §3 plastic strain norm per element (0 for bodies without plasticity). */
-        defo_status s = defo_simulation_plastic_strain(r->sim, b, r->plastic + r->elem_off[b]);
+        s = defo_body_plastic_strain(defo_simulation_world(r->sim), defo_simulation_body(r->sim, b),
+                                     r->plastic + e0);
         if (s) return s;
     }
     return DEFO_OK;
@@ -425,8 +406,8 @@ static defo_status write_embedded_obj(run_output *r, const char *path) {
             free(pos);
             continue;
         }
-        const defo_mesh *m = defo_simulation_body_mesh(r->sim, b);
-        const double *x = defo_simulation_body_positions(r->sim, b);
+        const defo_mesh *m = body_mesh(r, b);
+        const double *x = body_x(r, b);
         defo_boundary bd;
         memset(&bd, 0, sizeof bd);
         s = defo_mesh_boundary(m, 0, &bd);
@@ -563,24 +544,22 @@ defo_status run_output_frame(run_output *r, const run_frame_info *fi) {
     sb_num(&b, "time", t);
     sb_printf(&b, ", ");
     sb_num(&b, "wall_ms", fi->wall_ms);
-    sb_printf(&b, ", \"substeps\": %d, \"newton_iters\": %d, \"cg_iters\": %d, ",
-              fi->stats.substeps, fi->newton_iters, fi->stats.cg_iterations);
-    sb_num(&b, "residual", fi->stats.cg_residual);
+    sb_printf(&b, ", \"substeps\": %d, \"newton_iters\": %d, \"cg_iters\": %d, ", fi->stats.steps,
+              fi->stats.newton_iterations, fi->stats.cg_iterations);
+    sb_num(&b, "residual", fi->stats.residual);
     sb_printf(&b, ", \"dt\": ");
     sb_printf(&b, "%.17g", fi->stats.dt);
     sb_printf(&b, ", \"inverted_peak\": %ld, \"collisions\": %ld, \"splits\": %ld, ",
-              (long)fi->stats.inverted_peak, (long)fi->stats.collisions, (long)fi->splits);
+              (long)fi->stats.inverted_peak, (long)fi->stats.collisions, (long)fi->stats.splits);
     sbuf bodies = {NULL, 0, 0};
     for (int i = 0; i < r->nb && !s; i++) {
         defo_body_id id = defo_simulation_body(r->sim, i);
         defo_index bi = 0, comps = 0;
         double k = 0, e = 0, vol = 0;
-        s = defo_simulation_body_inverted(r->sim, i, &bi);
-        if (!s) s = defo_simulation_body_energy(r->sim, i, &k, &e);
-        if (!s)
-            s = defo_mesh_volume(defo_simulation_body_mesh(r->sim, i),
-                                 defo_simulation_body_positions(r->sim, i), &vol);
-        if (!s) s = defo_simulation_body_components(r->sim, i, &comps);
+        s = defo_body_count_inverted(w, id, &bi);
+        if (!s) s = defo_body_energy(w, id, &k, &e, NULL);
+        if (!s) s = defo_element_volume(body_mesh(r, i), body_x(r, i), &vol);
+        if (!s) s = defo_body_components(w, id, &comps);
         inverted += bi;
         kin += k;
         ela += e;
@@ -733,12 +712,12 @@ defo_status run_output_summary(run_output *r, const run_summary_info *si) {
     defo_index total_inv = 0;
     for (int i = 0; i < r->nb; i++) {
         defo_body_id id = defo_simulation_body(r->sim, i);
-        const defo_mesh *m = defo_simulation_body_mesh(r->sim, i);
+        const defo_mesh *m = body_mesh(r, i);
         defo_index bi = 0, comps = 0;
         double vol = 0;
-        defo_simulation_body_inverted(r->sim, i, &bi);
-        defo_simulation_body_components(r->sim, i, &comps);
-        defo_mesh_volume(m, defo_simulation_body_positions(r->sim, i), &vol);
+        defo_body_count_inverted(w, id, &bi);
+        defo_body_components(w, id, &comps);
+        defo_element_volume(m, body_x(r, i), &vol);
         total_inv += bi;
         cli_json_begin_object(&j, NULL);
         cli_json_string(&j, "name", defo_body_name(w, id));

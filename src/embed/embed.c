@@ -23,6 +23,7 @@
  */
 #include "defo/embed.h"
 
+#include "defo/element.h"
 #include "defo/math.h"
 
 #include "base/parallel.h"
@@ -103,7 +104,7 @@ static double tri_dist2(const double *p, const double *a, const double *b, const
 /* Barycentric coordinates of p in tet t (rest), its distance (0 inside). */
 static double tet_query(const defo_mesh *m, const double *Dm_inv, defo_index t, const double *p,
                         double lam[4]) {
-    const defo_index *en = m->elems + 4 * (size_t)t;
+    const defo_index *en = m->elems + (size_t)m->nodes_per_elem * (size_t)t;
     const double *X0 = m->x + 3 * (size_t)en[0];
     const double *Di = Dm_inv + 9 * (size_t)t;
     double d[3] = {p[0] - X0[0], p[1] - X0[1], p[2] - X0[2]};
@@ -169,7 +170,8 @@ static defo_status grid_build(grid *g, const defo_mesh *m) {
             for (int k = 0; k < 3; k++) {
                 double mn = INFINITY, mx = -INFINITY;
                 for (int i = 0; i < 4; i++) {
-                    double v = m->x[3 * (size_t)m->elems[4 * (size_t)t + i] + k];
+                    double v =
+                        m->x[3 * (size_t)m->elems[(size_t)m->nodes_per_elem * (size_t)t + i] + k];
                     mn = fmin(mn, v);
                     mx = fmax(mx, v);
                 }
@@ -250,9 +252,10 @@ defo_status defo_embed_create(const defo_mesh *tets, const defo_mesh *surface, d
     *out = NULL;
     if (!tets || !surface)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "embed: tets or surface is NULL");
-    if (tets->order != 1 || tets->num_elems <= 0)
-        return defo_error(DEFO_ERR_UNSUPPORTED,
-                          "embed: the volume mesh must be a non-empty tet4 mesh");
+    const defo_element_ops *ops = defo_element_ops_for_mesh(tets);
+    if (!ops || tets->num_elems <= 0)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "embed: the volume mesh must be a non-empty tet4 or tet10 mesh");
     if (surface->num_tris <= 0 || surface->nodes_per_tri != 3)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                           "embed: the surface needs 3-node triangles (has %ld of %d nodes)",
@@ -265,14 +268,29 @@ defo_status defo_embed_create(const defo_mesh *tets, const defo_mesh *surface, d
         if (!isfinite(surface->x[i]))
             return defo_error(DEFO_ERR_INVALID_MESH, "embed: surface vertex %ld is not finite",
                               (long)(i / 3));
-    defo_rest rest;
-    if (defo_rest_compute(tets, &rest)) return defo_error_prefix("embed");
+    /* the inverse edge matrix of every element's corner tetrahedron */
+    const defo_element_ops *lin = defo_element_ops_of(DEFO_ELEMENT_TET4);
+    double *cdm = defo_malloc(9 * (size_t)tets->num_elems * sizeof(double) + 1);
+    if (!cdm) return defo_error_oom("embed", 9 * (size_t)tets->num_elems * sizeof(double));
+    for (defo_index t = 0; t < tets->num_elems; t++) {
+        double J[9];
+        defo_element_jacobian(lin, tets->x, tets->elems + (size_t)ops->nodes * (size_t)t,
+                              lin->stiffness.point, J);
+        defo_mat3 Jm, Ji;
+        memcpy(Jm.m, J, sizeof J);
+        const double det = defo_m3_det(Jm);
+        if (!(fabs(det) > 0) || !defo_m3_inverse(Jm, &Ji)) {
+            defo_free(cdm);
+            return defo_error(DEFO_ERR_INVALID_MESH, "embed: element %ld is flat", (long)t);
+        }
+        memcpy(cdm + 9 * (size_t)t, Ji.m, 9 * sizeof(double));
+    }
     defo_embed *e = defo_calloc(1, sizeof *e);
     grid g;
     memset(&g, 0, sizeof g);
     defo_status st = DEFO_OK;
     if (!e) {
-        defo_rest_free(&rest);
+        defo_free(cdm);
         return defo_error_oom("embed", sizeof *e);
     }
     e->tets = tets;
@@ -287,7 +305,7 @@ defo_status defo_embed_create(const defo_mesh *tets, const defo_mesh *surface, d
         st = defo_error_oom("embed vertex data", 8 * nv * sizeof(double));
     if (!st) st = grid_build(&g, tets);
     if (st) {
-        defo_rest_free(&rest);
+        defo_free(cdm);
         defo_embed_destroy(e);
         return st;
     }
@@ -317,15 +335,26 @@ defo_status defo_embed_create(const defo_mesh *tets, const defo_mesh *surface, d
     const defo_index nvi = e->nv;
     double *dist = defo_malloc(nv * sizeof(double) + 1);
     if (!dist) {
-        defo_rest_free(&rest);
+        defo_free(cdm);
         grid_free(&g);
         defo_embed_destroy(e);
         return defo_error_oom("embed", nv * sizeof(double));
     }
     DEFO_PARALLEL_FOR_IF(nvi > 256)
     for (defo_index i = 0; i < nvi; i++)
-        dist[i] = closest_tet(&g, tets, rest.Dm_inv, surface->x + 3 * (size_t)i, e->elem + i,
+        dist[i] = closest_tet(&g, tets, cdm, surface->x + 3 * (size_t)i, e->elem + i,
                               e->bary + 4 * (size_t)i);
+    /* tet10: the reference coordinates in the curved element (MTPS08 §6.2:
+     * the vertex follows the quadratic shape functions) */
+    if (ops->order > 1)
+        for (defo_index i = 0; i < nvi; i++) {
+            double l[4];
+            int ok = 0;
+            if (defo_element_locate(tets, NULL, e->elem[i], surface->x + 3 * (size_t)i, l, &ok) ==
+                    DEFO_OK &&
+                ok)
+                memcpy(e->bary + 4 * (size_t)i, l, sizeof l);
+        }
     for (defo_index i = 0; i < nvi; i++) {
         if (dist[i] > 0) info.outside++;
         info.max_distance = fmax(info.max_distance, dist[i]);
@@ -333,7 +362,7 @@ defo_status defo_embed_create(const defo_mesh *tets, const defo_mesh *surface, d
     }
     e->info = info;
     defo_free(dist);
-    defo_rest_free(&rest);
+    defo_free(cdm);
     grid_free(&g);
     *out = e;
     return DEFO_OK;
@@ -360,17 +389,24 @@ defo_status defo_embed_update(const defo_embed *e, const double *x, const double
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "embed: missing argument");
     const defo_mesh *m = e->tets;
     const defo_index nv = e->nv;
-    /* the polar fallback needs the rest shape: Dm⁻¹ of one tet at a time */
+    const defo_element_ops *ops = defo_element_ops_for_mesh(m);
+    if (!ops) return defo_error_prefix("embed");
+    const int P = ops->nodes;
+    /* the polar fallback needs the rest shape: the corner tet's Dm⁻¹ */
     DEFO_PARALLEL_FOR_IF(nv > DEFO_PARALLEL_MIN)
     for (defo_index i = 0; i < nv; i++) {
         const defo_index t = e->elem[i];
-        const defo_index *en = m->elems + 4 * (size_t)t;
+        const defo_index *en = m->elems + (size_t)P * (size_t)t;
         const double *l = e->bary + 4 * (size_t)i;
         const double *x0 = x + 3 * (size_t)en[0];
         double *p = positions + 3 * (size_t)i;
+        /* the element's shape functions (barycentric for tet4, quadratic for
+         * tet10) on differences from node 0: Σ N = 1 */
+        double N[DEFO_ELEMENT_MAX_NODES];
+        ops->shape(l, N);
         for (int k = 0; k < 3; k++) {
             double s = 0;
-            for (int j = 1; j < 4; j++) s += l[j] * (x[3 * (size_t)en[j] + k] - x0[k]);
+            for (int j = 1; j < P; j++) s += N[j] * (x[3 * (size_t)en[j] + k] - x0[k]);
             p[k] = x0[k] + s;
         }
         if (!normals) continue;

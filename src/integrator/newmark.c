@@ -2,84 +2,130 @@
  * integrator/newmark.c — the Newmark scheme of ITF04 §9 (after [BMF03]):
  * explicit elastic forces, implicit damping, rigid-body collisions with the
  * colliding nodes' normal velocity held fixed in the final velocity solve.
- * From step n to n+1, with a(t, x, v) = M⁻¹(f_e(x) + f_d(x, v)) + g:
+ * From step n to n+1, with a(t, x, v) = M⁻¹(f_e(x) + f_d(x, v) + f_ext):
  *
- *   1  ṽ^{n+½} = vⁿ + Δt/2 · a(tⁿ, xⁿ, ṽ^{n+½})
- *        (M + Δt/2 Dⁿ) ṽ^{n+½} = M vⁿ + Δt/2 (f_e(xⁿ) + M g)            [CG]
+ *   1  (M + Δt/2 Dⁿ) ṽ^{n+½} = M vⁿ + Δt/2 (f_e(xⁿ) + f_ext)              [CG]
  *   2  x̃^{n+1} = xⁿ + Δt ṽ^{n+½}
- *   3  collisions with x̃^{n+1} and vⁿ give x^{n+1} and ṽⁿ (defo_collide_nodes)
- *   4  v^{n+1} = ṽⁿ + Δt/2 (a(tⁿ, xⁿ, ṽⁿ) + a(t^{n+1}, x^{n+1}, v^{n+1}))
- *        (M + Δt/2 D^{n+1}) v^{n+1} = M ṽⁿ + Δt/2 (f_e(xⁿ) − Dⁿ ṽⁿ
- *                                    + f_e(x^{n+1}) + 2 M g)                [CG]
+ *   3  the response (defo_step_context.respond: projection, normal velocity,
+ *      friction, static friction) with x̃^{n+1} and vⁿ gives x^{n+1}, ṽⁿ
+ *   4  (M + Δt/2 D^{n+1}) v^{n+1} = M ṽⁿ + Δt/2 (f_e(xⁿ) − Dⁿ ṽⁿ
+ *                                    + f_e(x^{n+1}) + 2 f_ext)             [CG]
  *
- * Line 4 is the paper's exactly: the trapezoidal rule on the velocities,
- * with the explicit half evaluated at (xⁿ, ṽⁿ) — the collision-modified
- * velocity — using the rotations of xⁿ, and the implicit half at x^{n+1}.
- * Dⁿ is the damping operator with the U, V of xⁿ: because positions change
- * only in lines 2–3, F and its SVD are computed once per step, right after
- * line 3 (ITF04 §9), and the previous step's f_e(xⁿ) and rotations are
- * reused for lines 1 and 4.  Dⁿ ṽⁿ is therefore evaluated before the force
- * model moves its rotations to x^{n+1}.
+ * Line 4 is the trapezoidal rule on the velocities, the explicit half at
+ * (xⁿ, ṽⁿ) with the rotations of xⁿ, the implicit half at x^{n+1}.  F and its
+ * diagonalisation are computed once per step, right after line 3 (ITF04 §9);
+ * f_e(xⁿ) and the rotations of xⁿ are the previous step's, so Dⁿ ṽⁿ is
+ * evaluated before the force model moves to x^{n+1}.
  *
- * Constraints are projections inside CG (DESIGN.md): fixed nodes keep v = 0
- * in both solves; nodes flagged by the collision step keep the normal
- * component of ṽⁿ (the collider's normal velocity) in line 4 only (ITF04 §9:
- * "held fixed during the final trapezoidal rule step"), sticking nodes
- * (below) all of ṽⁿ or a kinetic-friction velocity.  Without damping
- * M + Δt/2 D = M is diagonal and isotropic per node, so both solves are
- * exact per-node divisions (and the scheme is velocity Verlet, which keeps
- * linear and angular momentum — the conservation test relies on it).
+ * Constraints are projections inside CG (DESIGN.md): prescribed nodes move
+ * with v = (target − xⁿ)/Δt in both solves (so they land on their targets);
+ * nodes the response put in contact keep the normal component of ṽⁿ in line
+ * 4 only (ITF04 §9), sticking nodes all of it.  Without damping M + Δt/2 D =
+ * M is diagonal, both solves are exact per-node divisions (velocity Verlet:
+ * linear and angular momentum are conserved — tested).
  *
- * Friction (one deliberate deviation, measured by the incline test): the
- * collision step scales the tangential velocity by μ (Δv_N + Δx_N/τ).  In
- * this scheme a node in resting contact (vⁿ_N = 0) penetrates by
- * Δx_N = Δt²/2 |a_N| in line 2 — only half a step of normal acceleration,
- * since ṽ^{n+½} carries Δt/2 of it — while the normal impulse it really
- * receives per step is Δt |a_N| (the rest is absorbed by the normal
- * constraint of line 4, which has no friction).  With τ = Δt, as written
- * in the paper, sliding friction comes out as μ/2 (a = g(sin θ − μ/2 cos θ)
- * measured).  Passing τ = Δt/2 makes μ Δx_N/τ = μ Δt |a_N|, the Coulomb
- * impulse of the full normal load; an impact (vⁿ_N < 0) then sees a
- * friction impulse larger by 2|Δv_N| than its normal impulse — an
- * overestimate only during the one step of an impact.
+ * Friction time τ = Δt/2 (a deliberate deviation, measured by the incline
+ * test): a node in resting contact penetrates by Δt²/2 |a_N| in line 2 while
+ * its normal impulse per step is Δt |a_N|; τ = Δt, as written in the paper,
+ * gives sliding friction μ/2; τ = Δt/2 makes μ Δx_N/τ the Coulomb impulse of
+ * the full normal load.
  *
- * Static friction (Coulomb sticking).  Line 3 alone cannot hold a node:
- * line 2 has already moved it tangentially by Δt ṽ^{n+½}_T and line 4 adds
- * Δt a_T again, so a block with μ > tan θ crept at ≈ 12 % of frictionless.
- * Hence, for every colliding node whose relative tangential velocity line 3
- * brought to rest (b->collided = 2, "sticking"):
- *   3b  the tangential part of its line-2 displacement relative to the
- *       collider is undone: x^{n+1}_T = xⁿ_T + Δt v_c,T (v_c the collider's
- *       velocity there), so the elastic forces of line 4 see it stuck;
- *   4   its whole velocity ṽⁿ is held (DEFO_CONSTRAINT_FIXED), and then
- *   4b  the constraint impulse R = (M + Δt/2 D) v^{n+1} − rhs is checked
- *       against the friction cone |R_T| <= μ R_N.  Outside it the node
- *       slides after all: with R_N > 0 its tangential velocity is set so
- *       that the tangential impulse is μ R_N opposing the slip (exact per
- *       node without damping; with damping it uses the node's mass), with
- *       R_N <= 0 only the normal is held; the velocity is then solved again.
- * Sliding nodes (line 3 left relative tangential velocity) are unchanged,
- * so the kinetic rate above still holds; μ and v_c are those of the
- * collider the node rests on (smallest |φ| at x^{n+1}).  All of it is per
- * node, so 1 and N threads stay bitwise identical.
+ * 4b, the Coulomb check of the sticking nodes: the constraint impulse
+ * R = (M + Δt/2 D) v^{n+1} − rhs must lie in the friction cone |R_T| ≤ μ R_N;
+ * outside it the node slides after all (with R_N > 0 its tangential impulse
+ * becomes μ R_N opposing the slip, exact per node without damping; with
+ * R_N ≤ 0 only the normal is held) and the velocity is solved again.
  *
- * Failure: every body is stepped into scratch arrays and committed only when
- * all succeeded; a non-finite value is refused with an error naming the body
- * and the element or node, and the force model's rotations are restored to
- * xⁿ, so the world is left exactly at step n.
+ * Failure: every body steps into scratch arrays and is committed only when
+ * all succeeded; a non-finite value is refused naming the body and node, and
+ * the force models are put back on xⁿ.
  */
-#include "world/world_internal.h"
+#include "integrator/integrator_internal.h"
 
-#include "collision/collision_internal.h"
-#include "defo/collision.h"
+typedef struct nm_body {
+    defo_linear_solver *solver;
+    defo_index cap; /* nodes the arrays hold */
+    double *fe, *fe_new, *x_new, *v_new, *vt, *rhs, *tmp, *normal, *friction, *diag;
+    unsigned char *constraint, *contact;
+    int fe_valid; /* fe is f_e(x) of the current x */
+    int stepped;  /* the force model was moved to x_new */
+} nm_body;
 
-#include "base/parallel.h"
+struct defo_stepper {
+    defo_integrator_def def;
+};
 
-#include <math.h>
-#include <string.h>
+static void nm_free_arrays(nm_body *d) {
+    double *a[] = {d->fe,  d->fe_new, d->x_new,  d->v_new,    d->vt,
+                   d->rhs, d->tmp,    d->normal, d->friction, d->diag};
+    for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) defo_free(a[i]);
+    defo_free(d->constraint);
+    defo_free(d->contact);
+}
+
+static defo_status nm_alloc(nm_body *d, defo_index n) {
+    nm_free_arrays(d);
+    const size_t m = 3 * (size_t)n + 1;
+    double **a3[] = {&d->fe, &d->fe_new, &d->x_new, &d->v_new,
+                     &d->vt, &d->rhs,    &d->tmp,   &d->normal};
+    int ok = 1;
+    for (size_t i = 0; i < sizeof a3 / sizeof a3[0]; i++)
+        ok &= (*a3[i] = defo_calloc(m, sizeof(double))) != NULL;
+    ok &= (d->friction = defo_calloc((size_t)n + 1, sizeof(double))) != NULL;
+    ok &= (d->diag = defo_calloc(3 * m, sizeof(double))) != NULL;
+    ok &= (d->constraint = defo_calloc((size_t)n + 1, 1)) != NULL;
+    ok &= (d->contact = defo_calloc((size_t)n + 1, 1)) != NULL;
+    d->cap = n;
+    d->fe_valid = 0;
+    return ok ? DEFO_OK : defo_error_oom("newmark state", 12 * m * sizeof(double));
+}
+
+static defo_status nm_create(const defo_integrator_def *def, defo_stepper **out) {
+    defo_stepper *s = defo_calloc(1, sizeof *s);
+    if (!s) return defo_error_oom("newmark", sizeof *s);
+    s->def = *def;
+    *out = s;
+    return DEFO_OK;
+}
+
+static void nm_destroy(defo_stepper *s) {
+    defo_free(s);
+}
+
+static void nm_detach(defo_stepper *s, defo_step_body *b) {
+    (void)s;
+    nm_body *d = b->data;
+    if (!d) return;
+    nm_free_arrays(d);
+    defo_linear_solver_destroy(d->solver);
+    defo_free(d);
+    b->data = NULL;
+}
+
+static defo_status nm_attach(defo_stepper *s, defo_step_body *b) {
+    nm_body *d = defo_calloc(1, sizeof *d);
+    if (!d) return defo_error_oom("newmark body", sizeof *d);
+    b->data = d;
+    defo_linear_solver_def ld = s->def.linear;
+    ld.curvature = DEFO_CURVATURE_ERROR; /* M + Δt/2 D is positive definite */
+    defo_status st = defo_linear_solver_create(&ld, &d->solver);
+    if (!st) st = nm_alloc(d, b->n);
+    if (st) nm_detach(s, b);
+    return st;
+}
+
+static int nm_steps(const defo_integrator_def *def, defo_step_body *const *bodies, int count,
+                    double T) {
+    double dt = def->time_step;
+    for (int i = 0; i < count; i++)
+        dt = fmin(dt, def->cfl * defo_force_model_wave_time(bodies[i]->force));
+    double k = ceil(T / dt * (1.0 - 1e-12));
+    if (!(k >= 1)) k = 1;
+    return k > 1e9 ? -1 : (int)k;
+}
 
 typedef struct op_ctx {
-    defo_force *force;
+    defo_force_model *force;
     const double *mass;
     double c; /* Δt/2 */
     defo_index n;
@@ -88,302 +134,264 @@ typedef struct op_ctx {
 /* y = (M + c D) x */
 static void apply_op(void *vctx, const double *x, double *y) {
     op_ctx *ctx = vctx;
-    defo_force_damping_apply(ctx->force, x, y);
+    defo_force_model_damping_apply(ctx->force, x, y);
     const double *m = ctx->mass;
     const double c = ctx->c;
-    defo_index n = ctx->n;
-    DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+    const defo_index n = ctx->n;
+    DEFO_PARALLEL_FOR_IF(3 * (size_t)n > DEFO_PARALLEL_MIN_VECTOR)
     for (defo_index i = 0; i < n; i++)
         for (int k = 0; k < 3; k++) {
-            size_t j = 3 * (size_t)i + (size_t)k;
+            const size_t j = 3 * (size_t)i + (size_t)k;
             y[j] = m[i] * x[j] + c * y[j];
         }
 }
 
-/* Solve (M + c D) v = rhs; v holds the initial guess with the constrained
- * values (constraint kinds per node, normals for DEFO_CONSTRAINT_NORMAL). */
-static defo_status solve_velocity(defo_world *w, defo_body *b, double c, const double *rhs,
-                                  double *v) {
-    defo_index n = b->n;
-    const unsigned char *con = b->constraint;
-    if (!defo_force_has_damping(b->force)) {
+/* Solve (M + c D) v = rhs; v holds the guess with the constrained values. */
+static defo_status solve_velocity(defo_step_body *b, double c, const double *rhs, double *v) {
+    nm_body *d = b->data;
+    const defo_index n = b->n;
+    const unsigned char *con = d->constraint;
+    if (!defo_force_model_has_damping(b->force)) {
         DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
         for (defo_index i = 0; i < n; i++) {
             double *p = v + 3 * (size_t)i;
             if (con[i] == DEFO_CONSTRAINT_FIXED) continue;
             const double *r = rhs + 3 * (size_t)i;
-            double inv = 1.0 / b->mass[i];
+            const double inv = 1.0 / b->mass[i];
             double f[3] = {r[0] * inv, r[1] * inv, r[2] * inv};
             if (con[i] == DEFO_CONSTRAINT_NORMAL) {
                 /* tangential part free, normal part kept from the guess */
-                const double *q = b->normal + 3 * (size_t)i;
-                double d = (p[0] - f[0]) * q[0] + (p[1] - f[1]) * q[1] + (p[2] - f[2]) * q[2];
-                for (int k = 0; k < 3; k++) f[k] += d * q[k];
+                const double *q = d->normal + 3 * (size_t)i;
+                const double dn =
+                    (p[0] - f[0]) * q[0] + (p[1] - f[1]) * q[1] + (p[2] - f[2]) * q[2];
+                for (int k = 0; k < 3; k++) f[k] += dn * q[k];
             }
-            p[0] = f[0];
-            p[1] = f[1];
-            p[2] = f[2];
+            p[0] = f[0], p[1] = f[1], p[2] = f[2];
         }
         return DEFO_OK;
     }
-    /* Jacobi preconditioner 1 / (m + c diag D). */
-    defo_force_damping_diagonal(b->force, b->inv_diag);
-    DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
-    for (defo_index i = 0; i < n; i++)
-        for (int k = 0; k < 3; k++) {
-            size_t j = 3 * (size_t)i + (size_t)k;
-            b->inv_diag[j] = 1.0 / (b->mass[i] + c * b->inv_diag[j]);
-        }
+    /* diagonal blocks of M + c D for the (block) Jacobi preconditioner */
+    defo_force_model_damping_diagonal(b->force, d->diag);
+    for (defo_index i = 0; i < n; i++) {
+        double *B = d->diag + 9 * (size_t)i;
+        for (int k = 0; k < 9; k++) B[k] *= c;
+        for (int k = 0; k < 3; k++) B[4 * k] += b->mass[i];
+    }
     op_ctx ctx = {b->force, b->mass, c, n};
-    defo_cg_def cg = {w->def.cg_max_iterations, w->def.cg_tolerance};
-    defo_cg_result res;
-    defo_status s = defo_cg_solve(&cg, n, apply_op, &ctx, b->inv_diag, con, b->normal, rhs, v,
-                                  b->cg_work, &res);
-    defo_step_stats *st = &w->stats;
-    st->cg_iterations += res.iterations;
-    st->cg_max_iterations = DEFO_MAX(st->cg_max_iterations, res.iterations);
-    st->cg_residual = fmax(st->cg_residual, res.residual);
-    if (s == DEFO_WARN_NOT_CONVERGED) st->cg_not_converged++;
+    defo_linear_system sys;
+    memset(&sys, 0, sizeof sys);
+    sys.n = n;
+    sys.apply = apply_op;
+    sys.ctx = &ctx;
+    sys.diagonal = d->diag;
+    sys.constraint = con;
+    sys.normal = d->normal;
+    defo_linear_stats ls;
+    defo_status s = defo_linear_solver_solve(d->solver, &sys, rhs, v, 0.0, &ls);
+    defo_step_body_stats *st = &b->stats;
+    st->cg_iterations += ls.iterations;
+    if (ls.iterations > st->cg_max_iterations) st->cg_max_iterations = ls.iterations;
+    if (ls.residual > st->residual) st->residual = ls.residual;
+    if (s == DEFO_WARN_NOT_CONVERGED) st->not_converged++;
     if (s < 0) return defo_error_prefix("body '%s': damping solve", b->name);
     return s;
 }
 
-/* The collider a collided node at x (time t) rests on — the one with the
- * smallest |φ|, the last on ties — its velocity there in vc; returns μ. */
-static double contact_at(const defo_world *w, double t, const double *x, double vc[3]) {
-    double best = INFINITY, mu = 0;
-    vc[0] = vc[1] = vc[2] = 0;
-    for (int k = 0; k < w->num_colliders; k++) {
-        double nk[3], vk[3];
-        double phi = fabs(defo_collider_phi(w->colliders[k], t, x, nk, vk));
-        if (phi <= best) {
-            best = phi;
-            mu = w->colliders[k]->friction;
-            memcpy(vc, vk, sizeof vk);
-        }
-    }
-    return mu;
-}
-
-/* First node with a non-finite position or velocity, or -1. */
-static defo_index first_non_finite(defo_index n, const double *x, const double *v) {
-    for (defo_index i = 0; i < n; i++)
-        for (int k = 0; k < 3; k++) {
-            size_t j = 3 * (size_t)i + (size_t)k;
-            if (!isfinite(x[j]) || !isfinite(v[j])) return i;
-        }
-    return -1;
-}
-
-static defo_status step_body(defo_world *w, defo_body *b, double dt) {
+static defo_status step_body(defo_step_body *b, const defo_step_context *ctx) {
+    nm_body *d = b->data;
     const defo_index n = b->n;
-    const double h = 0.5 * dt, t1 = w->time + dt;
-    const double *g = w->def.gravity;
-    const double *m = b->mass;
+    const double dt = ctx->dt, h = 0.5 * dt, t1 = ctx->t + dt;
+    const double *m = b->mass, *fx = b->load;
     defo_status s, warn = DEFO_OK;
-    double *x = b->x, *v = b->v, *xn = b->x_new, *vn = b->v_new, *vt = b->vt, *rhs = b->rhs;
+    double *x = b->x, *v = b->v, *xn = d->x_new, *vn = d->v_new, *vt = d->vt, *rhs = d->rhs;
+    if (!d->fe_valid) {
+        s = defo_force_model_evaluate(b->force, x, 0, d->fe, NULL);
+        if (s) return defo_error_prefix("body '%s'", b->name);
+        d->fe_valid = 1;
+    }
 
-    /* 1: (M + Δt/2 Dⁿ) ṽ^{n+½} = M vⁿ + Δt/2 (f_e(xⁿ) + M g); ṽ^{n+½} in vn */
+    /* 1: (M + Δt/2 Dⁿ) ṽ^{n+½} = M vⁿ + Δt/2 (f_e(xⁿ) + f_ext); prescribed
+     * nodes move with (target − xⁿ)/Δt */
     DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
     for (defo_index i = 0; i < n; i++) {
-        b->constraint[i] = b->fixed[i] ? DEFO_CONSTRAINT_FIXED : DEFO_CONSTRAINT_NONE;
+        const int p = b->prescribed && b->prescribed[i];
+        d->constraint[i] = p ? DEFO_CONSTRAINT_FIXED : DEFO_CONSTRAINT_NONE;
         for (int k = 0; k < 3; k++) {
-            size_t j = 3 * (size_t)i + (size_t)k;
-            rhs[j] = m[i] * v[j] + h * (b->fe[j] + b->fx[j] + m[i] * g[k]);
-            vn[j] = b->fixed[i] ? 0.0 : v[j];
+            const size_t j = 3 * (size_t)i + (size_t)k;
+            rhs[j] = m[i] * v[j] + h * (d->fe[j] + fx[j]);
+            vn[j] = p ? (b->target[j] - x[j]) / dt : v[j];
         }
     }
-    s = solve_velocity(w, b, h, rhs, vn);
+    s = solve_velocity(b, h, rhs, vn);
     if (s < 0) return s;
     if (s > 0) warn = s;
 
-    /* 2: x̃^{n+1} = xⁿ + Δt ṽ^{n+½} */
+    /* 2: x̃^{n+1} = xⁿ + Δt ṽ^{n+½} (prescribed nodes land on their targets) */
     DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
-    for (defo_index i = 0; i < n; i++)
-        for (int k = 0; k < 3; k++) {
-            size_t j = 3 * (size_t)i + (size_t)k;
-            xn[j] = x[j] + dt * vn[j];
-            vt[j] = v[j];
-        }
-
-    /* 3: collisions with x̃^{n+1} and vⁿ → x^{n+1}, ṽⁿ.  Fixed nodes are
-     * kinematic: they ignore colliders.  The friction time is Δt/2 (see the
-     * top of the file: it makes the friction impulse the full normal
-     * impulse of a resting contact). */
-    defo_index hits = 0;
-    if (w->num_colliders > 0) {
-        s = defo_collide_nodes(w->colliders, w->num_colliders, t1, h, n, xn, vt, b->collided,
-                               b->normal, &hits);
-        if (s < 0) return defo_error_prefix("body '%s': collisions", b->name);
-    } else {
-        memset(b->collided, 0, (size_t)n);
-    }
     for (defo_index i = 0; i < n; i++) {
-        if (!b->fixed[i]) continue;
-        if (b->collided[i]) hits--;
-        b->collided[i] = 0;
+        const int p = b->prescribed && b->prescribed[i];
         for (int k = 0; k < 3; k++) {
-            xn[3 * (size_t)i + (size_t)k] = x[3 * (size_t)i + (size_t)k];
-            vt[3 * (size_t)i + (size_t)k] = 0.0;
-        }
-    }
-    w->stats.collisions += hits;
-
-    /* 3b, static friction (see the top of the file): a node whose relative
-     * tangential velocity friction brought to rest sticks — the tangential
-     * part of its line-2 displacement relative to the collider is undone,
-     * and it is a candidate for a full velocity constraint in line 4. */
-    if (hits > 0) {
-        DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
-        for (defo_index i = 0; i < n; i++) {
-            if (!b->collided[i]) continue;
-            const size_t o = 3 * (size_t)i;
-            const double *q = b->normal + o;
-            double vc[3];
-            (void)contact_at(w, t1, xn + o, vc);
-            double r[3], d[3], rn = 0, dn = 0, rt = 0, sc = 0;
-            for (int k = 0; k < 3; k++) {
-                r[k] = vt[o + k] - vc[k];
-                d[k] = xn[o + k] - x[o + k] - dt * vc[k];
-                rn += r[k] * q[k];
-                dn += d[k] * q[k];
-                sc += fabs(vc[k]) + fabs(v[o + k]) + fabs(vt[o + k]);
-            }
-            for (int k = 0; k < 3; k++) rt += (r[k] - rn * q[k]) * (r[k] - rn * q[k]);
-            if (!(sqrt(rt) <= 1e-12 * sc)) continue;
-            b->collided[i] = 2;
-            for (int k = 0; k < 3; k++) xn[o + k] -= d[k] - dn * q[k];
+            const size_t j = 3 * (size_t)i + (size_t)k;
+            xn[j] = p ? b->target[j] : x[j] + dt * vn[j];
+            vt[j] = p ? vn[j] : v[j];
         }
     }
 
-    /* 4, explicit half with the rotations of xⁿ: rhs = M ṽⁿ + Δt/2 (f_e(xⁿ)
-     * − Dⁿ ṽⁿ + 2 (M g + f_x)), f_x the dead load */
-    defo_force_damping(b->force, vt, b->tmp);
+    /* 3: the response with x̃^{n+1} and vⁿ → x^{n+1}, ṽⁿ (friction time Δt/2) */
+    defo_index hits = 0;
+    memset(d->contact, 0, (size_t)n);
+    if (ctx->respond) {
+        s = ctx->respond(ctx->ctx, b, t1, dt, h, x, xn, vt, d->contact, d->normal, d->friction,
+                         &hits);
+        if (s < 0) return defo_error_prefix("body '%s': collisions", b->name);
+    }
+    b->stats.collisions = hits;
+
+    /* 4, explicit half with the rotations of xⁿ:
+     * rhs = M ṽⁿ + Δt/2 (f_e(xⁿ) − Dⁿ ṽⁿ + 2 f_ext) */
+    defo_force_model_damping_apply(b->force, vt, d->tmp);
     DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
     for (defo_index i = 0; i < n; i++)
         for (int k = 0; k < 3; k++) {
-            size_t j = 3 * (size_t)i + (size_t)k;
-            rhs[j] = m[i] * vt[j] + h * (b->fe[j] + b->tmp[j] + 2.0 * (b->fx[j] + m[i] * g[k]));
+            const size_t j = 3 * (size_t)i + (size_t)k;
+            rhs[j] = m[i] * vt[j] + h * (d->fe[j] - d->tmp[j] + 2.0 * fx[j]);
         }
-    /* F and its diagonalization once per step, after line 3 (ITF04 §9). */
-    b->stepped = 1;
-    s = defo_force_elastic(b->force, xn, b->fe_new, &b->elastic_energy_new);
+    /* F and its diagonalisation once per step, after line 3 (ITF04 §9) */
+    d->stepped = 1;
+    s = defo_force_model_evaluate(b->force, xn, 0, d->fe_new, NULL);
     if (s) return defo_error_prefix("body '%s'", b->name);
     DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
     for (defo_index i = 0; i < n; i++) {
-        b->constraint[i] = b->fixed[i] || b->collided[i] == 2 ? DEFO_CONSTRAINT_FIXED
-                           : b->collided[i]                   ? DEFO_CONSTRAINT_NORMAL
-                                                              : DEFO_CONSTRAINT_NONE;
+        const int p = b->prescribed && b->prescribed[i];
+        d->constraint[i] = p ? DEFO_CONSTRAINT_FIXED : d->contact[i];
         for (int k = 0; k < 3; k++) {
-            size_t j = 3 * (size_t)i + (size_t)k;
-            rhs[j] += h * b->fe_new[j];
-            vn[j] = vt[j]; /* initial guess carries the constrained normal velocity */
+            const size_t j = 3 * (size_t)i + (size_t)k;
+            rhs[j] += h * d->fe_new[j];
+            vn[j] = vt[j]; /* the guess carries the constrained velocities */
         }
     }
-    s = solve_velocity(w, b, h, rhs, vn);
+    s = solve_velocity(b, h, rhs, vn);
     if (s < 0) return s;
     if (s > 0) warn = s;
 
-    /* 4b, Coulomb check of the sticking nodes: the constraint impulse
-     * R = (M + Δt/2 D) v − rhs must lie in the friction cone,
-     * |R_T| <= μ R_N; nodes outside it slide (normal constraint only) and
-     * the velocity is solved again. */
+    /* 4b: Coulomb check of the sticking nodes */
     if (hits > 0) {
-        if (defo_force_has_damping(b->force)) {
-            op_ctx ctx = {b->force, b->mass, h, n};
-            apply_op(&ctx, vn, b->tmp);
+        if (defo_force_model_has_damping(b->force)) {
+            op_ctx oc = {b->force, b->mass, h, n};
+            apply_op(&oc, vn, d->tmp);
         } else {
             DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
             for (defo_index i = 0; i < n; i++)
                 for (int k = 0; k < 3; k++)
-                    b->tmp[3 * (size_t)i + k] = m[i] * vn[3 * (size_t)i + k];
+                    d->tmp[3 * (size_t)i + k] = m[i] * vn[3 * (size_t)i + k];
         }
-        DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+        int again = 0;
         for (defo_index i = 0; i < n; i++) {
-            if (b->collided[i] != 2 || b->fixed[i]) continue;
+            if (d->contact[i] != DEFO_CONSTRAINT_FIXED || (b->prescribed && b->prescribed[i]))
+                continue;
             const size_t o = 3 * (size_t)i;
-            const double *q = b->normal + o;
-            double vc[3];
-            double mu = contact_at(w, t1, xn + o, vc);
+            const double *q = d->normal + o, mu = d->friction[i];
             double R[3], rn = 0, rt = 0;
             for (int k = 0; k < 3; k++) {
-                R[k] = b->tmp[o + k] - rhs[o + k];
+                R[k] = d->tmp[o + k] - rhs[o + k];
                 rn += R[k] * q[k];
             }
             for (int k = 0; k < 3; k++) rt += (R[k] - rn * q[k]) * (R[k] - rn * q[k]);
             rt = sqrt(rt);
             if (rn > 0 && mu * rn >= rt) continue;
-            b->collided[i] = 3; /* slides after all */
+            again = 1; /* slides after all */
+            d->constraint[i] = DEFO_CONSTRAINT_NORMAL;
             if (rn > 0) {
-                /* kinetic: the tangential impulse is μ R_N, opposing the slip
-                 * (exact without damping, per-node mass with it) */
-                double f = (1.0 - mu * rn / rt) / m[i];
+                /* kinetic: the tangential impulse is μ R_N opposing the slip */
+                const double f = (1.0 - mu * rn / rt) / m[i];
                 for (int k = 0; k < 3; k++) vn[o + k] = vt[o + k] - f * (R[k] - rn * q[k]);
             } else {
-                b->constraint[i] = DEFO_CONSTRAINT_NORMAL;
                 for (int k = 0; k < 3; k++) vn[o + k] = vt[o + k];
             }
         }
-        int again = 0;
-        for (defo_index i = 0; i < n; i++)
-            if (b->collided[i] == 3) {
-                b->collided[i] = 1;
-                again = 1;
-            }
         if (again) {
-            s = solve_velocity(w, b, h, rhs, vn);
+            s = solve_velocity(b, h, rhs, vn);
             if (s < 0) return s;
             if (s > 0) warn = s;
         }
     }
-
-    defo_index bad = first_non_finite(n, xn, vn);
+    defo_index bad = defo_first_non_finite(n, xn, vn);
     if (bad >= 0)
         return defo_error(DEFO_ERR_NUMERICAL,
                           "body '%s': node %ld has a non-finite position or velocity after the "
                           "step (t = %g, dt = %g)",
-                          b->name, (long)bad, w->time, dt);
+                          b->name, (long)bad, ctx->t, dt);
     return warn;
 }
 
-defo_status defo_newmark_step(defo_world *w, double dt) {
-    defo_status s = DEFO_OK, warn = DEFO_OK;
-    for (int i = 0; i < w->num_bodies; i++) {
-        defo_body *b = &w->bodies[i];
-        b->stepped = 0;
-        if (!b->generation) continue;
-        if ((s = defo_body_refresh(b)) < 0) return s;
+static defo_status nm_step(defo_stepper *s, defo_step_body *const *bodies, int count,
+                           const defo_step_context *ctx) {
+    (void)s;
+    defo_status st = DEFO_OK, warn = DEFO_OK;
+    for (int i = 0; i < count; i++) ((nm_body *)bodies[i]->data)->stepped = 0;
+    for (int i = 0; i < count && st >= 0; i++) {
+        st = step_body(bodies[i], ctx);
+        if (st > 0) warn = st;
     }
-    for (int i = 0; i < w->num_bodies && s >= 0; i++) {
-        defo_body *b = &w->bodies[i];
-        if (!b->generation) continue;
-        s = step_body(w, b, dt);
-        if (s > 0) warn = s;
-    }
-    if (s < 0) {
-        /* Put every touched force model back on xⁿ; the message of the
-         * failure stays (a successful evaluation raises nothing). */
-        for (int i = 0; i < w->num_bodies; i++) {
-            defo_body *b = &w->bodies[i];
-            if (b->stepped) (void)defo_force_elastic(b->force, b->x, NULL, NULL);
-            b->stepped = 0;
+    if (st < 0) {
+        /* put every moved force model back on xⁿ; the failure's message stays */
+        for (int i = 0; i < count; i++) {
+            nm_body *d = bodies[i]->data;
+            if (d->stepped)
+                (void)defo_force_model_evaluate(bodies[i]->force, bodies[i]->x, 0, NULL, NULL);
+            d->stepped = 0;
         }
-        return s;
+        return st;
     }
-    defo_index inverted = 0;
-    for (int i = 0; i < w->num_bodies; i++) {
-        defo_body *b = &w->bodies[i];
-        if (!b->generation) continue;
-        /* x and v are copied (callers may hold their pointers); fe is internal */
-        memcpy(b->x, b->x_new, 3 * (size_t)b->n * sizeof(double));
-        memcpy(b->v, b->v_new, 3 * (size_t)b->n * sizeof(double));
-        double *t = b->fe;
-        b->fe = b->fe_new;
-        b->fe_new = t;
-        b->elastic_energy = b->elastic_energy_new;
-        b->stepped = 0;
-        inverted += defo_force_count_inverted(b->force);
+    for (int i = 0; i < count; i++) {
+        defo_step_body *b = bodies[i];
+        nm_body *d = b->data;
+        memcpy(b->x, d->x_new, 3 * (size_t)b->n * sizeof(double));
+        memcpy(b->v, d->v_new, 3 * (size_t)b->n * sizeof(double));
+        double *t = d->fe;
+        d->fe = d->fe_new;
+        d->fe_new = t;
+        d->fe_valid = 1;
+        d->stepped = 0;
     }
-    w->stats.inverted_peak = DEFO_MAX(w->stats.inverted_peak, inverted);
     return warn;
 }
+
+static defo_status nm_topology_changed(defo_stepper *s, defo_step_body *b, defo_index old_n,
+                                       const defo_index *parent) {
+    (void)s, (void)old_n, (void)parent;
+    nm_body *d = b->data;
+    defo_status st = nm_alloc(d, b->n);
+    defo_linear_solver_invalidate(d->solver);
+    return st;
+}
+
+static void nm_frame_start(defo_stepper *s, defo_step_body *b) {
+    (void)s;
+    nm_body *d = b->data;
+    d->fe_valid = 0; /* recomputed from x: a frame depends on (x, v) only */
+    defo_linear_solver_invalidate(d->solver);
+}
+
+static size_t nm_bytes(const defo_stepper *s, const defo_step_body *b) {
+    (void)s;
+    const nm_body *d = b->data;
+    return sizeof *d + (size_t)d->cap * (9 * 3 * sizeof(double) + sizeof(double) + 2) +
+           defo_linear_solver_bytes(d->solver);
+}
+
+const defo_integrator_ops defo_newmark_ops = {DEFO_INTEGRATOR_NEWMARK,
+                                              "newmark",
+                                              1,
+                                              nm_steps,
+                                              nm_create,
+                                              nm_destroy,
+                                              nm_attach,
+                                              nm_detach,
+                                              nm_step,
+                                              nm_topology_changed,
+                                              nm_frame_start,
+                                              defo_no_history_bytes,
+                                              defo_no_history_save,
+                                              defo_no_history_restore,
+                                              nm_bytes};

@@ -36,6 +36,7 @@
  * for bit, for any thread count.
  */
 #include "defo/mesher.h"
+#include "defo/element.h"
 #include "defo/math.h"
 #include "base/base.h"
 #include "base/parallel.h"
@@ -690,7 +691,7 @@ defo_status defo_mesh_surface_sdf(const defo_surface_sdf *sdf, const defo_mesher
     /* corner boundary nodes (tet10 keeps the corners' numbering) */
     for (defo_index i = 0; is_bd && i < n_corner_nodes; i++) rep->boundary_nodes += is_bd[i];
     defo_free(is_bd);
-    if (!s) s = defo_mesh_volume(m, NULL, &rep->volume);
+    if (!s) s = defo_element_volume(m, NULL, &rep->volume);
     if (!s) s = defo_mesh_quality_summary(m, NULL, &rep->quality);
     if (s) {
         defo_mesh_destroy(m);

@@ -1,46 +1,39 @@
 /*
- * scene/scene_internal.h — the parsed scene shared by scene.c (parse and
- * validate) and simulation.c (build, step, checkpoint).  Never installed.
+ * scene/scene_internal.h — the parsed scene shared by the scene module's
+ * files: schema.c (what a scene may say, validated), scene.c (the public
+ * scene object), builder.c (scene → world) and simulation.c (a built scene
+ * run frame by frame).  Never installed.
  */
 #ifndef DEFO_SCENE_INTERNAL_H
 #define DEFO_SCENE_INTERNAL_H
 
-#include "defo/mesh.h"
-#include "defo/backward_euler.h"
+#include "defo/force_model.h"
 #include "defo/fracture.h"
+#include "defo/geometry.h"
+#include "defo/integrator.h"
+#include "defo/mesh.h"
 #include "defo/mesher.h"
 #include "defo/plasticity.h"
-#include "defo/quasistatic.h"
 #include "defo/scene.h"
+
+#include "scene/json_check.h"
 
 #include "base/base.h"
 
-#define SCENE_PATH_MAX 4096
+#define SCENE_PATH_MAX JV_PATH_MAX
 
 typedef enum { SRC_FILE, SRC_GENERATOR, SRC_SURFACE } scene_source;
 typedef enum { GEN_BOX, GEN_SPHERE, GEN_CYLINDER, GEN_TORUS } scene_generator;
-typedef enum { FIX_BOX, FIX_SPHERE, FIX_PLANE, FIX_TAG } scene_fix_kind;
-typedef enum {
-    INTEGRATOR_NEWMARK = 0,
-    INTEGRATOR_BACKWARD_EULER = 1,
-    INTEGRATOR_QUASISTATIC = 2
-} scene_integrator;
-typedef enum { FORM_INVERTIBLE = 0, FORM_COROTATED = 1 } scene_formulation;
 
+/* A node set of the transformed rest mesh (fixed sets, loads). */
 typedef struct scene_fix {
-    scene_fix_kind kind;
-    double a[3]; /* box min, sphere centre, plane point */
-    double b[3]; /* box max, plane normal */
-    double radius;
-    int32_t tag;
-    int has_motion;         /* "motion" given: a moving bone (quasistatic) or a kinematic
-                               handle (backward_euler) */
+    defo_region region;
+    int has_motion;         /* "motion" given: the set follows it */
     defo_motion_def motion; /* scripted rigid motion of the set's rest positions */
 } scene_fix;
 
-/* A dead load of the quasistatic integrator: a force per node of the region
- * [N] ("forces") or a traction on the boundary faces in it [Pa]
- * ("tractions").  Regions: FIX_BOX, FIX_SPHERE or FIX_TAG. */
+/* A dead load: a force per node of the region [N] ("forces") or a traction
+ * on the boundary faces in it [Pa] ("tractions"). */
 typedef struct scene_load {
     scene_fix region;
     double value[3];
@@ -50,6 +43,16 @@ typedef struct scene_change {
     double time;
     defo_material_def material;
 } scene_change;
+
+/* One integrator of the scene with the force options its "integrator"
+ * object carries for the bodies it steps (kept there for scene files
+ * written before those options moved to the force model). */
+typedef struct scene_integrator {
+    defo_integrator_def def;
+    int rotation_interval; /* corotated bodies, MTPS08 §4.4; −1: the default */
+    double lazy_tolerance; /* −1: the default */
+    int definiteness_fix;  /* invertible bodies, TSIF05 §8; −1: the default */
+} scene_integrator;
 
 typedef struct scene_body {
     char name[DEFO_NAME_MAX];
@@ -64,21 +67,22 @@ typedef struct scene_body {
     double translate[3], rotation[9], scale[3];
     double velocity[3], angular_velocity[3];
     defo_material_def material;
-    scene_formulation formulation;
+    defo_formulation formulation;
+    int integrator; /* index in defo_scene.integrators */
     scene_fix *fixed;
     int num_fixed;
     scene_change *changes; /* ascending time */
     int num_changes;
-    scene_load *forces; /* node forces (dead loads) */
+    scene_load *forces;
     int num_forces;
-    scene_load *tractions; /* boundary tractions (dead loads) */
+    scene_load *tractions;
     int num_tractions;
-    int has_plasticity;                 /* "plasticity" given (corotated bodies, MG04 §3) */
-    defo_plasticity_def plasticity;     /* yield, creep [1/s], max */
-    int has_fracture;                   /* "fracture" given (corotated bodies, MG04 §4) */
-    defo_fracture_def fracture;         /* threshold [Pa], seed, max_splits */
-    int has_embedded;                   /* "embedded" given: MG04 §5.1 surface for the outputs */
-    char embedded_file[SCENE_PATH_MAX]; /* resolved */
+    int has_plasticity;
+    defo_plasticity_def plasticity;
+    int has_fracture;
+    defo_fracture_def fracture;
+    int has_embedded;
+    char embedded_file[SCENE_PATH_MAX];
 } scene_body;
 
 typedef struct scene_collider {
@@ -90,11 +94,9 @@ typedef struct scene_collider {
 struct defo_scene {
     char name[DEFO_NAME_MAX];
     char base_dir[SCENE_PATH_MAX];
-    defo_world_def world;
-    scene_integrator integrator;
-    defo_backward_euler_def backward_euler; /* MG04 §6, when integrator is backward_euler */
-    defo_quasistatic_def quasistatic;       /* TSIF05, when integrator is quasistatic */
-    double contact_stiffness;               /* quasistatic penalty [N/m]; 0: the solver's */
+    double gravity[3];
+    scene_integrator *integrators; /* [0]: the top-level "integrator" */
+    int num_integrators;
     int frames;
     double fps;
     defo_scene_outputs outputs;
@@ -103,11 +105,26 @@ struct defo_scene {
     scene_collider *colliders;
     int num_colliders;
     uint64_t hash;
-    char *canonical; /* json_dumps of the whole document with base_dir (malloc'd by jansson) */
+    char *canonical; /* the whole document with base_dir, as JSON text */
 };
 
+/* schema.c: the whole document into s (errors into c) */
+void scene_parse_root(jv_ctx *c, json_t *root, defo_scene *s, const char *base_dir);
 /* FNV-1a 64 over bytes, continuing from h (start with SCENE_FNV_BASIS). */
 #define SCENE_FNV_BASIS 14695981039346656037ull
 uint64_t defo_scene_fnv1a(uint64_t h, const void *data, size_t size);
+
+/* builder.c: the world of a scene.  The world borrows the colliders (owned
+ * by the caller, num_colliders of them, created here) and embeds nothing. */
+typedef struct scene_build {
+    defo_world *world;
+    defo_collider **colliders;
+    int num_colliders;
+    defo_body_id *ids;
+} scene_build;
+defo_status scene_build_world(const defo_scene *s, scene_build *out);
+void scene_build_free(scene_build *b);
+/* the tet mesh of body b, transformed (for building and for validate) */
+defo_status scene_body_mesh(const scene_body *b, defo_mesh **out);
 
 #endif

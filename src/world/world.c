@@ -1,15 +1,22 @@
 /*
- * world/world.c — bodies, colliders and frame stepping (DESIGN.md "world").
+ * world/world.c — bodies, their integrators and the step order (defo/world.h).
  *
- * A body owns a copy of its mesh, the rest data, the compiled material, the
- * nonlinear force model and flat state arrays; everything a step needs is
- * allocated in defo_world_add_body, so stepping never allocates.
+ * A body owns a copy of its mesh, the element layer's rest data, its
+ * material and force model, and flat per-node arrays; the stepper sees it
+ * through its defo_step_body.  Everything a step needs is allocated when the
+ * body is added (and when a fracture split grows it, with doubling
+ * capacities), so warm steps allocate nothing.
  *
- * Frame stepping: a frame of length T is cut into k = ceil(T / Δt_stable)
- * equal substeps, so the last substep ends exactly at the frame time and
- * frames never drift.  Δt_stable = min(max_dt, cfl · min_body wave time)
- * (defo_force_wave_time: smallest rest altitude over the dilatational wave
- * speed — explicit elasticity in ITF04 §9 is bound by it).
+ * Loads: gravity is the consistent body force ∫ρ N_a dV · g (element layer;
+ * for tet4 the lumped ρV/4 per corner), plus the user's dead loads.
+ *
+ * Step order (DESIGN.md): per integrator, per step of its frame: fracture
+ * (topology; the stepper is told), plasticity, prescribed targets at the
+ * step's end, the stepper's step; then statistics.  The state at the frame's
+ * start is kept (checkpoint format, in memory) so a failed or interrupted
+ * frame leaves the world there.  Every frame starts with the steppers'
+ * frame_start (lagged factorisations and lazy rotations forgotten), so a
+ * frame depends only on the state a checkpoint holds.
  */
 #include "world/world_internal.h"
 
@@ -18,16 +25,15 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+static uint32_t next_serial = 1;
 
 defo_world_def defo_default_world_def(void) {
     defo_world_def d;
     d.gravity[0] = 0;
     d.gravity[1] = 0;
     d.gravity[2] = -9.81;
-    d.cfl = 0.5;
-    d.max_dt = 1.0 / 240.0;
-    d.cg_max_iterations = 200;
-    d.cg_tolerance = 1e-8;
     return d;
 }
 
@@ -35,65 +41,95 @@ defo_body_def defo_default_body_def(void) {
     defo_body_def d;
     memset(&d, 0, sizeof d);
     d.material = defo_default_material();
+    d.force = defo_default_force_model_def();
+    d.integrator = -1;
     return d;
-}
-
-static defo_status validate_world_def(const defo_world_def *d) {
-    for (int i = 0; i < 3; i++)
-        if (!isfinite(d->gravity[i]))
-            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "gravity[%d]: %g is not finite", i,
-                              d->gravity[i]);
-    if (!(d->cfl > 0 && d->cfl <= 1))
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "cfl: %g is not in (0, 1]", d->cfl);
-    if (!(d->max_dt > 0) || !isfinite(d->max_dt))
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "max_dt: %g is not > 0", d->max_dt);
-    if (d->cg_max_iterations <= 0)
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "cg_max_iterations: %d is not > 0",
-                          d->cg_max_iterations);
-    if (!(d->cg_tolerance > 0 && d->cg_tolerance < 1))
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "cg_tolerance: %g is not in (0, 1)",
-                          d->cg_tolerance);
-    return DEFO_OK;
 }
 
 defo_status defo_world_create(const defo_world_def *def, defo_world **out) {
     if (!out) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_world_create: out is NULL");
     *out = NULL;
     defo_world_def d = def ? *def : defo_default_world_def();
-    defo_status s = validate_world_def(&d);
-    if (s) return s;
+    for (int i = 0; i < 3; i++)
+        if (!isfinite(d.gravity[i]))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "gravity[%d]: %g is not finite", i,
+                              d.gravity[i]);
     defo_world *w = defo_calloc(1, sizeof *w);
     if (!w) return defo_error_oom("world", sizeof *w);
     w->def = d;
+    w->serial = __atomic_fetch_add(&next_serial, 1, __ATOMIC_RELAXED);
     *out = w;
     return DEFO_OK;
 }
 
-static void body_free(defo_body *b) {
-    defo_force_destroy(b->force);
+static void body_free(defo_world *w, world_body *b) {
+    if (b->sb.data && b->integrator >= 0 && b->integrator < w->num_integrators) {
+        world_integrator *wi = &w->integrators[b->integrator];
+        wi->ops->detach(wi->stepper, &b->sb);
+    }
+    defo_plasticity_destroy(b->plast);
+    defo_fracture_destroy(b->frac);
+    defo_force_model_destroy(b->force);
     defo_material_destroy(b->mat);
-    defo_rest_free(&b->rest);
+    defo_element_rest_destroy(b->rest);
     defo_mesh_destroy(b->mesh);
-    double *arrays[] = {b->x,  b->v,   b->mass, b->fe,     b->x_new,    b->v_new,   b->fe_new,
-                        b->vt, b->rhs, b->tmp,  b->normal, b->inv_diag, b->cg_work, b->fx};
-    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) defo_free(arrays[i]);
-    defo_free(b->fixed);
-    defo_free(b->constraint);
-    defo_free(b->collided);
+    double *a[] = {b->x, b->v, b->mass, b->gravity_load, b->dead, b->load, b->target, b->work};
+    for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) defo_free(a[i]);
+    defo_free(b->prescribed);
+    defo_free(b->set_of);
+    defo_free(b->sets);
+    defo_free(b->parent);
+    defo_free(b->src);
     memset(b, 0, sizeof *b);
 }
 
 void defo_world_destroy(defo_world *w) {
     if (!w) return;
-    for (int i = 0; i < w->num_bodies; i++) body_free(&w->bodies[i]);
+    for (int i = 0; i < w->num_bodies; i++) body_free(w, &w->bodies[i]);
+    for (int i = 0; i < w->num_integrators; i++)
+        w->integrators[i].ops->destroy(w->integrators[i].stepper);
     defo_free(w->bodies);
+    defo_free(w->integrators);
     defo_free(w->colliders);
+    defo_free(w->snapshot.p);
+    defo_free(w->set);
     defo_free(w);
 }
 
-static defo_body *get_body(const defo_world *w, defo_body_id id) {
-    if (!w || id.index < 0 || id.index >= w->num_bodies || id.generation == 0) return NULL;
-    defo_body *b = &w->bodies[id.index];
+/* ------------------------------------------------------------ integrators */
+defo_status defo_world_add_integrator(defo_world *w, const defo_integrator_def *def, int *index) {
+    if (!w || !def) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_world_add_integrator: NULL");
+    defo_status s = defo_integrator_def_validate(def);
+    if (s) return s;
+    world_integrator *ni =
+        defo_realloc(w->integrators, (size_t)(w->num_integrators + 1) * sizeof *ni);
+    if (!ni) return defo_error_oom("integrators", sizeof *ni);
+    w->integrators = ni;
+    world_integrator *wi = &w->integrators[w->num_integrators];
+    memset(wi, 0, sizeof *wi);
+    wi->def = *def;
+    wi->ops = defo_integrator_ops_of(def->kind);
+    s = wi->ops->create(def, &wi->stepper);
+    if (s) return defo_error_prefix("integrator %s", wi->ops->name);
+    if (index) *index = w->num_integrators;
+    w->num_integrators++;
+    return DEFO_OK;
+}
+
+int defo_world_num_integrators(const defo_world *w) {
+    return w ? w->num_integrators : 0;
+}
+
+const defo_integrator_def *defo_world_integrator(const defo_world *w, int i) {
+    return w && i >= 0 && i < w->num_integrators ? &w->integrators[i].def : NULL;
+}
+
+/* ------------------------------------------------------------ bodies */
+static world_body *get_body(const defo_world *w, defo_body_id id) {
+    if (!w || id.world != w->serial || id.index < 0 || id.index >= w->num_bodies ||
+        id.generation == 0)
+        return NULL;
+    world_body *b = &w->bodies[id.index];
     return b->generation == id.generation ? b : NULL;
 }
 
@@ -101,228 +137,440 @@ int defo_body_is_valid(const defo_world *w, defo_body_id id) {
     return get_body(w, id) != NULL;
 }
 
-defo_status defo_body_refresh(defo_body *b) {
-    if (!b->dirty) return DEFO_OK;
-    defo_status s = defo_force_elastic(b->force, b->x, b->fe, &b->elastic_energy);
-    if (s) return defo_error_prefix("body '%s'", b->name);
-    b->dirty = 0;
+int defo_world_num_bodies(const defo_world *w) {
+    return w ? w->num_bodies : 0;
+}
+
+defo_body_id defo_world_body(const defo_world *w, int i) {
+    defo_body_id id = {-1, 0, 0};
+    if (w && i >= 0 && i < w->num_bodies && w->bodies[i].generation) {
+        id.index = i;
+        id.world = w->serial;
+        id.generation = w->bodies[i].generation;
+    }
+    return id;
+}
+
+#define GROW(field, type, count)                                                                   \
+    do {                                                                                           \
+        type *q_ = defo_realloc(b->field, (size_t)(count) * sizeof(type) + 1);                     \
+        if (!q_) return defo_error_oom("body state", (size_t)(count) * sizeof(type));              \
+        b->field = q_;                                                                             \
+    } while (0)
+
+/* Per-node arrays for n nodes (capacity doubling; contents of the first
+ * min(old, n) nodes kept, new entries zeroed). */
+defo_status defo_world_body_resize(defo_world *w, world_body *b, defo_index n) {
+    (void)w;
+    if (n > b->cap) {
+        defo_index cap = b->cap > 0 ? b->cap : n;
+        while (cap < n) cap = cap > DEFO_INDEX_MAX / 2 ? DEFO_INDEX_MAX : 2 * cap;
+        const size_t c3 = 3 * (size_t)cap;
+        GROW(x, double, c3);
+        GROW(v, double, c3);
+        GROW(gravity_load, double, c3);
+        GROW(dead, double, c3);
+        GROW(load, double, c3);
+        GROW(target, double, c3);
+        GROW(mass, double, cap);
+        GROW(work, double, cap);
+        GROW(prescribed, unsigned char, cap);
+        GROW(set_of, int, cap);
+        GROW(parent, defo_index, cap);
+        const size_t old = (size_t)b->cap;
+        memset(b->x + 3 * old, 0, 3 * (size_t)(cap - b->cap) * sizeof(double));
+        memset(b->v + 3 * old, 0, 3 * (size_t)(cap - b->cap) * sizeof(double));
+        memset(b->dead + 3 * old, 0, 3 * (size_t)(cap - b->cap) * sizeof(double));
+        memset(b->target + 3 * old, 0, 3 * (size_t)(cap - b->cap) * sizeof(double));
+        memset(b->prescribed + old, 0, (size_t)(cap - b->cap));
+        for (defo_index i = b->cap; i < cap; i++) b->set_of[i] = -1, b->parent[i] = i;
+        b->cap = cap;
+    }
+    b->n = n;
     return DEFO_OK;
 }
 
-defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_body_id *out) {
-    if (out) {
-        out->index = -1;
-        out->generation = 0;
+/* Rest data, force model, masses and gravity load from the body's mesh and
+ * material (after creation, a material change or a topology change).  The
+ * stepper's view follows. */
+defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old_n) {
+    defo_element_rest *rest = NULL;
+    defo_material *mat = NULL;
+    defo_force_model *force = NULL;
+    defo_status s = defo_element_rest_create(b->mesh, &rest);
+    if (!s) s = defo_material_create(&b->mat_def, &mat);
+    if (!s) s = defo_force_model_create(b->mesh, rest, mat, &b->force_def, &force);
+    if (s) {
+        defo_force_model_destroy(force);
+        defo_material_destroy(mat);
+        defo_element_rest_destroy(rest);
+        return defo_error_prefix("body '%s'", b->name);
     }
+    defo_force_model_destroy(b->force);
+    defo_material_destroy(b->mat);
+    defo_element_rest_destroy(b->rest);
+    b->rest = rest;
+    b->mat = mat;
+    b->force = force;
+    if (b->plast) defo_plasticity_bind(b->plast, b->force);
+    const double rho = b->mat_def.density;
+    s = defo_element_lumped_mass(b->mesh, rho, NULL, b->mass);
+    if (s) return defo_error_prefix("body '%s'", b->name);
+    /* consistent gravity: Σ_b Me_ab g per element (∫ρ N_a g dV) */
+    const defo_element_ops *ops = defo_element_rest_ops(rest);
+    const int p = ops->nodes;
+    memset(b->gravity_load, 0, 3 * (size_t)b->n * sizeof(double));
+    const double *g = w->def.gravity;
+    if (g[0] != 0 || g[1] != 0 || g[2] != 0) {
+        double Me[DEFO_ELEMENT_MAX_NODES * DEFO_ELEMENT_MAX_NODES];
+        for (defo_index e = 0; e < b->mesh->num_elems; e++) {
+            const defo_index *v = b->mesh->elems + (size_t)e * (size_t)p;
+            if (p == 4) {
+                /* ρV/4 per corner: the lumped masses' own share, exactly */
+                const double mq = 0.25 * rho * defo_element_rest_volume(rest)[e];
+                for (int a = 0; a < 4; a++)
+                    for (int k = 0; k < 3; k++) b->gravity_load[3 * (size_t)v[a] + k] += mq * g[k];
+                continue;
+            }
+            s = defo_element_mass_matrix(b->mesh, e, rho, Me);
+            if (s) return defo_error_prefix("body '%s'", b->name);
+            for (int a = 0; a < p; a++) {
+                double row = 0;
+                for (int c = 0; c < p; c++) row += Me[a * p + c];
+                for (int k = 0; k < 3; k++) b->gravity_load[3 * (size_t)v[a] + k] += row * g[k];
+            }
+        }
+    }
+    for (defo_index i = 0; i < b->n; i++)
+        if (!(b->mass[i] > 0))
+            return defo_error(DEFO_ERR_INVALID_MESH,
+                              "body '%s': node %ld belongs to no element (zero mass)", b->name,
+                              (long)i);
+    b->sb.force = b->force;
+    b->sb.mesh = b->mesh;
+    b->sb.n = b->n;
+    b->sb.x = b->x;
+    b->sb.v = b->v;
+    b->sb.mass = b->mass;
+    b->sb.load = b->load;
+    b->sb.prescribed = b->prescribed;
+    b->sb.target = b->target;
+    if (b->sb.data && old_n >= 0) {
+        world_integrator *wi = &w->integrators[b->integrator];
+        s = wi->ops->topology_changed(wi->stepper, &b->sb, old_n, b->parent);
+        if (s) return defo_error_prefix("body '%s'", b->name);
+    }
+    return defo_world_contact_sources(w, b);
+}
+
+static double mean_edge(const defo_mesh *m) {
+    double sum = 0;
+    for (defo_index e = 0; e < m->num_elems; e++) {
+        const defo_index *v = m->elems + (size_t)e * (size_t)m->nodes_per_elem;
+        for (int a = 0; a < 6; a++) {
+            const double *p0 = m->x + 3 * (size_t)v[defo_tet_edges[a][0]];
+            const double *p1 = m->x + 3 * (size_t)v[defo_tet_edges[a][1]];
+            sum += sqrt((p1[0] - p0[0]) * (p1[0] - p0[0]) + (p1[1] - p0[1]) * (p1[1] - p0[1]) +
+                        (p1[2] - p0[2]) * (p1[2] - p0[2]));
+        }
+    }
+    return m->num_elems > 0 ? sum / (6.0 * (double)m->num_elems) : 0.0;
+}
+
+defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_body_id *out) {
+    if (out) out->index = -1, out->world = 0, out->generation = 0;
     if (!w || !def || !def->mesh)
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_world_add_body: world, def and mesh "
-                                                     "are required");
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "defo_world_add_body: world, def and mesh are required");
     for (int i = 0; i < 3; i++)
-        if (!isfinite(def->velocity[i]))
-            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "body velocity[%d] is not finite", i);
+        if (!isfinite(def->velocity[i]) || !isfinite(def->angular_velocity[i]))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "body velocity or angular_velocity[%d] is not finite", i);
+    if (w->num_integrators == 0) {
+        defo_integrator_def nd = defo_default_integrator_def(DEFO_INTEGRATOR_NEWMARK);
+        defo_status s = defo_world_add_integrator(w, &nd, NULL);
+        if (s) return s;
+    }
+    const int integ = def->integrator < 0 ? 0 : def->integrator;
+    if (integ >= w->num_integrators)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "body integrator %d: the world has %d integrators", def->integrator,
+                          w->num_integrators);
     if (w->num_bodies == w->body_capacity) {
         int cap = w->body_capacity ? 2 * w->body_capacity : 4;
-        defo_body *nb = defo_realloc(w->bodies, (size_t)cap * sizeof *nb);
+        world_body *nb = defo_realloc(w->bodies, (size_t)cap * sizeof *nb);
         if (!nb) return defo_error_oom("bodies", (size_t)cap * sizeof *nb);
+        /* the stepper views point into the bodies' own arrays, not at the
+         * bodies: moving the structs keeps them valid */
         w->bodies = nb;
         w->body_capacity = cap;
+        defo_step_body **set = defo_realloc(w->set, (size_t)cap * sizeof *set);
+        if (!set) return defo_error_oom("bodies", (size_t)cap * sizeof *set);
+        w->set = set;
     }
-    defo_body *b = &w->bodies[w->num_bodies];
+    world_body *b = &w->bodies[w->num_bodies];
     memset(b, 0, sizeof *b);
     if (def->name)
         snprintf(b->name, sizeof b->name, "%s", def->name);
     else
         snprintf(b->name, sizeof b->name, "body%d", w->num_bodies);
-    defo_status s = defo_material_create(&def->material, &b->mat);
-    if (s) {
-        defo_error_prefix("body '%s': material", b->name);
-        body_free(b);
-        return s;
-    }
-    if ((s = defo_mesh_clone(def->mesh, &b->mesh)) || (s = defo_mesh_validate(b->mesh)) ||
-        (s = defo_rest_compute(b->mesh, &b->rest)) ||
-        (s = defo_force_create(b->mesh, &b->rest, b->mat, &b->force))) {
-        defo_error_prefix("body '%s'", b->name);
-        body_free(b);
-        return s;
-    }
-    defo_index n = b->mesh->num_nodes;
-    size_t m = 3 * (size_t)n;
-    b->n = n;
-    double **arrays3[] = {&b->x,  &b->v,   &b->fe,  &b->x_new,  &b->v_new,    &b->fe_new,
-                          &b->vt, &b->rhs, &b->tmp, &b->normal, &b->inv_diag, &b->fx};
-    for (size_t i = 0; i < sizeof arrays3 / sizeof arrays3[0]; i++)
-        *arrays3[i] = defo_calloc(m ? m : 1, sizeof(double));
-    b->mass = defo_calloc(n ? (size_t)n : 1, sizeof(double));
-    b->cg_work = defo_calloc(m ? 4 * m : 1, sizeof(double));
-    b->fixed = defo_calloc(n ? (size_t)n : 1, 1);
-    b->constraint = defo_calloc(n ? (size_t)n : 1, 1);
-    b->collided = defo_calloc(n ? (size_t)n : 1, 1);
-    int ok = b->mass && b->cg_work && b->fixed && b->constraint && b->collided;
-    for (size_t i = 0; i < sizeof arrays3 / sizeof arrays3[0]; i++) ok = ok && *arrays3[i];
-    if (!ok) {
-        body_free(b);
-        return defo_error_oom("body state", 16 * m * sizeof(double));
-    }
-    s = defo_mesh_lumped_mass(b->mesh, def->material.density, b->mass);
-    if (s) {
-        defo_error_prefix("body '%s'", b->name);
-        body_free(b);
-        return s;
-    }
-    for (defo_index i = 0; i < n; i++) {
-        if (!(b->mass[i] > 0)) {
-            body_free(b);
-            return defo_error(DEFO_ERR_INVALID_MESH,
-                              "body '%s': node %ld belongs to no element (zero mass)", b->name,
-                              (long)i);
+    b->integrator = integ;
+    b->mat_def = def->material;
+    b->force_def = def->force;
+    defo_status s = defo_material_def_validate(&def->material);
+    if (!s) s = defo_mesh_clone(def->mesh, &b->mesh);
+    if (!s) s = defo_mesh_validate(b->mesh);
+    if (!s && !defo_element_ops_for_mesh(b->mesh)) s = defo_last_status();
+    if (!s) s = defo_world_body_resize(w, b, b->mesh->num_nodes);
+    if (!s) {
+        b->n0 = b->n;
+        memcpy(b->x, b->mesh->x, 3 * (size_t)b->n * sizeof(double));
+        for (defo_index i = 0; i < b->n; i++) b->parent[i] = i;
+        if (def->plasticity) {
+            const defo_element_ops *ops = defo_element_ops_for_mesh(b->mesh);
+            s = defo_plasticity_create(def->plasticity, b->mesh->num_elems,
+                                       ops->stiffness.num_points, &b->plast);
         }
     }
-    memcpy(b->x, b->mesh->x, m * sizeof(double));
-    for (defo_index i = 0; i < n; i++)
-        for (int k = 0; k < 3; k++) b->v[3 * (size_t)i + k] = def->velocity[k];
-    b->dirty = 1;
-    if ((s = defo_body_refresh(b))) {
-        body_free(b);
+    if (!s && def->fracture) s = defo_fracture_create(b->mesh, def->fracture, &b->frac);
+    if (!s) s = defo_world_body_rebuild(w, b, -1);
+    if (s) {
+        defo_error_prefix("body '%s'", b->name);
+        body_free(w, b);
         return s;
     }
-    /* Bodies are never removed yet, so every slot is on its first generation;
-     * removal (fracture) will bump it so stale ids stop matching. */
+    b->mean_edge = mean_edge(b->mesh);
+    /* initial velocity: v + ω × (x − c), c the centre of mass */
+    double c[3] = {0, 0, 0}, mt = 0;
+    for (defo_index i = 0; i < b->n; i++) {
+        mt += b->mass[i];
+        for (int k = 0; k < 3; k++) c[k] += b->mass[i] * b->x[3 * (size_t)i + k];
+    }
+    for (int k = 0; k < 3; k++) c[k] /= mt;
+    const double *om = def->angular_velocity;
+    for (defo_index i = 0; i < b->n; i++) {
+        const double *p = b->x + 3 * (size_t)i;
+        const double r[3] = {p[0] - c[0], p[1] - c[1], p[2] - c[2]};
+        double *q = b->v + 3 * (size_t)i;
+        q[0] = def->velocity[0] + om[1] * r[2] - om[2] * r[1];
+        q[1] = def->velocity[1] + om[2] * r[0] - om[0] * r[2];
+        q[2] = def->velocity[2] + om[0] * r[1] - om[1] * r[0];
+    }
+    b->sb.index = w->num_bodies;
+    b->sb.name = b->name;
+    world_integrator *wi = &w->integrators[integ];
+    s = wi->ops->attach(wi->stepper, &b->sb);
+    if (!s) s = defo_world_contact_sources(w, b);
+    if (s) {
+        defo_error_prefix("body '%s' (%s)", b->name, wi->ops->name);
+        body_free(w, b);
+        return s;
+    }
+    /* Bodies are not removed yet (fracture splits within a body), so every
+     * slot is on its first generation; removal will bump it. */
     b->generation = 1;
     if (out) {
         out->index = w->num_bodies;
+        out->world = w->serial;
         out->generation = b->generation;
     }
     w->num_bodies++;
     return DEFO_OK;
 }
 
-double *defo_body_external_force(defo_world *w, defo_body_id id) {
-    defo_body *b = get_body(w, id);
-    return b ? b->fx : NULL;
-}
-
-defo_status defo_body_set_material(defo_world *w, defo_body_id id,
-                                   const defo_material_def *material) {
-    defo_body *b = get_body(w, id);
-    if (!b || !material)
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_set_material: invalid body id");
-    defo_material *mat = NULL;
-    defo_force *force = NULL;
-    defo_status s = defo_material_create(material, &mat);
-    if (!s) s = defo_force_create(b->mesh, &b->rest, mat, &force);
-    if (s) {
-        defo_force_destroy(force);
-        defo_material_destroy(mat);
-        return defo_error_prefix("body '%s': material", b->name);
+defo_status defo_body_prescribe(defo_world *w, defo_body_id id, const defo_region *region,
+                                const defo_motion_def *motion, int *set) {
+    world_body *b = get_body(w, id);
+    if (!b || !region)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_prescribe: invalid body id");
+    if (motion) {
+        defo_status s = defo_motion_validate(motion, "motion");
+        if (s) return s;
     }
-    /* Masses follow the new density. */
-    s = defo_mesh_lumped_mass(b->mesh, material->density, b->tmp);
-    if (s) {
-        defo_force_destroy(force);
-        defo_material_destroy(mat);
-        return s;
+    /* regions select on the rest positions of the original nodes */
+    defo_index *nodes = NULL, count = 0;
+    defo_status s = defo_region_nodes(b->mesh, region, &nodes, &count);
+    if (s) return s;
+    if (count == 0) {
+        defo_region_nodes_free(nodes);
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "selects no node of body '%s'", b->name);
     }
-    memcpy(b->mass, b->tmp, (size_t)b->n * sizeof(double));
-    defo_force_destroy(b->force);
-    defo_material_destroy(b->mat);
-    b->force = force;
-    b->mat = mat;
-    b->dirty = 1;
-    return defo_body_refresh(b);
-}
-
-defo_status defo_body_fix_node(defo_world *w, defo_body_id id, defo_index node, int fixed) {
-    defo_body *b = get_body(w, id);
-    if (!b) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_fix_node: invalid body id");
-    if (node < 0 || node >= b->n)
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                          "defo_body_fix_node: body '%s' has no node %ld (%ld nodes)", b->name,
-                          (long)node, (long)b->n);
-    b->fixed[node] = fixed ? 1 : 0;
-    if (fixed) b->v[3 * (size_t)node] = b->v[3 * (size_t)node + 1] = b->v[3 * (size_t)node + 2] = 0;
+    world_set *ns = defo_realloc(b->sets, (size_t)(b->num_sets + 1) * sizeof *ns);
+    if (!ns) {
+        defo_region_nodes_free(nodes);
+        return defo_error_oom("prescribed sets", sizeof *ns);
+    }
+    b->sets = ns;
+    world_set *st = &b->sets[b->num_sets];
+    memset(st, 0, sizeof *st);
+    st->motion = motion ? *motion : defo_default_motion_def();
+    for (defo_index k = 0; k < count; k++) {
+        b->set_of[nodes[k]] = b->num_sets;
+        b->prescribed[nodes[k]] = 1;
+    }
+    /* nodes split from them follow */
+    for (defo_index i = b->n0; i < b->n; i++)
+        if (b->set_of[b->parent[i]] == b->num_sets)
+            b->set_of[i] = b->num_sets, b->prescribed[i] = 1;
+    defo_region_nodes_free(nodes);
+    if (set) *set = b->num_sets;
+    b->num_sets++;
     return DEFO_OK;
 }
 
-defo_index defo_body_num_nodes(const defo_world *w, defo_body_id id) {
-    defo_body *b = get_body(w, id);
-    return b ? b->n : 0;
+defo_status defo_body_set_transform(defo_world *w, defo_body_id id, int set, const double R[9],
+                                    const double T[3]) {
+    world_body *b = get_body(w, id);
+    if (!b || !R || !T || set < 0 || set >= b->num_sets)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_set_transform: bad body or set %d",
+                          set);
+    for (int k = 0; k < 9; k++)
+        if (!isfinite(R[k]))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "set transform: R[%d] is not finite", k);
+    for (int k = 0; k < 3; k++)
+        if (!isfinite(T[k]))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "set transform: T[%d] is not finite", k);
+    world_set *s = &b->sets[set];
+    s->explicit_transform = 1;
+    memcpy(s->R, R, sizeof s->R);
+    memcpy(s->T, T, sizeof s->T);
+    return DEFO_OK;
 }
-const defo_mesh *defo_body_mesh(const defo_world *w, defo_body_id id) {
-    defo_body *b = get_body(w, id);
-    return b ? b->mesh : NULL;
+
+double *defo_body_external_force(defo_world *w, defo_body_id id) {
+    world_body *b = get_body(w, id);
+    return b ? b->dead : NULL;
 }
-const double *defo_body_positions(const defo_world *w, defo_body_id id) {
-    defo_body *b = get_body(w, id);
-    return b ? b->x : NULL;
-}
-const double *defo_body_velocities(const defo_world *w, defo_body_id id) {
-    defo_body *b = get_body(w, id);
-    return b ? b->v : NULL;
+
+defo_status defo_body_set_material(defo_world *w, defo_body_id id, const defo_material_def *mat) {
+    world_body *b = get_body(w, id);
+    if (!b || !mat)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_set_material: invalid body id");
+    defo_status s = defo_material_def_validate(mat);
+    if (s) return defo_error_prefix("body '%s': material", b->name);
+    const defo_material_def old = b->mat_def;
+    b->mat_def = *mat;
+    s = defo_world_body_rebuild(w, b, -1);
+    if (s) {
+        b->mat_def = old;
+        (void)defo_world_body_rebuild(w, b, -1);
+        return s;
+    }
+    return DEFO_OK;
 }
 
 defo_status defo_body_set_state(defo_world *w, defo_body_id id, const double *x, const double *v) {
-    defo_body *b = get_body(w, id);
+    world_body *b = get_body(w, id);
     if (!b) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_set_state: invalid body id");
-    size_t m = 3 * (size_t)b->n;
+    const size_t m = 3 * (size_t)b->n;
     for (size_t j = 0; j < m; j++)
         if ((x && !isfinite(x[j])) || (v && !isfinite(v[j])))
             return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                               "defo_body_set_state: body '%s' node %zu: non-finite %s", b->name,
                               j / 3, x && !isfinite(x[j]) ? "position" : "velocity");
-    if (x) {
-        memcpy(b->x, x, m * sizeof(double));
-        b->dirty = 1; /* forces and rotations follow x */
-    }
+    if (x) memcpy(b->x, x, m * sizeof(double));
     if (v) memcpy(b->v, v, m * sizeof(double));
-    for (defo_index i = 0; i < b->n; i++)
-        if (b->fixed[i])
-            b->v[3 * (size_t)i] = b->v[3 * (size_t)i + 1] = b->v[3 * (size_t)i + 2] = 0;
-    return b->dirty ? defo_body_refresh(b) : DEFO_OK;
+    return DEFO_OK;
+}
+
+defo_index defo_body_num_nodes(const defo_world *w, defo_body_id id) {
+    world_body *b = get_body(w, id);
+    return b ? b->n : 0;
+}
+const defo_mesh *defo_body_mesh(const defo_world *w, defo_body_id id) {
+    world_body *b = get_body(w, id);
+    return b ? b->mesh : NULL;
+}
+const double *defo_body_positions(const defo_world *w, defo_body_id id) {
+    world_body *b = get_body(w, id);
+    return b ? b->x : NULL;
+}
+const double *defo_body_velocities(const defo_world *w, defo_body_id id) {
+    world_body *b = get_body(w, id);
+    return b ? b->v : NULL;
 }
 const double *defo_body_masses(const defo_world *w, defo_body_id id) {
-    defo_body *b = get_body(w, id);
+    world_body *b = get_body(w, id);
     return b ? b->mass : NULL;
 }
 const char *defo_body_name(const defo_world *w, defo_body_id id) {
-    defo_body *b = get_body(w, id);
+    world_body *b = get_body(w, id);
     return b ? b->name : NULL;
+}
+const defo_material_def *defo_body_material(const defo_world *w, defo_body_id id) {
+    world_body *b = get_body(w, id);
+    return b ? &b->mat_def : NULL;
+}
+int defo_body_integrator(const defo_world *w, defo_body_id id) {
+    world_body *b = get_body(w, id);
+    return b ? b->integrator : -1;
+}
+const defo_index *defo_body_parents(const defo_world *w, defo_body_id id) {
+    world_body *b = get_body(w, id);
+    return b ? b->parent : NULL;
 }
 
 defo_status defo_body_energy(defo_world *w, defo_body_id id, double *kinetic, double *elastic,
                              double *gravitational) {
-    defo_body *b = get_body(w, id);
+    world_body *b = get_body(w, id);
     if (!b) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_energy: invalid body id");
-    defo_status s = defo_body_refresh(b);
-    if (s) return s;
-    /* Per-node terms then a fixed-order sum: thread-count independent. */
+    /* per-node terms then a fixed-order sum: any thread count */
     if (kinetic) {
         for (defo_index i = 0; i < b->n; i++) {
             const double *v = b->v + 3 * (size_t)i;
-            b->tmp[i] = 0.5 * b->mass[i] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+            b->work[i] = 0.5 * b->mass[i] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
         }
-        *kinetic = defo_sum(b->tmp, (size_t)b->n);
+        *kinetic = defo_sum(b->work, (size_t)b->n);
     }
-    if (elastic) *elastic = b->elastic_energy;
+    if (elastic) {
+        defo_status s =
+            defo_force_model_evaluate(b->force, b->x, DEFO_EVAL_KEEP_ROTATIONS, NULL, elastic);
+        if (s) return defo_error_prefix("body '%s'", b->name);
+    }
     if (gravitational) {
-        const double *g = w->def.gravity;
         for (defo_index i = 0; i < b->n; i++) {
-            const double *x = b->x + 3 * (size_t)i;
-            b->tmp[i] = -b->mass[i] * (g[0] * x[0] + g[1] * x[1] + g[2] * x[2]);
+            const double *x = b->x + 3 * (size_t)i, *g = b->gravity_load + 3 * (size_t)i;
+            b->work[i] = -(g[0] * x[0] + g[1] * x[1] + g[2] * x[2]);
         }
-        *gravitational = defo_sum(b->tmp, (size_t)b->n);
+        *gravitational = defo_sum(b->work, (size_t)b->n);
     }
     return DEFO_OK;
 }
 
+defo_status defo_body_fields(defo_world *w, defo_body_id id, defo_force_fields *out) {
+    world_body *b = get_body(w, id);
+    if (!b || !out)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_fields: invalid body id");
+    defo_status s = defo_force_model_fields(b->force, b->x, out);
+    return s ? defo_error_prefix("body '%s'", b->name) : DEFO_OK;
+}
+
 defo_status defo_body_count_inverted(defo_world *w, defo_body_id id, defo_index *count) {
-    defo_body *b = get_body(w, id);
+    world_body *b = get_body(w, id);
     if (!b || !count)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_count_inverted: invalid body id");
-    defo_status s = defo_body_refresh(b);
-    if (s) return s;
-    *count = defo_force_count_inverted(b->force);
+    defo_status s = defo_force_model_evaluate(b->force, b->x, DEFO_EVAL_KEEP_ROTATIONS, NULL, NULL);
+    if (s) return defo_error_prefix("body '%s'", b->name);
+    *count = defo_force_model_count_inverted(b->force);
     return DEFO_OK;
+}
+
+defo_status defo_body_components(const defo_world *w, defo_body_id id, defo_index *count) {
+    world_body *b = get_body(w, id);
+    if (!b || !count)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_components: invalid body id");
+    return defo_mesh_components(b->mesh, NULL, count);
+}
+
+defo_status defo_body_plastic_strain(const defo_world *w, defo_body_id id, double *out) {
+    world_body *b = get_body(w, id);
+    if (!b || !out)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_plastic_strain: invalid body id");
+    if (!b->plast) {
+        memset(out, 0, (size_t)b->mesh->num_elems * sizeof *out);
+        return DEFO_OK;
+    }
+    return defo_plasticity_norms(b->plast, out);
 }
 
 defo_status defo_world_add_collider(defo_world *w, defo_collider *c) {
@@ -336,82 +584,218 @@ defo_status defo_world_add_collider(defo_world *w, defo_collider *c) {
         w->collider_capacity = cap;
     }
     w->colliders[w->num_colliders++] = c;
+    for (int i = 0; i < w->num_bodies; i++) {
+        defo_status s = defo_world_contact_sources(w, &w->bodies[i]);
+        if (s) return s;
+    }
     return DEFO_OK;
 }
 
-double defo_world_stable_dt(const defo_world *w) {
-    double dt = w->def.max_dt;
-    for (int i = 0; i < w->num_bodies; i++) {
-        const defo_body *b = &w->bodies[i];
-        if (b->generation) dt = fmin(dt, w->def.cfl * defo_force_wave_time(b->force));
-    }
-    return dt;
-}
-
+/* ------------------------------------------------------------ stepping */
 double defo_world_time(const defo_world *w) {
     return w->time;
 }
-
-defo_status defo_world_set_time(defo_world *w, double time) {
-    if (!w || !isfinite(time))
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_world_set_time: time %g is not finite",
-                          time);
+int defo_world_frame(const defo_world *w) {
+    return w->frame;
+}
+defo_status defo_world_set_time(defo_world *w, double time, int frame) {
+    if (!w || !isfinite(time) || frame < 0)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_world_set_time: time %g, frame %d", time,
+                          frame);
     w->time = time;
+    w->frame = frame;
     return DEFO_OK;
 }
-
 void defo_world_stats(const defo_world *w, defo_step_stats *out) {
     *out = w->stats;
 }
 
-static void stats_begin(defo_world *w) {
-    memset(&w->stats, 0, sizeof w->stats);
-}
-
-static void stats_end(defo_world *w) {
-    defo_index inv = 0;
+int defo_world_steps_per_frame(const defo_world *w, int integ, double frame_dt) {
+    if (!w || integ < 0 || integ >= w->num_integrators) return -1;
+    world_integrator *wi = &w->integrators[integ];
+    int count = 0;
     for (int i = 0; i < w->num_bodies; i++)
-        if (w->bodies[i].generation) inv += defo_force_count_inverted(w->bodies[i].force);
-    w->stats.inverted = inv;
+        if (w->bodies[i].generation && w->bodies[i].integrator == integ)
+            w->set[count++] = &w->bodies[i].sb;
+    return wi->ops->steps(&wi->def, w->set, count, frame_dt);
 }
 
-defo_status defo_world_substep(defo_world *w, double dt) {
-    if (!w || !(dt > 0) || !isfinite(dt))
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_world_substep: dt %g is not > 0", dt);
-    stats_begin(w);
-    defo_status s = defo_newmark_step(w, dt);
-    if (s < 0) return s;
-    w->time += dt;
-    w->stats.substeps = 1;
-    w->stats.dt = dt;
-    stats_end(w);
+/* The prescribed positions at time t. */
+static void place_targets(world_body *b, double t) {
+    const double *X = b->mesh->x;
+    for (int s = 0; s < b->num_sets; s++) {
+        const world_set *st = &b->sets[s];
+        defo_motion_pose pose;
+        if (!st->explicit_transform) defo_motion_pose_at(&st->motion, t, &pose);
+        for (defo_index i = 0; i < b->n; i++) {
+            if (b->set_of[i] != s) continue;
+            const double *Xi = X + 3 * (size_t)i;
+            double *xi = b->target + 3 * (size_t)i;
+            if (st->explicit_transform) {
+                for (int k = 0; k < 3; k++)
+                    xi[k] = st->R[3 * k] * Xi[0] + st->R[3 * k + 1] * Xi[1] +
+                            st->R[3 * k + 2] * Xi[2] + st->T[k];
+            } else {
+                defo_motion_pose_map(&pose, Xi, xi, NULL);
+            }
+        }
+    }
+}
+
+static void loads(world_body *b) {
+    const size_t m = 3 * (size_t)b->n;
+    double fbig = 0;
+    for (size_t j = 0; j < m; j++) b->load[j] = b->dead[j] + b->gravity_load[j];
+    for (defo_index i = 0; i < b->n; i++) {
+        const double *f = b->load + 3 * (size_t)i;
+        fbig = fmax(fbig, sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]));
+    }
+    const double h = b->mean_edge;
+    b->sb.reference_force = fbig + defo_material_stiffness_scale(b->mat) * h * h;
+}
+
+/* MG04 §4: one fracture pass on body b; a split grows its arrays (new nodes
+ * copy their parent's state and prescribed set) and rebuilds it. */
+static defo_status fracture(defo_world *w, world_body *b) {
+    defo_fracture_stats fs;
+    const defo_index old_n = b->n;
+    defo_status s = defo_fracture_step(b->frac, b->mesh, b->force, b->x, &fs);
+    if (s) return defo_error_prefix("body '%s': fracture", b->name);
+    w->stats.splits += fs.splits;
+    if (fs.splits == 0) return DEFO_OK;
+    s = defo_world_body_resize(w, b, b->mesh->num_nodes);
+    if (s) return s;
+    const defo_index *par = defo_fracture_parents(b->frac);
+    for (defo_index i = old_n; i < b->n; i++) {
+        const defo_index p = par[i];
+        b->parent[i] = p;
+        memcpy(b->x + 3 * (size_t)i, b->x + 3 * (size_t)p, 3 * sizeof(double));
+        memcpy(b->v + 3 * (size_t)i, b->v + 3 * (size_t)p, 3 * sizeof(double));
+        memset(b->dead + 3 * (size_t)i, 0, 3 * sizeof(double));
+        b->set_of[i] = b->set_of[p];
+        b->prescribed[i] = b->prescribed[p];
+    }
+    s = defo_world_body_rebuild(w, b, old_n);
+    if (!s) loads(b);
     return s;
+}
+
+static double now_seconds(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void merge_stats(defo_step_stats *w, const defo_step_body_stats *b) {
+    w->newton_iterations += b->newton_iterations;
+    w->cg_iterations += b->cg_iterations;
+    if (b->cg_max_iterations > w->cg_max_iterations) w->cg_max_iterations = b->cg_max_iterations;
+    if (b->residual > w->residual) w->residual = b->residual;
+    w->not_converged += b->not_converged;
+    if (b->reason > w->reason) w->reason = b->reason;
+    w->negative_curvature += b->negative_curvature;
+    w->backtracks += b->backtracks;
+    w->precond_setups += b->precond_setups;
+}
+
+/* One integrator's bodies through the frame [t0, t0 + T]. */
+static defo_status step_integrator(defo_world *w, int integ, double t0, double T) {
+    world_integrator *wi = &w->integrators[integ];
+    int count = 0;
+    for (int i = 0; i < w->num_bodies; i++)
+        if (w->bodies[i].generation && w->bodies[i].integrator == integ)
+            w->set[count++] = &w->bodies[i].sb;
+    if (!count) return DEFO_OK;
+    const int k = wi->ops->steps(&wi->def, w->set, count, T);
+    if (k < 1)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "integrator %s: a frame of %g s needs more than 1e9 steps (stiffer or "
+                          "finer bodies need smaller explicit steps: lower youngs, coarsen the "
+                          "mesh or use an implicit integrator)",
+                          wi->ops->name, T);
+    const double dt = T / k;
+    if (w->stats.dt == 0 || dt < w->stats.dt) w->stats.dt = dt;
+    defo_step_context ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.dt = dt;
+    ctx.ctx = w;
+    if (w->num_colliders > 0) {
+        ctx.respond = defo_world_respond;
+        ctx.penalty = defo_world_penalty;
+    }
+    defo_status worst = DEFO_OK;
+    for (int j = 0; j < k; j++) {
+        if (defo_interrupt_requested())
+            return defo_error(DEFO_ERR_INTERRUPTED, "interrupted at t = %g s", t0 + T * j / k);
+        ctx.t = t0 + T * ((double)j / k);
+        const double t1 = t0 + T * ((double)(j + 1) / k);
+        for (int i = 0; i < count; i++) {
+            world_body *b = &w->bodies[w->set[i]->index];
+            defo_status s = DEFO_OK;
+            if (b->frac) s = fracture(w, b);
+            if (!s && b->plast) {
+                defo_plasticity_stats ps;
+                s = defo_plasticity_update(b->plast, b->force, b->x, dt, &ps);
+                if (s) defo_error_prefix("body '%s': plasticity", b->name);
+                w->stats.yielding += (int)ps.yielding;
+            }
+            if (s) return s;
+            place_targets(b, t1);
+            memset(&b->sb.stats, 0, sizeof b->sb.stats);
+        }
+        defo_status s = wi->ops->step(wi->stepper, w->set, count, &ctx);
+        if (s < 0) return s;
+        if (s > 0) worst = s;
+        defo_index inv = 0;
+        for (int i = 0; i < count; i++) {
+            merge_stats(&w->stats, &w->set[i]->stats);
+            inv += defo_force_model_count_inverted(w->set[i]->force);
+        }
+        if (inv > w->stats.inverted_peak) w->stats.inverted_peak = inv;
+        w->stats.steps++;
+    }
+    for (int i = 0; i < count; i++) w->stats.collisions += w->set[i]->stats.collisions;
+    return worst;
 }
 
 defo_status defo_world_step(defo_world *w, double frame_dt) {
     if (!w || !(frame_dt > 0) || !isfinite(frame_dt))
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_world_step: frame_dt %g is not > 0",
                           frame_dt);
-    double stable = defo_world_stable_dt(w);
-    double k = ceil(frame_dt / stable * (1.0 - 1e-12));
-    if (!(k >= 1)) k = 1;
-    if (k > 1e9)
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                          "defo_world_step: frame_dt %g needs %.3g substeps of %g s", frame_dt, k,
-                          stable);
-    int steps = (int)k;
-    double dt = frame_dt / k, t0 = w->time;
-    stats_begin(w);
-    w->stats.dt = dt;
-    defo_status worst = DEFO_OK;
-    for (int i = 0; i < steps; i++) {
-        defo_status s = defo_newmark_step(w, dt);
-        if (s < 0) return s;
-        if (s > 0) worst = s;
-        w->time = t0 + frame_dt * ((double)(i + 1) / k);
-        w->stats.substeps = i + 1;
+    const double t_start = now_seconds();
+    memset(&w->stats, 0, sizeof w->stats);
+    defo_status s = defo_world_save_snapshot(w);
+    if (s) return s;
+    for (int i = 0; i < w->num_bodies; i++) {
+        world_body *b = &w->bodies[i];
+        if (!b->generation) continue;
+        world_integrator *wi = &w->integrators[b->integrator];
+        wi->ops->frame_start(wi->stepper, &b->sb);
+        loads(b);
     }
-    w->time = t0 + frame_dt;
-    stats_end(w);
+    defo_status worst = DEFO_OK;
+    for (int integ = 0; integ < w->num_integrators && s >= 0; integ++) {
+        s = step_integrator(w, integ, w->time, frame_dt);
+        if (s > 0) worst = s;
+    }
+    if (s < 0) {
+        defo_status keep = s;
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", defo_last_error());
+        defo_world_restore_snapshot(w);
+        return defo_error(keep, "%s", msg);
+    }
+    w->time += frame_dt;
+    w->frame++;
+    defo_index inv = 0;
+    for (int i = 0; i < w->num_bodies; i++) {
+        if (!w->bodies[i].generation) continue;
+        defo_index c = 0;
+        defo_body_id id = defo_world_body(w, i);
+        if (defo_body_count_inverted(w, id, &c) == DEFO_OK) inv += c;
+    }
+    w->stats.inverted = inv;
+    if (inv > w->stats.inverted_peak) w->stats.inverted_peak = inv;
+    w->stats.seconds = now_seconds() - t_start;
     return worst;
 }

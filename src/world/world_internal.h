@@ -1,59 +1,104 @@
 /*
- * world/world_internal.h — the body and world structs shared by world.c and
- * the integrators (src/integrator/).  Never installed.
- *
- * Hot state (x, v, forces) and the per-step scratch are flat 3n arrays
- * allocated once when the body is added: a warm step allocates nothing.
+ * world/world_internal.h — the world's layout, shared by world.c (bodies,
+ * step order), contact.c (the collision callbacks handed to the steppers)
+ * and checkpoint.c.  Never installed; no other module includes it.
  */
 #ifndef DEFO_WORLD_INTERNAL_H
 #define DEFO_WORLD_INTERNAL_H
 
-#include "defo/force.h"
-#include "defo/solver.h"
+#include "defo/collision.h"
+#include "defo/contact.h"
+#include "defo/element.h"
 #include "defo/world.h"
 
 #include "base/base.h"
 
-typedef struct defo_body {
+/* A prescribed node set: a scripted motion of the rest positions, or an
+ * explicit transform. */
+typedef struct world_set {
+    defo_motion_def motion;
+    int explicit_transform;
+    double R[9], T[3];
+} world_set;
+
+typedef struct world_body {
+    uint32_t generation; /* 0: free slot */
     char name[DEFO_NAME_MAX];
-    uint32_t generation; /* 0: slot unused */
-    defo_mesh *mesh;     /* owned copy (rest positions) */
-    defo_rest rest;
+    defo_mesh *mesh; /* own copy: fracture appends nodes and relinks elements */
+    defo_element_rest *rest;
+    defo_material_def mat_def;
     defo_material *mat;
-    defo_force *force; /* holds U, B̂m, σ of the current x */
-    defo_index n;
-    double *x, *v; /* current state */
-    double *mass;  /* lumped, kg */
-    double *fe;    /* elastic force at x (valid unless dirty) */
-    double *fx;    /* external dead load [N] per node, set by the caller (0 initially) */
-    double elastic_energy;
-    double elastic_energy_new; /* at x_new, during a step */
-    unsigned char *fixed;
-    int dirty; /* x may have changed outside a step: recompute fe */
-    /* scratch, 3n each unless noted */
-    double *x_new, *v_new, *fe_new, *vt, *rhs, *tmp, *normal, *inv_diag;
-    double *cg_work;           /* 12n */
-    unsigned char *constraint; /* n: DEFO_CONSTRAINT_* kinds for CG */
-    unsigned char *collided;   /* n */
-    int stepped;               /* force rotations were moved to x_new this substep */
-} defo_body;
+    defo_force_model_def force_def;
+    defo_force_model *force;
+    int integrator;
+    defo_index n, cap; /* nodes, and what the per-node arrays hold */
+    double *x, *v, *mass;
+    double *gravity_load; /* 3n: ∫ρN_a dV · g (consistent) */
+    double *dead;         /* 3n: the user's dead loads */
+    double *load;         /* 3n: dead + gravity, what the stepper sees */
+    double *target;       /* 3n: prescribed positions at the end of the step */
+    double *work;         /* n: per-node scratch (energy sums, penalty) */
+    unsigned char *prescribed;
+    int *set_of; /* n: prescribed set of each node, −1 for none */
+    world_set *sets;
+    int num_sets;
+    defo_index *parent; /* n */
+    defo_index n0;      /* nodes before any split */
+    double mean_edge;   /* rest, for tolerances and penalty stiffness */
+    defo_plasticity *plast;
+    defo_fracture *frac;
+    defo_contact_source *src; /* TSIF05 §10 penalty sources (equilibrium solvers) */
+    int num_src;
+    defo_step_body sb; /* the stepper's view */
+} world_body;
+
+typedef struct world_integrator {
+    defo_integrator_def def;
+    const defo_integrator_ops *ops;
+    defo_stepper *stepper;
+} world_integrator;
+
+/* A growable byte buffer. */
+typedef struct world_buf {
+    unsigned char *p;
+    size_t n, cap;
+    int oom;
+} world_buf;
 
 struct defo_world {
     defo_world_def def;
-    defo_body *bodies;
+    uint32_t serial;
+    world_body *bodies;
     int num_bodies, body_capacity;
+    world_integrator *integrators;
+    int num_integrators;
     defo_collider **colliders;
     int num_colliders, collider_capacity;
     double time;
+    int frame;
     defo_step_stats stats;
+    world_buf snapshot;   /* the state at the frame's start */
+    defo_step_body **set; /* scratch: the bodies of one integrator */
 };
 
-/* Bring fe (and the stored rotations) up to date with x if the body is
- * dirty.  Errors name the body. */
-defo_status defo_body_refresh(defo_body *b);
+/* contact.c: the step context's callbacks */
+defo_status defo_world_respond(void *ctx, const defo_step_body *b, double t_end, double dt,
+                               double tau, const double *x_prev, double *x, double *v,
+                               unsigned char *constraint, double *normal, double *friction,
+                               defo_index *hits);
+defo_status defo_world_penalty(void *ctx, const defo_step_body *b, double t, const double *x,
+                               double *energy, double *force, double *blocks, defo_index *count);
+/* (Re)build body b's penalty sources for its integrator's stiffness. */
+defo_status defo_world_contact_sources(defo_world *w, world_body *b);
 
-/* ITF04 §9 Newmark step of length dt for every body from world->time;
- * accumulates into world->stats; on error no body's state changes. */
-defo_status defo_newmark_step(defo_world *world, double dt);
+/* world.c, used by checkpoint.c */
+defo_status defo_world_body_resize(defo_world *w, world_body *b, defo_index n);
+defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old_n);
+
+/* checkpoint.c */
+void defo_world_buf_put(world_buf *b, const void *src, size_t n);
+/* the state at the frame's start, kept for a failed or interrupted frame */
+defo_status defo_world_save_snapshot(defo_world *w);
+defo_status defo_world_restore_snapshot(defo_world *w);
 
 #endif

@@ -1,0 +1,358 @@
+/*
+ * integrator/equilibrium.c — the equilibrium solve shared by the quasistatic
+ * (TSIF05) and static (MMDJ01 §2.3) integrators (defo/integrator.h).
+ *
+ * At time t the prescribed nodes (bones, TSIF05 §11) sit at their targets
+ * and the free nodes minimise
+ *   E(x) = Ψ(x) − f_extᵀx + Σ k φ²/2
+ * (elastic energy of the body's force model, dead loads with gravity, TSIF05
+ * §10 penalty contact from the step context), by the shared Newton driver:
+ * K Δx = f with K the tangent made positive semidefinite by the definiteness
+ * fix (TSIF05 §8) plus the penalty blocks, a line search, steps capped at the
+ * larger of the rest and current bounding-box diagonals (a nearly singular,
+ * clamped stiffness can give huge components no line search recovers from),
+ * to max_i |f_i| ≤ tolerance · f_ref over the free nodes.
+ *
+ * Predictor (quasistatic, beyond the paper): with moving bones the last
+ * equilibrium is a poor start; the last 2, 3 or 4 equilibria extrapolated to
+ * t (Lagrange in t) are a start close to the next one, kept only when its
+ * energy is below that of the last equilibrium with the bones moved.  Only
+ * the start changes: the iteration and its stopping test do not.  The
+ * equilibria are history (checkpointed: a resumed run continues bit for bit).
+ *
+ * Failure: on an error x is left at its value before the call.
+ */
+#include "integrator/integrator_internal.h"
+
+struct defo_equilibrium_body {
+    defo_newton *newton;
+    defo_index cap;
+    double *f, *x0, *xt, *ft, *cblock;
+    unsigned char *constraint; /* FIXED at the prescribed nodes */
+    double rest_diag; /* rest bounding-box diagonal */
+    /* predictor history: newest first */
+    double *xh[4];
+    double th[4];
+    int nhist, hsize;
+    /* the solve in progress */
+    defo_step_body *b;
+    const defo_step_context *ctx;
+    double t;
+    defo_index contacts;
+    int have_contact;
+    defo_status status;
+};
+
+static int history_size(const defo_integrator_def *def, int with_time) {
+    if (!with_time) return 0;
+    return def->predictor == DEFO_PREDICTOR_CUBIC       ? 4
+           : def->predictor == DEFO_PREDICTOR_QUADRATIC ? 3
+           : def->predictor == DEFO_PREDICTOR_LINEAR    ? 2
+                                                        : 0;
+}
+
+static void free_arrays(defo_equilibrium_body *d) {
+    defo_free(d->f);
+    defo_free(d->x0);
+    defo_free(d->xt);
+    defo_free(d->ft);
+    defo_free(d->cblock);
+    defo_free(d->constraint);
+    d->constraint = NULL;
+    for (int k = 0; k < 4; k++) defo_free(d->xh[k]), d->xh[k] = NULL;
+    d->f = d->x0 = d->xt = d->ft = d->cblock = NULL;
+}
+
+static defo_status alloc_arrays(defo_equilibrium_body *d, defo_index n) {
+    const size_t m = 3 * (size_t)n + 1;
+    int ok = (d->f = defo_calloc(m, sizeof(double))) != NULL;
+    ok &= (d->x0 = defo_calloc(m, sizeof(double))) != NULL;
+    ok &= (d->xt = defo_calloc(m, sizeof(double))) != NULL;
+    ok &= (d->ft = defo_calloc(m, sizeof(double))) != NULL;
+    ok &= (d->cblock = defo_calloc(3 * m, sizeof(double))) != NULL;
+    ok &= (d->constraint = defo_calloc((size_t)n + 1, 1)) != NULL;
+    for (int k = 0; k < d->hsize; k++) ok &= (d->xh[k] = defo_calloc(m, sizeof(double))) != NULL;
+    d->cap = n;
+    d->nhist = 0;
+    return ok ? DEFO_OK : defo_error_oom("equilibrium solver state", 20 * m * sizeof(double));
+}
+
+void defo_equilibrium_detach(defo_step_body *b) {
+    defo_equilibrium_body *d = b->data;
+    if (!d) return;
+    free_arrays(d);
+    defo_newton_destroy(d->newton);
+    defo_free(d);
+    b->data = NULL;
+}
+
+static double bbox_diag(const double *x, defo_index n) {
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (defo_index i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            lo[k] = fmin(lo[k], x[3 * (size_t)i + (size_t)k]);
+            hi[k] = fmax(hi[k], x[3 * (size_t)i + (size_t)k]);
+        }
+    return sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
+                (hi[2] - lo[2]) * (hi[2] - lo[2]));
+}
+
+defo_status defo_equilibrium_attach(const defo_integrator_def *def, defo_step_body *b) {
+    defo_equilibrium_body *d = defo_calloc(1, sizeof *d);
+    if (!d) return defo_error_oom("equilibrium solver", sizeof *d);
+    b->data = d;
+    d->hsize = history_size(def, def->kind == DEFO_INTEGRATOR_QUASISTATIC);
+    defo_newton_def nd = def->newton;
+    nd.linear = def->linear;
+    nd.linear.curvature = DEFO_CURVATURE_STOP;
+    defo_status st = alloc_arrays(d, b->n);
+    if (!st) st = defo_newton_create(&nd, b->n, &d->newton);
+    d->rest_diag = bbox_diag(b->mesh->x, b->mesh->num_nodes);
+    if (st) defo_equilibrium_detach(b);
+    return st;
+}
+
+defo_status defo_equilibrium_resize(defo_step_body *b) {
+    defo_equilibrium_body *d = b->data;
+    free_arrays(d);
+    defo_status st = alloc_arrays(d, b->n);
+    if (!st) {
+        defo_newton_def nd = *defo_newton_get_def(d->newton);
+        defo_newton_destroy(d->newton);
+        d->newton = NULL;
+        st = defo_newton_create(&nd, b->n, &d->newton);
+    }
+    d->rest_diag = bbox_diag(b->mesh->x, b->mesh->num_nodes);
+    return st;
+}
+
+void defo_equilibrium_frame_start(defo_step_body *b) {
+    defo_equilibrium_body *d = b->data;
+    defo_newton_invalidate(d->newton);
+}
+
+size_t defo_equilibrium_bytes(const defo_step_body *b) {
+    const defo_equilibrium_body *d = b->data;
+    return sizeof *d + (size_t)d->cap * (9 + 4 * 3 + (size_t)d->hsize * 3) * sizeof(double) +
+           defo_newton_bytes(d->newton);
+}
+
+/* history: nhist (8 bytes), th[4], then hsize positions */
+size_t defo_equilibrium_history_bytes(const defo_step_body *b) {
+    const defo_equilibrium_body *d = b->data;
+    if (!d->hsize) return 0;
+    return 8 + 4 * sizeof(double) + (size_t)d->hsize * 3 * (size_t)b->n * sizeof(double);
+}
+
+void defo_equilibrium_save_history(const defo_step_body *b, void *out) {
+    const defo_equilibrium_body *d = b->data;
+    if (!d->hsize) return;
+    unsigned char *o = out;
+    const uint64_t nh = (uint64_t)d->nhist;
+    memcpy(o, &nh, 8);
+    memcpy(o + 8, d->th, 4 * sizeof(double));
+    const size_t m = 3 * (size_t)b->n * sizeof(double);
+    for (int k = 0; k < d->hsize; k++) memcpy(o + 8 + 4 * sizeof(double) + (size_t)k * m, d->xh[k], m);
+}
+
+defo_status defo_equilibrium_restore_history(defo_step_body *b, const void *in, size_t size) {
+    defo_equilibrium_body *d = b->data;
+    if (size != defo_equilibrium_history_bytes(b))
+        return defo_error(DEFO_ERR_PARSE, "equilibria of body '%s': %zu bytes, %zu expected",
+                          b->name, size, defo_equilibrium_history_bytes(b));
+    if (!d->hsize) return DEFO_OK;
+    const unsigned char *p = in;
+    uint64_t nh;
+    memcpy(&nh, p, 8);
+    if (nh > (uint64_t)d->hsize)
+        return defo_error(DEFO_ERR_PARSE, "equilibria of body '%s': %llu kept, at most %d",
+                          b->name, (unsigned long long)nh, d->hsize);
+    d->nhist = (int)nh;
+    memcpy(d->th, p + 8, 4 * sizeof(double));
+    const size_t m = 3 * (size_t)b->n * sizeof(double);
+    for (int k = 0; k < d->hsize; k++) memcpy(d->xh[k], p + 8 + 4 * sizeof(double) + (size_t)k * m, m);
+    return DEFO_OK;
+}
+
+/* ------------------------------------------------------ the problem */
+static defo_status eq_evaluate(void *vctx, const double *x, double *f, double *energy) {
+    defo_equilibrium_body *d = vctx;
+    defo_step_body *b = d->b;
+    const size_t m = 3 * (size_t)b->n;
+    double psi = 0;
+    defo_status s = defo_force_model_evaluate(b->force, x, DEFO_EVAL_TANGENT, f, &psi);
+    if (s) return s;
+    double E = psi - defo_dot(b->load, x, m);
+    for (size_t j = 0; j < m; j++) f[j] += b->load[j];
+    d->contacts = 0;
+    d->have_contact = 0;
+    if (d->ctx->penalty) {
+        s = d->ctx->penalty(d->ctx->ctx, b, d->t, x, &E, f, d->cblock, &d->contacts);
+        if (s) return s;
+        d->have_contact = 1;
+    }
+    if (energy) *energy = E;
+    return isfinite(E) ? DEFO_OK : defo_error(DEFO_ERR_NUMERICAL, "body '%s': non-finite energy", b->name);
+}
+
+static const defo_bcsr *eq_matrix(void *vctx) {
+    defo_equilibrium_body *d = vctx;
+    defo_bcsr *A = defo_force_model_assemble(d->b->force, 1.0, 0.0, NULL, 0.0);
+    if (!A) {
+        d->status = defo_last_status();
+        return NULL;
+    }
+    if (d->have_contact && d->contacts > 0) defo_bcsr_add_diagonal_blocks(A, d->cblock, 1.0);
+    return A;
+}
+
+static void eq_apply(void *vctx, const double *dx, double *y) {
+    defo_equilibrium_body *d = vctx;
+    defo_force_model_tangent_apply(d->b->force, dx, y);
+    if (!d->have_contact || !d->contacts) return;
+    for (defo_index i = 0; i < d->b->n; i++) {
+        const double *C = d->cblock + 9 * (size_t)i, *a = dx + 3 * (size_t)i;
+        double *o = y + 3 * (size_t)i;
+        for (int k = 0; k < 3; k++) o[k] += C[3 * k] * a[0] + C[3 * k + 1] * a[1] + C[3 * k + 2] * a[2];
+    }
+}
+
+static void eq_diagonal(void *vctx, double *blocks) {
+    defo_equilibrium_body *d = vctx;
+    defo_force_model_tangent_diagonal(d->b->force, blocks);
+    if (d->have_contact && d->contacts)
+        for (size_t k = 0; k < 9 * (size_t)d->b->n; k++) blocks[k] += d->cblock[k];
+}
+
+static void eq_cap_step(void *vctx, const double *x, double *dx) {
+    defo_equilibrium_body *d = vctx;
+    const defo_index n = d->b->n;
+    double mx = 0;
+    for (defo_index i = 0; i < n; i++) {
+        const double *a = dx + 3 * (size_t)i;
+        mx = fmax(mx, a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+    }
+    mx = sqrt(mx);
+    const double cap = fmax(d->rest_diag, bbox_diag(x, n));
+    if (mx > cap)
+        for (size_t j = 0; j < 3 * (size_t)n; j++) dx[j] *= cap / mx;
+}
+
+/* ------------------------------------------------------ the predictor */
+static int can_extrapolate(const defo_equilibrium_body *d, double t, const double *x, defo_index n) {
+    if (d->hsize == 0 || d->nhist < d->hsize) return 0;
+    for (int k = 0; k + 1 < d->hsize; k++)
+        if (!(d->th[k] > d->th[k + 1])) return 0;
+    const double sc = (t - d->th[0]) / (d->th[0] - d->th[1]);
+    if (!(sc > 0.0 && sc <= 4.0)) return 0;
+    return memcmp(x, d->xh[0], 3 * (size_t)n * sizeof(double)) == 0;
+}
+
+/* the Lagrange polynomial through the equilibria, at t, into xt; prescribed
+ * nodes at their targets */
+static void extrapolate(defo_equilibrium_body *d, const defo_step_body *b, double t) {
+    const int h = d->hsize;
+    double w[4] = {0, 0, 0, 0};
+    for (int j = 0; j < h; j++) {
+        w[j] = 1.0;
+        for (int l = 0; l < h; l++)
+            if (l != j) w[j] *= (t - d->th[l]) / (d->th[j] - d->th[l]);
+    }
+    const double *x0 = d->xh[0], *x1 = d->xh[1], *x2 = h > 2 ? d->xh[2] : x1, *x3 = h > 3 ? d->xh[3] : x1;
+    for (defo_index i = 0; i < b->n; i++)
+        for (int k = 0; k < 3; k++) {
+            const size_t j = 3 * (size_t)i + (size_t)k;
+            d->xt[j] = (b->prescribed && b->prescribed[i])
+                           ? b->target[j]
+                           : w[0] * x0[j] + w[1] * x1[j] + w[2] * x2[j] + w[3] * x3[j];
+        }
+}
+
+static void remember(defo_equilibrium_body *d, const defo_step_body *b, double t, const double *x) {
+    if (!d->hsize) return;
+    double *oldest = d->xh[d->hsize - 1];
+    for (int k = d->hsize - 1; k > 0; k--) {
+        d->xh[k] = d->xh[k - 1];
+        d->th[k] = d->th[k - 1];
+    }
+    d->xh[0] = oldest;
+    memcpy(d->xh[0], x, 3 * (size_t)b->n * sizeof(double));
+    d->th[0] = t;
+    if (d->nhist < d->hsize) d->nhist++;
+}
+
+defo_status defo_equilibrium_solve(const defo_integrator_def *def, defo_step_body *b,
+                                   const defo_step_context *ctx, int with_time) {
+    defo_equilibrium_body *d = b->data;
+    const defo_index n = b->n;
+    const size_t m = 3 * (size_t)n;
+    const double t = ctx->t + ctx->dt;
+    d->b = b;
+    d->ctx = ctx;
+    d->t = t;
+    d->status = DEFO_OK;
+    memcpy(d->x0, b->x, m * sizeof(double));
+    const int predict = with_time && can_extrapolate(d, t, b->x, n);
+    double *x = b->x;
+    /* the prescribed nodes at t, fixed for the solve */
+    for (defo_index i = 0; i < n; i++) {
+        const int pr = b->prescribed && b->prescribed[i];
+        d->constraint[i] = pr ? DEFO_CONSTRAINT_FIXED : DEFO_CONSTRAINT_NONE;
+        if (pr) memcpy(x + 3 * (size_t)i, b->target + 3 * (size_t)i, 3 * sizeof(double));
+    }
+    double E = 0;
+    defo_status st = eq_evaluate(d, x, d->f, &E);
+    int predicted = 0;
+    if (!st && predict) {
+        extrapolate(d, b, t);
+        double Ep = 0;
+        if (eq_evaluate(d, d->xt, d->ft, &Ep) == DEFO_OK && Ep < E) {
+            memcpy(x, d->xt, m * sizeof(double));
+            memcpy(d->f, d->ft, m * sizeof(double));
+            E = Ep;
+            predicted = 1;
+        } else {
+            st = eq_evaluate(d, x, d->f, &E); /* back to x's linearisation */
+        }
+    }
+    if (st) {
+        memcpy(b->x, d->x0, m * sizeof(double));
+        return defo_error_prefix("body '%s' at t = %g", b->name, t);
+    }
+    defo_newton_problem p;
+    memset(&p, 0, sizeof p);
+    p.n = n;
+    p.ctx = d;
+    p.evaluate = eq_evaluate;
+    p.matrix = eq_matrix;
+    p.apply = eq_apply;
+    p.diagonal = eq_diagonal;
+    p.cap_step = eq_cap_step;
+    p.constraint = d->constraint;
+    defo_newton_stats ns;
+    const double target = def->tolerance * b->reference_force;
+    st = defo_newton_solve(d->newton, &p, target, x, d->f, E, predicted, &ns);
+    defo_step_body_stats *s = &b->stats;
+    s->newton_iterations += ns.iterations;
+    s->cg_iterations += ns.cg_iterations;
+    if (ns.cg_iterations > s->cg_max_iterations) s->cg_max_iterations = ns.cg_iterations;
+    const double rel = b->reference_force > 0 ? ns.residual / b->reference_force : ns.residual;
+    if (rel > s->residual) s->residual = rel;
+    if (ns.reason > s->reason) s->reason = ns.reason;
+    s->negative_curvature += ns.negative_curvature;
+    s->backtracks += ns.backtracks;
+    s->precond_setups += ns.precond_setups;
+    s->collisions = d->contacts;
+    if (st < 0) {
+        memcpy(b->x, d->x0, m * sizeof(double));
+        return defo_error_prefix("body '%s' at t = %g", b->name, t);
+    }
+    if (st > 0) s->not_converged++;
+    if (ns.reason == DEFO_REASON_CONVERGED)
+        remember(d, b, t, x);
+    else
+        d->nhist = 0;
+    /* velocities: the motion over the frame (quasistatic) or none (static) */
+    for (size_t j = 0; j < m; j++) b->v[j] = with_time ? (x[j] - d->x0[j]) / ctx->dt : 0.0;
+    return st;
+}

@@ -1,0 +1,306 @@
+/*
+ * integrator/implicit.c — the implicit velocity solve shared by backward
+ * Euler and BDF2 (defo/integrator.h).
+ *
+ * Both integrators take a step as
+ *   M (v⁺ − v_b) = h (f(x⁺) + f_ext − C v⁺),   x⁺ = x_b + h v⁺,
+ * backward Euler with (x_b, v_b, h) = (xⁿ, vⁿ, Δt), BDF2 (MTPS08 §5.2) with
+ * x_b = (4xⁿ − xⁿ⁻¹)/3, v_b = (4vⁿ − vⁿ⁻¹)/3, h = 2Δt/3.  C = αM + βK + D,
+ * D the material's damping (defo/force_model.h).
+ *
+ * Corotated bodies (MG04 §6): the rotations are those of xⁿ and kept through
+ * the step, so f(x) = −(K'x + f'0) is linear and the step is one linear solve
+ *   ((1 + hα) M + (h² + hβ) K' + h D) v⁺ = M v_b + h (f(x_b) + f_ext),
+ * PCG from v⁺ = vⁿ (MG04's warm start) or the direct solver.
+ * Invertible bodies (TSIF05, MMDJ01 §2.6): Newton on the incremental
+ * potential in the velocity
+ *   E(v) = ½(v − v_b)ᵀM(v − v_b) + ½hα vᵀMv + ½h vᵀ(βK + D)v + Ψ(x_b + h v)
+ *          − h f_extᵀ v,
+ * whose gradient is the residual above (K and D held at the iterate) and
+ * whose Hessian (1 + hα)M + (h² + hβ)K + hD is positive definite with the
+ * definiteness fix (TSIF05 §8); the shared driver (defo_newton) with its line
+ * search, to |r| ≤ tolerance · h · f_ref.
+ * Prescribed nodes move with (target − x_b)/h, so they land on their targets.
+ * Then the ITF04 §9 response (projection, normal velocity, friction).
+ *
+ * Failure: the solve works in scratch arrays; x and v change only when it
+ * succeeded.
+ */
+#include "integrator/integrator_internal.h"
+
+static void free_arrays(defo_implicit_body *d) {
+    double *a[] = {d->xb, d->vb, d->vn, d->y, d->f, d->rhs, d->tmp, d->normal, d->friction,
+                   d->x_prev, d->v_prev, d->diag};
+    for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) defo_free(a[i]);
+    defo_free(d->constraint);
+    defo_free(d->contact);
+    d->xb = d->vb = d->vn = d->y = d->f = d->rhs = d->tmp = d->normal = d->friction = d->diag = NULL;
+    d->x_prev = d->v_prev = NULL;
+    d->constraint = d->contact = NULL;
+}
+
+static defo_status alloc_arrays(defo_implicit_body *d, defo_index n, int history) {
+    const size_t m = 3 * (size_t)n + 1;
+    double **a[] = {&d->xb, &d->vb, &d->vn, &d->y, &d->f, &d->rhs, &d->tmp, &d->normal};
+    int ok = 1;
+    for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) ok &= (*a[i] = defo_calloc(m, sizeof(double))) != NULL;
+    ok &= (d->friction = defo_calloc((size_t)n + 1, sizeof(double))) != NULL;
+    ok &= (d->diag = defo_calloc(3 * m, sizeof(double))) != NULL;
+    ok &= (d->constraint = defo_calloc((size_t)n + 1, 1)) != NULL;
+    ok &= (d->contact = defo_calloc((size_t)n + 1, 1)) != NULL;
+    if (history) {
+        ok &= (d->x_prev = defo_calloc(m, sizeof(double))) != NULL;
+        ok &= (d->v_prev = defo_calloc(m, sizeof(double))) != NULL;
+    }
+    d->cap = n;
+    return ok ? DEFO_OK : defo_error_oom("implicit integrator state", 12 * m * sizeof(double));
+}
+
+void defo_implicit_detach(defo_step_body *b) {
+    defo_implicit_body *d = b->data;
+    if (!d) return;
+    free_arrays(d);
+    defo_linear_solver_destroy(d->linear);
+    defo_newton_destroy(d->newton);
+    defo_free(d);
+    b->data = NULL;
+}
+
+defo_status defo_implicit_attach(const defo_integrator_def *def, defo_step_body *b, int history) {
+    defo_implicit_body *d = defo_calloc(1, sizeof *d);
+    if (!d) return defo_error_oom("implicit integrator", sizeof *d);
+    b->data = d;
+    defo_status st = alloc_arrays(d, b->n, history);
+    if (!st && defo_force_model_formulation(b->force) == DEFO_FORMULATION_COROTATED) {
+        defo_linear_solver_def ld = def->linear;
+        ld.curvature = DEFO_CURVATURE_ERROR; /* positive definite */
+        st = defo_linear_solver_create(&ld, &d->linear);
+    } else if (!st) {
+        defo_newton_def nd = def->newton;
+        nd.linear = def->linear;
+        nd.linear.curvature = DEFO_CURVATURE_STOP;
+        st = defo_newton_create(&nd, b->n, &d->newton);
+    }
+    if (st) defo_implicit_detach(b);
+    return st;
+}
+
+defo_status defo_implicit_resize(defo_step_body *b, defo_index old_n, const defo_index *parent) {
+    defo_implicit_body *d = b->data;
+    const int history = d->x_prev != NULL;
+    double *xp = d->x_prev, *vp = d->v_prev;
+    d->x_prev = d->v_prev = NULL;
+    free_arrays(d);
+    defo_status st = alloc_arrays(d, b->n, history);
+    if (!st && history) {
+        /* the old nodes keep their history, new ones take their parent's */
+        memcpy(d->x_prev, xp, 3 * (size_t)old_n * sizeof(double));
+        memcpy(d->v_prev, vp, 3 * (size_t)old_n * sizeof(double));
+        for (defo_index i = old_n; i < b->n; i++) {
+            memcpy(d->x_prev + 3 * (size_t)i, d->x_prev + 3 * (size_t)parent[i], 3 * sizeof(double));
+            memcpy(d->v_prev + 3 * (size_t)i, d->v_prev + 3 * (size_t)parent[i], 3 * sizeof(double));
+        }
+    }
+    defo_free(xp);
+    defo_free(vp);
+    if (!st && d->newton) {
+        defo_newton_def nd = *defo_newton_get_def(d->newton);
+        defo_newton_destroy(d->newton);
+        d->newton = NULL;
+        st = defo_newton_create(&nd, b->n, &d->newton);
+    }
+    if (d->linear) defo_linear_solver_invalidate(d->linear);
+    return st;
+}
+
+void defo_implicit_frame_start(defo_step_body *b) {
+    defo_implicit_body *d = b->data;
+    if (d->linear) defo_linear_solver_invalidate(d->linear);
+    if (d->newton) defo_newton_invalidate(d->newton);
+}
+
+size_t defo_implicit_bytes(const defo_step_body *b) {
+    const defo_implicit_body *d = b->data;
+    size_t s = sizeof *d + (size_t)d->cap * ((d->x_prev ? 11 : 9) * 3 * sizeof(double) + 2);
+    if (d->linear) s += defo_linear_solver_bytes(d->linear);
+    if (d->newton) s += defo_newton_bytes(d->newton);
+    return s;
+}
+
+/* ------------------------------------------------ the Newton problem */
+typedef struct implicit_problem {
+    defo_step_body *b;
+    const double *x_b, *v_b;
+    double h, alpha, beta;
+    defo_status status;
+} implicit_problem;
+
+/* f = −r(v) and E(v) (top of the file); the linearisation becomes y's. */
+static defo_status ip_evaluate(void *vctx, const double *v, double *f, double *energy) {
+    implicit_problem *p = vctx;
+    defo_step_body *b = p->b;
+    defo_implicit_body *d = b->data;
+    const defo_index n = b->n;
+    const size_t m = 3 * (size_t)n;
+    const double h = p->h;
+    for (size_t i = 0; i < m; i++) d->y[i] = p->x_b[i] + h * v[i];
+    double psi = 0;
+    defo_status s = defo_force_model_evaluate(b->force, d->y, DEFO_EVAL_TANGENT, f, &psi);
+    if (s) return s;
+    /* damping (βK + D) v at the iterate */
+    double *t = d->tmp, *t2 = d->rhs;
+    defo_force_model_damping_apply(b->force, v, t);
+    if (p->beta > 0) {
+        defo_force_model_tangent_apply(b->force, v, t2);
+        for (size_t i = 0; i < m; i++) t[i] += p->beta * t2[i];
+    }
+    double kin = 0, damp = 0, ext = 0;
+    for (defo_index i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            const size_t j = 3 * (size_t)i + (size_t)k;
+            const double dv = v[j] - p->v_b[j];
+            kin += b->mass[i] * (dv * dv + h * p->alpha * v[j] * v[j]);
+            damp += v[j] * t[j];
+            ext += b->load[j] * v[j];
+            f[j] = h * (f[j] + b->load[j]) - b->mass[i] * (dv + h * p->alpha * v[j]) - h * t[j];
+        }
+    if (energy) *energy = 0.5 * kin + 0.5 * h * damp + psi - h * ext;
+    return energy && !isfinite(*energy) ? defo_error(DEFO_ERR_NUMERICAL, "non-finite energy") : DEFO_OK;
+}
+
+static const defo_bcsr *ip_matrix(void *vctx) {
+    implicit_problem *p = vctx;
+    const double h = p->h;
+    const defo_bcsr *A = defo_force_model_assemble(p->b->force, h * h + h * p->beta, h, p->b->mass,
+                                                   1.0 + h * p->alpha);
+    if (!A) p->status = defo_last_status();
+    return A;
+}
+
+static void ip_apply(void *vctx, const double *d, double *y) {
+    implicit_problem *p = vctx;
+    defo_step_body *b = p->b;
+    defo_implicit_body *ib = b->data;
+    const double h = p->h;
+    const size_t m = 3 * (size_t)b->n;
+    defo_force_model_tangent_apply(b->force, d, y);
+    defo_force_model_damping_apply(b->force, d, ib->tmp);
+    for (size_t j = 0; j < m; j++)
+        y[j] = (h * h + h * p->beta) * y[j] + h * ib->tmp[j] + (1.0 + h * p->alpha) * b->mass[j / 3] * d[j];
+}
+
+static void ip_diagonal(void *vctx, double *blocks) {
+    implicit_problem *p = vctx;
+    defo_step_body *b = p->b;
+    defo_implicit_body *ib = b->data;
+    const double h = p->h;
+    defo_force_model_tangent_diagonal(b->force, blocks);
+    for (defo_index i = 0; i < b->n; i++) {
+        double *B = blocks + 9 * (size_t)i;
+        for (int k = 0; k < 9; k++) B[k] *= h * h + h * p->beta;
+        for (int k = 0; k < 3; k++) B[4 * k] += (1.0 + h * p->alpha) * b->mass[i];
+    }
+    if (defo_force_model_has_damping(b->force)) {
+        defo_force_model_damping_diagonal(b->force, ib->diag);
+        for (size_t k = 0; k < 9 * (size_t)b->n; k++) blocks[k] += h * ib->diag[k];
+    }
+}
+
+static void accumulate(defo_step_body *b, int newton, int cg, int cg_max, double residual,
+                       int not_converged, defo_convergence_reason reason) {
+    defo_step_body_stats *s = &b->stats;
+    s->newton_iterations += newton;
+    s->cg_iterations += cg;
+    if (cg_max > s->cg_max_iterations) s->cg_max_iterations = cg_max;
+    if (residual > s->residual) s->residual = residual;
+    s->not_converged += not_converged;
+    if (reason > s->reason) s->reason = reason;
+}
+
+defo_status defo_implicit_solve(const defo_integrator_def *def, defo_step_body *b,
+                                const double *x_b, const double *v_b, double h,
+                                const defo_step_context *ctx) {
+    defo_implicit_body *d = b->data;
+    const defo_index n = b->n;
+    const size_t m = 3 * (size_t)n;
+    const double alpha = def->rayleigh_mass, beta = def->rayleigh_stiffness;
+    defo_status s, warn = DEFO_OK;
+    /* guess vⁿ, prescribed nodes (target − x_b)/h */
+    for (defo_index i = 0; i < n; i++) {
+        const int p = b->prescribed && b->prescribed[i];
+        d->constraint[i] = p ? DEFO_CONSTRAINT_FIXED : DEFO_CONSTRAINT_NONE;
+        for (int k = 0; k < 3; k++) {
+            const size_t j = 3 * (size_t)i + (size_t)k;
+            d->vn[j] = p ? (b->target[j] - x_b[j]) / h : b->v[j];
+        }
+    }
+    if (d->linear) {
+        /* MG04 §6: rotations of xⁿ, kept through the step */
+        s = defo_force_model_evaluate(b->force, b->x, 0, NULL, NULL);
+        if (!s) s = defo_force_model_evaluate(b->force, x_b, DEFO_EVAL_KEEP_ROTATIONS, d->f, NULL);
+        if (s) return defo_error_prefix("body '%s'", b->name);
+        for (defo_index i = 0; i < n; i++)
+            for (int k = 0; k < 3; k++) {
+                const size_t j = 3 * (size_t)i + (size_t)k;
+                d->rhs[j] = b->mass[i] * v_b[j] + h * (d->f[j] + b->load[j]);
+            }
+        const defo_bcsr *A =
+            defo_force_model_assemble(b->force, h * h + h * beta, h, b->mass, 1.0 + h * alpha);
+        if (!A) return defo_error_prefix("body '%s'", b->name);
+        defo_linear_system sys;
+        memset(&sys, 0, sizeof sys);
+        sys.n = n;
+        sys.matrix = A;
+        sys.constraint = d->constraint;
+        sys.coords = b->x; /* the two-level aggregates */
+        defo_linear_stats ls;
+        s = defo_linear_solver_solve(d->linear, &sys, d->rhs, d->vn, 0.0, &ls);
+        accumulate(b, 0, ls.iterations, ls.iterations, ls.residual, s == DEFO_WARN_NOT_CONVERGED,
+                   DEFO_REASON_CONVERGED);
+        b->stats.precond_setups += ls.refactored;
+        if (s < 0) return defo_error_prefix("body '%s': implicit step", b->name);
+        if (s > 0) warn = s;
+    } else {
+        implicit_problem ip = {b, x_b, v_b, h, alpha, beta, DEFO_OK};
+        defo_newton_problem np;
+        memset(&np, 0, sizeof np);
+        np.n = n;
+        np.ctx = &ip;
+        np.evaluate = ip_evaluate;
+        np.matrix = ip_matrix;
+        np.apply = ip_apply;
+        np.diagonal = ip_diagonal;
+        np.constraint = d->constraint;
+        np.coords = d->y;
+        defo_newton_stats ns;
+        const double target = def->tolerance * h * b->reference_force;
+        s = defo_newton_solve(d->newton, &np, target, d->vn, NULL, 0.0, 0, &ns);
+        accumulate(b, ns.iterations, ns.cg_iterations, ns.cg_iterations,
+                   target > 0 ? ns.residual / (h * b->reference_force) : ns.residual,
+                   s == DEFO_WARN_NOT_CONVERGED, ns.reason);
+        b->stats.negative_curvature += ns.negative_curvature;
+        b->stats.backtracks += ns.backtracks;
+        b->stats.precond_setups += ns.precond_setups;
+        if (s < 0) return defo_error_prefix("body '%s': implicit step", b->name);
+        if (s > 0) warn = s;
+    }
+    for (size_t j = 0; j < m; j++) d->y[j] = x_b[j] + h * d->vn[j];
+    defo_index bad = defo_first_non_finite(n, d->y, d->vn);
+    if (bad >= 0)
+        return defo_error(DEFO_ERR_NUMERICAL,
+                          "body '%s': node %ld has a non-finite position or velocity after the "
+                          "step (t = %g)",
+                          b->name, (long)bad, ctx->t);
+    /* commit, then the response with the step's own friction time */
+    memcpy(d->tmp, b->x, m * sizeof(double)); /* xⁿ */
+    memcpy(b->x, d->y, m * sizeof(double));
+    memcpy(b->v, d->vn, m * sizeof(double));
+    if (ctx->respond) {
+        defo_index hits = 0;
+        s = ctx->respond(ctx->ctx, b, ctx->t + ctx->dt, ctx->dt, ctx->dt, d->tmp, b->x, b->v,
+                         d->contact, d->normal, d->friction, &hits);
+        if (s < 0) return defo_error_prefix("body '%s': collisions", b->name);
+        b->stats.collisions = hits;
+    }
+    return warn;
+}

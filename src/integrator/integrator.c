@@ -1,0 +1,117 @@
+/*
+ * integrator/integrator.c — the table of integrators (defo/integrator.h):
+ * names, per-kind defaults, validation of a definition, and the ops table
+ * each stepper file exports.  Adding an integrator: its file with an ops
+ * table, one row here, one row in the scene schema.
+ */
+#include "defo/integrator.h"
+
+#include "base/base.h"
+
+#include <math.h>
+#include <string.h>
+
+extern const defo_integrator_ops defo_newmark_ops;
+extern const defo_integrator_ops defo_backward_euler_ops;
+extern const defo_integrator_ops defo_bdf2_ops;
+extern const defo_integrator_ops defo_quasistatic_ops;
+extern const defo_integrator_ops defo_static_ops;
+
+static const defo_integrator_ops *const table[DEFO_INTEGRATOR_COUNT] = {
+    &defo_newmark_ops, &defo_backward_euler_ops, &defo_bdf2_ops, &defo_quasistatic_ops,
+    &defo_static_ops};
+
+const defo_integrator_ops *defo_integrator_ops_of(defo_integrator_kind kind) {
+    if ((int)kind < 0 || kind >= DEFO_INTEGRATOR_COUNT) return NULL;
+    return table[kind];
+}
+
+const char *defo_integrator_name(defo_integrator_kind kind) {
+    const defo_integrator_ops *o = defo_integrator_ops_of(kind);
+    return o ? o->name : "unknown";
+}
+
+defo_status defo_integrator_from_name(const char *name, defo_integrator_kind *out) {
+    for (int k = 0; name && out && k < DEFO_INTEGRATOR_COUNT; k++)
+        if (strcmp(name, table[k]->name) == 0) {
+            *out = (defo_integrator_kind)k;
+            return DEFO_OK;
+        }
+    return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                      "integrator '%s' is unknown (newmark, backward_euler, bdf2, quasistatic, "
+                      "static)",
+                      name ? name : "(null)");
+}
+
+defo_integrator_def defo_default_integrator_def(defo_integrator_kind kind) {
+    defo_integrator_def d;
+    memset(&d, 0, sizeof d);
+    d.kind = kind;
+    d.cfl = 0.5;
+    d.tolerance = 1e-6;
+    d.newton = defo_default_newton_def();
+    d.linear = d.newton.linear;
+    d.predictor = DEFO_PREDICTOR_NONE;
+    switch (kind) {
+    case DEFO_INTEGRATOR_NEWMARK:
+        /* the ITF04 §9 damping solves: matrix-free, Jacobi */
+        d.time_step = 1.0 / 240.0;
+        d.linear = defo_default_linear_solver_def();
+        d.linear.precond.kind = DEFO_PRECOND_JACOBI;
+        d.linear.max_iterations = 200;
+        d.linear.tolerance = 1e-8;
+        break;
+    case DEFO_INTEGRATOR_BACKWARD_EULER:
+    case DEFO_INTEGRATOR_BDF2:
+        /* MG04 §6: PCG to 1e-6 on (M + ΔtC + Δt²K) v = b, two-level lagged */
+        d.time_step = 0.01;
+        d.linear = defo_default_linear_solver_def();
+        d.linear.precond.kind = DEFO_PRECOND_TWO_LEVEL;
+        d.linear.tolerance = 1e-6;
+        d.linear.max_iterations = 5000;
+        d.linear.max_age = 0;
+        d.linear.rate_growth = 1.5;
+        break;
+    case DEFO_INTEGRATOR_QUASISTATIC:
+    case DEFO_INTEGRATOR_STATIC:
+    case DEFO_INTEGRATOR_COUNT:
+        d.time_step = 1.0; /* one solve per frame: not read */
+        break;
+    }
+    return d;
+}
+
+defo_status defo_integrator_def_validate(const defo_integrator_def *d) {
+    if (!d) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "integrator: definition is NULL");
+    if (!defo_integrator_ops_of(d->kind))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "integrator.kind: %d is unknown", (int)d->kind);
+    if (!(d->time_step > 0) || !isfinite(d->time_step))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "integrator.time_step: %g is not > 0",
+                          d->time_step);
+    if (!(d->cfl > 0 && d->cfl <= 1))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "integrator.cfl: %g is not in (0, 1]", d->cfl);
+    if (!(d->rayleigh_mass >= 0) || !isfinite(d->rayleigh_mass))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "integrator.rayleigh_mass: %g is not >= 0",
+                          d->rayleigh_mass);
+    if (!(d->rayleigh_stiffness >= 0) || !isfinite(d->rayleigh_stiffness))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "integrator.rayleigh_stiffness: %g is not >= 0", d->rayleigh_stiffness);
+    if (!(d->tolerance > 0 && d->tolerance < 1))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "integrator.tolerance: %g is not in (0, 1)",
+                          d->tolerance);
+    if ((int)d->predictor < 0 || d->predictor > DEFO_PREDICTOR_CUBIC)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "integrator.predictor: %d is unknown",
+                          (int)d->predictor);
+    if (!(d->contact_stiffness >= 0) || !isfinite(d->contact_stiffness))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "integrator.contact_stiffness: %g is not >= 0", d->contact_stiffness);
+    /* the solver layer names its own fields; create them once to check */
+    defo_newton_def nd = d->newton;
+    nd.linear = d->linear;
+    if (d->kind != DEFO_INTEGRATOR_NEWMARK) nd.linear.curvature = DEFO_CURVATURE_STOP;
+    defo_newton *N = NULL;
+    defo_status s = defo_newton_create(&nd, 1, &N);
+    defo_newton_destroy(N);
+    if (s) return defo_error_prefix("integrator");
+    return DEFO_OK;
+}

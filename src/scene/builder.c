@@ -1,0 +1,223 @@
+/*
+ * scene/builder.c — a scene's world (no stepping here): every body's tet
+ * mesh from a file (defo_mesh_read, elements reoriented), a generator, or a
+ * closed surface through the mesher (defo_mesh_surface, ITF04 §10), tet4 or
+ * tet10 alike; its rest positions transformed x' = R (S x) + t; its
+ * integrator, formulation, material, initial velocity and spin; fixed sets
+ * as prescribed node sets (held at rest or moved by their "motion": TSIF05
+ * §11 bones, kinematic handles); "forces" and "tractions" as dead loads
+ * (tractions consistently, defo_element_traction_load); plasticity and
+ * fracture; colliders.
+ *
+ * Force options by integrator: the equilibrium solvers (quasistatic,
+ * static) evaluate invertible bodies with TSIF05 §9 constant extrapolation;
+ * an integrator object's rotation_interval / lazy_tolerance /
+ * definiteness_fix go to the bodies it steps.
+ */
+#include "scene/scene_internal.h"
+
+#include "defo/collision.h"
+#include "defo/element.h"
+#include "defo/io.h"
+#include "defo/world.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static void transform_nodes(const scene_body *b, defo_mesh *m) {
+    const double *R = b->rotation;
+    for (defo_index i = 0; i < m->num_nodes; i++) {
+        double *x = m->x + 3 * (size_t)i;
+        double p[3] = {x[0] * b->scale[0], x[1] * b->scale[1], x[2] * b->scale[2]};
+        for (int k = 0; k < 3; k++)
+            x[k] = R[3 * k] * p[0] + R[3 * k + 1] * p[1] + R[3 * k + 2] * p[2] + b->translate[k];
+    }
+    /* a mirroring scale would flip every element: keep them positive */
+    if (b->scale[0] * b->scale[1] * b->scale[2] < 0) defo_mesh_orient(m, NULL);
+}
+
+defo_status scene_body_mesh(const scene_body *b, defo_mesh **out) {
+    *out = NULL;
+    defo_status s = DEFO_OK;
+    switch (b->source) {
+    case SRC_FILE: {
+        defo_read_options ro = defo_default_read_options();
+        ro.reorient = DEFO_ORIENT_REPAIR;
+        s = defo_mesh_read(b->file, &ro, out);
+        if (s > 0) s = DEFO_OK; /* reoriented: fine for a simulation */
+        if (!s && (*out)->nodes_per_elem != 4 && (*out)->nodes_per_elem != 10) {
+            defo_mesh_destroy(*out);
+            *out = NULL;
+            return defo_error(DEFO_ERR_UNSUPPORTED,
+                              "'%s' is not a volume mesh of tet4 or tet10 elements", b->file);
+        }
+        break;
+    }
+    case SRC_GENERATOR:
+        switch (b->generator) {
+        case GEN_BOX:
+            s = defo_generate_box(&b->box, out);
+            break;
+        case GEN_SPHERE:
+            s = defo_generate_sphere(&b->sphere, out);
+            break;
+        case GEN_CYLINDER:
+            s = defo_generate_cylinder(&b->cylinder, out);
+            break;
+        case GEN_TORUS:
+            s = defo_generate_torus(&b->torus, out);
+            break;
+        }
+        break;
+    case SRC_SURFACE: {
+        defo_mesh *surf = NULL;
+        s = defo_mesh_read(b->file, NULL, &surf);
+        if (s < 0) return s;
+        if (surf->num_tris == 0) {
+            defo_mesh_destroy(surf);
+            return defo_error(DEFO_ERR_INVALID_MESH, "'%s' has no triangles", b->file);
+        }
+        s = defo_mesh_surface(surf, &b->mesher, out, NULL);
+        defo_mesh_destroy(surf);
+        break;
+    }
+    }
+    if (s < 0) return s;
+    transform_nodes(b, *out);
+    return DEFO_OK;
+}
+
+/* "forces" (N per node) and "tractions" (Pa on the boundary faces in the
+ * region) into the dead-load vector f (3n, added); a region that loads
+ * nothing is an error. */
+static defo_status dead_loads(const scene_body *b, const defo_mesh *m, double *f) {
+    if (!b->num_forces && !b->num_tractions) return DEFO_OK;
+    const defo_index n = m->num_nodes;
+    unsigned char *mark = defo_malloc((size_t)n + 1);
+    if (!mark) return defo_error_oom("loads", (size_t)n);
+    defo_status s = DEFO_OK;
+    for (int k = 0; k < b->num_forces + b->num_tractions && !s; k++) {
+        const int trac = k >= b->num_forces, j = trac ? k - b->num_forces : k;
+        const scene_load *ld = trac ? &b->tractions[j] : &b->forces[j];
+        s = defo_region_mark(m, &ld->region.region, mark);
+        if (!s && !trac) {
+            defo_index count = 0;
+            for (defo_index i = 0; i < n; i++) {
+                if (!mark[i]) continue;
+                count++;
+                for (int c = 0; c < 3; c++) f[3 * (size_t)i + (size_t)c] += ld->value[c];
+            }
+            if (!count) s = defo_error(DEFO_ERR_INVALID_ARGUMENT, "forces[%d]: selects no node", j);
+        } else if (!s) {
+            double area = 0;
+            s = defo_element_traction_load(m, mark, ld->value, f, &area);
+            if (!s && !(area > 0))
+                s = defo_error(DEFO_ERR_INVALID_ARGUMENT, "tractions[%d]: selects no boundary face",
+                               j);
+        }
+    }
+    defo_free(mark);
+    return s;
+}
+
+static defo_status add_body(const defo_scene *sc, scene_build *out, int i) {
+    const scene_body *b = &sc->bodies[i];
+    const scene_integrator *si = &sc->integrators[b->integrator];
+    defo_mesh *m = NULL;
+    defo_status s = scene_body_mesh(b, &m);
+    if (s < 0) return defo_error_prefix("bodies[%d] '%s'", i, b->name);
+    defo_body_def bd = defo_default_body_def();
+    bd.mesh = m;
+    bd.material = b->material;
+    bd.name = b->name;
+    bd.integrator = b->integrator;
+    memcpy(bd.velocity, b->velocity, sizeof bd.velocity);
+    memcpy(bd.angular_velocity, b->angular_velocity, sizeof bd.angular_velocity);
+    bd.force.formulation = b->formulation;
+    if (si->rotation_interval >= 0) bd.force.rotation_interval = si->rotation_interval;
+    if (si->lazy_tolerance >= 0) bd.force.lazy_tolerance = si->lazy_tolerance;
+    if (si->definiteness_fix >= 0) bd.force.definiteness_fix = si->definiteness_fix;
+    /* TSIF05 §9: the equilibrium solvers evaluate with constant extrapolation */
+    if (si->def.kind == DEFO_INTEGRATOR_QUASISTATIC || si->def.kind == DEFO_INTEGRATOR_STATIC)
+        bd.force.constant_extrapolation = 1;
+    if (b->has_plasticity) bd.plasticity = &b->plasticity;
+    if (b->has_fracture) bd.fracture = &b->fracture;
+    s = defo_world_add_body(out->world, &bd, &out->ids[i]);
+    if (s < 0) {
+        defo_mesh_destroy(m);
+        return defo_error_prefix("bodies[%d]", i);
+    }
+    const defo_body_id id = out->ids[i];
+    for (int f = 0; f < b->num_fixed && !s; f++) {
+        s = defo_body_prescribe(out->world, id, &b->fixed[f].region,
+                                b->fixed[f].has_motion ? &b->fixed[f].motion : NULL, NULL);
+        if (s) defo_error_prefix("bodies[%d].fixed[%d]", i, f);
+    }
+    if (!s) {
+        s = dead_loads(b, m, defo_body_external_force(out->world, id));
+        if (s) defo_error_prefix("bodies[%d]", i);
+    }
+    defo_mesh_destroy(m);
+    return s;
+}
+
+void scene_build_free(scene_build *b) {
+    if (!b) return;
+    defo_world_destroy(b->world);
+    for (int i = 0; i < b->num_colliders; i++) defo_collider_destroy(b->colliders[i]);
+    defo_free(b->colliders);
+    defo_free(b->ids);
+    memset(b, 0, sizeof *b);
+}
+
+defo_status scene_build_world(const defo_scene *sc, scene_build *out) {
+    memset(out, 0, sizeof *out);
+    defo_world_def wd = defo_default_world_def();
+    memcpy(wd.gravity, sc->gravity, sizeof wd.gravity);
+    defo_status s = defo_world_create(&wd, &out->world);
+    out->ids = defo_calloc((size_t)sc->num_bodies + 1, sizeof *out->ids);
+    out->colliders = defo_calloc((size_t)sc->num_colliders + 1, sizeof *out->colliders);
+    if (!s && (!out->ids || !out->colliders)) s = defo_error_oom("scene world", 0);
+    for (int i = 0; i < sc->num_integrators && !s; i++) {
+        s = defo_world_add_integrator(out->world, &sc->integrators[i].def, NULL);
+        if (s) defo_error_prefix("integrator");
+    }
+    for (int i = 0; i < sc->num_colliders && !s; i++) {
+        s = defo_collider_create(&sc->colliders[i].def, &out->colliders[i]);
+        if (s) {
+            defo_error_prefix("colliders[%d]", i);
+            break;
+        }
+        out->num_colliders++;
+        s = defo_world_add_collider(out->world, out->colliders[i]);
+    }
+    for (int i = 0; i < sc->num_bodies && !s; i++) s = add_body(sc, out, i);
+    /* refuse now what the first frame would refuse */
+    const double frame_dt = 1.0 / sc->fps;
+    for (int k = 0; k < sc->num_integrators && !s; k++) {
+        int used = 0;
+        for (int i = 0; i < sc->num_bodies; i++) used |= sc->bodies[i].integrator == k;
+        if (!used) continue;
+        const int steps = defo_world_steps_per_frame(out->world, k, frame_dt);
+        if (steps < 1 || steps > 10000000)
+            s = defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                           "integrator %s: a frame needs more than 1e7 steps (explicit "
+                           "elasticity: stiffer or finer bodies need smaller steps); lower "
+                           "youngs, coarsen the mesh, raise fps or use an implicit integrator",
+                           defo_integrator_name(sc->integrators[k].def.kind));
+        for (int i = 0; i < sc->num_bodies && !s; i++) {
+            const scene_body *b = &sc->bodies[i];
+            if (b->integrator != k || !b->has_plasticity) continue;
+            const double dt = frame_dt / steps;
+            /* MG04 §3: c_creep·Δt ≤ 1 (1/Δt absorbs the excess at once) */
+            if (b->plasticity.creep * dt > 1)
+                s = defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                               "bodies[%d].plasticity.creep: %g /s times the step %g s exceeds 1 "
+                               "(lower creep or integrator.time_step)",
+                               i, b->plasticity.creep, dt);
+        }
+    }
+    if (s) scene_build_free(out);
+    return s;
+}

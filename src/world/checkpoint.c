@@ -1,0 +1,357 @@
+/*
+ * world/checkpoint.c — the world's state in one versioned binary
+ * (defo/world.h): checkpoints on disk and the frame-start snapshot that a
+ * failed or interrupted frame returns to.
+ *
+ * Layout (version 3; native little-endian, as written by this machine):
+ *   "DEFOWRLD" | u32 version | u32 bodies | u64 tag | i32 frame | i32 0 |
+ *   f64 time | per body:
+ *     i32 n | i32 elements | u32 nodes per element | u32 flags
+ *       (1 plasticity, 2 fracture) |
+ *     f64 x[3n] | f64 v[3n] |
+ *     fracture: u64 generator | i32 connectivity[npe · elements] |
+ *               i32 parent[n] | u8 crack_tip[n] | zero bytes to a multiple of 8 |
+ *     plasticity: u64 values | f64 ε_plastic[values] |
+ *     u64 history bytes | the integrator's history | zeros to a multiple of 8 |
+ *   u64 FNV-1a 64 of every byte before it.
+ * Everything that carries from one frame to the next is here: the state,
+ * the topology of fracturing bodies (an added node's rest position is its
+ * parent's), plastic strains, crack tips, the generator, the integrators'
+ * history (BDF2's previous state, the quasistatic equilibria).  Restore
+ * checks the whole file before it changes anything.
+ */
+#include "world/world_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define WORLD_MAGIC   "DEFOWRLD"
+#define WORLD_VERSION 3u
+#define FNV_BASIS     14695981039346656037ull
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t size) {
+    const unsigned char *p = data;
+    for (size_t i = 0; i < size; i++) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+void defo_world_buf_put(world_buf *b, const void *src, size_t n) {
+    if (b->oom || !n) return;
+    if (b->n + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->n + n) cap *= 2;
+        unsigned char *q = defo_realloc(b->p, cap);
+        if (!q) {
+            b->oom = 1;
+            return;
+        }
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, src, n);
+    b->n += n;
+}
+
+static void pad8(world_buf *b) {
+    static const unsigned char zero[8] = {0};
+    defo_world_buf_put(b, zero, (8 - b->n % 8) % 8);
+}
+
+static defo_status serialize(const defo_world *w, uint64_t tag, world_buf *b) {
+    b->n = 0;
+    b->oom = 0;
+    const uint32_t version = WORLD_VERSION, nb = (uint32_t)w->num_bodies;
+    const int32_t frame = w->frame, zero = 0;
+    defo_world_buf_put(b, WORLD_MAGIC, 8);
+    defo_world_buf_put(b, &version, 4);
+    defo_world_buf_put(b, &nb, 4);
+    defo_world_buf_put(b, &tag, 8);
+    defo_world_buf_put(b, &frame, 4);
+    defo_world_buf_put(b, &zero, 4);
+    defo_world_buf_put(b, &w->time, 8);
+    for (int i = 0; i < w->num_bodies; i++) {
+        const world_body *bd = &w->bodies[i];
+        const int32_t n = bd->n, ne = bd->mesh->num_elems;
+        const uint32_t npe = (uint32_t)bd->mesh->nodes_per_elem,
+                       flags = (bd->plast ? 1u : 0u) | (bd->frac ? 2u : 0u);
+        defo_world_buf_put(b, &n, 4);
+        defo_world_buf_put(b, &ne, 4);
+        defo_world_buf_put(b, &npe, 4);
+        defo_world_buf_put(b, &flags, 4);
+        defo_world_buf_put(b, bd->x, 3 * (size_t)n * sizeof(double));
+        defo_world_buf_put(b, bd->v, 3 * (size_t)n * sizeof(double));
+        if (bd->frac) {
+            const uint64_t rng = defo_fracture_rng_state(bd->frac);
+            defo_world_buf_put(b, &rng, 8);
+            defo_world_buf_put(b, bd->mesh->elems, (size_t)npe * (size_t)ne * sizeof(defo_index));
+            defo_world_buf_put(b, bd->parent, (size_t)n * sizeof(defo_index));
+            defo_world_buf_put(b, defo_fracture_crack_tips(bd->frac), (size_t)n);
+            pad8(b);
+        }
+        if (bd->plast) {
+            const uint64_t values = (uint64_t)defo_plasticity_values(bd->plast);
+            defo_world_buf_put(b, &values, 8);
+            defo_world_buf_put(b, defo_plasticity_strain(bd->plast), (size_t)values * sizeof(double));
+        }
+        const world_integrator *wi = &w->integrators[bd->integrator];
+        const uint64_t hb = wi->ops->history_bytes(wi->stepper, &bd->sb);
+        defo_world_buf_put(b, &hb, 8);
+        if (hb && !b->oom) {
+            const size_t at = b->n;
+            defo_world_buf_put(b, NULL, 0);
+            /* reserve, then let the stepper write in place */
+            unsigned char tmp[8] = {0};
+            for (uint64_t k = 0; k < hb && !b->oom; k += 8)
+                defo_world_buf_put(b, tmp, hb - k < 8 ? (size_t)(hb - k) : 8);
+            if (!b->oom) wi->ops->save_history(wi->stepper, &bd->sb, b->p + at);
+        }
+        pad8(b);
+    }
+    const uint64_t sum = fnv1a(FNV_BASIS, b->p, b->n);
+    defo_world_buf_put(b, &sum, 8);
+    if (b->oom) return defo_error_oom("world state", b->n);
+    return DEFO_OK;
+}
+
+/* A reader over a checked buffer. */
+typedef struct rd {
+    const unsigned char *p;
+    size_t n, at;
+    int bad;
+} rd;
+
+static const unsigned char *take(rd *r, size_t n) {
+    if (r->bad || n > r->n - r->at) {
+        r->bad = 1;
+        return NULL;
+    }
+    const unsigned char *q = r->p + r->at;
+    r->at += n;
+    return q;
+}
+static void skip_pad(rd *r) {
+    take(r, (8 - r->at % 8) % 8);
+}
+
+/* Check (apply = 0) or apply (1) a serialised state. */
+static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf, size_t size,
+                           const char *what, int apply) {
+    if (size < 48) return defo_error(DEFO_ERR_PARSE, "%s: truncated checkpoint (%zu bytes)", what, size);
+    if (memcmp(buf, WORLD_MAGIC, 8) != 0) {
+        if (memcmp(buf, "DEFOCKPT", 8) == 0)
+            return defo_error(DEFO_ERR_PARSE,
+                              "%s: a checkpoint of an older defo (before the one-world format); "
+                              "run the scene again from the start",
+                              what);
+        return defo_error(DEFO_ERR_PARSE, "%s: not a defo checkpoint", what);
+    }
+    uint64_t sum;
+    memcpy(&sum, buf + size - 8, 8);
+    if (fnv1a(FNV_BASIS, buf, size - 8) != sum)
+        return defo_error(DEFO_ERR_PARSE, "%s: checksum mismatch (damaged checkpoint)", what);
+    rd r = {buf, size - 8, 8, 0};
+    uint32_t version, nb;
+    uint64_t t64;
+    int32_t frame;
+    double time;
+    memcpy(&version, take(&r, 4), 4);
+    memcpy(&nb, take(&r, 4), 4);
+    memcpy(&t64, take(&r, 8), 8);
+    memcpy(&frame, take(&r, 4), 4);
+    take(&r, 4);
+    memcpy(&time, take(&r, 8), 8);
+    if (version != WORLD_VERSION)
+        return defo_error(DEFO_ERR_PARSE,
+                          "%s: checkpoint version %u, this defo reads version %u only; run the "
+                          "scene again from the start",
+                          what, version, WORLD_VERSION);
+    if (t64 != tag || nb != (uint32_t)w->num_bodies)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "%s: the checkpoint was written by a different scene (tag %016llx, this "
+                          "one %016llx; %u bodies, this one %d)",
+                          what, (unsigned long long)t64, (unsigned long long)tag, nb,
+                          w->num_bodies);
+    if (!isfinite(time) || frame < 0)
+        return defo_error(DEFO_ERR_PARSE, "%s: bad time or frame", what);
+    for (int i = 0; i < w->num_bodies; i++) {
+        world_body *bd = &w->bodies[i];
+        int32_t n, ne;
+        uint32_t npe, flags;
+        const unsigned char *h = take(&r, 16);
+        if (!h) break;
+        memcpy(&n, h, 4), memcpy(&ne, h + 4, 4), memcpy(&npe, h + 8, 4), memcpy(&flags, h + 12, 4);
+        const uint32_t want_flags = (bd->plast ? 1u : 0u) | (bd->frac ? 2u : 0u);
+        if (ne != bd->mesh->num_elems || npe != (uint32_t)bd->mesh->nodes_per_elem ||
+            flags != want_flags || (bd->frac ? n < bd->n0 : n != bd->n))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "%s: body %d ('%s') has %d nodes and %d elements in the checkpoint, "
+                              "%ld and %ld here",
+                              what, i, bd->name, (int)n, (int)ne, (long)bd->n,
+                              (long)bd->mesh->num_elems);
+        const unsigned char *xv = take(&r, 6 * (size_t)n * sizeof(double));
+        const unsigned char *fr = NULL, *pl = NULL;
+        uint64_t rng = 0, values = 0, hb = 0;
+        if (bd->frac) {
+            const unsigned char *g = take(&r, 8);
+            if (g) memcpy(&rng, g, 8);
+            fr = take(&r, (size_t)npe * (size_t)ne * sizeof(defo_index) + 5 * (size_t)n);
+            skip_pad(&r);
+            for (size_t q = 0; fr && q < (size_t)npe * (size_t)ne; q++) {
+                int32_t v;
+                memcpy(&v, fr + 4 * q, 4);
+                if (v < 0 || v >= n)
+                    return defo_error(DEFO_ERR_PARSE, "%s: body %d: element %zu has node %d of %d",
+                                      what, i, q / npe, (int)v, (int)n);
+            }
+            for (int32_t k = 0; fr && k < n; k++) {
+                int32_t v;
+                memcpy(&v, fr + (size_t)npe * (size_t)ne * 4 + 4 * (size_t)k, 4);
+                const int ok = k < bd->n0 ? v == k : v >= 0 && v < k;
+                if (!ok)
+                    return defo_error(DEFO_ERR_PARSE, "%s: body %d: node %d has parent %d", what,
+                                      i, (int)k, (int)v);
+            }
+        }
+        if (bd->plast) {
+            const unsigned char *g = take(&r, 8);
+            if (g) memcpy(&values, g, 8);
+            if (values != (uint64_t)defo_plasticity_values(bd->plast))
+                return defo_error(DEFO_ERR_PARSE, "%s: body %d: plastic strain size", what, i);
+            pl = take(&r, (size_t)values * sizeof(double));
+        }
+        const unsigned char *g = take(&r, 8);
+        if (g) memcpy(&hb, g, 8);
+        const unsigned char *hist = take(&r, (size_t)hb);
+        skip_pad(&r);
+        if (r.bad) break;
+        if (!apply) continue;
+        /* apply body i */
+        defo_status s = DEFO_OK;
+        if (bd->frac) {
+            const defo_index *parent = (const defo_index *)(const void *)(fr + (size_t)npe * (size_t)ne * 4);
+            defo_mesh *m = bd->mesh;
+            m->num_nodes = bd->n0;
+            for (int32_t k = bd->n0; k < n && !s; k++) {
+                defo_index p;
+                memcpy(&p, (const unsigned char *)parent + 4 * (size_t)k, 4);
+                double X[3];
+                memcpy(X, m->x + 3 * (size_t)p, sizeof X);
+                s = defo_mesh_add_node(m, X[0], X[1], X[2], NULL);
+            }
+            if (!s) {
+                memcpy(m->elems, fr, (size_t)npe * (size_t)ne * sizeof(defo_index));
+                defo_index *par = defo_malloc((size_t)n * sizeof *par + 1);
+                if (!par) return defo_error_oom("checkpoint", (size_t)n * sizeof *par);
+                memcpy(par, parent, (size_t)n * sizeof *par);
+                s = defo_fracture_restore(bd->frac, n, rng, fr + (size_t)npe * (size_t)ne * 4 + 4 * (size_t)n, par);
+                const defo_index old_n = bd->n;
+                if (!s) s = defo_world_body_resize(w, bd, n);
+                if (!s) {
+                    memcpy(bd->parent, par, (size_t)n * sizeof *par);
+                    for (defo_index k = bd->n0; k < n; k++) {
+                        bd->set_of[k] = bd->set_of[par[k]];
+                        bd->prescribed[k] = bd->prescribed[par[k]];
+                        memset(bd->dead + 3 * (size_t)k, 0, 3 * sizeof(double));
+                    }
+                }
+                defo_free(par);
+                if (!s) s = defo_world_body_rebuild(w, bd, old_n < n ? old_n : n);
+            }
+        }
+        if (s) return defo_error_prefix("%s: body %d", what, i);
+        memcpy(bd->x, xv, 3 * (size_t)n * sizeof(double));
+        memcpy(bd->v, xv + 3 * (size_t)n * sizeof(double), 3 * (size_t)n * sizeof(double));
+        if (pl) memcpy(defo_plasticity_strain(bd->plast), pl, (size_t)values * sizeof(double));
+        world_integrator *wi = &w->integrators[bd->integrator];
+        s = wi->ops->restore_history(wi->stepper, &bd->sb, hist, (size_t)hb);
+        if (s) return defo_error_prefix("%s: body %d", what, i);
+    }
+    if (r.bad || r.at != r.n)
+        return defo_error(DEFO_ERR_PARSE, "%s: %s checkpoint", what, r.bad ? "truncated" : "oversized");
+    if (apply) {
+        w->time = time;
+        w->frame = frame;
+    }
+    return DEFO_OK;
+}
+
+defo_status defo_world_serialize(const defo_world *w, uint64_t tag, void **data, size_t *size) {
+    if (!w || !data || !size) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_world_serialize: NULL");
+    world_buf b = {NULL, 0, 0, 0};
+    defo_status s = serialize(w, tag, &b);
+    if (s) {
+        defo_free(b.p);
+        return s;
+    }
+    *data = b.p;
+    *size = b.n;
+    return DEFO_OK;
+}
+
+defo_status defo_world_deserialize(defo_world *w, uint64_t tag, const void *data, size_t size) {
+    if (!w || !data) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_world_deserialize: NULL");
+    defo_status s = restore(w, tag, data, size, "state", 0);
+    if (!s) s = restore(w, tag, data, size, "state", 1);
+    return s;
+}
+
+defo_status defo_world_save(const defo_world *w, uint64_t tag, const char *path) {
+    if (!w || !path) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_world_save: NULL");
+    world_buf b = {NULL, 0, 0, 0};
+    defo_status s = serialize(w, tag, &b);
+    if (s) {
+        defo_free(b.p);
+        return s;
+    }
+    char tmp[4096 + 16];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        defo_free(b.p);
+        return defo_error(DEFO_ERR_IO, "%s: cannot create the checkpoint", tmp);
+    }
+    int err = fwrite(b.p, 1, b.n, f) != b.n;
+    defo_free(b.p);
+    if (fclose(f) != 0) err = 1;
+    if (err || rename(tmp, path) != 0) {
+        remove(tmp);
+        return defo_error(DEFO_ERR_IO, "%s: cannot write the checkpoint", path);
+    }
+    return DEFO_OK;
+}
+
+defo_status defo_world_load(defo_world *w, uint64_t tag, const char *path) {
+    if (!w || !path) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_world_load: NULL");
+    FILE *f = fopen(path, "rb");
+    if (!f) return defo_error(DEFO_ERR_IO, "%s: no checkpoint to resume from", path);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    if (size < 48) {
+        fclose(f);
+        return defo_error(DEFO_ERR_PARSE, "%s: truncated checkpoint (%ld bytes)", path, size);
+    }
+    unsigned char *buf = defo_malloc((size_t)size);
+    if (!buf) {
+        fclose(f);
+        return defo_error_oom("checkpoint", (size_t)size);
+    }
+    size_t got = fread(buf, 1, (size_t)size, f);
+    fclose(f);
+    defo_status s = got != (size_t)size ? defo_error(DEFO_ERR_IO, "%s: read error", path)
+                                        : restore(w, tag, buf, (size_t)size, path, 0);
+    if (!s) s = restore(w, tag, buf, (size_t)size, path, 1);
+    defo_free(buf);
+    return s;
+}
+
+defo_status defo_world_save_snapshot(defo_world *w) {
+    return serialize(w, 0, &w->snapshot);
+}
+
+defo_status defo_world_restore_snapshot(defo_world *w) {
+    return restore(w, 0, w->snapshot.p, w->snapshot.n, "frame start", 1);
+}
