@@ -308,6 +308,48 @@ static void test_inverted_highlight(void) {
     defo_mesh_destroy(m);
 }
 
+/* A tet10 sphere looks curved: its 6-node boundary faces are drawn as 4 flat
+ * triangles through the edge nodes, which lie on the sphere.  Reference: the
+ * silhouette of a fine tet4 sphere (cell 0.08) under the same fixed camera;
+ * a coarse tet10 sphere's silhouette area must be much closer to it than the
+ * coarse tet4 sphere with the same corners (faceted, visibly smaller; drawn
+ * from its corners only, the tet10 sphere would be exactly as small).  Not
+ * 4x closer, as the halved chords alone would give: the mesher leaves some
+ * boundary nodes off the sphere (r >= 0.954). */
+static void test_tet10_curved(void) {
+    double area[3];
+    const double cells[3] = {0.08, 0.5, 0.5};
+    const int orders[3] = {1, 1, 2};
+    for (int c = 0; c < 3; c++) {
+        defo_sphere_def sd = defo_default_sphere_def();
+        sd.radius = 1;
+        sd.cell_size = cells[c];
+        sd.order = orders[c];
+        defo_mesh *m = NULL;
+        CHECK_OK(defo_generate_sphere(&sd, &m));
+        defo_render_def def = defo_default_render_def();
+        def.width = 640;
+        def.height = 480;
+        def.ground = 0;
+        for (int k = 0; k < 3; k++) {
+            def.frame_lo[k] = -0.8;
+            def.frame_hi[k] = 0.8;
+        }
+        defo_image im = {0, 0, NULL};
+        if (m) CHECK_OK(defo_render_mesh(soft_renderer, &def, m, NULL, NULL, 0, &im));
+        int body = 0;
+        for (int i = 0; im.rgb && i < 640 * 480; i++) body += !is_greyish(im.rgb + 3 * i);
+        area[c] = body;
+        if (c == 2 && im.rgb) save(&im, "sphere_tet10.png");
+        if (c == 1 && im.rgb) save(&im, "sphere_tet4_coarse.png");
+        defo_image_free(&im);
+        defo_mesh_destroy(m);
+    }
+    TEST_REPORT("silhouette pixels: fine tet4 %.0f, coarse tet4 %.0f, coarse tet10 %.0f", area[0],
+                area[1], area[2]);
+    CHECK(fabs(area[2] - area[0]) < 0.65 * fabs(area[1] - area[0]));
+}
+
 /* Errors: a missing field names the available ones; bad sizes; empty mesh. */
 static void test_errors(void) {
     defo_mesh *m = make_box(0, 0, 0, 1, 1, 1, 1);
@@ -493,6 +535,7 @@ int main(void) {
     RUN(test_box_position);
     RUN(test_field_colours);
     RUN(test_inverted_highlight);
+    RUN(test_tet10_curved);
     RUN(test_errors);
     RUN(test_colliders);
     RUN(test_sequence_sheet);

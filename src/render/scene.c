@@ -3,8 +3,10 @@
  *
  * What it computes (backend independent, so OpenGL and software pictures
  * frame and colour alike):
- *   - the body's boundary surface (defo_mesh_boundary, corner nodes; a
- *     triangle mesh is drawn as is) with flat normals at the drawn positions,
+ *   - the body's boundary surface (defo_mesh_boundary; a tet10 mesh's curved
+ *     6-node faces as the 4 flat triangles of defo_tri6_split through their
+ *     edge nodes; a triangle mesh is drawn as is) with flat normals at the
+ *     drawn positions,
  *     coloured by a scalar field through a colour map (cell fields constant
  *     per face, point fields per vertex); faces of elements with
  *     det[x1-x0, x2-x0, x3-x0] <= 0 are magenta when highlighting is on;
@@ -546,7 +548,9 @@ static int elem_inverted(const defo_mesh *m, const double *x, defo_index e) {
 }
 
 /* Boundary faces of the body with colours.  *inverted counts inverted
- * elements on the boundary (highlighted ones). */
+ * elements on the boundary (highlighted ones).  A 6-node face (the curved
+ * boundary of a tet10 mesh, or a tri6 surface) is drawn as the 4 flat
+ * triangles of defo_tri6_split through its edge nodes. */
 static defo_status emit_body(rn_list *l, const defo_mesh *m, const double *x, const body_colors *bc,
                              int highlight, defo_index *inverted) {
     defo_boundary b;
@@ -556,44 +560,53 @@ static defo_status emit_body(rn_list *l, const defo_mesh *m, const double *x, co
     int stride;
     *inverted = 0;
     if (m->num_elems > 0) {
-        defo_status s = defo_mesh_boundary(m, 0, &b);
+        defo_status s = defo_mesh_boundary(m, m->nodes_per_elem == 10, &b);
         if (s < 0) return s;
         faces = b.faces;
         nf = b.num_faces;
-        stride = 3;
+        stride = b.nodes_per_face;
     } else {
         faces = m->tris;
         nf = m->num_tris;
         stride = m->nodes_per_tri;
     }
-    defo_status s = rn_list_reserve(l, 3 * (size_t)nf);
+    const int split = stride == 6 ? 4 : 1;
+    defo_status s = rn_list_reserve(l, 3 * (size_t)split * (size_t)nf);
     if (s < 0) {
         defo_boundary_free(&b);
         return s;
     }
+    static const int flat[1][3] = {{0, 1, 2}};
+    const int(*sub)[3] = split == 4 ? defo_tri6_split : flat;
     defo_index last_inv = -1;
     for (defo_index i = 0; i < nf; i++) {
-        const defo_index *t = faces + (size_t)i * (size_t)stride;
+        const defo_index *face = faces + (size_t)i * (size_t)stride;
         defo_index owner = m->num_elems > 0 ? b.elem[i] : i;
-        defo_vec3 p[3];
-        for (int k = 0; k < 3; k++) p[k] = defo_v3_load(x + 3 * (size_t)t[k]);
-        defo_vec3 n = tri_normal(p[0], p[1], p[2]);
-        float col[3][4];
         int inv = highlight && m->num_elems > 0 && elem_inverted(m, x, owner);
         if (inv && owner != last_inv) {
             (*inverted)++; /* faces are sorted by owner: count each element once */
             last_inv = owner;
         }
-        for (int k = 0; k < 3; k++) {
-            if (inv)
-                memcpy(col[k], inverted_col, sizeof col[k]);
-            else if (!bc->field)
-                memcpy(col[k], body_plain, sizeof col[k]);
-            else if (bc->field->location == DEFO_FIELD_CELL)
-                value_color(bc, field_scalar(bc->field, owner), col[k]);
-            else
-                value_color(bc, field_scalar(bc->field, t[k]), col[k]);
-            rn_list_vertex(l, p[k], n, col[k]);
+        for (int q = 0; q < split; q++) {
+            defo_index t[3];
+            defo_vec3 p[3];
+            for (int k = 0; k < 3; k++) {
+                t[k] = face[sub[q][k]];
+                p[k] = defo_v3_load(x + 3 * (size_t)t[k]);
+            }
+            defo_vec3 n = tri_normal(p[0], p[1], p[2]);
+            for (int k = 0; k < 3; k++) {
+                float col[4];
+                if (inv)
+                    memcpy(col, inverted_col, sizeof col);
+                else if (!bc->field)
+                    memcpy(col, body_plain, sizeof col);
+                else if (bc->field->location == DEFO_FIELD_CELL)
+                    value_color(bc, field_scalar(bc->field, owner), col);
+                else
+                    value_color(bc, field_scalar(bc->field, t[k]), col);
+                rn_list_vertex(l, p[k], n, col);
+            }
         }
     }
     defo_boundary_free(&b);
