@@ -6,10 +6,19 @@
  * the file, boundary faces and connected components.  JSON keys are a
  * contract scripts rely on: nodes, elements, order, volume, bbox_min,
  * bbox_max, inverted, min_dihedral_deg, max_dihedral_deg, boundary_faces,
- * components.
+ * components, jacobian_quality.
+ *
+ * tet10: the volume is exact for curved elements (defo_element_volume; the
+ * straight-sided volume through the corners is given beside it), and the
+ * Jacobian quality of every element (defo_element_jacobian_quality: the
+ * smallest det J over the element divided by det J of its straight corner
+ * tetrahedron; 1 = straight, <= 0 = the curved map folds) is summarised by
+ * its worst value, that element and a histogram over JQ_BINS.
  */
 #include "cli/cli.h"
+#include "defo/element.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,6 +93,36 @@ static int surface_statistics(const defo_mesh *m, surface_stats *st) {
     return 0;
 }
 
+/* Jacobian quality histogram: <= 0, (0, 0.25), [0.25, 0.5), [0.5, 0.75),
+ * [0.75, 0.95), >= 0.95 (straight elements and better). */
+#define JQ_BINS 6
+static const double jq_edges[JQ_BINS - 1] = {0, 0.25, 0.5, 0.75, 0.95};
+static const char *const jq_labels[JQ_BINS] = {"<= 0",       "0 - 0.25",    "0.25 - 0.5",
+                                               "0.5 - 0.75", "0.75 - 0.95", ">= 0.95"};
+
+typedef struct jq_summary {
+    double worst;
+    defo_index worst_elem;
+    defo_index hist[JQ_BINS];
+} jq_summary;
+
+static defo_status jacobian_summary(const defo_mesh *mesh, jq_summary *jq) {
+    memset(jq, 0, sizeof *jq);
+    double *q = malloc(((size_t)mesh->num_elems + 1) * sizeof *q);
+    if (!q) return DEFO_ERR_OUT_OF_MEMORY;
+    defo_status s = defo_element_jacobian_quality(mesh, NULL, q, &jq->worst, &jq->worst_elem);
+    for (defo_index e = 0; s >= 0 && e < mesh->num_elems; e++) {
+        int b = 0;
+        if (q[e] > 0) {
+            b = 1;
+            while (b < JQ_BINS - 1 && q[e] >= jq_edges[b]) b++;
+        }
+        jq->hist[b]++;
+    }
+    free(q);
+    return s;
+}
+
 int cli_report_mesh(const char *path, const defo_mesh *mesh, defo_index reoriented, bool json) {
     double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
     if (mesh->num_nodes > 0) {
@@ -96,8 +135,21 @@ int cli_report_mesh(const char *path, const defo_mesh *mesh, defo_index reorient
     memset(&q, 0, sizeof q);
     q.worst_elem = -1;
     long long boundary_faces = 0, components = 0, open_edges = 0;
+    double straight_volume = 0;
+    jq_summary jq;
+    memset(&jq, 0, sizeof jq);
     if (volumetric) {
-        defo_status s = defo_mesh_volume(mesh, NULL, &volume);
+        /* exact for curved tet10 elements; the corners' straight tetrahedra beside it */
+        defo_status s = defo_element_volume(mesh, NULL, &volume);
+        for (defo_index e = 0; s >= 0 && e < mesh->num_elems; e++) {
+            const defo_index *v = mesh->elems + (size_t)e * (size_t)mesh->nodes_per_elem;
+            defo_vec3 a = defo_v3_load(mesh->x + 3 * (size_t)v[0]);
+            defo_vec3 b1 = defo_v3_sub(defo_v3_load(mesh->x + 3 * (size_t)v[1]), a);
+            defo_vec3 b2 = defo_v3_sub(defo_v3_load(mesh->x + 3 * (size_t)v[2]), a);
+            defo_vec3 b3 = defo_v3_sub(defo_v3_load(mesh->x + 3 * (size_t)v[3]), a);
+            straight_volume += defo_v3_dot(b1, defo_v3_cross(b2, b3)) / 6.0;
+        }
+        if (s >= 0) s = jacobian_summary(mesh, &jq);
         if (s >= 0) s = defo_mesh_quality_summary(mesh, NULL, &q);
         defo_boundary b;
         if (s >= 0) s = defo_mesh_boundary(mesh, 0, &b);
@@ -145,6 +197,17 @@ int cli_report_mesh(const char *path, const defo_mesh *mesh, defo_index reorient
             for (int b = 0; b < DEFO_QUALITY_BINS; b++)
                 cli_json_int(&j, NULL, q.min_dihedral_hist[b]);
             cli_json_end_array(&j);
+            cli_json_number(&j, "straight_volume", straight_volume);
+            cli_json_begin_object(&j, "jacobian_quality");
+            cli_json_number(&j, "worst", jq.worst);
+            cli_json_int(&j, "worst_element", jq.worst_elem);
+            cli_json_begin_array(&j, "bin_edges");
+            for (int b = 0; b < JQ_BINS - 1; b++) cli_json_number(&j, NULL, jq_edges[b]);
+            cli_json_end_array(&j);
+            cli_json_begin_array(&j, "histogram");
+            for (int b = 0; b < JQ_BINS; b++) cli_json_int(&j, NULL, jq.hist[b]);
+            cli_json_end_array(&j);
+            cli_json_end_object(&j);
         } else {
             cli_json_null(&j, "min_dihedral_deg");
             cli_json_null(&j, "max_dihedral_deg");
@@ -189,7 +252,11 @@ int cli_report_mesh(const char *path, const defo_mesh *mesh, defo_index reorient
         if (open_edges)
             printf("  %lld edges are not shared by exactly two triangles\n", open_edges);
     }
-    printf("  volume %.6g m^3%s\n", volume, volumetric ? "" : " (enclosed by the surface)");
+    if (mesh->order == 2)
+        printf("  volume %.6g m^3 (curved elements, exact; straight-sided %.6g m^3)\n", volume,
+               straight_volume);
+    else
+        printf("  volume %.6g m^3%s\n", volume, volumetric ? "" : " (enclosed by the surface)");
     printf("  bounding box [%.6g, %.6g, %.6g] .. [%.6g, %.6g, %.6g] (size %.6g x %.6g x %.6g)\n",
            lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]);
     if (volumetric) {
@@ -209,6 +276,20 @@ int cli_report_mesh(const char *path, const defo_mesh *mesh, defo_index reorient
                    (long long)q.min_dihedral_hist[b]);
             for (int i = 0; i < bar; i++) putchar('#');
             putchar('\n');
+        }
+        if (mesh->order == 2) {
+            printf("  Jacobian quality (min det J / straight det J; <= 0: the element folds): "
+                   "worst %.4g (element %lld)\n",
+                   jq.worst, (long long)jq.worst_elem);
+            defo_index jpeak = 1;
+            for (int b = 0; b < JQ_BINS; b++)
+                if (jq.hist[b] > jpeak) jpeak = jq.hist[b];
+            for (int b = 0; b < JQ_BINS; b++) {
+                int bar = (int)(40.0 * jq.hist[b] / jpeak + 0.5);
+                printf("    %-12s %9lld |", jq_labels[b], (long long)jq.hist[b]);
+                for (int i = 0; i < bar; i++) putchar('#');
+                putchar('\n');
+            }
         }
     }
     for (int g = 0; g < mesh->num_groups; g++)

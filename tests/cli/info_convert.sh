@@ -109,6 +109,47 @@ cat > "$T/flat.node" <<'N'
 N
 expect_bad "zero-volume element" "element 0" "$DEFO" info "$T/flat.node"
 
+# tet10: the curved volume is exact (a gmsh sphere of radius 1 at order 2:
+# within 0.1 % of 4 pi / 3, where its straight-sided corners lose > 5 %), and
+# the Jacobian quality of every element is summarised; an element whose edge
+# node sits at 0.9 of its edge folds (det J < 0 at that corner): worst <= 0.
+"$DEFO" info "$DEFO_SRC/data/gmsh/sphere_o2_msh22_bin.msh" --json > "$T/s2.json" || bad "info tet10 sphere"
+$py - "$T/s2.json" <<'PY' && ok || bad "info tet10 volume / Jacobian quality"
+import json, sys, math
+d = json.load(open(sys.argv[1]))
+v = 4 * math.pi / 3
+assert d["order"] == 2 and abs(d["volume"] - v) < 1e-3 * v, d["volume"]
+assert d["straight_volume"] < 0.95 * v, d["straight_volume"]
+jq = d["jacobian_quality"]
+assert 0.5 < jq["worst"] <= 1 and 0 <= jq["worst_element"] < d["elements"], jq
+assert sum(jq["histogram"]) == d["elements"] and jq["histogram"][0] == 0, jq
+PY
+cat > "$T/fold.node" <<'N'
+10 3 0 0
+0 0 0 0
+1 1 0 0
+2 0 1 0
+3 0 0 1
+4 0.5 0.5 0
+5 0 0.5 0.5
+6 0 0 0.5
+7 0.9 0 0
+8 0.5 0 0.5
+9 0 0.5 0
+N
+# TetGen order: edges (2,3) (0,3) (0,1) (1,2) (1,3) (0,2) -> nodes 5 6 7 4 8 9
+cat > "$T/fold.ele" <<'N'
+1 10 0
+0 0 1 2 3 5 6 7 4 8 9
+N
+"$DEFO" info "$T/fold.node" --json > "$T/fold.json" || bad "info of a folded tet10"
+$py -c "
+import json; d = json.load(open('$T/fold.json')); jq = d['jacobian_quality']
+assert jq['worst'] <= 0 and jq['worst_element'] == 0 and jq['histogram'][0] == 1, jq
+" && ok || bad "folded tet10 not reported"
+"$DEFO" info "$T/fold.node" > "$T/fold.txt" && grep -q "worst -[0-9.]* (element 0)" "$T/fold.txt" \
+  && ok || bad "human report of a folded tet10: $(cat "$T/fold.txt")"
+
 # Human-readable info mentions the counts.
 "$DEFO" info "$T/demo/torus.vtu" > "$T/info.txt" && grep -q "tet4 elements" "$T/info.txt" && ok || bad "human info"
 "$DEFO" --version | grep -q '^defo [0-9]' && ok || bad "--version"
