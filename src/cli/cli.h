@@ -87,9 +87,20 @@ defo_status run_error(defo_status status, const char *fmt, ...)
 const char *run_last_error(void);
 int run_fail(defo_status status);
 
-/* Print the report of `defo info` for an already loaded mesh (human or JSON).
- * reoriented: elements that had negative volume in the file. */
-int cli_report_mesh(const char *path, const defo_mesh *mesh, defo_index reoriented, bool json);
+/* "s" unless n is 1: "1 body", "2 bodies" are spelt out where they differ. */
+const char *cli_s(long long n);
+
+/* Elements negatively oriented (inverted) and flat (|det| <= 1e-12 L^3 of
+ * their corner tetrahedron, L its longest edge) as stored; the first of each
+ * or -1.  Frames are inspected as they are (defo info, defo convert). */
+typedef struct orient_counts {
+    defo_index inverted, flat, first_inverted, first_flat;
+} orient_counts;
+orient_counts cli_orientation_counts(const defo_mesh *mesh);
+
+/* Print the report of `defo info` for an already loaded mesh (human or JSON),
+ * as stored: inverted and flat elements are counted, not repaired. */
+int cli_report_mesh(const char *path, const defo_mesh *mesh, bool json);
 
 /* scene_draw.c: a scene's colliders for the renderer (defo run's PNGs and
  * defo render of a run folder).  cli_fit_colliders grows [lo, hi] by each

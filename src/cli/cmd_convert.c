@@ -3,6 +3,10 @@
  * reads and writes (.node/.ele, .msh 2.2/4.1, .vtu, .vtk) and from surfaces
  * (.obj, .stl, .off, .ply) to .obj/.vtu/.vtk.  Formats come from the
  * extensions; --ascii selects text payloads, --msh-version the Gmsh version.
+ *
+ * Elements are converted as stored: a frame of a simulation with inverted or
+ * flat elements is data, so they are kept and reported (one line on stderr
+ * with their counts), not reoriented or refused.
  */
 #include "cli/cli.h"
 
@@ -41,10 +45,18 @@ int cmd_convert(int argc, char **argv) {
         return cli_usage_error(
             "convert", "%s: unknown output format (use .node, .msh, .vtu, .vtk or .obj)", out);
 
+    defo_read_options ro = defo_default_read_options();
+    ro.reorient = DEFO_ORIENT_KEEP;
     defo_mesh *mesh = NULL;
-    defo_status s = defo_mesh_read(in, NULL, &mesh);
+    defo_status s = defo_mesh_read(in, &ro, &mesh);
     if (s < 0) return cli_fail("convert", s);
-    if (s > 0) fprintf(stderr, "defo convert: warning: %s\n", defo_last_error());
+    orient_counts oc = cli_orientation_counts(mesh);
+    if (oc.inverted || oc.flat)
+        fprintf(stderr,
+                "defo convert: %s: kept as stored: %lld inverted element%s, %lld flat element%s "
+                "(first: %lld)\n",
+                in, (long long)oc.inverted, cli_s(oc.inverted), (long long)oc.flat, cli_s(oc.flat),
+                (long long)(oc.inverted ? oc.first_inverted : oc.first_flat));
     s = defo_mesh_write(out, mesh, &wo);
     if (s < 0) {
         defo_mesh_destroy(mesh);

@@ -2,8 +2,17 @@
  * cli/cmd_info.c — `defo info MESH [--json]`: what defo sees in a mesh file.
  *
  * Like cholmod_check_*: counts, order, volume, bounding box, element quality
- * (dihedral angles, aspect ratio, histogram), elements that were inverted in
- * the file, boundary faces and connected components.  JSON keys are a
+ * (dihedral angles, aspect ratio, histogram), elements that are inverted or
+ * flat as stored, boundary faces and connected components.
+ *
+ * The mesh is reported as the file holds it, never reoriented or refused: a
+ * frame of a simulation may well have inverted or flat elements, and that is
+ * what a user inspects it for.  "inverted" counts elements whose corners are
+ * negatively oriented (det[x1-x0, x2-x0, x3-x0] < 0), "flat" those whose
+ * corner volume is zero relative to their size (|det| <= 1e-12 L^3, L the
+ * longest corner edge); the volume is the signed sum.  (Where a REST mesh is
+ * built for a simulation, defo reorients negatively oriented elements and
+ * refuses flat ones.)  JSON keys are a
  * contract scripts rely on: nodes, elements, order, volume, bbox_min,
  * bbox_max, inverted, min_dihedral_deg, max_dihedral_deg, boundary_faces,
  * components, jacobian_quality.
@@ -123,13 +132,34 @@ static defo_status jacobian_summary(const defo_mesh *mesh, jq_summary *jq) {
     return s;
 }
 
-int cli_report_mesh(const char *path, const defo_mesh *mesh, defo_index reoriented, bool json) {
+orient_counts cli_orientation_counts(const defo_mesh *m) {
+    orient_counts c = {0, 0, -1, -1};
+    for (defo_index e = 0; e < m->num_elems; e++) {
+        const defo_index *v = m->elems + (size_t)e * (size_t)m->nodes_per_elem;
+        defo_vec3 p[4];
+        for (int k = 0; k < 4; k++) p[k] = defo_v3_load(m->x + 3 * (size_t)v[k]);
+        double l2 = 0;
+        for (int a = 0; a < 4; a++)
+            for (int b = a + 1; b < 4; b++) l2 = fmax(l2, defo_v3_norm2(defo_v3_sub(p[a], p[b])));
+        double det = defo_v3_dot(defo_v3_sub(p[1], p[0]),
+                                 defo_v3_cross(defo_v3_sub(p[2], p[0]), defo_v3_sub(p[3], p[0])));
+        if (fabs(det) <= 1e-12 * l2 * sqrt(l2)) {
+            if (c.flat++ == 0) c.first_flat = e;
+        } else if (det < 0) {
+            if (c.inverted++ == 0) c.first_inverted = e;
+        }
+    }
+    return c;
+}
+
+int cli_report_mesh(const char *path, const defo_mesh *mesh, bool json) {
     double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
     if (mesh->num_nodes > 0) {
         defo_status s = defo_mesh_bbox(mesh, lo, hi);
         if (s < 0) return cli_fail("info", s);
     }
     bool volumetric = mesh->num_elems > 0;
+    orient_counts oc = cli_orientation_counts(mesh);
     double volume = 0;
     defo_quality_summary q;
     memset(&q, 0, sizeof q);
@@ -187,7 +217,10 @@ int cli_report_mesh(const char *path, const defo_mesh *mesh, defo_index reorient
         cli_json_begin_array(&j, "bbox_max");
         for (int i = 0; i < 3; i++) cli_json_number(&j, NULL, hi[i]);
         cli_json_end_array(&j);
-        cli_json_int(&j, "inverted", reoriented);
+        cli_json_int(&j, "inverted", oc.inverted);
+        cli_json_int(&j, "flat", oc.flat);
+        cli_json_int(&j, "first_inverted", oc.first_inverted);
+        cli_json_int(&j, "first_flat", oc.first_flat);
         if (volumetric) {
             cli_json_number(&j, "min_dihedral_deg", q.min_dihedral);
             cli_json_number(&j, "max_dihedral_deg", q.max_dihedral);
@@ -240,10 +273,10 @@ int cli_report_mesh(const char *path, const defo_mesh *mesh, defo_index reorient
 
     printf("%s\n", path);
     if (volumetric) {
-        printf("  %lld nodes, %lld %s elements, %lld boundary faces, %lld component%s\n",
-               (long long)mesh->num_nodes, (long long)mesh->num_elems,
-               mesh->order == 2 ? "tet10" : "tet4", boundary_faces, components,
-               components == 1 ? "" : "s");
+        printf("  %lld node%s, %lld %s element%s, %lld boundary face%s, %lld component%s\n",
+               (long long)mesh->num_nodes, cli_s(mesh->num_nodes), (long long)mesh->num_elems,
+               mesh->order == 2 ? "tet10" : "tet4", cli_s(mesh->num_elems), boundary_faces,
+               cli_s(boundary_faces), components, cli_s(components));
     } else {
         printf("  surface: %lld nodes, %lld triangles, %lld component%s, %s\n",
                (long long)mesh->num_nodes, (long long)mesh->num_tris, components,
@@ -260,8 +293,16 @@ int cli_report_mesh(const char *path, const defo_mesh *mesh, defo_index reorient
     printf("  bounding box [%.6g, %.6g, %.6g] .. [%.6g, %.6g, %.6g] (size %.6g x %.6g x %.6g)\n",
            lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]);
     if (volumetric) {
-        printf("  inverted in the file: %lld%s\n", (long long)reoriented,
-               reoriented ? " (reoriented when loaded for simulation)" : "");
+        if (oc.inverted)
+            printf("  inverted: %lld element%s negatively oriented as stored (first: element "
+                   "%lld; a simulation frame, or a rest mesh defo reorients when it loads it)\n",
+                   (long long)oc.inverted, cli_s(oc.inverted), (long long)oc.first_inverted);
+        else
+            printf("  inverted: 0\n");
+        if (oc.flat)
+            printf("  flat: %lld element%s with zero volume (first: element %lld; a rest mesh with "
+                   "them cannot be simulated)\n",
+                   (long long)oc.flat, cli_s(oc.flat), (long long)oc.first_flat);
         printf("  dihedral angles: min %.2f deg (element %lld), max %.2f deg\n", q.min_dihedral,
                (long long)q.worst_elem, q.max_dihedral);
         printf("  aspect ratio: mean %.3f, worst %.3f (1 = regular tetrahedron)\n", q.mean_aspect,
@@ -318,22 +359,13 @@ int cmd_info(int argc, char **argv) {
     }
     if (!path) return cli_usage_error("info", "missing MESH argument");
 
-    /* Read as stored, so elements inverted in the file can be counted, then
-     * orient them as every other defo tool does. */
+    /* Read as stored: inverted and flat elements are reported, not repaired */
     defo_read_options ro = defo_default_read_options();
     ro.reorient = DEFO_ORIENT_KEEP;
     defo_mesh *mesh = NULL;
     defo_status s = defo_mesh_read(path, &ro, &mesh);
     if (s < 0) return cli_fail("info", s);
-    defo_index flipped = 0;
-    if (mesh->num_elems > 0) {
-        s = defo_mesh_orient(mesh, &flipped);
-        if (s < 0) {
-            defo_mesh_destroy(mesh);
-            return cli_fail("info", s);
-        }
-    }
-    int rc = cli_report_mesh(path, mesh, flipped, json);
+    int rc = cli_report_mesh(path, mesh, json);
     defo_mesh_destroy(mesh);
     return rc;
 }

@@ -37,6 +37,10 @@ int cli_fail(const char *cmd, defo_status status) {
     return CLI_BAD_INPUT;
 }
 
+const char *cli_s(long long n) {
+    return n == 1 ? "" : "s";
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

@@ -72,8 +72,9 @@ expect_bad "garbage msh" "garbage.msh:" "$DEFO" info "$T/garbage.msh"
 ls "$T" | grep -q 'tmp-' && bad "temporary file left behind" || ok
 
 
-# Elements stored inside out are counted by info, reoriented (with a warning)
-# by convert; a zero-volume element is an error naming it.
+# Elements stored inside out or flat are counted by info and kept by convert
+# (a frame of a simulation is data to inspect): exit 0, the counts and the
+# first element of each reported, the converted file still holds them.
 cat > "$T/inv.node" <<'N'
 5 3 0 0
 0 0 0 0
@@ -88,26 +89,44 @@ cat > "$T/inv.ele" <<'N'
 1 1 2 4 3
 N
 "$DEFO" info "$T/inv.node" --json > "$T/inv.json" && \
-  $py -c "import json; d = json.load(open('$T/inv.json')); assert d['inverted'] == 1 and d['elements'] == 2, d" \
+  $py -c "import json; d = json.load(open('$T/inv.json')); assert d['inverted'] == 1 and d['first_inverted'] == 1 and d['flat'] == 0 and d['elements'] == 2, d" \
   && ok || bad "info does not count the inverted element"
-"$DEFO" convert "$T/inv.node" "$T/inv.vtu" > /dev/null 2> "$T/inv.err" && grep -q "reoriented 1 element" "$T/inv.err" \
-  && ok || bad "convert does not warn about reorientation: $(cat "$T/inv.err")"
-"$DEFO" info "$T/inv.vtu" --json | $py -c "import json,sys; assert json.load(sys.stdin)['inverted'] == 0" \
-  && ok || bad "converted mesh still inverted"
+"$DEFO" convert "$T/inv.node" "$T/inv.vtu" > /dev/null 2> "$T/inv.err" && grep -q "kept as stored: 1 inverted element, 0 flat" "$T/inv.err" \
+  && ok || bad "convert does not report the inverted element: $(cat "$T/inv.err")"
+"$DEFO" info "$T/inv.vtu" --json | $py -c "import json,sys; assert json.load(sys.stdin)['inverted'] == 1" \
+  && ok || bad "converted mesh lost its inverted element"
 cat > "$T/flat.ele" <<'N'
-1 4 0
+2 4 0
 0 0 1 2 3
+1 0 1 2 4
 N
-
-
 cat > "$T/flat.node" <<'N'
-4 3 0 0
+5 3 0 0
 0 0 0 0
 1 1 0 0
 2 0 1 0
 3 1 1 0
+4 0 0 1
 N
-expect_bad "zero-volume element" "element 0" "$DEFO" info "$T/flat.node"
+"$DEFO" info "$T/flat.node" --json > "$T/flat.json" 2> "$T/flat.err" && \
+  $py -c "import json; d = json.load(open('$T/flat.json')); assert d['flat'] == 1 and d['first_flat'] == 0 and d['inverted'] == 0, d" \
+  && ok || bad "info of a mesh with a flat element: $(cat "$T/flat.err")"
+"$DEFO" info "$T/flat.node" | grep -q "flat: 1 element with zero volume (first: element 0" \
+  && ok || bad "human info does not name the flat element"
+"$DEFO" convert "$T/flat.node" "$T/flat.vtu" > /dev/null 2> "$T/flat_c.err" && grep -q "0 inverted elements, 1 flat element (first: 0)" "$T/flat_c.err" \
+  && ok || bad "convert of a flat element: $(cat "$T/flat_c.err")"
+# a frame written by defo run with a squashed (flat) element reads back the same
+$py - "$T/flat.vtu" <<'PY' && ok || bad "meshio reads the converted flat mesh"
+import meshio, sys
+m = meshio.read(sys.argv[1])
+assert len(m.points) == 5 and len(m.cells[0].data) == 2
+PY
+# where a rest mesh is built for a simulation, the flat element is refused
+cat > "$T/flat_scene.json" <<J
+{"bodies": [{"mesh": "$T/flat.node"}], "duration": {"frames": 1}, "outputs": {"png": false}}
+J
+"$DEFO" run "$T/flat_scene.json" -o "$T/flat_run" > /dev/null 2> "$T/flat_run.err"; rc=$?
+[ $rc = 2 ] && grep -q "element 0" "$T/flat_run.err" && ok || bad "run of a flat rest mesh: rc=$rc $(cat "$T/flat_run.err")"
 
 # tet10: the curved volume is exact (a gmsh sphere of radius 1 at order 2:
 # within 0.1 % of 4 pi / 3, where its straight-sided corners lose > 5 %), and
