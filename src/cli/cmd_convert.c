@@ -62,9 +62,25 @@ int cmd_convert(int argc, char **argv) {
         defo_mesh_destroy(mesh);
         return cli_fail("convert", s);
     }
-    printf("wrote %s (%s): %lld nodes, %lld elements, %lld triangles\n", out,
-           defo_format_name(defo_format_from_path(out)), (long long)mesh->num_nodes,
-           (long long)mesh->num_elems, (long long)mesh->num_tris);
+    if (defo_format_from_path(out) == DEFO_FORMAT_OBJ) {
+        /* an OBJ holds a surface (a volume mesh's boundary, curved faces split
+         * in 4): report what the file has, read back */
+        defo_mesh *back = NULL;
+        s = defo_mesh_read(out, NULL, &back);
+        if (s < 0) {
+            defo_mesh_destroy(mesh);
+            return cli_fail("convert", s);
+        }
+        printf("wrote %s (obj): %lld vertices, %lld triangles%s\n", out, (long long)back->num_nodes,
+               (long long)back->num_tris,
+               mesh->num_elems > 0 && mesh->num_tris == 0 ? " (the boundary of the volume mesh)"
+                                                          : "");
+        defo_mesh_destroy(back);
+    } else {
+        printf("wrote %s (%s): %lld nodes, %lld elements, %lld triangles\n", out,
+               defo_format_name(defo_format_from_path(out)), (long long)mesh->num_nodes,
+               (long long)mesh->num_elems, (long long)mesh->num_tris);
+    }
     defo_mesh_destroy(mesh);
     return CLI_OK;
 }

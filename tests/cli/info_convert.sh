@@ -169,6 +169,27 @@ assert jq['worst'] <= 0 and jq['worst_element'] == 0 and jq['histogram'][0] == 1
 "$DEFO" info "$T/fold.node" > "$T/fold.txt" && grep -q "worst -[0-9.]* (element 0)" "$T/fold.txt" \
   && ok || bad "human report of a folded tet10: $(cat "$T/fold.txt")"
 
+# convert to .obj reports the surface it wrote (vertices and triangles of the
+# boundary, read back from the file and counted by meshio), not the volume
+# mesh's counts; a tet10 boundary has 4 triangles per curved face.
+for src in "$T/demo/torus.vtu" "$DEFO_SRC/data/gmsh/sphere_o2_msh22_bin.msh"; do
+  "$DEFO" convert "$src" "$T/surf.obj" > "$T/obj.out" 2>&1 || bad "convert to obj: $(cat "$T/obj.out")"
+  $py - "$T/surf.obj" "$T/obj.out" "$src" <<'PY' && ok || bad "convert .obj report: $(cat "$T/obj.out")"
+import meshio, re, sys
+m = meshio.read(sys.argv[1])
+tris = sum(len(c.data) for c in m.cells if c.type == "triangle")
+used = len(set(int(v) for c in m.cells for v in c.data.ravel()))
+msg = open(sys.argv[2]).read()
+got = re.search(r"(\d+) vertices, (\d+) triangles", msg)
+assert got and int(got.group(1)) == len(m.points) == used and int(got.group(2)) == tris, (msg, len(m.points), tris)
+v = meshio.read(sys.argv[3])
+faces = 0
+if sys.argv[3].endswith(".msh"):   # gmsh wrote the boundary triangles (triangle6)
+    faces = sum(len(c.data) for c in v.cells if c.type == "triangle6")
+    assert tris == 4 * faces, (tris, faces)
+PY
+done
+
 # Human-readable info mentions the counts.
 "$DEFO" info "$T/demo/torus.vtu" > "$T/info.txt" && grep -q "tet4 elements" "$T/info.txt" && ok || bad "human info"
 "$DEFO" --version | grep -q '^defo [0-9]' && ok || bad "--version"
