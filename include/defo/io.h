@@ -2,7 +2,8 @@
  * defo/io.h — reading and writing meshes in the formats real tools use.
  *
  * Volume meshes: TetGen .node/.ele(/.face), Gmsh .msh 2.2 and 4.1 (ASCII and
- * binary), VTK .vtu (ASCII and base64 binary) and legacy .vtk.  Surfaces: OBJ,
+ * binary), VTK .vtu (ASCII and base64 binary, inline or appended, raw or
+ * zlib-compressed; written inline, zlib on request) and legacy .vtk.  Surfaces: OBJ,
  * STL (ASCII and binary), OFF, PLY (ASCII and binary little-endian).  A .pvd
  * collection indexes a time series of .vtu files.
  *
@@ -55,6 +56,10 @@ typedef struct defo_write_options {
     defo_format format; /* DEFO_FORMAT_AUTO: by extension */
     int binary;         /* 1: binary payload where the format has one (default 1) */
     int msh_version;    /* 2 (2.2) or 4 (4.1); default 4 */
+    /* .vtu: 1 = zlib-compress the binary arrays (VTK's vtkZLibDataCompressor
+     * layout, which ParaView and meshio read); needs binary.  Other formats
+     * ignore it.  Default 0. */
+    int compress;
     /* Positions to write instead of mesh->x (3 per node), e.g. the deformed
      * state; NULL writes mesh->x.  Borrowed. */
     const double *positions;

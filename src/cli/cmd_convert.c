@@ -2,7 +2,8 @@
  * cli/cmd_convert.c — `defo convert IN OUT`: between every volume format defo
  * reads and writes (.node/.ele, .msh 2.2/4.1, .vtu, .vtk) and from surfaces
  * (.obj, .stl, .off, .ply) to .obj/.vtu/.vtk.  Formats come from the
- * extensions; --ascii selects text payloads, --msh-version the Gmsh version.
+ * extensions; --ascii selects text payloads, --msh-version the Gmsh version,
+ * --compress zlib-compressed .vtu arrays (what ParaView and meshio write).
  *
  * Elements are converted as stored: a frame of a simulation with inverted or
  * flat elements is data, so they are kept and reported (one line on stderr
@@ -21,6 +22,8 @@ int cmd_convert(int argc, char **argv) {
             wo.binary = 0;
         } else if (!strcmp(argv[i], "--binary")) {
             wo.binary = 1;
+        } else if (!strcmp(argv[i], "--compress")) {
+            wo.compress = 1;
         } else if (!strcmp(argv[i], "--msh-version")) {
             if (i + 1 >= argc) return cli_usage_error("convert", "--msh-version needs 2 or 4");
             const char *v = argv[++i];
@@ -41,6 +44,10 @@ int cmd_convert(int argc, char **argv) {
         }
     }
     if (!in || !out) return cli_usage_error("convert", "usage: defo convert IN OUT");
+    if (wo.compress && defo_format_from_path(out) != DEFO_FORMAT_VTU)
+        return cli_usage_error("convert", "--compress writes .vtu only (not %s)", out);
+    if (wo.compress && !wo.binary)
+        return cli_usage_error("convert", "--compress and --ascii exclude each other");
     if (defo_format_from_path(out) == DEFO_FORMAT_AUTO)
         return cli_usage_error(
             "convert", "%s: unknown output format (use .node, .msh, .vtu, .vtk or .obj)", out);

@@ -86,6 +86,7 @@ defo_write_options defo_default_write_options(void) {
     o.binary = 1;
     o.msh_version = 4;
     o.positions = NULL;
+    o.compress = 0;
     return o;
 }
 

@@ -190,6 +190,31 @@ if sys.argv[3].endswith(".msh"):   # gmsh wrote the boundary triangles (triangle
 PY
 done
 
+# Compressed .vtu: meshio writes zlib by default, defo reads it; defo writes it
+# with --compress (meshio reads the same points and cells); --compress needs
+# a binary .vtu.
+$py - "$T/demo/torus.vtu" "$T/mio_zlib.vtu" <<'PY' || bad "meshio could not write a zlib .vtu"
+import meshio, sys
+m = meshio.read(sys.argv[1])
+meshio.write(sys.argv[2], m)  # binary, zlib: meshio's defaults
+PY
+"$DEFO" info "$T/mio_zlib.vtu" --json > "$T/mz.json" 2> "$T/mz.err" && \
+  $py -c "
+import json; d = json.load(open('$T/mz.json')); r = json.load(open('$T/info.json'))
+assert d['nodes'] == r['nodes'] and d['elements'] == r['elements'] and d['volume'] == r['volume'], d
+" && ok || bad "info of meshio's zlib .vtu: $(cat "$T/mz.err")"
+"$DEFO" convert "$T/demo/torus.vtu" "$T/z.vtu" --compress > /dev/null || bad "convert --compress"
+grep -q 'compressor="vtkZLibDataCompressor"' "$T/z.vtu" && ok || bad "--compress wrote no zlib .vtu"
+$py - "$T/demo/torus.vtu" "$T/z.vtu" <<'PY' && ok || bad "meshio reads defo's zlib .vtu differently"
+import meshio, sys, numpy as np
+a, b = meshio.read(sys.argv[1]), meshio.read(sys.argv[2])
+assert np.array_equal(a.points, b.points)
+assert all(np.array_equal(x.data, y.data) for x, y in zip(a.cells, b.cells))
+PY
+[ "$(stat -c %s "$T/z.vtu")" -lt "$(stat -c %s "$T/demo/torus.vtu")" ] && ok || bad "zlib .vtu not smaller"
+expect_bad "--compress ascii" "--compress and --ascii" "$DEFO" convert "$T/demo/torus.vtu" "$T/za.vtu" --compress --ascii
+expect_bad "--compress msh" "--compress writes .vtu only" "$DEFO" convert "$T/demo/torus.vtu" "$T/z.msh" --compress
+
 # Human-readable info mentions the counts.
 "$DEFO" info "$T/demo/torus.vtu" > "$T/info.txt" && grep -q "tet4 elements" "$T/info.txt" && ok || bad "human info"
 "$DEFO" --version | grep -q '^defo [0-9]' && ok || bad "--version"
