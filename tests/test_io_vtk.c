@@ -499,6 +499,137 @@ static void test_compressed_write(void) {
     defo_mesh_destroy(box);
 }
 
+/* ------------------------------------------------------------ parts */
+/* defo_mesh_write_parts: a tet4 box and a tet10 sphere in ONE .vtu, each with
+ * its own cell type.  References: meshio's reading (tetra then tetra10
+ * blocks, points, connectivity offset by the box's nodes, point and cell
+ * fields, bitwise), and defo's own reading of the mixed grid: one tet10 mesh
+ * whose sphere part is the sphere as written, whose box cells have their
+ * corners and edge-midpoint nodes (appended after the file's points, point
+ * data the mean of the edge ends), with the summed volume and a warning. */
+static void test_parts_mixed_orders(void) {
+    defo_box_def bd = defo_default_box_def();
+    bd.cells[0] = 2;
+    bd.cells[1] = bd.cells[2] = 1;
+    defo_sphere_def sd = defo_default_sphere_def();
+    sd.center[0] = 3;
+    sd.radius = 0.6;
+    sd.cell_size = 0.3;
+    sd.order = 2;
+    defo_mesh *box = NULL, *ball = NULL;
+    CHECK_OK(defo_generate_box(&bd, &box));
+    CHECK_OK(defo_generate_sphere(&sd, &ball));
+    if (!box || !ball) {
+        defo_mesh_destroy(box);
+        defo_mesh_destroy(ball);
+        return;
+    }
+    const defo_mesh *parts[2] = {box, ball};
+    for (int p = 0; p < 2; p++) {
+        defo_mesh *m = (defo_mesh *)parts[p];
+        size_t nn = (size_t)m->num_nodes, ne = (size_t)m->num_elems;
+        double *pd = malloc(3 * nn * sizeof *pd), *cd = malloc(ne * sizeof *cd);
+        for (size_t i = 0; i < 3 * nn; i++) pd[i] = m->x[i] * m->x[i] + (double)p;
+        for (size_t e = 0; e < ne; e++) cd[e] = (double)(100 * p) + (double)e / 7.0;
+        CHECK_OK(defo_mesh_add_field(m, "disp", DEFO_FIELD_POINT, 3, pd));
+        CHECK_OK(defo_mesh_add_field(m, "J", DEFO_FIELD_CELL, 1, cd));
+        free(pd);
+        free(cd);
+    }
+    for (int variant = 0; variant < 3; variant++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/parts_%d.vtu", DEFO_TEST_TMP, variant);
+        defo_write_options o = wopts(variant != 0);
+        o.compress = variant == 2;
+        CHECK_OK(defo_mesh_write_parts(path, parts, 2, &o));
+        if (have_meshio() && variant < 2) {
+            char *dump = run_py("dump.py", DUMP_PY, path);
+            CHECK(dump != NULL);
+            if (dump) {
+                char want[128];
+                snprintf(want, sizeof want, "cells tetra %d", 4 * (int)box->num_elems);
+                CHECK_MSG(strstr(dump, want) != NULL, "meshio: no '%s'", want);
+                snprintf(want, sizeof want, "cells tetra10 %d", 10 * (int)ball->num_elems);
+                CHECK_MSG(strstr(dump, want) != NULL, "meshio: no '%s'", want);
+                /* the whole connectivity in meshio's order: box, then the ball offset */
+                char *c = strstr(dump, "cells tetra ");
+                long bad = 0;
+                if (c) {
+                    c = strchr(c, '\n') + 1;
+                    for (defo_index k = 0; k < 4 * box->num_elems; k++)
+                        bad += strtol(c, &c, 10) != box->elems[k];
+                    c = strstr(c, "cells tetra10 ");
+                    c = c ? strchr(c, '\n') + 1 : NULL;
+                    for (defo_index k = 0; c && k < 10 * ball->num_elems; k++)
+                        bad += strtol(c, &c, 10) != ball->elems[k] + box->num_nodes;
+                }
+                CHECK_MSG(bad == 0, "%ld connectivity entries differ", bad);
+                free(dump);
+            }
+        }
+        defo_mesh *r = NULL;
+        defo_status s = read_with(defo_read_vtu, path, &r);
+        CHECK(s == DEFO_WARNING);
+        if (variant == 0) TEST_REPORT("%s", defo_last_error());
+        if (!r) continue;
+        defo_index n0 = box->num_nodes + ball->num_nodes;
+        CHECK(r->order == 2 && r->num_elems == box->num_elems + ball->num_elems);
+        CHECK(memcmp(r->x, box->x, 24 * (size_t)box->num_nodes) == 0);
+        CHECK(memcmp(r->x + 3 * box->num_nodes, ball->x, 24 * (size_t)ball->num_nodes) == 0);
+        long bad = 0;
+        const defo_field *pd = defo_mesh_find_field(r, "disp", DEFO_FIELD_POINT);
+        const defo_field *cd = defo_mesh_find_field(r, "J", DEFO_FIELD_CELL);
+        CHECK(pd && cd);
+        for (defo_index e = 0; pd && cd && e < r->num_elems; e++) {
+            const defo_index *v = r->elems + 10 * (size_t)e;
+            if (e < box->num_elems) {
+                for (int k = 0; k < 4; k++) bad += v[k] != box->elems[4 * (size_t)e + (size_t)k];
+                for (int k = 0; k < 6; k++) {
+                    defo_index a = v[defo_tet_edges[k][0]], b = v[defo_tet_edges[k][1]],
+                               mid = v[4 + k];
+                    bad += mid < n0;
+                    for (int j = 0; j < 3; j++) {
+                        bad += r->x[3 * mid + j] != 0.5 * (r->x[3 * a + j] + r->x[3 * b + j]);
+                        bad += pd->data[3 * mid + j] !=
+                               0.5 * (pd->data[3 * a + j] + pd->data[3 * b + j]);
+                    }
+                }
+                bad += cd->data[e] != (double)e / 7.0;
+            } else {
+                defo_index f = e - box->num_elems;
+                for (int k = 0; k < 10; k++)
+                    bad += v[k] != ball->elems[10 * (size_t)f + (size_t)k] + box->num_nodes;
+                bad += cd->data[e] != 100.0 + (double)f / 7.0;
+            }
+        }
+        CHECK_MSG(bad == 0, "variant %d: %ld mismatches in the mixed grid read back", variant, bad);
+        double v_box = 0, v_ball = 0, v_all = 0;
+        CHECK_OK(defo_mesh_volume(box, NULL, &v_box));
+        CHECK_OK(defo_mesh_volume(ball, NULL, &v_ball));
+        CHECK_OK(defo_mesh_volume(r, NULL, &v_all));
+        CHECK_NEAR(v_all, v_box + v_ball, 1e-12 * (v_box + v_ball));
+        defo_mesh_destroy(r);
+    }
+    /* a part without a field the first has is refused, nothing written */
+    defo_mesh *bare = NULL;
+    CHECK_OK(defo_mesh_clone(ball, &bare));
+    if (bare) {
+        for (int i = 0; i < bare->num_fields; i++) defo_free(bare->fields[i].data);
+        bare->num_fields = 0;
+        const defo_mesh *bad_parts[2] = {box, bare};
+        char path[512];
+        snprintf(path, sizeof path, "%s/parts_bad.vtu", DEFO_TEST_TMP);
+        CHECK(defo_mesh_write_parts(path, bad_parts, 2, NULL) == DEFO_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(defo_last_error(), "part 1") != NULL);
+        CHECK(access(path, F_OK) != 0);
+        CHECK(defo_mesh_write_parts(DEFO_TEST_TMP "/parts.msh", parts, 2, NULL) ==
+              DEFO_ERR_UNSUPPORTED);
+    }
+    defo_mesh_destroy(bare);
+    defo_mesh_destroy(box);
+    defo_mesh_destroy(ball);
+}
+
 /* ------------------------------------------------------------ appended */
 /* Appended data as VTK and ParaView write it (vtkXMLUnstructuredGridWriter's
  * default data mode): every DataArray format="appended" with an offset into
@@ -829,6 +960,7 @@ int main(void) {
     RUN(test_defo_reads_meshio);
     RUN(test_compressed_write);
     RUN(test_appended);
+    RUN(test_parts_mixed_orders);
     RUN(test_pvd);
     RUN(test_atomic_write_failure);
     RUN(test_broken_corpus);

@@ -79,6 +79,22 @@ DEFO_API defo_status defo_mesh_read_memory(const void *data, size_t size, const 
 DEFO_API defo_status defo_mesh_write(const char *path, const defo_mesh *mesh,
                                      const defo_write_options *opts);
 
+/* Several meshes in ONE file, side by side (e.g. every body of a scene):
+ * .vtu — one unstructured grid whose points and cells are the parts' in
+ * order, node indices offset, each part keeping its own cell types (tet4 as
+ * VTK_TETRA, tet10 as VTK_QUADRATIC_TETRA, triangles), so linear and
+ * quadratic bodies share a frame and ParaView draws the tet10 ones curved;
+ * the fields are those of parts[0], which every part with rows at a field's
+ * location must have with the same components (DEFO_ERR_INVALID_ARGUMENT
+ * naming it otherwise).  .obj — each part's surface (its triangles, or a
+ * volume mesh's boundary) one after the other.  Other formats take one part.
+ * opts->positions, when given, holds 3 values per node of every part in
+ * order.  defo_mesh_read of a .vtu mixing tet4 and tet10 cells gives one
+ * tet10 mesh: each tet4 cell gets its edge midpoints as nodes, appended
+ * after the file's points (point data averaged), with DEFO_WARNING saying so. */
+DEFO_API defo_status defo_mesh_write_parts(const char *path, const defo_mesh *const *parts,
+                                           int count, const defo_write_options *opts);
+
 /* ParaView collection: one <DataSet timestep="t" file="..."/> per entry;
  * file names are written relative to the .pvd's folder when possible. */
 DEFO_API defo_status defo_pvd_write(const char *path, const double *times, const char *const *files,

@@ -57,6 +57,7 @@ int cmd_convert(int argc, char **argv) {
     defo_mesh *mesh = NULL;
     defo_status s = defo_mesh_read(in, &ro, &mesh);
     if (s < 0) return cli_fail("convert", s);
+    if (s > 0) fprintf(stderr, "defo convert: warning: %s\n", defo_last_error());
     orient_counts oc = cli_orientation_counts(mesh);
     if (oc.inverted || oc.flat)
         fprintf(stderr,

@@ -365,6 +365,7 @@ int cmd_info(int argc, char **argv) {
     defo_mesh *mesh = NULL;
     defo_status s = defo_mesh_read(path, &ro, &mesh);
     if (s < 0) return cli_fail("info", s);
+    if (s > 0) fprintf(stderr, "defo info: warning: %s\n", defo_last_error());
     int rc = cli_report_mesh(path, mesh, json);
     defo_mesh_destroy(mesh);
     return rc;

@@ -893,11 +893,14 @@ defo_status defo_read_vtu(const char *data, size_t size, const char *name, defo_
                            r.num_cells ? conn->i : &notypes};
         s = defo_vtk_build_mesh(&g, name, r.num_cells ? types->line : pl, &m, cell_elem);
     }
+    /* a mixed-order grid read as quadratic: the warning survives the fields */
+    char warning[512] = "";
+    if (s > 0) snprintf(warning, sizeof warning, "%s", defo_last_error());
     for (int i = 0; s >= 0 && i < r.num_arrays; i++) {
         varray *a = &r.arrays[i];
         if (a->role != ROLE_PDATA && a->role != ROLE_CDATA) continue;
         if (a->role == ROLE_PDATA)
-            s = defo_mesh_add_field(m, a->name, DEFO_FIELD_POINT, a->components, a->d);
+            s = defo_vtk_add_point_field(m, a->name, a->components, a->d, r.num_points);
         else
             s = defo_vtk_add_cell_field(m, a->name, a->components, a->d, r.num_cells, cell_elem);
     }
@@ -909,7 +912,7 @@ defo_status defo_read_vtu(const char *data, size_t size, const char *name, defo_
         return s;
     }
     *out = m;
-    return DEFO_OK;
+    return warning[0] ? defo_error(DEFO_WARNING, "%s", warning) : DEFO_OK;
 }
 
 /* ============================================================ writer */
@@ -963,43 +966,77 @@ static void write_xml_string(defo_out *o, const char *s) {
 
 typedef enum wkind { W_F64, W_I64, W_U8 } wkind;
 
-/* Source of values: a flat double array (with `pad` zero tuples appended)
- * or a generator for the cell arrays. */
+/* Source of one array's values over the parts of the grid (one mesh, or
+ * several side by side): which = 0 a field (each part's data; cell data
+ * padded with zeros for the part's triangles), 1 connectivity (each part's
+ * elements then triangles, node indices offset), 2 offsets, 3 types, 4 the
+ * points (one array of 3 per node over all parts).  Values are requested in
+ * increasing k, so a cursor (part, its first k) finds the part. */
 typedef struct wsrc {
-    const defo_mesh *mesh;
-    const double *d;
-    int64_t count; /* values from d */
-    int64_t pad;   /* zeros after them */
-    int which;     /* 0: d, 1: connectivity, 2: offsets, 3: types */
+    const defo_mesh *const *parts;
+    int count;
+    int which;
+    const double *const *d; /* which 0: data per part */
+    int comps;              /* which 0: components */
+    bool cell;              /* which 0: cell data */
+    const double *x;        /* which 4 */
+    int p;                  /* cursor: current part */
+    int64_t start;          /* k of its first value */
+    int64_t node_off;       /* nodes before it */
+    int64_t conn_off;       /* connectivity entries before it */
 } wsrc;
 
-static int64_t wsrc_size(const wsrc *s) {
-    const defo_mesh *m = s->mesh;
+static int64_t part_size(const wsrc *s, const defo_mesh *m) {
     switch (s->which) {
     case 0:
-        return s->count + s->pad;
+        return (int64_t)s->comps * (s->cell ? defo_vtk_num_cells(m) : (int64_t)m->num_nodes);
     case 1:
         return (int64_t)m->num_elems * m->nodes_per_elem + (int64_t)m->num_tris * m->nodes_per_tri;
+    case 4:
+        return 3 * (int64_t)m->num_nodes;
     default:
         return defo_vtk_num_cells(m);
     }
 }
 
-static void wsrc_get(const wsrc *s, int64_t k, double *d, int64_t *iv) {
-    const defo_mesh *m = s->mesh;
+static int64_t wsrc_size(const wsrc *s) {
+    int64_t n = 0;
+    for (int p = 0; p < s->count; p++) n += part_size(s, s->parts[p]);
+    return n;
+}
+
+static void wsrc_rewind(wsrc *s) {
+    s->p = 0;
+    s->start = s->node_off = s->conn_off = 0;
+}
+
+static void wsrc_get(wsrc *s, int64_t k, double *d, int64_t *iv) {
+    while (s->p < s->count - 1 && k >= s->start + part_size(s, s->parts[s->p])) {
+        const defo_mesh *pm = s->parts[s->p];
+        s->start += part_size(s, pm);
+        s->node_off += pm->num_nodes;
+        s->conn_off +=
+            (int64_t)pm->num_elems * pm->nodes_per_elem + (int64_t)pm->num_tris * pm->nodes_per_tri;
+        s->p++;
+    }
+    const defo_mesh *m = s->parts[s->p];
+    int64_t l = k - s->start;
     int64_t ne = m->num_elems, npe = m->nodes_per_elem, npt = m->nodes_per_tri;
     switch (s->which) {
     case 0:
-        *d = k < s->count ? s->d[k] : 0.0;
+        *d = l < (int64_t)s->comps * (s->cell ? ne : (int64_t)m->num_nodes) ? s->d[s->p][l] : 0.0;
         break;
     case 1:
-        *iv = k < ne * npe ? m->elems[k] : m->tris[k - ne * npe];
+        *iv = s->node_off + (l < ne * npe ? m->elems[l] : m->tris[l - ne * npe]);
         break;
     case 2:
-        *iv = k < ne ? (k + 1) * npe : ne * npe + (k + 1 - ne) * npt;
+        *iv = s->conn_off + (l < ne ? (l + 1) * npe : ne * npe + (l + 1 - ne) * npt);
+        break;
+    case 3:
+        *iv = l < ne ? defo_vtk_elem_type(m) : defo_vtk_tri_type(m);
         break;
     default:
-        *iv = k < ne ? defo_vtk_elem_type(m) : defo_vtk_tri_type(m);
+        *d = s->x[k];
         break;
     }
 }
@@ -1068,8 +1105,9 @@ static void zw_put(zw *z, const void *p, size_t n) {
 }
 
 static defo_status write_array(defo_out *o, bool binary, bool compress, const char *type,
-                               const char *name, int comps, wkind kind, const wsrc *src) {
+                               const char *name, int comps, wkind kind, wsrc *src) {
     int64_t n = wsrc_size(src);
+    wsrc_rewind(src);
     defo_out_printf(o, "        <DataArray type=\"%s\" Name=\"", type);
     write_xml_string(o, name);
     defo_out_printf(o, "\" NumberOfComponents=\"%d\" format=\"%s\">\n          ", comps,
@@ -1154,56 +1192,122 @@ static bool host_big_endian(void) {
     return b == 0;
 }
 
-defo_status defo_write_vtu(const char *path, const defo_mesh *mesh, const defo_write_options *opt) {
+/* The field of a part matching f (name, location, components), or NULL. */
+static const defo_field *part_field(const defo_mesh *m, const defo_field *f) {
+    const defo_field *g = defo_mesh_find_field(m, f->name, f->location);
+    return g && g->components == f->components ? g : NULL;
+}
+
+defo_status defo_write_vtu_parts(const char *path, const defo_mesh *const *parts, int count,
+                                 const defo_write_options *opt) {
     bool binary = opt ? opt->binary != 0 : true;
     bool compress = opt && opt->compress;
     if (compress && !binary)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                           "%s: compression applies to binary .vtu data, not ASCII", path);
-    const double *x = opt && opt->positions ? opt->positions : mesh->x;
-    int64_t ncells = defo_vtk_num_cells(mesh);
+    if (count < 1 || !parts)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "%s: no mesh to write", path);
+    int64_t npoints = 0, ncells = 0;
+    bool any_elems = false;
+    for (int p = 0; p < count; p++) {
+        npoints += parts[p]->num_nodes;
+        ncells += defo_vtk_num_cells(parts[p]);
+        any_elems |= parts[p]->num_elems > 0;
+    }
+    /* the fields of the first part, which every part must have (a part
+     * without rows at a field's location needs none) */
+    const defo_mesh *m0 = parts[0];
+    for (int i = 0; i < m0->num_fields; i++)
+        for (int p = 1; p < count; p++) {
+            const defo_field *f = &m0->fields[i];
+            int64_t rows =
+                f->location == DEFO_FIELD_POINT ? parts[p]->num_nodes : parts[p]->num_elems;
+            if (rows > 0 && !part_field(parts[p], f))
+                return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                                  "%s: part %d has no %s field '%s' with %d components", path, p,
+                                  f->location == DEFO_FIELD_POINT ? "point" : "cell", f->name,
+                                  f->components);
+        }
+    const double **data = defo_calloc((size_t)count + 1, sizeof *data);
+    double *xall = NULL;
+    if (!data) return defo_error_oom("field list", (size_t)count * sizeof *data);
+    const double *x = opt ? opt->positions : NULL;
+    if (!x && count == 1) x = m0->x;
+    if (!x) { /* each part's own positions, gathered */
+        xall = defo_malloc((size_t)(3 * npoints + 1) * sizeof(double));
+        if (!xall) {
+            defo_free(data);
+            return defo_error_oom("points", (size_t)npoints * 24);
+        }
+        size_t o = 0;
+        for (int p = 0; p < count; p++) {
+            memcpy(xall + o, parts[p]->x, 3 * (size_t)parts[p]->num_nodes * sizeof(double));
+            o += 3 * (size_t)parts[p]->num_nodes;
+        }
+        x = xall;
+    }
     defo_out o;
     defo_status s = defo_out_open(&o, path);
-    if (s < 0) return s;
+    if (s < 0) {
+        defo_free(data);
+        defo_free(xall);
+        return s;
+    }
     defo_out_printf(&o,
                     "<?xml version=\"1.0\"?>\n"
                     "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"%s\" "
                     "header_type=\"UInt64\"%s>\n  <UnstructuredGrid>\n"
                     "    <Piece NumberOfPoints=\"%lld\" NumberOfCells=\"%lld\">\n",
                     host_big_endian() ? "BigEndian" : "LittleEndian",
-                    compress ? " compressor=\"vtkZLibDataCompressor\"" : "",
-                    (long long)mesh->num_nodes, (long long)ncells);
+                    compress ? " compressor=\"vtkZLibDataCompressor\"" : "", (long long)npoints,
+                    (long long)ncells);
+    wsrc src;
+    memset(&src, 0, sizeof src);
+    src.parts = parts;
+    src.count = count;
     for (int loc = 0; loc < 2 && s >= 0; loc++) {
         bool any = false;
-        for (int i = 0; i < mesh->num_fields; i++)
-            if ((int)mesh->fields[i].location == loc) any = true;
-        if (loc == 1 && mesh->num_elems == 0) any = false;
+        for (int i = 0; i < m0->num_fields; i++)
+            if ((int)m0->fields[i].location == loc) any = true;
+        if (loc == 1 && !any_elems) any = false;
         if (!any) continue;
         defo_out_printf(&o, "      <%s>\n", loc == 0 ? "PointData" : "CellData");
-        for (int i = 0; i < mesh->num_fields && s >= 0; i++) {
-            const defo_field *f = &mesh->fields[i];
+        for (int i = 0; i < m0->num_fields && s >= 0; i++) {
+            const defo_field *f = &m0->fields[i];
             if ((int)f->location != loc) continue;
-            int64_t rows = loc == 0 ? mesh->num_nodes : mesh->num_elems;
-            wsrc src = {mesh, f->data, rows * f->components,
-                        loc == 0 ? 0 : (int64_t)mesh->num_tris * f->components, 0};
+            for (int p = 0; p < count; p++) {
+                const defo_field *g = part_field(parts[p], f);
+                data[p] = g ? g->data : NULL;
+            }
+            src.which = 0;
+            src.d = data;
+            src.comps = f->components;
+            src.cell = loc == 1;
             s = write_array(&o, binary, compress, "Float64", f->name, f->components, W_F64, &src);
         }
         defo_out_printf(&o, "      </%s>\n", loc == 0 ? "PointData" : "CellData");
     }
     defo_out_printf(&o, "      <Points>\n");
-    wsrc psrc = {mesh, x, 3 * (int64_t)mesh->num_nodes, 0, 0};
-    if (s >= 0) s = write_array(&o, binary, compress, "Float64", "Points", 3, W_F64, &psrc);
+    src.which = 4;
+    src.x = x;
+    if (s >= 0) s = write_array(&o, binary, compress, "Float64", "Points", 3, W_F64, &src);
     defo_out_printf(&o, "      </Points>\n      <Cells>\n");
-    wsrc csrc = {mesh, NULL, 0, 0, 1};
-    if (s >= 0) s = write_array(&o, binary, compress, "Int64", "connectivity", 1, W_I64, &csrc);
-    csrc.which = 2;
-    if (s >= 0) s = write_array(&o, binary, compress, "Int64", "offsets", 1, W_I64, &csrc);
-    csrc.which = 3;
-    if (s >= 0) s = write_array(&o, binary, compress, "UInt8", "types", 1, W_U8, &csrc);
+    src.which = 1;
+    if (s >= 0) s = write_array(&o, binary, compress, "Int64", "connectivity", 1, W_I64, &src);
+    src.which = 2;
+    if (s >= 0) s = write_array(&o, binary, compress, "Int64", "offsets", 1, W_I64, &src);
+    src.which = 3;
+    if (s >= 0) s = write_array(&o, binary, compress, "UInt8", "types", 1, W_U8, &src);
     defo_out_printf(&o, "      </Cells>\n    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n");
+    defo_free(data);
+    defo_free(xall);
     if (s < 0) {
         defo_out_abort(&o);
         return s;
     }
     return defo_out_commit(&o);
+}
+
+defo_status defo_write_vtu(const char *path, const defo_mesh *mesh, const defo_write_options *opt) {
+    return defo_write_vtu_parts(path, &mesh, 1, opt);
 }
