@@ -63,6 +63,9 @@ typedef struct defo_write_options {
     /* Positions to write instead of mesh->x (3 per node), e.g. the deformed
      * state; NULL writes mesh->x.  Borrowed. */
     const double *positions;
+    /* defo_mesh_write_parts to .obj: one name per part, written as an object
+     * ("o name", a separate object in Blender); NULL: no names.  Borrowed. */
+    const char *const *part_names;
 } defo_write_options;
 DEFO_API defo_write_options defo_default_write_options(void);
 

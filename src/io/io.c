@@ -87,6 +87,7 @@ defo_write_options defo_default_write_options(void) {
     o.msh_version = 4;
     o.positions = NULL;
     o.compress = 0;
+    o.part_names = NULL;
     return o;
 }
 

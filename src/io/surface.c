@@ -847,10 +847,19 @@ defo_status defo_write_obj_parts(const char *path, const defo_mesh *const *parts
     if (s >= 0) s = defo_out_open(&o, path);
     if (s >= 0) {
         defo_out_printf(&o, "# defo %s\n", DEFO_VERSION_STRING);
+        /* each part: its name (an object in Blender), vertices, faces; OBJ
+         * vertex indices are global */
         size_t node_off = 0;
         for (int p = 0; p < count; p++) {
             const defo_mesh *m = parts[p];
             const double *x = xall ? xall + 3 * node_off : m->x;
+            const char *name = opt && opt->part_names ? opt->part_names[p] : NULL;
+            if (name && name[0]) {
+                defo_out_write(&o, "o ", 2);
+                for (const char *c = name; *c; c++) /* one line, no control characters */
+                    defo_out_write(&o, (unsigned char)*c < 32 ? "_" : c, 1);
+                defo_out_write(&o, "\n", 1);
+            }
             for (defo_index i = 0; i < m->num_nodes; i++) {
                 if (op[p].map[i] < 0) continue;
                 defo_out_write(&o, "v ", 2);
@@ -861,8 +870,6 @@ defo_status defo_write_obj_parts(const char *path, const defo_mesh *const *parts
                 defo_out_write(&o, "\n", 1);
             }
             node_off += (size_t)m->num_nodes;
-        }
-        for (int p = 0; p < count; p++) {
             const obj_part *q = &op[p];
             for (int64_t t = 0; t < q->nt; t++) {
                 const defo_index *f = q->tris + t * q->stride;

@@ -276,6 +276,102 @@ V2, _ = read(os.path.join(d, "out/surface/frame_0002.obj"))
 assert V2[:6] != V[:6], "embedded surface does not move"
 PY
 else bad "embedded scene run exit: $(cat "$E/err")"; fi
+# ... the .vtu holds both bodies, one after the other (meshio: points of both,
+# body_id 0 then 1); the OBJ names each body as an object
+$py - "$E" <<'PY' && ok || bad "two-body frame"
+import sys, os, meshio, numpy as np
+d = sys.argv[1]
+m = meshio.read(os.path.join(d, "out/frames/frame_0002.vtu"))
+ids = np.concatenate([c for c in m.cell_data["body_id"]])
+assert len(m.points) == 27 + 8, len(m.points)
+assert list(ids).count(0) == 48 and list(ids).count(1) == 6 and np.all(np.diff(ids) >= 0)
+names = [l.split()[1] for l in open(os.path.join(d, "out/surface/frame_0002.obj")) if l.startswith("o ")]
+assert names == ["box", "plain"], names
+PY
+# pictures draw the embedded surface, not the box: an icosphere of radius
+# 0.3 at the centre of a 1 m box, bound to it, covers far fewer pixels than
+# the box does
+$py - "$E/ball.obj" <<'PY' || bad "cannot write the icosphere"
+import sys, math
+t = (1 + 5 ** 0.5) / 2
+V = [(-1, t, 0), (1, t, 0), (-1, -t, 0), (1, -t, 0), (0, -1, t), (0, 1, t), (0, -1, -t), (0, 1, -t),
+     (t, 0, -1), (t, 0, 1), (-t, 0, -1), (-t, 0, 1)]
+F = [(0, 11, 5), (0, 5, 1), (0, 1, 7), (0, 7, 10), (0, 10, 11), (1, 5, 9), (5, 11, 4), (11, 10, 2),
+     (10, 7, 6), (7, 1, 8), (3, 9, 4), (3, 4, 2), (3, 2, 6), (3, 6, 8), (3, 8, 9), (4, 9, 5),
+     (2, 4, 11), (6, 2, 10), (8, 6, 7), (9, 8, 1)]
+with open(sys.argv[1], "w") as f:
+    for v in V:
+        n = math.sqrt(sum(c * c for c in v))
+        f.write("v %.17g %.17g %.17g\n" % (0.3 * v[0] / n, 0.3 * v[1] / n, 1 + 0.3 * v[2] / n))
+    for a, b, c in F: f.write("f %d %d %d\n" % (a + 1, b + 1, c + 1))
+PY
+for kind in plain embedded; do
+  emb=""; [ $kind = embedded ] && emb=', "embedded": {"file": "ball.obj"}'
+  cat > "$E/pic_$kind.json" <<JSON
+{"duration": {"frames": 1, "fps": 30}, "integrator": {"type": "backward_euler"},
+ "bodies": [{"name": "b", "generator": {"type": "box", "size": [1, 1, 1], "cells": 2,
+   "center": [0, 0, 1]}, "formulation": "corotated"$emb}],
+ "outputs": {"png": {"enabled": true, "color": "", "width": 320, "height": 240}, "vtu": false}}
+JSON
+  "$DEFO" run "$E/pic_$kind.json" -o "$E/pic_$kind" --threads 1 --quiet 2> "$E/pic.err" || bad "picture run $kind: $(cat "$E/pic.err")"
+done
+$py - "$E/pic_plain/png/frame_0001.png" "$E/pic_embedded/png/frame_0001.png" <<'PY' && ok || bad "embedded body pictured as its box"
+import sys, zlib, struct
+def png_rgb(path):
+    data = open(path, "rb").read()
+    w, h = struct.unpack(">II", data[16:24])
+    idat, i = b"", 8
+    while i < len(data):
+        n, = struct.unpack(">I", data[i:i + 4]); t = data[i + 4:i + 8]
+        if t == b"IDAT": idat += data[i + 8:i + 8 + n]
+        i += 12 + n
+    raw, rows, prev, k = zlib.decompress(idat), [], bytearray(3 * w), 0
+    for y in range(h):
+        f = raw[k]; line = bytearray(raw[k + 1:k + 1 + 3 * w]); k += 1 + 3 * w
+        for x in range(3 * w):
+            a = line[x - 3] if x >= 3 else 0; b = prev[x]; c = prev[x - 3] if x >= 3 else 0
+            if f == 1: line[x] = (line[x] + a) & 255
+            elif f == 2: line[x] = (line[x] + b) & 255
+            elif f == 3: line[x] = (line[x] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(line); prev = line
+    return rows
+def clay(rows):  # the plain body colour: red well above blue
+    return sum(1 for r in rows for x in range(0, len(r), 3) if r[x] > r[x + 2] + 40 and r[x] > r[x + 1] + 15)
+a, b = clay(png_rgb(sys.argv[1])), clay(png_rgb(sys.argv[2]))
+print("body pixels: box %d, embedded sphere %d" % (a, b))
+assert a > 2000 and 0 < b < 0.5 * a, (a, b)
+PY
+
+# A scene mixing a tet10 body (gmsh box at order 2) and a tet4 one: each frame
+# keeps the tet10 cells quadratic (meshio: a tetra10 block beside the tetra
+# one) and the OBJ splits the tet10 body's curved faces in 4.  Runs once tet10
+# bodies run in a scene; until then the refusal is reported as a skip.
+cat > "$E/mixed.json" <<JSON
+{"duration": {"frames": 1, "fps": 30}, "integrator": {"type": "backward_euler"},
+ "bodies": [{"name": "quad", "mesh": "$DEFO_SRC/data/gmsh/box_o2_msh22.msh", "formulation": "corotated"},
+            {"name": "lin", "generator": {"type": "box", "cells": 1, "center": [5, 0, 3]},
+             "formulation": "corotated"}],
+ "outputs": {"png": false}}
+JSON
+if "$DEFO" run "$E/mixed.json" -o "$E/mixed" --threads 1 --quiet 2> "$E/mixed.err"; then
+  $py - "$E/mixed" "$DEFO_SRC/data/gmsh/box_o2_msh22.msh" <<'PY' && ok || bad "mixed tet4/tet10 frame"
+import sys, os, meshio
+d = sys.argv[1]
+q = meshio.read(sys.argv[2])
+nq = sum(len(c.data) for c in q.cells if c.type == "tetra10")
+m = meshio.read(os.path.join(d, "frames/frame_0001.vtu"))
+kinds = {c.type: len(c.data) for c in m.cells}
+assert kinds == {"tetra10": nq, "tetra": 6}, kinds
+PY
+elif grep -q "needs tet4" "$E/mixed.err"; then
+  echo "SKIP: tet10 bodies do not run in a scene yet: $(cat "$E/mixed.err")"
+else
+  bad "mixed tet4/tet10 scene: $(cat "$E/mixed.err")"
+fi
+
 sed 's/oct.obj/missing.obj/' "$E/scene.json" > "$E/missing.json"
 "$DEFO" validate "$E/missing.json" > "$E/vout" 2>&1; got=$?
 [ "$got" = 2 ] && ok || bad "validate of a missing embedded file exit $got (want 2)"
