@@ -59,11 +59,11 @@ static void progress(int quiet, int tty, int frame, int total, double t, long in
         for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : '-';
         bar[width] = 0;
         double eta = done_this_run ? elapsed / done_this_run * remaining : 0;
-        fprintf(stderr, "\r  [%s] %d/%d  t = %.2f s  inverted %ld  ETA %.0f s   ", bar, frame,
+        fprintf(stderr, "\r  [%s] %d/%d  t = %.3g s  inverted %ld  ETA %.0f s   ", bar, frame,
                 total, t, inverted, eta);
         if (frame == total) fputc('\n', stderr);
     } else {
-        fprintf(stderr, "frame %d/%d  t = %.4f s  inverted %ld  %.0f ms\n", frame, total, t,
+        fprintf(stderr, "frame %d/%d  t = %.3g s  inverted %ld  %.0f ms\n", frame, total, t,
                 inverted, frame_ms);
     }
     fflush(stderr);
@@ -180,11 +180,12 @@ int cmd_run(int argc, char **argv) {
             nodes += m->num_nodes;
             elems += m->num_elems;
         }
+        int nbodies = defo_simulation_num_bodies(sim), ncol = defo_scene_num_colliders(scene);
         fprintf(stderr,
-                "defo run: %s: %d bodies (%ld nodes, %ld tets), %d colliders; %sframes %d..%d "
-                "at %g fps -> %s\n",
-                defo_scene_name(scene), defo_simulation_num_bodies(sim), nodes, elems,
-                defo_scene_num_colliders(scene), resume ? "resuming, " : "", start, total,
+                "defo run: %s: %d bod%s (%ld node%s, %ld element%s), %d collider%s; %sframes "
+                "%d..%d at %g fps -> %s\n",
+                defo_scene_name(scene), nbodies, nbodies == 1 ? "y" : "ies", nodes, cli_s(nodes),
+                elems, cli_s(elems), ncol, cli_s(ncol), resume ? "resuming, " : "", start, total,
                 defo_scene_fps(scene), outdir);
     }
     run_frame_info fi;
@@ -283,9 +284,11 @@ int cmd_run(int argc, char **argv) {
                 done, total, outdir, more);
         rc = 130;
     } else if (!rc && !quiet) {
-        printf("defo run: %d frames (%.1f s simulated) in %.1f s; inverted elements: peak %d "
+        /* simulated time to 3 significant digits: 2 frames at 30 fps are
+         * 0.0667 s (one decimal said 0.1 s) */
+        printf("defo run: %d frame%s (%.3g s simulated) in %.3g s; inverted elements: peak %d "
                "(frame %d), %ld at the end\n",
-               done, defo_world_time(w), si.wall_s, peak, peak_frame, (long)final_inv);
+               done, cli_s(done), defo_world_time(w), si.wall_s, peak, peak_frame, (long)final_inv);
         const defo_scene_outputs *o = defo_scene_get_outputs(scene);
         printf("defo run: outputs in %s/:\n", outdir);
         if (o->vtu) printf("  scene.pvd + frames/frame_NNNN.vtu   open in ParaView\n");

@@ -30,8 +30,8 @@ int cmd_validate(int argc, char **argv) {
         defo_scene_errors_free(&errs);
         return s == DEFO_ERR_OUT_OF_MEMORY ? CLI_INTERNAL : CLI_BAD_INPUT;
     }
-    printf("%s: ok: '%s', %d frames at %g fps (%g s)\n", path, defo_scene_name(scene),
-           defo_scene_frames(scene), defo_scene_fps(scene),
+    printf("%s: ok: '%s', %d frame%s at %g fps (%.3g s)\n", path, defo_scene_name(scene),
+           defo_scene_frames(scene), cli_s(defo_scene_frames(scene)), defo_scene_fps(scene),
            defo_scene_frames(scene) / defo_scene_fps(scene));
     defo_scene_destroy(scene);
     return CLI_OK;

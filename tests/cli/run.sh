@@ -39,6 +39,10 @@ done
 grep -q "outputs in $T/demo" "$T/demo.out" && ok || bad "demo does not say where its outputs are"
 [ "$(png_size "$T/demo/png/frame_0001.png")" = "480x360" ] && ok || bad "demo png size $(png_size "$T/demo/png/frame_0001.png")"
 [ "$(wc -l < "$T/demo.err")" -ge 3 ] && ok || bad "no per-frame progress lines off a terminal"
+# messages: one body is "1 body"; 2 frames at 30 fps are 0.0667 s, not "0.1 s"
+grep -q "^defo run: .*: 1 body (" "$T/demo.err" && ok || bad "body count message: $(head -1 "$T/demo.err")"
+grep -q "2 frames (0.0667 s simulated)" "$T/demo.out" && ok || bad "simulated time: $(head -1 "$T/demo.out")"
+grep -q "t = 0.0667 s" "$T/demo.err" && ok || bad "progress time: $(cat "$T/demo.err")"
 
 # 2. meshio reads frames and the .pvd; stats.jsonl keys; summary
 $py - "$T/demo" <<'PY' && ok || bad "meshio / stats / summary checks"
