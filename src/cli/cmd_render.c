@@ -1,6 +1,8 @@
 /*
  * cli/cmd_render.c — `defo render INPUT -o OUT.png [--frame N] [--color FIELD]
  * [--size WxH] [--sheet [--count N] [--cols C]] [--video [--fps F]]
+ * (the video plays at the run's frame rate: --fps, else the run's scene, else
+ * the .pvd's timestep spacing, else 24)
  * [--backend auto|gl|software]`: headless pictures of simulation frames.
  *
  * INPUT is a mesh file (.vtu or any format defo reads), a .pvd collection, or
@@ -387,7 +389,7 @@ static void frame_label(const frame_list *l, int i, char *buf, size_t n) {
 
 int cmd_render(int argc, char **argv) {
     const char *input = NULL, *out = NULL, *field = NULL, *backend_name = "auto";
-    long frame = -1, count = 12, cols = 0, fps = 24;
+    long frame = -1, count = 12, cols = 0, fps_arg = 0;
     int frame_given = 0, sheet = 0, video = 0, w = 0, h = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -421,7 +423,7 @@ int cmd_render(int argc, char **argv) {
         } else if (!strcmp(a, "--video")) {
             video = 1;
         } else if (!strcmp(a, "--fps")) {
-            if (!has_next || parse_int(argv[i + 1], 1, 240, &fps))
+            if (!has_next || parse_int(argv[i + 1], 1, 240, &fps_arg))
                 return cli_usage_error(cmd, "--fps needs an integer in 1..240");
             i++;
         } else if (!strcmp(a, "--backend")) {
@@ -556,6 +558,21 @@ int cmd_render(int argc, char **argv) {
     if (def.field)
         snprintf(range_text, sizeof range_text, "%s in [%.6g, %.6g]%s", def.field, def.range[0],
                  def.range[1], strcmp(def.field, "J") ? " (1st-99th percentile)" : "");
+    /* --video plays at the run's frame rate: --fps, else the scene's (a run
+     * folder's scene.json), else the spacing of the .pvd's timesteps, else 24 */
+    double fps = 24;
+    const char *fps_from = "default";
+    if (fps_arg > 0) {
+        fps = (double)fps_arg;
+        fps_from = "--fps";
+    } else if (scene) {
+        fps = defo_scene_fps(scene);
+        fps_from = "the scene";
+    } else if (l.count > 1 && l.f[0].has_time && l.f[l.count - 1].has_time &&
+               l.f[l.count - 1].time > l.f[0].time) {
+        fps = (l.count - 1) / (l.f[l.count - 1].time - l.f[0].time);
+        fps_from = "the frame times";
+    }
     defo_renderer *r = NULL;
     if (rc == CLI_OK) {
         defo_status s = defo_renderer_create(backend, &r);
@@ -620,7 +637,7 @@ int cmd_render(int argc, char **argv) {
                 snprintf(tmp, n + 9, "%s.tmp.mp4", out);
                 shell_quote(tmp, qtmp, sizeof qtmp);
                 snprintf(command, sizeof command,
-                         "ffmpeg -y -loglevel error -f rawvideo -pix_fmt rgb24 -s %dx%d -r %ld "
+                         "ffmpeg -y -loglevel error -f rawvideo -pix_fmt rgb24 -s %dx%d -r %.9g "
                          "-i - -c:v libx264 -pix_fmt yuv420p %s",
                          w, h, fps, qtmp);
                 FILE *pipe = popen(command, "w");
@@ -641,8 +658,8 @@ int cmd_render(int argc, char **argv) {
                     remove(tmp);
                     fprintf(stderr, "defo %s: writing %s with ffmpeg failed\n", cmd, out);
                 } else {
-                    printf("wrote %s (%d frames, %dx%d at %ld fps, %s)\n", out, ndraw, w, h, fps,
-                           defo_renderer_name(r));
+                    printf("wrote %s (%d frames, %dx%d at %g fps from %s, %s)\n", out, ndraw, w, h,
+                           fps, fps_from, defo_renderer_name(r));
                 }
                 free(tmp);
             }
