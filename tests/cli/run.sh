@@ -39,6 +39,46 @@ done
 grep -q "outputs in $T/demo" "$T/demo.out" && ok || bad "demo does not say where its outputs are"
 [ "$(png_size "$T/demo/png/frame_0001.png")" = "480x360" ] && ok || bad "demo png size $(png_size "$T/demo/png/frame_0001.png")"
 [ "$(wc -l < "$T/demo.err")" -ge 3 ] && ok || bad "no per-frame progress lines off a terminal"
+# the pictures of a run and `defo render` of its folder (single frames, sheets
+# and videos share one range rule) colour J alike: the legend's text and bar
+# (opaque pixels: ink and colour bar) are the same pixels in both
+"$DEFO" render "$T/demo" --frame 2 --size 480x360 -o "$T/demo_r2.png" > "$T/demo_r2.log" 2>&1 \
+  && grep -q "J in \[0, 2\]" "$T/demo_r2.log" && ok || bad "render of the demo folder: $(cat "$T/demo_r2.log")"
+$py - "$T/demo/png/frame_0002.png" "$T/demo_r2.png" <<'PY' && ok || bad "run picture and defo render legends differ"
+import sys, zlib, struct
+def png_rgb(path):
+    data = open(path, "rb").read()
+    w, h = struct.unpack(">II", data[16:24])
+    idat, i = b"", 8
+    while i < len(data):
+        n, = struct.unpack(">I", data[i:i + 4])
+        if data[i + 4:i + 8] == b"IDAT": idat += data[i + 8:i + 8 + n]
+        i += 12 + n
+    raw, rows, prev, k = zlib.decompress(idat), [], bytearray(3 * w), 0
+    for y in range(h):
+        f = raw[k]; line = bytearray(raw[k + 1:k + 1 + 3 * w]); k += 1 + 3 * w
+        for x in range(3 * w):
+            a = line[x - 3] if x >= 3 else 0; b = prev[x]; c = prev[x - 3] if x >= 3 else 0
+            if f == 1: line[x] = (line[x] + a) & 255
+            elif f == 2: line[x] = (line[x] + b) & 255
+            elif f == 3: line[x] = (line[x] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(line); prev = line
+    return w, rows
+(w, a), (_, b) = png_rgb(sys.argv[1]), png_rgb(sys.argv[2])
+ink = lambda p: p == (25, 25, 30)
+# the legend panel: the right 110 columns, top 200 rows; ink = label text
+diff = n = 0
+for y in range(200):
+    for x in range(w - 110, w):
+        pa = tuple(a[y][3 * x:3 * x + 3]); pb = tuple(b[y][3 * x:3 * x + 3])
+        if ink(pa) or ink(pb):
+            n += 1; diff += pa != pb
+print("legend ink pixels %d, differing %d" % (n, diff))
+assert n > 50 and diff == 0
+PY
 # messages: one body is "1 body"; 2 frames at 30 fps are 0.0667 s, not "0.1 s"
 grep -q "^defo run: .*: 1 body (" "$T/demo.err" && ok || bad "body count message: $(head -1 "$T/demo.err")"
 grep -q "2 frames (0.0667 s simulated)" "$T/demo.out" && ok || bad "simulated time: $(head -1 "$T/demo.out")"
