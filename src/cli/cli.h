@@ -76,6 +76,22 @@ defo_status run_output_resume(run_output *r, int frame);
 defo_status run_output_summary(run_output *r, const run_summary_info *info);
 int run_output_peak_inverted(const run_output *r, int *frame);
 int run_output_write_text(const char *dir, const char *file, const char *text);
+/* What OUTDIR holds before a run: nothing (absent or empty), a resumable
+ * run of this very scene (its scene.json equal to scene_dump, and a
+ * checkpoint), or anything else. */
+typedef enum run_folder_state {
+    RUN_FOLDER_ABSENT,
+    RUN_FOLDER_EMPTY,
+    RUN_FOLDER_SAME_SCENE,
+    RUN_FOLDER_OTHER
+} run_folder_state;
+run_folder_state run_output_folder_state(const char *dir, const char *scene_dump);
+/* Remove the files defo run writes from dir (scene.pvd, scene.json,
+ * stats.jsonl, summary.json, checkpoint.bin, stats.png, frames/frame_*.vtu,
+ * surface/frame_*.obj, png/frame_*.png, and their .tmp files) and the three
+ * subfolders when that leaves them empty; other files stay.  *removed counts
+ * the files.  0, or -1 with errno. */
+int run_output_clear(const char *dir, int *removed);
 /* Errors raised by the CLI side of `defo run` (run_output.c): record a
  * message and return status; run_last_error gives it (or the library's);
  * run_fail prints "defo run: message" and returns the exit code. */

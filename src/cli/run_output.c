@@ -50,12 +50,14 @@
 #include "defo/render.h"
 #include "defo/scene.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define J_FLOOR 0.01
 
@@ -835,4 +837,95 @@ int run_output_write_text(const char *dir, const char *file, const char *text) {
     char path[2200];
     snprintf(path, sizeof path, "%s/%s", dir, file);
     return write_atomic(path, text, strlen(text));
+}
+
+/* ------------------------------------------------------------ the folder */
+/* The files defo run writes: in OUTDIR, and frame_NNNN.EXT in its subfolders
+ * (each possibly with a .tmp suffix of an interrupted write). */
+static const char *const top_files[] = {
+    "scene.pvd", "scene.json", "stats.jsonl", "summary.json", "checkpoint.bin", "stats.png", NULL};
+static const struct {
+    const char *dir, *ext;
+} frame_files[] = {{"frames", ".vtu"}, {"surface", ".obj"}, {"png", ".png"}};
+
+static int is_frame_file(const char *name, const char *ext) {
+    size_t n = strlen(name), e = strlen(ext);
+    if (n > 4 && !strcmp(name + n - 4, ".tmp")) n -= 4;
+    if (strncmp(name, "frame_", 6) != 0 || n < 6 + e + 1 || strncmp(name + n - e, ext, e) != 0)
+        return 0;
+    for (size_t i = 6; i < n - e; i++)
+        if (name[i] < '0' || name[i] > '9') return 0;
+    return 1;
+}
+
+static int is_top_file(const char *name) {
+    size_t n = strlen(name);
+    for (int i = 0; top_files[i]; i++) {
+        size_t k = strlen(top_files[i]);
+        if (!strcmp(name, top_files[i]) ||
+            (n == k + 4 && !strncmp(name, top_files[i], k) && !strcmp(name + k, ".tmp")))
+            return 1;
+    }
+    return 0;
+}
+
+run_folder_state run_output_folder_state(const char *dir, const char *scene_dump) {
+    DIR *d = opendir(dir);
+    if (!d) return errno == ENOENT ? RUN_FOLDER_ABSENT : RUN_FOLDER_OTHER;
+    int any = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) any = 1;
+    closedir(d);
+    if (!any) return RUN_FOLDER_EMPTY;
+    /* the same scene (its canonical copy, byte for byte) with a checkpoint */
+    char path[2300];
+    snprintf(path, sizeof path, "%s/checkpoint.bin", dir);
+    FILE *f = fopen(path, "rb");
+    if (!f) return RUN_FOLDER_OTHER;
+    fclose(f);
+    snprintf(path, sizeof path, "%s/scene.json", dir);
+    f = fopen(path, "rb");
+    if (!f) return RUN_FOLDER_OTHER;
+    size_t n = strlen(scene_dump), got = 0;
+    char *buf = malloc(n + 2);
+    if (buf) got = fread(buf, 1, n + 1, f);
+    fclose(f);
+    int same = buf && got == n && memcmp(buf, scene_dump, n) == 0;
+    free(buf);
+    return same ? RUN_FOLDER_SAME_SCENE : RUN_FOLDER_OTHER;
+}
+
+int run_output_clear(const char *dir, int *removed) {
+    *removed = 0;
+    char path[2600];
+    DIR *d = opendir(dir);
+    if (!d) return errno == ENOENT ? 0 : -1;
+    for (struct dirent *e; (e = readdir(d));)
+        if (is_top_file(e->d_name)) {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            if (remove(path) != 0) {
+                closedir(d);
+                return -1;
+            }
+            (*removed)++;
+        }
+    closedir(d);
+    for (size_t k = 0; k < sizeof frame_files / sizeof frame_files[0]; k++) {
+        char sub[2100];
+        snprintf(sub, sizeof sub, "%s/%s", dir, frame_files[k].dir);
+        d = opendir(sub);
+        if (!d) continue;
+        for (struct dirent *e; (e = readdir(d));)
+            if (is_frame_file(e->d_name, frame_files[k].ext)) {
+                snprintf(path, sizeof path, "%s/%s", sub, e->d_name);
+                if (remove(path) != 0) {
+                    closedir(d);
+                    return -1;
+                }
+                (*removed)++;
+            }
+        closedir(d);
+        rmdir(sub); /* only when nothing else is left in it */
+    }
+    return 0;
 }

@@ -143,6 +143,35 @@ cmp -s "$T/full/scene.pvd" "$T/part/scene.pvd" && ok || bad "resumed scene.pvd d
 [ "$(wc -l < "$T/part/stats.jsonl")" = 6 ] && ok || bad "resumed stats.jsonl has $(wc -l < "$T/part/stats.jsonl") lines"
 "${R[@]}" --resume "$T/part" > "$T/o3" 2>&1 && grep -q "nothing to do" "$T/o3" && ok || bad "resume of a finished run: $(cat "$T/o3")"
 
+# 3a. one folder, one run: a second run of ANOTHER scene into a folder holding
+#     frames is refused (exit 2, one line, nothing removed); with --force the
+#     files defo wrote go first (frames 3..5 of the old run do not sit beside
+#     the new run's 0..2) and other files stay; a run of the SAME scene into
+#     its folder continues it, to the frames an uninterrupted run writes.
+"${R[@]}" "$T/small.json" -o "$T/fold" --quiet > /dev/null 2>&1 || bad "fold: first run"
+echo "my notes" > "$T/fold/notes.txt"
+sed 's/"youngs": 2e4/"youngs": 3e4/' "$T/small.json" > "$T/small_b.json"
+expect_bad "" "${R[@]}" "$T/small_b.json" -o "$T/fold" --frames 2
+grep -q "is not empty.*--force" "$T/err" && ok || bad "refusal message: $(cat "$T/err")"
+[ -e "$T/fold/frames/frame_0005.vtu" ] && ok || bad "a refused run removed files"
+"${R[@]}" "$T/small_b.json" -o "$T/fold" --frames 2 --force > /dev/null 2> "$T/force.err" \
+  && ok || bad "--force run: $(cat "$T/force.err")"
+grep -q "removed [0-9]* files of an earlier run" "$T/force.err" && ok || bad "--force message: $(cat "$T/force.err")"
+[ "$(ls "$T/fold/frames" | tr '\n' ' ')" = "frame_0000.vtu frame_0001.vtu frame_0002.vtu " ] \
+  && ok || bad "frames after --force: $(ls "$T/fold/frames")"
+[ "$(ls "$T/fold/surface" | wc -l)" = 3 ] && [ "$(wc -l < "$T/fold/stats.jsonl")" = 3 ] \
+  && ok || bad "surface/stats after --force"
+[ "$(cat "$T/fold/notes.txt")" = "my notes" ] && ok || bad "--force removed a file defo did not write"
+mkdir -p "$T/userdir"; echo x > "$T/userdir/keep.txt"
+expect_bad "" "${R[@]}" "$T/small.json" -o "$T/userdir"
+expect_bad "" "${R[@]}" --resume "$T/fold" --force
+"${R[@]}" "$T/small.json" -o "$T/same" --frames 2 --quiet > /dev/null 2>&1 || bad "same: first run"
+"${R[@]}" "$T/small.json" -o "$T/same" > /dev/null 2> "$T/same.err" || bad "same: second run: $(cat "$T/same.err")"
+grep -q "holds a run of this scene: continuing it" "$T/same.err" && ok || bad "same scene not continued: $(cat "$T/same.err")"
+for k in 0002 0003 0005; do
+  cmp -s "$T/full/frames/frame_$k.vtu" "$T/same/frames/frame_$k.vtu" && ok || bad "continued frame $k differs"
+done
+
 # 3b. resume with backward Euler's carried-over state: a lagged two-level
 #     preconditioner and lazy rotations (MTPS08 §4.4) are rebuilt at every
 #     frame start, so a resumed run takes the same steps (byte-identical)
