@@ -48,6 +48,10 @@ DEFO_API void defo_image_draw_text(defo_image *img, int x, int y, int scale,
                                    const unsigned char rgb[3], const char *text);
 /* Width in pixels of text drawn at scale. */
 DEFO_API int defo_image_text_width(const char *text, int scale);
+/* A straight line from (x0, y0) to (x1, y1) (pixel coordinates, may lie
+ * outside: clipped), width pixels wide, in one colour — for plots. */
+DEFO_API void defo_image_draw_line(defo_image *img, double x0, double y0, double x1, double y1,
+                                   int width, const unsigned char rgb[3]);
 /* Copy src into dst with its top-left corner at (x, y), clipped. */
 DEFO_API void defo_image_blit(defo_image *dst, const defo_image *src, int x, int y);
 

@@ -47,6 +47,7 @@ int cmd_convert(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_render(int argc, char **argv);
 int cmd_mesh(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 

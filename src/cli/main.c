@@ -28,6 +28,8 @@ static const char *usage_text =
     "                            .pvd/.vtu frames, .obj surfaces, PNGs, stats.jsonl, "
     "summary.json;\n"
     "                            an OUTDIR holding another run is refused (--force replaces it)\n"
+    "  plot OUTDIR [-o OUT.png]  energies, inverted elements, volume ratio, iterations and ms\n"
+    "                            per frame of a run over time (default OUTDIR/stats.png)\n"
     "  validate SCENE.json       check a scene file; every error with its JSON path\n"
     "  --version                 print the version\n"
     "\n"
@@ -151,11 +153,12 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "demo")) return cmd_demo(argc - 1, argv + 1);
     if (!strcmp(cmd, "render")) return cmd_render(argc - 1, argv + 1);
     if (!strcmp(cmd, "mesh")) return cmd_mesh(argc - 1, argv + 1);
+    if (!strcmp(cmd, "plot")) return cmd_plot(argc - 1, argv + 1);
     if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "validate")) return cmd_validate(argc - 1, argv + 1);
     fprintf(stderr,
             "defo: unknown command '%s' (commands: run, validate, info, convert, mesh, render, "
-            "demo; see 'defo --help')\n",
+            "plot, demo; see 'defo --help')\n",
             cmd);
     return CLI_BAD_INPUT;
 }
