@@ -79,6 +79,11 @@ m = meshio.read(sys.argv[4])
 assert [c.type for c in m.cells] == ["tetra10"], [c.type for c in m.cells]
 assert len(m.cells[0].data) == b["elements"]
 PY
+# ... and its OBJ is the curved boundary: 4 flat triangles per 6-node face
+"$DEFO" convert "$T/bunny2.vtu" "$T/bunny2.obj" > "$T/b2obj.out" 2>&1 || bad "convert tet10 .vtu to .obj"
+faces=$($py -c "import json; print(json.load(open('$T/b2_info.json'))['boundary_faces'])")
+grep -q "vertices, $((4 * faces)) triangles (the boundary of the volume mesh)" "$T/b2obj.out" \
+  && ok || bad "tet10 .obj: $(cat "$T/b2obj.out"), $faces boundary faces"
 
 # A surface with a small hole: mesh anyway, one warning line, exit 0.
 $py - "$eight" "$T/holed.off" <<'PY'
