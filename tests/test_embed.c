@@ -178,12 +178,54 @@ static void test_obj_round_trip(void) {
     defo_embed_destroy(e);
 }
 
+/* defo_boundary_write_obj on a tet10 mesh: each curved 6-node face is the 4
+ * flat triangles through its edge nodes (defo_tri6_split).  References: the
+ * counts (4 per face, every boundary corner and edge node once), and the
+ * enclosed volume of a straight-sided tet10 box, exactly its 2 m^3. */
+static void test_boundary_obj_tet10(void) {
+    defo_box_def bd = defo_default_box_def();
+    bd.order = 2;
+    bd.size[0] = 2;
+    bd.cells[0] = 3;
+    bd.cells[1] = bd.cells[2] = 2;
+    defo_mesh *box = NULL;
+    CHECK_OK(defo_generate_box(&bd, &box));
+    if (!box) return;
+    const char *path = DEFO_TEST_TMP "/embed_boundary_tet10.obj";
+    CHECK_OK(defo_boundary_write_obj(box, NULL, path));
+    defo_boundary b;
+    CHECK_OK(defo_mesh_boundary(box, 1, &b));
+    char *used = calloc((size_t)box->num_nodes, 1);
+    defo_index nused = 0;
+    for (size_t k = 0; k < 6 * (size_t)b.num_faces; k++)
+        if (!used[b.faces[k]]++) nused++;
+    free(used);
+    defo_mesh *back = NULL;
+    CHECK_OK(defo_mesh_read(path, NULL, &back));
+    if (back) {
+        CHECK(back->num_tris == 4 * b.num_faces);
+        CHECK(back->num_nodes == nused);
+        double vol = 0;
+        for (defo_index t = 0; t < back->num_tris; t++) {
+            defo_vec3 p0 = defo_v3_load(back->x + 3 * back->tris[3 * t]),
+                      p1 = defo_v3_load(back->x + 3 * back->tris[3 * t + 1]),
+                      p2 = defo_v3_load(back->x + 3 * back->tris[3 * t + 2]);
+            vol += defo_v3_dot(p0, defo_v3_cross(p1, p2)) / 6.0;
+        }
+        CHECK_NEAR(vol, 2.0, 1e-12);
+        defo_mesh_destroy(back);
+    }
+    defo_boundary_free(&b);
+    defo_mesh_destroy(box);
+}
+
 int main(void) {
     setup();
     if (!g_tets) return 1;
     RUN(test_bind_and_reproduce);
     RUN(test_search_matches_brute_force);
     RUN(test_obj_round_trip);
+    RUN(test_boundary_obj_tet10);
     defo_mesh_destroy(g_tets);
     defo_mesh_destroy(g_surface);
     return test_summary();

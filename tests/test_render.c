@@ -9,6 +9,8 @@
  * person can look at them (the contact sheet shows a box sinking into the
  * ground and squashing, coloured by J).
  */
+#include "defo/element.h"
+#include "defo/embed.h"
 #include "defo/io.h"
 #include "defo/mesh.h"
 #include "defo/render.h"
@@ -308,6 +310,211 @@ static void test_inverted_highlight(void) {
     defo_mesh_destroy(m);
 }
 
+/* A tet10 sphere looks curved: its 6-node boundary faces are drawn as 4 flat
+ * triangles through the edge nodes, which lie on the sphere.  Reference: the
+ * silhouette of a fine tet4 sphere (cell 0.08) under the same fixed camera;
+ * a coarse tet10 sphere's silhouette area must be much closer to it than the
+ * coarse tet4 sphere with the same corners (faceted, visibly smaller; drawn
+ * from its corners only, the tet10 sphere would be exactly as small).  Not
+ * 4x closer, as the halved chords alone would give: the mesher leaves some
+ * boundary nodes off the sphere (r >= 0.954). */
+static void test_tet10_curved(void) {
+    double area[3];
+    const double cells[3] = {0.08, 0.5, 0.5};
+    const int orders[3] = {1, 1, 2};
+    for (int c = 0; c < 3; c++) {
+        defo_sphere_def sd = defo_default_sphere_def();
+        sd.radius = 1;
+        sd.cell_size = cells[c];
+        sd.order = orders[c];
+        defo_mesh *m = NULL;
+        CHECK_OK(defo_generate_sphere(&sd, &m));
+        defo_render_def def = defo_default_render_def();
+        def.width = 640;
+        def.height = 480;
+        def.ground = 0;
+        for (int k = 0; k < 3; k++) {
+            def.frame_lo[k] = -0.8;
+            def.frame_hi[k] = 0.8;
+        }
+        defo_image im = {0, 0, NULL};
+        if (m) CHECK_OK(defo_render_mesh(soft_renderer, &def, m, NULL, NULL, 0, &im));
+        int body = 0;
+        for (int i = 0; im.rgb && i < 640 * 480; i++) body += !is_greyish(im.rgb + 3 * i);
+        area[c] = body;
+        if (c == 2 && im.rgb) save(&im, "sphere_tet10.png");
+        if (c == 1 && im.rgb) save(&im, "sphere_tet4_coarse.png");
+        defo_image_free(&im);
+        defo_mesh_destroy(m);
+    }
+    TEST_REPORT("silhouette pixels: fine tet4 %.0f, coarse tet4 %.0f, coarse tet10 %.0f", area[0],
+                area[1], area[2]);
+    CHECK(fabs(area[2] - area[0]) < 0.65 * fabs(area[1] - area[0]));
+}
+
+/* The legend counts EVERY inverted element, not only those with a boundary
+ * face: the centre node of a 4x4x4-cube box pushed past its neighbours
+ * (0.25 away; the boundary is 0.5 away) inverts interior elements only.  No face is magenta, yet the legend shows
+ * its magenta "inverted N of M" swatch (the count agreeing with
+ * defo_element_jacobian_quality <= 0); upright, no magenta at all.  (Before,
+ * the legend counted elements with a boundary face: 0 here, no swatch.) */
+static void test_inverted_count_all(void) {
+    defo_mesh *m = make_box(-0.5, -0.5, 0, 1, 1, 1, 4);
+    size_t n = 3 * (size_t)m->num_nodes;
+    double *x = malloc(n * sizeof *x);
+    memcpy(x, m->x, n * sizeof *x);
+    defo_index centre = -1;
+    for (defo_index i = 0; i < m->num_nodes; i++)
+        if (fabs(m->x[3 * i]) < 1e-12 && fabs(m->x[3 * i + 1]) < 1e-12 &&
+            fabs(m->x[3 * i + 2] - 0.5) < 1e-12)
+            centre = i;
+    CHECK(centre >= 0);
+    if (centre >= 0) x[3 * centre] = 0.4; /* past the x = 0.25 layer, inside the box */
+    double *q = malloc((size_t)m->num_elems * sizeof *q),
+           *J = malloc((size_t)m->num_elems * sizeof *J);
+    CHECK_OK(defo_element_jacobian_quality(m, x, q, NULL, NULL));
+    int inverted = 0;
+    for (defo_index e = 0; e < m->num_elems; e++) {
+        inverted += !(q[e] > 0);
+        J[e] = 1;
+    }
+    CHECK(inverted > 0);
+    CHECK_OK(defo_mesh_add_field(m, "J", DEFO_FIELD_CELL, 1, J));
+    defo_render_def def = defo_default_render_def();
+    def.width = 320;
+    def.height = 240;
+    def.field = "J";
+    defo_image a = {0, 0, NULL}, b = {0, 0, NULL};
+    CHECK_OK(defo_render_mesh(soft_renderer, &def, m, x, NULL, 0, &a));
+    CHECK_OK(defo_render_mesh(soft_renderer, &def, m, NULL, NULL, 0, &b));
+    int mag_body = 0, mag_legend = 0, mag_b = 0;
+    for (int y = 0; a.rgb && b.rgb && y < 240; y++)
+        for (int xx = 0; xx < 320; xx++) {
+            int in_legend = xx > 250 && y < 170;
+            if (is_magenta(px(&a, xx, y))) {
+                if (in_legend)
+                    mag_legend++;
+                else
+                    mag_body++;
+            }
+            mag_b += is_magenta(px(&b, xx, y));
+        }
+    TEST_REPORT("%d interior elements inverted: magenta pixels on the body %d, in the legend %d",
+                inverted, mag_body, mag_legend);
+    CHECK(mag_body == 0 && mag_legend > 20 && mag_b == 0);
+    save(&a, "inverted_interior.png");
+    defo_image_free(&a);
+    defo_image_free(&b);
+    free(q);
+    free(J);
+    free(x);
+    defo_mesh_destroy(m);
+}
+
+/* Automatic colour ranges: J is [0, 2] whatever its values (the sheet and
+ * every frame agree); other fields use their 1st and 99th percentiles
+ * (nearest rank), so one outlier of 1e6 among 0..99 leaves the range 1..99. */
+static void test_auto_range(void) {
+    double v[101], r[2];
+    for (int i = 0; i < 100; i++) v[i] = 99 - i;
+    v[100] = 1e6;
+    CHECK_OK(defo_render_auto_range("von_mises", v, 101, r));
+    TEST_REPORT("0..99 and 1e6: range [%g, %g]", r[0], r[1]);
+    CHECK(r[0] == 1 && r[1] == 99);
+    double j[3] = {0.97, 1.0, 1.01};
+    CHECK_OK(defo_render_auto_range("J", j, 3, r));
+    CHECK(r[0] == 0 && r[1] == 2);
+    double c[4] = {5, 5, 5, NAN};
+    CHECK_OK(defo_render_auto_range("s", c, 4, r));
+    CHECK(r[0] == 5 && r[1] == 5);
+    CHECK(defo_render_auto_range("s", c + 3, 1, r) == DEFO_ERR_INVALID_ARGUMENT);
+}
+
+/* A body drawn through its embedded surface (MG04 §5.1): a sphere surface
+ * bound to a 2x2x2-cube box.  Drawn plain, the picture is exactly the sphere
+ * surface drawn on its own (same triangles), not the box; coloured by a cell
+ * field that is 0 on the box's tets at x < 0 and 1 on the others, the
+ * sphere's left and right show the two ends of the colour map. */
+static void test_embedded_surface(void) {
+    defo_mesh *box = make_box(-1, -1, -1, 2, 2, 2, 2);
+    defo_sphere_def sd = defo_default_sphere_def();
+    sd.radius = 0.8;
+    sd.cell_size = 0.2;
+    defo_mesh *ball = NULL, *surf = NULL;
+    CHECK_OK(defo_generate_sphere(&sd, &ball));
+    defo_boundary bd;
+    CHECK_OK(defo_mesh_boundary(ball, 0, &bd));
+    CHECK_OK(defo_mesh_create(0, &surf));
+    for (defo_index i = 0; i < ball->num_nodes; i++)
+        defo_mesh_add_node(surf, ball->x[3 * i], ball->x[3 * i + 1], ball->x[3 * i + 2], NULL);
+    for (defo_index f = 0; f < bd.num_faces; f++) defo_mesh_add_tri(surf, bd.faces + 3 * f, 3, 0);
+    defo_boundary_free(&bd);
+    defo_embed *emb = NULL;
+    CHECK_OK(defo_embed_create(box, surf, &emb));
+    if (!emb) return;
+    defo_render_def def = defo_default_render_def();
+    def.width = 320;
+    def.height = 240;
+    def.ground = 0;
+    for (int k = 0; k < 3; k++) {
+        def.frame_lo[k] = -1;
+        def.frame_hi[k] = 1;
+    }
+    defo_render_part part;
+    memset(&part, 0, sizeof part);
+    part.mesh = box;
+    part.surface = surf;
+    part.surface_elem = defo_embed_elements(emb);
+    part.surface_bary = defo_embed_barycentric(emb);
+    defo_image a = {0, 0, NULL}, b = {0, 0, NULL}, c = {0, 0, NULL};
+    CHECK_OK(defo_render_parts(soft_renderer, &def, &part, 1, NULL, 0, &a));
+    CHECK_OK(defo_render_mesh(soft_renderer, &def, surf, NULL, NULL, 0, &b));
+    CHECK_OK(defo_render_mesh(soft_renderer, &def, box, NULL, NULL, 0, &c));
+    if (a.rgb && b.rgb && c.rgb) {
+        CHECK(memcmp(a.rgb, b.rgb, 320 * 240 * 3) == 0);
+        CHECK(memcmp(a.rgb, c.rgb, 320 * 240 * 3) != 0);
+        save(&a, "embedded_plain.png");
+    }
+    double *f = malloc((size_t)box->num_elems * sizeof *f);
+    for (defo_index e = 0; e < box->num_elems; e++) {
+        double cx = 0;
+        for (int k = 0; k < 4; k++) cx += box->x[3 * box->elems[4 * e + k]] / 4;
+        f[e] = cx < 0 ? 0 : 1;
+    }
+    CHECK_OK(defo_mesh_add_field(box, "f", DEFO_FIELD_CELL, 1, f));
+    free(f);
+    def.field = "f";
+    defo_image d = {0, 0, NULL};
+    CHECK_OK(defo_render_parts(soft_renderer, &def, &part, 1, NULL, 0, &d));
+    int purple = 0, yellow = 0;
+    for (int i = 0; d.rgb && i < 320 * 240; i++) {
+        const unsigned char *p = d.rgb + 3 * i;
+        purple += p[2] > 2 * p[1] + 10 && p[0] > p[1];
+        yellow += p[1] > 2 * p[2] + 30 && p[0] > 2 * p[2];
+    }
+    TEST_REPORT("embedded sphere coloured by the box's tets: purple %d, yellow %d pixels", purple,
+                yellow);
+    CHECK(purple > 1000 && yellow > 1000);
+    if (d.rgb) save(&d, "embedded_field.png");
+    /* a point field needs the barycentric coordinates */
+    double *pf = calloc((size_t)box->num_nodes, sizeof *pf);
+    CHECK_OK(defo_mesh_add_field(box, "pf", DEFO_FIELD_POINT, 1, pf));
+    free(pf);
+    def.field = "pf";
+    part.surface_bary = NULL;
+    defo_image e2 = {0, 0, NULL};
+    CHECK(defo_render_parts(soft_renderer, &def, &part, 1, NULL, 0, &e2) ==
+          DEFO_ERR_INVALID_ARGUMENT);
+    defo_image_free(&a);
+    defo_image_free(&b);
+    defo_image_free(&c);
+    defo_image_free(&d);
+    defo_embed_destroy(emb);
+    defo_mesh_destroy(surf);
+    defo_mesh_destroy(ball);
+    defo_mesh_destroy(box);
+}
+
 /* Errors: a missing field names the available ones; bad sizes; empty mesh. */
 static void test_errors(void) {
     defo_mesh *m = make_box(0, 0, 0, 1, 1, 1, 1);
@@ -493,6 +700,10 @@ int main(void) {
     RUN(test_box_position);
     RUN(test_field_colours);
     RUN(test_inverted_highlight);
+    RUN(test_tet10_curved);
+    RUN(test_inverted_count_all);
+    RUN(test_auto_range);
+    RUN(test_embedded_surface);
     RUN(test_errors);
     RUN(test_colliders);
     RUN(test_sequence_sheet);

@@ -72,9 +72,10 @@ DEFO_API defo_status defo_embed_update(const defo_embed *e, const double *x,
 DEFO_API defo_status defo_embed_write_obj(const defo_embed *e, const char *path,
                                           const double *positions, const double *normals);
 
-/* Wavefront OBJ of the boundary faces of a tet4 mesh at positions x (NULL =
- * rest), only the nodes the boundary uses, atomically — the surface of a
- * fracturing body. */
+/* Wavefront OBJ of the boundary faces of a tet4 or tet10 mesh at positions x
+ * (NULL = rest), only the nodes the boundary uses, atomically — the surface
+ * of a fracturing body.  A curved 6-node face of a tet10 mesh is written as
+ * the 4 flat triangles of defo_tri6_split through its edge nodes. */
 DEFO_API defo_status defo_boundary_write_obj(const defo_mesh *tets, const double *x,
                                              const char *path);
 

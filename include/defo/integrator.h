@@ -107,10 +107,10 @@ DEFO_API defo_status defo_integrator_def_validate(const defo_integrator_def *def
 typedef struct defo_step_body_stats {
     int newton_iterations;
     int cg_iterations;
-    int cg_max_iterations; /* largest single linear solve */
-    int not_converged;     /* solves that stopped short of their tolerance */
+    int cg_max_iterations;          /* largest single linear solve */
+    int not_converged;              /* solves that stopped short of their tolerance */
     defo_convergence_reason reason; /* the worst of the step (converged when none) */
-    double residual;       /* largest final relative residual (linear or Newton) */
+    double residual;                /* largest final relative residual (linear or Newton) */
     int negative_curvature;
     int backtracks;
     int precond_setups;
@@ -120,13 +120,13 @@ typedef struct defo_step_body_stats {
 /* One body as a stepper sees it.  The world fills it; the stepper advances
  * x and v in place and may keep its own per-body state in `data`. */
 typedef struct defo_step_body {
-    int index;        /* the body's index in the world (for messages) */
-    const char *name; /* for messages */
-    const defo_mesh *mesh;  /* connectivity and rest positions */
-    defo_index n;           /* nodes */
-    double *x, *v;          /* 3n each: state, advanced in place */
-    const double *mass;     /* n lumped masses [kg] */
-    const double *load;     /* 3n dead loads [N], gravity included */
+    int index;             /* the body's index in the world (for messages) */
+    const char *name;      /* for messages */
+    const defo_mesh *mesh; /* connectivity and rest positions */
+    defo_index n;          /* nodes */
+    double *x, *v;         /* 3n each: state, advanced in place */
+    const double *mass;    /* n lumped masses [kg] */
+    const double *load;    /* 3n dead loads [N], gravity included */
     /* n flags: 1 = prescribed node (fixed or moved by a script); its
      * position at the end of the step is target[3i..3i+2] */
     const unsigned char *prescribed;
@@ -195,8 +195,7 @@ typedef struct defo_integrator_ops {
      * and a copy in (checked: DEFO_ERR_PARSE for a size that does not fit). */
     size_t (*history_bytes)(const defo_stepper *s, const defo_step_body *b);
     void (*save_history)(const defo_stepper *s, const defo_step_body *b, void *out);
-    defo_status (*restore_history)(defo_stepper *s, defo_step_body *b, const void *in,
-                                   size_t size);
+    defo_status (*restore_history)(defo_stepper *s, defo_step_body *b, const void *in, size_t size);
     size_t (*bytes)(const defo_stepper *s, const defo_step_body *b);
 } defo_integrator_ops;
 

@@ -151,6 +151,12 @@ DEFO_API extern const int defo_tet_faces[4][3];
 /* VTK edge order of tet10: edge e joins corners defo_tet_edges[e][0..1] and
  * its node is local node 4+e. */
 DEFO_API extern const int defo_tet_edges[6][2];
+/* A 6-node triangle (corners a b c, then edge nodes (a,b) (b,c) (c,a)) as 4
+ * flat triangles through its edge nodes, each with the parent's orientation:
+ * (a, ab, ca) (ab, b, bc) (ca, bc, c) (ab, bc, ca) as local node indices.
+ * What every picture and OBJ of a curved tet10 boundary draws: the flat
+ * triangles meet the curved face at its 6 nodes. */
+DEFO_API extern const int defo_tri6_split[4][3];
 
 /* Boundary faces: faces used by exactly one element, oriented outward
  * (counter-clockwise seen from outside), sorted by owning element then local

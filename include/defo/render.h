@@ -48,6 +48,10 @@ DEFO_API void defo_image_draw_text(defo_image *img, int x, int y, int scale,
                                    const unsigned char rgb[3], const char *text);
 /* Width in pixels of text drawn at scale. */
 DEFO_API int defo_image_text_width(const char *text, int scale);
+/* A straight line from (x0, y0) to (x1, y1) (pixel coordinates, may lie
+ * outside: clipped), width pixels wide, in one colour — for plots. */
+DEFO_API void defo_image_draw_line(defo_image *img, double x0, double y0, double x1, double y1,
+                                   int width, const unsigned char rgb[3]);
 /* Copy src into dst with its top-left corner at (x, y), clipped. */
 DEFO_API void defo_image_blit(defo_image *dst, const defo_image *src, int x, int y);
 
@@ -92,15 +96,25 @@ typedef struct defo_render_def {
      * listing the fields the mesh has. */
     const char *field;
     defo_colormap colormap; /* default AUTO */
-    double range[2]; /* colour range; used when range[0] < range[1], else min/max of the field */
-    int highlight_inverted; /* 1 (default): faces of elements with det F <= 0 at the drawn
-                                 positions are magenta (255, 0, 255) */
-    int legend;             /* 1 (default): colour bar with min/max labels when a field is drawn */
-    const char *caption;    /* text at the top left (e.g. "frame 12  t = 0.40 s"); may be NULL */
-    int ground;             /* 1 (default): checkered ground under the object with soft shadows */
-    double ground_height;   /* used when ground_height_set; else the lowest of the framing box
+    /* Colour range; used when range[0] < range[1], else defo_render_auto_range
+     * over every part's values: J [0, 2], other fields their 1st-99th
+     * percentiles (said in the legend). */
+    double range[2];
+    /* A line under the field name in the legend (e.g. "1st-99th pct" when the
+     * caller computed a percentile range); NULL: none, or the automatic
+     * range's own note. */
+    const char *range_note;
+    int highlight_inverted; /* 1 (default): faces of inverted elements — Jacobian quality
+                                 <= 0 at the drawn positions (defo_element_jacobian_quality:
+                                 flat or inverted corners, or a folded tet10) — are magenta
+                                 (255, 0, 255) */
+    int legend; /* 1 (default): colour bar with min/mid/max labels when a field is drawn, and
+                   "inverted N of M" counting every element of every part */
+    const char *caption;   /* text at the top left (e.g. "frame 12  t = 0.40 s"); may be NULL */
+    int ground;            /* 1 (default): checkered ground under the object with soft shadows */
+    double ground_height;  /* used when ground_height_set; else the lowest of the framing box
                                  and of any +z plane collider */
-    int ground_height_set;  /* default 0 */
+    int ground_height_set; /* default 0 */
 } defo_render_def;
 DEFO_API defo_render_def defo_default_render_def(void);
 
@@ -123,10 +137,51 @@ DEFO_API defo_status defo_render_mesh(defo_renderer *r, const defo_render_def *d
                                       const defo_render_shape *shapes, int num_shapes,
                                       defo_image *out);
 
+/* One thing to draw in a picture of several (defo_render_parts).  mesh: a
+ * volume mesh (drawn as its boundary) or a triangle mesh, at positions (3
+ * per node; NULL = mesh->x).  A volume mesh may instead be shown through an
+ * embedded surface (MG04 §5.1, defo/embed.h): surface's 3-node triangles at
+ * surface_positions (NULL = surface->x), each vertex coloured from the
+ * element surface_elem[v] of mesh that holds it — a cell field by that
+ * element's value, a point field by its corner values weighted with
+ * surface_bary (4 per vertex; needed for point fields) — and a triangle is
+ * magenta when an element of its vertices is inverted.  The mesh's elements
+ * count in the legend's inverted count either way. */
+typedef struct defo_render_part {
+    const defo_mesh *mesh;
+    const double *positions;
+    const defo_mesh *surface;
+    const double *surface_positions;
+    const defo_index *surface_elem;
+    const double *surface_bary;
+} defo_render_part;
+
+/* Draw several parts (e.g. every body of a scene) in one picture: one
+ * camera, one colour range over all of them; def->field must exist in every
+ * part's mesh.  Otherwise as defo_render_mesh. */
+DEFO_API defo_status defo_render_parts(defo_renderer *r, const defo_render_def *def,
+                                       const defo_render_part *parts, int num_parts,
+                                       const defo_render_shape *shapes, int num_shapes,
+                                       defo_image *out);
+
 /* Scalar value range of a field (the values defo_render_mesh would colour
- * by), so a sequence can share one colour range.  Errors as defo_render_mesh. */
+ * by), min and max.  Errors as defo_render_mesh. */
 DEFO_API defo_status defo_render_field_range(const defo_mesh *mesh, const char *field, double *lo,
                                              double *hi);
+/* The scalar values defo_render_* colours by (one per element for a cell
+ * field, per node for a point field; vectors and tensors by magnitude) into
+ * values (may be NULL: count only); *count receives how many. */
+DEFO_API defo_status defo_render_field_values(const defo_mesh *mesh, const char *field,
+                                              double *values, defo_index *count);
+/* The colour range used when none is given, from the values of every part
+ * (and, for a sequence, every frame) to colour: "J" — [0, 2] whatever the
+ * values, so white is J = 1 (no volume change) and every picture of every
+ * run compares; any other field — its 1st and 99th percentiles (nearest
+ * rank over the finite values), so a few outliers (stress at a corner or a
+ * crack tip) do not wash out the rest; the whole span when those are equal.
+ * values (count of them) may be reordered. */
+DEFO_API defo_status defo_render_auto_range(const char *field, double *values, size_t count,
+                                            double range[2]);
 
 /* Colour of t in [0, 1] (clamped) under map (AUTO = viridis). */
 DEFO_API void defo_colormap_rgb(defo_colormap map, double t, unsigned char rgb[3]);

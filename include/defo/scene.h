@@ -105,6 +105,24 @@ DEFO_API const defo_scene_outputs *defo_scene_get_outputs(const defo_scene *scen
 DEFO_API int defo_scene_num_colliders(const defo_scene *scene);
 DEFO_API const defo_collider_def *defo_scene_collider(const defo_scene *scene, int i);
 
+/* The mesh and surface files a scene names (paths resolved against its
+ * base_dir), which defo_simulation_create reads with defo_mesh_read: tools
+ * check them ahead of a run (defo validate opens each as the run would). */
+typedef enum defo_scene_file_kind {
+    DEFO_SCENE_FILE_MESH = 0,    /* bodies[i].mesh: a volume mesh (elements reoriented) */
+    DEFO_SCENE_FILE_SURFACE = 1, /* bodies[i].surface.file: a closed triangle surface to mesh */
+    DEFO_SCENE_FILE_EMBEDDED = 2 /* bodies[i].embedded.file: 3-node triangles (MG04 §5.1) */
+} defo_scene_file_kind;
+typedef struct defo_scene_file {
+    defo_scene_file_kind kind;
+    int body;         /* index in "bodies" */
+    const char *path; /* resolved; valid while the scene lives */
+} defo_scene_file;
+DEFO_API int defo_scene_num_files(const defo_scene *scene);
+/* File i (0 <= i < defo_scene_num_files), bodies in order, each body's
+ * mesh or surface before its embedded surface; path NULL when out of range. */
+DEFO_API defo_scene_file defo_scene_get_file(const defo_scene *scene, int i);
+
 /* ------------------------------------------------------------ simulation */
 /* A scene built into a world (src/scene/builder.c) and run frame by frame:
  * the scheduled material changes, the world's frame step, the bodies'

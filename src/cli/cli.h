@@ -47,6 +47,7 @@ int cmd_convert(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_render(int argc, char **argv);
 int cmd_mesh(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 
@@ -76,6 +77,22 @@ defo_status run_output_resume(run_output *r, int frame);
 defo_status run_output_summary(run_output *r, const run_summary_info *info);
 int run_output_peak_inverted(const run_output *r, int *frame);
 int run_output_write_text(const char *dir, const char *file, const char *text);
+/* What OUTDIR holds before a run: nothing (absent or empty), a resumable
+ * run of this very scene (its scene.json equal to scene_dump, and a
+ * checkpoint), or anything else. */
+typedef enum run_folder_state {
+    RUN_FOLDER_ABSENT,
+    RUN_FOLDER_EMPTY,
+    RUN_FOLDER_SAME_SCENE,
+    RUN_FOLDER_OTHER
+} run_folder_state;
+run_folder_state run_output_folder_state(const char *dir, const char *scene_dump);
+/* Remove the files defo run writes from dir (scene.pvd, scene.json,
+ * stats.jsonl, summary.json, checkpoint.bin, stats.png, frames/frame_*.vtu,
+ * surface/frame_*.obj, png/frame_*.png, and their .tmp files) and the three
+ * subfolders when that leaves them empty; other files stay.  *removed counts
+ * the files.  0, or -1 with errno. */
+int run_output_clear(const char *dir, int *removed);
 /* Errors raised by the CLI side of `defo run` (run_output.c): record a
  * message and return status; run_last_error gives it (or the library's);
  * run_fail prints "defo run: message" and returns the exit code. */
@@ -87,9 +104,20 @@ defo_status run_error(defo_status status, const char *fmt, ...)
 const char *run_last_error(void);
 int run_fail(defo_status status);
 
-/* Print the report of `defo info` for an already loaded mesh (human or JSON).
- * reoriented: elements that had negative volume in the file. */
-int cli_report_mesh(const char *path, const defo_mesh *mesh, defo_index reoriented, bool json);
+/* "s" unless n is 1: "1 body", "2 bodies" are spelt out where they differ. */
+const char *cli_s(long long n);
+
+/* Elements negatively oriented (inverted) and flat (|det| <= 1e-12 L^3 of
+ * their corner tetrahedron, L its longest edge) as stored; the first of each
+ * or -1.  Frames are inspected as they are (defo info, defo convert). */
+typedef struct orient_counts {
+    defo_index inverted, flat, first_inverted, first_flat;
+} orient_counts;
+orient_counts cli_orientation_counts(const defo_mesh *mesh);
+
+/* Print the report of `defo info` for an already loaded mesh (human or JSON),
+ * as stored: inverted and flat elements are counted, not repaired. */
+int cli_report_mesh(const char *path, const defo_mesh *mesh, bool json);
 
 /* scene_draw.c: a scene's colliders for the renderer (defo run's PNGs and
  * defo render of a run folder).  cli_fit_colliders grows [lo, hi] by each

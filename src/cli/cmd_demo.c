@@ -67,7 +67,7 @@ int cmd_demo(int argc, char **argv) {
     s = defo_mesh_read(vtu, NULL, &back);
     if (s < 0) return cli_fail("demo", s);
     printf("defo demo: read %s back; what defo sees:\n", vtu);
-    int rc = cli_report_mesh(vtu, back, 0, false);
+    int rc = cli_report_mesh(vtu, back, false);
     defo_mesh_destroy(back);
     return rc;
 }

@@ -1,6 +1,8 @@
 /*
  * cli/cmd_render.c — `defo render INPUT -o OUT.png [--frame N] [--color FIELD]
  * [--size WxH] [--sheet [--count N] [--cols C]] [--video [--fps F]]
+ * (the video plays at the run's frame rate: --fps, else the run's scene, else
+ * the .pvd's timestep spacing, else 24)
  * [--backend auto|gl|software]`: headless pictures of simulation frames.
  *
  * INPUT is a mesh file (.vtu or any format defo reads), a .pvd collection, or
@@ -272,47 +274,63 @@ static void shell_quote(const char *s, char *buf, size_t n) {
     buf[o] = 0;
 }
 
-/* Fit the camera box and colour range over the frames in idx. */
+/* Fit the camera box and colour range over the frames in idx: the range is
+ * defo_render_auto_range over the values of all those frames pooled (J:
+ * [0, 2], like every frame `defo run` draws; other fields: their 1st-99th
+ * percentiles), so every picture of the sequence shares it. */
 static int fit_sequence(const frame_list *l, const int *idx, int n, const char *field,
                         defo_render_def *def) {
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    double flo = INFINITY, fhi = -INFINITY;
-    for (int i = 0; i < n; i++) {
+    double *vals = NULL;
+    size_t nvals = 0, cap = 0;
+    int rc = CLI_OK;
+    for (int i = 0; i < n && rc == CLI_OK; i++) {
         defo_mesh *m = NULL;
-        int rc = load_frame(&l->f[idx[i]], &m);
-        if (rc) return rc;
+        rc = load_frame(&l->f[idx[i]], &m);
+        if (rc) break;
         double a[3], b[3];
         defo_status s = defo_mesh_bbox(m, a, b);
-        double vlo = 0, vhi = 0;
-        if (s >= 0 && field) s = defo_render_field_range(m, field, &vlo, &vhi);
+        defo_index count = 0;
+        if (s >= 0 && field) s = defo_render_field_values(m, field, NULL, &count);
+        if (s >= 0 && field && nvals + (size_t)count > cap) {
+            cap = 2 * (nvals + (size_t)count) + 1;
+            double *t = realloc(vals, cap * sizeof *vals);
+            if (!t)
+                s = DEFO_ERR_OUT_OF_MEMORY;
+            else
+                vals = t;
+        }
+        if (s >= 0 && field) s = defo_render_field_values(m, field, vals + nvals, &count);
         defo_mesh_destroy(m);
         if (s < 0) {
             /* a field missing from one frame: say which frame */
-            fprintf(stderr, "defo %s: %s: %s\n", cmd, l->f[idx[i]].path, defo_last_error());
-            return s == DEFO_ERR_OUT_OF_MEMORY ? CLI_INTERNAL : CLI_BAD_INPUT;
+            fprintf(stderr, "defo %s: %s: %s\n", cmd, l->f[idx[i]].path,
+                    s == DEFO_ERR_OUT_OF_MEMORY ? "out of memory" : defo_last_error());
+            rc = s == DEFO_ERR_OUT_OF_MEMORY ? CLI_INTERNAL : CLI_BAD_INPUT;
+            break;
         }
+        nvals += (size_t)count;
         for (int k = 0; k < 3; k++) {
             lo[k] = fmin(lo[k], a[k]);
             hi[k] = fmax(hi[k], b[k]);
         }
-        flo = fmin(flo, vlo);
-        fhi = fmax(fhi, vhi);
     }
-    for (int k = 0; k < 3; k++) {
-        def->frame_lo[k] = lo[k];
-        def->frame_hi[k] = hi[k];
-    }
-    if (field && flo < fhi) {
-        def->range[0] = flo;
-        def->range[1] = fhi;
-        /* J: symmetric about 1 so the neutral colour means "no volume change" */
-        if (!strcmp(field, "J")) {
-            double dd = fmax(fabs(fhi - 1), fabs(1 - flo));
-            def->range[0] = 1 - dd;
-            def->range[1] = 1 + dd;
+    if (rc == CLI_OK) {
+        for (int k = 0; k < 3; k++) {
+            def->frame_lo[k] = lo[k];
+            def->frame_hi[k] = hi[k];
+        }
+        if (field) {
+            defo_status s = defo_render_auto_range(field, vals, nvals, def->range);
+            if (s < 0) {
+                fprintf(stderr, "defo %s: %s\n", cmd, defo_last_error());
+                rc = CLI_BAD_INPUT;
+            }
+            if (strcmp(field, "J") != 0) def->range_note = "1st-99th pct";
         }
     }
-    return CLI_OK;
+    free(vals);
+    return rc;
 }
 
 /* The scene a `defo run` output folder was made from (DIR/scene.json), for
@@ -371,7 +389,7 @@ static void frame_label(const frame_list *l, int i, char *buf, size_t n) {
 
 int cmd_render(int argc, char **argv) {
     const char *input = NULL, *out = NULL, *field = NULL, *backend_name = "auto";
-    long frame = -1, count = 12, cols = 0, fps = 24;
+    long frame = -1, count = 12, cols = 0, fps_arg = 0;
     int frame_given = 0, sheet = 0, video = 0, w = 0, h = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -405,7 +423,7 @@ int cmd_render(int argc, char **argv) {
         } else if (!strcmp(a, "--video")) {
             video = 1;
         } else if (!strcmp(a, "--fps")) {
-            if (!has_next || parse_int(argv[i + 1], 1, 240, &fps))
+            if (!has_next || parse_int(argv[i + 1], 1, 240, &fps_arg))
                 return cli_usage_error(cmd, "--fps needs an integer in 1..240");
             i++;
         } else if (!strcmp(a, "--backend")) {
@@ -535,6 +553,26 @@ int cmd_render(int argc, char **argv) {
         cli_fit_colliders(scene, def.frame_lo, def.frame_hi);
     }
 
+    /* the colour range, said in every message: one rule with defo run's pictures */
+    char range_text[128] = "no field";
+    if (def.field)
+        snprintf(range_text, sizeof range_text, "%s in [%.6g, %.6g]%s", def.field, def.range[0],
+                 def.range[1], strcmp(def.field, "J") ? " (1st-99th percentile)" : "");
+    /* --video plays at the run's frame rate: --fps, else the scene's (a run
+     * folder's scene.json), else the spacing of the .pvd's timesteps, else 24 */
+    double fps = 24;
+    const char *fps_from = "default";
+    if (fps_arg > 0) {
+        fps = (double)fps_arg;
+        fps_from = "--fps";
+    } else if (scene) {
+        fps = defo_scene_fps(scene);
+        fps_from = "the scene";
+    } else if (l.count > 1 && l.f[0].has_time && l.f[l.count - 1].has_time &&
+               l.f[l.count - 1].time > l.f[0].time) {
+        fps = (l.count - 1) / (l.f[l.count - 1].time - l.f[0].time);
+        fps_from = "the frame times";
+    }
     defo_renderer *r = NULL;
     if (rc == CLI_OK) {
         defo_status s = defo_renderer_create(backend, &r);
@@ -552,8 +590,8 @@ int cmd_render(int argc, char **argv) {
             if (s < 0)
                 rc = cli_fail(cmd, s);
             else
-                printf("wrote %s (%dx%d, frame %d of %d, %s%s)\n", out, w, h, draw[0], l.count,
-                       defo_renderer_name(r), def.field ? "" : ", no field");
+                printf("wrote %s (%dx%d, frame %d of %d, %s, %s)\n", out, w, h, draw[0], l.count,
+                       defo_renderer_name(r), range_text);
         }
         defo_image_free(&im);
     } else if (rc == CLI_OK && sheet) {
@@ -579,8 +617,8 @@ int cmd_render(int argc, char **argv) {
             if (s < 0)
                 rc = cli_fail(cmd, s);
             else
-                printf("wrote %s (%dx%d, %d frames of %d, %s)\n", out, sh.width, sh.height, ndraw,
-                       l.count, defo_renderer_name(r));
+                printf("wrote %s (%dx%d, %d frames of %d, %s, %s)\n", out, sh.width, sh.height,
+                       ndraw, l.count, defo_renderer_name(r), range_text);
             defo_image_free(&sh);
         }
         for (int i = 0; tiles && i < ndraw; i++) defo_image_free(&tiles[i]);
@@ -599,7 +637,7 @@ int cmd_render(int argc, char **argv) {
                 snprintf(tmp, n + 9, "%s.tmp.mp4", out);
                 shell_quote(tmp, qtmp, sizeof qtmp);
                 snprintf(command, sizeof command,
-                         "ffmpeg -y -loglevel error -f rawvideo -pix_fmt rgb24 -s %dx%d -r %ld "
+                         "ffmpeg -y -loglevel error -f rawvideo -pix_fmt rgb24 -s %dx%d -r %.9g "
                          "-i - -c:v libx264 -pix_fmt yuv420p %s",
                          w, h, fps, qtmp);
                 FILE *pipe = popen(command, "w");
@@ -620,8 +658,8 @@ int cmd_render(int argc, char **argv) {
                     remove(tmp);
                     fprintf(stderr, "defo %s: writing %s with ffmpeg failed\n", cmd, out);
                 } else {
-                    printf("wrote %s (%d frames, %dx%d at %ld fps, %s)\n", out, ndraw, w, h, fps,
-                           defo_renderer_name(r));
+                    printf("wrote %s (%d frames, %dx%d at %g fps from %s, %s)\n", out, ndraw, w, h,
+                           fps, fps_from, defo_renderer_name(r));
                 }
                 free(tmp);
             }

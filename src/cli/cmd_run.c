@@ -1,6 +1,15 @@
 /*
  * cli/cmd_run.c — `defo run [SCENE.json] [-o OUTDIR] [--frames N]
- * [--threads N] [--quiet] [--resume OUTDIR]`.
+ * [--threads N] [--quiet] [--resume OUTDIR] [--force]`.
+ *
+ * Runs never mix in one folder.  OUTDIR must be absent or empty, or hold a
+ * resumable run of this same scene (its scene.json byte for byte the scene's
+ * canonical copy, and a checkpoint): that run is continued as --resume
+ * would.  Anything else is refused (exit 2) unless --force, which first
+ * removes the files defo run writes (run_output_clear: scene.pvd,
+ * scene.json, stats.jsonl, summary.json, checkpoint.bin, stats.png and the
+ * frame files in frames/, surface/, png/) and keeps any other file: defo
+ * never deletes what it did not write.
  *
  * Order of work, so that bad input never costs a half-done run: parse and
  * validate the scene, build every body (meshes read, generated or meshed),
@@ -60,11 +69,11 @@ static void progress(int quiet, int tty, int frame, int total, double t, long in
         for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : '-';
         bar[width] = 0;
         double eta = done_this_run ? elapsed / done_this_run * remaining : 0;
-        fprintf(stderr, "\r  [%s] %d/%d  t = %.2f s  inverted %ld  ETA %.0f s   ", bar, frame,
+        fprintf(stderr, "\r  [%s] %d/%d  t = %.3g s  inverted %ld  ETA %.0f s   ", bar, frame,
                 total, t, inverted, eta);
         if (frame == total) fputc('\n', stderr);
     } else {
-        fprintf(stderr, "frame %d/%d  t = %.4f s  inverted %ld  %.0f ms\n", frame, total, t,
+        fprintf(stderr, "frame %d/%d  t = %.3g s  inverted %ld  %.0f ms\n", frame, total, t,
                 inverted, frame_ms);
     }
     fflush(stderr);
@@ -72,7 +81,7 @@ static void progress(int quiet, int tty, int frame, int total, double t, long in
 
 int cmd_run(int argc, char **argv) {
     const char *scene_path = NULL, *outdir = NULL, *resume = NULL;
-    int frames = -1, threads = 0, quiet = 0;
+    int frames = -1, threads = 0, quiet = 0, force = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-o") || !strcmp(a, "--frames") || !strcmp(a, "--threads") ||
@@ -90,6 +99,8 @@ int cmd_run(int argc, char **argv) {
                 return cli_usage_error(cmd, "--threads: '%s' is not an integer in [1, 1024]", v);
         } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
             quiet = 1;
+        } else if (!strcmp(a, "--force")) {
+            force = 1;
         } else if (a[0] == '-' && a[1]) {
             return cli_usage_error(cmd, "unknown option '%s'", a);
         } else if (scene_path) {
@@ -101,6 +112,8 @@ int cmd_run(int argc, char **argv) {
     if (resume && outdir && strcmp(resume, outdir))
         return cli_usage_error(cmd, "--resume %s continues in that folder; drop -o %s", resume,
                                outdir);
+    if (resume && force)
+        return cli_usage_error(cmd, "--resume continues a run, --force replaces it: not both");
     if (resume) outdir = resume;
     char copy_path[2200];
     if (resume && !scene_path) {
@@ -134,6 +147,33 @@ int cmd_run(int argc, char **argv) {
     }
     int total = frames > 0 ? frames : defo_scene_frames(scene);
 
+    /* the output folder: never two runs in one (see the top of this file) */
+    int clear = 0;
+    if (!resume) {
+        char *dump = defo_scene_dump(scene);
+        run_folder_state st = dump ? run_output_folder_state(outdir, dump) : RUN_FOLDER_OTHER;
+        defo_free_string(dump);
+        if (st == RUN_FOLDER_SAME_SCENE && !force) {
+            resume = outdir; /* the same scene: continue it */
+            if (!quiet)
+                fprintf(stderr,
+                        "defo run: %s holds a run of this scene: continuing it (--force starts "
+                        "over)\n",
+                        outdir);
+        } else if (st == RUN_FOLDER_SAME_SCENE || st == RUN_FOLDER_OTHER) {
+            if (!force) {
+                fprintf(stderr,
+                        "defo run: %s is not empty and holds no run of this scene to continue: "
+                        "use --force to replace the run there (only files defo writes are "
+                        "removed), or another -o\n",
+                        outdir);
+                defo_scene_destroy(scene);
+                return CLI_BAD_INPUT;
+            }
+            clear = 1; /* once the world is built: bad input costs no files */
+        }
+    }
+
     /* 2. world */
     double t_start = now_s();
     defo_simulation *sim = NULL;
@@ -163,6 +203,18 @@ int cmd_run(int argc, char **argv) {
     }
 
     /* 3. outputs */
+    if (clear) {
+        int removed = 0;
+        if (run_output_clear(outdir, &removed) != 0) {
+            fprintf(stderr, "defo run: --force: cannot clear %s: %s\n", outdir, strerror(errno));
+            defo_simulation_destroy(sim);
+            defo_scene_destroy(scene);
+            return CLI_BAD_INPUT;
+        }
+        if (!quiet)
+            fprintf(stderr, "defo run: --force: removed %d file%s of an earlier run from %s\n",
+                    removed, cli_s(removed), outdir);
+    }
     run_output *out = NULL;
     s = run_output_create(outdir, scene, sim, &out);
     if (!s && resume) s = run_output_resume(out, start);
@@ -182,11 +234,12 @@ int cmd_run(int argc, char **argv) {
             nodes += m->num_nodes;
             elems += m->num_elems;
         }
+        int nbodies = defo_simulation_num_bodies(sim), ncol = defo_scene_num_colliders(scene);
         fprintf(stderr,
-                "defo run: %s: %d bodies (%ld nodes, %ld tets), %d colliders; %sframes %d..%d "
-                "at %g fps -> %s\n",
-                defo_scene_name(scene), defo_simulation_num_bodies(sim), nodes, elems,
-                defo_scene_num_colliders(scene), resume ? "resuming, " : "", start, total,
+                "defo run: %s: %d bod%s (%ld node%s, %ld element%s), %d collider%s; %sframes "
+                "%d..%d at %g fps -> %s\n",
+                defo_scene_name(scene), nbodies, nbodies == 1 ? "y" : "ies", nodes, cli_s(nodes),
+                elems, cli_s(elems), ncol, cli_s(ncol), resume ? "resuming, " : "", start, total,
                 defo_scene_fps(scene), outdir);
     }
     run_frame_info fi;
@@ -287,9 +340,11 @@ int cmd_run(int argc, char **argv) {
                 done, total, outdir, more);
         rc = 130;
     } else if (!rc && !quiet) {
-        printf("defo run: %d frames (%.1f s simulated) in %.1f s; inverted elements: peak %d "
+        /* simulated time to 3 significant digits: 2 frames at 30 fps are
+         * 0.0667 s (one decimal said 0.1 s) */
+        printf("defo run: %d frame%s (%.3g s simulated) in %.3g s; inverted elements: peak %d "
                "(frame %d), %ld at the end\n",
-               done, defo_world_time(w), si.wall_s, peak, peak_frame, (long)final_inv);
+               done, cli_s(done), defo_world_time(w), si.wall_s, peak, peak_frame, (long)final_inv);
         const defo_scene_outputs *o = defo_scene_get_outputs(scene);
         printf("defo run: outputs in %s/:\n", outdir);
         if (o->vtu) printf("  scene.pvd + frames/frame_NNNN.vtu   open in ParaView\n");

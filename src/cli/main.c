@@ -14,8 +14,9 @@ static const char *usage_text =
     "commands:\n"
     "  info MESH [--json]        counts, volume, bounding box, quality, inverted elements,\n"
     "                            boundary faces, components\n"
-    "  convert IN OUT [--ascii] [--msh-version 2|4]\n"
+    "  convert IN OUT [--ascii] [--msh-version 2|4] [--compress]\n"
     "                            convert between .node/.ele, .msh, .vtu, .vtk, .obj\n"
+    "                            (--compress: zlib-compressed .vtu)\n"
     "                            (surfaces .stl .off .ply are read)\n"
     "  demo [-o OUTDIR]          generate a mesh, write it for ParaView and Blender, report it\n"
     "  mesh SURFACE -o OUT [--cells N|--size H] [--order 1|2] [--json]\n"
@@ -23,8 +24,12 @@ static const char *usage_text =
     "  render INPUT -o OUT.png [--frame N] [--color FIELD] [--size WxH] [--sheet] [--video]\n"
     "                            picture of a .vtu, .pvd or output folder (headless)\n"
     "  run [SCENE.json] [-o OUTDIR] [--frames N] [--threads N] [--quiet] [--resume OUTDIR]\n"
-    "                            simulate a scene (without SCENE: the built-in demo) and write\n"
-    "                            .pvd/.vtu frames, .obj surfaces, PNGs, stats.jsonl, summary.json\n"
+    "      [--force]             simulate a scene (without SCENE: the built-in demo) and write\n"
+    "                            .pvd/.vtu frames, .obj surfaces, PNGs, stats.jsonl, "
+    "summary.json;\n"
+    "                            an OUTDIR holding another run is refused (--force replaces it)\n"
+    "  plot OUTDIR [-o OUT.png]  energies, inverted elements, volume ratio, iterations and ms\n"
+    "                            per frame of a run over time (default OUTDIR/stats.png)\n"
     "  validate SCENE.json       check a scene file; every error with its JSON path\n"
     "  --version                 print the version\n"
     "\n"
@@ -35,6 +40,10 @@ int cli_fail(const char *cmd, defo_status status) {
     fprintf(stderr, "defo %s: %s\n", cmd, msg[0] ? msg : defo_status_name(status));
     if (status == DEFO_ERR_INTERNAL || status == DEFO_ERR_OUT_OF_MEMORY) return CLI_INTERNAL;
     return CLI_BAD_INPUT;
+}
+
+const char *cli_s(long long n) {
+    return n == 1 ? "" : "s";
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
@@ -144,11 +153,12 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "demo")) return cmd_demo(argc - 1, argv + 1);
     if (!strcmp(cmd, "render")) return cmd_render(argc - 1, argv + 1);
     if (!strcmp(cmd, "mesh")) return cmd_mesh(argc - 1, argv + 1);
+    if (!strcmp(cmd, "plot")) return cmd_plot(argc - 1, argv + 1);
     if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "validate")) return cmd_validate(argc - 1, argv + 1);
     fprintf(stderr,
             "defo: unknown command '%s' (commands: run, validate, info, convert, mesh, render, "
-            "demo; see 'defo --help')\n",
+            "plot, demo; see 'defo --help')\n",
             cmd);
     return CLI_BAD_INPUT;
 }

@@ -1,26 +1,34 @@
 /*
  * cli/run_output.c — what `defo run` writes in OUTDIR, frame by frame:
  *
- *   frames/frame_NNNN.vtu  ALL bodies merged into one unstructured grid per
- *                          frame (body_id tells them apart).  Point data:
- *                          displacement, velocity; cell data: J, inverted,
- *                          von_mises, max_principal_stress, plastic_strain,
- *                          body_id.
+ *   frames/frame_NNNN.vtu  ALL bodies in one unstructured grid per frame
+ *                          (body_id tells them apart), each body keeping its
+ *                          cell type: tet4 as VTK_TETRA, tet10 as
+ *                          VTK_QUADRATIC_TETRA, so ParaView draws tet10
+ *                          bodies curved (defo_mesh_write_parts).  Point
+ *                          data: displacement, velocity; cell data: J,
+ *                          inverted, von_mises, max_principal_stress,
+ *                          plastic_strain, body_id.
  *   scene.pvd              the collection with each frame's time
- *   surface/frame_NNNN.obj the boundary surface of the merged mesh (Blender);
- *                          a body with an "embedded" surface contributes
- *                          that surface instead (MG04 §5.1)
- *   png/frame_NNNN.png     when the scene asks (colliders drawn too)
+ *   surface/frame_NNNN.obj one object per body (Blender): its boundary
+ *                          surface (curved tet10 faces split in 4), or for a
+ *                          body with an "embedded" surface that surface
+ *                          (MG04 §5.1)
+ *   png/frame_NNNN.png     when the scene asks (colliders drawn too; a body
+ *                          with an embedded surface is drawn as that surface)
  *   stats.jsonl            one JSON object per frame
  *   summary.json           totals, timings, peak inverted, final state, paths
  *   checkpoint.bin         state after the last completed frame (--resume)
  *
  * Frame 0 is the initial state; frame k is the state after k steps.
  *
- * Bodies are read through defo_simulation_body_* (mesh, positions,
- * velocities, energies): a fracturing body (MG04 §4) gains nodes and changes
- * connectivity, so the merged mesh is rebuilt whenever a body's node count
- * changed (a split always adds a node).  Displacement is x − X with X the
+ * Bodies are read through the world (defo_body_*: mesh, positions,
+ * velocities, energies) and written as "parts" of one grid: the per-node and
+ * per-element output arrays hold every body one after the other (node_off,
+ * elem_off), each body's view is its own mesh with fields pointing into its
+ * slice.  A fracturing body (MG04 §4) gains nodes and changes connectivity,
+ * so the arrays are rebuilt whenever a body's node count changed (a split
+ * always adds a node).  Displacement is x − X with X the
  * node's rest position — for a node added by a split, its parent's.  The
  * surface of a fractured body is the boundary of its current tets, crack
  * faces included.
@@ -38,15 +46,18 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli/cli.h"
+#include "defo/embed.h"
 #include "defo/render.h"
 #include "defo/scene.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define J_FLOOR 0.01
 
@@ -75,17 +86,42 @@ int run_fail(defo_status status) {
                : CLI_BAD_INPUT;
 }
 
+/* Output fields: name, location and the DEFO_OUT_FIELD_* bit. */
+#define NUM_OUT_FIELDS 8
+static const struct {
+    unsigned bit;
+    const char *name;
+    defo_field_location loc;
+    int comps;
+} out_fields[NUM_OUT_FIELDS] = {
+    {DEFO_OUT_FIELD_DISPLACEMENT, "displacement", DEFO_FIELD_POINT, 3},
+    {DEFO_OUT_FIELD_VELOCITY, "velocity", DEFO_FIELD_POINT, 3},
+    {DEFO_OUT_FIELD_J, "J", DEFO_FIELD_CELL, 1},
+    {DEFO_OUT_FIELD_INVERTED, "inverted", DEFO_FIELD_CELL, 1},
+    {DEFO_OUT_FIELD_VON_MISES, "von_mises", DEFO_FIELD_CELL, 1},
+    {DEFO_OUT_FIELD_MAX_PRINCIPAL, "max_principal_stress", DEFO_FIELD_CELL, 1},
+    {DEFO_OUT_FIELD_PLASTIC_STRAIN, "plastic_strain", DEFO_FIELD_CELL, 1},
+    {DEFO_OUT_FIELD_BODY_ID, "body_id", DEFO_FIELD_CELL, 1}};
+
 struct run_output {
     char dir[2048];
     const defo_scene *scene;
     defo_simulation *sim;
     const defo_scene_outputs *o;
     int nb;
-    defo_mesh *merged;               /* rest positions of every body (rebuilt after splits) */
-    defo_index *node_off, *elem_off; /* nb + 1 */
-    double *x, *disp, *vel;          /* 3 per merged node */
-    double *J, *inv, *vm, *mp, *plastic, *body_id; /* per merged element */
+    defo_index *node_off, *elem_off; /* nb + 1: each body's slice of the arrays below */
+    double *x, *disp, *vel;          /* 3 per node of every body */
+    double *J, *inv, *vm, *mp, *plastic, *body_id; /* per element of every body */
     double *rest_volume;                           /* per body */
+    /* each body as a part of the frame: its mesh with fields into its slices */
+    defo_mesh *views;
+    defo_field *view_fields; /* NUM_OUT_FIELDS per body */
+    /* bodies with an "embedded" surface (MG04 §5.1): its binding (the same
+     * defo_embed_create the simulation made, for the element of each vertex)
+     * and its current positions */
+    defo_embed **embeds;
+    double **emb_x;
+    double *obj_x; /* positions of every OBJ part, in order */
     /* frames written: times and vtu names (for the .pvd), stats lines */
     int count, cap;
     double *times;
@@ -134,14 +170,29 @@ static int write_atomic(const char *path, const char *text, size_t n) {
     return 0;
 }
 
+static void free_arrays(run_output *r) {
+    double **arrays[] = {&r->x,  &r->disp, &r->vel,     &r->J,       &r->inv,
+                         &r->vm, &r->mp,   &r->plastic, &r->body_id, &r->obj_x};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
+        free(*arrays[i]);
+        *arrays[i] = NULL;
+    }
+}
+
 void run_output_destroy(run_output *r) {
     if (!r) return;
-    defo_mesh_destroy(r->merged);
-    double *arrays[] = {r->x,  r->disp, r->vel,     r->J,       r->inv,
-                        r->vm, r->mp,   r->plastic, r->body_id, r->rest_volume};
-    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) free(arrays[i]);
+    free_arrays(r);
+    free(r->rest_volume);
     free(r->node_off);
     free(r->elem_off);
+    for (int i = 0; i < r->nb; i++) {
+        if (r->embeds) defo_embed_destroy(r->embeds[i]);
+        if (r->emb_x) free(r->emb_x[i]);
+    }
+    free(r->views);
+    free(r->view_fields);
+    free(r->embeds);
+    free(r->emb_x);
     for (int i = 0; i < r->count; i++) {
         free(r->files[i]);
         free(r->lines[i]);
@@ -157,47 +208,28 @@ const char *run_output_dir(const run_output *r) {
     return r->dir;
 }
 
-/* The merged mesh of every body's current mesh (rest positions) with its
- * rest data and the per-node and per-element arrays; called at the start and
+/* The output arrays of every body's current mesh (each body's slice at
+ * node_off / elem_off) with each body's rest data; called at the start and
  * whenever a body's node count changed (fracture).  Returns a defo_status. */
-static defo_status build_merged(run_output *r) {
-    defo_mesh_destroy(r->merged);
-    r->merged = NULL;
-    double **arrays[] = {&r->x,  &r->disp, &r->vel,     &r->J,      &r->inv,
-                         &r->vm, &r->mp,   &r->plastic, &r->body_id};
-    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
-        free(*arrays[i]);
-        *arrays[i] = NULL;
-    }
-    /* one grid of one element kind (the bodies' order) */
-    defo_status s = defo_mesh_create(body_mesh(r, 0)->order, &r->merged);
+static defo_status build_arrays(run_output *r) {
+    free_arrays(r);
+    defo_status s = DEFO_OK;
+    size_t obj_nodes = 0;
     for (int b = 0; b < r->nb && !s; b++) {
         const defo_mesh *m = body_mesh(r, b);
-        if (m->order != r->merged->order)
-            return run_error(DEFO_ERR_UNSUPPORTED,
-                             "bodies of different element orders in one scene cannot share the "
-                             "frame grid yet");
+        const defo_mesh *sf = defo_simulation_embedded_surface(r->sim, b);
         r->node_off[b + 1] = r->node_off[b] + m->num_nodes;
         r->elem_off[b + 1] = r->elem_off[b] + m->num_elems;
-        s = defo_mesh_reserve(r->merged, r->node_off[b + 1], r->elem_off[b + 1], 0);
-        for (defo_index i = 0; i < m->num_nodes && !s; i++)
-            s = defo_mesh_add_node(r->merged, m->x[3 * (size_t)i], m->x[3 * (size_t)i + 1],
-                                   m->x[3 * (size_t)i + 2], NULL);
-        const int p = m->nodes_per_elem;
-        for (defo_index e = 0; e < m->num_elems && !s; e++) {
-            defo_index nodes[DEFO_ELEMENT_MAX_NODES];
-            for (int k = 0; k < p; k++)
-                nodes[k] = m->elems[(size_t)p * (size_t)e + k] + r->node_off[b];
-            s = defo_mesh_add_elem(r->merged, nodes, 0);
-        }
+        obj_nodes += (size_t)(sf ? sf->num_nodes : m->num_nodes);
     }
     if (s) return s;
-    size_t n3 = 3 * (size_t)r->merged->num_nodes + 1, ne = (size_t)r->merged->num_elems + 1;
+    size_t n3 = 3 * (size_t)r->node_off[r->nb] + 1, ne = (size_t)r->elem_off[r->nb] + 1;
     r->x = malloc(n3 * sizeof(double));
     r->disp = malloc(n3 * sizeof(double));
     r->vel = malloc(n3 * sizeof(double));
+    r->obj_x = malloc((3 * obj_nodes + 1) * sizeof(double));
     double **cell[] = {&r->J, &r->inv, &r->vm, &r->mp, &r->plastic, &r->body_id};
-    int ok = r->x && r->disp && r->vel;
+    int ok = r->x && r->disp && r->vel && r->obj_x;
     for (size_t i = 0; i < 6; i++) ok = ok && (*cell[i] = calloc(ne, sizeof(double)));
     if (!ok) return run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
     for (int b = 0; b < r->nb; b++)
@@ -205,7 +237,39 @@ static defo_status build_merged(run_output *r) {
     return DEFO_OK;
 }
 
-/* Build the merged mesh and the output folders.  Returns a defo_status. */
+/* Each body's view for the frame: its current mesh (connectivity, rest
+ * positions; no triangles, groups or tags of its file) with the fields in
+ * mask pointing into its slices. */
+static void set_views(run_output *r, unsigned mask) {
+    const double *data[NUM_OUT_FIELDS] = {r->disp, r->vel, r->J,       r->inv,
+                                          r->vm,   r->mp,  r->plastic, r->body_id};
+    for (int b = 0; b < r->nb; b++) {
+        defo_mesh *v = &r->views[b];
+        *v = *body_mesh(r, b);
+        v->num_tris = 0;
+        v->nodes_per_tri = 0;
+        v->tris = NULL;
+        v->tri_tag = NULL;
+        v->elem_tag = NULL;
+        v->num_groups = 0;
+        v->groups = NULL;
+        v->fields = r->view_fields + (size_t)b * NUM_OUT_FIELDS;
+        v->num_fields = 0;
+        for (int i = 0; i < NUM_OUT_FIELDS; i++) {
+            if (!(mask & out_fields[i].bit)) continue;
+            defo_field *f = &v->fields[v->num_fields++];
+            memset(f, 0, sizeof *f);
+            snprintf(f->name, sizeof f->name, "%s", out_fields[i].name);
+            f->location = out_fields[i].loc;
+            f->components = out_fields[i].comps;
+            size_t off = f->location == DEFO_FIELD_POINT ? 3 * (size_t)r->node_off[b]
+                                                         : (size_t)r->elem_off[b];
+            f->data = (double *)data[i] + off;
+        }
+    }
+}
+
+/* The output arrays and folders.  Returns a defo_status. */
 defo_status run_output_create(const char *outdir, const defo_scene *scene, defo_simulation *sim,
                               run_output **out) {
     *out = NULL;
@@ -230,16 +294,32 @@ defo_status run_output_create(const char *outdir, const defo_scene *scene, defo_
         run_output_destroy(r);
         return run_error(DEFO_ERR_IO, "cannot create output folder %s: %s", sub, strerror(e));
     }
-    r->node_off = calloc((size_t)r->nb + 1, sizeof *r->node_off);
-    r->elem_off = calloc((size_t)r->nb + 1, sizeof *r->elem_off);
-    r->rest_volume = calloc((size_t)r->nb + 1, sizeof(double));
+    size_t nb1 = (size_t)r->nb + 1;
+    r->node_off = calloc(nb1, sizeof *r->node_off);
+    r->elem_off = calloc(nb1, sizeof *r->elem_off);
+    r->rest_volume = calloc(nb1, sizeof(double));
+    r->views = calloc(nb1, sizeof *r->views);
+    r->view_fields = calloc(nb1 * NUM_OUT_FIELDS, sizeof *r->view_fields);
+    r->embeds = calloc(nb1, sizeof *r->embeds);
+    r->emb_x = calloc(nb1, sizeof *r->emb_x);
     defo_status s = DEFO_OK;
-    if (!r->node_off || !r->elem_off || !r->rest_volume)
+    if (!r->node_off || !r->elem_off || !r->rest_volume || !r->views || !r->view_fields ||
+        !r->embeds || !r->emb_x)
         s = run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
     /* rest volumes: a split moves no rest position, so they never change */
     for (int b = 0; b < r->nb && !s; b++)
         s = defo_element_volume(body_mesh(r, b), NULL, &r->rest_volume[b]);
-    if (!s) s = build_merged(r);
+    /* embedded surfaces: bound here as the simulation bound them (same tet
+     * mesh, same surface: defo_embed_create is deterministic), for the
+     * element of each vertex the pictures colour it from */
+    for (int b = 0; b < r->nb && !s; b++) {
+        const defo_mesh *sf = defo_simulation_embedded_surface(sim, b);
+        if (!sf) continue;
+        s = defo_embed_create(body_mesh(r, b), sf, &r->embeds[b]);
+        r->emb_x[b] = malloc((3 * (size_t)sf->num_nodes + 1) * sizeof(double));
+        if (!s && !r->emb_x[b]) s = run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    if (!s) s = build_arrays(r);
     if (s) {
         run_output_destroy(r);
         return s;
@@ -253,7 +333,18 @@ defo_status run_output_create(const char *outdir, const defo_scene *scene, defo_
         /* one camera for the whole sequence: the initial bounding box of
          * the bodies and solid colliders, grown by half its size, so the
          * bodies stay in view as they fall and spread */
-        defo_mesh_bbox(r->merged, r->frame_lo, r->frame_hi);
+        for (int k = 0; k < 3; k++) {
+            r->frame_lo[k] = INFINITY;
+            r->frame_hi[k] = -INFINITY;
+        }
+        for (int b = 0; b < r->nb; b++) {
+            double lo[3], hi[3];
+            if (defo_mesh_bbox(body_mesh(r, b), lo, hi) < 0) continue;
+            for (int k = 0; k < 3; k++) {
+                r->frame_lo[k] = fmin(r->frame_lo[k], lo[k]);
+                r->frame_hi[k] = fmax(r->frame_hi[k], hi[k]);
+            }
+        }
         /* ... and the colliders' solid shapes at t = 0 (a ball among gears
          * must show the gears) */
         cli_fit_colliders(scene, r->frame_lo, r->frame_hi);
@@ -267,14 +358,14 @@ defo_status run_output_create(const char *outdir, const defo_scene *scene, defo_
     return DEFO_OK;
 }
 
-/* Current state into the merged arrays and the per-element fields. */
+/* Current state into the output arrays and the per-element fields. */
 static defo_status compute_fields(run_output *r, double *min_j) {
     *min_j = INFINITY;
     int changed = 0;
     for (int b = 0; b < r->nb; b++)
         changed |= body_mesh(r, b)->num_nodes != r->node_off[b + 1] - r->node_off[b];
     if (changed) {
-        defo_status s = build_merged(r);
+        defo_status s = build_arrays(r);
         if (s) return s;
     }
     for (int b = 0; b < r->nb; b++) {
@@ -283,18 +374,18 @@ static defo_status compute_fields(run_output *r, double *min_j) {
                n3 = 3 * (size_t)(r->node_off[b + 1] - r->node_off[b]);
         memcpy(r->x + off, x, n3 * sizeof(double));
         memcpy(r->vel + off, v, n3 * sizeof(double));
-        for (size_t j = 0; j < n3; j++) r->disp[off + j] = x[j] - r->merged->x[off + j];
+        const defo_mesh *bm = body_mesh(r, b);
+        for (size_t j = 0; j < n3; j++) r->disp[off + j] = x[j] - bm->x[j];
         /* J and stresses: the body's force model (derived fields) */
         const defo_index e0 = r->elem_off[b];
         defo_force_fields ff = {r->J + e0, r->vm + e0, r->mp + e0, NULL, NULL, 0, 0};
-        defo_status s =
-            defo_body_fields(defo_simulation_world(r->sim), defo_simulation_body(r->sim, b), &ff);
+        defo_world *w = defo_simulation_world(r->sim);
+        defo_status s = defo_body_fields(w, defo_simulation_body(r->sim, b), &ff);
         if (s) return s;
         for (defo_index e = e0; e < r->elem_off[b + 1]; e++) r->inv[e] = r->J[e] <= 0 ? 1 : 0;
         if (ff.min_J < *min_j) *min_j = ff.min_J;
         /* MG04 §3 plastic strain norm per element (0 for bodies without plasticity). */
-        s = defo_body_plastic_strain(defo_simulation_world(r->sim), defo_simulation_body(r->sim, b),
-                                     r->plastic + e0);
+        s = defo_body_plastic_strain(w, defo_simulation_body(r->sim, b), r->plastic + e0);
         if (s) return s;
     }
     return DEFO_OK;
@@ -372,98 +463,83 @@ static defo_status write_index_files(run_output *r) {
     return bad ? run_error(DEFO_ERR_IO, "cannot write %s", path) : DEFO_OK;
 }
 
-/* The surface OBJ when some body has an "embedded" surface (MG04 §5.1):
- * every body in order, an embedded one as its embedded surface at the
- * current positions, the others as their tet boundary (only the nodes it
- * uses).  Written atomically. */
-static defo_status write_embedded_obj(run_output *r, const char *path) {
+/* The embedded surfaces' current positions (MG04 §5.1). */
+static defo_status update_embedded(run_output *r) {
+    for (int b = 0; b < r->nb; b++)
+        if (r->emb_x[b]) {
+            defo_status s = defo_simulation_embedded_positions(r->sim, b, r->emb_x[b]);
+            if (s < 0) return s;
+        }
+    return DEFO_OK;
+}
+
+/* surface/frame_NNNN.obj: one object per body, named after it — its boundary
+ * (tet10: each curved face as 4 triangles), or its embedded surface. */
+static defo_status write_obj(run_output *r, const char *path) {
     defo_world *w = defo_simulation_world(r->sim);
-    sbuf out = {NULL, 0, 0};
-    defo_status s = DEFO_OK;
-    long base = 1; /* OBJ indices are 1-based and global */
-    sb_printf(&out, "# defo run surface (embedded surfaces and tet boundaries)\n");
-    for (int b = 0; b < r->nb && !s; b++) {
-        defo_body_id id = defo_simulation_body(r->sim, b);
-        sb_printf(&out, "o ");
-        sb_printf(&out, "%s\n", defo_body_name(w, id));
-        const defo_mesh *surf = defo_simulation_embedded_surface(r->sim, b);
-        if (surf) {
-            double *pos = malloc(3 * (size_t)surf->num_nodes * sizeof(double) + 1);
-            if (!pos) {
-                s = run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
-                break;
-            }
-            s = defo_simulation_embedded_positions(r->sim, b, pos);
-            for (defo_index i = 0; i < surf->num_nodes && !s; i++)
-                sb_printf(&out, "v %.17g %.17g %.17g\n", pos[3 * (size_t)i], pos[3 * (size_t)i + 1],
-                          pos[3 * (size_t)i + 2]);
-            for (defo_index t = 0; t < surf->num_tris && !s; t++) {
-                const defo_index *tri = surf->tris + 3 * (size_t)t;
-                sb_printf(&out, "f %ld %ld %ld\n", base + (long)tri[0], base + (long)tri[1],
-                          base + (long)tri[2]);
-            }
-            base += (long)surf->num_nodes;
-            free(pos);
-            continue;
-        }
-        const defo_mesh *m = body_mesh(r, b);
-        const double *x = body_x(r, b);
-        defo_boundary bd;
-        memset(&bd, 0, sizeof bd);
-        s = defo_mesh_boundary(m, 0, &bd);
-        if (s < 0) break;
-        long *map = malloc((size_t)m->num_nodes * sizeof *map + 1);
-        if (!map) {
-            defo_boundary_free(&bd);
-            s = run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
-            break;
-        }
-        for (defo_index i = 0; i < m->num_nodes; i++) map[i] = -1;
-        long used = 0;
-        for (size_t k = 0; k < 3 * (size_t)bd.num_faces; k++)
-            if (map[bd.faces[k]] < 0) map[bd.faces[k]] = 0;
-        for (defo_index i = 0; i < m->num_nodes; i++)
-            if (map[i] == 0) {
-                map[i] = base + used++;
-                sb_printf(&out, "v %.17g %.17g %.17g\n", x[3 * (size_t)i], x[3 * (size_t)i + 1],
-                          x[3 * (size_t)i + 2]);
-            }
-        for (defo_index f = 0; f < bd.num_faces; f++) {
-            const defo_index *fc = bd.faces + 3 * (size_t)f;
-            sb_printf(&out, "f %ld %ld %ld\n", map[fc[0]], map[fc[1]], map[fc[2]]);
-        }
-        base += used;
-        free(map);
-        defo_boundary_free(&bd);
+    const defo_mesh **parts = calloc((size_t)r->nb + 1, sizeof *parts);
+    const char **names = calloc((size_t)r->nb + 1, sizeof *names);
+    if (!parts || !names) {
+        free(parts);
+        free(names);
+        return run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
     }
-    if (!s && !out.s) s = run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
-    if (!s && write_atomic(path, out.s, out.n)) s = run_error(DEFO_ERR_IO, "cannot write %s", path);
-    free(out.s);
+    size_t off = 0;
+    for (int b = 0; b < r->nb; b++) {
+        const defo_mesh *sf = defo_simulation_embedded_surface(r->sim, b);
+        parts[b] = sf ? sf : &r->views[b];
+        names[b] = defo_body_name(w, defo_simulation_body(r->sim, b));
+        size_t n3 = 3 * (size_t)parts[b]->num_nodes;
+        memcpy(r->obj_x + off, sf ? r->emb_x[b] : r->x + 3 * (size_t)r->node_off[b],
+               n3 * sizeof(double));
+        off += n3;
+    }
+    defo_write_options wo = defo_default_write_options();
+    wo.positions = r->obj_x;
+    wo.part_names = names;
+    defo_status s = defo_mesh_write_parts(path, parts, r->nb, &wo);
+    free(parts);
+    free(names);
     return s;
 }
 
-/* Draw the frame: merged mesh with its fields, colliders at time t. */
+/* Draw the frame: every body (through its embedded surface when it has one)
+ * with its fields, colliders at time t.  The colour range is the renderer's
+ * automatic one (defo_render_auto_range: J [0, 2], stresses 1st-99th
+ * percentile of this frame), the one defo render uses for sequences. */
 static defo_status render_frame(run_output *r, int frame, double t, const char *path) {
     defo_render_shape *shapes = NULL;
     int nshapes = 0;
     if (cli_collider_shapes(r->scene, t, &shapes, &nshapes) != 0)
         return run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
+    defo_render_part *parts = calloc((size_t)r->nb + 1, sizeof *parts);
+    if (!parts) {
+        free(shapes);
+        return run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (int b = 0; b < r->nb; b++) {
+        parts[b].mesh = &r->views[b];
+        parts[b].positions = r->x + 3 * (size_t)r->node_off[b];
+        if (r->embeds[b]) {
+            parts[b].surface = defo_simulation_embedded_surface(r->sim, b);
+            parts[b].surface_positions = r->emb_x[b];
+            parts[b].surface_elem = defo_embed_elements(r->embeds[b]);
+            parts[b].surface_bary = defo_embed_barycentric(r->embeds[b]);
+        }
+    }
     defo_render_def rd = defo_default_render_def();
     rd.width = r->o->png_width;
     rd.height = r->o->png_height;
     memcpy(rd.frame_lo, r->frame_lo, sizeof rd.frame_lo);
     memcpy(rd.frame_hi, r->frame_hi, sizeof rd.frame_hi);
     rd.field = r->o->png_color[0] ? r->o->png_color : NULL;
-    if (rd.field && !strcmp(rd.field, "J")) {
-        rd.range[0] = 0; /* white at J = 1 on the diverging map */
-        rd.range[1] = 2;
-    }
     char caption[128];
-    snprintf(caption, sizeof caption, "frame %d  t = %.2f s", frame, t);
+    snprintf(caption, sizeof caption, "frame %d  t = %.3g s", frame, t);
     rd.caption = caption;
     defo_image img = {0, 0, NULL};
-    defo_status s = defo_render_mesh(r->renderer, &rd, r->merged, r->x, shapes, nshapes, &img);
+    defo_status s = defo_render_parts(r->renderer, &rd, parts, r->nb, shapes, nshapes, &img);
     free(shapes);
+    free(parts);
     if (s < 0) return s;
     s = defo_image_write_png(path, &img);
     defo_image_free(&img);
@@ -479,60 +555,31 @@ defo_status run_output_frame(run_output *r, const run_frame_info *fi) {
     double t = defo_world_time(w);
     char name[64], path[2200];
     unsigned f = r->o->fields;
-    defo_mesh *m = r->merged;
-    struct {
-        unsigned bit;
-        const char *name;
-        defo_field_location loc;
-        int comps;
-        const double *data;
-    } fields[] = {{DEFO_OUT_FIELD_DISPLACEMENT, "displacement", DEFO_FIELD_POINT, 3, r->disp},
-                  {DEFO_OUT_FIELD_VELOCITY, "velocity", DEFO_FIELD_POINT, 3, r->vel},
-                  {DEFO_OUT_FIELD_J, "J", DEFO_FIELD_CELL, 1, r->J},
-                  {DEFO_OUT_FIELD_INVERTED, "inverted", DEFO_FIELD_CELL, 1, r->inv},
-                  {DEFO_OUT_FIELD_VON_MISES, "von_mises", DEFO_FIELD_CELL, 1, r->vm},
-                  {DEFO_OUT_FIELD_MAX_PRINCIPAL, "max_principal_stress", DEFO_FIELD_CELL, 1, r->mp},
-                  {DEFO_OUT_FIELD_PLASTIC_STRAIN, "plastic_strain", DEFO_FIELD_CELL, 1, r->plastic},
-                  {DEFO_OUT_FIELD_BODY_ID, "body_id", DEFO_FIELD_CELL, 1, r->body_id}};
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0] && !s; i++)
-        if ((f & fields[i].bit) || r->o->png)
-            s = defo_mesh_add_field(m, fields[i].name, fields[i].loc, fields[i].comps,
-                                    fields[i].data);
+    if (r->o->vtu || r->o->surface_obj || r->o->png) s = update_embedded(r);
     if (s) return s;
     defo_write_options wo = defo_default_write_options();
     wo.positions = r->x;
     snprintf(name, sizeof name, "frames/frame_%04d.vtu", frame);
     if (r->o->vtu) {
-        /* only the requested fields go into the .vtu: write from a view
-         * without the others */
-        int saved = m->num_fields;
-        defo_field tmpf[8];
-        int kept = 0;
-        for (int i = 0; i < m->num_fields; i++) {
-            int want = 1;
-            for (size_t j = 0; j < sizeof fields / sizeof fields[0]; j++)
-                if (!strcmp(m->fields[i].name, fields[j].name) && !(f & fields[j].bit)) want = 0;
-            if (want && kept < 8) tmpf[kept++] = m->fields[i];
-        }
-        defo_field *orig = m->fields;
-        m->fields = tmpf;
-        m->num_fields = kept;
+        /* every body one part of the grid, with the requested fields */
+        set_views(r, f);
+        const defo_mesh **parts = calloc((size_t)r->nb + 1, sizeof *parts);
+        if (!parts) return run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
+        for (int b = 0; b < r->nb; b++) parts[b] = &r->views[b];
         snprintf(path, sizeof path, "%s/%s", r->dir, name);
-        s = defo_mesh_write(path, m, &wo);
-        m->fields = orig;
-        m->num_fields = saved;
+        s = defo_mesh_write_parts(path, parts, r->nb, &wo);
+        free(parts);
         if (s < 0) return s;
     }
     if (r->o->surface_obj) {
         snprintf(path, sizeof path, "%s/surface/frame_%04d.obj", r->dir, frame);
-        int embedded = 0;
-        for (int b = 0; b < r->nb; b++)
-            embedded |= defo_simulation_embedded_surface(r->sim, b) != NULL;
-        s = embedded ? write_embedded_obj(r, path) : defo_mesh_write(path, m, &wo);
+        set_views(r, 0);
+        s = write_obj(r, path);
         if (s < 0) return s;
     }
     if (r->o->png) {
         snprintf(path, sizeof path, "%s/png/frame_%04d.png", r->dir, frame);
+        set_views(r, DEFO_OUT_FIELD_ALL);
         s = render_frame(r, frame, t, path);
         if (s < 0) return s;
     }
@@ -757,4 +804,95 @@ int run_output_write_text(const char *dir, const char *file, const char *text) {
     char path[2200];
     snprintf(path, sizeof path, "%s/%s", dir, file);
     return write_atomic(path, text, strlen(text));
+}
+
+/* ------------------------------------------------------------ the folder */
+/* The files defo run writes: in OUTDIR, and frame_NNNN.EXT in its subfolders
+ * (each possibly with a .tmp suffix of an interrupted write). */
+static const char *const top_files[] = {
+    "scene.pvd", "scene.json", "stats.jsonl", "summary.json", "checkpoint.bin", "stats.png", NULL};
+static const struct {
+    const char *dir, *ext;
+} frame_files[] = {{"frames", ".vtu"}, {"surface", ".obj"}, {"png", ".png"}};
+
+static int is_frame_file(const char *name, const char *ext) {
+    size_t n = strlen(name), e = strlen(ext);
+    if (n > 4 && !strcmp(name + n - 4, ".tmp")) n -= 4;
+    if (strncmp(name, "frame_", 6) != 0 || n < 6 + e + 1 || strncmp(name + n - e, ext, e) != 0)
+        return 0;
+    for (size_t i = 6; i < n - e; i++)
+        if (name[i] < '0' || name[i] > '9') return 0;
+    return 1;
+}
+
+static int is_top_file(const char *name) {
+    size_t n = strlen(name);
+    for (int i = 0; top_files[i]; i++) {
+        size_t k = strlen(top_files[i]);
+        if (!strcmp(name, top_files[i]) ||
+            (n == k + 4 && !strncmp(name, top_files[i], k) && !strcmp(name + k, ".tmp")))
+            return 1;
+    }
+    return 0;
+}
+
+run_folder_state run_output_folder_state(const char *dir, const char *scene_dump) {
+    DIR *d = opendir(dir);
+    if (!d) return errno == ENOENT ? RUN_FOLDER_ABSENT : RUN_FOLDER_OTHER;
+    int any = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) any = 1;
+    closedir(d);
+    if (!any) return RUN_FOLDER_EMPTY;
+    /* the same scene (its canonical copy, byte for byte) with a checkpoint */
+    char path[2300];
+    snprintf(path, sizeof path, "%s/checkpoint.bin", dir);
+    FILE *f = fopen(path, "rb");
+    if (!f) return RUN_FOLDER_OTHER;
+    fclose(f);
+    snprintf(path, sizeof path, "%s/scene.json", dir);
+    f = fopen(path, "rb");
+    if (!f) return RUN_FOLDER_OTHER;
+    size_t n = strlen(scene_dump), got = 0;
+    char *buf = malloc(n + 2);
+    if (buf) got = fread(buf, 1, n + 1, f);
+    fclose(f);
+    int same = buf && got == n && memcmp(buf, scene_dump, n) == 0;
+    free(buf);
+    return same ? RUN_FOLDER_SAME_SCENE : RUN_FOLDER_OTHER;
+}
+
+int run_output_clear(const char *dir, int *removed) {
+    *removed = 0;
+    char path[2600];
+    DIR *d = opendir(dir);
+    if (!d) return errno == ENOENT ? 0 : -1;
+    for (struct dirent *e; (e = readdir(d));)
+        if (is_top_file(e->d_name)) {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            if (remove(path) != 0) {
+                closedir(d);
+                return -1;
+            }
+            (*removed)++;
+        }
+    closedir(d);
+    for (size_t k = 0; k < sizeof frame_files / sizeof frame_files[0]; k++) {
+        char sub[2100];
+        snprintf(sub, sizeof sub, "%s/%s", dir, frame_files[k].dir);
+        d = opendir(sub);
+        if (!d) continue;
+        for (struct dirent *e; (e = readdir(d));)
+            if (is_frame_file(e->d_name, frame_files[k].ext)) {
+                snprintf(path, sizeof path, "%s/%s", sub, e->d_name);
+                if (remove(path) != 0) {
+                    closedir(d);
+                    return -1;
+                }
+                (*removed)++;
+            }
+        closedir(d);
+        rmdir(sub); /* only when nothing else is left in it */
+    }
+    return 0;
 }

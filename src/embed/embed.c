@@ -490,20 +490,25 @@ defo_status defo_boundary_write_obj(const defo_mesh *tets, const double *x, cons
     if (!tets || !path) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "embed: missing argument");
     if (!x) x = tets->x;
     defo_boundary b;
-    defo_status st = defo_mesh_boundary(tets, 0, &b);
+    defo_status st = defo_mesh_boundary(tets, tets->nodes_per_elem == 10, &b);
     if (st) return defo_error_prefix("boundary obj");
-    const size_t nn = (size_t)tets->num_nodes;
+    /* a 6-node (curved tet10) face becomes the 4 flat triangles of
+     * defo_tri6_split through its edge nodes */
+    const int per = b.nodes_per_face, split = per == 6 ? 4 : 1;
+    const size_t nn = (size_t)tets->num_nodes, nt = (size_t)b.num_faces * (size_t)split;
     defo_index *vmap = defo_malloc(nn * sizeof(defo_index) + 1);
     double *pos = defo_malloc(3 * nn * sizeof(double) + 1);
-    if (!vmap || !pos) {
+    defo_index *tris = defo_malloc(3 * nt * sizeof(defo_index) + 1);
+    if (!vmap || !pos || !tris) {
         defo_free(vmap);
         defo_free(pos);
+        defo_free(tris);
         defo_boundary_free(&b);
-        return defo_error_oom("boundary obj", nn * 28);
+        return defo_error_oom("boundary obj", nn * 28 + nt * 12);
     }
     for (size_t i = 0; i < nn; i++) vmap[i] = -1;
     defo_index used = 0;
-    for (int64_t k = 0; k < 3 * (int64_t)b.num_faces; k++) {
+    for (int64_t k = 0; k < per * (int64_t)b.num_faces; k++) {
         defo_index v = b.faces[k];
         if (vmap[v] < 0) {
             vmap[v] = used;
@@ -511,9 +516,17 @@ defo_status defo_boundary_write_obj(const defo_mesh *tets, const double *x, cons
             used++;
         }
     }
-    st = write_obj(path, used, pos, NULL, b.num_faces, b.faces, vmap);
+    for (defo_index f = 0; f < b.num_faces; f++) {
+        const defo_index *fc = b.faces + (size_t)per * (size_t)f;
+        for (int q = 0; q < split; q++)
+            for (int k = 0; k < 3; k++)
+                tris[3 * ((size_t)f * (size_t)split + (size_t)q) + (size_t)k] =
+                    per == 6 ? fc[defo_tri6_split[q][k]] : fc[k];
+    }
+    st = write_obj(path, used, pos, NULL, (defo_index)nt, tris, vmap);
     defo_free(vmap);
     defo_free(pos);
+    defo_free(tris);
     defo_boundary_free(&b);
     return st;
 }

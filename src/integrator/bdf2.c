@@ -123,7 +123,18 @@ static size_t bdf2_bytes(const defo_stepper *s, const defo_step_body *b) {
     return defo_implicit_bytes(b);
 }
 
-const defo_integrator_ops defo_bdf2_ops = {
-    DEFO_INTEGRATOR_BDF2, "bdf2", 1, bdf2_steps, bdf2_create, bdf2_destroy, bdf2_attach,
-    bdf2_detach, bdf2_step, bdf2_topology_changed, bdf2_frame_start, bdf2_history_bytes,
-    bdf2_save, bdf2_restore, bdf2_bytes};
+const defo_integrator_ops defo_bdf2_ops = {DEFO_INTEGRATOR_BDF2,
+                                           "bdf2",
+                                           1,
+                                           bdf2_steps,
+                                           bdf2_create,
+                                           bdf2_destroy,
+                                           bdf2_attach,
+                                           bdf2_detach,
+                                           bdf2_step,
+                                           bdf2_topology_changed,
+                                           bdf2_frame_start,
+                                           bdf2_history_bytes,
+                                           bdf2_save,
+                                           bdf2_restore,
+                                           bdf2_bytes};

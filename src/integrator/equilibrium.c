@@ -29,7 +29,7 @@ struct defo_equilibrium_body {
     defo_index cap;
     double *f, *x0, *xt, *ft, *cblock;
     unsigned char *constraint; /* FIXED at the prescribed nodes */
-    double rest_diag; /* rest bounding-box diagonal */
+    double rest_diag;          /* rest bounding-box diagonal */
     /* predictor history: newest first */
     double *xh[4];
     double th[4];
@@ -152,7 +152,8 @@ void defo_equilibrium_save_history(const defo_step_body *b, void *out) {
     memcpy(o, &nh, 8);
     memcpy(o + 8, d->th, 4 * sizeof(double));
     const size_t m = 3 * (size_t)b->n * sizeof(double);
-    for (int k = 0; k < d->hsize; k++) memcpy(o + 8 + 4 * sizeof(double) + (size_t)k * m, d->xh[k], m);
+    for (int k = 0; k < d->hsize; k++)
+        memcpy(o + 8 + 4 * sizeof(double) + (size_t)k * m, d->xh[k], m);
 }
 
 defo_status defo_equilibrium_restore_history(defo_step_body *b, const void *in, size_t size) {
@@ -165,12 +166,13 @@ defo_status defo_equilibrium_restore_history(defo_step_body *b, const void *in, 
     uint64_t nh;
     memcpy(&nh, p, 8);
     if (nh > (uint64_t)d->hsize)
-        return defo_error(DEFO_ERR_PARSE, "equilibria of body '%s': %llu kept, at most %d",
-                          b->name, (unsigned long long)nh, d->hsize);
+        return defo_error(DEFO_ERR_PARSE, "equilibria of body '%s': %llu kept, at most %d", b->name,
+                          (unsigned long long)nh, d->hsize);
     d->nhist = (int)nh;
     memcpy(d->th, p + 8, 4 * sizeof(double));
     const size_t m = 3 * (size_t)b->n * sizeof(double);
-    for (int k = 0; k < d->hsize; k++) memcpy(d->xh[k], p + 8 + 4 * sizeof(double) + (size_t)k * m, m);
+    for (int k = 0; k < d->hsize; k++)
+        memcpy(d->xh[k], p + 8 + 4 * sizeof(double) + (size_t)k * m, m);
     return DEFO_OK;
 }
 
@@ -192,7 +194,8 @@ static defo_status eq_evaluate(void *vctx, const double *x, double *f, double *e
         d->have_contact = 1;
     }
     if (energy) *energy = E;
-    return isfinite(E) ? DEFO_OK : defo_error(DEFO_ERR_NUMERICAL, "body '%s': non-finite energy", b->name);
+    return isfinite(E) ? DEFO_OK
+                       : defo_error(DEFO_ERR_NUMERICAL, "body '%s': non-finite energy", b->name);
 }
 
 static const defo_bcsr *eq_matrix(void *vctx) {
@@ -213,7 +216,8 @@ static void eq_apply(void *vctx, const double *dx, double *y) {
     for (defo_index i = 0; i < d->b->n; i++) {
         const double *C = d->cblock + 9 * (size_t)i, *a = dx + 3 * (size_t)i;
         double *o = y + 3 * (size_t)i;
-        for (int k = 0; k < 3; k++) o[k] += C[3 * k] * a[0] + C[3 * k + 1] * a[1] + C[3 * k + 2] * a[2];
+        for (int k = 0; k < 3; k++)
+            o[k] += C[3 * k] * a[0] + C[3 * k + 1] * a[1] + C[3 * k + 2] * a[2];
     }
 }
 
@@ -239,7 +243,8 @@ static void eq_cap_step(void *vctx, const double *x, double *dx) {
 }
 
 /* ------------------------------------------------------ the predictor */
-static int can_extrapolate(const defo_equilibrium_body *d, double t, const double *x, defo_index n) {
+static int can_extrapolate(const defo_equilibrium_body *d, double t, const double *x,
+                           defo_index n) {
     if (d->hsize == 0 || d->nhist < d->hsize) return 0;
     for (int k = 0; k + 1 < d->hsize; k++)
         if (!(d->th[k] > d->th[k + 1])) return 0;
@@ -258,7 +263,8 @@ static void extrapolate(defo_equilibrium_body *d, const defo_step_body *b, doubl
         for (int l = 0; l < h; l++)
             if (l != j) w[j] *= (t - d->th[l]) / (d->th[j] - d->th[l]);
     }
-    const double *x0 = d->xh[0], *x1 = d->xh[1], *x2 = h > 2 ? d->xh[2] : x1, *x3 = h > 3 ? d->xh[3] : x1;
+    const double *x0 = d->xh[0], *x1 = d->xh[1], *x2 = h > 2 ? d->xh[2] : x1,
+                 *x3 = h > 3 ? d->xh[3] : x1;
     for (defo_index i = 0; i < b->n; i++)
         for (int k = 0; k < 3; k++) {
             const size_t j = 3 * (size_t)i + (size_t)k;

@@ -29,12 +29,13 @@
 #include "integrator/integrator_internal.h"
 
 static void free_arrays(defo_implicit_body *d) {
-    double *a[] = {d->xb, d->vb, d->vn, d->y, d->f, d->rhs, d->tmp, d->normal, d->friction,
-                   d->x_prev, d->v_prev, d->diag};
+    double *a[] = {d->xb,  d->vb,     d->vn,       d->y,      d->f,      d->rhs,
+                   d->tmp, d->normal, d->friction, d->x_prev, d->v_prev, d->diag};
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) defo_free(a[i]);
     defo_free(d->constraint);
     defo_free(d->contact);
-    d->xb = d->vb = d->vn = d->y = d->f = d->rhs = d->tmp = d->normal = d->friction = d->diag = NULL;
+    d->xb = d->vb = d->vn = d->y = d->f = d->rhs = d->tmp = d->normal = d->friction = d->diag =
+        NULL;
     d->x_prev = d->v_prev = NULL;
     d->constraint = d->contact = NULL;
 }
@@ -43,7 +44,8 @@ static defo_status alloc_arrays(defo_implicit_body *d, defo_index n, int history
     const size_t m = 3 * (size_t)n + 1;
     double **a[] = {&d->xb, &d->vb, &d->vn, &d->y, &d->f, &d->rhs, &d->tmp, &d->normal};
     int ok = 1;
-    for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) ok &= (*a[i] = defo_calloc(m, sizeof(double))) != NULL;
+    for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
+        ok &= (*a[i] = defo_calloc(m, sizeof(double))) != NULL;
     ok &= (d->friction = defo_calloc((size_t)n + 1, sizeof(double))) != NULL;
     ok &= (d->diag = defo_calloc(3 * m, sizeof(double))) != NULL;
     ok &= (d->constraint = defo_calloc((size_t)n + 1, 1)) != NULL;
@@ -97,8 +99,10 @@ defo_status defo_implicit_resize(defo_step_body *b, defo_index old_n, const defo
         memcpy(d->x_prev, xp, 3 * (size_t)old_n * sizeof(double));
         memcpy(d->v_prev, vp, 3 * (size_t)old_n * sizeof(double));
         for (defo_index i = old_n; i < b->n; i++) {
-            memcpy(d->x_prev + 3 * (size_t)i, d->x_prev + 3 * (size_t)parent[i], 3 * sizeof(double));
-            memcpy(d->v_prev + 3 * (size_t)i, d->v_prev + 3 * (size_t)parent[i], 3 * sizeof(double));
+            memcpy(d->x_prev + 3 * (size_t)i, d->x_prev + 3 * (size_t)parent[i],
+                   3 * sizeof(double));
+            memcpy(d->v_prev + 3 * (size_t)i, d->v_prev + 3 * (size_t)parent[i],
+                   3 * sizeof(double));
         }
     }
     defo_free(xp);
@@ -165,7 +169,8 @@ static defo_status ip_evaluate(void *vctx, const double *v, double *f, double *e
             f[j] = h * (f[j] + b->load[j]) - b->mass[i] * (dv + h * p->alpha * v[j]) - h * t[j];
         }
     if (energy) *energy = 0.5 * kin + 0.5 * h * damp + psi - h * ext;
-    return energy && !isfinite(*energy) ? defo_error(DEFO_ERR_NUMERICAL, "non-finite energy") : DEFO_OK;
+    return energy && !isfinite(*energy) ? defo_error(DEFO_ERR_NUMERICAL, "non-finite energy")
+                                        : DEFO_OK;
 }
 
 static const defo_bcsr *ip_matrix(void *vctx) {
@@ -186,7 +191,8 @@ static void ip_apply(void *vctx, const double *d, double *y) {
     defo_force_model_tangent_apply(b->force, d, y);
     defo_force_model_damping_apply(b->force, d, ib->tmp);
     for (size_t j = 0; j < m; j++)
-        y[j] = (h * h + h * p->beta) * y[j] + h * ib->tmp[j] + (1.0 + h * p->alpha) * b->mass[j / 3] * d[j];
+        y[j] = (h * h + h * p->beta) * y[j] + h * ib->tmp[j] +
+               (1.0 + h * p->alpha) * b->mass[j / 3] * d[j];
 }
 
 static void ip_diagonal(void *vctx, double *blocks) {

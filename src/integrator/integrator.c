@@ -84,7 +84,8 @@ defo_integrator_def defo_default_integrator_def(defo_integrator_kind kind) {
 defo_status defo_integrator_def_validate(const defo_integrator_def *d) {
     if (!d) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "integrator: definition is NULL");
     if (!defo_integrator_ops_of(d->kind))
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "integrator.kind: %d is unknown", (int)d->kind);
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "integrator.kind: %d is unknown",
+                          (int)d->kind);
     if (!(d->time_step > 0) || !isfinite(d->time_step))
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "integrator.time_step: %g is not > 0",
                           d->time_step);
@@ -103,8 +104,8 @@ defo_status defo_integrator_def_validate(const defo_integrator_def *d) {
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "integrator.predictor: %d is unknown",
                           (int)d->predictor);
     if (!(d->contact_stiffness >= 0) || !isfinite(d->contact_stiffness))
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                          "integrator.contact_stiffness: %g is not >= 0", d->contact_stiffness);
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "integrator.contact_stiffness: %g is not >= 0",
+                          d->contact_stiffness);
     /* the solver layer names its own fields; create them once to check */
     defo_newton_def nd = d->newton;
     nd.linear = d->linear;

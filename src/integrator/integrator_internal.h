@@ -38,9 +38,9 @@ typedef struct defo_implicit_body {
     defo_linear_solver *linear; /* corotated (linear) steps */
     defo_newton *newton;        /* invertible (Newton) steps */
     defo_index cap;
-    double *xb, *vb;      /* the step's base position and velocity */
-    double *vn;           /* the unknown velocity */
-    double *y;            /* positions of the current iterate xb + h vn */
+    double *xb, *vb; /* the step's base position and velocity */
+    double *vn;      /* the unknown velocity */
+    double *y;       /* positions of the current iterate xb + h vn */
     double *f, *rhs, *tmp;
     double *normal, *friction;
     double *diag; /* 9n: damping diagonal blocks */

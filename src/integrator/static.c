@@ -55,7 +55,18 @@ static size_t st_bytes(const defo_stepper *s, const defo_step_body *b) {
     return defo_equilibrium_bytes(b);
 }
 
-const defo_integrator_ops defo_static_ops = {
-    DEFO_INTEGRATOR_STATIC, "static", 0, st_steps, st_create, st_destroy, st_attach, st_detach,
-    st_step, st_topology_changed, st_frame_start, defo_no_history_bytes, defo_no_history_save,
-    defo_no_history_restore, st_bytes};
+const defo_integrator_ops defo_static_ops = {DEFO_INTEGRATOR_STATIC,
+                                             "static",
+                                             0,
+                                             st_steps,
+                                             st_create,
+                                             st_destroy,
+                                             st_attach,
+                                             st_detach,
+                                             st_step,
+                                             st_topology_changed,
+                                             st_frame_start,
+                                             defo_no_history_bytes,
+                                             defo_no_history_save,
+                                             defo_no_history_restore,
+                                             st_bytes};

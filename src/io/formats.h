@@ -30,6 +30,10 @@ defo_status defo_write_tetgen(const char *path, const defo_mesh *mesh, const def
 /* VTK XML unstructured grid (.vtu), ASCII or base64 binary, with fields. */
 defo_status defo_read_vtu(const char *data, size_t size, const char *name, defo_mesh **out);
 defo_status defo_write_vtu(const char *path, const defo_mesh *mesh, const defo_write_options *o);
+/* Several meshes as one grid, each keeping its cell types (o->positions: 3
+ * per node of every part in order, or NULL for each part's own x). */
+defo_status defo_write_vtu_parts(const char *path, const defo_mesh *const *parts, int count,
+                                 const defo_write_options *o);
 /* Legacy VTK unstructured grid (.vtk), ASCII or binary (big-endian). */
 defo_status defo_read_vtk(const char *data, size_t size, const char *name, defo_mesh **out);
 defo_status defo_write_vtk(const char *path, const defo_mesh *mesh, const defo_write_options *o);
@@ -37,6 +41,10 @@ defo_status defo_write_vtk(const char *path, const defo_mesh *mesh, const defo_w
 /* Surfaces (triangles only; polygons are fan-triangulated). */
 defo_status defo_read_obj(const char *data, size_t size, const char *name, defo_mesh **out);
 defo_status defo_write_obj(const char *path, const defo_mesh *mesh, const defo_write_options *o);
+/* Several meshes into one OBJ, one after the other; o->positions (may be
+ * NULL) holds 3 values per node of every part in order. */
+defo_status defo_write_obj_parts(const char *path, const defo_mesh *const *parts, int count,
+                                 const defo_write_options *o);
 defo_status defo_read_stl(const char *data, size_t size, const char *name, defo_mesh **out);
 defo_status defo_read_off(const char *data, size_t size, const char *name, defo_mesh **out);
 defo_status defo_read_ply(const char *data, size_t size, const char *name, defo_mesh **out);

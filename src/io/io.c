@@ -86,6 +86,8 @@ defo_write_options defo_default_write_options(void) {
     o.binary = 1;
     o.msh_version = 4;
     o.positions = NULL;
+    o.compress = 0;
+    o.part_names = NULL;
     return o;
 }
 
@@ -124,6 +126,18 @@ static defo_status finish_read(defo_mesh *m, const char *name, const defo_read_o
         return defo_error(DEFO_WARN_REPAIRED, "%s: reoriented %d elements with negative volume",
                           name, (int)flipped);
     return DEFO_OK;
+}
+
+/* finish_read after a reader that may have returned a warning (a mixed-order
+ * grid read as quadratic): an error or a repair replaces it, else it stays
+ * with its message. */
+static defo_status finish_read_keep_warning(defo_mesh *m, const char *name,
+                                            const defo_read_options *o, defo_status read) {
+    char warning[512] = "";
+    if (read > 0) snprintf(warning, sizeof warning, "%s", defo_last_error());
+    defo_status s = finish_read(m, name, o);
+    if (s != DEFO_OK || read == DEFO_OK) return s;
+    return defo_error(read, "%s", warning);
 }
 
 /* A line "marker" (trailing blanks/CR allowed) in [data, data+size): the
@@ -272,7 +286,7 @@ defo_status defo_mesh_read(const char *path, const defo_read_options *opts, defo
         if (s == DEFO_OK) s = read_buffer(data, size, path, f, &m);
         defo_free(data);
     }
-    if (s == DEFO_OK) s = finish_read(m, path, opts);
+    if (s >= 0) s = finish_read_keep_warning(m, path, opts, s);
     if (s < 0) {
         defo_mesh_destroy(m);
         return s;
@@ -293,7 +307,7 @@ defo_status defo_mesh_read_memory(const void *data, size_t size, const char *nam
     defo_format f = pick_format(opts->format, name);
     defo_mesh *m = NULL;
     defo_status s = read_buffer(data ? data : "", size, name, f, &m);
-    if (s == DEFO_OK) s = finish_read(m, name, opts);
+    if (s >= 0) s = finish_read_keep_warning(m, name, opts, s);
     if (s < 0) {
         defo_mesh_destroy(m);
         return s;
@@ -330,4 +344,23 @@ defo_status defo_mesh_write(const char *path, const defo_mesh *mesh,
     }
     return defo_error(DEFO_ERR_UNSUPPORTED,
                       "%s: unknown file format (use .node, .msh, .vtu, .vtk or .obj)", path);
+}
+
+defo_status defo_mesh_write_parts(const char *path, const defo_mesh *const *parts, int count,
+                                  const defo_write_options *opts) {
+    if (!path || !parts || count < 1)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_mesh_write_parts: no path or no parts");
+    for (int p = 0; p < count; p++)
+        if (!parts[p])
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_mesh_write_parts: part %d is NULL",
+                              p);
+    defo_write_options def = defo_default_write_options();
+    if (!opts) opts = &def;
+    defo_format f = pick_format(opts->format, path);
+    if (f == DEFO_FORMAT_VTU) return defo_write_vtu_parts(path, parts, count, opts);
+    if (f == DEFO_FORMAT_OBJ) return defo_write_obj_parts(path, parts, count, opts);
+    if (count == 1) return defo_mesh_write(path, parts[0], opts);
+    return defo_error(DEFO_ERR_UNSUPPORTED,
+                      "%s: several meshes go into one .vtu or .obj file, not %s", path,
+                      defo_format_name(f));
 }

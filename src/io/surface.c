@@ -13,7 +13,10 @@
  *
  * The OBJ writer writes mesh->tris, or for a volume mesh without triangles
  * its boundary (defo_mesh_boundary: outward faces used by one element), with
- * only the vertices those use.
+ * only the vertices those use.  A 6-node triangle (a curved tet10 face or a
+ * tri6 surface) is written as the 4 flat triangles of defo_tri6_split through
+ * its edge nodes, so a curved body looks curved in Blender.  Several meshes
+ * (defo_mesh_write_parts) go into one file one after the other.
  *
  * Invariants: counts from a header are checked against the remaining input
  * before any allocation; every index is in range and every coordinate finite
@@ -792,51 +795,104 @@ defo_status defo_read_ply(const char *data, size_t size, const char *name, defo_
 }
 
 /* ============================================================ OBJ writer */
-defo_status defo_write_obj(const char *path, const defo_mesh *mesh, const defo_write_options *opt) {
-    const double *x = opt && opt->positions ? opt->positions : mesh->x;
-    defo_boundary bd;
-    memset(&bd, 0, sizeof bd);
-    const defo_index *tris = mesh->tris;
-    int64_t nt = mesh->num_tris;
-    int stride = mesh->nodes_per_tri;
-    defo_status s;
-    if (nt == 0 && mesh->num_elems > 0) {
-        if ((s = defo_mesh_boundary(mesh, 0, &bd)) < 0) return s;
-        tris = bd.faces;
-        nt = bd.num_faces;
-        stride = bd.nodes_per_face;
+/* The triangles a part contributes: its own, or for a volume mesh without
+ * triangles its boundary (6-node faces on a tet10 mesh). */
+static defo_status obj_part_faces(const defo_mesh *m, defo_boundary *bd, const defo_index **tris,
+                                  int64_t *nt, int *stride) {
+    memset(bd, 0, sizeof *bd);
+    *tris = m->tris;
+    *nt = m->num_tris;
+    *stride = m->nodes_per_tri;
+    if (*nt == 0 && m->num_elems > 0) {
+        defo_status s = defo_mesh_boundary(m, m->nodes_per_elem == 10, bd);
+        if (s < 0) return s;
+        *tris = bd->faces;
+        *nt = bd->num_faces;
+        *stride = bd->nodes_per_face;
     }
-    /* only the vertices the triangles use, in index order */
-    defo_index *map = defo_malloc((size_t)(mesh->num_nodes + 1) * sizeof(defo_index));
-    if (!map) {
-        defo_boundary_free(&bd);
-        return defo_error_oom("OBJ vertex map", (size_t)mesh->num_nodes * sizeof(defo_index));
-    }
-    for (defo_index i = 0; i < mesh->num_nodes; i++) map[i] = -1;
-    for (int64_t t = 0; t < nt; t++)
-        for (int k = 0; k < 3; k++) map[tris[t * stride + k]] = 0;
-    defo_out o;
-    if ((s = defo_out_open(&o, path)) < 0) {
-        defo_free(map);
-        defo_boundary_free(&bd);
-        return s;
-    }
-    defo_out_printf(&o, "# defo %s\n", DEFO_VERSION_STRING);
+    return DEFO_OK;
+}
+
+defo_status defo_write_obj_parts(const char *path, const defo_mesh *const *parts, int count,
+                                 const defo_write_options *opt) {
+    const double *xall = opt && opt->positions ? opt->positions : NULL;
+    typedef struct obj_part {
+        defo_boundary bd;
+        const defo_index *tris;
+        int64_t nt;
+        int stride;
+        defo_index *map; /* node -> 1-based OBJ vertex, or -1 */
+    } obj_part;
+    obj_part *op = defo_calloc((size_t)count + 1, sizeof *op);
+    if (!op) return defo_error_oom("OBJ parts", (size_t)count * sizeof *op);
+    defo_status s = DEFO_OK;
     defo_index nv = 0;
-    for (defo_index i = 0; i < mesh->num_nodes; i++) {
-        if (map[i] < 0) continue;
-        map[i] = ++nv; /* OBJ is 1-based */
-        defo_out_write(&o, "v ", 2);
-        for (int d = 0; d < 3; d++) {
-            if (d) defo_out_write(&o, " ", 1);
-            defo_out_double(&o, x[3 * (size_t)i + (size_t)d]);
+    for (int p = 0; p < count && s >= 0; p++) {
+        const defo_mesh *m = parts[p];
+        obj_part *q = &op[p];
+        if ((s = obj_part_faces(m, &q->bd, &q->tris, &q->nt, &q->stride)) < 0) break;
+        q->map = defo_malloc((size_t)(m->num_nodes + 1) * sizeof(defo_index));
+        if (!q->map) {
+            s = defo_error_oom("OBJ vertex map", (size_t)m->num_nodes * sizeof(defo_index));
+            break;
         }
-        defo_out_write(&o, "\n", 1);
+        /* only the vertices the triangles use, in index order (OBJ is 1-based) */
+        for (defo_index i = 0; i < m->num_nodes; i++) q->map[i] = -1;
+        for (int64_t t = 0; t < q->nt; t++)
+            for (int k = 0; k < q->stride; k++) q->map[q->tris[t * q->stride + k]] = 0;
+        for (defo_index i = 0; i < m->num_nodes; i++)
+            if (q->map[i] == 0) q->map[i] = ++nv;
     }
-    for (int64_t t = 0; t < nt; t++)
-        defo_out_printf(&o, "f %d %d %d\n", (int)map[tris[t * stride]],
-                        (int)map[tris[t * stride + 1]], (int)map[tris[t * stride + 2]]);
-    defo_free(map);
-    defo_boundary_free(&bd);
-    return defo_out_commit(&o);
+    defo_out o;
+    if (s >= 0) s = defo_out_open(&o, path);
+    if (s >= 0) {
+        defo_out_printf(&o, "# defo %s\n", DEFO_VERSION_STRING);
+        /* each part: its name (an object in Blender), vertices, faces; OBJ
+         * vertex indices are global */
+        size_t node_off = 0;
+        for (int p = 0; p < count; p++) {
+            const defo_mesh *m = parts[p];
+            const double *x = xall ? xall + 3 * node_off : m->x;
+            const char *name = opt && opt->part_names ? opt->part_names[p] : NULL;
+            if (name && name[0]) {
+                defo_out_write(&o, "o ", 2);
+                for (const char *c = name; *c; c++) /* one line, no control characters */
+                    defo_out_write(&o, (unsigned char)*c < 32 ? "_" : c, 1);
+                defo_out_write(&o, "\n", 1);
+            }
+            for (defo_index i = 0; i < m->num_nodes; i++) {
+                if (op[p].map[i] < 0) continue;
+                defo_out_write(&o, "v ", 2);
+                for (int d = 0; d < 3; d++) {
+                    if (d) defo_out_write(&o, " ", 1);
+                    defo_out_double(&o, x[3 * (size_t)i + (size_t)d]);
+                }
+                defo_out_write(&o, "\n", 1);
+            }
+            node_off += (size_t)m->num_nodes;
+            const obj_part *q = &op[p];
+            for (int64_t t = 0; t < q->nt; t++) {
+                const defo_index *f = q->tris + t * q->stride;
+                if (q->stride == 6) /* a curved face: 4 flat triangles through its edge nodes */
+                    for (int k = 0; k < 4; k++)
+                        defo_out_printf(&o, "f %d %d %d\n", (int)q->map[f[defo_tri6_split[k][0]]],
+                                        (int)q->map[f[defo_tri6_split[k][1]]],
+                                        (int)q->map[f[defo_tri6_split[k][2]]]);
+                else
+                    defo_out_printf(&o, "f %d %d %d\n", (int)q->map[f[0]], (int)q->map[f[1]],
+                                    (int)q->map[f[2]]);
+            }
+        }
+        s = defo_out_commit(&o);
+    }
+    for (int p = 0; p < count; p++) {
+        defo_boundary_free(&op[p].bd);
+        defo_free(op[p].map);
+    }
+    defo_free(op);
+    return s;
+}
+
+defo_status defo_write_obj(const char *path, const defo_mesh *mesh, const defo_write_options *opt) {
+    return defo_write_obj_parts(path, &mesh, 1, opt);
 }

@@ -22,6 +22,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ============================================================ shared cells */
@@ -100,6 +101,12 @@ static int cell_size(int64_t type) {
     }
 }
 
+static int edge_cmp(const void *pa, const void *pb) {
+    const defo_index *x = pa, *y = pb;
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
 defo_status defo_vtk_build_mesh(const defo_vtk_grid *g, const char *name, int64_t line,
                                 defo_mesh **out, defo_index *cell_elem) {
     *out = NULL;
@@ -112,7 +119,7 @@ defo_status defo_vtk_build_mesh(const defo_vtk_grid *g, const char *name, int64_
     if (g->num_cells > 0 && g->offsets[0] != 0)
         return grid_error(name, line, DEFO_ERR_PARSE, "cell offsets must start at 0, not %lld",
                           (long long)g->offsets[0]);
-    int64_t elem_type = 0, tri_type = 0, num_elems = 0, num_tris = 0;
+    int64_t elem_type = 0, tri_type = 0, num_elems = 0, num_tris = 0, lin_tets = 0, lin_tris = 0;
     for (int64_t c = 0; c < g->num_cells; c++) {
         int64_t t = g->types[c];
         int64_t a = g->offsets[c], b = g->offsets[c + 1];
@@ -133,12 +140,10 @@ defo_status defo_vtk_build_mesh(const defo_vtk_grid *g, const char *name, int64_
                               defo_vtk_cell_type_name(t), (long long)(b - a), want);
         bool tet = t == DEFO_VTK_TETRA || t == DEFO_VTK_QUADRATIC_TETRA;
         int64_t *kind = tet ? &elem_type : &tri_type;
-        if (*kind != 0 && *kind != t)
-            return grid_error(name, line, DEFO_ERR_UNSUPPORTED,
-                              "cell %lld: mixes %s with %s cells; defo meshes have one order",
-                              (long long)c, defo_vtk_cell_type_name(t),
-                              defo_vtk_cell_type_name(*kind));
-        *kind = t;
+        /* mixed orders: the quadratic type wins (linear cells are promoted) */
+        if (*kind == 0 || cell_size(t) > cell_size(*kind)) *kind = t;
+        if (t == DEFO_VTK_TETRA) lin_tets++;
+        if (t == DEFO_VTK_TRIANGLE) lin_tris++;
         if (tet)
             num_elems++;
         else
@@ -155,20 +160,79 @@ defo_status defo_vtk_build_mesh(const defo_vtk_grid *g, const char *name, int64_
                           (long long)g->conn_size, (long long)g->offsets[g->num_cells]);
 
     int order = elem_type == DEFO_VTK_TETRA ? 1 : elem_type == DEFO_VTK_QUADRATIC_TETRA ? 2 : 0;
+    /* A grid mixing linear and quadratic cells (e.g. the tet4 and tet10
+     * bodies of one scene in a defo run frame): each linear cell gets a node
+     * at the midpoint of each of its edges, shared by the linear cells along
+     * that edge and appended after the file's points — the same straight
+     * geometry as a quadratic cell. */
+    bool promote_tets = elem_type == DEFO_VTK_QUADRATIC_TETRA && lin_tets > 0;
+    bool promote_tris = tri_type == DEFO_VTK_QUADRATIC_TRIANGLE && lin_tris > 0;
+    defo_index *edges = NULL; /* sorted unique (a, b) pairs, a < b */
+    int64_t num_edges = 0;
+    if (promote_tets || promote_tris) {
+        int64_t cap = 6 * (promote_tets ? lin_tets : 0) + 3 * (promote_tris ? lin_tris : 0);
+        edges = defo_malloc((size_t)(2 * cap + 2) * sizeof *edges);
+        if (!edges) return defo_error_oom("edge midpoints", (size_t)cap * 2 * sizeof *edges);
+        for (int64_t c = 0; c < g->num_cells; c++) {
+            const int64_t *v = g->conn + g->offsets[c];
+            bool lt = promote_tets && g->types[c] == DEFO_VTK_TETRA;
+            bool lr = promote_tris && g->types[c] == DEFO_VTK_TRIANGLE;
+            for (int e = 0; (lt && e < 6) || (lr && e < 3); e++) {
+                defo_index a = (defo_index)v[lt ? defo_tet_edges[e][0] : e];
+                defo_index b = (defo_index)v[lt ? defo_tet_edges[e][1] : (e + 1) % 3];
+                edges[2 * num_edges] = a < b ? a : b;
+                edges[2 * num_edges + 1] = a < b ? b : a;
+                num_edges++;
+            }
+        }
+        qsort(edges, (size_t)num_edges, 2 * sizeof *edges, edge_cmp);
+        int64_t u = 0;
+        for (int64_t k = 0; k < num_edges; k++)
+            if (u == 0 || edges[2 * k] != edges[2 * u - 2] ||
+                edges[2 * k + 1] != edges[2 * u - 1]) {
+                edges[2 * u] = edges[2 * k];
+                edges[2 * u + 1] = edges[2 * k + 1];
+                u++;
+            }
+        num_edges = u;
+        if (g->num_points + num_edges > DEFO_INDEX_MAX) {
+            defo_free(edges);
+            return grid_error(name, line, DEFO_ERR_UNSUPPORTED, "too many points with midpoints");
+        }
+    }
     defo_mesh *m = NULL;
     defo_status s = defo_mesh_create(order, &m);
-    if (s < 0) return s;
-    s = defo_mesh_reserve(m, (defo_index)g->num_points, (defo_index)num_elems,
+    if (s < 0) {
+        defo_free(edges);
+        return s;
+    }
+    s = defo_mesh_reserve(m, (defo_index)(g->num_points + num_edges), (defo_index)num_elems,
                           (defo_index)num_tris);
     for (int64_t i = 0; s >= 0 && i < g->num_points; i++)
         s = defo_mesh_add_node(m, g->points[3 * i], g->points[3 * i + 1], g->points[3 * i + 2],
                                NULL);
+    for (int64_t k = 0; s >= 0 && k < num_edges; k++) {
+        const double *a = g->points + 3 * edges[2 * k], *b = g->points + 3 * edges[2 * k + 1];
+        s = defo_mesh_add_node(m, 0.5 * (a[0] + b[0]), 0.5 * (a[1] + b[1]), 0.5 * (a[2] + b[2]),
+                               NULL);
+    }
     defo_index elem = 0;
     for (int64_t c = 0; s >= 0 && c < g->num_cells; c++) {
         defo_index nodes[10];
         int n = cell_size(g->types[c]);
         for (int k = 0; k < n; k++) nodes[k] = (defo_index)g->conn[g->offsets[c] + k];
         bool tet = g->types[c] == DEFO_VTK_TETRA || g->types[c] == DEFO_VTK_QUADRATIC_TETRA;
+        bool lt = promote_tets && g->types[c] == DEFO_VTK_TETRA;
+        bool lr = promote_tris && g->types[c] == DEFO_VTK_TRIANGLE;
+        for (int e = 0; (lt && e < 6) || (lr && e < 3); e++) {
+            defo_index a = nodes[lt ? defo_tet_edges[e][0] : e];
+            defo_index b = nodes[lt ? defo_tet_edges[e][1] : (e + 1) % 3];
+            defo_index key[2] = {a < b ? a : b, a < b ? b : a};
+            const defo_index *hit =
+                bsearch(key, edges, (size_t)num_edges, 2 * sizeof *edges, edge_cmp);
+            nodes[(lt ? 4 : 3) + e] = (defo_index)(g->num_points + (hit - edges) / 2);
+        }
+        if (lr) n = 6;
         if (tet)
             s = defo_mesh_add_elem(m, nodes, 0);
         else
@@ -176,12 +240,57 @@ defo_status defo_vtk_build_mesh(const defo_vtk_grid *g, const char *name, int64_
         if (cell_elem) cell_elem[c] = tet ? elem : -1;
         if (tet) elem++;
     }
+    defo_free(edges);
     if (s < 0) {
         defo_mesh_destroy(m);
         return defo_error_prefix("%s", name);
     }
     *out = m;
+    if (num_edges > 0)
+        return defo_error(DEFO_WARNING,
+                          "%s: %lld linear cells mixed with quadratic ones read as quadratic "
+                          "(%lld edge-midpoint nodes added after the file's %lld points)",
+                          name, (long long)(lin_tets * promote_tets + lin_tris * promote_tris),
+                          (long long)num_edges, (long long)g->num_points);
     return DEFO_OK;
+}
+
+/* Point data for a mesh built by defo_vtk_build_mesh: the file's num_points
+ * rows, then for each edge-midpoint node added to a linear cell the mean of
+ * its two edge ends (exact for the linear field the cell interpolates).  The
+ * ends are found from the cells that hold the added node. */
+defo_status defo_vtk_add_point_field(defo_mesh *mesh, const char *field_name, int components,
+                                     const double *values, int64_t num_points) {
+    if (mesh->num_nodes == num_points)
+        return defo_mesh_add_field(mesh, field_name, DEFO_FIELD_POINT, components, values);
+    size_t n;
+    if (!defo_mul_size((size_t)mesh->num_nodes, (size_t)components, &n))
+        return defo_error_oom("point field", SIZE_MAX);
+    double *d = defo_malloc(n * sizeof(double));
+    if (!d) return defo_error_oom("point field", n * sizeof(double));
+    memcpy(d, values, (size_t)num_points * (size_t)components * sizeof(double));
+    for (int pass = 0; pass < 2; pass++) {
+        const defo_index *cells = pass ? mesh->tris : mesh->elems;
+        int64_t count = pass ? mesh->num_tris : mesh->num_elems;
+        int per = pass ? mesh->nodes_per_tri : mesh->nodes_per_elem, ne = pass ? 3 : 6;
+        if (per != (pass ? 6 : 10)) continue;
+        for (int64_t c = 0; c < count; c++) {
+            const defo_index *v = cells + c * per;
+            for (int e = 0; e < ne; e++) {
+                defo_index mid = v[(pass ? 3 : 4) + e];
+                if (mid < num_points) continue;
+                defo_index a = v[pass ? e : defo_tet_edges[e][0]],
+                           b = v[pass ? (e + 1) % 3 : defo_tet_edges[e][1]];
+                for (int k = 0; k < components; k++)
+                    d[(size_t)mid * (size_t)components + (size_t)k] =
+                        0.5 * (d[(size_t)a * (size_t)components + (size_t)k] +
+                               d[(size_t)b * (size_t)components + (size_t)k]);
+            }
+        }
+    }
+    defo_status s = defo_mesh_add_field(mesh, field_name, DEFO_FIELD_POINT, components, d);
+    defo_free(d);
+    return s;
 }
 
 defo_status defo_vtk_add_cell_field(defo_mesh *mesh, const char *field_name, int components,
@@ -813,10 +922,13 @@ defo_status defo_read_vtk(const char *data, size_t size, const char *name, defo_
         if (!cell_elem) s = defo_error_oom("cells", (size_t)r.num_cells * sizeof(defo_index));
         if (s >= 0) s = defo_vtk_build_mesh(&g, name, r.binary ? 0 : r.types_line, &m, cell_elem);
     }
+    /* a mixed-order grid read as quadratic: the warning survives the fields */
+    char warning[512] = "";
+    if (s > 0) snprintf(warning, sizeof warning, "%s", defo_last_error());
     for (int i = 0; s >= 0 && i < r.num_fields; i++) {
         lfield *f = &r.fields[i];
         if (f->location == DEFO_FIELD_POINT)
-            s = defo_mesh_add_field(m, f->name, DEFO_FIELD_POINT, f->components, f->data);
+            s = defo_vtk_add_point_field(m, f->name, f->components, f->data, r.num_points);
         else
             s = defo_vtk_add_cell_field(m, f->name, f->components, f->data, r.num_cells, cell_elem);
     }
@@ -832,7 +944,7 @@ defo_status defo_read_vtk(const char *data, size_t size, const char *name, defo_
         return s;
     }
     *out = m;
-    return DEFO_OK;
+    return warning[0] ? defo_error(DEFO_WARNING, "%s", warning) : DEFO_OK;
 }
 
 /* ============================================================ legacy writer */

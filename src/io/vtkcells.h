@@ -5,7 +5,9 @@
  *
  * Supported cells: VTK_TETRA (10), VTK_QUADRATIC_TETRA (24), VTK_TRIANGLE (5)
  * and VTK_QUADRATIC_TRIANGLE (22).  Their VTK node orders are defo's own
- * (defo/mesh.h), so connectivity is copied unchanged.  Elements are written
+ * (defo/mesh.h), so connectivity is copied unchanged.  A grid mixing linear
+ * and quadratic cells reads as quadratic: linear cells get edge-midpoint
+ * nodes appended after the file's points (DEFO_WARNING says how many).  Elements are written
  * first, triangles after them; cell data is the elements' values, padded with
  * zeros for the triangle cells (VTK needs one value per cell), and a reader
  * keeps the values of the volume cells only.
@@ -35,11 +37,17 @@ typedef struct defo_vtk_grid {
 } defo_vtk_grid;
 
 /* Build a mesh from a grid: checks offsets, sizes per type, index ranges, and
- * refuses other cell types (named) and mixed linear/quadratic cells.
- * cell_elem (num_cells entries, may be NULL) receives each cell's element
- * index or -1.  Messages are "name:line: ..." (line > 0) or "name: ...". */
+ * refuses other cell types (named).  Linear cells mixed with quadratic ones
+ * are promoted (DEFO_WARNING, *out set).  cell_elem (num_cells entries, may
+ * be NULL) receives each cell's element index or -1.  Messages are
+ * "name:line: ..." (line > 0) or "name: ...". */
 defo_status defo_vtk_build_mesh(const defo_vtk_grid *g, const char *name, int64_t line,
                                 defo_mesh **out, defo_index *cell_elem);
+
+/* Attach point data (num_points rows as the file has them) as a point field;
+ * nodes added by promotion get the mean of their edge ends. */
+defo_status defo_vtk_add_point_field(defo_mesh *mesh, const char *field_name, int components,
+                                     const double *values, int64_t num_points);
 
 /* Attach cell data (components values per cell) as an element field, keeping
  * the values of cells that became elements.  Nothing is added when the mesh

@@ -13,7 +13,18 @@
  * The XML is read by a small tokenizer of our own (tags, attributes in any
  * order, comments, <?xml?> and <!DOCTYPE> skipped, line numbers kept), not a
  * general XML parser: DataArray payloads are taken as the text up to the
- * next '<'.  Compressed and appended data are refused as DEFO_ERR_UNSUPPORTED.
+ * next '<'.
+ *
+ * Compressed and appended data (what meshio and VTK/ParaView write by
+ * default): compressor="vtkZLibDataCompressor" makes every binary array a
+ * zlib block list [#blocks][block size][last block size or 0][compressed
+ * sizes...][zlib streams], header integers of header_type; other compressors
+ * (LZ4, LZMA) are DEFO_ERR_UNSUPPORTED.  format="appended" arrays name an
+ * offset into <AppendedData encoding="raw|base64">, whose bytes after the
+ * '_' are taken up to the last </AppendedData> without tokenizing (raw data
+ * may hold any byte) and decoded after the document.  Every size a header
+ * announces is checked against the bytes present, and a zlib block against
+ * zlib's largest expansion, before anything is allocated for it.
  *
  * Invariants: every array's size is taken from its own text (token count or
  * decoded bytes), so no allocation trusts a count attribute; declared counts
@@ -24,6 +35,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <zlib.h>
 
 /* ============================================================ tokenizer */
 #define XML_MAX_ATTRS 48
@@ -286,12 +298,21 @@ typedef struct varray {
     int64_t line;
     double *d;  /* float roles */
     int64_t *i; /* integer roles */
+    /* format="appended": decoded after the document, from <AppendedData> */
+    bool appended;
+    int64_t offset; /* bytes (raw) or characters (base64) after the '_' */
+    vtype type;
 } varray;
 
 typedef struct vreader {
     defo_cursor c;
     bool big_endian;
+    bool zlib;          /* compressor="vtkZLibDataCompressor": binary arrays are zlib blocks */
     size_t header_size; /* 4 or 8 */
+    /* <AppendedData>: the bytes after its '_' up to </AppendedData> */
+    const char *app;
+    size_t app_len;
+    bool app_base64;
     int pieces;
     int64_t num_points, num_cells;
     int64_t piece_line;
@@ -367,6 +388,154 @@ static defo_status array_error(const vreader *r, const varray *a, defo_status st
                       what);
 }
 
+/* Header integer k (header_type wide, file byte order) at p. */
+static uint64_t header_int(const vreader *r, const unsigned char *p) {
+    bool is_int;
+    int64_t v = 0;
+    double d;
+    raw_value(p, r->header_size == 8 ? VT_U64 : VT_U32, r->big_endian, &d, &v, &is_int);
+    return (uint64_t)v;
+}
+
+/* The values of a binary array into a->d or a->i: vals holds nbytes of
+ * values of type t in the file's byte order. */
+static defo_status store_values(vreader *r, varray *a, vtype t, const unsigned char *vals,
+                                size_t nbytes) {
+    bool want_int = a->role == ROLE_CONN || a->role == ROLE_OFFSETS || a->role == ROLE_TYPES;
+    size_t vs = vtype_size(t);
+    int64_t n = (int64_t)(nbytes / vs);
+    a->count = n;
+    if (want_int)
+        a->i = defo_malloc((size_t)(n + 1) * sizeof(int64_t));
+    else
+        a->d = defo_malloc((size_t)(n + 1) * sizeof(double));
+    if (!a->i && !a->d) return defo_error_oom("DataArray", (size_t)n * sizeof(double));
+    const unsigned char *p = vals;
+    for (int64_t k = 0; k < n; k++, p += vs) {
+        double v;
+        int64_t iv = 0;
+        bool is_int;
+        raw_value(p, t, r->big_endian, &v, &iv, &is_int);
+        if (want_int)
+            a->i[k] = iv;
+        else if (!isfinite(v))
+            return array_error(r, a, DEFO_ERR_PARSE, "non-finite value in binary data");
+        else
+            a->d[k] = v;
+    }
+    return DEFO_OK;
+}
+
+/* zlib's largest expansion is about 1032:1 (deflate's longest match over its
+ * shortest code); a block claiming more is damaged, not compressed. */
+#define ZLIB_MAX_RATIO 1100
+
+/* A binary array as decoded bytes raw[0, nraw): uncompressed, [byte count]
+ * [values]; with zlib (vtkZLibDataCompressor), [#blocks][block size][last
+ * block size, 0 = full][compressed size of each block][the blocks, each a
+ * zlib stream], integers header_size wide.  Only the bytes the headers
+ * announce are read (appended raw data continues with the next array). */
+static defo_status decode_binary(vreader *r, varray *a, vtype t, const unsigned char *raw,
+                                 size_t nraw) {
+    const size_t hs = r->header_size, vs = vtype_size(t);
+    char msg[200];
+    if (!r->zlib) {
+        if (nraw < hs)
+            return array_error(r, a, DEFO_ERR_PARSE, "binary payload shorter than its header");
+        uint64_t declared = header_int(r, raw);
+        size_t avail = nraw - hs;
+        if (declared > avail || declared % vs != 0) {
+            snprintf(msg, sizeof msg,
+                     "binary header announces %llu bytes but %zu follow (or not a multiple of %zu)",
+                     (unsigned long long)declared, avail, vs);
+            return array_error(r, a, DEFO_ERR_PARSE, msg);
+        }
+        return store_values(r, a, t, raw + hs, (size_t)declared);
+    }
+    if (nraw < 3 * hs)
+        return array_error(r, a, DEFO_ERR_PARSE, "compressed payload shorter than its header");
+    uint64_t nb = header_int(r, raw), bs = header_int(r, raw + hs),
+             last = header_int(r, raw + 2 * hs);
+    if (nb > (nraw - 3 * hs) / hs || (nb > 0 && bs == 0) || last > bs) {
+        snprintf(msg, sizeof msg,
+                 "compression header: %llu blocks of %llu bytes (last %llu) do not fit %zu bytes",
+                 (unsigned long long)nb, (unsigned long long)bs, (unsigned long long)last, nraw);
+        return array_error(r, a, DEFO_ERR_PARSE, msg);
+    }
+    size_t head = (size_t)(3 + nb) * hs, csum = 0;
+    for (uint64_t b = 0; b < nb; b++) {
+        uint64_t cs = header_int(r, raw + (3 + b) * hs);
+        if (cs > nraw - head - csum) {
+            snprintf(msg, sizeof msg, "compressed block %llu (%llu bytes) runs past the data",
+                     (unsigned long long)b, (unsigned long long)cs);
+            return array_error(r, a, DEFO_ERR_PARSE, msg);
+        }
+        csum += (size_t)cs;
+    }
+    uint64_t total = nb == 0 ? 0 : (nb - 1) * bs + (last ? last : bs);
+    if (total / ZLIB_MAX_RATIO > csum + nb || total % vs != 0 || total > (uint64_t)SIZE_MAX / 2) {
+        snprintf(msg, sizeof msg,
+                 "compressed blocks announce %llu bytes from %zu compressed (damaged header, or "
+                 "not a multiple of %zu)",
+                 (unsigned long long)total, csum, vs);
+        return array_error(r, a, DEFO_ERR_PARSE, msg);
+    }
+    unsigned char *out = defo_malloc((size_t)total + 1);
+    if (!out) return defo_error_oom("decompressed DataArray", (size_t)total);
+    size_t at = 0, src = head;
+    defo_status s = DEFO_OK;
+    for (uint64_t b = 0; b < nb && s >= 0; b++) {
+        uLong cs = (uLong)header_int(r, raw + (3 + b) * hs);
+        uLongf want = (uLongf)(b + 1 == nb && last ? last : bs), got = want;
+        int z = uncompress(out + at, &got, raw + src, cs);
+        if (z != Z_OK || got != want) {
+            snprintf(msg, sizeof msg, "zlib block %llu does not inflate to %lu bytes (%s)",
+                     (unsigned long long)b, (unsigned long)want,
+                     z == Z_OK           ? "size differs"
+                     : z == Z_DATA_ERROR ? "corrupt data"
+                     : z == Z_BUF_ERROR  ? "too long"
+                                         : "zlib error");
+            s = array_error(r, a, DEFO_ERR_PARSE, msg);
+        }
+        at += (size_t)want;
+        src += (size_t)cs;
+    }
+    if (s >= 0) s = store_values(r, a, t, out, (size_t)total);
+    defo_free(out);
+    return s;
+}
+
+/* An appended array: its bytes at a->offset in <AppendedData> — raw, or
+ * base64 text running to the next array's offset (or the end). */
+static defo_status decode_appended(vreader *r, varray *a) {
+    if (!r->app)
+        return array_error(r, a, DEFO_ERR_PARSE, "format=\"appended\" but no <AppendedData>");
+    if (a->offset < 0 || (size_t)a->offset > r->app_len) {
+        char msg[120];
+        snprintf(msg, sizeof msg, "offset %lld is outside <AppendedData> (%zu bytes)",
+                 (long long)a->offset, r->app_len);
+        return array_error(r, a, DEFO_ERR_PARSE, msg);
+    }
+    const char *p = r->app + a->offset;
+    size_t len = r->app_len - (size_t)a->offset;
+    if (!r->app_base64) return decode_binary(r, a, a->type, (const unsigned char *)p, len);
+    for (int i = 0; i < r->num_arrays; i++) {
+        const varray *o = &r->arrays[i];
+        if (o->appended && o->offset > a->offset && (size_t)(o->offset - a->offset) < len)
+            len = (size_t)(o->offset - a->offset);
+    }
+    size_t cap = 3 * (len / 4) + 8;
+    unsigned char *raw = defo_malloc(cap);
+    if (!raw) return defo_error_oom("base64 payload", cap);
+    size_t nraw = 0;
+    defo_status s =
+        defo_base64_decode(p, len, raw, &nraw)
+            ? decode_binary(r, a, a->type, raw, nraw)
+            : array_error(r, a, DEFO_ERR_PARSE, "bad base64 character in appended data");
+    defo_free(raw);
+    return s;
+}
+
 /* Parse the payload text of one DataArray into a->d or a->i. */
 static defo_status decode_array(vreader *r, varray *a, vtype t, bool binary, const char *text,
                                 size_t len, int64_t text_line) {
@@ -409,50 +578,9 @@ static defo_status decode_array(vreader *r, varray *a, vtype t, bool binary, con
         defo_free(raw);
         return array_error(r, a, DEFO_ERR_PARSE, "bad base64 character in the binary payload");
     }
-    if (nraw < r->header_size) {
-        defo_free(raw);
-        return array_error(r, a, DEFO_ERR_PARSE, "binary payload shorter than its header");
-    }
-    bool hi;
-    int64_t declared;
-    double dd;
-    raw_value(raw, r->header_size == 8 ? VT_U64 : VT_U32, r->big_endian, &dd, &declared, &hi);
-    size_t avail = nraw - r->header_size;
-    size_t vs = vtype_size(t);
-    if ((uint64_t)declared > avail || (uint64_t)declared % vs != 0) {
-        char msg[160];
-        snprintf(msg, sizeof msg,
-                 "binary header announces %lld bytes but %zu follow (or not a multiple of %zu)",
-                 (long long)declared, avail, vs);
-        defo_free(raw);
-        return array_error(r, a, DEFO_ERR_PARSE, msg);
-    }
-    int64_t n = declared / (int64_t)vs;
-    a->count = n;
-    if (want_int)
-        a->i = defo_malloc((size_t)(n + 1) * sizeof(int64_t));
-    else
-        a->d = defo_malloc((size_t)(n + 1) * sizeof(double));
-    if (!a->i && !a->d) {
-        defo_free(raw);
-        return defo_error_oom("DataArray", (size_t)n * sizeof(double));
-    }
-    const unsigned char *p = raw + r->header_size;
-    for (int64_t k = 0; k < n; k++, p += vs) {
-        double v;
-        int64_t iv = 0;
-        bool is_int;
-        raw_value(p, t, r->big_endian, &v, &iv, &is_int);
-        if (want_int)
-            a->i[k] = iv;
-        else if (!isfinite(v)) {
-            defo_free(raw);
-            return array_error(r, a, DEFO_ERR_PARSE, "non-finite value in binary data");
-        } else
-            a->d[k] = v;
-    }
+    defo_status s = decode_binary(r, a, t, raw, nraw);
     defo_free(raw);
-    return DEFO_OK;
+    return s;
 }
 
 /* A <DataArray ...> start tag: read its payload and closing tag. */
@@ -485,12 +613,13 @@ static defo_status read_data_array(vreader *r, const xml_tag *t, const char *par
     }
     const xml_attr *fmt = tag_attr(t, "format");
     bool binary = false;
-    if (attr_is(fmt, "appended"))
-        return defo_error(DEFO_ERR_UNSUPPORTED,
-                          "%s:%lld: DataArray '%s': appended data (format=\"appended\") is not "
-                          "supported; write the file with inline ascii or binary data",
-                          c->name, (long long)t->line, a.name);
-    if (attr_is(fmt, "binary"))
+    if (attr_is(fmt, "appended")) {
+        a.appended = true;
+        if (!attr_int(tag_attr(t, "offset"), &a.offset) || a.offset < 0)
+            return defo_error(DEFO_ERR_PARSE,
+                              "%s:%lld: DataArray '%s': format=\"appended\" needs an offset >= 0",
+                              c->name, (long long)t->line, a.name);
+    } else if (attr_is(fmt, "binary"))
         binary = true;
     else if (fmt && !attr_is(fmt, "ascii"))
         return defo_error(DEFO_ERR_PARSE, "%s:%lld: DataArray '%s': unknown format '%.*s'", c->name,
@@ -525,7 +654,13 @@ static defo_status read_data_array(vreader *r, const xml_tag *t, const char *par
     if (!nm && (a.role == ROLE_PDATA || a.role == ROLE_CDATA))
         return defo_error(DEFO_ERR_PARSE, "%s:%lld: %s DataArray without a Name", c->name,
                           (long long)t->line, a.name);
-    defo_status s = decode_array(r, &a, vt, binary, text, text_len, text_line);
+    a.type = vt;
+    bool want_int = a.role == ROLE_CONN || a.role == ROLE_OFFSETS || a.role == ROLE_TYPES;
+    defo_status s = DEFO_OK;
+    if (!a.appended)
+        s = decode_array(r, &a, vt, binary, text, text_len, text_line);
+    else if (want_int && (vt == VT_F32 || vt == VT_F64))
+        s = array_error(r, &a, DEFO_ERR_PARSE, "cell arrays must have an integer type");
     if (s >= 0) {
         varray *na = defo_realloc(r->arrays, (size_t)(r->num_arrays + 1) * sizeof(varray));
         if (!na)
@@ -606,10 +741,13 @@ static defo_status parse_document(vreader *r) {
                                   c->name, (long long)t.line, (int)DEFO_MIN(ht->value_len, 40),
                                   ht->value);
             const xml_attr *cm = tag_attr(&t, "compressor");
-            if (cm && cm->value_len > 0)
+            if (attr_is(cm, "vtkZLibDataCompressor"))
+                r->zlib = true;
+            else if (cm && cm->value_len > 0)
                 return defo_error(DEFO_ERR_UNSUPPORTED,
-                                  "%s:%lld: compressed data (%.*s) is not supported; write the "
-                                  ".vtu uncompressed (e.g. meshio compression=None)",
+                                  "%s:%lld: compressor '%.*s' is not supported (defo reads "
+                                  "vtkZLibDataCompressor); write the .vtu with zlib or "
+                                  "uncompressed",
                                   c->name, (long long)t.line, (int)DEFO_MIN(cm->value_len, 40),
                                   cm->value);
         } else if (tag_is(&t, "Piece")) {
@@ -625,11 +763,40 @@ static defo_status parse_document(vreader *r) {
                                   "%s:%lld: <Piece> needs NumberOfPoints and NumberOfCells in "
                                   "[0, 2^31)",
                                   c->name, (long long)t.line);
-        } else if (tag_is(&t, "AppendedData")) {
-            return defo_error(DEFO_ERR_UNSUPPORTED,
-                              "%s:%lld: <AppendedData> is not supported; write the file with "
-                              "inline ascii or binary data",
-                              c->name, (long long)t.line);
+        } else if (tag_is(&t, "AppendedData") && !t.empty) {
+            /* raw bytes may hold anything, '<' included: no tokenizing them.
+             * The data is from the '_' to the last </AppendedData>. */
+            if (r->app)
+                return defo_error(DEFO_ERR_UNSUPPORTED, "%s:%lld: more than one <AppendedData>",
+                                  c->name, (long long)t.line);
+            const xml_attr *enc = tag_attr(&t, "encoding");
+            r->app_base64 = attr_is(enc, "base64");
+            if (!r->app_base64 && !attr_is(enc, "raw"))
+                return defo_error(
+                    DEFO_ERR_UNSUPPORTED, "%s:%lld: <AppendedData> encoding '%.*s' (raw or base64)",
+                    c->name, (long long)t.line, enc ? (int)DEFO_MIN(enc->value_len, 40) : 0,
+                    enc ? enc->value : "");
+            while (c->p < c->end && *c->p != '_') {
+                if (*c->p != ' ' && *c->p != '\t' && *c->p != '\r' && *c->p != '\n')
+                    return defo_cursor_error(c, DEFO_ERR_PARSE,
+                                             "<AppendedData> must start with '_'");
+                adv(c);
+            }
+            if (c->p >= c->end)
+                return defo_cursor_error(c, DEFO_ERR_PARSE, "<AppendedData> without its '_'");
+            const char *start = c->p + 1, *end = NULL;
+            static const char close[] = "</AppendedData>";
+            const size_t cl = sizeof close - 1;
+            for (const char *q = c->end - cl; q >= start; q--)
+                if (memcmp(q, close, cl) == 0) {
+                    end = q;
+                    break;
+                }
+            if (!end) return defo_cursor_error(c, DEFO_ERR_PARSE, "unterminated <AppendedData>");
+            r->app = start;
+            r->app_len = (size_t)(end - start);
+            c->p = end + cl;
+            continue;
         } else if (tag_is(&t, "DataArray")) {
             s = read_data_array(r, &t, stack[depth - 1], stack_len[depth - 1]);
             if (s < 0) return s;
@@ -663,6 +830,8 @@ defo_status defo_read_vtu(const char *data, size_t size, const char *name, defo_
     defo_cursor_init(&r.c, name, data, size);
     name = r.c.name;
     defo_status s = parse_document(&r);
+    for (int i = 0; s >= 0 && i < r.num_arrays; i++)
+        if (r.arrays[i].appended) s = decode_appended(&r, &r.arrays[i]);
     if (s < 0) {
         vreader_free(&r);
         return s;
@@ -724,11 +893,14 @@ defo_status defo_read_vtu(const char *data, size_t size, const char *name, defo_
                            r.num_cells ? conn->i : &notypes};
         s = defo_vtk_build_mesh(&g, name, r.num_cells ? types->line : pl, &m, cell_elem);
     }
+    /* a mixed-order grid read as quadratic: the warning survives the fields */
+    char warning[512] = "";
+    if (s > 0) snprintf(warning, sizeof warning, "%s", defo_last_error());
     for (int i = 0; s >= 0 && i < r.num_arrays; i++) {
         varray *a = &r.arrays[i];
         if (a->role != ROLE_PDATA && a->role != ROLE_CDATA) continue;
         if (a->role == ROLE_PDATA)
-            s = defo_mesh_add_field(m, a->name, DEFO_FIELD_POINT, a->components, a->d);
+            s = defo_vtk_add_point_field(m, a->name, a->components, a->d, r.num_points);
         else
             s = defo_vtk_add_cell_field(m, a->name, a->components, a->d, r.num_cells, cell_elem);
     }
@@ -740,7 +912,7 @@ defo_status defo_read_vtu(const char *data, size_t size, const char *name, defo_
         return s;
     }
     *out = m;
-    return DEFO_OK;
+    return warning[0] ? defo_error(DEFO_WARNING, "%s", warning) : DEFO_OK;
 }
 
 /* ============================================================ writer */
@@ -794,55 +966,187 @@ static void write_xml_string(defo_out *o, const char *s) {
 
 typedef enum wkind { W_F64, W_I64, W_U8 } wkind;
 
-/* Source of values: a flat double array (with `pad` zero tuples appended)
- * or a generator for the cell arrays. */
+/* Source of one array's values over the parts of the grid (one mesh, or
+ * several side by side): which = 0 a field (each part's data; cell data
+ * padded with zeros for the part's triangles), 1 connectivity (each part's
+ * elements then triangles, node indices offset), 2 offsets, 3 types, 4 the
+ * points (one array of 3 per node over all parts).  Values are requested in
+ * increasing k, so a cursor (part, its first k) finds the part. */
 typedef struct wsrc {
-    const defo_mesh *mesh;
-    const double *d;
-    int64_t count; /* values from d */
-    int64_t pad;   /* zeros after them */
-    int which;     /* 0: d, 1: connectivity, 2: offsets, 3: types */
+    const defo_mesh *const *parts;
+    int count;
+    int which;
+    const double *const *d; /* which 0: data per part */
+    int comps;              /* which 0: components */
+    bool cell;              /* which 0: cell data */
+    const double *x;        /* which 4 */
+    int p;                  /* cursor: current part */
+    int64_t start;          /* k of its first value */
+    int64_t node_off;       /* nodes before it */
+    int64_t conn_off;       /* connectivity entries before it */
 } wsrc;
 
-static int64_t wsrc_size(const wsrc *s) {
-    const defo_mesh *m = s->mesh;
+static int64_t part_size(const wsrc *s, const defo_mesh *m) {
     switch (s->which) {
     case 0:
-        return s->count + s->pad;
+        return (int64_t)s->comps * (s->cell ? defo_vtk_num_cells(m) : (int64_t)m->num_nodes);
     case 1:
         return (int64_t)m->num_elems * m->nodes_per_elem + (int64_t)m->num_tris * m->nodes_per_tri;
+    case 4:
+        return 3 * (int64_t)m->num_nodes;
     default:
         return defo_vtk_num_cells(m);
     }
 }
 
-static void wsrc_get(const wsrc *s, int64_t k, double *d, int64_t *iv) {
-    const defo_mesh *m = s->mesh;
+static int64_t wsrc_size(const wsrc *s) {
+    int64_t n = 0;
+    for (int p = 0; p < s->count; p++) n += part_size(s, s->parts[p]);
+    return n;
+}
+
+static void wsrc_rewind(wsrc *s) {
+    s->p = 0;
+    s->start = s->node_off = s->conn_off = 0;
+}
+
+static void wsrc_get(wsrc *s, int64_t k, double *d, int64_t *iv) {
+    while (s->p < s->count - 1 && k >= s->start + part_size(s, s->parts[s->p])) {
+        const defo_mesh *pm = s->parts[s->p];
+        s->start += part_size(s, pm);
+        s->node_off += pm->num_nodes;
+        s->conn_off +=
+            (int64_t)pm->num_elems * pm->nodes_per_elem + (int64_t)pm->num_tris * pm->nodes_per_tri;
+        s->p++;
+    }
+    const defo_mesh *m = s->parts[s->p];
+    int64_t l = k - s->start;
     int64_t ne = m->num_elems, npe = m->nodes_per_elem, npt = m->nodes_per_tri;
     switch (s->which) {
     case 0:
-        *d = k < s->count ? s->d[k] : 0.0;
+        *d = l < (int64_t)s->comps * (s->cell ? ne : (int64_t)m->num_nodes) ? s->d[s->p][l] : 0.0;
         break;
     case 1:
-        *iv = k < ne * npe ? m->elems[k] : m->tris[k - ne * npe];
+        *iv = s->node_off + (l < ne * npe ? m->elems[l] : m->tris[l - ne * npe]);
         break;
     case 2:
-        *iv = k < ne ? (k + 1) * npe : ne * npe + (k + 1 - ne) * npt;
+        *iv = s->conn_off + (l < ne ? (l + 1) * npe : ne * npe + (l + 1 - ne) * npt);
+        break;
+    case 3:
+        *iv = l < ne ? defo_vtk_elem_type(m) : defo_vtk_tri_type(m);
         break;
     default:
-        *iv = k < ne ? defo_vtk_elem_type(m) : defo_vtk_tri_type(m);
+        *d = s->x[k];
         break;
     }
 }
 
-static void write_array(defo_out *o, bool binary, const char *type, const char *name, int comps,
-                        wkind kind, const wsrc *src) {
+/* zlib-compressed binary payload (vtkZLibDataCompressor, header_type
+ * UInt64): values gathered into blocks of ZBLOCK bytes, each deflated;
+ * then base64 of the header [#blocks][ZBLOCK][last block size or 0]
+ * [compressed sizes] and, as a second stream, of the blocks. */
+#define ZBLOCK 32768
+
+typedef struct zw {
+    unsigned char block[ZBLOCK];
+    size_t n;            /* bytes in block */
+    unsigned char *data; /* compressed blocks */
+    size_t size, cap;    /* bytes in data, capacity */
+    uint64_t *sizes;     /* compressed size per block */
+    size_t nb, nb_cap;
+    uint64_t last; /* bytes in the last block */
+    bool failed;
+} zw;
+
+static void zw_flush(zw *z) {
+    if (z->n == 0 || z->failed) return;
+    uLongf bound = compressBound((uLong)z->n);
+    if (z->size + bound > z->cap) {
+        size_t cap = 2 * (z->size + bound) + 4096;
+        unsigned char *d = defo_realloc(z->data, cap);
+        if (!d) {
+            z->failed = true;
+            return;
+        }
+        z->data = d;
+        z->cap = cap;
+    }
+    if (z->nb == z->nb_cap) {
+        size_t cap = z->nb_cap ? 2 * z->nb_cap : 16;
+        uint64_t *q = defo_realloc(z->sizes, cap * sizeof *q);
+        if (!q) {
+            z->failed = true;
+            return;
+        }
+        z->sizes = q;
+        z->nb_cap = cap;
+    }
+    uLongf out = bound;
+    if (compress2(z->data + z->size, &out, z->block, (uLong)z->n, Z_DEFAULT_COMPRESSION) != Z_OK) {
+        z->failed = true;
+        return;
+    }
+    z->size += (size_t)out;
+    z->sizes[z->nb++] = (uint64_t)out;
+    z->last = z->n;
+    z->n = 0;
+}
+
+static void zw_put(zw *z, const void *p, size_t n) {
+    const unsigned char *b = p;
+    while (n) {
+        size_t k = DEFO_MIN(n, ZBLOCK - z->n);
+        memcpy(z->block + z->n, b, k);
+        z->n += k;
+        b += k;
+        n -= k;
+        if (z->n == ZBLOCK) zw_flush(z);
+    }
+}
+
+static defo_status write_array(defo_out *o, bool binary, bool compress, const char *type,
+                               const char *name, int comps, wkind kind, wsrc *src) {
     int64_t n = wsrc_size(src);
+    wsrc_rewind(src);
     defo_out_printf(o, "        <DataArray type=\"%s\" Name=\"", type);
     write_xml_string(o, name);
     defo_out_printf(o, "\" NumberOfComponents=\"%d\" format=\"%s\">\n          ", comps,
                     binary ? "binary" : "ascii");
-    if (binary) {
+    if (binary && compress) {
+        zw *z = defo_calloc(1, sizeof *z);
+        if (!z) return defo_error_oom("zlib block", sizeof *z);
+        for (int64_t k = 0; k < n; k++) {
+            double d = 0;
+            int64_t iv = 0;
+            wsrc_get(src, k, &d, &iv);
+            if (kind == W_F64)
+                zw_put(z, &d, 8);
+            else if (kind == W_I64)
+                zw_put(z, &iv, 8);
+            else {
+                uint8_t u = (uint8_t)iv;
+                zw_put(z, &u, 1);
+            }
+        }
+        zw_flush(z);
+        if (!z->failed) {
+            b64w w;
+            w.o = o;
+            w.n = 0;
+            uint64_t head[3] = {(uint64_t)z->nb, ZBLOCK, z->last == ZBLOCK ? 0 : z->last};
+            b64_put(&w, head, sizeof head);
+            b64_put(&w, z->sizes, z->nb * sizeof *z->sizes);
+            b64_flush(&w);
+            b64_put(&w, z->data, z->size);
+            b64_flush(&w);
+        }
+        bool failed = z->failed;
+        defo_free(z->data);
+        defo_free(z->sizes);
+        defo_free(z);
+        if (failed)
+            return defo_error(DEFO_ERR_OUT_OF_MEMORY, "zlib compression of '%s' failed", name);
+    } else if (binary) {
         b64w w;
         w.o = o;
         w.n = 0;
@@ -878,6 +1182,7 @@ static void write_array(defo_out *o, bool binary, const char *type, const char *
         }
     }
     defo_out_printf(o, "\n        </DataArray>\n");
+    return DEFO_OK;
 }
 
 static bool host_big_endian(void) {
@@ -887,47 +1192,122 @@ static bool host_big_endian(void) {
     return b == 0;
 }
 
-defo_status defo_write_vtu(const char *path, const defo_mesh *mesh, const defo_write_options *opt) {
+/* The field of a part matching f (name, location, components), or NULL. */
+static const defo_field *part_field(const defo_mesh *m, const defo_field *f) {
+    const defo_field *g = defo_mesh_find_field(m, f->name, f->location);
+    return g && g->components == f->components ? g : NULL;
+}
+
+defo_status defo_write_vtu_parts(const char *path, const defo_mesh *const *parts, int count,
+                                 const defo_write_options *opt) {
     bool binary = opt ? opt->binary != 0 : true;
-    const double *x = opt && opt->positions ? opt->positions : mesh->x;
-    int64_t ncells = defo_vtk_num_cells(mesh);
+    bool compress = opt && opt->compress;
+    if (compress && !binary)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "%s: compression applies to binary .vtu data, not ASCII", path);
+    if (count < 1 || !parts)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "%s: no mesh to write", path);
+    int64_t npoints = 0, ncells = 0;
+    bool any_elems = false;
+    for (int p = 0; p < count; p++) {
+        npoints += parts[p]->num_nodes;
+        ncells += defo_vtk_num_cells(parts[p]);
+        any_elems |= parts[p]->num_elems > 0;
+    }
+    /* the fields of the first part, which every part must have (a part
+     * without rows at a field's location needs none) */
+    const defo_mesh *m0 = parts[0];
+    for (int i = 0; i < m0->num_fields; i++)
+        for (int p = 1; p < count; p++) {
+            const defo_field *f = &m0->fields[i];
+            int64_t rows =
+                f->location == DEFO_FIELD_POINT ? parts[p]->num_nodes : parts[p]->num_elems;
+            if (rows > 0 && !part_field(parts[p], f))
+                return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                                  "%s: part %d has no %s field '%s' with %d components", path, p,
+                                  f->location == DEFO_FIELD_POINT ? "point" : "cell", f->name,
+                                  f->components);
+        }
+    const double **data = defo_calloc((size_t)count + 1, sizeof *data);
+    double *xall = NULL;
+    if (!data) return defo_error_oom("field list", (size_t)count * sizeof *data);
+    const double *x = opt ? opt->positions : NULL;
+    if (!x && count == 1) x = m0->x;
+    if (!x) { /* each part's own positions, gathered */
+        xall = defo_malloc((size_t)(3 * npoints + 1) * sizeof(double));
+        if (!xall) {
+            defo_free(data);
+            return defo_error_oom("points", (size_t)npoints * 24);
+        }
+        size_t o = 0;
+        for (int p = 0; p < count; p++) {
+            memcpy(xall + o, parts[p]->x, 3 * (size_t)parts[p]->num_nodes * sizeof(double));
+            o += 3 * (size_t)parts[p]->num_nodes;
+        }
+        x = xall;
+    }
     defo_out o;
     defo_status s = defo_out_open(&o, path);
-    if (s < 0) return s;
+    if (s < 0) {
+        defo_free(data);
+        defo_free(xall);
+        return s;
+    }
     defo_out_printf(&o,
                     "<?xml version=\"1.0\"?>\n"
                     "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"%s\" "
-                    "header_type=\"UInt64\">\n  <UnstructuredGrid>\n"
+                    "header_type=\"UInt64\"%s>\n  <UnstructuredGrid>\n"
                     "    <Piece NumberOfPoints=\"%lld\" NumberOfCells=\"%lld\">\n",
-                    host_big_endian() ? "BigEndian" : "LittleEndian", (long long)mesh->num_nodes,
+                    host_big_endian() ? "BigEndian" : "LittleEndian",
+                    compress ? " compressor=\"vtkZLibDataCompressor\"" : "", (long long)npoints,
                     (long long)ncells);
-    for (int loc = 0; loc < 2; loc++) {
+    wsrc src;
+    memset(&src, 0, sizeof src);
+    src.parts = parts;
+    src.count = count;
+    for (int loc = 0; loc < 2 && s >= 0; loc++) {
         bool any = false;
-        for (int i = 0; i < mesh->num_fields; i++)
-            if ((int)mesh->fields[i].location == loc) any = true;
-        if (loc == 1 && mesh->num_elems == 0) any = false;
+        for (int i = 0; i < m0->num_fields; i++)
+            if ((int)m0->fields[i].location == loc) any = true;
+        if (loc == 1 && !any_elems) any = false;
         if (!any) continue;
         defo_out_printf(&o, "      <%s>\n", loc == 0 ? "PointData" : "CellData");
-        for (int i = 0; i < mesh->num_fields; i++) {
-            const defo_field *f = &mesh->fields[i];
+        for (int i = 0; i < m0->num_fields && s >= 0; i++) {
+            const defo_field *f = &m0->fields[i];
             if ((int)f->location != loc) continue;
-            int64_t rows = loc == 0 ? mesh->num_nodes : mesh->num_elems;
-            wsrc src = {mesh, f->data, rows * f->components,
-                        loc == 0 ? 0 : (int64_t)mesh->num_tris * f->components, 0};
-            write_array(&o, binary, "Float64", f->name, f->components, W_F64, &src);
+            for (int p = 0; p < count; p++) {
+                const defo_field *g = part_field(parts[p], f);
+                data[p] = g ? g->data : NULL;
+            }
+            src.which = 0;
+            src.d = data;
+            src.comps = f->components;
+            src.cell = loc == 1;
+            s = write_array(&o, binary, compress, "Float64", f->name, f->components, W_F64, &src);
         }
         defo_out_printf(&o, "      </%s>\n", loc == 0 ? "PointData" : "CellData");
     }
     defo_out_printf(&o, "      <Points>\n");
-    wsrc psrc = {mesh, x, 3 * (int64_t)mesh->num_nodes, 0, 0};
-    write_array(&o, binary, "Float64", "Points", 3, W_F64, &psrc);
+    src.which = 4;
+    src.x = x;
+    if (s >= 0) s = write_array(&o, binary, compress, "Float64", "Points", 3, W_F64, &src);
     defo_out_printf(&o, "      </Points>\n      <Cells>\n");
-    wsrc csrc = {mesh, NULL, 0, 0, 1};
-    write_array(&o, binary, "Int64", "connectivity", 1, W_I64, &csrc);
-    csrc.which = 2;
-    write_array(&o, binary, "Int64", "offsets", 1, W_I64, &csrc);
-    csrc.which = 3;
-    write_array(&o, binary, "UInt8", "types", 1, W_U8, &csrc);
+    src.which = 1;
+    if (s >= 0) s = write_array(&o, binary, compress, "Int64", "connectivity", 1, W_I64, &src);
+    src.which = 2;
+    if (s >= 0) s = write_array(&o, binary, compress, "Int64", "offsets", 1, W_I64, &src);
+    src.which = 3;
+    if (s >= 0) s = write_array(&o, binary, compress, "UInt8", "types", 1, W_U8, &src);
     defo_out_printf(&o, "      </Cells>\n    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n");
+    defo_free(data);
+    defo_free(xall);
+    if (s < 0) {
+        defo_out_abort(&o);
+        return s;
+    }
     return defo_out_commit(&o);
+}
+
+defo_status defo_write_vtu(const char *path, const defo_mesh *mesh, const defo_write_options *opt) {
+    return defo_write_vtu_parts(path, &mesh, 1, opt);
 }

@@ -22,6 +22,7 @@
 
 const int defo_tet_faces[4][3] = {{1, 2, 3}, {0, 3, 2}, {0, 1, 3}, {0, 2, 1}};
 const int defo_tet_edges[6][2] = {{0, 1}, {1, 2}, {0, 2}, {0, 3}, {1, 3}, {2, 3}};
+const int defo_tri6_split[4][3] = {{0, 3, 5}, {3, 1, 4}, {5, 4, 2}, {3, 4, 5}};
 
 defo_status defo_mesh_create(int order, defo_mesh **out) {
     if (!out) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_mesh_create: out is NULL");

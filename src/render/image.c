@@ -15,6 +15,7 @@
 
 #include <png.h>
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 
 defo_status defo_image_create(int width, int height, const unsigned char rgb[3], defo_image *out) {
@@ -237,6 +238,33 @@ void defo_image_draw_text(defo_image *img, int x, int y, int scale, const unsign
                         d[1] = rgb[1];
                         d[2] = rgb[2];
                     }
+            }
+    }
+}
+
+void defo_image_draw_line(defo_image *img, double x0, double y0, double x1, double y1, int width,
+                          const unsigned char rgb[3]) {
+    if (!img || !img->rgb || width < 1 || !isfinite(x0) || !isfinite(y0) || !isfinite(x1) ||
+        !isfinite(y1))
+        return;
+    /* a width x width square stamped at every pixel step along the segment
+     * (DDA over the longer axis), clipped to the image */
+    double dx = x1 - x0, dy = y1 - y0;
+    double len = fmax(fabs(dx), fabs(dy));
+    if (len > 1e6) return; /* far outside any picture */
+    int steps = (int)ceil(len) + 1;
+    int lo = -(width - 1) / 2;
+    for (int i = 0; i < steps; i++) {
+        double t = steps > 1 ? (double)i / (steps - 1) : 0;
+        int cx = (int)floor(x0 + t * dx + 0.5), cy = (int)floor(y0 + t * dy + 0.5);
+        for (int oy = lo; oy < lo + width; oy++)
+            for (int ox = lo; ox < lo + width; ox++) {
+                int px = cx + ox, py = cy + oy;
+                if (px < 0 || py < 0 || px >= img->width || py >= img->height) continue;
+                unsigned char *d = img->rgb + ((size_t)py * (size_t)img->width + (size_t)px) * 3;
+                d[0] = rgb[0];
+                d[1] = rgb[1];
+                d[2] = rgb[2];
             }
     }
 }

@@ -3,8 +3,10 @@
  *
  * What it computes (backend independent, so OpenGL and software pictures
  * frame and colour alike):
- *   - the body's boundary surface (defo_mesh_boundary, corner nodes; a
- *     triangle mesh is drawn as is) with flat normals at the drawn positions,
+ *   - the body's boundary surface (defo_mesh_boundary; a tet10 mesh's curved
+ *     6-node faces as the 4 flat triangles of defo_tri6_split through their
+ *     edge nodes; a triangle mesh is drawn as is) with flat normals at the
+ *     drawn positions,
  *     coloured by a scalar field through a colour map (cell fields constant
  *     per face, point fields per vertex); faces of elements with
  *     det[x1-x0, x2-x0, x3-x0] <= 0 are magenta when highlighting is on;
@@ -26,9 +28,11 @@
  * This module is free of simulation code: it reads meshes and fields only.
  */
 #include "render/render_internal.h"
+#include "defo/element.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct defo_renderer {
@@ -519,7 +523,6 @@ static void fit_light(defo_vec3 L, defo_vec3 c, double R, const rn_list *objects
 
 /* ------------------------------------------------------------- body */
 typedef struct body_colors {
-    const defo_field *field;
     defo_colormap map;
     double lo, hi;
 } body_colors;
@@ -536,67 +539,107 @@ static void value_color(const body_colors *bc, double v, float col[4]) {
     col[3] = 1;
 }
 
-static int elem_inverted(const defo_mesh *m, const double *x, defo_index e) {
-    const defo_index *t = m->elems + (size_t)e * (size_t)m->nodes_per_elem;
-    defo_vec3 a = defo_v3_load(x + 3 * (size_t)t[0]);
-    defo_vec3 b = defo_v3_sub(defo_v3_load(x + 3 * (size_t)t[1]), a);
-    defo_vec3 c = defo_v3_sub(defo_v3_load(x + 3 * (size_t)t[2]), a);
-    defo_vec3 d = defo_v3_sub(defo_v3_load(x + 3 * (size_t)t[3]), a);
-    return defo_v3_dot(b, defo_v3_cross(c, d)) <= 0;
+/* Colour of a vertex: inverted magenta, plain, or the field's value. */
+static void vertex_color(const body_colors *bc, const defo_field *f, int inv, double v,
+                         float col[4]) {
+    if (inv)
+        memcpy(col, inverted_col, 4 * sizeof *col);
+    else if (!f)
+        memcpy(col, body_plain, 4 * sizeof *col);
+    else
+        value_color(bc, v, col);
 }
 
-/* Boundary faces of the body with colours.  *inverted counts inverted
- * elements on the boundary (highlighted ones). */
-static defo_status emit_body(rn_list *l, const defo_mesh *m, const double *x, const body_colors *bc,
-                             int highlight, defo_index *inverted) {
+/* Boundary faces of a volume mesh (or a triangle mesh's triangles) with
+ * colours.  A 6-node face (the curved boundary of a tet10 mesh, or a tri6
+ * surface) is drawn as the 4 flat triangles of defo_tri6_split through its
+ * edge nodes.  inv: per element, 1 when it is drawn magenta (may be NULL). */
+static defo_status emit_body(rn_list *l, const defo_mesh *m, const double *x, const defo_field *f,
+                             const body_colors *bc, const unsigned char *inv) {
     defo_boundary b;
     memset(&b, 0, sizeof b);
     const defo_index *faces;
     defo_index nf;
     int stride;
-    *inverted = 0;
     if (m->num_elems > 0) {
-        defo_status s = defo_mesh_boundary(m, 0, &b);
+        defo_status s = defo_mesh_boundary(m, m->nodes_per_elem == 10, &b);
         if (s < 0) return s;
         faces = b.faces;
         nf = b.num_faces;
-        stride = 3;
+        stride = b.nodes_per_face;
     } else {
         faces = m->tris;
         nf = m->num_tris;
         stride = m->nodes_per_tri;
     }
-    defo_status s = rn_list_reserve(l, 3 * (size_t)nf);
+    const int split = stride == 6 ? 4 : 1;
+    defo_status s = rn_list_reserve(l, 3 * (size_t)split * (size_t)nf);
     if (s < 0) {
         defo_boundary_free(&b);
         return s;
     }
-    defo_index last_inv = -1;
+    static const int flat[1][3] = {{0, 1, 2}};
+    const int(*sub)[3] = split == 4 ? defo_tri6_split : flat;
     for (defo_index i = 0; i < nf; i++) {
-        const defo_index *t = faces + (size_t)i * (size_t)stride;
+        const defo_index *face = faces + (size_t)i * (size_t)stride;
         defo_index owner = m->num_elems > 0 ? b.elem[i] : i;
-        defo_vec3 p[3];
-        for (int k = 0; k < 3; k++) p[k] = defo_v3_load(x + 3 * (size_t)t[k]);
-        defo_vec3 n = tri_normal(p[0], p[1], p[2]);
-        float col[3][4];
-        int inv = highlight && m->num_elems > 0 && elem_inverted(m, x, owner);
-        if (inv && owner != last_inv) {
-            (*inverted)++; /* faces are sorted by owner: count each element once */
-            last_inv = owner;
-        }
-        for (int k = 0; k < 3; k++) {
-            if (inv)
-                memcpy(col[k], inverted_col, sizeof col[k]);
-            else if (!bc->field)
-                memcpy(col[k], body_plain, sizeof col[k]);
-            else if (bc->field->location == DEFO_FIELD_CELL)
-                value_color(bc, field_scalar(bc->field, owner), col[k]);
-            else
-                value_color(bc, field_scalar(bc->field, t[k]), col[k]);
-            rn_list_vertex(l, p[k], n, col[k]);
+        int magenta = inv && m->num_elems > 0 && inv[owner];
+        for (int q = 0; q < split; q++) {
+            defo_index t[3];
+            defo_vec3 p[3];
+            for (int k = 0; k < 3; k++) {
+                t[k] = face[sub[q][k]];
+                p[k] = defo_v3_load(x + 3 * (size_t)t[k]);
+            }
+            defo_vec3 n = tri_normal(p[0], p[1], p[2]);
+            for (int k = 0; k < 3; k++) {
+                float col[4];
+                double v = 0;
+                if (f) v = field_scalar(f, f->location == DEFO_FIELD_CELL ? owner : t[k]);
+                vertex_color(bc, f, magenta, v, col);
+                rn_list_vertex(l, p[k], n, col);
+            }
         }
     }
     defo_boundary_free(&b);
+    return DEFO_OK;
+}
+
+/* An embedded surface (MG04 §5.1) standing for volume mesh m: its triangles
+ * at their positions, each vertex coloured from the element holding it (a
+ * cell field: the element's value; a point field: the element's corner values
+ * weighted by its barycentric coordinates), a triangle magenta when an
+ * element of its vertices is inverted. */
+static defo_status emit_embedded(rn_list *l, const defo_render_part *p, const defo_field *f,
+                                 const body_colors *bc, const unsigned char *inv) {
+    const defo_mesh *m = p->mesh, *sf = p->surface;
+    const double *y = p->surface_positions ? p->surface_positions : sf->x;
+    defo_status s = rn_list_reserve(l, 3 * (size_t)sf->num_tris);
+    if (s < 0) return s;
+    for (defo_index t = 0; t < sf->num_tris; t++) {
+        const defo_index *tri = sf->tris + 3 * (size_t)t;
+        defo_vec3 q[3];
+        int magenta = 0;
+        for (int k = 0; k < 3; k++) {
+            q[k] = defo_v3_load(y + 3 * (size_t)tri[k]);
+            if (inv) magenta |= inv[p->surface_elem[tri[k]]];
+        }
+        defo_vec3 n = tri_normal(q[0], q[1], q[2]);
+        for (int k = 0; k < 3; k++) {
+            defo_index v = tri[k], e = p->surface_elem[v];
+            double val = 0;
+            if (f && f->location == DEFO_FIELD_CELL) {
+                val = field_scalar(f, e);
+            } else if (f) {
+                const defo_index *c = m->elems + (size_t)e * (size_t)m->nodes_per_elem;
+                for (int a = 0; a < 4; a++)
+                    val += p->surface_bary[4 * (size_t)v + (size_t)a] * field_scalar(f, c[a]);
+            }
+            float col[4];
+            vertex_color(bc, f, magenta, val, col);
+            rn_list_vertex(l, q[k], n, col);
+        }
+    }
     return DEFO_OK;
 }
 
@@ -612,8 +655,8 @@ static void fill_rect(defo_image *img, int x0, int y0, int w, int h, const unsig
         }
 }
 
-static void draw_legend(defo_image *img, const char *name, const body_colors *bc,
-                        defo_index inverted) {
+static void draw_legend(defo_image *img, const char *name, const char *note, const body_colors *bc,
+                        defo_index inverted, defo_index total) {
     const int sc = img->height >= 480 ? 2 : 1;
     const int margin = 10 * sc, barw = 12 * sc, barh = img->height * 45 / 100;
     char lab[3][32];
@@ -624,16 +667,25 @@ static void draw_legend(defo_image *img, const char *name, const body_colors *bc
         int w = defo_image_text_width(lab[i], sc);
         labw = w > labw ? w : labw;
     }
+    char inv_text[64];
+    snprintf(inv_text, sizeof inv_text, "inverted %lld of %lld", (long long)inverted,
+             (long long)total);
     int namew = defo_image_text_width(name, sc);
+    int notew = note && note[0] ? defo_image_text_width(note, sc) : 0;
     int panel_w = barw + 6 * sc + labw;
     if (namew > panel_w) panel_w = namew;
-    int x1 = img->width - margin;              /* right edge of the bar */
-    int bx = x1 - barw, by = margin + 14 * sc; /* bar top-left */
+    if (notew > panel_w) panel_w = notew;
+    if (inverted > 0 && defo_image_text_width(inv_text, sc) + barw + 4 * sc > panel_w)
+        panel_w = defo_image_text_width(inv_text, sc) + barw + 4 * sc;
+    int x1 = img->width - margin; /* right edge of the bar */
+    int head = notew ? 24 * sc : 14 * sc;
+    int bx = x1 - barw, by = margin + head; /* bar top-left */
     const unsigned char white[3] = {255, 255, 255}, ink[3] = {25, 25, 30};
     int extra = inverted > 0 ? 14 * sc : 0;
     fill_rect(img, x1 - panel_w - 5 * sc, margin - 5 * sc, panel_w + 10 * sc,
-              barh + 14 * sc + 10 * sc + 4 * sc + extra, white, 0.72);
+              barh + head + 10 * sc + 4 * sc + extra, white, 0.72);
     defo_image_draw_text(img, x1 - namew, margin, sc, ink, name);
+    if (notew) defo_image_draw_text(img, x1 - notew, margin + 10 * sc, sc, ink, note);
     for (int y = 0; y < barh; y++) {
         unsigned char rgb[3];
         defo_colormap_rgb(bc->map, 1.0 - (double)y / (barh - 1), rgb);
@@ -647,12 +699,11 @@ static void draw_legend(defo_image *img, const char *name, const body_colors *bc
                              lab[i]);
     }
     if (inverted > 0) {
-        char t[48];
-        snprintf(t, sizeof t, "inverted %lld", (long long)inverted);
         const unsigned char mag[3] = {255, 0, 255};
         int y = by + barh + 5 * sc;
         fill_rect(img, bx, y, barw, 7 * sc, mag, 1.0);
-        defo_image_draw_text(img, bx - 4 * sc - defo_image_text_width(t, sc), y, sc, ink, t);
+        defo_image_draw_text(img, bx - 4 * sc - defo_image_text_width(inv_text, sc), y, sc, ink,
+                             inv_text);
     }
 }
 
@@ -674,53 +725,190 @@ static void composite(const unsigned char *rgba, defo_image *img) {
     }
 }
 
+/* ------------------------------------------------------------- ranges */
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+defo_status defo_render_auto_range(const char *field, double *values, size_t count,
+                                   double range[2]) {
+    if (!field || !range || (count > 0 && !values))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_render_auto_range: NULL argument");
+    if (!strcmp(field, "J")) {
+        range[0] = 0; /* white at J = 1 on the diverging map */
+        range[1] = 2;
+        return DEFO_OK;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < count; i++)
+        if (isfinite(values[i])) values[n++] = values[i];
+    if (n == 0)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "field '%s' has no finite value", field);
+    qsort(values, n, sizeof *values, cmp_double);
+    /* nearest-rank percentiles: 1 % of the values may lie below, 1 % above */
+    size_t a = (size_t)floor(0.01 * (double)(n - 1)), b = (size_t)ceil(0.99 * (double)(n - 1));
+    range[0] = values[a];
+    range[1] = values[b];
+    if (!(range[0] < range[1])) { /* (nearly) constant: the whole span */
+        range[0] = values[0];
+        range[1] = values[n - 1];
+    }
+    return DEFO_OK;
+}
+
+defo_status defo_render_field_values(const defo_mesh *mesh, const char *field, double *values,
+                                     defo_index *count) {
+    if (!mesh || !field || !count)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_render_field_values: NULL argument");
+    const defo_field *f;
+    defo_status s = resolve_field(mesh, field, &f);
+    if (s < 0) return s;
+    defo_index n = field_count(mesh, f);
+    if (values)
+        for (defo_index i = 0; i < n; i++) values[i] = field_scalar(f, i);
+    *count = n;
+    return DEFO_OK;
+}
+
 /* ------------------------------------------------------------- draw */
-defo_status defo_render_mesh(defo_renderer *r, const defo_render_def *def_in, const defo_mesh *mesh,
+defo_status defo_render_mesh(defo_renderer *r, const defo_render_def *def, const defo_mesh *mesh,
                              const double *positions, const defo_render_shape *shapes,
                              int num_shapes, defo_image *out) {
-    if (!out) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_render_mesh: out is NULL");
+    defo_render_part part;
+    memset(&part, 0, sizeof part);
+    part.mesh = mesh;
+    part.positions = positions;
+    return defo_render_parts(r, def, &part, mesh ? 1 : 0, shapes, num_shapes, out);
+}
+
+static defo_status check_part(const defo_render_part *p, int i) {
+    const defo_mesh *m = p->mesh;
+    if (!m) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "render: part %d has no mesh", i);
+    if (m->num_nodes < 1 || (m->num_elems < 1 && m->num_tris < 1))
+        return defo_error(DEFO_ERR_INVALID_MESH, "nothing to draw: the mesh has no %s",
+                          m->num_nodes < 1 ? "nodes" : "elements or triangles");
+    if (m->num_elems > 0 && m->nodes_per_elem != 4 && m->nodes_per_elem != 10)
+        return defo_error(DEFO_ERR_INVALID_MESH, "render: unsupported element type");
+    const double *x = p->positions ? p->positions : m->x;
+    for (size_t k = 0; k < 3 * (size_t)m->num_nodes; k++)
+        if (!isfinite(x[k]))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "render: node %lld has a non-finite position", (long long)(k / 3));
+    if (p->surface) {
+        const defo_mesh *sf = p->surface;
+        if (m->num_elems < 1 || sf->num_tris < 1 || sf->nodes_per_tri != 3 || !p->surface_elem)
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "render: part %d: an embedded surface needs 3-node triangles, a "
+                              "volume mesh and the element of each vertex",
+                              i);
+        const double *y = p->surface_positions ? p->surface_positions : sf->x;
+        for (defo_index v = 0; v < sf->num_nodes; v++) {
+            if (p->surface_elem[v] < 0 || p->surface_elem[v] >= m->num_elems)
+                return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                                  "render: part %d: surface vertex %lld is in element %lld of %lld",
+                                  i, (long long)v, (long long)p->surface_elem[v],
+                                  (long long)m->num_elems);
+            for (int k = 0; k < 3; k++)
+                if (!isfinite(y[3 * (size_t)v + (size_t)k]))
+                    return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                                      "render: part %d: surface vertex %lld is not finite", i,
+                                      (long long)v);
+        }
+    }
+    return DEFO_OK;
+}
+
+defo_status defo_render_parts(defo_renderer *r, const defo_render_def *def_in,
+                              const defo_render_part *parts, int num_parts,
+                              const defo_render_shape *shapes, int num_shapes, defo_image *out) {
+    if (!out) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_render_parts: out is NULL");
     out->rgb = NULL;
     out->width = out->height = 0;
-    if (!r || !mesh || num_shapes < 0 || (num_shapes > 0 && !shapes))
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_render_mesh: bad arguments");
+    if (!r || !parts || num_parts < 1 || num_shapes < 0 || (num_shapes > 0 && !shapes))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_render_parts: bad arguments");
     defo_render_def def = def_in ? *def_in : defo_default_render_def();
     if (def.width < 16 || def.height < 16 || def.width > 8192 || def.height > 8192)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                           "picture size %dx%d is out of range (16..8192 each way)", def.width,
                           def.height);
-    if (mesh->num_nodes < 1 || (mesh->num_elems < 1 && mesh->num_tris < 1))
-        return defo_error(DEFO_ERR_INVALID_MESH, "nothing to draw: the mesh has no %s",
-                          mesh->num_nodes < 1 ? "nodes" : "elements or triangles");
-    if (mesh->num_elems > 0 && mesh->nodes_per_elem < 4)
-        return defo_error(DEFO_ERR_INVALID_MESH, "render: unsupported element type");
-    const double *x = positions ? positions : mesh->x;
-    for (size_t i = 0; i < 3 * (size_t)mesh->num_nodes; i++)
-        if (!isfinite(x[i]))
-            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                              "render: node %lld has a non-finite position", (long long)(i / 3));
-
-    body_colors bc = {NULL, def.colormap, 0, 0};
-    if (def.field && def.field[0]) {
-        defo_status s = resolve_field(mesh, def.field, &bc.field);
+    for (int i = 0; i < num_parts; i++) {
+        defo_status s = check_part(&parts[i], i);
         if (s < 0) return s;
-        if (def.range[0] < def.range[1]) {
+        if (parts[i].surface && def.field && def.field[0] && !parts[i].surface_bary) {
+            const defo_field *f = NULL;
+            if (resolve_field(parts[i].mesh, def.field, &f) >= 0 && f->location == DEFO_FIELD_POINT)
+                return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                                  "render: part %d: point field '%s' on an embedded surface needs "
+                                  "its barycentric coordinates",
+                                  i, def.field);
+        }
+    }
+
+    /* the field of each part and one colour range over all of them */
+    body_colors bc = {def.colormap, 0, 0};
+    const defo_field **fields = defo_calloc((size_t)num_parts, sizeof *fields);
+    unsigned char **inv = defo_calloc((size_t)num_parts, sizeof *inv);
+    if (!fields || !inv) {
+        defo_free(fields);
+        defo_free(inv);
+        return defo_error_oom("render parts", (size_t)num_parts * 16);
+    }
+    defo_status s = DEFO_OK;
+    const char *note = def.range_note;
+    if (def.field && def.field[0]) {
+        size_t total = 0;
+        for (int i = 0; i < num_parts && s >= 0; i++) {
+            s = resolve_field(parts[i].mesh, def.field, &fields[i]);
+            if (s >= 0) total += (size_t)field_count(parts[i].mesh, fields[i]);
+        }
+        if (s >= 0 && def.range[0] < def.range[1]) {
             bc.lo = def.range[0];
             bc.hi = def.range[1];
-        } else {
-            s = defo_render_field_range(mesh, def.field, &bc.lo, &bc.hi);
-            if (s < 0) return s;
+        } else if (s >= 0) {
+            double *vals = defo_malloc((total + 1) * sizeof *vals);
+            if (!vals) s = defo_error_oom("field values", total * sizeof *vals);
+            size_t n = 0;
+            for (int i = 0; i < num_parts && s >= 0; i++) {
+                defo_index c = field_count(parts[i].mesh, fields[i]);
+                for (defo_index k = 0; k < c; k++) vals[n++] = field_scalar(fields[i], k);
+            }
+            double range[2] = {0, 0};
+            if (s >= 0) s = defo_render_auto_range(def.field, vals, n, range);
+            defo_free(vals);
+            bc.lo = range[0];
+            bc.hi = range[1];
+            if (!note && strcmp(def.field, "J") != 0) note = "1st-99th pct";
         }
         if (bc.map == DEFO_COLORMAP_AUTO)
             bc.map = strcmp(def.field, "J") == 0 ? DEFO_COLORMAP_DIVERGING : DEFO_COLORMAP_VIRIDIS;
-        /* J: centre the diverging map on 1 (no volume change) unless given a range */
-        if (bc.map == DEFO_COLORMAP_DIVERGING && !strcmp(def.field, "J") &&
-            !(def.range[0] < def.range[1])) {
-            double dd = fmax(fabs(bc.hi - 1), fabs(1 - bc.lo));
-            if (dd > 0) {
-                bc.lo = 1 - dd;
-                bc.hi = 1 + dd;
-            }
+    }
+    /* inverted elements, all of them (flat or inverted corners, or a folded
+     * curved tet10: Jacobian quality <= 0 at the drawn positions) */
+    defo_index inverted = 0, total_elems = 0;
+    for (int i = 0; i < num_parts && s >= 0; i++) {
+        const defo_mesh *m = parts[i].mesh;
+        if (m->num_elems < 1) continue;
+        total_elems += m->num_elems;
+        double *q = defo_malloc((size_t)m->num_elems * sizeof *q);
+        inv[i] = defo_calloc((size_t)m->num_elems, 1);
+        if (!q || !inv[i]) {
+            defo_free(q);
+            s = defo_error_oom("inverted flags", (size_t)m->num_elems * 9);
+            break;
         }
+        s = defo_element_jacobian_quality(m, parts[i].positions, q, NULL, NULL);
+        for (defo_index e = 0; s >= 0 && e < m->num_elems; e++) {
+            inv[i][e] = !(q[e] > 0);
+            inverted += inv[i][e];
+        }
+        defo_free(q);
+    }
+    if (s < 0) {
+        for (int i = 0; i < num_parts; i++) defo_free(inv[i]);
+        defo_free(inv);
+        defo_free(fields);
+        return s;
     }
 
     /* framing box */
@@ -731,12 +919,21 @@ defo_status defo_render_mesh(defo_renderer *r, const defo_render_def *def_in, co
         memcpy(lo, def.frame_lo, sizeof lo);
         memcpy(hi, def.frame_hi, sizeof hi);
     } else {
-        for (int k = 0; k < 3; k++) lo[k] = hi[k] = x[k];
-        for (defo_index i = 1; i < mesh->num_nodes; i++)
-            for (int k = 0; k < 3; k++) {
-                lo[k] = fmin(lo[k], x[3 * (size_t)i + (size_t)k]);
-                hi[k] = fmax(hi[k], x[3 * (size_t)i + (size_t)k]);
-            }
+        for (int k = 0; k < 3; k++) {
+            lo[k] = INFINITY;
+            hi[k] = -INFINITY;
+        }
+        for (int i = 0; i < num_parts; i++) {
+            const defo_render_part *p = &parts[i];
+            const defo_mesh *m = p->surface ? p->surface : p->mesh;
+            const double *x = p->surface ? (p->surface_positions ? p->surface_positions : m->x)
+                                         : (p->positions ? p->positions : m->x);
+            for (defo_index v = 0; v < m->num_nodes; v++)
+                for (int k = 0; k < 3; k++) {
+                    lo[k] = fmin(lo[k], x[3 * (size_t)v + (size_t)k]);
+                    hi[k] = fmax(hi[k], x[3 * (size_t)v + (size_t)k]);
+                }
+        }
     }
     /* a flat or point-like object still gets a box relative to its size */
     double ext = fmax(hi[0] - lo[0], fmax(hi[1] - lo[1], hi[2] - lo[2]));
@@ -768,8 +965,15 @@ defo_status defo_render_mesh(defo_renderer *r, const defo_render_def *def_in, co
         ground_z -= 1e-3 * R; /* just below the object: no z-fighting */
 
     rn_list ground = {0}, objects = {0};
-    defo_index inverted = 0;
-    defo_status s = emit_body(&objects, mesh, x, &bc, def.highlight_inverted, &inverted);
+    for (int i = 0; i < num_parts && s >= 0; i++) {
+        const defo_render_part *p = &parts[i];
+        const unsigned char *hl = def.highlight_inverted ? inv[i] : NULL;
+        if (p->surface)
+            s = emit_embedded(&objects, p, fields[i], &bc, hl);
+        else
+            s = emit_body(&objects, p->mesh, p->positions ? p->positions : p->mesh->x, fields[i],
+                          &bc, hl);
+    }
     for (int i = 0; i < num_shapes && s >= 0; i++)
         s = emit_shape(&objects, &shapes[i], cam.target, R);
     if (s >= 0 && def.ground) s = emit_ground(&ground, cam.target, R, ground_z);
@@ -808,7 +1012,8 @@ defo_status defo_render_mesh(defo_renderer *r, const defo_render_def *def_in, co
     if (s >= 0) s = defo_image_create(def.width, def.height, NULL, out);
     if (s >= 0) {
         composite(rgba, out);
-        if (bc.field && def.legend) draw_legend(out, def.field, &bc, inverted);
+        if (def.field && def.field[0] && def.legend)
+            draw_legend(out, def.field, note, &bc, inverted, total_elems);
         if (def.caption && def.caption[0]) {
             const unsigned char ink[3] = {25, 25, 30};
             int sc = def.height >= 480 ? 2 : 1;
@@ -818,5 +1023,8 @@ defo_status defo_render_mesh(defo_renderer *r, const defo_render_def *def_in, co
     defo_free(rgba);
     rn_list_free(&ground);
     rn_list_free(&objects);
+    for (int i = 0; i < num_parts; i++) defo_free(inv[i]);
+    defo_free(inv);
+    defo_free(fields);
     return s < 0 ? s : DEFO_OK;
 }

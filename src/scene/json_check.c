@@ -175,7 +175,7 @@ int jv_in_range(double v, jv_range r) {
 void jv_range_error(jv_ctx *c, const jv_path *p, double v, jv_range r) {
     if (isfinite(r.lo) && isfinite(r.hi))
         jv_error(c, p->s, "%g is not in %c%g, %g%c", v, r.lo_inc ? '[' : '(', r.lo, r.hi,
-             r.hi_inc ? ']' : ')');
+                 r.hi_inc ? ']' : ')');
     else if (isfinite(r.lo))
         jv_error(c, p->s, "%g is not %s %g", v, r.lo_inc ? ">=" : ">", r.lo);
     else
@@ -201,13 +201,13 @@ int jv_num(jv_ctx *c, json_t *obj, const jv_path *p, const char *key, jv_range r
     return 1;
 }
 
-int jv_int(jv_ctx *c, json_t *obj, const jv_path *p, const char *key, long lo, long hi,
-                   int *out) {
+int jv_int(jv_ctx *c, json_t *obj, const jv_path *p, const char *key, long lo, long hi, int *out) {
     json_t *v = json_object_get(obj, key);
     if (!v) return 0;
     jv_path kp = jv_key(p, key);
     if (!json_is_integer(v)) {
-        jv_error(c, kp.s, "expected an integer, got %s", json_is_real(v) ? "a fraction" : jv_type_name(v));
+        jv_error(c, kp.s, "expected an integer, got %s",
+                 json_is_real(v) ? "a fraction" : jv_type_name(v));
         return 0;
     }
     json_int_t d = json_integer_value(v);
@@ -325,7 +325,7 @@ int jv_word(jv_ctx *c, const char *s, const jv_path *kp, const char *const *word
 
 /* A file path relative to base_dir, which must exist. */
 int jv_file(jv_ctx *c, json_t *obj, const jv_path *p, const char *key, const char *base,
-                    char out[JV_PATH_MAX]) {
+            char out[JV_PATH_MAX]) {
     const char *f = jv_str(c, obj, p, key);
     if (!f) return 0;
     jv_path kp = jv_key(p, key);
@@ -339,4 +339,3 @@ int jv_file(jv_ctx *c, json_t *obj, const jv_path *p, const char *key, const cha
     }
     return 1;
 }
-

@@ -50,6 +50,7 @@ const char *jv_str(jv_ctx *c, json_t *obj, const jv_path *p, const char *key);
 json_t *jv_obj(jv_ctx *c, json_t *obj, const jv_path *p, const char *key);
 json_t *jv_arr(jv_ctx *c, json_t *obj, const jv_path *p, const char *key);
 int jv_word(jv_ctx *c, const char *s, const jv_path *kp, const char *const *words);
-int jv_file(jv_ctx *c, json_t *obj, const jv_path *p, const char *key, const char *base, char out[JV_PATH_MAX]);
+int jv_file(jv_ctx *c, json_t *obj, const jv_path *p, const char *key, const char *base,
+            char out[JV_PATH_MAX]);
 
 #endif

@@ -198,3 +198,40 @@ int defo_scene_num_colliders(const defo_scene *s) {
 const defo_collider_def *defo_scene_collider(const defo_scene *s, int i) {
     return i >= 0 && i < s->num_colliders ? &s->colliders[i].def : NULL;
 }
+
+/* The files the builder reads (simulation.c: body_mesh, add_embedded). */
+static int scene_files(const defo_scene *s, int want, defo_scene_file *out) {
+    int n = 0;
+    for (int b = 0; b < s->num_bodies; b++) {
+        const scene_body *body = &s->bodies[b];
+        if (body->source == SRC_FILE || body->source == SRC_SURFACE) {
+            if (n == want) {
+                out->kind =
+                    body->source == SRC_FILE ? DEFO_SCENE_FILE_MESH : DEFO_SCENE_FILE_SURFACE;
+                out->body = b;
+                out->path = body->file;
+            }
+            n++;
+        }
+        if (body->has_embedded) {
+            if (n == want) {
+                out->kind = DEFO_SCENE_FILE_EMBEDDED;
+                out->body = b;
+                out->path = body->embedded_file;
+            }
+            n++;
+        }
+    }
+    return n;
+}
+
+int defo_scene_num_files(const defo_scene *s) {
+    defo_scene_file f;
+    return s ? scene_files(s, -1, &f) : 0;
+}
+
+defo_scene_file defo_scene_get_file(const defo_scene *s, int i) {
+    defo_scene_file f = {DEFO_SCENE_FILE_MESH, -1, NULL};
+    if (s && i >= 0) scene_files(s, i, &f);
+    return f;
+}

@@ -110,9 +110,9 @@ static void parse_material(jv_ctx *c, json_t *m, const jv_path *p, defo_material
         jv_check_keys(c, bi, &bp, keys);
         defo_biphasic_def *b = &mat->biphasic;
         jv_num(c, bi, &bp, "compression_threshold", (jv_range){0, 1, 0, 0},
-                &b->compression_threshold);
+               &b->compression_threshold);
         jv_num(c, bi, &bp, "elongation_threshold", (jv_range){1, INFINITY, 0, 0},
-                &b->elongation_threshold);
+               &b->elongation_threshold);
         jv_num(c, bi, &bp, "rest_slope", JV_POS, &b->rest_slope);
         jv_num(c, bi, &bp, "compression_slope", JV_NONNEG, &b->compression_slope);
         jv_num(c, bi, &bp, "elongation_slope", JV_NONNEG, &b->elongation_slope);
@@ -127,14 +127,14 @@ static void parse_material(jv_ctx *c, json_t *m, const jv_path *p, defo_material
 /* The integrator schema: one row per option, the integrators that read it
  * (a bit per defo_integrator_kind) and how it is read.  Adding an integrator
  * is one more word in integrator_types and its bit in the rows it reads. */
-#define NM (1u << DEFO_INTEGRATOR_NEWMARK)
-#define BE (1u << DEFO_INTEGRATOR_BACKWARD_EULER)
-#define B2 (1u << DEFO_INTEGRATOR_BDF2)
-#define QS (1u << DEFO_INTEGRATOR_QUASISTATIC)
-#define ST (1u << DEFO_INTEGRATOR_STATIC)
+#define NM       (1u << DEFO_INTEGRATOR_NEWMARK)
+#define BE       (1u << DEFO_INTEGRATOR_BACKWARD_EULER)
+#define B2       (1u << DEFO_INTEGRATOR_BDF2)
+#define QS       (1u << DEFO_INTEGRATOR_QUASISTATIC)
+#define ST       (1u << DEFO_INTEGRATOR_STATIC)
 #define IMPLICIT (BE | B2)
-#define SOLVES (BE | B2 | QS | ST)
-#define ALL (NM | BE | B2 | QS | ST)
+#define SOLVES   (BE | B2 | QS | ST)
+#define ALL      (NM | BE | B2 | QS | ST)
 
 typedef void (*integ_reader)(jv_ctx *c, json_t *o, const jv_path *p, const char *key,
                              scene_integrator *si);
@@ -143,7 +143,8 @@ static void read_time_step(jv_ctx *c, json_t *o, const jv_path *p, const char *k
                            scene_integrator *si) {
     jv_num(c, o, p, key, JV_POS, &si->def.time_step);
 }
-static void read_cfl(jv_ctx *c, json_t *o, const jv_path *p, const char *key, scene_integrator *si) {
+static void read_cfl(jv_ctx *c, json_t *o, const jv_path *p, const char *key,
+                     scene_integrator *si) {
     jv_num(c, o, p, key, (jv_range){0, 1, 0, 1}, &si->def.cfl);
 }
 static void read_rayleigh(jv_ctx *c, json_t *o, const jv_path *p, const char *key,
@@ -188,8 +189,8 @@ static void read_lazy(jv_ctx *c, json_t *o, const jv_path *p, const char *key,
 }
 static void read_precond(jv_ctx *c, json_t *o, const jv_path *p, const char *key,
                          scene_integrator *si) {
-    static const char *const words[] = {"none",     "jacobi",    "block_jacobi", "block_ic0",
-                                        "cholesky", "two_level", NULL};
+    static const char *const words[] = {
+        "none", "jacobi", "block_jacobi", "block_ic0", "cholesky", "two_level", NULL};
     const char *str = jv_str(c, o, p, key);
     jv_path kp = jv_key(p, key);
     int k = str ? jv_word(c, str, &kp, words) : -1;
@@ -229,8 +230,7 @@ static void read_cg(jv_ctx *c, json_t *o, const jv_path *p, const char *key, sce
     if (si->def.kind == DEFO_INTEGRATOR_QUASISTATIC || si->def.kind == DEFO_INTEGRATOR_STATIC) {
         if (json_object_get(cg, "tolerance")) {
             jv_path tp = jv_key(&cp, "tolerance");
-            jv_error(c, tp.s,
-                     "not used by %s (its CG tolerance adapts to the Newton residual)",
+            jv_error(c, tp.s, "not used by %s (its CG tolerance adapts to the Newton residual)",
                      defo_integrator_name(si->def.kind));
         }
         return;
@@ -345,7 +345,8 @@ static void parse_generator(jv_ctx *c, json_t *g, const jv_path *p, scene_body *
     const char *type = jv_str(c, g, p, "type");
     jv_path tp = jv_key(p, "type");
     if (!type) {
-        if (!json_object_get(g, "type")) jv_error(c, tp.s, "missing (box, sphere, cylinder or torus)");
+        if (!json_object_get(g, "type"))
+            jv_error(c, tp.s, "missing (box, sphere, cylinder or torus)");
         return;
     }
     static const char *const types[] = {"box", "sphere", "cylinder", "torus", NULL};
@@ -358,8 +359,8 @@ static void parse_generator(jv_ctx *c, json_t *g, const jv_path *p, scene_body *
     b->box.order = b->sphere.order = b->cylinder.order = b->torus.order = order;
     switch (b->generator) {
     case GEN_BOX: {
-        static const char *const keys[] = {"type",  "center", "size", "cells", "cell_size",
-                                           "split", "order",  NULL};
+        static const char *const keys[] = {"type",      "center", "size",  "cells",
+                                           "cell_size", "split",  "order", NULL};
         jv_check_keys(c, g, p, keys);
         defo_box_def *d = &b->box;
         double center[3] = {0, 0, 0};
@@ -405,8 +406,8 @@ static void parse_generator(jv_ctx *c, json_t *g, const jv_path *p, scene_body *
         break;
     }
     case GEN_TORUS: {
-        static const char *const keys[] = {"type",      "center", "major_radius", "minor_radius",
-                                           "cell_size", "order",  NULL};
+        static const char *const keys[] = {
+            "type", "center", "major_radius", "minor_radius", "cell_size", "order", NULL};
         jv_check_keys(c, g, p, keys);
         defo_torus_def *d = &b->torus;
         jv_vec3(c, g, p, "center", JV_ANY, d->center);
@@ -414,8 +415,8 @@ static void parse_generator(jv_ctx *c, json_t *g, const jv_path *p, scene_body *
         jv_num(c, g, p, "minor_radius", JV_POS, &d->minor_radius);
         jv_num(c, g, p, "cell_size", JV_POS, &d->cell_size);
         if (!(d->minor_radius < d->major_radius))
-            jv_error(c, p->s, "minor_radius %g must be smaller than major_radius %g", d->minor_radius,
-                 d->major_radius);
+            jv_error(c, p->s, "minor_radius %g must be smaller than major_radius %g",
+                     d->minor_radius, d->major_radius);
         break;
     }
     }
@@ -477,7 +478,7 @@ static int parse_region(jv_ctx *c, json_t *f, const jv_path *fp, scene_fix *x, i
     }
     if (kinds != 1) {
         jv_error(c, fp->s, "give exactly one of box, sphere%s or tag (found %d)",
-             allow_plane ? ", plane" : "", kinds);
+                 allow_plane ? ", plane" : "", kinds);
         return 0;
     }
     return 1;
@@ -496,9 +497,9 @@ static void parse_fixed(jv_ctx *c, json_t *arr, const jv_path *p, scene_body *b)
         jv_path fp = jv_index(p, i);
         if (!json_is_object(f)) {
             jv_error(c, fp.s,
-                 "expected an object ({\"box\": ..}, {\"sphere\": ..}, {\"plane\": ..} "
-                 "or {\"tag\": N}), got %s",
-                 jv_type_name(f));
+                     "expected an object ({\"box\": ..}, {\"sphere\": ..}, {\"plane\": ..} "
+                     "or {\"tag\": N}), got %s",
+                     jv_type_name(f));
             continue;
         }
         static const char *const keys[] = {"box", "sphere", "plane", "tag", "motion", NULL};
@@ -531,9 +532,9 @@ static void parse_loads(jv_ctx *c, json_t *arr, const jv_path *p, const char *va
         jv_path fp = jv_index(p, i);
         if (!json_is_object(f)) {
             jv_error(c, fp.s,
-                 "expected an object ({\"box\": ..} or {\"sphere\": ..} or {\"tag\": N} "
-                 "with \"%s\"), got %s",
-                 value_key, jv_type_name(f));
+                     "expected an object ({\"box\": ..} or {\"sphere\": ..} or {\"tag\": N} "
+                     "with \"%s\"), got %s",
+                     value_key, jv_type_name(f));
             continue;
         }
         const char *keys[] = {"box", "sphere", "plane", "tag", value_key, NULL};
@@ -544,7 +545,7 @@ static void parse_loads(jv_ctx *c, json_t *arr, const jv_path *p, const char *va
         int ok = parse_region(c, f, &fp, &l->region, 1);
         if (!json_object_get(f, value_key)) {
             jv_error(c, fp.s, "needs \"%s\" ([3] %s)", value_key,
-                 !strcmp(value_key, "force") ? "N per node" : "Pa");
+                     !strcmp(value_key, "force") ? "N per node" : "Pa");
             ok = 0;
         } else if (!jv_vec3(c, f, &fp, value_key, JV_ANY, l->value)) {
             ok = 0;
@@ -628,7 +629,7 @@ static void parse_body(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s, sc
     }
     if (sources != 1)
         jv_error(c, p->s, "give exactly one of \"mesh\", \"generator\" or \"surface\" (found %d)",
-             sources);
+                 sources);
 
     if ((v = jv_obj(c, o, p, "transform"))) {
         jv_path tp = jv_key(p, "transform");
@@ -722,7 +723,8 @@ static void parse_body(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s, sc
         jv_check_keys(c, v, &fp, fk);
         b->fracture = defo_default_fracture_def();
         if (!json_object_get(v, "threshold"))
-            jv_error(c, fp.s, "needs \"threshold\" (the largest principal stress that breaks, Pa > 0)");
+            jv_error(c, fp.s,
+                     "needs \"threshold\" (the largest principal stress that breaks, Pa > 0)");
         else
             jv_num(c, v, &fp, "threshold", JV_POS, &b->fracture.threshold);
         json_t *seed = json_object_get(v, "seed");
@@ -730,7 +732,7 @@ static void parse_body(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s, sc
             jv_path sp = jv_key(&fp, "seed");
             if (!json_is_integer(seed)) {
                 jv_error(c, sp.s, "expected an integer, got %s",
-                     json_is_real(seed) ? "a fraction" : jv_type_name(seed));
+                         json_is_real(seed) ? "a fraction" : jv_type_name(seed));
             } else if (json_integer_value(seed) < 0) {
                 jv_error(c, sp.s, "%lld is not >= 0", (long long)json_integer_value(seed));
             } else {
@@ -753,10 +755,10 @@ static void parse_body(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s, sc
             defo_status st = defo_mesh_read(b->embedded_file, NULL, &surf);
             if (st < 0)
                 jv_error(c, fp.s, "'%s' is not a readable surface: %s", b->embedded_file,
-                     defo_last_error());
+                         defo_last_error());
             else if (surf->num_tris == 0 || surf->nodes_per_tri != 3)
                 jv_error(c, fp.s, "'%s' has no 3-node triangles (a surface: .obj .stl .off .ply)",
-                     b->embedded_file);
+                         b->embedded_file);
             else
                 b->has_embedded = 1;
             defo_mesh_destroy(surf);
@@ -795,11 +797,13 @@ static void parse_shape(jv_ctx *c, json_t *o, const jv_path *p, defo_shape_def *
     jv_dir(c, o, p, "axis", s->axis);
     jv_num(c, o, p, "radius", JV_POS, &s->radius);
     jv_vec3(c, o, p, "half_extents", JV_POS, s->half_extent);
-    jv_num(c, o, p, "half_length", s->type == DEFO_SHAPE_CAPSULE ? JV_NONNEG : JV_POS, &s->half_length);
+    jv_num(c, o, p, "half_length", s->type == DEFO_SHAPE_CAPSULE ? JV_NONNEG : JV_POS,
+           &s->half_length);
     parse_rotate(c, o, p, "rotate", s->rotation);
 }
 
-static void parse_collider(jv_ctx *c, json_t *o, const jv_path *p, scene_collider *col, size_t index) {
+static void parse_collider(jv_ctx *c, json_t *o, const jv_path *p, scene_collider *col,
+                           size_t index) {
     snprintf(col->name, sizeof col->name, "collider%zu", index);
     col->def = defo_default_collider_def();
     int inline_shape = json_object_get(o, "type") != NULL;
@@ -988,7 +992,8 @@ void scene_parse_root(jv_ctx *c, json_t *root, defo_scene *s, const char *base_d
 
     json_t *bodies = jv_arr(c, root, &p, "bodies");
     jv_path bp = jv_key(&p, "bodies");
-    if (!json_object_get(root, "bodies")) jv_error(c, bp.s, "missing: a scene needs at least one body");
+    if (!json_object_get(root, "bodies"))
+        jv_error(c, bp.s, "missing: a scene needs at least one body");
     if (bodies) {
         size_t n = json_array_size(bodies);
         if (!n) jv_error(c, bp.s, "empty: a scene needs at least one body");
@@ -1008,7 +1013,8 @@ void scene_parse_root(jv_ctx *c, json_t *root, defo_scene *s, const char *base_d
                 if (!strcmp(s->bodies[i].name, s->bodies[j].name)) {
                     jv_path ep = jv_index(&bp, (size_t)i);
                     jv_path np = jv_key(&ep, "name");
-                    jv_error(c, np.s, "'%s' is already the name of bodies[%d]", s->bodies[i].name, j);
+                    jv_error(c, np.s, "'%s' is already the name of bodies[%d]", s->bodies[i].name,
+                             j);
                 }
     }
     /* What stays refused, each with its physical reason (docs/scene-format.md). */
@@ -1066,4 +1072,3 @@ void scene_parse_root(jv_ctx *c, json_t *root, defo_scene *s, const char *base_d
         parse_outputs(c, outs, &op, o);
     }
 }
-

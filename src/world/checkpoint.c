@@ -94,7 +94,8 @@ static defo_status serialize(const defo_world *w, uint64_t tag, world_buf *b) {
         if (bd->plast) {
             const uint64_t values = (uint64_t)defo_plasticity_values(bd->plast);
             defo_world_buf_put(b, &values, 8);
-            defo_world_buf_put(b, defo_plasticity_strain(bd->plast), (size_t)values * sizeof(double));
+            defo_world_buf_put(b, defo_plasticity_strain(bd->plast),
+                               (size_t)values * sizeof(double));
         }
         const world_integrator *wi = &w->integrators[bd->integrator];
         const uint64_t hb = wi->ops->history_bytes(wi->stepper, &bd->sb);
@@ -139,7 +140,8 @@ static void skip_pad(rd *r) {
 /* Check (apply = 0) or apply (1) a serialised state. */
 static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf, size_t size,
                            const char *what, int apply) {
-    if (size < 48) return defo_error(DEFO_ERR_PARSE, "%s: truncated checkpoint (%zu bytes)", what, size);
+    if (size < 48)
+        return defo_error(DEFO_ERR_PARSE, "%s: truncated checkpoint (%zu bytes)", what, size);
     if (memcmp(buf, WORLD_MAGIC, 8) != 0) {
         if (memcmp(buf, "DEFOCKPT", 8) == 0)
             return defo_error(DEFO_ERR_PARSE,
@@ -211,8 +213,8 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
                 memcpy(&v, fr + (size_t)npe * (size_t)ne * 4 + 4 * (size_t)k, 4);
                 const int ok = k < bd->n0 ? v == k : v >= 0 && v < k;
                 if (!ok)
-                    return defo_error(DEFO_ERR_PARSE, "%s: body %d: node %d has parent %d", what,
-                                      i, (int)k, (int)v);
+                    return defo_error(DEFO_ERR_PARSE, "%s: body %d: node %d has parent %d", what, i,
+                                      (int)k, (int)v);
             }
         }
         if (bd->plast) {
@@ -231,7 +233,8 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
         /* apply body i */
         defo_status s = DEFO_OK;
         if (bd->frac) {
-            const defo_index *parent = (const defo_index *)(const void *)(fr + (size_t)npe * (size_t)ne * 4);
+            const defo_index *parent =
+                (const defo_index *)(const void *)(fr + (size_t)npe * (size_t)ne * 4);
             defo_mesh *m = bd->mesh;
             m->num_nodes = bd->n0;
             for (int32_t k = bd->n0; k < n && !s; k++) {
@@ -246,7 +249,8 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
                 defo_index *par = defo_malloc((size_t)n * sizeof *par + 1);
                 if (!par) return defo_error_oom("checkpoint", (size_t)n * sizeof *par);
                 memcpy(par, parent, (size_t)n * sizeof *par);
-                s = defo_fracture_restore(bd->frac, n, rng, fr + (size_t)npe * (size_t)ne * 4 + 4 * (size_t)n, par);
+                s = defo_fracture_restore(bd->frac, n, rng,
+                                          fr + (size_t)npe * (size_t)ne * 4 + 4 * (size_t)n, par);
                 const defo_index old_n = bd->n;
                 if (!s) s = defo_world_body_resize(w, bd, n);
                 if (!s) {
@@ -270,7 +274,8 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
         if (s) return defo_error_prefix("%s: body %d", what, i);
     }
     if (r.bad || r.at != r.n)
-        return defo_error(DEFO_ERR_PARSE, "%s: %s checkpoint", what, r.bad ? "truncated" : "oversized");
+        return defo_error(DEFO_ERR_PARSE, "%s: %s checkpoint", what,
+                          r.bad ? "truncated" : "oversized");
     if (apply) {
         w->time = time;
         w->frame = frame;
@@ -279,7 +284,8 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
 }
 
 defo_status defo_world_serialize(const defo_world *w, uint64_t tag, void **data, size_t *size) {
-    if (!w || !data || !size) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_world_serialize: NULL");
+    if (!w || !data || !size)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_world_serialize: NULL");
     world_buf b = {NULL, 0, 0, 0};
     defo_status s = serialize(w, tag, &b);
     if (s) {

@@ -35,7 +35,8 @@ defo_status defo_world_contact_sources(defo_world *w, world_body *b) {
     b->src = ns;
     double k = w->integrators[b->integrator].def.contact_stiffness;
     if (!(k > 0)) k = 10.0 * defo_material_stiffness_scale(b->mat) * b->mean_edge;
-    for (int c = 0; c < w->num_colliders; c++) b->src[c] = defo_contact_from_collider(w->colliders[c], k);
+    for (int c = 0; c < w->num_colliders; c++)
+        b->src[c] = defo_contact_from_collider(w->colliders[c], k);
     b->num_src = w->num_colliders;
     return DEFO_OK;
 }

@@ -72,8 +72,9 @@ expect_bad "garbage msh" "garbage.msh:" "$DEFO" info "$T/garbage.msh"
 ls "$T" | grep -q 'tmp-' && bad "temporary file left behind" || ok
 
 
-# Elements stored inside out are counted by info, reoriented (with a warning)
-# by convert; a zero-volume element is an error naming it.
+# Elements stored inside out or flat are counted by info and kept by convert
+# (a frame of a simulation is data to inspect): exit 0, the counts and the
+# first element of each reported, the converted file still holds them.
 cat > "$T/inv.node" <<'N'
 5 3 0 0
 0 0 0 0
@@ -88,26 +89,131 @@ cat > "$T/inv.ele" <<'N'
 1 1 2 4 3
 N
 "$DEFO" info "$T/inv.node" --json > "$T/inv.json" && \
-  $py -c "import json; d = json.load(open('$T/inv.json')); assert d['inverted'] == 1 and d['elements'] == 2, d" \
+  $py -c "import json; d = json.load(open('$T/inv.json')); assert d['inverted'] == 1 and d['first_inverted'] == 1 and d['flat'] == 0 and d['elements'] == 2, d" \
   && ok || bad "info does not count the inverted element"
-"$DEFO" convert "$T/inv.node" "$T/inv.vtu" > /dev/null 2> "$T/inv.err" && grep -q "reoriented 1 element" "$T/inv.err" \
-  && ok || bad "convert does not warn about reorientation: $(cat "$T/inv.err")"
-"$DEFO" info "$T/inv.vtu" --json | $py -c "import json,sys; assert json.load(sys.stdin)['inverted'] == 0" \
-  && ok || bad "converted mesh still inverted"
+"$DEFO" convert "$T/inv.node" "$T/inv.vtu" > /dev/null 2> "$T/inv.err" && grep -q "kept as stored: 1 inverted element, 0 flat" "$T/inv.err" \
+  && ok || bad "convert does not report the inverted element: $(cat "$T/inv.err")"
+"$DEFO" info "$T/inv.vtu" --json | $py -c "import json,sys; assert json.load(sys.stdin)['inverted'] == 1" \
+  && ok || bad "converted mesh lost its inverted element"
 cat > "$T/flat.ele" <<'N'
-1 4 0
+2 4 0
 0 0 1 2 3
+1 0 1 2 4
 N
-
-
 cat > "$T/flat.node" <<'N'
-4 3 0 0
+5 3 0 0
 0 0 0 0
 1 1 0 0
 2 0 1 0
 3 1 1 0
+4 0 0 1
 N
-expect_bad "zero-volume element" "element 0" "$DEFO" info "$T/flat.node"
+"$DEFO" info "$T/flat.node" --json > "$T/flat.json" 2> "$T/flat.err" && \
+  $py -c "import json; d = json.load(open('$T/flat.json')); assert d['flat'] == 1 and d['first_flat'] == 0 and d['inverted'] == 0, d" \
+  && ok || bad "info of a mesh with a flat element: $(cat "$T/flat.err")"
+"$DEFO" info "$T/flat.node" | grep -q "flat: 1 element with zero volume (first: element 0" \
+  && ok || bad "human info does not name the flat element"
+"$DEFO" convert "$T/flat.node" "$T/flat.vtu" > /dev/null 2> "$T/flat_c.err" && grep -q "0 inverted elements, 1 flat element (first: 0)" "$T/flat_c.err" \
+  && ok || bad "convert of a flat element: $(cat "$T/flat_c.err")"
+# a frame written by defo run with a squashed (flat) element reads back the same
+$py - "$T/flat.vtu" <<'PY' && ok || bad "meshio reads the converted flat mesh"
+import meshio, sys
+m = meshio.read(sys.argv[1])
+assert len(m.points) == 5 and len(m.cells[0].data) == 2
+PY
+# where a rest mesh is built for a simulation, the flat element is refused
+cat > "$T/flat_scene.json" <<J
+{"bodies": [{"mesh": "$T/flat.node"}], "duration": {"frames": 1}, "outputs": {"png": false}}
+J
+"$DEFO" run "$T/flat_scene.json" -o "$T/flat_run" > /dev/null 2> "$T/flat_run.err"; rc=$?
+[ $rc = 2 ] && grep -q "element 0" "$T/flat_run.err" && ok || bad "run of a flat rest mesh: rc=$rc $(cat "$T/flat_run.err")"
+
+# tet10: the curved volume is exact (a gmsh sphere of radius 1 at order 2:
+# within 0.1 % of 4 pi / 3, where its straight-sided corners lose > 5 %), and
+# the Jacobian quality of every element is summarised; an element whose edge
+# node sits at 0.9 of its edge folds (det J < 0 at that corner): worst <= 0.
+"$DEFO" info "$DEFO_SRC/data/gmsh/sphere_o2_msh22_bin.msh" --json > "$T/s2.json" || bad "info tet10 sphere"
+$py - "$T/s2.json" <<'PY' && ok || bad "info tet10 volume / Jacobian quality"
+import json, sys, math
+d = json.load(open(sys.argv[1]))
+v = 4 * math.pi / 3
+assert d["order"] == 2 and abs(d["volume"] - v) < 1e-3 * v, d["volume"]
+assert d["straight_volume"] < 0.95 * v, d["straight_volume"]
+jq = d["jacobian_quality"]
+assert 0.5 < jq["worst"] <= 1 and 0 <= jq["worst_element"] < d["elements"], jq
+assert sum(jq["histogram"]) == d["elements"] and jq["histogram"][0] == 0, jq
+PY
+cat > "$T/fold.node" <<'N'
+10 3 0 0
+0 0 0 0
+1 1 0 0
+2 0 1 0
+3 0 0 1
+4 0.5 0.5 0
+5 0 0.5 0.5
+6 0 0 0.5
+7 0.9 0 0
+8 0.5 0 0.5
+9 0 0.5 0
+N
+# TetGen order: edges (2,3) (0,3) (0,1) (1,2) (1,3) (0,2) -> nodes 5 6 7 4 8 9
+cat > "$T/fold.ele" <<'N'
+1 10 0
+0 0 1 2 3 5 6 7 4 8 9
+N
+"$DEFO" info "$T/fold.node" --json > "$T/fold.json" || bad "info of a folded tet10"
+$py -c "
+import json; d = json.load(open('$T/fold.json')); jq = d['jacobian_quality']
+assert jq['worst'] <= 0 and jq['worst_element'] == 0 and jq['histogram'][0] == 1, jq
+" && ok || bad "folded tet10 not reported"
+"$DEFO" info "$T/fold.node" > "$T/fold.txt" && grep -q "worst -[0-9.]* (element 0)" "$T/fold.txt" \
+  && ok || bad "human report of a folded tet10: $(cat "$T/fold.txt")"
+
+# convert to .obj reports the surface it wrote (vertices and triangles of the
+# boundary, read back from the file and counted by meshio), not the volume
+# mesh's counts; a tet10 boundary has 4 triangles per curved face.
+for src in "$T/demo/torus.vtu" "$DEFO_SRC/data/gmsh/sphere_o2_msh22_bin.msh"; do
+  "$DEFO" convert "$src" "$T/surf.obj" > "$T/obj.out" 2>&1 || bad "convert to obj: $(cat "$T/obj.out")"
+  $py - "$T/surf.obj" "$T/obj.out" "$src" <<'PY' && ok || bad "convert .obj report: $(cat "$T/obj.out")"
+import meshio, re, sys
+m = meshio.read(sys.argv[1])
+tris = sum(len(c.data) for c in m.cells if c.type == "triangle")
+used = len(set(int(v) for c in m.cells for v in c.data.ravel()))
+msg = open(sys.argv[2]).read()
+got = re.search(r"(\d+) vertices, (\d+) triangles", msg)
+assert got and int(got.group(1)) == len(m.points) == used and int(got.group(2)) == tris, (msg, len(m.points), tris)
+v = meshio.read(sys.argv[3])
+faces = 0
+if sys.argv[3].endswith(".msh"):   # gmsh wrote the boundary triangles (triangle6)
+    faces = sum(len(c.data) for c in v.cells if c.type == "triangle6")
+    assert tris == 4 * faces, (tris, faces)
+PY
+done
+
+# Compressed .vtu: meshio writes zlib by default, defo reads it; defo writes it
+# with --compress (meshio reads the same points and cells); --compress needs
+# a binary .vtu.
+$py - "$T/demo/torus.vtu" "$T/mio_zlib.vtu" <<'PY' || bad "meshio could not write a zlib .vtu"
+import meshio, sys
+m = meshio.read(sys.argv[1])
+meshio.write(sys.argv[2], m)  # binary, zlib: meshio's defaults
+PY
+"$DEFO" info "$T/mio_zlib.vtu" --json > "$T/mz.json" 2> "$T/mz.err" && \
+  $py -c "
+import json; d = json.load(open('$T/mz.json')); r = json.load(open('$T/info.json'))
+assert d['nodes'] == r['nodes'] and d['elements'] == r['elements'] and d['volume'] == r['volume'], d
+" && ok || bad "info of meshio's zlib .vtu: $(cat "$T/mz.err")"
+"$DEFO" convert "$T/demo/torus.vtu" "$T/z.vtu" --compress > /dev/null || bad "convert --compress"
+grep -q 'compressor="vtkZLibDataCompressor"' "$T/z.vtu" && ok || bad "--compress wrote no zlib .vtu"
+$py - "$T/demo/torus.vtu" "$T/z.vtu" <<'PY' && ok || bad "meshio reads defo's zlib .vtu differently"
+import meshio, sys, numpy as np
+a, b = meshio.read(sys.argv[1]), meshio.read(sys.argv[2])
+assert np.array_equal(a.points, b.points)
+assert all(np.array_equal(x.data, y.data) for x, y in zip(a.cells, b.cells))
+PY
+[ "$(stat -c %s "$T/z.vtu")" -lt "$(stat -c %s "$T/demo/torus.vtu")" ] && ok || bad "zlib .vtu not smaller"
+expect_bad "--compress ascii" "--compress and --ascii" "$DEFO" convert "$T/demo/torus.vtu" "$T/za.vtu" --compress --ascii
+expect_bad "--compress msh" "--compress writes .vtu only" "$DEFO" convert "$T/demo/torus.vtu" "$T/z.msh" --compress
 
 # Human-readable info mentions the counts.
 "$DEFO" info "$T/demo/torus.vtu" > "$T/info.txt" && grep -q "tet4 elements" "$T/info.txt" && ok || bad "human info"

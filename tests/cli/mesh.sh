@@ -56,6 +56,34 @@ import json; d = json.load(open('$T/e.json'))
 assert d['order'] == 2 and d['inverted'] == 0 and abs(d['h'] - 0.06) < 1e-12, d
 " && ok || bad "tet10 json"
 [ -s "$T/eight.node" ] && [ -s "$T/eight.ele" ] && ok || bad "no .node/.ele written"
+# ... and it is a valid tet10 mesh: every element's Jacobian quality (defo
+# info, defo_element_jacobian_quality) is positive, the curved volume is what
+# defo mesh reported, and the bunny meshed at order 2 too; meshio reads the
+# .vtu as tetra10 cells.
+"$DEFO" info "$T/eight.node" --json > "$T/e_info.json" || bad "info of the tet10 eight"
+"$DEFO" mesh "$bunny" -o "$T/bunny2.vtu" --cells 12 --order 2 > /dev/null 2> "$T/b2.err" \
+  || bad "tet10 bunny: $(cat "$T/b2.err")"
+"$DEFO" info "$T/bunny2.vtu" --json > "$T/b2_info.json" || bad "info of the tet10 bunny"
+$py - "$T/e.json" "$T/e_info.json" "$T/b2_info.json" "$T/bunny2.vtu" <<'PY' && ok || bad "tet10 from defo mesh is not valid"
+import json, sys
+d, i, b = (json.load(open(p)) for p in sys.argv[1:4])
+for info in (i, b):
+    assert info["order"] == 2, info["order"]
+    jq = info["jacobian_quality"]
+    assert jq["worst"] > 0, jq
+    assert sum(jq["histogram"]) == info["elements"] and jq["histogram"][0] == 0, jq
+assert i["nodes"] == d["nodes"] and i["elements"] == d["elements"]
+assert abs(i["volume"] - d["volume"]) <= 1e-9 * d["volume"], (i["volume"], d["volume"])
+import meshio
+m = meshio.read(sys.argv[4])
+assert [c.type for c in m.cells] == ["tetra10"], [c.type for c in m.cells]
+assert len(m.cells[0].data) == b["elements"]
+PY
+# ... and its OBJ is the curved boundary: 4 flat triangles per 6-node face
+"$DEFO" convert "$T/bunny2.vtu" "$T/bunny2.obj" > "$T/b2obj.out" 2>&1 || bad "convert tet10 .vtu to .obj"
+faces=$($py -c "import json; print(json.load(open('$T/b2_info.json'))['boundary_faces'])")
+grep -q "vertices, $((4 * faces)) triangles (the boundary of the volume mesh)" "$T/b2obj.out" \
+  && ok || bad "tet10 .obj: $(cat "$T/b2obj.out"), $faces boundary faces"
 
 # A surface with a small hole: mesh anyway, one warning line, exit 0.
 $py - "$eight" "$T/holed.off" <<'PY'

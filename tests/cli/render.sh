@@ -92,6 +92,10 @@ if command -v ffmpeg > /dev/null; then
     nvtu=$(ls "$T/seq/frames/"*.vtu 2>/dev/null | wc -l)
     info=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=codec_name,nb_read_frames -of csv=p=0 "$T/seq.mp4")
     [ "$info" = "h264,$nvtu" ] && ok || bad "seq.mp4: '$info', expected h264,$nvtu"
+    # it plays at the frames' own rate: timesteps 1/9 s apart -> 9 fps (not 24)
+    rate=$(ffprobe -v error -select_streams v:0 -show_entries stream=r_frame_rate -of csv=p=0 "$T/seq.mp4")
+    [ "$rate" = "9/1" ] && grep -q "at 9 fps from the frame times" "$T/r6.log" && ok \
+      || bad "seq.mp4 frame rate '$rate': $(cat "$T/r6.log")"
   fi
 else grep -q "ffmpeg is not installed" "$T/r6.log" && ok || bad "--video message"; fi
 
@@ -122,6 +126,14 @@ assert diff > 500, diff
 PY
   "$DEFO" render "$T/press/scene.pvd" -o "$T/press_sheet.png" --sheet --size 160x120 > "$T/r9.log" 2>&1 \
     && ok || bad "sheet of run folder: $(cat "$T/r9.log")"
+  # a run's video plays at the scene's fps
+  if command -v ffprobe > /dev/null; then
+    want=$($py -c "import json; print('%g' % json.load(open('$T/press/summary.json'))['fps'])")
+    "$DEFO" render "$T/press" -o "$T/press.mp4" --video --size 160x120 > "$T/r9v.log" 2>&1 || bad "run video: $(cat "$T/r9v.log")"
+    rate=$(ffprobe -v error -select_streams v:0 -show_entries stream=r_frame_rate -of csv=p=0 "$T/press.mp4")
+    [ "$rate" = "$want/1" ] && grep -q "at $want fps from the scene" "$T/r9v.log" && ok \
+      || bad "run video frame rate '$rate', scene fps $want: $(cat "$T/r9v.log")"
+  fi
   # without scene.json: still drawn, with one warning line
   rm "$T/press/scene.json"
   "$DEFO" render "$T/press" -o "$T/press_c.png" --size 320x240 > "$T/r10.log" 2> "$T/r10.err" \

@@ -76,6 +76,41 @@ grep -qxF "$T/fl.json: bodies[0].forces: not available on a body with \"fracture
 printf '{"integrator": {"type": "backward_euler"},\n "bodies": [{"formulation": "corotated", "generator": {"type": "box"},\n  "forces": [{"box": {"min": [-1, -1, -1], "max": [1, 1, 1]}, "force": [0, 0, 1]}]}]}\n' > "$T/fl2.json"
 expect 0 "$DEFO" validate "$T/fl2.json"
 
+# 7. validate opens every mesh and surface file as defo run does: each broken
+#    input below is refused by validate (exit 2, a line naming the body's key
+#    and the file) and by run alike; a good compressed .vtu passes both.
+py=/usr/bin/python3
+B="$DEFO_SRC/data/broken"
+printf 'v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n' > "$T/tri.obj"
+$py -c "
+import meshio
+m = meshio.read('$DEFO_SRC/data/gmsh/box_o1_msh41.msh')
+meshio.write('$T/box.vtu', meshio.Mesh(m.points, [c for c in m.cells if c.type == 'tetra']), binary=False)
+"   # tets only, no triangles
+cases=(
+  'mesh|"mesh": "'"$B"'/vtu_nan.vtu"|bodies\[0\]\.mesh: .*vtu_nan.vtu.*finite|nan'
+  'mesh|"mesh": "'"$B"'/vtu_compressed.vtu"|bodies\[0\]\.mesh: .*zlib block 0|zlib'
+  'mesh|"mesh": "'"$T"'/tri.obj"|bodies\[0\]\.mesh: .*holds no volume elements|surface as mesh'
+  'surface|"surface": {"file": "'"$B"'/obj_no_faces.obj"}|bodies\[0\]\.surface\.file: .*obj_no_faces.obj|no faces'
+  'surface|"surface": {"file": "'"$T"'/box.vtu"}|bodies\[0\]\.surface\.file: .*has no triangles|volume as surface'
+)
+for c in "${cases[@]}"; do
+  IFS='|' read -r kind src want name <<< "$c"
+  printf '{"duration": {"frames": 1}, "outputs": {"png": false},\n "bodies": [{%s}]}\n' "$src" > "$T/file_$kind.json"
+  expect 2 "$DEFO" validate "$T/file_$kind.json"
+  [ "$(wc -l < "$T/err")" = 1 ] && grep -q "$want" "$T/err" && ok || bad "validate $name: $(cat "$T/err")"
+  "$DEFO" run "$T/file_$kind.json" -o "$T/run_$kind" --threads 1 --quiet > /dev/null 2>&1; rc=$?
+  [ $rc = 2 ] && ok || bad "run of the scene validate refused ($name) exit $rc, want 2"
+  rm -rf "$T/run_$kind"
+done
+# meshio's default .vtu (zlib) of a tet mesh: validate accepts it and so does run
+if $py -c "import meshio" 2> /dev/null; then
+  $py -c "import meshio; meshio.write('$T/z.vtu', meshio.read('$T/box.vtu'))"
+  printf '{"duration": {"frames": 1}, "outputs": {"png": false},\n "bodies": [{"mesh": "%s"}]}\n' "$T/z.vtu" > "$T/zlib.json"
+  expect 0 "$DEFO" validate "$T/zlib.json"
+  "$DEFO" run "$T/zlib.json" -o "$T/run_zlib" --threads 1 --quiet > /dev/null 2>&1 && ok || bad "run of a zlib .vtu body"
+fi
+
 # The benchmark scenes (bench/scenes, the issue-6 cantilever) are valid scenes
 # that `defo run` accepts.
 for f in "$DEFO_SRC"/bench/scenes/*.json; do
