@@ -9,6 +9,7 @@
  * person can look at them (the contact sheet shows a box sinking into the
  * ground and squashing, coloured by J).
  */
+#define _GNU_SOURCE /* dl_iterate_phdr */
 #include "defo/element.h"
 #include "defo/embed.h"
 #include "defo/io.h"
@@ -16,6 +17,9 @@
 #include "defo/render.h"
 #include "test.h"
 
+#include <dirent.h>
+#include <link.h>
+#include <pthread.h>
 #include <sys/stat.h>
 
 #define OUT_DIR DEFO_TEST_TMP "/render"
@@ -683,6 +687,91 @@ static void test_sequence_sheet(void) {
     defo_mesh_destroy(m);
 }
 
+/* Thread-local storage the driver leaves on the calling thread.  glibc
+ * allocates the TLS of a library loaded by dlopen lazily, per thread, on the
+ * heap; a thread that exists from the start holds TLS blocks only of the
+ * libraries whose TLS is static (allocated for every thread at its creation),
+ * which is exactly the set a freshly created thread holds.  The OpenGL backend
+ * keeps every EGL/GL call on its own thread (render/gl.c), so after rendering
+ * the calling thread must hold no block a fresh thread lacks — with the calls
+ * on this thread it held llvmpipe's libLLVM block, the one the leak checker of
+ * older ASan runtimes mis-sizes at exit and crashes on by chance.  Also: a
+ * renderer that comes and goes leaves no thread behind (counted in /proc). */
+typedef struct tls_modules {
+    int n;
+    size_t id[256];
+    char name[256][160];
+} tls_modules;
+
+static int add_tls_module(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    tls_modules *t = data;
+    if (info->dlpi_tls_modid != 0 && info->dlpi_tls_data != NULL && t->n < 256) {
+        t->id[t->n] = info->dlpi_tls_modid;
+        snprintf(t->name[t->n], sizeof t->name[0], "%s", info->dlpi_name);
+        t->n++;
+    }
+    return 0;
+}
+
+static void *fresh_thread_tls(void *arg) {
+    dl_iterate_phdr(add_tls_module, arg);
+    return NULL;
+}
+
+static int count_threads(void) {
+    DIR *d = opendir("/proc/self/task");
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static void test_gl_thread_state(void) {
+    if (!gl_renderer) {
+        TEST_REPORT("OpenGL unavailable here: skipped");
+        return;
+    }
+    defo_mesh *m = make_box(-0.5, -0.5, 0, 1, 1, 1, 2);
+    defo_render_def def = defo_default_render_def();
+    def.width = 160;
+    def.height = 120;
+    defo_image im;
+    CHECK_OK(defo_render_mesh(gl_renderer, &def, m, NULL, NULL, 0, &im));
+    defo_image_free(&im);
+    /* a second renderer created, used and destroyed: no thread left over */
+    int before = count_threads();
+    defo_renderer *r = NULL;
+    CHECK_OK(defo_renderer_create(DEFO_RENDER_OPENGL, &r));
+    if (r) {
+        CHECK_OK(defo_render_mesh(r, &def, m, NULL, NULL, 0, &im));
+        defo_image_free(&im);
+    }
+    defo_renderer_destroy(r);
+    int after = count_threads();
+    TEST_REPORT("threads before a renderer %d, after it is destroyed %d", before, after);
+    CHECK(before > 0 && after == before);
+    defo_mesh_destroy(m);
+
+    static tls_modules fresh, mine;
+    fresh.n = mine.n = 0;
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, fresh_thread_tls, &fresh) == 0);
+    pthread_join(t, NULL);
+    dl_iterate_phdr(add_tls_module, &mine);
+    int lazy = 0;
+    for (int i = 0; i < mine.n; i++) {
+        int in_fresh = 0;
+        for (int j = 0; j < fresh.n; j++) in_fresh |= fresh.id[j] == mine.id[i];
+        CHECK_MSG(in_fresh, "this thread holds the lazily allocated TLS of %s", mine.name[i]);
+        lazy += !in_fresh;
+    }
+    TEST_REPORT("TLS blocks: this thread %d, a fresh thread %d, lazily allocated here %d", mine.n,
+                fresh.n, lazy);
+    CHECK(fresh.n > 0);
+}
+
 int main(void) {
     mkdir(DEFO_TEST_TMP, 0755);
     mkdir(OUT_DIR, 0755);
@@ -707,6 +796,7 @@ int main(void) {
     RUN(test_errors);
     RUN(test_colliders);
     RUN(test_sequence_sheet);
+    RUN(test_gl_thread_state);
     defo_renderer_destroy(gl_renderer);
     defo_renderer_destroy(soft_renderer);
     return test_summary();

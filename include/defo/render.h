@@ -122,7 +122,9 @@ typedef struct defo_renderer defo_renderer;
 
 /* Create a renderer (an EGL context for the OpenGL backend; reuse it for many
  * frames).  On error *out is NULL and the message says why (e.g. no EGL
- * display). */
+ * display).  The OpenGL backend makes every EGL/GL call on a thread of its own,
+ * started here and joined by defo_renderer_destroy, so no driver state is left
+ * on the caller's threads; a renderer serves one call at a time. */
 DEFO_API defo_status defo_renderer_create(defo_render_backend backend, defo_renderer **out);
 DEFO_API void defo_renderer_destroy(defo_renderer *r);
 /* "opengl: <GL_RENDERER string>" or "software". */

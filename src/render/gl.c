@@ -19,8 +19,29 @@
  * the contexts of every other renderer (and unload the driver under the
  * feet of leak checkers), so a renderer destroys only its own context and
  * the display stays initialised until the process exits (eglInitialize on an
- * initialised display is a no-op, so renderers can come and go).
+ * initialised display is a no-op, so renderers can come and go).  Mesa's
+ * screen threads (rasteriser, compute pool) therefore live until exit, idle.
+ *
+ * Every EGL and GL call runs on one thread the renderer owns: rn_gl_create
+ * starts it (it sets up the context, which then stays current there),
+ * rn_gl_draw hands it a frame and waits, rn_gl_destroy tears the context down
+ * on it and joins it.  The reason is thread-local storage: the driver lives in
+ * libraries EGL loads with dlopen (llvmpipe's libLLVM), whose TLS is allocated
+ * lazily on the heap for each thread that touches it — while shaders compile.
+ * On the renderer's thread that storage ends when the renderer does; on the
+ * caller's thread (usually the main thread, still alive when the process
+ * exits) it would outlive it.  That matters to the leak checker: the ASan
+ * runtimes of GCC <= 13 and LLVM <= 16 size a dynamic TLS block that happens to
+ * start 16 bytes into a page from a pre-2.25 glibc header read just before it,
+ * which is the allocator's own chunk header, and the exit-time scan of that
+ * bogus range crashes ("Tracer caught signal 11") — by chance, wherever the
+ * heap put the block (google/sanitizers#1322).  The caller's thread never holds
+ * driver TLS (tests/test_render.c checks it).
+ *
+ * Invariant: only the render thread touches dpy, ctx and the GL objects; the
+ * caller side touches only the job fields, under the lock.
  */
+#define _POSIX_C_SOURCE 200809L /* pthread_sigmask */
 #include "render/render_internal.h"
 
 #ifdef DEFO_RENDER_HAVE_GL
@@ -28,10 +49,26 @@
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
 #include <GLES3/gl3.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
+typedef enum { GL_JOB_NONE, GL_JOB_DRAW, GL_JOB_QUIT } gl_job;
+
 struct rn_gl {
+    /* hand-over between the caller and the render thread (under lock) */
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int ready;  /* setup finished (status says how) */
+    gl_job job; /* posted by the caller; NONE again when done */
+    const rn_frame *frame;
+    unsigned char *rgba;
+    defo_status status; /* of setup, then of the last job */
+    char message[1024]; /* defo_last_error() of the render thread when status < 0 */
+    char name[192];     /* "opengl: <GL_RENDERER>" */
+    /* render thread only */
     EGLDisplay dpy;
     EGLContext ctx;
     GLuint prog, depth_prog;
@@ -144,10 +181,9 @@ static void release_targets(rn_gl *gl) {
     gl->fb_w = gl->fb_h = 0;
 }
 
-void rn_gl_destroy(rn_gl *gl) {
-    if (!gl) return;
-    if (gl->ctx != EGL_NO_CONTEXT &&
-        eglMakeCurrent(gl->dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, gl->ctx)) {
+/* Render thread: release every GL object and the context (current here). */
+static void gl_teardown(rn_gl *gl) {
+    if (gl->ctx != EGL_NO_CONTEXT) {
         release_targets(gl);
         if (gl->shadow_fbo) glDeleteFramebuffers(1, &gl->shadow_fbo);
         if (gl->shadow_tex) glDeleteTextures(1, &gl->shadow_tex);
@@ -156,18 +192,15 @@ void rn_gl_destroy(rn_gl *gl) {
         if (gl->prog) glDeleteProgram(gl->prog);
         if (gl->depth_prog) glDeleteProgram(gl->depth_prog);
         eglMakeCurrent(gl->dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+        eglDestroyContext(gl->dpy, gl->ctx);
+        gl->ctx = EGL_NO_CONTEXT;
     }
-    if (gl->ctx != EGL_NO_CONTEXT) eglDestroyContext(gl->dpy, gl->ctx);
     eglReleaseThread();
-    defo_free(gl);
 }
 
-defo_status rn_gl_create(rn_gl **out, char *name, size_t name_size) {
-    *out = NULL;
-    rn_gl *gl = defo_calloc(1, sizeof *gl);
-    if (!gl) return defo_error_oom("OpenGL renderer", sizeof *gl);
-    gl->dpy = EGL_NO_DISPLAY;
-    gl->ctx = EGL_NO_CONTEXT;
+/* Render thread: display, context (left current on success), programs and
+ * the shadow map.  On failure everything is released again. */
+static defo_status gl_setup(rn_gl *gl) {
     PFNEGLGETPLATFORMDISPLAYEXTPROC get_display =
         (PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress("eglGetPlatformDisplayEXT");
     const char *client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
@@ -176,7 +209,7 @@ defo_status rn_gl_create(rn_gl **out, char *name, size_t name_size) {
     EGLint major = 0, minor = 0;
     if (gl->dpy == EGL_NO_DISPLAY || !eglInitialize(gl->dpy, &major, &minor)) {
         EGLint err = eglGetError();
-        defo_free(gl);
+        eglReleaseThread();
         return defo_error(DEFO_ERR_UNSUPPORTED,
                           "OpenGL rendering unavailable: no EGL surfaceless display (EGL error "
                           "0x%x; install libegl-mesa0 and libgl1-mesa-dri)",
@@ -251,17 +284,11 @@ defo_status rn_gl_create(rn_gl **out, char *name, size_t name_size) {
         GLint max_samples = 0;
         glGetIntegerv(GL_MAX_SAMPLES, &max_samples);
         gl->samples = max_samples >= 4 ? 4 : 0;
-        snprintf(name, name_size, "opengl: %s", (const char *)glGetString(GL_RENDERER));
+        snprintf(gl->name, sizeof gl->name, "opengl: %s", (const char *)glGetString(GL_RENDERER));
         glBindFramebuffer(GL_FRAMEBUFFER, 0);
     }
-    if (gl->ctx != EGL_NO_CONTEXT)
-        eglMakeCurrent(gl->dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-    if (s < 0) {
-        rn_gl_destroy(gl);
-        return s;
-    }
-    *out = gl;
-    return DEFO_OK;
+    if (s < 0) gl_teardown(gl);
+    return s;
 }
 
 static defo_status ensure_targets(rn_gl *gl, int w, int h) {
@@ -300,16 +327,12 @@ static void draw_list(const rn_list *l) {
     glDrawArrays(GL_TRIANGLES, 0, (GLsizei)l->count);
 }
 
-defo_status rn_gl_draw(rn_gl *gl, const rn_frame *f, unsigned char *rgba) {
-    if (!eglMakeCurrent(gl->dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, gl->ctx))
-        return defo_error(DEFO_ERR_INTERNAL, "OpenGL: cannot make the context current");
+/* Render thread: one frame (the context is current). */
+static defo_status gl_draw(rn_gl *gl, const rn_frame *f, unsigned char *rgba) {
     while (glGetError() != GL_NO_ERROR) {
     }
     defo_status s = ensure_targets(gl, f->width, f->height);
-    if (s < 0) {
-        eglMakeCurrent(gl->dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-        return s;
-    }
+    if (s < 0) return s;
     glBindVertexArray(gl->vao);
     glBindBuffer(GL_ARRAY_BUFFER, gl->vbo);
     glEnable(GL_DEPTH_TEST);
@@ -358,7 +381,6 @@ defo_status rn_gl_draw(rn_gl *gl, const rn_frame *f, unsigned char *rgba) {
     glReadPixels(0, 0, f->width, f->height, GL_RGBA, GL_UNSIGNED_BYTE, rgba);
     GLenum err = glGetError();
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
-    eglMakeCurrent(gl->dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
     if (err != GL_NO_ERROR)
         return defo_error(DEFO_ERR_INTERNAL, "OpenGL error 0x%x while drawing", (unsigned)err);
     /* GL rows go bottom to top */
@@ -372,6 +394,110 @@ defo_status rn_gl_draw(rn_gl *gl, const rn_frame *f, unsigned char *rgba) {
         }
     }
     return DEFO_OK;
+}
+
+/* Render thread, finishing setup or a job: publish its status and message. */
+static void post_result(rn_gl *gl, defo_status s) {
+    pthread_mutex_lock(&gl->lock);
+    gl->status = s;
+    snprintf(gl->message, sizeof gl->message, "%s", s < 0 ? defo_last_error() : "");
+    gl->ready = 1;
+    gl->job = GL_JOB_NONE;
+    pthread_cond_broadcast(&gl->cond);
+    pthread_mutex_unlock(&gl->lock);
+}
+
+static void *render_thread(void *arg) {
+    rn_gl *gl = arg;
+    defo_status s = gl_setup(gl);
+    post_result(gl, s);
+    if (s < 0) return NULL; /* setup released everything */
+    for (;;) {
+        pthread_mutex_lock(&gl->lock);
+        while (gl->job == GL_JOB_NONE) pthread_cond_wait(&gl->cond, &gl->lock);
+        gl_job job = gl->job;
+        pthread_mutex_unlock(&gl->lock);
+        if (job == GL_JOB_QUIT) break;
+        post_result(gl, gl_draw(gl, gl->frame, gl->rgba));
+    }
+    gl_teardown(gl);
+    return NULL;
+}
+
+/* Caller: the render thread's status, with its message raised on this thread. */
+static defo_status take_result(rn_gl *gl) {
+    defo_status s = gl->status;
+    return s < 0 ? defo_error(s, "%s", gl->message) : s;
+}
+
+defo_status rn_gl_create(rn_gl **out, char *name, size_t name_size) {
+    *out = NULL;
+    rn_gl *gl = defo_calloc(1, sizeof *gl);
+    if (!gl) return defo_error_oom("OpenGL renderer", sizeof *gl);
+    gl->dpy = EGL_NO_DISPLAY;
+    gl->ctx = EGL_NO_CONTEXT;
+    if (pthread_mutex_init(&gl->lock, NULL) != 0) {
+        defo_free(gl);
+        return defo_error(DEFO_ERR_OUT_OF_MEMORY, "OpenGL renderer: cannot create a mutex");
+    }
+    if (pthread_cond_init(&gl->cond, NULL) != 0) {
+        pthread_mutex_destroy(&gl->lock);
+        defo_free(gl);
+        return defo_error(DEFO_ERR_OUT_OF_MEMORY,
+                          "OpenGL renderer: cannot create a condition variable");
+    }
+    /* Signals go to the application's threads, never to the renderer's (nor
+     * to the driver threads it starts, which inherit its mask). */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int err = pthread_create(&gl->thread, NULL, render_thread, gl);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (err != 0) {
+        pthread_cond_destroy(&gl->cond);
+        pthread_mutex_destroy(&gl->lock);
+        defo_free(gl);
+        return defo_error(DEFO_ERR_OUT_OF_MEMORY, "OpenGL renderer: cannot start its thread (%s)",
+                          strerror(err));
+    }
+    pthread_mutex_lock(&gl->lock);
+    while (!gl->ready) pthread_cond_wait(&gl->cond, &gl->lock);
+    pthread_mutex_unlock(&gl->lock);
+    if (gl->status < 0) {
+        pthread_join(gl->thread, NULL);
+        defo_status s = take_result(gl);
+        pthread_cond_destroy(&gl->cond);
+        pthread_mutex_destroy(&gl->lock);
+        defo_free(gl);
+        return s;
+    }
+    snprintf(name, name_size, "%s", gl->name);
+    *out = gl;
+    return DEFO_OK;
+}
+
+void rn_gl_destroy(rn_gl *gl) {
+    if (!gl) return;
+    pthread_mutex_lock(&gl->lock);
+    gl->job = GL_JOB_QUIT;
+    pthread_cond_broadcast(&gl->cond);
+    pthread_mutex_unlock(&gl->lock);
+    pthread_join(gl->thread, NULL);
+    pthread_cond_destroy(&gl->cond);
+    pthread_mutex_destroy(&gl->lock);
+    defo_free(gl);
+}
+
+defo_status rn_gl_draw(rn_gl *gl, const rn_frame *f, unsigned char *rgba) {
+    pthread_mutex_lock(&gl->lock);
+    gl->frame = f;
+    gl->rgba = rgba;
+    gl->job = GL_JOB_DRAW;
+    pthread_cond_broadcast(&gl->cond);
+    while (gl->job != GL_JOB_NONE) pthread_cond_wait(&gl->cond, &gl->lock);
+    defo_status s = take_result(gl);
+    pthread_mutex_unlock(&gl->lock);
+    return s;
 }
 
 #else /* no OpenGL at build time */
