@@ -8,6 +8,7 @@
  * (an independent implementation); broken files check the status and that
  * the message names the file (and line for text formats).
  */
+#include "defo/element.h"
 #include "defo/io.h"
 #include "io/formats.h"
 #include "test.h"
@@ -604,9 +605,9 @@ static void test_parts_mixed_orders(void) {
         }
         CHECK_MSG(bad == 0, "variant %d: %ld mismatches in the mixed grid read back", variant, bad);
         double v_box = 0, v_ball = 0, v_all = 0;
-        CHECK_OK(defo_mesh_volume(box, NULL, &v_box));
-        CHECK_OK(defo_mesh_volume(ball, NULL, &v_ball));
-        CHECK_OK(defo_mesh_volume(r, NULL, &v_all));
+        CHECK_OK(defo_element_volume(box, NULL, &v_box));
+        CHECK_OK(defo_element_volume(ball, NULL, &v_ball));
+        CHECK_OK(defo_element_volume(r, NULL, &v_all));
         CHECK_NEAR(v_all, v_box + v_ball, 1e-12 * (v_box + v_ball));
         defo_mesh_destroy(r);
     }
