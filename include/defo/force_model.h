@@ -104,6 +104,12 @@ enum {
 DEFO_API defo_status defo_force_model_evaluate(defo_force_model *fm, const double *x,
                                                unsigned flags, double *force, double *energy);
 
+/* The next evaluation recomputes everything it may otherwise keep from an
+ * earlier one (COROTATED: every lazily kept rotation, MTPS08 §4.4), as after
+ * creation.  A frame start calls it, so a run resumed from a checkpoint at
+ * a frame boundary takes the same steps as an uninterrupted one. */
+DEFO_API void defo_force_model_forget_history(defo_force_model *fm);
+
 /* y = K d (3 per node each) with K = −∂f/∂x at the last evaluation
  * (INVERTIBLE: needs DEFO_EVAL_TANGENT there), matrix-free. */
 DEFO_API void defo_force_model_tangent_apply(defo_force_model *fm, const double *d, double *y);

@@ -56,6 +56,10 @@ defo_status defo_formulation_from_name(const char *name, defo_formulation *out) 
                       name ? name : "(null)");
 }
 
+void defo_force_model_forget_history(defo_force_model *fm) {
+    if (fm) fm->all_stale = 1;
+}
+
 void defo_force_model_destroy(defo_force_model *fm) {
     if (!fm) return;
     defo_material_destroy(fm->own_mat);

@@ -770,6 +770,7 @@ defo_status defo_world_step(defo_world *w, double frame_dt) {
         world_body *b = &w->bodies[i];
         if (!b->generation) continue;
         world_integrator *wi = &w->integrators[b->integrator];
+        defo_force_model_forget_history(b->sb.force);
         wi->ops->frame_start(wi->stepper, &b->sb);
         loads(b);
     }
