@@ -99,7 +99,7 @@ static void test_valid_scene(void) {
     defo_scene *s4 = NULL;
     CHECK(dump && parse(dump, &s4, NULL) == DEFO_OK);
     if (s4) CHECK(defo_scene_hash(s4) == defo_scene_hash(s));
-    defo_free_string(dump);
+    defo_free(dump);
     defo_scene_destroy(s4);
     defo_scene_destroy(s3);
     defo_scene_destroy(s2);
@@ -176,11 +176,15 @@ static void test_syntax_error(void) {
 }
 
 /* Shorthands for body i of a scene's world. */
-static defo_body_id sim_body(defo_simulation *sim, int i) { return defo_simulation_body(sim, i); }
+static defo_body_id sim_body(defo_simulation *sim, int i) {
+    return defo_simulation_body(sim, i);
+}
 static const double *body_x(defo_simulation *sim, int i) {
     return defo_body_positions(defo_simulation_world(sim), sim_body(sim, i));
 }
-static const double *sim_x(defo_simulation *sim, int i) { return body_x(sim, i); }
+static const double *sim_x(defo_simulation *sim, int i) {
+    return body_x(sim, i);
+}
 static const double *sim_v(defo_simulation *sim, int i) {
     return defo_body_velocities(defo_simulation_world(sim), sim_body(sim, i));
 }

@@ -76,8 +76,10 @@ typedef struct defo_integrator_def {
      * steps.  quasistatic, static: one solve per frame (ignored). */
     double time_step;
     double cfl; /* newmark: step ≤ cfl · smallest element length / wave speed; (0, 1], 0.5 */
-    /* backward_euler, bdf2: Rayleigh damping C = αM + βK added to the
-     * material's (α [1/s], β [s], ≥ 0; default 0) */
+    /* Rayleigh damping C = αM + βK added to the material's (α [1/s], β [s],
+     * ≥ 0; default 0): α for newmark, backward_euler and bdf2, β for
+     * backward_euler and bdf2 (newmark's stiffness-proportional damping is
+     * the material's damping_time) */
     double rayleigh_mass, rayleigh_stiffness;
     /* implicit and equilibrium solves: residual target relative to the
      * reference force (defo/force_model.h bodies: max |f_ext| + (2μ+λ)h²,

@@ -71,9 +71,8 @@ DEFO_API double defo_scene_fps(const defo_scene *scene); /* frames per second */
 DEFO_API uint64_t defo_scene_hash(const defo_scene *scene);
 /* The scene as canonical JSON text with "base_dir" set to the absolute folder
  * its files were resolved against, so the copy can be re-parsed from any
- * folder.  Free with defo_free_string. */
+ * folder.  Free with defo_free (defo/base.h). */
 DEFO_API char *defo_scene_dump(const defo_scene *scene);
-DEFO_API void defo_free_string(char *s);
 
 /* What the scene asks to write (docs/scene-format.md "outputs"). */
 typedef struct defo_scene_outputs {

@@ -29,7 +29,7 @@ void *defo_malloc(size_t size);
 void *defo_calloc(size_t count, size_t size);
 /* Resize keeping the first min(old, new) bytes; NULL on failure (p intact). */
 void *defo_realloc(void *p, size_t size);
-void defo_free(void *p);
+/* (defo_free is public: defo/base.h) */
 /* Raise DEFO_ERR_OUT_OF_MEMORY naming what could not be allocated. */
 defo_status defo_error_oom(const char *what, size_t bytes);
 

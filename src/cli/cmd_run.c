@@ -152,7 +152,7 @@ int cmd_run(int argc, char **argv) {
     if (!resume) {
         char *dump = defo_scene_dump(scene);
         run_folder_state st = dump ? run_output_folder_state(outdir, dump) : RUN_FOLDER_OTHER;
-        defo_free_string(dump);
+        defo_free(dump);
         if (st == RUN_FOLDER_SAME_SCENE && !force) {
             resume = outdir; /* the same scene: continue it */
             if (!quiet)
@@ -222,7 +222,7 @@ int cmd_run(int argc, char **argv) {
         char *copy = defo_scene_dump(scene);
         if (!copy || run_output_write_text(outdir, "scene.json", copy))
             s = copy ? DEFO_ERR_IO : DEFO_ERR_OUT_OF_MEMORY;
-        defo_free_string(copy);
+        defo_free(copy);
         if (s) s = run_error(s, "cannot write %s/scene.json", outdir);
     }
     int tty = isatty(2);

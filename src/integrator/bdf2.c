@@ -61,15 +61,14 @@ static defo_status bdf2_step(defo_stepper *s, defo_step_body *const *bodies, int
             memcpy(d->xb, b->x, m * sizeof(double));
             memcpy(d->vb, b->v, m * sizeof(double));
         }
-        /* xⁿ, vⁿ become the history once the step succeeded: keep them in f, rhs */
-        memcpy(d->f, b->x, m * sizeof(double));
-        memcpy(d->rhs, b->v, m * sizeof(double));
+        /* xⁿ, vⁿ become the history now (x_b, v_b hold what the step needs of
+         * xⁿ⁻¹); a failed step is undone by the world, history included */
+        memcpy(d->x_prev, b->x, m * sizeof(double));
+        memcpy(d->v_prev, b->v, m * sizeof(double));
+        d->have_prev = 1;
         st = defo_implicit_solve(&s->def, b, d->xb, d->vb, h, ctx);
         if (st < 0) break;
         if (st > 0) warn = st;
-        memcpy(d->x_prev, d->f, m * sizeof(double));
-        memcpy(d->v_prev, d->rhs, m * sizeof(double));
-        d->have_prev = 1;
     }
     return st < 0 ? st : warn;
 }

@@ -2,7 +2,9 @@
  * integrator/newmark.c — the Newmark scheme of ITF04 §9 (after [BMF03]):
  * explicit elastic forces, implicit damping, rigid-body collisions with the
  * colliding nodes' normal velocity held fixed in the final velocity solve.
- * From step n to n+1, with a(t, x, v) = M⁻¹(f_e(x) + f_d(x, v) + f_ext):
+ * From step n to n+1, with a(t, x, v) = M⁻¹(f_e(x) + f_d(x, v) + f_ext) and
+ * the damping D = the material's (ITF04 §6.2) + α M (Rayleigh mass term,
+ * folded into the mass: M + Δt/2 αM = (1 + αΔt/2) M):
  *
  *   1  (M + Δt/2 Dⁿ) ṽ^{n+½} = M vⁿ + Δt/2 (f_e(xⁿ) + f_ext)              [CG]
  *   2  x̃^{n+1} = xⁿ + Δt ṽ^{n+½}
@@ -127,37 +129,41 @@ static int nm_steps(const defo_integrator_def *def, defo_step_body *const *bodie
 typedef struct op_ctx {
     defo_force_model *force;
     const double *mass;
-    double c; /* Δt/2 */
+    double c;     /* Δt/2 */
+    double scale; /* 1 + c α: the Rayleigh mass term folded into M */
     defo_index n;
 } op_ctx;
 
-/* y = (M + c D) x */
+/* y = ((1 + cα) M + c D) x */
 static void apply_op(void *vctx, const double *x, double *y) {
     op_ctx *ctx = vctx;
     defo_force_model_damping_apply(ctx->force, x, y);
     const double *m = ctx->mass;
-    const double c = ctx->c;
+    const double c = ctx->c, a = ctx->scale;
     const defo_index n = ctx->n;
     DEFO_PARALLEL_FOR_IF(3 * (size_t)n > DEFO_PARALLEL_MIN_VECTOR)
     for (defo_index i = 0; i < n; i++)
         for (int k = 0; k < 3; k++) {
             const size_t j = 3 * (size_t)i + (size_t)k;
-            y[j] = m[i] * x[j] + c * y[j];
+            y[j] = a * m[i] * x[j] + c * y[j];
         }
 }
 
-/* Solve (M + c D) v = rhs; v holds the guess with the constrained values. */
-static defo_status solve_velocity(defo_step_body *b, double c, const double *rhs, double *v) {
+/* Solve ((1 + cα) M + c D) v = rhs (α the Rayleigh mass coefficient, D the
+ * material's damping); v holds the guess with the constrained values. */
+static defo_status solve_velocity(defo_step_body *b, double c, double alpha, const double *rhs,
+                                  double *v) {
     nm_body *d = b->data;
     const defo_index n = b->n;
     const unsigned char *con = d->constraint;
+    const double scale = 1.0 + c * alpha;
     if (!defo_force_model_has_damping(b->force)) {
         DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
         for (defo_index i = 0; i < n; i++) {
             double *p = v + 3 * (size_t)i;
             if (con[i] == DEFO_CONSTRAINT_FIXED) continue;
             const double *r = rhs + 3 * (size_t)i;
-            const double inv = 1.0 / b->mass[i];
+            const double inv = 1.0 / (scale * b->mass[i]);
             double f[3] = {r[0] * inv, r[1] * inv, r[2] * inv};
             if (con[i] == DEFO_CONSTRAINT_NORMAL) {
                 /* tangential part free, normal part kept from the guess */
@@ -175,9 +181,9 @@ static defo_status solve_velocity(defo_step_body *b, double c, const double *rhs
     for (defo_index i = 0; i < n; i++) {
         double *B = d->diag + 9 * (size_t)i;
         for (int k = 0; k < 9; k++) B[k] *= c;
-        for (int k = 0; k < 3; k++) B[4 * k] += b->mass[i];
+        for (int k = 0; k < 3; k++) B[4 * k] += scale * b->mass[i];
     }
-    op_ctx ctx = {b->force, b->mass, c, n};
+    op_ctx ctx = {b->force, b->mass, c, scale, n};
     defo_linear_system sys;
     memset(&sys, 0, sizeof sys);
     sys.n = n;
@@ -197,10 +203,12 @@ static defo_status solve_velocity(defo_step_body *b, double c, const double *rhs
     return s;
 }
 
-static defo_status step_body(defo_step_body *b, const defo_step_context *ctx) {
+static defo_status step_body(const defo_integrator_def *def, defo_step_body *b,
+                             const defo_step_context *ctx) {
     nm_body *d = b->data;
     const defo_index n = b->n;
     const double dt = ctx->dt, h = 0.5 * dt, t1 = ctx->t + dt;
+    const double alpha = def->rayleigh_mass;
     const double *m = b->mass, *fx = b->load;
     defo_status s, warn = DEFO_OK;
     double *x = b->x, *v = b->v, *xn = d->x_new, *vn = d->v_new, *vt = d->vt, *rhs = d->rhs;
@@ -222,7 +230,7 @@ static defo_status step_body(defo_step_body *b, const defo_step_context *ctx) {
             vn[j] = p ? (b->target[j] - x[j]) / dt : v[j];
         }
     }
-    s = solve_velocity(b, h, rhs, vn);
+    s = solve_velocity(b, h, alpha, rhs, vn);
     if (s < 0) return s;
     if (s > 0) warn = s;
 
@@ -248,13 +256,14 @@ static defo_status step_body(defo_step_body *b, const defo_step_context *ctx) {
     b->stats.collisions = hits;
 
     /* 4, explicit half with the rotations of xⁿ:
-     * rhs = M ṽⁿ + Δt/2 (f_e(xⁿ) − Dⁿ ṽⁿ + 2 f_ext) */
+     * rhs = M ṽⁿ + Δt/2 (f_e(xⁿ) − (αM + Dⁿ) ṽⁿ + 2 f_ext) */
     defo_force_model_damping_apply(b->force, vt, d->tmp);
+    const double keep = 1.0 - h * alpha;
     DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
     for (defo_index i = 0; i < n; i++)
         for (int k = 0; k < 3; k++) {
             const size_t j = 3 * (size_t)i + (size_t)k;
-            rhs[j] = m[i] * vt[j] + h * (d->fe[j] - d->tmp[j] + 2.0 * fx[j]);
+            rhs[j] = keep * m[i] * vt[j] + h * (d->fe[j] - d->tmp[j] + 2.0 * fx[j]);
         }
     /* F and its diagonalisation once per step, after line 3 (ITF04 §9) */
     d->stepped = 1;
@@ -270,20 +279,21 @@ static defo_status step_body(defo_step_body *b, const defo_step_context *ctx) {
             vn[j] = vt[j]; /* the guess carries the constrained velocities */
         }
     }
-    s = solve_velocity(b, h, rhs, vn);
+    s = solve_velocity(b, h, alpha, rhs, vn);
     if (s < 0) return s;
     if (s > 0) warn = s;
 
     /* 4b: Coulomb check of the sticking nodes */
     if (hits > 0) {
+        const double scale = 1.0 + h * alpha;
         if (defo_force_model_has_damping(b->force)) {
-            op_ctx oc = {b->force, b->mass, h, n};
+            op_ctx oc = {b->force, b->mass, h, scale, n};
             apply_op(&oc, vn, d->tmp);
         } else {
             DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
             for (defo_index i = 0; i < n; i++)
                 for (int k = 0; k < 3; k++)
-                    d->tmp[3 * (size_t)i + k] = m[i] * vn[3 * (size_t)i + k];
+                    d->tmp[3 * (size_t)i + k] = scale * m[i] * vn[3 * (size_t)i + k];
         }
         int again = 0;
         for (defo_index i = 0; i < n; i++) {
@@ -303,14 +313,14 @@ static defo_status step_body(defo_step_body *b, const defo_step_context *ctx) {
             d->constraint[i] = DEFO_CONSTRAINT_NORMAL;
             if (rn > 0) {
                 /* kinetic: the tangential impulse is μ R_N opposing the slip */
-                const double f = (1.0 - mu * rn / rt) / m[i];
+                const double f = (1.0 - mu * rn / rt) / (scale * m[i]);
                 for (int k = 0; k < 3; k++) vn[o + k] = vt[o + k] - f * (R[k] - rn * q[k]);
             } else {
                 for (int k = 0; k < 3; k++) vn[o + k] = vt[o + k];
             }
         }
         if (again) {
-            s = solve_velocity(b, h, rhs, vn);
+            s = solve_velocity(b, h, alpha, rhs, vn);
             if (s < 0) return s;
             if (s > 0) warn = s;
         }
@@ -326,11 +336,10 @@ static defo_status step_body(defo_step_body *b, const defo_step_context *ctx) {
 
 static defo_status nm_step(defo_stepper *s, defo_step_body *const *bodies, int count,
                            const defo_step_context *ctx) {
-    (void)s;
     defo_status st = DEFO_OK, warn = DEFO_OK;
     for (int i = 0; i < count; i++) ((nm_body *)bodies[i]->data)->stepped = 0;
     for (int i = 0; i < count && st >= 0; i++) {
-        st = step_body(bodies[i], ctx);
+        st = step_body(&s->def, bodies[i], ctx);
         if (st > 0) warn = st;
     }
     if (st < 0) {

@@ -186,9 +186,6 @@ char *defo_scene_dump(const defo_scene *s) {
     if (d) memcpy(d, s->canonical, n);
     return d;
 }
-void defo_free_string(char *str) {
-    defo_free(str);
-}
 const defo_scene_outputs *defo_scene_get_outputs(const defo_scene *s) {
     return &s->outputs;
 }

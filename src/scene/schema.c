@@ -246,7 +246,7 @@ static const struct integ_row {
     {"time_step", NM | IMPLICIT, read_time_step},
     {"max_dt", NM, read_time_step}, /* newmark's name for time_step in scenes before bdf2 */
     {"cfl", NM, read_cfl},
-    {"rayleigh_mass", IMPLICIT, read_rayleigh},
+    {"rayleigh_mass", NM | IMPLICIT, read_rayleigh},
     {"rayleigh_stiffness", IMPLICIT, read_rayleigh},
     {"cg", ALL, read_cg},
     {"cg_fixed_iterations", IMPLICIT, read_fixed_iterations},
