@@ -18,6 +18,8 @@
  *     shape with damping;
  *   - friction on an incline (Coulomb: stick for μ > tan θ, slide with
  *     a = g (sin θ − μ cos θ));
+ *   - breaking away from static friction: one step by hand (Coulomb impulse
+ *     μ R_N against the push);
  *   - a blow-up is refused with an error naming the body, and the state
  *     stays at the last good step: the stepper itself driven 1000× past
  *     its stable step (the world never exceeds it), and a world frame whose
@@ -573,6 +575,62 @@ static void test_friction_incline(void) {
     }
 }
 
+/* Breaking away from static friction, by hand.  A cube at rest on the
+ * ground (μ = 0.3, no gravity, no damping) whose bottom nodes are pushed by
+ * dead loads f = m a (1, 0, −1): in the first step they penetrate, the
+ * response finds them at rest relative to the ground (sticking: FIXED, the
+ * tangential move undone), so the elastic forces stay zero and the
+ * constraint impulse of line 4 is R = −Δt m a (1, 0, −1) — outside the
+ * friction cone (|R_T| = R_N > μ R_N).  Coulomb: the node slides with the
+ * tangential impulse μ R_N against the push, v_x = Δt a (1 − μ), v_z = 0;
+ * the other nodes do not move. */
+static void test_kinetic_friction_breakaway(void) {
+    const double mu = 0.3, a = 10.0, dt = 1e-4, up[3] = {0, 0, 1};
+    defo_collider *ground = ground_plane(mu, up);
+    defo_world *w = newmark_world(0);
+    CHECK_OK(defo_world_add_collider(w, ground));
+    defo_mesh *mesh = box_mesh(0.2, 2);
+    for (defo_index i = 0; i < mesh->num_nodes; i++) mesh->x[3 * i + 2] += 0.1; /* z in [0, 0.2] */
+    defo_body_def bd = defo_default_body_def();
+    bd.mesh = mesh;
+    defo_body_id id;
+    CHECK_OK(defo_world_add_body(w, &bd, &id));
+    CHECK(stable_dt(w, id) > dt);
+    const double *m = defo_body_masses(w, id);
+    double *f = defo_body_external_force(w, id);
+    int bottom = 0;
+    for (defo_index i = 0; i < mesh->num_nodes; i++)
+        if (mesh->x[3 * i + 2] == 0) {
+            f[3 * i] = m[i] * a;
+            f[3 * i + 2] = -m[i] * a;
+            bottom++;
+        }
+    CHECK_OK(defo_world_step(w, dt));
+    defo_step_stats st;
+    defo_world_stats(w, &st);
+    const double *v = defo_body_velocities(w, id);
+    const double want = dt * a * (1 - mu);
+    double err = 0, other = 0, vx = 0;
+    for (defo_index i = 0; i < mesh->num_nodes; i++) {
+        const double *q = v + 3 * i;
+        if (mesh->x[3 * i + 2] == 0) {
+            vx = q[0];
+            err = fmax(err, fabs(q[0] - want) + fabs(q[1]) + fabs(q[2]));
+        } else {
+            other = fmax(other, fabs(q[0]) + fabs(q[1]) + fabs(q[2]));
+        }
+    }
+    TEST_REPORT("%d bottom nodes, %ld in contact: v_x = %.6g m/s (Coulomb %.6g, frictionless "
+                "%.6g), error %.2e; other nodes %.2e",
+                bottom, (long)st.collisions, vx, want, dt * a, err, other);
+    CHECK(bottom == 9 && st.collisions == bottom);
+    CHECK(err <= 1e-12 * want);
+    CHECK(other == 0);
+    defo_world_destroy(w);
+    defo_collider_destroy(ground);
+    defo_mesh_destroy(mesh);
+}
+
 /* ----------------------------------------------------- blow-up refused */
 /* The stepper itself (defo_integrator_ops of NEWMARK) on a stiff jelly cube
  * with one corner pulled out, stepped 1000× past its stable step — which
@@ -747,6 +805,7 @@ int main(int argc, char **argv) {
     RUN_IF(test_refuse_non_finite);
     RUN_IF(test_world_refuses_frame);
     RUN_IF(test_friction_incline);
+    RUN_IF(test_kinetic_friction_breakaway);
     RUN_IF(test_random_scatter);
     RUN_IF(test_torus_puddle);
     return test_summary();
