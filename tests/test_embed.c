@@ -11,8 +11,11 @@
  *   - brute force: for every 7th vertex, testing every tet agrees with the
  *     grid search on inside/outside, and an inside vertex is bound to the tet
  *     with the largest smallest barycentric coordinate (the tie rule);
+ *   - tet10 (MTPS08 §6.2): a quadratic map of the nodes moves the surface by
+ *     the same quadratic map, exactly (tet4 corners cannot: checked too);
  *   - round trip: the OBJ files read back with the same counts.
  */
+#include "defo/element.h"
 #include "defo/embed.h"
 #include "defo/io.h"
 #include "defo/math.h"
@@ -111,8 +114,14 @@ static void test_search_matches_brute_force(void) {
     defo_embed *e = NULL;
     CHECK_OK(defo_embed_create(g_tets, g_surface, &e));
     if (!e) return;
-    defo_rest rest;
-    CHECK_OK(defo_rest_compute(g_tets, &rest));
+    /* J⁻¹ of a tet4 is Dm⁻¹ (ITF04 §3): λ1..3 = Dm⁻¹ (p − X0) */
+    defo_element_rest *rest = NULL;
+    CHECK_OK(defo_element_rest_create(g_tets, &rest));
+    if (!rest) {
+        defo_embed_destroy(e);
+        return;
+    }
+    const double *jinv = defo_element_rest_jinv(rest);
     const defo_index *el = defo_embed_elements(e);
     const double *bary = defo_embed_barycentric(e);
     int bad = 0, checked = 0;
@@ -124,7 +133,7 @@ static void test_search_matches_brute_force(void) {
         double best = -INFINITY;
         for (defo_index t = 0; t < g_tets->num_elems; t++) {
             const defo_index *en = g_tets->elems + 4 * t;
-            const double *X0 = g_tets->x + 3 * en[0], *Di = rest.Dm_inv + 9 * t;
+            const double *X0 = g_tets->x + 3 * en[0], *Di = jinv + 9 * t;
             double d[3] = {p[0] - X0[0], p[1] - X0[1], p[2] - X0[2]}, lam[4];
             for (int r = 0; r < 3; r++)
                 lam[r + 1] = Di[3 * r] * d[0] + Di[3 * r + 1] * d[1] + Di[3 * r + 2] * d[2];
@@ -140,7 +149,7 @@ static void test_search_matches_brute_force(void) {
     TEST_REPORT("%d vertices checked against all %ld tets, %d mismatches", checked,
                 (long)g_tets->num_elems, bad);
     CHECK(bad == 0);
-    defo_rest_free(&rest);
+    defo_element_rest_destroy(rest);
     defo_embed_destroy(e);
 }
 
@@ -219,6 +228,51 @@ static void test_boundary_obj_tet10(void) {
     defo_mesh_destroy(box);
 }
 
+/* MTPS08 §6.2: a surface bound to tet10 elements follows every quadratic map
+ * of the nodes exactly (Σ N_a = 1 and the quadratic shape functions
+ * reproduce quadratics, also for extrapolated coordinates); bound to the tet4
+ * corners it does not (so the check can fail).  φ(X) = X + (a X1², b X0 X2,
+ * c X2²) / L, L the model size. */
+static void quadratic_map(const double *X, double L, double *x) {
+    x[0] = X[0] + 0.3 * X[1] * X[1] / L;
+    x[1] = X[1] - 0.2 * X[0] * X[2] / L;
+    x[2] = X[2] + 0.25 * X[2] * X[2] / L;
+}
+
+static double quadratic_error(const defo_mesh *tets) {
+    defo_embed *e = NULL;
+    CHECK_OK(defo_embed_create(tets, g_surface, &e));
+    if (!e) return INFINITY;
+    const double L = model_size(g_surface);
+    const size_t nt = (size_t)tets->num_nodes, nv = (size_t)g_surface->num_nodes;
+    double *x = malloc(3 * nt * sizeof(double)), *p = malloc(3 * nv * sizeof(double));
+    for (size_t i = 0; i < nt; i++) quadratic_map(tets->x + 3 * i, L, x + 3 * i);
+    CHECK_OK(defo_embed_update(e, x, NULL, p, NULL));
+    double err = 0;
+    for (size_t i = 0; i < nv; i++) {
+        double want[3];
+        quadratic_map(g_surface->x + 3 * i, L, want);
+        for (int r = 0; r < 3; r++) err = fmax(err, fabs(p[3 * i + r] - want[r]));
+    }
+    free(x);
+    free(p);
+    defo_embed_destroy(e);
+    return err / L;
+}
+
+static void test_tet10_quadratic_map(void) {
+    defo_mesh *q = NULL;
+    CHECK_OK(defo_mesh_to_quadratic(g_tets, &q));
+    if (!q) return;
+    const double e10 = quadratic_error(q), e4 = quadratic_error(g_tets);
+    TEST_REPORT("quadratic map of the nodes: embedded surface error %.2e (tet10), %.2e (tet4), "
+                "relative to the model size",
+                e10, e4);
+    CHECK(e10 <= 1e-12);
+    CHECK(e4 > 1e-4);
+    defo_mesh_destroy(q);
+}
+
 int main(void) {
     setup();
     if (!g_tets) return 1;
@@ -226,6 +280,7 @@ int main(void) {
     RUN(test_search_matches_brute_force);
     RUN(test_obj_round_trip);
     RUN(test_boundary_obj_tet10);
+    RUN(test_tet10_quadratic_map);
     defo_mesh_destroy(g_tets);
     defo_mesh_destroy(g_surface);
     return test_summary();

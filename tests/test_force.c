@@ -1,6 +1,11 @@
 /*
  * tests/test_force.c — invertible FEM element forces and the rotated-frame
- * damping operator (ITF04 eq. 2, §5, §6, §6.2).
+ * damping operator (ITF04 eq. 2, §5, §6, §6.2) through the force layer
+ * (defo/force_model.h, INVERTIBLE formulation, tet4): the regimes the
+ * invertible model exists for — inverted, nearly flat and collapsed
+ * elements, per material model.  tests/test_force_model.c covers both
+ * formulations and tet10 on mildly deformed states (tangent, assembly,
+ * patch tests, fields).
  *
  * References used:
  *   - conservation: forces sum to zero and have zero torque about the origin
@@ -10,12 +15,16 @@
  *   - degenerate elements (a tet collapsed to a point, a line, a plane): the
  *     force is finite and non-zero, a small move along it lowers the energy
  *     and gives a positive volume (it un-inverts);
- *   - damping: D is symmetric PSD (uᵀDv = vᵀDu, vᵀDv ≥ 0), its diagonal is
- *     eᵀDe, rigid velocities are undamped at rest, and the forces equal
- *     P_d Bm with P_d from the material's world-frame formula;
+ *   - damping: D is symmetric PSD (uᵀDv = vᵀDu, vᵀDv ≥ 0), its diagonal
+ *     blocks are eᵀDe, rigid velocities are undamped at rest, and the forces
+ *     −Dv equal P_d Bm (Bm = −V Dm⁻ᵀ) with P_d from the material's
+ *     world-frame formula;
+ *   - explicit step scale: the smallest altitude over the wave speed, halved
+ *     by the order for tet10;
  *   - determinism: 1 and 2 threads give the same bits (tests/determinism.h).
  */
-#include "defo/force.h"
+#include "defo/element.h"
+#include "defo/force_model.h"
 #include "defo/material.h"
 #include "defo/mesh.h"
 #include "determinism.h"
@@ -54,30 +63,38 @@ static defo_material *make_material(defo_material_model model, double damping_ti
 
 typedef struct fixture {
     defo_mesh *mesh;
-    defo_rest rest;
+    defo_element_rest *rest;
     defo_material *mat;
-    defo_force *force;
+    defo_force_model *force;
 } fixture;
 
+/* The invertible model with the material's own inversion extension (ITF04
+ * §6; constant_extrapolation off, the default). */
 static int fixture_init(fixture *fx, defo_mesh *mesh, defo_material *mat) {
     memset(fx, 0, sizeof *fx);
     fx->mesh = mesh;
     fx->mat = mat;
     if (!mesh || !mat) return 0;
-    if (defo_rest_compute(mesh, &fx->rest)) return 0;
-    return defo_force_create(mesh, &fx->rest, mat, &fx->force) == DEFO_OK;
+    if (defo_element_rest_create(mesh, &fx->rest)) return 0;
+    defo_force_model_def fd = defo_default_force_model_def();
+    fd.formulation = DEFO_FORMULATION_INVERTIBLE;
+    return defo_force_model_create(mesh, fx->rest, mat, &fd, &fx->force) == DEFO_OK;
 }
 
 static void fixture_free(fixture *fx) {
-    defo_force_destroy(fx->force);
-    defo_rest_free(&fx->rest);
+    defo_force_model_destroy(fx->force);
+    defo_element_rest_destroy(fx->rest);
     defo_material_destroy(fx->mat);
     defo_mesh_destroy(fx->mesh);
 }
 
+static defo_status elastic(fixture *fx, const double *x, double *f, double *e) {
+    return defo_force_model_evaluate(fx->force, x, 0, f, e);
+}
+
 static double energy_at(fixture *fx, const double *x) {
     double e = NAN;
-    defo_force_elastic(fx->force, x, NULL, &e);
+    elastic(fx, x, NULL, &e);
     return e;
 }
 
@@ -95,8 +112,8 @@ static void test_sum_and_torque(void) {
          * invert, which is the regime the extension exists for */
         double amp = 0.6 / 3.0 * (trial % 4 + 1) / 4.0;
         for (size_t j = 0; j < m; j++) x[j] = fx.mesh->x[j] + test_range(&r, -amp, amp);
-        CHECK_OK(defo_force_elastic(fx.force, x, f, NULL));
-        inverted_seen += defo_force_count_inverted(fx.force);
+        CHECK_OK(elastic(&fx, x, f, NULL));
+        inverted_seen += defo_force_model_count_inverted(fx.force);
         double s[3] = {0, 0, 0}, t[3] = {0, 0, 0}, fabs_sum = 0, tscale = 0;
         for (defo_index i = 0; i < fx.mesh->num_nodes; i++) {
             const double *p = x + 3 * i, *q = f + 3 * i;
@@ -127,7 +144,7 @@ static void test_sum_and_torque(void) {
 static double fd_error(fixture *fx, double *x, double h) {
     size_t m = 3 * (size_t)fx->mesh->num_nodes;
     double *f = malloc(m * sizeof *f);
-    defo_force_elastic(fx->force, x, f, NULL);
+    elastic(fx, x, f, NULL);
     double fmaxv = 0, err = 0;
     for (size_t j = 0; j < m; j++) fmaxv = fmax(fmaxv, fabs(f[j]));
     for (size_t j = 0; j < m; j++) {
@@ -200,7 +217,7 @@ static void test_fd_mesh(void) {
     for (size_t j = 0; j < m; j++) x[j] = fx.mesh->x[j] + test_range(&r, -0.15, 0.15);
     double e = fd_error(&fx, x, 1e-6);
     TEST_REPORT("box 2x2x2 (%ld tets), %ld inverted: FD error / max|f| = %.2e",
-                (long)fx.mesh->num_elems, (long)defo_force_count_inverted(fx.force), e);
+                (long)fx.mesh->num_elems, (long)defo_force_model_count_inverted(fx.force), e);
     CHECK(e < 1e-6);
     free(x);
     fixture_free(&fx);
@@ -213,7 +230,7 @@ static void degenerate_case(defo_material_model model, const char *what, const d
     double f[12], x[12];
     memcpy(x, x0, sizeof x);
     double e0 = NAN;
-    CHECK_OK(defo_force_elastic(fx.force, x, f, &e0));
+    CHECK_OK(elastic(&fx, x, f, &e0));
     double fn = 0;
     for (int j = 0; j < 12; j++) fn = fmax(fn, fabs(f[j]));
     CHECK(isfinite(fn) && fn > 0);
@@ -255,16 +272,17 @@ static void test_damping_operator(void) {
     defo_index n = fx.mesh->num_nodes;
     size_t m = 3 * (size_t)n;
     double *x = malloc(m * sizeof *x), *u = malloc(m * sizeof *u), *v = malloc(m * sizeof *v);
-    double *Du = malloc(m * sizeof *Du), *Dv = malloc(m * sizeof *Dv), *dg = malloc(m * sizeof *dg);
+    double *Du = malloc(m * sizeof *Du), *Dv = malloc(m * sizeof *Dv);
+    double *dg = malloc(3 * m * sizeof *dg);
     double *e = calloc(m, sizeof *e), *fd = malloc(m * sizeof *fd);
     test_rng r = {4242};
     for (size_t j = 0; j < m; j++) x[j] = fx.mesh->x[j] + test_range(&r, -0.2, 0.2);
     for (size_t j = 0; j < m; j++) u[j] = test_range(&r, -1, 1);
     for (size_t j = 0; j < m; j++) v[j] = test_range(&r, -1, 1);
-    CHECK_OK(defo_force_elastic(fx.force, x, NULL, NULL));
-    CHECK(defo_force_has_damping(fx.force));
-    defo_force_damping_apply(fx.force, u, Du);
-    defo_force_damping_apply(fx.force, v, Dv);
+    CHECK_OK(elastic(&fx, x, NULL, NULL));
+    CHECK(defo_force_model_has_damping(fx.force));
+    defo_force_model_damping_apply(fx.force, u, Du);
+    defo_force_model_damping_apply(fx.force, v, Dv);
     double uDv = 0, vDu = 0, vDv = 0, scale = 0;
     for (size_t j = 0; j < m; j++) {
         uDv += u[j] * Dv[j];
@@ -275,35 +293,37 @@ static void test_damping_operator(void) {
     TEST_REPORT("symmetry |uDv - vDu|/sum|u.Dv| = %.2e, vDv = %.4g", fabs(uDv - vDu) / scale, vDv);
     CHECK(fabs(uDv - vDu) <= 1e-13 * scale);
     CHECK(vDv > 0);
-    /* force = −D v */
-    defo_force_damping(fx.force, v, fd);
-    double ferr = 0;
-    for (size_t j = 0; j < m; j++) ferr = fmax(ferr, fabs(fd[j] + Dv[j]));
-    CHECK(ferr == 0);
-    /* diagonal = eⱼᵀ D eⱼ */
-    defo_force_damping_diagonal(fx.force, dg);
+    /* the damping force */
+    for (size_t j = 0; j < m; j++) fd[j] = -Dv[j];
+    /* diagonal blocks (3×3 per node, row-major) = e_iᵀ D e_j within the node */
+    defo_force_model_damping_diagonal(fx.force, dg);
     double derr = 0, dmax = 0;
     for (size_t j = 0; j < m; j += 7) {
         e[j] = 1;
-        defo_force_damping_apply(fx.force, e, Du);
+        defo_force_model_damping_apply(fx.force, e, Du);
         e[j] = 0;
-        derr = fmax(derr, fabs(Du[j] - dg[j]));
-        dmax = fmax(dmax, dg[j]);
+        const size_t node = j / 3, col = j % 3;
+        for (size_t row = 0; row < 3; row++) {
+            derr = fmax(derr, fabs(Du[3 * node + row] - dg[9 * node + 3 * row + col]));
+            dmax = fmax(dmax, fabs(dg[9 * node + 3 * row + col]));
+        }
     }
-    TEST_REPORT("diagonal: max error %.2e relative to %.3g", derr, dmax);
+    TEST_REPORT("diagonal blocks: max error %.2e relative to %.3g", derr, dmax);
     CHECK(derr <= 1e-12 * dmax);
-    /* forces = P_d Bm per element with the material's world-frame P_d */
+    /* forces = P_d Bm per element with the material's world-frame P_d,
+     * Bm = −V Dm⁻ᵀ from the element layer's tet4 rest data (J⁻¹ = Dm⁻¹, w = V) */
+    const double *jinv = defo_element_rest_jinv(fx.rest), *wt = defo_element_rest_weight(fx.rest);
     double *ref = calloc(m, sizeof *ref);
     for (defo_index el = 0; el < fx.mesh->num_elems; el++) {
         const defo_index *nd = fx.mesh->elems + 4 * el;
-        defo_mat3 Ds, Dvm, Dmi, Bm;
+        defo_mat3 Ds, Dvm, Dmi;
         for (int k = 0; k < 3; k++)
             for (int i = 0; i < 3; i++) {
                 Ds.m[i][k] = x[3 * nd[k + 1] + i] - x[3 * nd[0] + i];
                 Dvm.m[i][k] = v[3 * nd[k + 1] + i] - v[3 * nd[0] + i];
             }
-        memcpy(Dmi.m, fx.rest.Dm_inv + 9 * el, sizeof Dmi.m);
-        memcpy(Bm.m, fx.rest.Bm + 9 * el, sizeof Bm.m);
+        memcpy(Dmi.m, jinv + 9 * el, sizeof Dmi.m);
+        const defo_mat3 Bm = defo_m3_scale(defo_m3_transpose(Dmi), -wt[el]);
         defo_mat3 F = defo_m3_mul(Ds, Dmi), Fd = defo_m3_mul(Dvm, Dmi), U, V;
         defo_vec3 s;
         defo_svd3(&F, &U, &s, &V);
@@ -323,14 +343,14 @@ static void test_damping_operator(void) {
     TEST_REPORT("vs material damping_P: %.2e relative", rerr / rmax);
     CHECK(rerr <= 1e-12 * rmax);
     /* rigid velocity at rest: no damping force */
-    CHECK_OK(defo_force_elastic(fx.force, fx.mesh->x, NULL, NULL));
+    CHECK_OK(elastic(&fx, fx.mesh->x, NULL, NULL));
     for (defo_index i = 0; i < n; i++) {
         const double *p = fx.mesh->x + 3 * i;
         v[3 * i] = 0.3 + 0.7 * p[1] - 0.2 * p[2];
         v[3 * i + 1] = -0.1 - 0.7 * p[0] + 0.5 * p[2];
         v[3 * i + 2] = 0.2 + 0.2 * p[0] - 0.5 * p[1];
     }
-    defo_force_damping(fx.force, v, fd);
+    defo_force_model_damping_apply(fx.force, v, fd);
     double rig = 0;
     for (size_t j = 0; j < m; j++) rig = fmax(rig, fabs(fd[j]));
     TEST_REPORT("rigid velocity at rest: max damping force %.2e (vs %.3g for random v)", rig, dmax);
@@ -357,8 +377,8 @@ static void det_compute(void *vctx, void *out) {
     det_ctx *c = vctx;
     size_t m = 3 * (size_t)c->fx->mesh->num_nodes;
     double *o = out;
-    defo_force_elastic(c->fx->force, c->x, o, o + 2 * m);
-    defo_force_damping(c->fx->force, c->v, o + m);
+    elastic(c->fx, c->x, o, o + 2 * m);
+    defo_force_model_damping_apply(c->fx->force, c->v, o + m);
 }
 
 static void test_determinism(void) {
@@ -382,6 +402,22 @@ static void test_determinism(void) {
 }
 
 /* ----------------------------------------------------- errors and CFL */
+/* Smallest altitude 3V / (largest face area) of the corners of element 0. */
+static double smallest_altitude(const defo_mesh *m) {
+    defo_vec3 p[4];
+    for (int a = 0; a < 4; a++) p[a] = defo_v3_load(m->x + 3 * m->elems[a]);
+    double vol = defo_v3_dot(defo_v3_sub(p[1], p[0]),
+                             defo_v3_cross(defo_v3_sub(p[2], p[0]), defo_v3_sub(p[3], p[0]))) /
+                 6.0;
+    double amax = 0;
+    for (int f = 0; f < 4; f++) {
+        const int *c = defo_tet_faces[f];
+        amax = fmax(amax, 0.5 * defo_v3_norm(defo_v3_cross(defo_v3_sub(p[c[1]], p[c[0]]),
+                                                           defo_v3_sub(p[c[2]], p[c[0]]))));
+    }
+    return 3 * vol / amax;
+}
+
 static void test_errors(void) {
     fixture fx;
     CHECK(fixture_init(&fx, one_tet(), make_material(DEFO_MODEL_COROTATED, 0)));
@@ -389,20 +425,32 @@ static void test_errors(void) {
     memcpy(x, fx.mesh->x, sizeof x);
     x[7] = NAN;
     double f[12];
-    CHECK(defo_force_elastic(fx.force, x, f, NULL) == DEFO_ERR_NUMERICAL);
+    CHECK(elastic(&fx, x, f, NULL) == DEFO_ERR_NUMERICAL);
     CHECK(strstr(defo_last_error(), "element 0") && strstr(defo_last_error(), "node 2"));
-    /* CFL wave time: smallest altitude / c for the single tet */
+    /* the model is usable again after a good evaluation: at rest F = I to
+     * rounding, so the forces are rounding noise of E·L² = 1e5 N */
+    CHECK_OK(elastic(&fx, fx.mesh->x, f, NULL));
+    double fmx = 0;
+    for (int j = 0; j < 12; j++) fmx = fmax(fmx, fabs(f[j]));
+    CHECK(fmx < 1e-9 * 1e5);
+    /* CFL wave time: smallest altitude / c, c = sqrt((λ + 2μ)/ρ) */
     double c = sqrt(defo_material_stiffness_scale(fx.mat) / 1000.0);
-    double wt = defo_force_wave_time(fx.force);
-    CHECK(wt > 0 && wt < 1.0 / c);
-    /* tet10 is refused */
+    double h = smallest_altitude(fx.mesh);
+    double wt = defo_force_model_wave_time(fx.force);
+    TEST_REPORT("wave time %.6g s, smallest altitude / c = %.6g s", wt, h / c);
+    CHECK_NEAR(wt, h / c, 1e-14 * h / c);
+    /* tet10 (the old kernel refused it): the same element with edge nodes
+     * has half the length a wave crosses, so half the time */
     defo_mesh *q = NULL;
     CHECK_OK(defo_mesh_to_quadratic(fx.mesh, &q));
-    defo_rest rq;
-    CHECK_OK(defo_rest_compute(q, &rq));
-    defo_force *fq = NULL;
-    CHECK(defo_force_create(q, &rq, fx.mat, &fq) == DEFO_ERR_UNSUPPORTED && fq == NULL);
-    defo_rest_free(&rq);
+    defo_element_rest *rq = NULL;
+    CHECK_OK(defo_element_rest_create(q, &rq));
+    defo_force_model *fq = NULL;
+    defo_force_model_def fd = defo_default_force_model_def();
+    CHECK_OK(defo_force_model_create(q, rq, fx.mat, &fd, &fq));
+    if (fq) CHECK_NEAR(defo_force_model_wave_time(fq), 0.5 * wt, 1e-14 * wt);
+    defo_force_model_destroy(fq);
+    defo_element_rest_destroy(rq);
     defo_mesh_destroy(q);
     fixture_free(&fx);
 }

@@ -2,6 +2,7 @@
  * tests/test_generate.c — procedural meshes: conformity, closed boundaries,
  * analytic volumes, orientation, quality, tet10 edge nodes, determinism.
  */
+#include "defo/element.h"
 #include "defo/mesh.h"
 #include "defo/math.h"
 #include "test.h"
@@ -85,7 +86,7 @@ static void check_box(defo_box_split split, int order, int per_cube) {
     CHECK_OK(defo_mesh_count_inverted(m, NULL, &inv, NULL));
     CHECK(inv == 0);
     double vol = 0, V = 2.0 * 0.5 * 0.75;
-    CHECK_OK(defo_mesh_volume(m, NULL, &vol));
+    CHECK_OK(defo_element_volume(m, NULL, &vol));
     CHECK_NEAR(vol, V, 1e-12 * V);
     bstats st = boundary_stats(m);
     double area = 2 * (2.0 * 0.5 + 0.5 * 0.75 + 0.75 * 2.0);
@@ -146,7 +147,7 @@ static void check_shape(const char *name, defo_mesh *m, double V_exact, long eul
     CHECK_OK(defo_mesh_count_inverted(m, NULL, &inv, NULL));
     CHECK(inv == 0);
     double vol = 0;
-    CHECK_OK(defo_mesh_volume(m, NULL, &vol));
+    CHECK_OK(defo_element_volume(m, NULL, &vol));
     double rel = (vol - V_exact) / V_exact;
     CHECK_MSG(fabs(rel) < vol_tol, "%s volume error %.3f%%", name, 100 * rel);
     bstats st = boundary_stats(m);
@@ -264,7 +265,7 @@ static void test_sphere_tet10_snapping(void) {
         one->num_elems = 0;
         CHECK_OK(defo_mesh_add_elem(one, m->elems + 10 * (size_t)e, 0));
         double v = 0;
-        CHECK_OK(defo_mesh_volume(one, NULL, &v));
+        CHECK_OK(defo_element_volume(one, NULL, &v));
         positive &= v > 0;
     }
     CHECK(positive);

@@ -1,7 +1,9 @@
 /*
- * tests/test_mesh.c — mesh lifecycle, orientation, rest data, masses,
+ * tests/test_mesh.c — mesh lifecycle, orientation, rest data, masses and
+ * volumes (now the element layer's, defo/element.h, seen from a mesh),
  * topology and quality, each against an analytic value or an invariant.
  */
+#include "defo/element.h"
 #include "defo/mesh.h"
 #include "defo/math.h"
 #include "test.h"
@@ -228,8 +230,8 @@ static void test_orient_flat(void) {
     CHECK(strstr(defo_last_error(), "element 17 has zero volume") != NULL);
     CHECK(memcmp(before, m->elems, bytes) == 0);
     CHECK(flipped == 0);
-    defo_rest rest;
-    CHECK(defo_rest_compute(m, &rest) == DEFO_ERR_INVALID_MESH && rest.Bm == NULL);
+    defo_element_rest *rest = NULL;
+    CHECK(defo_element_rest_create(m, &rest) == DEFO_ERR_INVALID_MESH && rest == NULL);
     /* relative tolerance: the same flat shape is rejected at any scale, and
      * a tiny but well-shaped mesh is accepted */
     for (defo_index i = 0; i < m->num_nodes * 3; i++) m->x[i] *= 1e-9;
@@ -244,37 +246,46 @@ static void test_orient_flat(void) {
 }
 
 /* ---------------------------------------------------------------- rest data */
-/* Dm⁻¹·Dm = I; V = det(Dm)/6; column i of Bm = A_i N_i / 3 with N_i the outward
- * unit normal of the face opposite node i (analytic, from cross products);
- * forces of a constant stress on a closed element sum to zero. */
+/* The element layer's tet4 rest data (ITF04 §3): J⁻¹·Dm = I; weight = V =
+ * det(Dm)/6; the force of a constant stress P on node i is P b_i with
+ * b_i = −w J⁻ᵀ ∇ξN_i, which must be A_i N_i / 3 with N_i the outward unit
+ * normal of the face opposite node i (analytic, from cross products; the old
+ * Bm columns, now for all four nodes); the b_i sum to zero (closed element). */
 static void test_rest_data(void) {
     defo_mesh *m = one_tet();
-    defo_rest r;
-    CHECK_OK(defo_rest_compute(m, &r));
-    if (!r.Bm) return;
+    defo_element_rest *r = NULL;
+    CHECK_OK(defo_element_rest_create(m, &r));
+    if (!r) return;
+    const defo_element_ops *ops = defo_element_rest_ops(r);
+    CHECK(ops->kind == DEFO_ELEMENT_TET4 && defo_element_rest_num_elems(r) == 1);
     defo_vec3 p[4];
     for (int i = 0; i < 4; i++) p[i] = defo_v3_load(tet_x + 3 * i);
     defo_mat3 dm = defo_m3_from_cols(defo_v3_sub(p[1], p[0]), defo_v3_sub(p[2], p[0]),
                                      defo_v3_sub(p[3], p[0]));
-    defo_mat3 inv, bm;
-    memcpy(inv.m, r.Dm_inv, sizeof inv.m);
-    memcpy(bm.m, r.Bm, sizeof bm.m);
+    defo_mat3 inv;
+    memcpy(inv.m, defo_element_rest_jinv(r), sizeof inv.m);
     defo_mat3 id = defo_m3_mul(inv, dm);
     CHECK(defo_m3_maxabs(defo_m3_sub(id, defo_m3_identity())) < 1e-14);
-    CHECK_NEAR(r.volume[0], defo_m3_det(dm) / 6, 1e-15);
-    CHECK(r.volume[0] > 0 && r.num_elems == 1);
-    for (int i = 1; i <= 3; i++) {
+    const double w = defo_element_rest_weight(r)[0];
+    CHECK_NEAR(w, defo_m3_det(dm) / 6, 1e-15);
+    CHECK_NEAR(defo_element_rest_volume(r)[0], defo_m3_det(dm) / 6, 1e-15);
+    CHECK(w > 0);
+    const defo_mat3 inv_t = defo_m3_transpose(inv);
+    defo_vec3 sum = defo_v3(0, 0, 0);
+    for (int i = 0; i < 4; i++) {
+        const double *g = ops->stiffness.grad + 3 * i; /* ∇ξN_i at the centroid */
+        defo_vec3 b = defo_v3_scale(defo_m3_mulv(inv_t, defo_v3(g[0], g[1], g[2])), -w);
+        sum = defo_v3_add(sum, b);
         /* outward area vector of face opposite node i: from defo_tet_faces */
         const int *f = defo_tet_faces[i];
         defo_vec3 an = defo_v3_scale(
             defo_v3_cross(defo_v3_sub(p[f[1]], p[f[0]]), defo_v3_sub(p[f[2]], p[f[0]])), 0.5);
         /* outward check independent of the table: points away from node i */
         CHECK(defo_v3_dot(an, defo_v3_sub(p[f[0]], p[i])) > 0);
-        defo_vec3 col = defo_m3_col(&bm, i - 1);
-        CHECK(defo_v3_norm(defo_v3_sub(col, defo_v3_scale(an, 1.0 / 3))) < 1e-14);
+        CHECK(defo_v3_norm(defo_v3_sub(b, defo_v3_scale(an, 1.0 / 3))) < 1e-14);
     }
-    defo_rest_free(&r);
-    CHECK(r.Bm == NULL && r.num_elems == 0);
+    CHECK(defo_v3_norm(sum) < 1e-14);
+    defo_element_rest_destroy(r);
     defo_mesh_destroy(m);
 }
 
@@ -295,7 +306,7 @@ static void test_lumped_mass(void) {
         defo_mesh *m = box(3, 2, 4, DEFO_SPLIT_6, order);
         if (!m) return;
         double *mass = malloc((size_t)m->num_nodes * sizeof *mass);
-        CHECK_OK(defo_mesh_lumped_mass(m, rho, mass));
+        CHECK_OK(defo_element_lumped_mass(m, rho, NULL, mass));
         double total = 0, mn = INFINITY;
         for (defo_index i = 0; i < m->num_nodes; i++) total += mass[i], mn = fmin(mn, mass[i]);
         double V = 1.0 * 0.7 * 1.3;
@@ -304,22 +315,24 @@ static void test_lumped_mass(void) {
         /* per-element density: two materials */
         double *dens = malloc((size_t)m->num_elems * sizeof *dens);
         double expect = 0, vol = 0;
-        defo_rest r;
-        CHECK_OK(defo_rest_compute(m, &r));
-        for (defo_index e = 0; e < m->num_elems; e++) {
+        defo_element_rest *r = NULL;
+        CHECK_OK(defo_element_rest_create(m, &r));
+        const double *ve = r ? defo_element_rest_volume(r) : NULL;
+        for (defo_index e = 0; ve && e < m->num_elems; e++) {
             dens[e] = e % 2 ? 1000 : 7800;
-            expect += dens[e] * r.volume[e];
-            vol += r.volume[e];
+            expect += dens[e] * ve[e];
+            vol += ve[e];
         }
         CHECK_NEAR(vol, V, 1e-12);
-        CHECK_OK(defo_mesh_lumped_mass_per_elem(m, dens, mass));
+        CHECK_OK(defo_element_lumped_mass(m, 0.0, dens, mass));
         total = 0;
         for (defo_index i = 0; i < m->num_nodes; i++) total += mass[i];
         CHECK_NEAR(total, expect, 1e-12 * expect);
         dens[3] = -1;
-        CHECK(defo_mesh_lumped_mass_per_elem(m, dens, mass) == DEFO_ERR_INVALID_ARGUMENT);
-        CHECK(defo_mesh_lumped_mass(m, NAN, mass) == DEFO_ERR_INVALID_ARGUMENT);
-        defo_rest_free(&r);
+        CHECK(defo_element_lumped_mass(m, 0.0, dens, mass) == DEFO_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(defo_last_error(), "element 3") != NULL);
+        CHECK(defo_element_lumped_mass(m, NAN, NULL, mass) == DEFO_ERR_INVALID_ARGUMENT);
+        defo_element_rest_destroy(r);
         free(dens);
         free(mass);
         defo_mesh_destroy(m);
@@ -329,8 +342,8 @@ static void test_lumped_mass(void) {
     CHECK_OK(defo_mesh_to_quadratic(t4, &t10));
     if (!t10) return;
     double mass[10], V = 0;
-    CHECK_OK(defo_mesh_volume(t4, NULL, &V));
-    CHECK_OK(defo_mesh_lumped_mass(t10, 1.0, mass));
+    CHECK_OK(defo_element_volume(t4, NULL, &V));
+    CHECK_OK(defo_element_lumped_mass(t10, 1.0, NULL, mass));
     double corner = 4 * mono(4, 0) - 4 * mono(3, 0) + mono(2, 0); /* ∫(2λ²-λ)² / V */
     double edge = 16 * mono(2, 2);                                /* ∫16λa²λb² / V */
     CHECK_NEAR(corner, 1.0 / 70, 1e-15);
@@ -357,8 +370,8 @@ static void test_volume_tet10(void) {
     defo_vec3 delta = defo_v3(0.05, -0.1, 0.07);
     t10->x[3 * 4 + 0] += delta.x, t10->x[3 * 4 + 1] += delta.y, t10->x[3 * 4 + 2] += delta.z;
     double V = 0, V4 = 0;
-    CHECK_OK(defo_mesh_volume(t10, NULL, &V));
-    CHECK_OK(defo_mesh_volume(t4, NULL, &V4));
+    CHECK_OK(defo_element_volume(t10, NULL, &V));
+    CHECK_OK(defo_element_volume(t4, NULL, &V4));
     defo_vec3 p[4];
     for (int i = 0; i < 4; i++) p[i] = defo_v3_load(tet_x + 3 * i);
     defo_mat3 dm = defo_m3_from_cols(defo_v3_sub(p[1], p[0]), defo_v3_sub(p[2], p[0]),
@@ -373,7 +386,7 @@ static void test_volume_tet10(void) {
     /* straight tet10 = tet4 volume to rounding */
     defo_mesh_destroy(t10);
     CHECK_OK(defo_mesh_to_quadratic(t4, &t10));
-    CHECK_OK(defo_mesh_volume(t10, NULL, &V));
+    CHECK_OK(defo_element_volume(t10, NULL, &V));
     CHECK_NEAR(V, V4, 1e-14);
     defo_mesh_destroy(t4);
     defo_mesh_destroy(t10);

@@ -66,7 +66,7 @@ static void check_real_mesh(const char *name, int cells) {
     CHECK_OK(defo_mesh_quality_summary(m, NULL, &q));
     CHECK(q.min_dihedral >= 10.0);
     double vol = 0;
-    CHECK_OK(defo_mesh_volume(m, NULL, &vol));
+    CHECK_OK(defo_element_volume(m, NULL, &vol));
     double verr = (vol - rep.surface_volume) / rep.surface_volume;
     CHECK(fabs(verr) <= 0.03);
     CHECK_NEAR(rep.volume, vol, 1e-12 * vol);
@@ -256,7 +256,7 @@ static void test_bad_surfaces(void) {
     double d = 0.8, uni = 2 * 4.0 / 3 * PI - PI * (4 + d) * (2 - d) * (2 - d) / 12;
     if (m) {
         double vol = 0;
-        CHECK_OK(defo_mesh_volume(m, NULL, &vol));
+        CHECK_OK(defo_element_volume(m, NULL, &vol));
         CHECK(fabs(vol - uni) < 0.06 * uni);
         CHECK(rep.quality.inverted == 0);
         TEST_REPORT("overlapping spheres: \"%s\"; volume %.4f vs union %.4f", defo_last_error(),

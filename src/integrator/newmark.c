@@ -310,12 +310,14 @@ static defo_status step_body(const defo_integrator_def *def, defo_step_body *b,
             rt = sqrt(rt);
             if (rn > 0 && mu * rn >= rt) continue;
             again = 1; /* slides after all */
-            d->constraint[i] = DEFO_CONSTRAINT_NORMAL;
             if (rn > 0) {
-                /* kinetic: the tangential impulse is μ R_N opposing the slip */
+                /* kinetic: the tangential impulse is μ R_N opposing the slip;
+                 * the whole velocity stays held (FIXED), at this value — a
+                 * NORMAL constraint would let the solve drop the friction */
                 const double f = (1.0 - mu * rn / rt) / (scale * m[i]);
                 for (int k = 0; k < 3; k++) vn[o + k] = vt[o + k] - f * (R[k] - rn * q[k]);
             } else {
+                d->constraint[i] = DEFO_CONSTRAINT_NORMAL;
                 for (int k = 0; k < 3; k++) vn[o + k] = vt[o + k];
             }
         }
