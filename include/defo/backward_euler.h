@@ -50,7 +50,7 @@ typedef struct defo_backward_euler_def {
      * precond_max_age solves (0 = no limit; default 0), or when a step
      * needed more than precond_rate_growth × the CG iterations per decade of
      * residual reduction of the first step after the refactorisation
-     * (default 1.5, > 0), or when the constraints or topology changed.  With
+     * (default 2, > 0), or when the constraints or topology changed.  With
      * these kinds cg_fixed_iterations stops early at cg_tolerance.  Without
      * CHOLMOD, CHOLESKY falls back to BLOCK_IC0.  (Replaces the former
      * refactor_iterations rule; measured on bench_corotated: the n = 8 and

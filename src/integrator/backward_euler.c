@@ -59,7 +59,7 @@ defo_backward_euler_def defo_default_backward_euler_def(void) {
     d.preconditioner = DEFO_PRECOND_TWO_LEVEL;
     d.warm_start = 1;
     d.precond_max_age = 0;
-    d.precond_rate_growth = 1.5;
+    d.precond_rate_growth = 2.0;
     d.corotated = defo_default_corotated_def();
     return d;
 }
