@@ -26,7 +26,7 @@
  *     --linear NAME      assembled | matrix_free
  *     --solver NAME      pcg | cholesky
  *     --tolerance T      Newton tolerance (default 1e-6, the library's)
- *     --max-age N        precond_max_age
+ *     --max-age N        newton.linear.max_age (the lag policy's age limit)
  *     --frames N --warmup N --repeat N
  *     --baseline         the algorithm before issue 5 (block_jacobi, target
  *                        forcing, no predictor) on today's kernels

@@ -256,7 +256,7 @@ static void test_lagged_cantilever(void) {
                 "max %d, %d refactorisations)",
                 ic.tip, ic.mean_iters, ch.tip, ch.mean_iters, ch.max_iters, ch.refactors);
     if (defo_cholesky_available()) {
-        /* measured 8.2 per step (max 14) with 2 factorisations in 20
+        /* measured 9.3 per step (max 18) with 2 factorisations in 20
          * steps, IC(0) 39.5 */
         CHECK(ch.max_iters <= 25);
         CHECK(ch.refactors >= 1 && ch.refactors <= 10);

@@ -51,12 +51,13 @@ typedef struct defo_bcsr_pattern {
 /* Element e and local block (i, j) of slot s for p nodes per element
  * (s = e·p² + i·p + j). */
 static inline void defo_bcsr_slot(int64_t s, int p, int64_t *e, int *i, int *j) {
-    const int64_t p2 = (int64_t)p * p;
-    const int64_t el = s / p2;
-    const int ij = (int)(s - el * p2), row = ij / p;
-    *e = el;
-    *i = row;
-    *j = ij - row * p;
+    /* unsigned: slots are never negative, and with a constant p (4, 10) the
+     * divisions compile to shifts or multiplications */
+    const uint64_t pu = (uint64_t)p, p2 = pu * pu, su = (uint64_t)s;
+    const uint64_t el = su / p2, ij = su - el * p2, row = ij / pu;
+    *e = (int64_t)el;
+    *i = (int)row;
+    *j = (int)(ij - row * pu);
 }
 
 /* Build the pattern and assembly map of the elements conn (num_elems · per_elem

@@ -70,7 +70,6 @@ defo_integrator_def defo_default_integrator_def(defo_integrator_kind kind) {
         d.linear.tolerance = 1e-6;
         d.linear.max_iterations = 5000;
         d.linear.max_age = 0;
-        d.linear.rate_growth = 1.5;
         break;
     case DEFO_INTEGRATOR_QUASISTATIC:
     case DEFO_INTEGRATOR_STATIC:
