@@ -137,6 +137,16 @@ int cmd_mesh(int argc, char **argv) {
         cli_json_int(&j, "surface_triangles", rep.surface.num_triangles);
         cli_json_int(&j, "surface_open_edges", rep.surface.open_edges);
         cli_json_int(&j, "surface_self_intersections", rep.surface.self_intersections);
+        cli_json_int(&j, "optimize_sweeps", rep.optimize_sweeps);
+        cli_json_int(&j, "optimize_moves", rep.optimize_moves);
+        cli_json_int(&j, "optimize_flips", rep.optimize_flips);
+        cli_json_int(&j, "optimize_removed", rep.optimize_deleted);
+        cli_json_number(&j, "volume_offset", rep.volume_offset);
+        cli_json_begin_array(&j, "min_dihedral_histogram_snapped");
+        for (int b = 0; b < DEFO_QUALITY_BINS; b++)
+            cli_json_int(&j, NULL, rep.quality_snapped.min_dihedral_hist[b]);
+        cli_json_end_array(&j);
+        cli_json_number(&j, "min_dihedral_deg_snapped", rep.quality_snapped.min_dihedral);
         cli_json_begin_array(&j, "min_dihedral_histogram");
         for (int b = 0; b < DEFO_QUALITY_BINS; b++) cli_json_int(&j, NULL, q->min_dihedral_hist[b]);
         cli_json_end_array(&j);
@@ -157,6 +167,12 @@ int cmd_mesh(int argc, char **argv) {
                100 * rep.volume_error);
         printf("  quality    min dihedral %.2f deg, max %.2f deg, inverted %lld\n", q->min_dihedral,
                q->max_dihedral, (long long)q->inverted);
+        printf("  snapped    min dihedral per element:");
+        for (int b = 0; b < DEFO_QUALITY_BINS; b++)
+            if (rep.quality_snapped.min_dihedral_hist[b])
+                printf(" [%d,%d) %lld", 10 * b, 10 * b + 10,
+                       (long long)rep.quality_snapped.min_dihedral_hist[b]);
+        printf("\n");
         printf("  histogram  min dihedral per element:");
         for (int b = 0; b < DEFO_QUALITY_BINS; b++)
             if (q->min_dihedral_hist[b])

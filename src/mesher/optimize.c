@@ -1,0 +1,939 @@
+/*
+ * mesher/optimize.c — quality optimisation of the snapped BCC mesh (step 4
+ * of mesher.c): raise the smallest dihedral angle, which bounds the
+ * conditioning of the element stiffness and the stable explicit step,
+ * while the boundary stays on the surface and the volume stays the
+ * surface's.
+ *
+ * Sweeps of four operations, each taken only when it raises the worst
+ * dihedral angle of the tets it changes, until a sweep changes nothing:
+ *  1. Flips (Freitag and Ollivier-Gooch 1997; Shewchuk's edge removal): for
+ *     each tet below the target, the best of removing one of its edges (the
+ *     ring of n <= 7 tets around an interior edge becomes the 2n − 4 tets of
+ *     the ring polygon's triangulation that maximises the worst angle,
+ *     found by dynamic programming, coned to the edge's two ends) and of a
+ *     2-3 flip of one of its faces.  Both keep the boundary and the volume.
+ *  2. Removal of flat boundary tets below the target whose four corners are
+ *     on the boundary: a wedge with two boundary faces (the boundary edge
+ *     between them flips; only when the new boundary edge is not one
+ *     already, so the boundary stays manifold) or a cap with three whose
+ *     apex has no other tet.  On a nearly flat stretch of surface no node
+ *     position can fix these.
+ *  3. Vertex smoothing that maximises the worst dihedral angle of the
+ *     node's star (Freitag and Ollivier-Gooch), as ITF04 §10's mesher
+ *     [MBTF03] improves its elements after compression.  The objective
+ *     q(x_i) = min over the star's tets and their six edges of the dihedral
+ *     angle θ is not smooth; its ascent direction is the point of least norm
+ *     in the convex hull of the gradients of the angles within ACTIVE of the
+ *     minimum (Gilbert's iteration).  With θ at edge (a, b) between the
+ *     faces (a, b, c) and (a, b, d), n̂ their outward unit normals, h_c the
+ *     distance of c from the line ab and t_c the parameter of c's foot on it:
+ *         ∂θ/∂x_c = n̂_(abc) / h_c,
+ *         ∂θ/∂x_a = −(1−t_c) n̂_(abc)/h_c − (1−t_d) n̂_(abd)/h_d,
+ *         ∂θ/∂x_b = −t_c n̂_(abc)/h_c − t_d n̂_(abd)/h_d.
+ *     The step is the linear prediction of where an inactive angle becomes
+ *     the smallest, halved until q grows.  Boundary nodes on the surface
+ *     move in the tangent plane (area normal of their boundary faces) and
+ *     are projected back by the closest point (defo_surface_sdf_distance);
+ *     boundary nodes that snapping left short of the surface move
+ *     tangentially without getting farther from it.
+ *  4. Boundary nodes short of the surface try again to reach it (all, 3/4,
+ *     1/2, 1/4 of the way) where their star keeps min(target, its worst).
+ * Only nodes with a tet below target + MARGIN in their star whose star
+ * changed since their last visit are smoothed, so the untouched BCC
+ * interior (60°/90° tets) costs nothing after the first quality pass.
+ * Finally the volume correction below.
+ *
+ * Invariants: every tet stays positively oriented; no operation lowers the
+ * worst angle of what it changes below min(target, before); boundary nodes
+ * stay within max_dist of the surface.  Determinism: every decision is
+ * serial, in tet or node order; parallel loops only fill one slot per tet
+ * or face.
+ */
+#include "mesher/mesher_internal.h"
+
+#include "base/base.h"
+#include "base/parallel.h"
+#include "defo/math.h"
+
+#include <math.h>
+#include <string.h>
+
+#define PI_D       3.14159265358979323846
+#define ACTIVE     (0.5 * PI_D / 180)  /* angles this close to the minimum are active */
+#define MARGIN     (5.0 * PI_D / 180)  /* smooth nodes whose star is below target + MARGIN */
+#define GAIN       (0.01 * PI_D / 180) /* a smoothing step must gain at least this */
+#define MAX_ACTIVE 64
+#define NODE_ITERS 4  /* ascent steps per node visit */
+#define SWEEPS     10 /* sweeps at most */
+
+static const int F[4][3] = {{1, 2, 3}, {0, 3, 2}, {0, 1, 3}, {0, 2, 1}}; /* face opposite c */
+/* edge (a, b) and the two other corners (c, d) */
+static const int EDGE[6][4] = {{0, 1, 2, 3}, {0, 2, 1, 3}, {0, 3, 1, 2},
+                               {1, 2, 0, 3}, {1, 3, 0, 2}, {2, 3, 0, 1}};
+
+double mesher_tet_max_cos(const double *x, const defo_index *v, double *det) {
+    defo_vec3 p[4];
+    for (int i = 0; i < 4; i++) p[i] = defo_v3_load(x + 3 * (size_t)v[i]);
+    *det = defo_v3_dot(defo_v3_sub(p[1], p[0]),
+                       defo_v3_cross(defo_v3_sub(p[2], p[0]), defo_v3_sub(p[3], p[0])));
+    defo_vec3 n[4];
+    for (int f = 0; f < 4; f++) {
+        defo_vec3 a = p[F[f][0]], b = p[F[f][1]], c = p[F[f][2]];
+        defo_vec3 nf = defo_v3_cross(defo_v3_sub(b, a), defo_v3_sub(c, a));
+        double l = defo_v3_norm(nf);
+        if (!(l > 0)) return 1.0;
+        n[f] = defo_v3_scale(nf, 1.0 / l);
+    }
+    double mc = -1;
+    for (int f = 0; f < 4; f++)
+        for (int g = f + 1; g < 4; g++) mc = fmax(mc, -defo_v3_dot(n[f], n[g]));
+    return mc;
+}
+
+/* Cosine of the smallest dihedral angle of tet v, or 2 when it is not
+ * positively oriented (larger is worse). */
+static double tet_cos(const double *x, const defo_index *v) {
+    double det;
+    double c = mesher_tet_max_cos(x, v, &det);
+    return det > 0 ? fmin(c, 1.0) : 2.0;
+}
+
+/* Smallest dihedral angle (radians) of tet v, or -1 when it is not
+ * positively oriented. */
+static double tet_min_angle(const double *x, const defo_index *v) {
+    double c = tet_cos(x, v);
+    return c > 1 ? -1 : acos(fmax(-1.0, c));
+}
+
+/* The same, but any angle above Q_CAP (above every threshold the
+ * optimisation compares with) is stored as Q_CAP: no acos for the BCC
+ * interior. */
+#define Q_CAP (50.0 * PI_D / 180)
+static double tet_q_of(const double *x, const defo_index *v) {
+    static const double cos_cap = 0.64278760968653936; /* cos 50° */
+    double c = tet_cos(x, v);
+    return c > 1 ? -1 : c < cos_cap ? Q_CAP : acos(fmax(-1.0, c));
+}
+
+/* The six dihedral angles of tet v and their gradients with respect to its
+ * corner s (formulas at the top of the file).  Returns 0 for a tet that is
+ * flat. */
+static int tet_angles(const double *x, const defo_index *v, int s, double ang[6],
+                      defo_vec3 grad[6]) {
+    defo_vec3 p[4], n[4];
+    double a2[4];
+    for (int i = 0; i < 4; i++) p[i] = defo_v3_load(x + 3 * (size_t)v[i]);
+    for (int f = 0; f < 4; f++) {
+        defo_vec3 a = p[F[f][0]], b = p[F[f][1]], c = p[F[f][2]];
+        defo_vec3 nf = defo_v3_cross(defo_v3_sub(b, a), defo_v3_sub(c, a));
+        a2[f] = defo_v3_norm(nf);
+        if (!(a2[f] > 0)) return 0;
+        n[f] = defo_v3_scale(nf, 1.0 / a2[f]);
+    }
+    for (int e = 0; e < 6; e++) {
+        int a = EDGE[e][0], b = EDGE[e][1], c = EDGE[e][2], d = EDGE[e][3];
+        /* face (a,b,c) is the face opposite d, face (a,b,d) opposite c */
+        defo_vec3 nc = n[d], nd = n[c];
+        ang[e] = acos(fmax(-1.0, fmin(1.0, -defo_v3_dot(nc, nd))));
+        defo_vec3 ab = defo_v3_sub(p[b], p[a]);
+        double l2 = defo_v3_dot(ab, ab), l = sqrt(l2);
+        double hc = a2[d] / l, hd = a2[c] / l; /* twice the face area / edge */
+        defo_vec3 gc = defo_v3_scale(nc, 1.0 / hc), gd = defo_v3_scale(nd, 1.0 / hd);
+        if (s == c)
+            grad[e] = gc;
+        else if (s == d)
+            grad[e] = gd;
+        else {
+            double tc = defo_v3_dot(defo_v3_sub(p[c], p[a]), ab) / l2;
+            double td = defo_v3_dot(defo_v3_sub(p[d], p[a]), ab) / l2;
+            if (s == a)
+                grad[e] = defo_v3_scale(
+                    defo_v3_add(defo_v3_scale(gc, 1 - tc), defo_v3_scale(gd, 1 - td)), -1);
+            else
+                grad[e] =
+                    defo_v3_scale(defo_v3_add(defo_v3_scale(gc, tc), defo_v3_scale(gd, td)), -1);
+        }
+    }
+    return 1;
+}
+
+/* Point of least norm in the convex hull of g[0..n) (Gilbert's iteration). */
+static defo_vec3 min_norm_point(const defo_vec3 *g, int n) {
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (defo_v3_dot(g[i], g[i]) < defo_v3_dot(g[best], g[best])) best = i;
+    defo_vec3 c = g[best];
+    for (int it = 0; it < 100; it++) {
+        double cc = defo_v3_dot(c, c);
+        int j = 0;
+        double mj = defo_v3_dot(c, g[0]);
+        for (int i = 1; i < n; i++) {
+            double t = defo_v3_dot(c, g[i]);
+            if (t < mj) mj = t, j = i;
+        }
+        if (mj >= cc * (1 - 1e-9)) break; /* c·g_i ≥ |c|² for all i: optimal */
+        defo_vec3 dcg = defo_v3_sub(g[j], c);
+        double den = defo_v3_dot(dcg, dcg);
+        if (!(den > 0)) break;
+        double t = fmin(1.0, fmax(0.0, -defo_v3_dot(c, dcg) / den));
+        c = defo_v3_axpy(c, t, dcg);
+    }
+    return c;
+}
+
+typedef struct opt {
+    const defo_surface_sdf *sdf;
+    defo_mesh *m;
+    defo_node_elems ne;
+    uint8_t *is_bd, *on_surf;
+    uint8_t *dirty;    /* per node: its star changed since it was last smoothed */
+    defo_index *faces; /* boundary faces, 3 node ids each, outward */
+    int64_t n_faces;
+    int64_t *bf_off; /* boundary faces around each node (CSR into bf) */
+    defo_index *bf;  /* 3 node ids per entry */
+    double *tet_q;   /* smallest angle per tet (radians), capped at Q_CAP */
+    double h, max_dist, target;
+} opt;
+
+/* Largest min-angle cosine of node i's star with i at p (x is restored). */
+static double star_cos(opt *o, defo_index i, const double p[3]) {
+    double *xi = o->m->x + 3 * (size_t)i;
+    double old[3] = {xi[0], xi[1], xi[2]};
+    memcpy(xi, p, sizeof old);
+    double c = -1;
+    for (int64_t k = o->ne.offset[i]; k < o->ne.offset[i + 1] && c <= 1; k++)
+        c = fmax(c, tet_cos(o->m->x, o->m->elems + 4 * (size_t)o->ne.elem[k]));
+    memcpy(xi, old, sizeof old);
+    return c;
+}
+
+static double cos_to_angle(double c) {
+    return c > 1 ? -1 : acos(fmax(-1.0, c));
+}
+
+/* Area-weighted normal of node i's boundary faces (unit), or zero. */
+static defo_vec3 bd_normal(const opt *o, defo_index i) {
+    defo_vec3 n = defo_v3(0, 0, 0);
+    for (int64_t k = o->bf_off[i]; k < o->bf_off[i + 1]; k++) {
+        const defo_index *f = o->bf + 3 * (size_t)k;
+        defo_vec3 a = defo_v3_load(o->m->x + 3 * (size_t)f[0]),
+                  b = defo_v3_load(o->m->x + 3 * (size_t)f[1]),
+                  c = defo_v3_load(o->m->x + 3 * (size_t)f[2]);
+        n = defo_v3_add(n, defo_v3_cross(defo_v3_sub(b, a), defo_v3_sub(c, a)));
+    }
+    double l = defo_v3_norm(n);
+    return l > 0 ? defo_v3_scale(n, 1 / l) : n;
+}
+
+/* Node i moved: refresh its star's qualities and mark its neighbours. */
+static void node_moved(opt *o, defo_index i) {
+    for (int64_t k = o->ne.offset[i]; k < o->ne.offset[i + 1]; k++) {
+        defo_index e = o->ne.elem[k];
+        const defo_index *v = o->m->elems + 4 * (size_t)e;
+        o->tet_q[e] = tet_q_of(o->m->x, v);
+        for (int c = 0; c < 4; c++) o->dirty[v[c]] = 1;
+    }
+}
+
+/* Ascent on node i's worst angle (step 3); returns 1 when it moved. */
+static int smooth_node(opt *o, defo_index i) {
+    double *xi = o->m->x + 3 * (size_t)i;
+    double q0 = cos_to_angle(star_cos(o, i, xi));
+    if (!(q0 > 0)) return 0;
+    const int bd = o->is_bd[i], on = o->on_surf[i];
+    double d0 = 0;
+    if (bd && !on) d0 = defo_surface_sdf_distance(o->sdf, xi, NULL, NULL);
+    int moved = 0;
+    for (int it = 0; it < NODE_ITERS; it++) {
+        defo_vec3 g[MAX_ACTIVE], gi[2 * MAX_ACTIVE];
+        double ai[2 * MAX_ACTIVE];
+        int na = 0, ni = 0;
+        defo_vec3 nrm = defo_v3(0, 0, 0);
+        if (bd) nrm = bd_normal(o, i);
+        const double far = q0 + 8 * MARGIN; /* angles above this neither act nor limit */
+        for (int64_t k = o->ne.offset[i]; k < o->ne.offset[i + 1]; k++) {
+            defo_index e = o->ne.elem[k];
+            if (o->tet_q[e] > far) continue;
+            double ang[6];
+            defo_vec3 gr[6];
+            if (!tet_angles(o->m->x, o->m->elems + 4 * (size_t)e, o->ne.local[k], ang, gr))
+                return moved;
+            for (int a = 0; a < 6; a++) {
+                defo_vec3 ge = gr[a];
+                if (bd) ge = defo_v3_axpy(ge, -defo_v3_dot(ge, nrm), nrm);
+                if (ang[a] < q0 + ACTIVE) {
+                    if (na < MAX_ACTIVE) g[na++] = ge;
+                } else if (ang[a] < far && ni < 2 * MAX_ACTIVE) {
+                    gi[ni] = ge, ai[ni] = ang[a], ni++;
+                }
+            }
+        }
+        if (na == 0) break;
+        defo_vec3 c = min_norm_point(g, na);
+        double cn = defo_v3_norm(c);
+        if (!(cn > 1e-9 / o->h)) break; /* stationary: no ascent direction */
+        defo_vec3 dir = defo_v3_scale(c, 1 / cn);
+        double rate = INFINITY;
+        for (int a = 0; a < na; a++) rate = fmin(rate, defo_v3_dot(g[a], dir));
+        double step = 0.3 * o->h;
+        for (int a = 0; a < ni; a++) {
+            double sl = defo_v3_dot(gi[a], dir);
+            if (sl < rate) step = fmin(step, (ai[a] - q0) / (rate - sl));
+        }
+        step = fmax(step, 1e-3 * o->h);
+        const double need = cos(q0 + GAIN);
+        int ok = 0;
+        for (int tries = 0; tries < 8 && !ok; tries++, step *= 0.5) {
+            double p[3];
+            for (int k = 0; k < 3; k++) p[k] = xi[k] + step * defo_v3_get(dir, k);
+            if (on) {
+                double q[3];
+                defo_surface_sdf_distance(o->sdf, p, q, NULL);
+                memcpy(p, q, sizeof q);
+            } else if (bd) {
+                double d = defo_surface_sdf_distance(o->sdf, p, NULL, NULL);
+                if (!(d <= fmin(o->max_dist, d0))) continue;
+            }
+            double cq = star_cos(o, i, p);
+            if (cq < need) {
+                memcpy(xi, p, sizeof p);
+                q0 = acos(fmax(-1.0, cq));
+                ok = moved = 1;
+            }
+        }
+        if (!ok) break;
+    }
+    if (moved) node_moved(o, i);
+    return moved;
+}
+
+/* Step 4: boundary node i short of the surface moves onto it (or part of
+ * the way) when its star keeps min(target, its worst angle). */
+static int resnap_node(opt *o, defo_index i) {
+    double *xi = o->m->x + 3 * (size_t)i;
+    double t[3];
+    double d = defo_surface_sdf_distance(o->sdf, xi, t, NULL);
+    if (!(d > 0)) {
+        o->on_surf[i] = 1;
+        return 0;
+    }
+    double c0 = star_cos(o, i, xi), need = fmax(c0, cos(o->target));
+    const double fr[4] = {1.0, 0.75, 0.5, 0.25};
+    for (int f = 0; f < 4; f++) {
+        double p[3];
+        for (int k = 0; k < 3; k++) p[k] = f == 0 ? t[k] : xi[k] + fr[f] * (t[k] - xi[k]);
+        if (star_cos(o, i, p) <= need) {
+            memcpy(xi, p, sizeof p);
+            if (f == 0) o->on_surf[i] = 1;
+            node_moved(o, i);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int tet_has(const defo_index *v, defo_index a) {
+    return v[0] == a || v[1] == a || v[2] == a || v[3] == a;
+}
+
+/* Boundary faces from the node-to-tet incidence: face f of tet e is on the
+ * boundary when no other tet around its first corner holds the other two.
+ * Faces are listed in (tet, face) order, outward (F order), in o->faces,
+ * and copied to each corner's list bf. */
+static defo_status build_bd_faces(opt *o) {
+    const defo_mesh *m = o->m;
+    const defo_index nn = m->num_nodes, ne = m->num_elems;
+    uint8_t *fl = defo_malloc((size_t)ne + 1);
+    if (!fl) return defo_error_oom("mesher optimisation", (size_t)ne);
+    const defo_node_elems *inc = &o->ne;
+    DEFO_PARALLEL_FOR_IF(ne >= DEFO_PARALLEL_MIN)
+    for (defo_index e = 0; e < ne; e++) {
+        const defo_index *v = m->elems + 4 * (size_t)e;
+        uint8_t bits = 0;
+        for (int f = 0; f < 4; f++) {
+            defo_index a = v[F[f][0]], b = v[F[f][1]], c = v[F[f][2]];
+            /* the boundary node set never changes: a face with an interior
+             * corner is interior */
+            if (!o->is_bd[a] || !o->is_bd[b] || !o->is_bd[c]) continue;
+            int shared = 0;
+            for (int64_t k = inc->offset[a]; k < inc->offset[a + 1] && !shared; k++) {
+                defo_index g = inc->elem[k];
+                const defo_index *w = m->elems + 4 * (size_t)g;
+                shared = g != e && tet_has(w, b) && tet_has(w, c);
+            }
+            if (!shared) bits |= (uint8_t)(1u << f);
+        }
+        fl[e] = bits;
+    }
+    int64_t nf = 0;
+    for (defo_index e = 0; e < ne; e++)
+        for (int f = 0; f < 4; f++) nf += fl[e] >> f & 1u;
+    o->n_faces = nf;
+    o->faces = defo_malloc(3 * ((size_t)nf + 1) * sizeof *o->faces);
+    o->bf_off = defo_calloc((size_t)nn + 1, sizeof *o->bf_off);
+    o->bf = defo_malloc(9 * ((size_t)nf + 1) * sizeof *o->bf);
+    int64_t *fill = defo_malloc(((size_t)nn + 1) * sizeof *fill);
+    if (!o->faces || !o->bf_off || !o->bf || !fill) {
+        defo_free(fill);
+        defo_free(fl);
+        return defo_error_oom("mesher optimisation", (size_t)nf * 48);
+    }
+    int64_t k = 0;
+    for (defo_index e = 0; e < ne; e++)
+        for (int f = 0; f < 4; f++) {
+            if (!(fl[e] >> f & 1u)) continue;
+            defo_index *t = o->faces + 3 * (size_t)k++;
+            for (int c = 0; c < 3; c++) {
+                t[c] = m->elems[4 * (size_t)e + (size_t)F[f][c]];
+                o->bf_off[t[c] + 1]++;
+            }
+        }
+    defo_free(fl);
+    for (defo_index i = 0; i < nn; i++) o->bf_off[i + 1] += o->bf_off[i];
+    memcpy(fill, o->bf_off, (size_t)nn * sizeof *fill);
+    for (int64_t f = 0; f < nf; f++)
+        for (int c = 0; c < 3; c++) {
+            defo_index n = o->faces[3 * (size_t)f + (size_t)c];
+            memcpy(o->bf + 3 * (size_t)fill[n]++, o->faces + 3 * (size_t)f, 3 * sizeof *o->bf);
+        }
+    defo_free(fill);
+    return DEFO_OK;
+}
+
+/* Is (a, b, c) a boundary face?  (bf lists of a.) */
+static int is_bd_face(const opt *o, defo_index a, defo_index b, defo_index c) {
+    for (int64_t k = o->bf_off[a]; k < o->bf_off[a + 1]; k++) {
+        const defo_index *t = o->bf + 3 * (size_t)k;
+        int n = 0;
+        for (int z = 0; z < 3; z++) n += t[z] == a || t[z] == b || t[z] == c;
+        if (n == 3) return 1;
+    }
+    return 0;
+}
+
+/* Is (a, b) an edge of a boundary face? */
+static int is_bd_edge(const opt *o, defo_index a, defo_index b) {
+    for (int64_t k = o->bf_off[a]; k < o->bf_off[a + 1]; k++) {
+        const defo_index *t = o->bf + 3 * (size_t)k;
+        if (t[0] == b || t[1] == b || t[2] == b) return 1;
+    }
+    return 0;
+}
+
+static void opt_free_faces(opt *o) {
+    defo_free(o->faces);
+    defo_free(o->bf_off);
+    defo_free(o->bf);
+    o->faces = NULL;
+    o->bf_off = NULL;
+    o->bf = NULL;
+}
+
+static void opt_free_topology(opt *o) {
+    opt_free_faces(o);
+    defo_node_elems_free(&o->ne);
+    memset(&o->ne, 0, sizeof o->ne);
+}
+
+/* Node-to-tet incidence, and (with faces) the boundary faces per node. */
+static defo_status opt_topology(opt *o, int faces) {
+    defo_node_elems_free(&o->ne);
+    memset(&o->ne, 0, sizeof o->ne);
+    defo_status s = defo_mesh_node_elems(o->m, &o->ne);
+    if (!s && faces) {
+        opt_free_faces(o);
+        s = build_bd_faces(o);
+    }
+    return s;
+}
+
+static void all_tet_q(opt *o) {
+    const defo_mesh *m = o->m;
+    double *q = o->tet_q;
+    DEFO_PARALLEL_FOR_IF(m->num_elems >= DEFO_PARALLEL_MIN)
+    for (defo_index e = 0; e < m->num_elems; e++) q[e] = tet_q_of(m->x, m->elems + 4 * (size_t)e);
+}
+
+/* ------------------------------------------------------------ flips */
+#define MAX_RING 7
+
+/* One round of operations on disjoint node sets: which old tets die, which
+ * nodes they touch (lock) or remove (gone), the new tets. */
+typedef struct flip_batch {
+    uint8_t *dead;   /* per old tet */
+    uint8_t *lock;   /* per node */
+    uint8_t *gone;   /* per node */
+    defo_index *add; /* new tets, 4 ids each */
+    int64_t n_add, cap_add;
+} flip_batch;
+
+static double q_of(const double *x, defo_index a, defo_index b, defo_index c, defo_index d) {
+    defo_index v[4] = {a, b, c, d};
+    return tet_min_angle(x, v);
+}
+
+/* Tets around the interior edge (c, d) in cyclic order with the ring
+ * vertices r[k] (tet k holds r[k], r[k+1]); 0 when the edge is on the
+ * boundary, its ring is longer than MAX_RING or touches a locked node. */
+static int edge_ring(const opt *o, const flip_batch *fb, defo_index c, defo_index d,
+                     defo_index *tets, defo_index *r) {
+    defo_index cand[MAX_RING + 1], uv[MAX_RING + 1][2];
+    int n = 0;
+    for (int64_t k = o->ne.offset[c]; k < o->ne.offset[c + 1]; k++) {
+        defo_index e = o->ne.elem[k];
+        const defo_index *v = o->m->elems + 4 * (size_t)e;
+        if (!tet_has(v, d)) continue;
+        if (n == MAX_RING) return 0;
+        int z = 0;
+        for (int q = 0; q < 4; q++)
+            if (v[q] != c && v[q] != d) uv[n][z++] = v[q];
+        cand[n++] = e;
+    }
+    if (n < 3 || fb->lock[c] || fb->lock[d]) return 0;
+    for (int k = 0; k < n; k++)
+        if (fb->lock[uv[k][0]] || fb->lock[uv[k][1]]) return 0;
+    uint8_t used[MAX_RING] = {0};
+    tets[0] = cand[0];
+    used[0] = 1;
+    r[0] = uv[0][0];
+    r[1] = uv[0][1];
+    for (int k = 1; k < n; k++) {
+        int found = -1;
+        for (int q = 0; q < n && found < 0; q++) {
+            if (used[q]) continue;
+            if (uv[q][0] == r[k]) {
+                found = q;
+                r[k + 1] = uv[q][1];
+            } else if (uv[q][1] == r[k]) {
+                found = q;
+                r[k + 1] = uv[q][0];
+            }
+        }
+        if (found < 0) return 0;
+        used[found] = 1;
+        tets[k] = cand[found];
+    }
+    if (r[n] != r[0]) return 0;
+    return n;
+}
+
+static defo_status batch_add(flip_batch *fb, defo_index a, defo_index b, defo_index c,
+                             defo_index d) {
+    if (fb->n_add == fb->cap_add) {
+        int64_t nc = fb->cap_add ? 2 * fb->cap_add : 256;
+        defo_index *p = defo_realloc(fb->add, 4 * (size_t)nc * sizeof *p);
+        if (!p) return defo_error_oom("mesher flips", 4 * (size_t)nc * sizeof *p);
+        fb->add = p;
+        fb->cap_add = nc;
+    }
+    defo_index *t = fb->add + 4 * (size_t)fb->n_add++;
+    t[0] = a, t[1] = b, t[2] = c, t[3] = d;
+    return DEFO_OK;
+}
+
+/* Best edge removal for edge (c, d) (Shewchuk's: the ring's polygon
+ * triangulated by dynamic programming to maximise the worst new tet, each
+ * triangle coned to c and d).  Returns the new worst angle (or -1) and, when
+ * apply, replaces the ring. */
+static double edge_removal(opt *o, flip_batch *fb, defo_index c, defo_index d, double old_q,
+                           int apply, defo_status *st) {
+    defo_index tets[MAX_RING], r[MAX_RING + 1];
+    int n = edge_ring(o, fb, c, d, tets, r);
+    if (!n) return -1;
+    const double *x = o->m->x;
+    /* orientation: det(c, d, r0, r1) > 0 puts d on the positive side of
+     * every ring triangle taken in cycle order */
+    double det;
+    defo_index v0[4] = {c, d, r[0], r[1]};
+    (void)mesher_tet_max_cos(x, v0, &det);
+    const int s = det > 0 ? 1 : -1;
+    double best[MAX_RING][MAX_RING];
+    int arg[MAX_RING][MAX_RING];
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            best[i][j] = j == i + 1 ? INFINITY : -1;
+            arg[i][j] = -1;
+        }
+    for (int len = 2; len < n; len++)
+        for (int i = 0; i + len < n; i++) {
+            int j = i + len;
+            for (int k = i + 1; k < j; k++) {
+                defo_index a = r[i], b = r[k], e = r[j];
+                double q1 = s > 0 ? q_of(x, a, b, e, d) : q_of(x, e, b, a, d);
+                double q2 = s > 0 ? q_of(x, e, b, a, c) : q_of(x, a, b, e, c);
+                double q = fmin(fmin(q1, q2), fmin(best[i][k], best[k][j]));
+                if (q > best[i][j]) best[i][j] = q, arg[i][j] = k;
+            }
+        }
+    double nq = best[0][n - 1];
+    if (!apply) return nq;
+    if (!(nq > old_q)) return -1;
+    /* emit the triangles of the chosen triangulation */
+    int stack[MAX_RING * 2][2], sp = 0;
+    stack[sp][0] = 0, stack[sp][1] = n - 1, sp++;
+    while (sp) {
+        sp--;
+        int i = stack[sp][0], j = stack[sp][1];
+        if (j <= i + 1) continue;
+        int k = arg[i][j];
+        defo_index a = r[i], b = r[k], e = r[j];
+        defo_status t1 = s > 0 ? batch_add(fb, a, b, e, d) : batch_add(fb, e, b, a, d);
+        defo_status t2 = s > 0 ? batch_add(fb, e, b, a, c) : batch_add(fb, a, b, e, c);
+        if (t1 || t2) {
+            *st = t1 ? t1 : t2;
+            return -1;
+        }
+        stack[sp][0] = i, stack[sp][1] = k, sp++;
+        stack[sp][0] = k, stack[sp][1] = j, sp++;
+    }
+    for (int k = 0; k < n; k++) fb->dead[tets[k]] = 1;
+    fb->lock[c] = fb->lock[d] = 1;
+    for (int k = 0; k < n; k++) fb->lock[r[k]] = 1;
+    return nq;
+}
+
+/* 2-3 flip of the face of tet e opposite its corner f: the face (a, b, c)
+ * between e = (a, b, c, p) and its neighbour (a, b, c, q) becomes the three
+ * tets around the new edge (p, q). */
+static double face_flip(opt *o, flip_batch *fb, defo_index e, int f, double old_q, int apply,
+                        defo_status *st) {
+    const defo_mesh *m = o->m;
+    const defo_index *v = m->elems + 4 * (size_t)e;
+    defo_index a = v[F[f][0]], b = v[F[f][1]], c = v[F[f][2]], p = v[f];
+    defo_index nb = -1, q = -1;
+    if (fb->lock[a] || fb->lock[b] || fb->lock[c] || fb->lock[p]) return -1;
+    for (int64_t k = o->ne.offset[a]; k < o->ne.offset[a + 1]; k++) {
+        defo_index g = o->ne.elem[k];
+        const defo_index *w = m->elems + 4 * (size_t)g;
+        if (g == e || !tet_has(w, b) || !tet_has(w, c)) continue;
+        nb = g;
+        for (int z = 0; z < 4; z++)
+            if (w[z] != a && w[z] != b && w[z] != c) q = w[z];
+    }
+    if (nb < 0 || fb->lock[q] || fb->dead[nb]) return -1;
+    double q_old = fmin(old_q, o->tet_q[nb]);
+    /* (a, b, c) in F order has its normal pointing away from p, so q is on
+     * its positive side and (a, b, p, q), (b, c, p, q), (c, a, p, q) are
+     * positive when the segment pq crosses the triangle */
+    double nq = fmin(fmin(q_of(m->x, a, b, p, q), q_of(m->x, b, c, p, q)), q_of(m->x, c, a, p, q));
+    if (!apply) return nq;
+    if (!(nq > q_old)) return -1;
+    defo_status s1 = batch_add(fb, a, b, p, q), s2 = batch_add(fb, b, c, p, q),
+                s3 = batch_add(fb, c, a, p, q);
+    if (s1 || s2 || s3) {
+        *st = s1 ? s1 : s2 ? s2 : s3;
+        return -1;
+    }
+    fb->dead[e] = fb->dead[nb] = 1;
+    fb->lock[a] = fb->lock[b] = fb->lock[c] = fb->lock[p] = fb->lock[q] = 1;
+    return nq;
+}
+
+/* Step 2 for tet e (corners all on the boundary, below target): a wedge
+ * with two boundary faces whose removal leaves the boundary manifold, or a
+ * cap with three whose apex has no other tet.  Returns 1 when marked. */
+static int remove_flat(opt *o, flip_batch *fb, defo_index e) {
+    const defo_index *v = o->m->elems + 4 * (size_t)e;
+    for (int c = 0; c < 4; c++)
+        if (!o->is_bd[v[c]]) return 0;
+    int fbd[4], nf = 0;
+    for (int f = 0; f < 4; f++) {
+        fbd[f] = is_bd_face(o, v[F[f][0]], v[F[f][1]], v[F[f][2]]);
+        nf += fbd[f];
+    }
+    if (nf == 2) {
+        int c = -1, d = -1; /* the corners opposite the boundary faces */
+        for (int f = 0; f < 4; f++)
+            if (fbd[f]) {
+                if (c < 0)
+                    c = f;
+                else
+                    d = f;
+            }
+        /* the faces opposite the two others become boundary: their shared
+         * edge (v[c], v[d]) must not be a boundary edge already */
+        if (is_bd_edge(o, v[c], v[d])) return 0;
+    } else if (nf == 3) {
+        int a = 0;
+        for (int f = 0; f < 4; f++)
+            if (!fbd[f]) a = f;
+        if (o->ne.offset[v[a] + 1] - o->ne.offset[v[a]] != 1) return 0;
+        fb->gone[v[a]] = 1;
+    } else {
+        return 0;
+    }
+    fb->dead[e] = 1;
+    for (int c = 0; c < 4; c++) fb->lock[v[c]] = 1;
+    return 1;
+}
+
+/* One round over the tets below target, in order: the best flip of step 1
+ * if one raises the worst angle of the tets it replaces, else (with
+ * remove) the removal of step 2.  Returns the number of operations. */
+static int64_t ops_round(opt *o, flip_batch *fb, int remove, int64_t *n_removed, defo_status *st) {
+    defo_mesh *m = o->m;
+    int64_t nops = 0;
+    const defo_index ne0 = m->num_elems;
+    for (defo_index e = 0; e < ne0 && !*st; e++) {
+        if (!(o->tet_q[e] < o->target) || fb->dead[e]) continue;
+        const defo_index *v = m->elems + 4 * (size_t)e;
+        if (fb->lock[v[0]] || fb->lock[v[1]] || fb->lock[v[2]] || fb->lock[v[3]]) continue;
+        double best = o->tet_q[e];
+        int kind = -1, which = -1;
+        for (int k = 0; k < 6; k++) {
+            double nq = edge_removal(o, fb, v[EDGE[k][0]], v[EDGE[k][1]], 0, 0, st);
+            if (nq > best) best = nq, kind = 0, which = k;
+        }
+        for (int f = 0; f < 4; f++) {
+            double nq = face_flip(o, fb, e, f, 0, 0, st);
+            if (nq > best) best = nq, kind = 1, which = f;
+        }
+        double got = -1;
+        if (kind == 0) {
+            /* apply against the true worst angle of the ring it replaces */
+            defo_index c = v[EDGE[which][0]], d = v[EDGE[which][1]];
+            defo_index tets[MAX_RING], r[MAX_RING + 1];
+            int n = edge_ring(o, fb, c, d, tets, r);
+            double oq = INFINITY;
+            for (int k = 0; k < n; k++) oq = fmin(oq, o->tet_q[tets[k]]);
+            got = edge_removal(o, fb, c, d, oq, 1, st);
+        } else if (kind == 1) {
+            got = face_flip(o, fb, e, which, o->tet_q[e], 1, st);
+        }
+        if (got > 0) {
+            nops++;
+        } else if (remove && remove_flat(o, fb, e)) {
+            nops++;
+            (*n_removed)++;
+        }
+    }
+    return nops;
+}
+
+/* ------------------------------------------------- volume correction */
+/* Inscribed in a convex patch, a triangle lies inside the surface by about
+ * its centroid's depth g_f (the chord error, O(h²/R)), so a mesh whose
+ * boundary nodes sit on a curved surface encloses less than it.  Each
+ * boundary node moves along its normal by δ_i = −κ ḡ_i, ḡ_i the mean signed
+ * centroid depth of its boundary faces (negative inside), with κ from the
+ * linearised volume change Σ δ_i A_i/3 = V_surface − V_mesh (A_i the area of
+ * its faces), |δ_i| ≤ VOL_MAX_OFFSET h; a move is taken when the node's star
+ * keeps min(target, its worst angle). */
+#define VOL_MAX_OFFSET 0.2
+static defo_status volume_correction(opt *o, double surface_volume, int exact_volume,
+                                     double *max_offset) {
+    defo_mesh *m = o->m;
+    const defo_index nn = m->num_nodes;
+    const int64_t nbf = o->n_faces;
+    const defo_index *faces = o->faces;
+    defo_status s = DEFO_OK;
+    double *fg = defo_malloc(2 * ((size_t)nbf + 1) * sizeof *fg);
+    double *ng = defo_calloc(2 * ((size_t)nn + 1), sizeof *ng);
+    double *x0 = defo_malloc(3 * ((size_t)nn + 1) * sizeof *x0);
+    if (!fg || !ng || !x0) {
+        defo_free(fg);
+        defo_free(ng);
+        defo_free(x0);
+        return defo_error_oom("mesher volume correction", (size_t)nn * 40);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        DEFO_PARALLEL_FOR_IF(nbf >= 256)
+        for (int64_t f = 0; f < nbf; f++) {
+            const defo_index *t = faces + 3 * (size_t)f;
+            defo_vec3 a = defo_v3_load(m->x + 3 * (size_t)t[0]),
+                      b = defo_v3_load(m->x + 3 * (size_t)t[1]),
+                      c = defo_v3_load(m->x + 3 * (size_t)t[2]);
+            defo_vec3 n = defo_v3_cross(defo_v3_sub(b, a), defo_v3_sub(c, a));
+            defo_vec3 g = defo_v3_scale(defo_v3_add(defo_v3_add(a, b), c), 1.0 / 3);
+            double p[3] = {g.x, g.y, g.z}, q[3];
+            double d = defo_surface_sdf_distance(o->sdf, p, q, NULL);
+            /* inside when the closest point lies along the outward normal */
+            double side = defo_v3_dot(defo_v3_sub(defo_v3_load(q), g), n);
+            fg[2 * (size_t)f] = side > 0 ? -d : d;
+            fg[2 * (size_t)f + 1] = 0.5 * defo_v3_norm(n);
+        }
+        memset(ng, 0, 2 * ((size_t)nn + 1) * sizeof *ng);
+        for (int64_t f = 0; f < nbf; f++)
+            for (int c = 0; c < 3; c++) {
+                defo_index i = faces[3 * (size_t)f + (size_t)c];
+                ng[2 * (size_t)i] += fg[2 * (size_t)f] * fg[2 * (size_t)f + 1];
+                ng[2 * (size_t)i + 1] += fg[2 * (size_t)f + 1];
+            }
+        double vol = 0, lin = 0;
+        s = defo_mesh_volume(m, NULL, &vol);
+        if (s) break;
+        for (defo_index i = 0; i < nn; i++) {
+            if (!(ng[2 * (size_t)i + 1] > 0)) continue;
+            ng[2 * (size_t)i] /= ng[2 * (size_t)i + 1]; /* area-weighted mean depth */
+            lin += ng[2 * (size_t)i] * ng[2 * (size_t)i + 1] / 3;
+        }
+        /* δ_i = −κ ḡ_i: ΔV = Σ δ_i A_i/3 = −κ lin */
+        if (!(fabs(lin) > 0)) break;
+        /* without a trustworthy enclosed volume (holes, self-intersections,
+         * non-manifold edges), the chord error of a quadratic patch alone:
+         * its mean depth over a triangle is 3/4 of the centroid's */
+        double kappa = exact_volume ? fmax(-4.0, fmin(4.0, -(surface_volume - vol) / lin)) : 0.75;
+        memcpy(x0, m->x, 3 * (size_t)nn * sizeof *x0);
+        double offset = *max_offset;
+        int64_t moved = 0;
+        for (defo_index i = 0; i < nn; i++) {
+            if (!(ng[2 * (size_t)i + 1] > 0)) continue;
+            double delta = -kappa * ng[2 * (size_t)i];
+            delta = fmax(-VOL_MAX_OFFSET * o->h, fmin(VOL_MAX_OFFSET * o->h, delta));
+            if (fabs(delta) < 1e-6 * o->h) continue;
+            defo_vec3 nrm = bd_normal(o, i);
+            double *xi = m->x + 3 * (size_t)i, p[3];
+            for (int k = 0; k < 3; k++) p[k] = xi[k] + delta * defo_v3_get(nrm, k);
+            if (defo_surface_sdf_distance(o->sdf, p, NULL, NULL) > o->max_dist) continue;
+            double c0 = star_cos(o, i, xi);
+            if (star_cos(o, i, p) <= fmax(c0, cos(o->target))) {
+                memcpy(xi, p, sizeof p);
+                offset = fmax(offset, fabs(delta));
+                moved++;
+            }
+        }
+        /* the linearisation can overshoot on a coarse mesh of thin parts:
+         * keep the pass only if it brought the volume closer */
+        double vol1 = 0;
+        s = defo_mesh_volume(m, NULL, &vol1);
+        if (s || (exact_volume && !(fabs(surface_volume - vol1) < fabs(surface_volume - vol)))) {
+            memcpy(m->x, x0, 3 * (size_t)nn * sizeof *x0);
+            break;
+        }
+        *max_offset = offset;
+        if (!moved || !exact_volume) break;
+    }
+    defo_free(fg);
+    defo_free(ng);
+    defo_free(x0);
+    return s;
+}
+
+/* Apply a batch: drop dead tets and gone nodes, append the new tets, mark
+ * the touched nodes dirty, refresh the topology (boundary faces only when
+ * tets were removed) and the qualities. */
+static defo_status apply_batch(opt *o, flip_batch *fb, int removed) {
+    defo_mesh *m = o->m;
+    defo_index nn = 0;
+    defo_index *map = defo_malloc(((size_t)m->num_nodes + 1) * sizeof *map);
+    if (!map) return defo_error_oom("mesher flips", (size_t)m->num_nodes * sizeof *map);
+    for (defo_index i = 0; i < m->num_nodes; i++) {
+        map[i] = fb->gone[i] ? -1 : nn;
+        if (fb->gone[i]) continue;
+        memmove(m->x + 3 * (size_t)nn, m->x + 3 * (size_t)i, 3 * sizeof *m->x);
+        o->is_bd[nn] = o->is_bd[i];
+        o->on_surf[nn] = o->on_surf[i];
+        o->dirty[nn] = (uint8_t)(o->dirty[i] | fb->lock[i]);
+        nn++;
+    }
+    m->num_nodes = nn;
+    defo_index ne = 0;
+    for (defo_index e = 0; e < m->num_elems; e++) {
+        if (fb->dead[e]) continue;
+        for (int c = 0; c < 4; c++)
+            m->elems[4 * (size_t)ne + (size_t)c] = map[m->elems[4 * (size_t)e + (size_t)c]];
+        o->tet_q[ne] = o->tet_q[e]; /* the corners did not move */
+        ne++;
+    }
+    const defo_index ne_old = ne;
+    defo_status s = defo_mesh_reserve(m, nn, ne + (defo_index)fb->n_add, m->num_tris);
+    if (!s) {
+        for (int64_t k = 0; k < 4 * fb->n_add; k++)
+            m->elems[4 * (size_t)ne + (size_t)k] = map[fb->add[k]];
+        m->num_elems = ne + (defo_index)fb->n_add;
+        /* the mesher's tets are untagged */
+        if (m->elem_tag) memset(m->elem_tag, 0, (size_t)m->num_elems * sizeof *m->elem_tag);
+        double *q = defo_realloc(o->tet_q, ((size_t)m->num_elems + 1) * sizeof *q);
+        if (!q)
+            s = defo_error_oom("mesher flips", (size_t)m->num_elems * 8);
+        else
+            o->tet_q = q;
+    }
+    defo_free(map);
+    if (!s) s = opt_topology(o, removed);
+    for (defo_index e = ne_old; !s && e < m->num_elems; e++)
+        o->tet_q[e] = tet_q_of(m->x, m->elems + 4 * (size_t)e);
+    return s;
+}
+
+/* Rounds of steps 1-2 until none applies (at most max_rounds). */
+static defo_status ops_rounds(opt *o, int max_rounds, int64_t *n_ops, int64_t *n_removed) {
+    defo_status s = DEFO_OK;
+    for (int round = 0; round < max_rounds && !s; round++) {
+        flip_batch fb;
+        memset(&fb, 0, sizeof fb);
+        fb.dead = defo_calloc((size_t)o->m->num_elems + 1, 1);
+        fb.lock = defo_calloc(2 * ((size_t)o->m->num_nodes + 1), 1);
+        if (!fb.dead || !fb.lock) s = defo_error_oom("mesher flips", (size_t)o->m->num_elems);
+        int64_t removed = 0, n = 0;
+        if (!s) {
+            fb.gone = fb.lock + o->m->num_nodes + 1;
+            n = ops_round(o, &fb, 1, &removed, &s);
+        }
+        if (!s && n) s = apply_batch(o, &fb, removed > 0);
+        *n_ops += n - removed;
+        *n_removed += removed;
+        defo_free(fb.dead);
+        defo_free(fb.lock);
+        defo_free(fb.add);
+        if (!n) break;
+    }
+    return s;
+}
+
+defo_status mesher_optimize(const defo_surface_sdf *sdf, defo_mesh *m, uint8_t *is_bd,
+                            uint8_t *on_surf, double h, double target_deg, double max_dist,
+                            defo_mesher_report *rep) {
+    opt o;
+    memset(&o, 0, sizeof o);
+    o.sdf = sdf;
+    o.m = m;
+    o.is_bd = is_bd;
+    o.on_surf = on_surf;
+    o.h = h;
+    o.max_dist = max_dist;
+    /* a hair above the target so the reported angle (computed another way) is >= it */
+    o.target = (target_deg + 1e-6) * PI_D / 180;
+    defo_status s = opt_topology(&o, 1);
+    o.tet_q = defo_malloc(((size_t)m->num_elems + 1) * sizeof *o.tet_q);
+    o.dirty = defo_malloc((size_t)m->num_nodes + 1);
+    if (!s && (!o.tet_q || !o.dirty))
+        s = defo_error_oom("mesher optimisation", (size_t)m->num_elems * 8);
+    if (!s) {
+        memset(o.dirty, 1, (size_t)m->num_nodes + 1);
+        all_tet_q(&o);
+    }
+    const double work = o.target + MARGIN;
+    for (int sweep = 0; !s && sweep < SWEEPS; sweep++) {
+        int64_t changed = 0, nops = 0, nrem = 0;
+        s = ops_rounds(&o, 4, &nops, &nrem);
+        if (s) break;
+        rep->optimize_flips += nops;
+        rep->optimize_deleted += nrem;
+        changed += nops + nrem;
+        for (defo_index i = 0; i < m->num_nodes; i++) {
+            if (!o.dirty[i]) continue;
+            o.dirty[i] = 0;
+            int bad = 0;
+            for (int64_t k = o.ne.offset[i]; k < o.ne.offset[i + 1] && !bad; k++)
+                bad = o.tet_q[o.ne.elem[k]] < work;
+            if (bad) changed += smooth_node(&o, i);
+        }
+        for (defo_index i = 0; i < m->num_nodes; i++)
+            if (is_bd[i] && !on_surf[i]) changed += resnap_node(&o, i);
+        rep->optimize_sweeps = sweep + 1;
+        rep->optimize_moves += changed - nops - nrem;
+        int64_t below = 0;
+        for (defo_index e = 0; e < m->num_elems; e++) below += o.tet_q[e] < o.target;
+        if (!changed || !below) break;
+    }
+    const defo_surface_info *si = &rep->surface;
+    const int exact = si->open_edges == 0 && si->nonmanifold_edges == 0 &&
+                      si->self_intersections == 0 && si->volume != 0;
+    if (!s) s = volume_correction(&o, rep->surface_volume, exact, &rep->volume_offset);
+    defo_free(o.tet_q);
+    defo_free(o.dirty);
+    opt_free_topology(&o);
+    return s;
+}
