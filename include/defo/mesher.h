@@ -48,6 +48,12 @@ typedef struct defo_mesher_def {
      * with a few cells across their thinnest part (tests state the
      * figures). */
     double target_dihedral;
+    /* Fraction of h: once the angles meet target_dihedral, the smallest
+     * altitude of every element (3 × volume / face area, the length that
+     * bounds a stable explicit step; 0.71 h for a lattice tet) is raised
+     * toward this, never letting an angle fall below target_dihedral; 0
+     * skips it; [0, 0.5], default 0.2. */
+    double target_altitude;
     /* Boundary nodes stay within this many h of the surface during the
      * optimisation and the volume correction; (0, 0.5], default 0.45. */
     double max_boundary_distance;
@@ -62,15 +68,19 @@ typedef struct defo_mesher_report {
     double volume_error;          /* (volume - surface_volume) / surface_volume */
     double max_boundary_distance; /* largest distance of a boundary node to the surface (m) */
     double mean_boundary_distance;
-    defo_index boundary_nodes;            /* corner nodes on the boundary */
-    defo_index snapped_nodes;             /* of those, moved all the way onto the surface */
-    defo_index edge_nodes_snapped;        /* tet10: boundary edge nodes placed on the surface */
-    defo_index edge_nodes_boundary;       /* tet10: boundary edge nodes */
-    defo_quality_summary quality;         /* of the output mesh */
+    defo_index boundary_nodes;      /* corner nodes on the boundary */
+    defo_index snapped_nodes;       /* of those, moved all the way onto the surface */
+    defo_index edge_nodes_snapped;  /* tet10: boundary edge nodes placed on the surface */
+    defo_index edge_nodes_boundary; /* tet10: boundary edge nodes */
+    defo_quality_summary quality;   /* of the output mesh */
+    /* smallest altitude of an element (3 × volume / face area, of the
+     * corner tet; m): the length that bounds a stable explicit step */
+    double min_altitude;
+    double min_altitude_snapped;          /* the same before the optimisation */
     defo_quality_summary quality_snapped; /* after snapping, before the optimisation */
     int optimize_sweeps;                  /* sweeps of the optimisation */
     int64_t optimize_moves;               /* node moves it made */
-    int64_t optimize_deleted;             /* flat boundary tets it removed */
+    int64_t optimize_deleted;             /* boundary wedges and caps it removed */
     int64_t optimize_flips;               /* edge removals and 2-3 face flips */
     double volume_offset;                 /* largest normal move of the volume correction (m) */
     defo_surface_info surface;

@@ -64,6 +64,7 @@ defo_mesher_def defo_default_mesher_def(void) {
     d.tet10_min_jacobian = 0.1;
     d.band = 0.1;
     d.target_dihedral = 20.0;
+    d.target_altitude = 0.2;
     d.max_boundary_distance = 0.45;
     d.sdf = defo_default_sdf_def();
     return d;
@@ -498,6 +499,25 @@ static defo_status build_mesh(const lattice *L, const uint16_t *keep, defo_mesh 
     return DEFO_OK;
 }
 
+/* Smallest altitude (3V / face area) of the corner tets of m. */
+static double min_altitude(const defo_mesh *m) {
+    double best = INFINITY;
+    for (defo_index e = 0; e < m->num_elems; e++) {
+        const defo_index *v = m->elems + (size_t)m->nodes_per_elem * (size_t)e;
+        defo_vec3 p[4];
+        for (int c = 0; c < 4; c++) p[c] = defo_v3_load(m->x + 3 * (size_t)v[c]);
+        double det = defo_v3_dot(defo_v3_sub(p[1], p[0]),
+                                 defo_v3_cross(defo_v3_sub(p[2], p[0]), defo_v3_sub(p[3], p[0])));
+        static const int F[4][3] = {{1, 2, 3}, {0, 3, 2}, {0, 1, 3}, {0, 2, 1}};
+        for (int f = 0; f < 4; f++) {
+            defo_vec3 a = p[F[f][0]], b = p[F[f][1]], c = p[F[f][2]];
+            double l = defo_v3_norm(defo_v3_cross(defo_v3_sub(b, a), defo_v3_sub(c, a)));
+            best = fmin(best, l > 0 ? det / l : 0); /* 3V / A = det / (2A) */
+        }
+    }
+    return best;
+}
+
 /* Boundary corner nodes of a tet4 mesh. */
 static defo_status boundary_nodes(const defo_mesh *m, uint8_t **out) {
     defo_boundary bd;
@@ -560,6 +580,9 @@ defo_status defo_mesh_surface_sdf(const defo_surface_sdf *sdf, const defo_mesher
     if (!(d.target_dihedral >= 0 && d.target_dihedral < 60))
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "%s: target_dihedral %g (must be in [0, 60))",
                           fn, d.target_dihedral);
+    if (!(d.target_altitude >= 0 && d.target_altitude <= 0.5))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "%s: target_altitude %g (must be in [0, 0.5])",
+                          fn, d.target_altitude);
     if (!(d.max_boundary_distance > 0 && d.max_boundary_distance <= 0.5))
         return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                           "%s: max_boundary_distance %g (must be in (0, 0.5])", fn,
@@ -646,8 +669,9 @@ defo_status defo_mesh_surface_sdf(const defo_surface_sdf *sdf, const defo_mesher
         s = defo_error_oom("mesher snapping", (size_t)m->num_nodes);
     if (!s) s = snap_nodes(sdf, m, is_bd, d.min_dihedral, on_surf, rep);
     if (!s) s = defo_mesh_quality_summary(m, NULL, &rep->quality_snapped);
+    if (!s) rep->min_altitude_snapped = min_altitude(m);
     if (!s && d.target_dihedral > 0)
-        s = mesher_optimize(sdf, m, is_bd, on_surf, rep->h, d.target_dihedral,
+        s = mesher_optimize(sdf, m, is_bd, on_surf, rep->h, d.target_dihedral, d.target_altitude,
                             d.max_boundary_distance * rep->h, rep);
     if (!s) {
         rep->snapped_nodes = 0;
@@ -699,6 +723,7 @@ defo_status defo_mesh_surface_sdf(const defo_surface_sdf *sdf, const defo_mesher
     defo_free(is_bd);
     if (!s) s = defo_mesh_volume(m, NULL, &rep->volume);
     if (!s) s = defo_mesh_quality_summary(m, NULL, &rep->quality);
+    if (!s) rep->min_altitude = min_altitude(m);
     if (s) {
         defo_mesh_destroy(m);
         return s;

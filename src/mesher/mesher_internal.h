@@ -20,7 +20,7 @@ double mesher_tet_max_cos(const double *x, const defo_index *v, double *det);
  * relative order).  Adds to rep->optimize_*.  Deterministic (serial in node
  * order). */
 defo_status mesher_optimize(const defo_surface_sdf *sdf, defo_mesh *m, uint8_t *is_bd,
-                            uint8_t *on_surf, double h, double target_deg, double max_dist,
-                            defo_mesher_report *rep);
+                            uint8_t *on_surf, double h, double target_deg, double alt_frac,
+                            double max_dist, defo_mesher_report *rep);
 
 #endif

@@ -66,6 +66,7 @@
 #define MAX_ACTIVE 64
 #define NODE_ITERS 4  /* ascent steps per node visit */
 #define SWEEPS     10 /* sweeps at most */
+#define SWEEPS_ALT 4
 
 static const int F[4][3] = {{1, 2, 3}, {0, 3, 2}, {0, 1, 3}, {0, 2, 1}}; /* face opposite c */
 /* edge (a, b) and the two other corners (c, d) */
@@ -91,34 +92,102 @@ double mesher_tet_max_cos(const double *x, const defo_index *v, double *det) {
     return mc;
 }
 
-/* Cosine of the smallest dihedral angle of tet v, or 2 when it is not
- * positively oriented (larger is worse). */
-static double tet_cos(const double *x, const defo_index *v) {
+/* The quality the optimisation maximises: the smallest dihedral angle
+ * (radians), or alt_w × the smallest altitude when that is smaller, with
+ * alt_w = target / (ALT_FRAC h): a tet meets the target when its angles
+ * are >= target and its altitudes (3V / face area, the length that bounds
+ * a stable explicit step) >= ALT_FRAC h.  -1 when not positively oriented. */
+static double tet_qual(const double *x, const defo_index *v, double alt_w, double *theta) {
+    /* alt_w = 0: the angle alone */
+    *theta = -1;
+    defo_vec3 p[4];
+    for (int i = 0; i < 4; i++) p[i] = defo_v3_load(x + 3 * (size_t)v[i]);
+    double det = defo_v3_dot(defo_v3_sub(p[1], p[0]),
+                             defo_v3_cross(defo_v3_sub(p[2], p[0]), defo_v3_sub(p[3], p[0])));
+    if (!(det > 0)) return -1;
+    defo_vec3 n[4];
+    double lmax = 0;
+    for (int f = 0; f < 4; f++) {
+        defo_vec3 a = p[F[f][0]], b = p[F[f][1]], c = p[F[f][2]];
+        defo_vec3 nf = defo_v3_cross(defo_v3_sub(b, a), defo_v3_sub(c, a));
+        double l = defo_v3_norm(nf);
+        if (!(l > 0)) return -1;
+        lmax = fmax(lmax, l);
+        n[f] = defo_v3_scale(nf, 1.0 / l);
+    }
+    double mc = -1;
+    for (int f = 0; f < 4; f++)
+        for (int g = f + 1; g < 4; g++) mc = fmax(mc, -defo_v3_dot(n[f], n[g]));
+    /* altitude to face f = 3V / A_f = det / |n_f| (|n_f| = 2 A_f) */
+    *theta = acos(fmax(-1.0, fmin(1.0, mc)));
+    return alt_w > 0 ? fmin(*theta, alt_w * det / lmax) : *theta;
+}
+
+/* The same, any value above Q_CAP (above every threshold the optimisation
+ * compares with) stored as Q_CAP. */
+#define Q_CAP (50.0 * PI_D / 180)
+static double tet_q_of(const double *x, const defo_index *v, double alt_w) {
+    double theta;
+    return fmin(tet_qual(x, v, alt_w, &theta), Q_CAP);
+}
+
+/* Smallest dihedral angle (radians), -1 when not positively oriented. */
+static double tet_min_angle(const double *x, const defo_index *v) {
     double det;
     double c = mesher_tet_max_cos(x, v, &det);
-    return det > 0 ? fmin(c, 1.0) : 2.0;
+    return det > 0 ? acos(fmax(-1.0, fmin(1.0, c))) : -1;
 }
 
-/* Smallest dihedral angle (radians) of tet v, or -1 when it is not
- * positively oriented. */
-static double tet_min_angle(const double *x, const defo_index *v) {
-    double c = tet_cos(x, v);
-    return c > 1 ? -1 : acos(fmax(-1.0, c));
-}
-
-/* The same, but any angle above Q_CAP (above every threshold the
- * optimisation compares with) is stored as Q_CAP: no acos for the BCC
- * interior. */
-#define Q_CAP (50.0 * PI_D / 180)
-static double tet_q_of(const double *x, const defo_index *v) {
-    static const double cos_cap = 0.64278760968653936; /* cos 50° */
-    double c = tet_cos(x, v);
-    return c > 1 ? -1 : c < cos_cap ? Q_CAP : acos(fmax(-1.0, c));
+/* The four altitudes of the tet with corners p (det / |n_f|). */
+static void tet_altitudes(const defo_vec3 p[4], double alt[4]) {
+    double det = defo_v3_dot(defo_v3_sub(p[1], p[0]),
+                             defo_v3_cross(defo_v3_sub(p[2], p[0]), defo_v3_sub(p[3], p[0])));
+    for (int f = 0; f < 4; f++) {
+        defo_vec3 a = p[F[f][0]], b = p[F[f][1]], c = p[F[f][2]];
+        alt[f] = det / defo_v3_norm(defo_v3_cross(defo_v3_sub(b, a), defo_v3_sub(c, a)));
+    }
 }
 
 /* The six dihedral angles of tet v and their gradients with respect to its
  * corner s (formulas at the top of the file).  Returns 0 for a tet that is
  * flat. */
+static int tet_angles(const double *x, const defo_index *v, int s, double ang[6],
+                      defo_vec3 grad[6]);
+
+/* The terms of tet_qual for tet v: six dihedral angles and four scaled
+ * altitudes, with their gradients with respect to corner s (angles
+ * analytic, altitudes by central differences of step 1e-6 of the tet's
+ * size).  Returns 0 for a flat tet. */
+static int tet_terms(const double *x, const defo_index *v, int s, double alt_w, double val[10],
+                     defo_vec3 grad[10]) {
+    if (!tet_angles(x, v, s, val, grad)) return 0;
+    if (!(alt_w > 0)) {
+        for (int f = 0; f < 4; f++) val[6 + f] = INFINITY, grad[6 + f] = defo_v3(0, 0, 0);
+        return 1;
+    }
+    defo_vec3 p[4];
+    for (int i = 0; i < 4; i++) p[i] = defo_v3_load(x + 3 * (size_t)v[i]);
+    double alt[4], ap[4], am[4];
+    tet_altitudes(p, alt);
+    const double eps = 1e-6 * defo_v3_norm(defo_v3_sub(p[(s + 1) % 4], p[s]));
+    double g[4][3];
+    const defo_vec3 ps = p[s];
+    for (int k = 0; k < 3; k++) {
+        defo_vec3 d = defo_v3(k == 0, k == 1, k == 2);
+        p[s] = defo_v3_axpy(ps, eps, d);
+        tet_altitudes(p, ap);
+        p[s] = defo_v3_axpy(ps, -eps, d);
+        tet_altitudes(p, am);
+        for (int f = 0; f < 4; f++) g[f][k] = (ap[f] - am[f]) / (2 * eps);
+    }
+    p[s] = ps;
+    for (int f = 0; f < 4; f++) {
+        val[6 + f] = alt_w * alt[f];
+        grad[6 + f] = defo_v3(alt_w * g[f][0], alt_w * g[f][1], alt_w * g[f][2]);
+    }
+    return 1;
+}
+
 static int tet_angles(const double *x, const defo_index *v, int s, double ang[6],
                       defo_vec3 grad[6]) {
     defo_vec3 p[4], n[4];
@@ -194,22 +263,31 @@ typedef struct opt {
     defo_index *bf;  /* 3 node ids per entry */
     double *tet_q;   /* smallest angle per tet (radians), capped at Q_CAP */
     double h, max_dist, target;
+    double alt_w; /* target / (ALT_FRAC h) */
 } opt;
 
-/* Largest min-angle cosine of node i's star with i at p (x is restored). */
-static double star_cos(opt *o, defo_index i, const double p[3]) {
+/* Worst tet_qual of node i's star with i at p, and its worst dihedral
+ * angle in *theta (x is restored). */
+static double star_qual(opt *o, defo_index i, const double p[3], double *theta) {
     double *xi = o->m->x + 3 * (size_t)i;
     double old[3] = {xi[0], xi[1], xi[2]};
     memcpy(xi, p, sizeof old);
-    double c = -1;
-    for (int64_t k = o->ne.offset[i]; k < o->ne.offset[i + 1] && c <= 1; k++)
-        c = fmax(c, tet_cos(o->m->x, o->m->elems + 4 * (size_t)o->ne.elem[k]));
+    double q = INFINITY;
+    *theta = INFINITY;
+    for (int64_t k = o->ne.offset[i]; k < o->ne.offset[i + 1] && q > 0; k++) {
+        double th;
+        q = fmin(q, tet_qual(o->m->x, o->m->elems + 4 * (size_t)o->ne.elem[k], o->alt_w, &th));
+        *theta = fmin(*theta, th);
+    }
     memcpy(xi, old, sizeof old);
-    return c;
+    return q;
 }
 
-static double cos_to_angle(double c) {
-    return c > 1 ? -1 : acos(fmax(-1.0, c));
+/* A change from worst (q0, θ0) to (q, θ) is acceptable when q >= need and
+ * the worst angle does not fall below min(target, θ0): the altitude term
+ * never buys its gain with an angle below the target. */
+static int accept(const opt *o, double q, double th, double need, double th0) {
+    return q >= need && th >= fmin(o->target, th0);
 }
 
 /* Area-weighted normal of node i's boundary faces (unit), or zero. */
@@ -231,7 +309,7 @@ static void node_moved(opt *o, defo_index i) {
     for (int64_t k = o->ne.offset[i]; k < o->ne.offset[i + 1]; k++) {
         defo_index e = o->ne.elem[k];
         const defo_index *v = o->m->elems + 4 * (size_t)e;
-        o->tet_q[e] = tet_q_of(o->m->x, v);
+        o->tet_q[e] = tet_q_of(o->m->x, v, o->alt_w);
         for (int c = 0; c < 4; c++) o->dirty[v[c]] = 1;
     }
 }
@@ -239,7 +317,8 @@ static void node_moved(opt *o, defo_index i) {
 /* Ascent on node i's worst angle (step 3); returns 1 when it moved. */
 static int smooth_node(opt *o, defo_index i) {
     double *xi = o->m->x + 3 * (size_t)i;
-    double q0 = cos_to_angle(star_cos(o, i, xi));
+    double th0;
+    double q0 = star_qual(o, i, xi, &th0);
     if (!(q0 > 0)) return 0;
     const int bd = o->is_bd[i], on = o->on_surf[i];
     double d0 = 0;
@@ -255,11 +334,11 @@ static int smooth_node(opt *o, defo_index i) {
         for (int64_t k = o->ne.offset[i]; k < o->ne.offset[i + 1]; k++) {
             defo_index e = o->ne.elem[k];
             if (o->tet_q[e] > far) continue;
-            double ang[6];
-            defo_vec3 gr[6];
-            if (!tet_angles(o->m->x, o->m->elems + 4 * (size_t)e, o->ne.local[k], ang, gr))
+            double ang[10];
+            defo_vec3 gr[10];
+            if (!tet_terms(o->m->x, o->m->elems + 4 * (size_t)e, o->ne.local[k], o->alt_w, ang, gr))
                 return moved;
-            for (int a = 0; a < 6; a++) {
+            for (int a = 0; a < 10; a++) {
                 defo_vec3 ge = gr[a];
                 if (bd) ge = defo_v3_axpy(ge, -defo_v3_dot(ge, nrm), nrm);
                 if (ang[a] < q0 + ACTIVE) {
@@ -282,7 +361,7 @@ static int smooth_node(opt *o, defo_index i) {
             if (sl < rate) step = fmin(step, (ai[a] - q0) / (rate - sl));
         }
         step = fmax(step, 1e-3 * o->h);
-        const double need = cos(q0 + GAIN);
+        const double need = q0 + GAIN;
         int ok = 0;
         for (int tries = 0; tries < 8 && !ok; tries++, step *= 0.5) {
             double p[3];
@@ -295,10 +374,12 @@ static int smooth_node(opt *o, defo_index i) {
                 double d = defo_surface_sdf_distance(o->sdf, p, NULL, NULL);
                 if (!(d <= fmin(o->max_dist, d0))) continue;
             }
-            double cq = star_cos(o, i, p);
-            if (cq < need) {
+            double th;
+            double cq = star_qual(o, i, p, &th);
+            if (accept(o, cq, th, need, th0)) {
                 memcpy(xi, p, sizeof p);
-                q0 = acos(fmax(-1.0, cq));
+                q0 = cq;
+                th0 = th;
                 ok = moved = 1;
             }
         }
@@ -318,12 +399,14 @@ static int resnap_node(opt *o, defo_index i) {
         o->on_surf[i] = 1;
         return 0;
     }
-    double c0 = star_cos(o, i, xi), need = fmax(c0, cos(o->target));
+    double th0, th;
+    double need = fmin(star_qual(o, i, xi, &th0), o->target);
     const double fr[4] = {1.0, 0.75, 0.5, 0.25};
     for (int f = 0; f < 4; f++) {
         double p[3];
         for (int k = 0; k < 3; k++) p[k] = f == 0 ? t[k] : xi[k] + fr[f] * (t[k] - xi[k]);
-        if (star_cos(o, i, p) <= need) {
+        double q = star_qual(o, i, p, &th);
+        if (accept(o, q, th, need, th0)) {
             memcpy(xi, p, sizeof p);
             if (f == 0) o->on_surf[i] = 1;
             node_moved(o, i);
@@ -452,7 +535,8 @@ static void all_tet_q(opt *o) {
     const defo_mesh *m = o->m;
     double *q = o->tet_q;
     DEFO_PARALLEL_FOR_IF(m->num_elems >= DEFO_PARALLEL_MIN)
-    for (defo_index e = 0; e < m->num_elems; e++) q[e] = tet_q_of(m->x, m->elems + 4 * (size_t)e);
+    for (defo_index e = 0; e < m->num_elems; e++)
+        q[e] = tet_q_of(m->x, m->elems + 4 * (size_t)e, o->alt_w);
 }
 
 /* ------------------------------------------------------------ flips */
@@ -468,9 +552,14 @@ typedef struct flip_batch {
     int64_t n_add, cap_add;
 } flip_batch;
 
-static double q_of(const double *x, defo_index a, defo_index b, defo_index c, defo_index d) {
+/* tet_qual of a candidate tet; -1 when its worst angle would fall below
+ * th_floor = min(target, the worst angle of the tets it replaces). */
+static double q_of(const opt *o, defo_index a, defo_index b, defo_index c, defo_index d,
+                   double th_floor) {
     defo_index v[4] = {a, b, c, d};
-    return tet_min_angle(x, v);
+    double th;
+    double q = tet_qual(o->m->x, v, o->alt_w, &th);
+    return th >= th_floor ? q : -1;
 }
 
 /* Tets around the interior edge (c, d) in cyclic order with the ring
@@ -548,6 +637,9 @@ static double edge_removal(opt *o, flip_batch *fb, defo_index c, defo_index d, d
     defo_index v0[4] = {c, d, r[0], r[1]};
     (void)mesher_tet_max_cos(x, v0, &det);
     const int s = det > 0 ? 1 : -1;
+    double floor = o->target; /* min(target, the ring's worst angle) */
+    for (int k = 0; k < n; k++)
+        floor = fmin(floor, tet_min_angle(x, o->m->elems + 4 * (size_t)tets[k]));
     double best[MAX_RING][MAX_RING];
     int arg[MAX_RING][MAX_RING];
     for (int i = 0; i < n; i++)
@@ -560,8 +652,8 @@ static double edge_removal(opt *o, flip_batch *fb, defo_index c, defo_index d, d
             int j = i + len;
             for (int k = i + 1; k < j; k++) {
                 defo_index a = r[i], b = r[k], e = r[j];
-                double q1 = s > 0 ? q_of(x, a, b, e, d) : q_of(x, e, b, a, d);
-                double q2 = s > 0 ? q_of(x, e, b, a, c) : q_of(x, a, b, e, c);
+                double q1 = s > 0 ? q_of(o, a, b, e, d, floor) : q_of(o, e, b, a, d, floor);
+                double q2 = s > 0 ? q_of(o, e, b, a, c, floor) : q_of(o, a, b, e, c, floor);
                 double q = fmin(fmin(q1, q2), fmin(best[i][k], best[k][j]));
                 if (q > best[i][j]) best[i][j] = q, arg[i][j] = k;
             }
@@ -616,7 +708,10 @@ static double face_flip(opt *o, flip_batch *fb, defo_index e, int f, double old_
     /* (a, b, c) in F order has its normal pointing away from p, so q is on
      * its positive side and (a, b, p, q), (b, c, p, q), (c, a, p, q) are
      * positive when the segment pq crosses the triangle */
-    double nq = fmin(fmin(q_of(m->x, a, b, p, q), q_of(m->x, b, c, p, q)), q_of(m->x, c, a, p, q));
+    const double floor = fmin(
+        o->target, fmin(tet_min_angle(m->x, v), tet_min_angle(m->x, m->elems + 4 * (size_t)nb)));
+    double nq = fmin(fmin(q_of(o, a, b, p, q, floor), q_of(o, b, c, p, q, floor)),
+                     q_of(o, c, a, p, q, floor));
     if (!apply) return nq;
     if (!(nq > q_old)) return -1;
     defo_status s1 = batch_add(fb, a, b, p, q), s2 = batch_add(fb, b, c, p, q),
@@ -786,8 +881,10 @@ static defo_status volume_correction(opt *o, double surface_volume, int exact_vo
             double *xi = m->x + 3 * (size_t)i, p[3];
             for (int k = 0; k < 3; k++) p[k] = xi[k] + delta * defo_v3_get(nrm, k);
             if (defo_surface_sdf_distance(o->sdf, p, NULL, NULL) > o->max_dist) continue;
-            double c0 = star_cos(o, i, xi);
-            if (star_cos(o, i, p) <= fmax(c0, cos(o->target))) {
+            double th0, th;
+            double need = fmin(star_qual(o, i, xi, &th0), o->target);
+            double q = star_qual(o, i, p, &th);
+            if (accept(o, q, th, need, th0)) {
                 memcpy(xi, p, sizeof p);
                 offset = fmax(offset, fabs(delta));
                 moved++;
@@ -853,7 +950,7 @@ static defo_status apply_batch(opt *o, flip_batch *fb, int removed) {
     defo_free(map);
     if (!s) s = opt_topology(o, removed);
     for (defo_index e = ne_old; !s && e < m->num_elems; e++)
-        o->tet_q[e] = tet_q_of(m->x, m->elems + 4 * (size_t)e);
+        o->tet_q[e] = tet_q_of(m->x, m->elems + 4 * (size_t)e, o->alt_w);
     return s;
 }
 
@@ -882,9 +979,41 @@ static defo_status ops_rounds(opt *o, int max_rounds, int64_t *n_ops, int64_t *n
     return s;
 }
 
+/* Sweeps of steps 1-4 until no tet is below the target or nothing
+ * changes (at most max_sweeps). */
+static defo_status sweeps(opt *o, int max_sweeps, defo_mesher_report *rep) {
+    defo_mesh *m = o->m;
+    const double work = o->target + MARGIN;
+    defo_status s = DEFO_OK;
+    for (int sweep = 0; !s && sweep < max_sweeps; sweep++) {
+        int64_t changed = 0, nops = 0, nrem = 0;
+        s = ops_rounds(o, 4, &nops, &nrem);
+        if (s) break;
+        rep->optimize_flips += nops;
+        rep->optimize_deleted += nrem;
+        changed += nops + nrem;
+        for (defo_index i = 0; i < m->num_nodes; i++) {
+            if (!o->dirty[i]) continue;
+            o->dirty[i] = 0;
+            int bad = 0;
+            for (int64_t k = o->ne.offset[i]; k < o->ne.offset[i + 1] && !bad; k++)
+                bad = o->tet_q[o->ne.elem[k]] < work;
+            if (bad) changed += smooth_node(o, i);
+        }
+        for (defo_index i = 0; i < m->num_nodes; i++)
+            if (o->is_bd[i] && !o->on_surf[i]) changed += resnap_node(o, i);
+        rep->optimize_sweeps++;
+        rep->optimize_moves += changed - nops - nrem;
+        int64_t below = 0;
+        for (defo_index e = 0; e < m->num_elems; e++) below += o->tet_q[e] < o->target;
+        if (!changed || !below) break;
+    }
+    return s;
+}
+
 defo_status mesher_optimize(const defo_surface_sdf *sdf, defo_mesh *m, uint8_t *is_bd,
-                            uint8_t *on_surf, double h, double target_deg, double max_dist,
-                            defo_mesher_report *rep) {
+                            uint8_t *on_surf, double h, double target_deg, double alt_frac,
+                            double max_dist, defo_mesher_report *rep) {
     opt o;
     memset(&o, 0, sizeof o);
     o.sdf = sdf;
@@ -904,29 +1033,16 @@ defo_status mesher_optimize(const defo_surface_sdf *sdf, defo_mesh *m, uint8_t *
         memset(o.dirty, 1, (size_t)m->num_nodes + 1);
         all_tet_q(&o);
     }
-    const double work = o.target + MARGIN;
-    for (int sweep = 0; !s && sweep < SWEEPS; sweep++) {
-        int64_t changed = 0, nops = 0, nrem = 0;
-        s = ops_rounds(&o, 4, &nops, &nrem);
-        if (s) break;
-        rep->optimize_flips += nops;
-        rep->optimize_deleted += nrem;
-        changed += nops + nrem;
-        for (defo_index i = 0; i < m->num_nodes; i++) {
-            if (!o.dirty[i]) continue;
-            o.dirty[i] = 0;
-            int bad = 0;
-            for (int64_t k = o.ne.offset[i]; k < o.ne.offset[i + 1] && !bad; k++)
-                bad = o.tet_q[o.ne.elem[k]] < work;
-            if (bad) changed += smooth_node(&o, i);
+    /* phase 0: the angles alone; phase 1: the altitudes too, the angles
+     * kept >= the target (accept) */
+    for (int phase = 0; phase < 2 && !s; phase++) {
+        o.alt_w = phase ? o.target / (alt_frac * h) : 0;
+        if (phase && !(alt_frac > 0)) break;
+        if (phase) {
+            memset(o.dirty, 1, (size_t)m->num_nodes + 1);
+            all_tet_q(&o);
         }
-        for (defo_index i = 0; i < m->num_nodes; i++)
-            if (is_bd[i] && !on_surf[i]) changed += resnap_node(&o, i);
-        rep->optimize_sweeps = sweep + 1;
-        rep->optimize_moves += changed - nops - nrem;
-        int64_t below = 0;
-        for (defo_index e = 0; e < m->num_elems; e++) below += o.tet_q[e] < o.target;
-        if (!changed || !below) break;
+        s = sweeps(&o, phase ? SWEEPS_ALT : SWEEPS, rep);
     }
     const defo_surface_info *si = &rep->surface;
     const int exact = si->open_edges == 0 && si->nonmanifold_edges == 0 &&
