@@ -61,12 +61,13 @@
 
 #define PI_D       3.14159265358979323846
 #define ACTIVE     (0.5 * PI_D / 180)  /* angles this close to the minimum are active */
-#define MARGIN     (5.0 * PI_D / 180)  /* smooth nodes whose star is below target + MARGIN */
+#define MARGIN     (1.0 * PI_D / 180)  /* smooth nodes whose star is below target + MARGIN */
 #define GAIN       (0.01 * PI_D / 180) /* a smoothing step must gain at least this */
 #define MAX_ACTIVE 64
-#define NODE_ITERS 4  /* ascent steps per node visit */
+#define NODE_ITERS 2  /* ascent steps per node visit */
 #define SWEEPS     10 /* sweeps at most */
 #define SWEEPS_ALT 4
+#define FAR        (15.0 * PI_D / 180) /* terms this far above the worst are ignored */
 
 static const int F[4][3] = {{1, 2, 3}, {0, 3, 2}, {0, 1, 3}, {0, 2, 1}}; /* face opposite c */
 /* edge (a, b) and the two other corners (c, d) */
@@ -97,38 +98,52 @@ double mesher_tet_max_cos(const double *x, const defo_index *v, double *det) {
  * alt_w = target / (ALT_FRAC h): a tet meets the target when its angles
  * are >= target and its altitudes (3V / face area, the length that bounds
  * a stable explicit step) >= ALT_FRAC h.  -1 when not positively oriented. */
-static double tet_qual(const double *x, const defo_index *v, double alt_w, double *theta) {
-    /* alt_w = 0: the angle alone */
-    *theta = -1;
+/* The two parts of tet_qual: the cosine of the smallest dihedral angle
+ * (2 when not positively oriented) and the smallest altitude. */
+static double tet_parts(const double *x, const defo_index *v, double *alt) {
     defo_vec3 p[4];
     for (int i = 0; i < 4; i++) p[i] = defo_v3_load(x + 3 * (size_t)v[i]);
     double det = defo_v3_dot(defo_v3_sub(p[1], p[0]),
                              defo_v3_cross(defo_v3_sub(p[2], p[0]), defo_v3_sub(p[3], p[0])));
-    if (!(det > 0)) return -1;
+    *alt = 0;
+    if (!(det > 0)) return 2;
     defo_vec3 n[4];
     double lmax = 0;
     for (int f = 0; f < 4; f++) {
         defo_vec3 a = p[F[f][0]], b = p[F[f][1]], c = p[F[f][2]];
         defo_vec3 nf = defo_v3_cross(defo_v3_sub(b, a), defo_v3_sub(c, a));
         double l = defo_v3_norm(nf);
-        if (!(l > 0)) return -1;
+        if (!(l > 0)) return 2;
         lmax = fmax(lmax, l);
         n[f] = defo_v3_scale(nf, 1.0 / l);
     }
     double mc = -1;
     for (int f = 0; f < 4; f++)
         for (int g = f + 1; g < 4; g++) mc = fmax(mc, -defo_v3_dot(n[f], n[g]));
-    /* altitude to face f = 3V / A_f = det / |n_f| (|n_f| = 2 A_f) */
-    *theta = acos(fmax(-1.0, fmin(1.0, mc)));
-    return alt_w > 0 ? fmin(*theta, alt_w * det / lmax) : *theta;
+    *alt = det / lmax; /* altitude to face f = 3V / A_f = det / |n_f| (|n_f| = 2 A_f) */
+    return fmin(mc, 1.0);
+}
+
+/* tet_qual from the worst cosine and altitude of a set of tets. */
+static double qual_of_parts(double maxcos, double alt, double alt_w, double *theta) {
+    *theta = maxcos > 1 ? -1 : acos(fmax(-1.0, maxcos));
+    if (*theta < 0) return -1;
+    return alt_w > 0 ? fmin(*theta, alt_w * alt) : *theta;
+}
+
+static double tet_qual(const double *x, const defo_index *v, double alt_w, double *theta) {
+    double alt, c = tet_parts(x, v, &alt);
+    return qual_of_parts(c, alt, alt_w, theta);
 }
 
 /* The same, any value above Q_CAP (above every threshold the optimisation
- * compares with) stored as Q_CAP. */
+ * compares with) stored as Q_CAP: no acos for the BCC interior. */
 #define Q_CAP (50.0 * PI_D / 180)
 static double tet_q_of(const double *x, const defo_index *v, double alt_w) {
-    double theta;
-    return fmin(tet_qual(x, v, alt_w, &theta), Q_CAP);
+    static const double cos_cap = 0.64278760968653936; /* cos 50° */
+    double alt, c = tet_parts(x, v, &alt), theta;
+    if (c < cos_cap) return alt_w > 0 ? fmin(Q_CAP, alt_w * alt) : Q_CAP;
+    return fmin(qual_of_parts(c, alt, alt_w, &theta), Q_CAP);
 }
 
 /* Smallest dihedral angle (radians), -1 when not positively oriented. */
@@ -251,10 +266,25 @@ static defo_vec3 min_norm_point(const defo_vec3 *g, int n) {
     return c;
 }
 
+/* Node-to-tet incidence that flips update in place: node i's tets are
+ * e[off[i] .. off[i] + cnt[i]) (local corner in l), with room for
+ * ADJ_SLACK more before a rebuild. */
+#define ADJ_SLACK 8
+typedef struct adjacency {
+    int64_t *off; /* num_nodes + 1 */
+    int32_t *cnt;
+    defo_index *e;
+    int8_t *l;
+} adjacency;
+
 typedef struct opt {
     const defo_surface_sdf *sdf;
     defo_mesh *m;
-    defo_node_elems ne;
+    adjacency ne;
+    uint8_t *alive;        /* per tet slot: 0 once a flip or removal freed it */
+    defo_index *free_e;    /* freed slots, reused last-in first-out */
+    int64_t n_free, cap_e; /* freed slots; capacity of alive and tet_q */
+    uint8_t *gone;         /* per node: removed with its last tet */
     uint8_t *is_bd, *on_surf;
     uint8_t *dirty;    /* per node: its star changed since it was last smoothed */
     defo_index *faces; /* boundary faces, 3 node ids each, outward */
@@ -272,15 +302,14 @@ static double star_qual(opt *o, defo_index i, const double p[3], double *theta) 
     double *xi = o->m->x + 3 * (size_t)i;
     double old[3] = {xi[0], xi[1], xi[2]};
     memcpy(xi, p, sizeof old);
-    double q = INFINITY;
-    *theta = INFINITY;
-    for (int64_t k = o->ne.offset[i]; k < o->ne.offset[i + 1] && q > 0; k++) {
-        double th;
-        q = fmin(q, tet_qual(o->m->x, o->m->elems + 4 * (size_t)o->ne.elem[k], o->alt_w, &th));
-        *theta = fmin(*theta, th);
+    double maxcos = -1, alt = INFINITY;
+    for (int64_t k = o->ne.off[i]; k < o->ne.off[i] + o->ne.cnt[i] && maxcos <= 1; k++) {
+        double a;
+        maxcos = fmax(maxcos, tet_parts(o->m->x, o->m->elems + 4 * (size_t)o->ne.e[k], &a));
+        alt = fmin(alt, a);
     }
     memcpy(xi, old, sizeof old);
-    return q;
+    return qual_of_parts(maxcos, alt, o->alt_w, theta);
 }
 
 /* A change from worst (q0, θ0) to (q, θ) is acceptable when q >= need and
@@ -306,8 +335,8 @@ static defo_vec3 bd_normal(const opt *o, defo_index i) {
 
 /* Node i moved: refresh its star's qualities and mark its neighbours. */
 static void node_moved(opt *o, defo_index i) {
-    for (int64_t k = o->ne.offset[i]; k < o->ne.offset[i + 1]; k++) {
-        defo_index e = o->ne.elem[k];
+    for (int64_t k = o->ne.off[i]; k < o->ne.off[i] + o->ne.cnt[i]; k++) {
+        defo_index e = o->ne.e[k];
         const defo_index *v = o->m->elems + 4 * (size_t)e;
         o->tet_q[e] = tet_q_of(o->m->x, v, o->alt_w);
         for (int c = 0; c < 4; c++) o->dirty[v[c]] = 1;
@@ -330,13 +359,13 @@ static int smooth_node(opt *o, defo_index i) {
         int na = 0, ni = 0;
         defo_vec3 nrm = defo_v3(0, 0, 0);
         if (bd) nrm = bd_normal(o, i);
-        const double far = q0 + 8 * MARGIN; /* angles above this neither act nor limit */
-        for (int64_t k = o->ne.offset[i]; k < o->ne.offset[i + 1]; k++) {
-            defo_index e = o->ne.elem[k];
+        const double far = q0 + FAR; /* terms above this neither act nor limit the step */
+        for (int64_t k = o->ne.off[i]; k < o->ne.off[i] + o->ne.cnt[i]; k++) {
+            defo_index e = o->ne.e[k];
             if (o->tet_q[e] > far) continue;
             double ang[10];
             defo_vec3 gr[10];
-            if (!tet_terms(o->m->x, o->m->elems + 4 * (size_t)e, o->ne.local[k], o->alt_w, ang, gr))
+            if (!tet_terms(o->m->x, o->m->elems + 4 * (size_t)e, o->ne.l[k], o->alt_w, ang, gr))
                 return moved;
             for (int a = 0; a < 10; a++) {
                 defo_vec3 ge = gr[a];
@@ -429,19 +458,20 @@ static defo_status build_bd_faces(opt *o) {
     const defo_index nn = m->num_nodes, ne = m->num_elems;
     uint8_t *fl = defo_malloc((size_t)ne + 1);
     if (!fl) return defo_error_oom("mesher optimisation", (size_t)ne);
-    const defo_node_elems *inc = &o->ne;
+    const adjacency *inc = &o->ne;
+    const uint8_t *alive = o->alive;
     DEFO_PARALLEL_FOR_IF(ne >= DEFO_PARALLEL_MIN)
     for (defo_index e = 0; e < ne; e++) {
         const defo_index *v = m->elems + 4 * (size_t)e;
         uint8_t bits = 0;
-        for (int f = 0; f < 4; f++) {
+        for (int f = 0; f < 4 && alive[e]; f++) {
             defo_index a = v[F[f][0]], b = v[F[f][1]], c = v[F[f][2]];
             /* the boundary node set never changes: a face with an interior
              * corner is interior */
             if (!o->is_bd[a] || !o->is_bd[b] || !o->is_bd[c]) continue;
             int shared = 0;
-            for (int64_t k = inc->offset[a]; k < inc->offset[a + 1] && !shared; k++) {
-                defo_index g = inc->elem[k];
+            for (int64_t k = inc->off[a]; k < inc->off[a] + inc->cnt[a] && !shared; k++) {
+                defo_index g = inc->e[k];
                 const defo_index *w = m->elems + 4 * (size_t)g;
                 shared = g != e && tet_has(w, b) && tet_has(w, c);
             }
@@ -513,17 +543,72 @@ static void opt_free_faces(opt *o) {
     o->bf = NULL;
 }
 
-static void opt_free_topology(opt *o) {
-    opt_free_faces(o);
-    defo_node_elems_free(&o->ne);
-    memset(&o->ne, 0, sizeof o->ne);
+static void adj_free(adjacency *a) {
+    defo_free(a->off);
+    defo_free(a->cnt);
+    defo_free(a->e);
+    defo_free(a->l);
+    memset(a, 0, sizeof *a);
 }
 
-/* Node-to-tet incidence, and (with faces) the boundary faces per node. */
+/* Incidence of the live tets, in tet order, with ADJ_SLACK spare entries
+ * per node. */
+static defo_status adj_build(opt *o) {
+    const defo_mesh *m = o->m;
+    adjacency *a = &o->ne;
+    adj_free(a);
+    const size_t nn = (size_t)m->num_nodes;
+    a->off = defo_calloc(nn + 1, sizeof *a->off);
+    a->cnt = defo_calloc(nn + 1, sizeof *a->cnt);
+    if (!a->off || !a->cnt) return defo_error_oom("mesher optimisation", nn * 12);
+    for (defo_index e = 0; e < m->num_elems; e++)
+        if (o->alive[e])
+            for (int c = 0; c < 4; c++) a->cnt[m->elems[4 * (size_t)e + (size_t)c]]++;
+    for (size_t i = 0; i < nn; i++) a->off[i + 1] = a->off[i] + a->cnt[i] + ADJ_SLACK;
+    a->e = defo_malloc(((size_t)a->off[nn] + 1) * sizeof *a->e);
+    a->l = defo_malloc((size_t)a->off[nn] + 1);
+    if (!a->e || !a->l) return defo_error_oom("mesher optimisation", (size_t)a->off[nn] * 5);
+    memset(a->cnt, 0, nn * sizeof *a->cnt);
+    for (defo_index e = 0; e < m->num_elems; e++) {
+        if (!o->alive[e]) continue;
+        for (int c = 0; c < 4; c++) {
+            defo_index i = m->elems[4 * (size_t)e + (size_t)c];
+            int64_t k = a->off[i] + a->cnt[i]++;
+            a->e[k] = e;
+            a->l[k] = (int8_t)c;
+        }
+    }
+    return DEFO_OK;
+}
+
+static void adj_remove(adjacency *a, defo_index i, defo_index e) {
+    int64_t last = a->off[i] + a->cnt[i] - 1;
+    for (int64_t k = a->off[i]; k <= last; k++)
+        if (a->e[k] == e) {
+            a->e[k] = a->e[last];
+            a->l[k] = a->l[last];
+            a->cnt[i]--;
+            return;
+        }
+}
+
+/* 0 when node i's room is full (the caller rebuilds). */
+static int adj_add(adjacency *a, defo_index i, defo_index e, int c) {
+    if (a->off[i] + a->cnt[i] >= a->off[i + 1]) return 0;
+    int64_t k = a->off[i] + a->cnt[i]++;
+    a->e[k] = e;
+    a->l[k] = (int8_t)c;
+    return 1;
+}
+
+static void opt_free_topology(opt *o) {
+    opt_free_faces(o);
+    adj_free(&o->ne);
+}
+
+/* Incidence, and (with faces) the boundary faces per node. */
 static defo_status opt_topology(opt *o, int faces) {
-    defo_node_elems_free(&o->ne);
-    memset(&o->ne, 0, sizeof o->ne);
-    defo_status s = defo_mesh_node_elems(o->m, &o->ne);
+    defo_status s = adj_build(o);
     if (!s && faces) {
         opt_free_faces(o);
         s = build_bd_faces(o);
@@ -534,9 +619,10 @@ static defo_status opt_topology(opt *o, int faces) {
 static void all_tet_q(opt *o) {
     const defo_mesh *m = o->m;
     double *q = o->tet_q;
+    const uint8_t *alive = o->alive;
     DEFO_PARALLEL_FOR_IF(m->num_elems >= DEFO_PARALLEL_MIN)
     for (defo_index e = 0; e < m->num_elems; e++)
-        q[e] = tet_q_of(m->x, m->elems + 4 * (size_t)e, o->alt_w);
+        q[e] = alive[e] ? tet_q_of(m->x, m->elems + 4 * (size_t)e, o->alt_w) : INFINITY;
 }
 
 /* ------------------------------------------------------------ flips */
@@ -569,8 +655,8 @@ static int edge_ring(const opt *o, const flip_batch *fb, defo_index c, defo_inde
                      defo_index *tets, defo_index *r) {
     defo_index cand[MAX_RING + 1], uv[MAX_RING + 1][2];
     int n = 0;
-    for (int64_t k = o->ne.offset[c]; k < o->ne.offset[c + 1]; k++) {
-        defo_index e = o->ne.elem[k];
+    for (int64_t k = o->ne.off[c]; k < o->ne.off[c] + o->ne.cnt[c]; k++) {
+        defo_index e = o->ne.e[k];
         const defo_index *v = o->m->elems + 4 * (size_t)e;
         if (!tet_has(v, d)) continue;
         if (n == MAX_RING) return 0;
@@ -695,8 +781,8 @@ static double face_flip(opt *o, flip_batch *fb, defo_index e, int f, double old_
     defo_index a = v[F[f][0]], b = v[F[f][1]], c = v[F[f][2]], p = v[f];
     defo_index nb = -1, q = -1;
     if (fb->lock[a] || fb->lock[b] || fb->lock[c] || fb->lock[p]) return -1;
-    for (int64_t k = o->ne.offset[a]; k < o->ne.offset[a + 1]; k++) {
-        defo_index g = o->ne.elem[k];
+    for (int64_t k = o->ne.off[a]; k < o->ne.off[a] + o->ne.cnt[a]; k++) {
+        defo_index g = o->ne.e[k];
         const defo_index *w = m->elems + 4 * (size_t)g;
         if (g == e || !tet_has(w, b) || !tet_has(w, c)) continue;
         nb = g;
@@ -753,7 +839,7 @@ static int remove_flat(opt *o, flip_batch *fb, defo_index e) {
         int a = 0;
         for (int f = 0; f < 4; f++)
             if (!fbd[f]) a = f;
-        if (o->ne.offset[v[a] + 1] - o->ne.offset[v[a]] != 1) return 0;
+        if (o->ne.cnt[v[a]] != 1) return 0;
         fb->gone[v[a]] = 1;
     } else {
         return 0;
@@ -771,7 +857,7 @@ static int64_t ops_round(opt *o, flip_batch *fb, int remove, int64_t *n_removed,
     int64_t nops = 0;
     const defo_index ne0 = m->num_elems;
     for (defo_index e = 0; e < ne0 && !*st; e++) {
-        if (!(o->tet_q[e] < o->target) || fb->dead[e]) continue;
+        if (!(o->tet_q[e] < o->target) || fb->dead[e] || !o->alive[e]) continue;
         const defo_index *v = m->elems + 4 * (size_t)e;
         if (fb->lock[v[0]] || fb->lock[v[1]] || fb->lock[v[2]] || fb->lock[v[3]]) continue;
         double best = o->tet_q[e];
@@ -907,51 +993,91 @@ static defo_status volume_correction(opt *o, double surface_volume, int exact_vo
     return s;
 }
 
-/* Apply a batch: drop dead tets and gone nodes, append the new tets, mark
- * the touched nodes dirty, refresh the topology (boundary faces only when
- * tets were removed) and the qualities. */
-static defo_status apply_batch(opt *o, flip_batch *fb, int removed) {
+/* Apply a batch in place: free the dead tets' slots, put the new tets in
+ * freed slots (last freed first) or at the end, update the incidence (a
+ * full rebuild only when a node's room is exhausted), mark the touched
+ * nodes dirty; the boundary faces are rebuilt when tets were removed. */
+static defo_status apply_batch(opt *o, flip_batch *fb, defo_index ne0, int removed) {
     defo_mesh *m = o->m;
-    defo_index nn = 0;
-    defo_index *map = defo_malloc(((size_t)m->num_nodes + 1) * sizeof *map);
-    if (!map) return defo_error_oom("mesher flips", (size_t)m->num_nodes * sizeof *map);
+    int rebuild = 0;
+    for (defo_index e = 0; e < ne0; e++) {
+        if (!fb->dead[e]) continue;
+        for (int c = 0; c < 4; c++) adj_remove(&o->ne, m->elems[4 * (size_t)e + (size_t)c], e);
+        o->alive[e] = 0;
+        o->tet_q[e] = INFINITY;
+        o->free_e[o->n_free++] = e;
+    }
     for (defo_index i = 0; i < m->num_nodes; i++) {
-        map[i] = fb->gone[i] ? -1 : nn;
-        if (fb->gone[i]) continue;
+        o->dirty[i] |= fb->lock[i];
+        o->gone[i] |= fb->gone[i];
+    }
+    for (int64_t k = 0; k < fb->n_add; k++) {
+        defo_index e;
+        if (o->n_free) {
+            e = o->free_e[--o->n_free];
+        } else {
+            e = m->num_elems;
+            if ((int64_t)e + 1 > o->cap_e) {
+                int64_t nc = 2 * o->cap_e + 64;
+                uint8_t *al = defo_realloc(o->alive, (size_t)nc);
+                if (al) o->alive = al;
+                double *q = defo_realloc(o->tet_q, (size_t)nc * sizeof *q);
+                if (q) o->tet_q = q;
+                defo_index *fr = defo_realloc(o->free_e, (size_t)nc * sizeof *fr);
+                if (fr) o->free_e = fr;
+                if (!al || !q || !fr) return defo_error_oom("mesher flips", (size_t)nc * 13);
+                o->cap_e = nc;
+            }
+            defo_status s = defo_mesh_reserve(m, m->num_nodes, e + 1, m->num_tris);
+            if (s) return s;
+            if (m->elem_tag) m->elem_tag[e] = 0;
+            m->num_elems = e + 1;
+        }
+        memcpy(m->elems + 4 * (size_t)e, fb->add + 4 * (size_t)k, 4 * sizeof *m->elems);
+        o->alive[e] = 1;
+        o->tet_q[e] = tet_q_of(m->x, m->elems + 4 * (size_t)e, o->alt_w);
+        for (int c = 0; c < 4; c++)
+            if (!adj_add(&o->ne, m->elems[4 * (size_t)e + (size_t)c], e, c)) rebuild = 1;
+    }
+    defo_status s = rebuild ? adj_build(o) : DEFO_OK;
+    if (!s && removed) {
+        opt_free_faces(o);
+        s = build_bd_faces(o);
+    }
+    return s;
+}
+
+/* Drop the freed tet slots and the gone nodes (keeping the order of the
+ * others), then rebuild the incidence and the boundary faces. */
+static defo_status compact(opt *o) {
+    defo_mesh *m = o->m;
+    defo_index *map = defo_malloc(((size_t)m->num_nodes + 1) * sizeof *map);
+    if (!map) return defo_error_oom("mesher optimisation", (size_t)m->num_nodes * sizeof *map);
+    defo_index nn = 0;
+    for (defo_index i = 0; i < m->num_nodes; i++) {
+        map[i] = o->gone[i] ? -1 : nn;
+        if (o->gone[i]) continue;
         memmove(m->x + 3 * (size_t)nn, m->x + 3 * (size_t)i, 3 * sizeof *m->x);
         o->is_bd[nn] = o->is_bd[i];
         o->on_surf[nn] = o->on_surf[i];
-        o->dirty[nn] = (uint8_t)(o->dirty[i] | fb->lock[i]);
+        o->dirty[nn] = o->dirty[i];
+        o->gone[nn] = 0;
         nn++;
     }
     m->num_nodes = nn;
     defo_index ne = 0;
     for (defo_index e = 0; e < m->num_elems; e++) {
-        if (fb->dead[e]) continue;
+        if (!o->alive[e]) continue;
         for (int c = 0; c < 4; c++)
             m->elems[4 * (size_t)ne + (size_t)c] = map[m->elems[4 * (size_t)e + (size_t)c]];
-        o->tet_q[ne] = o->tet_q[e]; /* the corners did not move */
+        o->tet_q[ne] = o->tet_q[e];
+        o->alive[ne] = 1;
         ne++;
     }
-    const defo_index ne_old = ne;
-    defo_status s = defo_mesh_reserve(m, nn, ne + (defo_index)fb->n_add, m->num_tris);
-    if (!s) {
-        for (int64_t k = 0; k < 4 * fb->n_add; k++)
-            m->elems[4 * (size_t)ne + (size_t)k] = map[fb->add[k]];
-        m->num_elems = ne + (defo_index)fb->n_add;
-        /* the mesher's tets are untagged */
-        if (m->elem_tag) memset(m->elem_tag, 0, (size_t)m->num_elems * sizeof *m->elem_tag);
-        double *q = defo_realloc(o->tet_q, ((size_t)m->num_elems + 1) * sizeof *q);
-        if (!q)
-            s = defo_error_oom("mesher flips", (size_t)m->num_elems * 8);
-        else
-            o->tet_q = q;
-    }
+    m->num_elems = ne;
+    o->n_free = 0;
     defo_free(map);
-    if (!s) s = opt_topology(o, removed);
-    for (defo_index e = ne_old; !s && e < m->num_elems; e++)
-        o->tet_q[e] = tet_q_of(m->x, m->elems + 4 * (size_t)e, o->alt_w);
-    return s;
+    return opt_topology(o, 1);
 }
 
 /* Rounds of steps 1-2 until none applies (at most max_rounds). */
@@ -964,11 +1090,12 @@ static defo_status ops_rounds(opt *o, int max_rounds, int64_t *n_ops, int64_t *n
         fb.lock = defo_calloc(2 * ((size_t)o->m->num_nodes + 1), 1);
         if (!fb.dead || !fb.lock) s = defo_error_oom("mesher flips", (size_t)o->m->num_elems);
         int64_t removed = 0, n = 0;
+        const defo_index ne0 = o->m->num_elems;
         if (!s) {
             fb.gone = fb.lock + o->m->num_nodes + 1;
             n = ops_round(o, &fb, 1, &removed, &s);
         }
-        if (!s && n) s = apply_batch(o, &fb, removed > 0);
+        if (!s && n) s = apply_batch(o, &fb, ne0, removed > 0);
         *n_ops += n - removed;
         *n_removed += removed;
         defo_free(fb.dead);
@@ -996,8 +1123,8 @@ static defo_status sweeps(opt *o, int max_sweeps, defo_mesher_report *rep) {
             if (!o->dirty[i]) continue;
             o->dirty[i] = 0;
             int bad = 0;
-            for (int64_t k = o->ne.offset[i]; k < o->ne.offset[i + 1] && !bad; k++)
-                bad = o->tet_q[o->ne.elem[k]] < work;
+            for (int64_t k = o->ne.off[i]; k < o->ne.off[i] + o->ne.cnt[i] && !bad; k++)
+                bad = o->tet_q[o->ne.e[k]] < work;
             if (bad) changed += smooth_node(o, i);
         }
         for (defo_index i = 0; i < m->num_nodes; i++)
@@ -1024,11 +1151,19 @@ defo_status mesher_optimize(const defo_surface_sdf *sdf, defo_mesh *m, uint8_t *
     o.max_dist = max_dist;
     /* a hair above the target so the reported angle (computed another way) is >= it */
     o.target = (target_deg + 1e-6) * PI_D / 180;
-    defo_status s = opt_topology(&o, 1);
-    o.tet_q = defo_malloc(((size_t)m->num_elems + 1) * sizeof *o.tet_q);
+    o.cap_e = (int64_t)m->num_elems + 64;
+    o.tet_q = defo_malloc((size_t)o.cap_e * sizeof *o.tet_q);
+    o.alive = defo_malloc((size_t)o.cap_e);
+    o.free_e = defo_malloc((size_t)o.cap_e * sizeof *o.free_e);
     o.dirty = defo_malloc((size_t)m->num_nodes + 1);
-    if (!s && (!o.tet_q || !o.dirty))
-        s = defo_error_oom("mesher optimisation", (size_t)m->num_elems * 8);
+    o.gone = defo_calloc((size_t)m->num_nodes + 1, 1);
+    defo_status s = DEFO_OK;
+    if (!o.tet_q || !o.alive || !o.free_e || !o.dirty || !o.gone)
+        s = defo_error_oom("mesher optimisation", (size_t)m->num_elems * 21);
+    if (!s) {
+        memset(o.alive, 1, (size_t)o.cap_e);
+        s = opt_topology(&o, 1);
+    }
     if (!s) {
         memset(o.dirty, 1, (size_t)m->num_nodes + 1);
         all_tet_q(&o);
@@ -1047,9 +1182,13 @@ defo_status mesher_optimize(const defo_surface_sdf *sdf, defo_mesh *m, uint8_t *
     const defo_surface_info *si = &rep->surface;
     const int exact = si->open_edges == 0 && si->nonmanifold_edges == 0 &&
                       si->self_intersections == 0 && si->volume != 0;
+    if (!s) s = compact(&o);
     if (!s) s = volume_correction(&o, rep->surface_volume, exact, &rep->volume_offset);
     defo_free(o.tet_q);
+    defo_free(o.alive);
+    defo_free(o.free_e);
     defo_free(o.dirty);
+    defo_free(o.gone);
     opt_free_topology(&o);
     return s;
 }
