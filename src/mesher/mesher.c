@@ -23,24 +23,26 @@
  *     dihedral angle >= def->min_dihedral (or no worse than before); a
  *     refused move tries 3/4, 1/2, 1/4 of the way.  Sweeps repeat because a
  *     neighbour's move can unblock a node.
- *  4. Quality optimisation (optimize.c): flips, removal of flat boundary
+ *  4. Quality optimisation (optimize.c): flips, removal of boundary
  *     wedges, smoothing that maximises each node's worst dihedral angle
  *     (boundary nodes slide on the surface), renewed snapping, until no tet
- *     is below def->target_dihedral; then boundary nodes move along their
- *     normals to cancel the chord error so the volume is the surface's.
- *     The quality after step 3 is reported as quality_snapped.
+ *     is below def->target_dihedral; then the same for the smallest
+ *     altitude (def->target_altitude) without an angle falling below the
+ *     target; then boundary nodes move along their normals to cancel the
+ *     chord error so the volume is the surface's.  The quality after step
+ *     3 is reported as quality_snapped.
  *  5. tet10 (MTPS08 §6.1): edge midpoints (defo_mesh_to_quadratic) of the
- *     optimised corners; each
- *     boundary edge node moves to the surface point closest to it when every
- *     incident element keeps det J >= tet10_min_jacobian × the straight
- *     element's at its corners, edge nodes, centroid and the 4 cubature
- *     points (else half way, else it stays).
+ *     optimised corners; each boundary edge node moves to the surface point
+ *     closest to it when every incident element keeps det J >=
+ *     tet10_min_jacobian × the straight element's at its corners, edge
+ *     nodes, centroid and the 4 cubature points (else half way, else it
+ *     stays).
  * No refinement near the surface (uniform h).  Step 3's guard
  * (def->min_dihedral, 10°) keeps the snapped mesh untangled for step 4.
  *
  * Determinism: parallel loops only fill per-cube / per-node slots; all
- * decisions that depend on order (numbering, snapping sweeps) run serially
- * in lattice / node index order.  Same surface + definition = same mesh bit
+ * decisions that depend on order (numbering, snapping sweeps, the
+ * optimisation) run serially in lattice / node / tet index order.  Same surface + definition = same mesh bit
  * for bit, for any thread count.
  */
 #include "mesher/mesher_internal.h"

@@ -1,54 +1,62 @@
 /*
  * mesher/optimize.c — quality optimisation of the snapped BCC mesh (step 4
  * of mesher.c): raise the smallest dihedral angle, which bounds the
- * conditioning of the element stiffness and the stable explicit step,
- * while the boundary stays on the surface and the volume stays the
- * surface's.
+ * conditioning of the element stiffness, then the smallest altitude, which
+ * bounds the stable explicit step, while the boundary stays on the surface
+ * and the volume stays the surface's.
  *
- * Sweeps of four operations, each taken only when it raises the worst
- * dihedral angle of the tets it changes, until a sweep changes nothing:
+ * The quality of a tet is q = min(θ_min, w · a_min): its smallest dihedral
+ * angle, and its smallest altitude (3V / face area) scaled so that
+ * a_min = target_altitude · h scores the target angle.  Phase 0 uses the
+ * angle alone (w = ∞); phase 1 adds the altitude, every change keeping the
+ * angles of what it changes >= min(target, before), so the angles reached
+ * in phase 0 stay.  Each phase repeats sweeps of four operations, each
+ * taken only when it raises the worst q of the tets it changes, until no
+ * tet is below the target or a sweep changes nothing:
  *  1. Flips (Freitag and Ollivier-Gooch 1997; Shewchuk's edge removal): for
  *     each tet below the target, the best of removing one of its edges (the
  *     ring of n <= 7 tets around an interior edge becomes the 2n − 4 tets of
- *     the ring polygon's triangulation that maximises the worst angle,
- *     found by dynamic programming, coned to the edge's two ends) and of a
- *     2-3 flip of one of its faces.  Both keep the boundary and the volume.
- *  2. Removal of flat boundary tets below the target whose four corners are
- *     on the boundary: a wedge with two boundary faces (the boundary edge
+ *     the ring polygon's triangulation that maximises the worst q, found by
+ *     dynamic programming, coned to the edge's two ends) and of a 2-3 flip
+ *     of one of its faces.  Both keep the boundary and the volume.
+ *  2. Removal of boundary tets below the target whose four corners are on
+ *     the boundary: a wedge with two boundary faces (the boundary edge
  *     between them flips; only when the new boundary edge is not one
  *     already, so the boundary stays manifold) or a cap with three whose
  *     apex has no other tet.  On a nearly flat stretch of surface no node
- *     position can fix these.
- *  3. Vertex smoothing that maximises the worst dihedral angle of the
- *     node's star (Freitag and Ollivier-Gooch), as ITF04 §10's mesher
- *     [MBTF03] improves its elements after compression.  The objective
- *     q(x_i) = min over the star's tets and their six edges of the dihedral
- *     angle θ is not smooth; its ascent direction is the point of least norm
- *     in the convex hull of the gradients of the angles within ACTIVE of the
- *     minimum (Gilbert's iteration).  With θ at edge (a, b) between the
- *     faces (a, b, c) and (a, b, d), n̂ their outward unit normals, h_c the
- *     distance of c from the line ab and t_c the parameter of c's foot on it:
+ *     position can fix these; the volume they hold comes back in the
+ *     volume correction.
+ *  3. Vertex smoothing that maximises the worst q of the node's star
+ *     (Freitag and Ollivier-Gooch), as ITF04 §10's mesher [MBTF03] improves
+ *     its elements after compression.  The objective is not smooth; its
+ *     ascent direction is the point of least norm in the convex hull of the
+ *     gradients of the terms within ACTIVE of the minimum (Gilbert's
+ *     iteration).  With θ at edge (a, b) between the faces (a, b, c) and
+ *     (a, b, d), n̂ their outward unit normals, h_c the distance of c from
+ *     the line ab and t_c the parameter of c's foot on it:
  *         ∂θ/∂x_c = n̂_(abc) / h_c,
  *         ∂θ/∂x_a = −(1−t_c) n̂_(abc)/h_c − (1−t_d) n̂_(abd)/h_d,
- *         ∂θ/∂x_b = −t_c n̂_(abc)/h_c − t_d n̂_(abd)/h_d.
- *     The step is the linear prediction of where an inactive angle becomes
- *     the smallest, halved until q grows.  Boundary nodes on the surface
- *     move in the tangent plane (area normal of their boundary faces) and
- *     are projected back by the closest point (defo_surface_sdf_distance);
- *     boundary nodes that snapping left short of the surface move
- *     tangentially without getting farther from it.
+ *         ∂θ/∂x_b = −t_c n̂_(abc)/h_c − t_d n̂_(abd)/h_d;
+ *     the altitudes' gradients by central differences.  The step is the
+ *     linear prediction of where an inactive term becomes the smallest,
+ *     halved until q grows.  Boundary nodes on the surface move in the
+ *     tangent plane (area normal of their boundary faces) and are projected
+ *     back by the closest point (defo_surface_sdf_distance); boundary nodes
+ *     that snapping left short of the surface move tangentially without
+ *     getting farther from it.
  *  4. Boundary nodes short of the surface try again to reach it (all, 3/4,
  *     1/2, 1/4 of the way) where their star keeps min(target, its worst).
  * Only nodes with a tet below target + MARGIN in their star whose star
  * changed since their last visit are smoothed, so the untouched BCC
  * interior (60°/90° tets) costs nothing after the first quality pass.
- * Finally the volume correction below.
+ * Flips update the node-to-tet incidence in place.  Finally the volume
+ * correction (below) moves boundary nodes along their normals.
  *
  * Invariants: every tet stays positively oriented; no operation lowers the
- * worst angle of what it changes below min(target, before); boundary nodes
- * stay within max_dist of the surface.  Determinism: every decision is
- * serial, in tet or node order; parallel loops only fill one slot per tet
- * or face.
+ * worst q of what it changes below min(target, before), nor in phase 1 an
+ * angle below min(target, before); boundary nodes stay within max_dist of
+ * the surface.  Determinism: every decision is serial, in tet or node
+ * order; parallel loops only fill one slot per tet or face.
  */
 #include "mesher/mesher_internal.h"
 
@@ -414,8 +422,87 @@ static int smooth_node(opt *o, defo_index i) {
         }
         if (!ok) break;
     }
-    if (moved) node_moved(o, i);
     return moved;
+}
+
+/* Step 3 over the dirty nodes with a tet below target + MARGIN.  They are
+ * coloured greedily in node order so that no two of one colour share a
+ * tet; a colour's nodes read and move nothing another of them touches, so
+ * they are smoothed in parallel and the result is that of smoothing them
+ * one after the other in colour order, for any thread count.  The
+ * qualities and dirty flags of the moved nodes' stars are updated after
+ * each colour, serially. */
+#define COLOURS 64
+static defo_status smooth_pass(opt *o, int64_t *changed) {
+    const defo_mesh *m = o->m;
+    const defo_index nn = m->num_nodes;
+    const double work = o->target + MARGIN;
+    defo_index *list = defo_malloc(2 * ((size_t)nn + 1) * sizeof *list);
+    int32_t *colour = defo_malloc(((size_t)nn + 1) * sizeof *colour);
+    uint8_t *moved = defo_malloc((size_t)nn + 1);
+    int64_t start[COLOURS + 2];
+    if (!list || !colour || !moved) {
+        defo_free(list);
+        defo_free(colour);
+        defo_free(moved);
+        return defo_error_oom("mesher smoothing", (size_t)nn * 13);
+    }
+    int64_t nw = 0;
+    for (defo_index i = 0; i < nn; i++) {
+        colour[i] = -1;
+        if (!o->dirty[i]) continue;
+        o->dirty[i] = 0;
+        int bad = 0;
+        for (int64_t k = o->ne.off[i]; k < o->ne.off[i] + o->ne.cnt[i] && !bad; k++)
+            bad = o->tet_q[o->ne.e[k]] < work;
+        if (bad) list[nw++] = i;
+    }
+    /* greedy colouring; a node finding all COLOURS taken gets COLOURS (done
+     * alone, after the others, in node order) */
+    memset(start, 0, sizeof start);
+    for (int64_t w = 0; w < nw; w++) {
+        defo_index i = list[w];
+        uint64_t used = 0;
+        for (int64_t k = o->ne.off[i]; k < o->ne.off[i] + o->ne.cnt[i]; k++) {
+            const defo_index *v = m->elems + 4 * (size_t)o->ne.e[k];
+            for (int c = 0; c < 4; c++)
+                if (v[c] != i && colour[v[c]] >= 0 && colour[v[c]] < COLOURS)
+                    used |= (uint64_t)1 << colour[v[c]];
+        }
+        int c = 0;
+        while (c < COLOURS && (used >> c & 1u)) c++;
+        colour[i] = c;
+        start[c + 1]++;
+    }
+    for (int c = 0; c <= COLOURS; c++) start[c + 1] += start[c];
+    defo_index *by = list + nn + 1; /* work nodes by colour, node order within */
+    {
+        int64_t fill[COLOURS + 1];
+        memcpy(fill, start, sizeof fill);
+        for (int64_t w = 0; w < nw; w++) by[fill[colour[list[w]]]++] = list[w];
+    }
+    for (int c = 0; c <= COLOURS; c++) {
+        const int64_t b = start[c], e = start[c + 1];
+        if (c < COLOURS) {
+            DEFO_PARALLEL_FOR_IF(e - b >= 256)
+            for (int64_t w = b; w < e; w++) moved[w - b] = (uint8_t)smooth_node(o, by[w]);
+        } else {
+            for (int64_t w = b; w < e; w++) {
+                moved[w - b] = (uint8_t)smooth_node(o, by[w]);
+                if (moved[w - b]) node_moved(o, by[w]);
+            }
+        }
+        for (int64_t w = b; w < e; w++) {
+            if (!moved[w - b]) continue;
+            if (c < COLOURS) node_moved(o, by[w]);
+            (*changed)++;
+        }
+    }
+    for (int64_t w = 0; w < nw; w++) colour[list[w]] = -1;
+    defo_free(list);
+    defo_free(colour);
+    defo_free(moved);
+    return DEFO_OK;
 }
 
 /* Step 4: boundary node i short of the surface moves onto it (or part of
@@ -1110,7 +1197,6 @@ static defo_status ops_rounds(opt *o, int max_rounds, int64_t *n_ops, int64_t *n
  * changes (at most max_sweeps). */
 static defo_status sweeps(opt *o, int max_sweeps, defo_mesher_report *rep) {
     defo_mesh *m = o->m;
-    const double work = o->target + MARGIN;
     defo_status s = DEFO_OK;
     for (int sweep = 0; !s && sweep < max_sweeps; sweep++) {
         int64_t changed = 0, nops = 0, nrem = 0;
@@ -1119,14 +1205,8 @@ static defo_status sweeps(opt *o, int max_sweeps, defo_mesher_report *rep) {
         rep->optimize_flips += nops;
         rep->optimize_deleted += nrem;
         changed += nops + nrem;
-        for (defo_index i = 0; i < m->num_nodes; i++) {
-            if (!o->dirty[i]) continue;
-            o->dirty[i] = 0;
-            int bad = 0;
-            for (int64_t k = o->ne.off[i]; k < o->ne.off[i] + o->ne.cnt[i] && !bad; k++)
-                bad = o->tet_q[o->ne.e[k]] < work;
-            if (bad) changed += smooth_node(o, i);
-        }
+        s = smooth_pass(o, &changed);
+        if (s) break;
         for (defo_index i = 0; i < m->num_nodes; i++)
             if (o->is_bd[i] && !o->on_surf[i]) changed += resnap_node(o, i);
         rep->optimize_sweeps++;
