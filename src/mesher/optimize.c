@@ -122,14 +122,17 @@ static double tet_parts(const double *x, const defo_index *v, double *alt) {
         defo_vec3 nf = defo_v3_cross(defo_v3_sub(b, a), defo_v3_sub(c, a));
         double l = defo_v3_norm(nf);
         if (!(l > 0)) return 2;
-        lmax = fmax(lmax, l);
+        lmax = DEFO_MAX(lmax, l);
         n[f] = defo_v3_scale(nf, 1.0 / l);
     }
     double mc = -1;
     for (int f = 0; f < 4; f++)
-        for (int g = f + 1; g < 4; g++) mc = fmax(mc, -defo_v3_dot(n[f], n[g]));
+        for (int g = f + 1; g < 4; g++) {
+            double cg = -defo_v3_dot(n[f], n[g]);
+            mc = DEFO_MAX(mc, cg);
+        }
     *alt = det / lmax; /* altitude to face f = 3V / A_f = det / |n_f| (|n_f| = 2 A_f) */
-    return fmin(mc, 1.0);
+    return DEFO_MIN(mc, 1.0);
 }
 
 /* tet_qual from the worst cosine and altitude of a set of tets. */
@@ -313,8 +316,9 @@ static double star_qual(opt *o, defo_index i, const double p[3], double *theta) 
     double maxcos = -1, alt = INFINITY;
     for (int64_t k = o->ne.off[i]; k < o->ne.off[i] + o->ne.cnt[i] && maxcos <= 1; k++) {
         double a;
-        maxcos = fmax(maxcos, tet_parts(o->m->x, o->m->elems + 4 * (size_t)o->ne.e[k], &a));
-        alt = fmin(alt, a);
+        double c = tet_parts(o->m->x, o->m->elems + 4 * (size_t)o->ne.e[k], &a);
+        maxcos = DEFO_MAX(maxcos, c);
+        alt = DEFO_MIN(alt, a);
     }
     memcpy(xi, old, sizeof old);
     return qual_of_parts(maxcos, alt, o->alt_w, theta);
@@ -401,18 +405,21 @@ static int smooth_node(opt *o, defo_index i) {
         const double need = q0 + GAIN;
         int ok = 0;
         for (int tries = 0; tries < 8 && !ok; tries++, step *= 0.5) {
-            double p[3];
+            double p[3], th;
             for (int k = 0; k < 3; k++) p[k] = xi[k] + step * defo_v3_get(dir, k);
+            /* the surface queries cost more than the star: a step whose
+             * tangent point already fails is not projected */
+            double cq = star_qual(o, i, p, &th);
+            if (bd && !accept(o, cq, th, need, th0)) continue;
             if (on) {
                 double q[3];
                 defo_surface_sdf_distance(o->sdf, p, q, NULL);
                 memcpy(p, q, sizeof q);
+                cq = star_qual(o, i, p, &th);
             } else if (bd) {
                 double d = defo_surface_sdf_distance(o->sdf, p, NULL, NULL);
                 if (!(d <= fmin(o->max_dist, d0))) continue;
             }
-            double th;
-            double cq = star_qual(o, i, p, &th);
             if (accept(o, cq, th, need, th0)) {
                 memcpy(xi, p, sizeof p);
                 q0 = cq;
@@ -556,11 +563,15 @@ static defo_status build_bd_faces(opt *o) {
             /* the boundary node set never changes: a face with an interior
              * corner is interior */
             if (!o->is_bd[a] || !o->is_bd[b] || !o->is_bd[c]) continue;
+            /* search the smallest of the three corners' stars */
+            defo_index r = a, u = b, t = c;
+            if (inc->cnt[u] < inc->cnt[r]) r = b, u = a;
+            if (inc->cnt[t] < inc->cnt[r]) t = r, r = c;
             int shared = 0;
-            for (int64_t k = inc->off[a]; k < inc->off[a] + inc->cnt[a] && !shared; k++) {
+            for (int64_t k = inc->off[r]; k < inc->off[r] + inc->cnt[r] && !shared; k++) {
                 defo_index g = inc->e[k];
                 const defo_index *w = m->elems + 4 * (size_t)g;
-                shared = g != e && tet_has(w, b) && tet_has(w, c);
+                shared = g != e && tet_has(w, u) && tet_has(w, t);
             }
             if (!shared) bits |= (uint8_t)(1u << f);
         }
