@@ -69,7 +69,7 @@ typedef struct defo_mesher_report {
     double max_boundary_distance; /* largest distance of a boundary node to the surface (m) */
     double mean_boundary_distance;
     defo_index boundary_nodes;      /* corner nodes on the boundary */
-    defo_index snapped_nodes;       /* of those, moved all the way onto the surface */
+    defo_index snapped_nodes;       /* of those, on the surface before the volume correction */
     defo_index edge_nodes_snapped;  /* tet10: boundary edge nodes placed on the surface */
     defo_index edge_nodes_boundary; /* tet10: boundary edge nodes */
     defo_quality_summary quality;   /* of the output mesh */
@@ -82,7 +82,9 @@ typedef struct defo_mesher_report {
     int64_t optimize_moves;               /* node moves it made */
     int64_t optimize_deleted;             /* boundary wedges and caps it removed */
     int64_t optimize_flips;               /* edge removals and 2-3 face flips */
-    double volume_offset;                 /* largest normal move of the volume correction (m) */
+    /* largest move of a boundary node along its normal by the volume
+     * correction, which cancels the facets' chord error (m) */
+    double volume_offset;
     defo_surface_info surface;
 } defo_mesher_report;
 
