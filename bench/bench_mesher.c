@@ -1,10 +1,13 @@
 /*
  * bench_mesher.c — `defo mesh` speed and memory on the Stanford bunny
- * (data/meshes/bunny.off, or the path in argv[1]): seconds (median of 3
+ * (data/meshes/bunny.off, or the path in argv[1]): seconds (median of 5
  * runs) and peak bytes allocated by defo for about 10 K, 100 K and 500 K tets
  * (issue 8: goal <= 5 s for 500 K tets), plus the signed-distance build and
- * the cost of one distance and one winding-number query.
- * Prints one JSON object on stdout; asserts nothing.
+ * the cost of one distance and one winding-number query.  Each size is also
+ * meshed without the quality optimisation (target_dihedral 0: lattice,
+ * snapping, nothing else), so "optimise_s" is what the optimisation costs,
+ * and the smallest dihedral angle and altitude are given with and without
+ * it.  Prints one JSON object on stdout; asserts nothing.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
@@ -15,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define RUNS 3
+#define RUNS 5
 
 int main(int argc, char **argv) {
     char path[1024];
@@ -73,34 +76,43 @@ int main(int argc, char **argv) {
            t_build, us_dist, us_wind);
     const int cells[3] = {16, 35, 60};
     for (int c = 0; c < 3; c++) {
-        double t[RUNS];
-        defo_mesher_report rep;
+        double t[RUNS], t0s[RUNS];
+        defo_mesher_report rep, rep0;
         defo_index tets = 0, nodes = 0;
         int64_t peak = 0;
         for (int r = 0; r < RUNS; r++) {
-            defo_mesher_def def = defo_default_mesher_def();
-            def.cells = cells[c];
-            int64_t base = defo_allocated_bytes();
-            defo_reset_peak_allocated_bytes();
-            defo_mesh *m = NULL;
-            t0 = bench_now();
-            defo_status s = defo_mesh_surface(surf, &def, &m, &rep);
-            t[r] = bench_now() - t0;
-            if (s < 0) {
-                fprintf(stderr, "bench_mesher: %s\n", defo_last_error());
-                return 1;
+            for (int opt = 0; opt < 2; opt++) {
+                defo_mesher_def def = defo_default_mesher_def();
+                def.cells = cells[c];
+                if (!opt) def.target_dihedral = 0;
+                int64_t base = defo_allocated_bytes();
+                defo_reset_peak_allocated_bytes();
+                defo_mesh *m = NULL;
+                t0 = bench_now();
+                defo_status s = defo_mesh_surface(surf, &def, &m, opt ? &rep : &rep0);
+                (opt ? t : t0s)[r] = bench_now() - t0;
+                if (s < 0) {
+                    fprintf(stderr, "bench_mesher: %s\n", defo_last_error());
+                    return 1;
+                }
+                if (opt) {
+                    peak = defo_peak_allocated_bytes() - base;
+                    tets = m->num_elems;
+                    nodes = m->num_nodes;
+                }
+                defo_mesh_destroy(m);
             }
-            peak = defo_peak_allocated_bytes() - base;
-            tets = m->num_elems;
-            nodes = m->num_nodes;
-            defo_mesh_destroy(m);
         }
+        double med = bench_median(t, RUNS), med0 = bench_median(t0s, RUNS);
         printf("%s\n    {\"cells\": %d, \"tets\": %d, \"nodes\": %d, \"seconds\": %.3f, "
-               "\"peak_mb\": %.1f, \"us_per_tet\": %.2f, \"volume_error\": %.5f, "
-               "\"min_dihedral_deg\": %.2f}",
-               c ? "," : "", cells[c], (int)tets, (int)nodes, bench_median(t, RUNS),
-               (double)peak / 1e6, bench_median(t, RUNS) / (double)tets * 1e6, rep.volume_error,
-               rep.quality.min_dihedral);
+               "\"seconds_unoptimised\": %.3f, \"optimise_s\": %.3f, \"peak_mb\": %.1f, "
+               "\"us_per_tet\": %.2f, \"volume_error\": %.5f, \"volume_error_unoptimised\": "
+               "%.5f, \"min_dihedral_deg\": %.2f, \"min_dihedral_deg_unoptimised\": %.2f, "
+               "\"min_altitude_h\": %.3f, \"min_altitude_h_unoptimised\": %.3f}",
+               c ? "," : "", cells[c], (int)tets, (int)nodes, med, med0, med - med0,
+               (double)peak / 1e6, med / (double)tets * 1e6, rep.volume_error, rep0.volume_error,
+               rep.quality.min_dihedral, rep0.quality.min_dihedral, rep.min_altitude / rep.h,
+               rep0.min_altitude / rep0.h);
     }
     printf("\n  ],\n  \"checksum\": %.6g\n}\n", sink);
     defo_mesh_destroy(surf);

@@ -1,13 +1,15 @@
 /*
  * tests/test_mesher.c — the BCC mesher (include/defo/mesher.h) on analytic
- * spheres and on real scanned surfaces (data/meshes/bunny.off, eight.off;
- * see data/meshes/README.md).  The signed distance and winding numbers it
- * queries are tested in test_geometry.c.
+ * spheres and tori and on real surfaces (data/meshes/bunny.off, a scan;
+ * eight.off, genus 2; see data/meshes/README.md).  The signed distance and
+ * winding numbers it queries are tested in test_geometry.c.
  *
  * References used: a brute-force distance to the surface computed by a
  * different method (plane projection + edges, test_surfaces.h), the
- * surface's own enclosed volume (divergence theorem) and the tet10 Jacobian
- * evaluated here.
+ * surface's own enclosed volume (divergence theorem), the analytic volumes
+ * of the sphere and the torus, dihedral angles from the mesh module
+ * (defo_mesh_quality_summary, not the mesher's own) and the tet10 Jacobian
+ * evaluated here and by the element module.
  */
 #include "defo/defo.h"
 #include "defo/mesher.h"
@@ -29,7 +31,7 @@ static defo_mesh *read_data(const char *name) {
 }
 
 /* ----------------------------------------------------------- mesher */
-static void report_hist(const defo_quality_summary *q) {
+static void report_hist(const char *label, const defo_quality_summary *q) {
     char buf[512];
     int n = 0;
     for (int b = 0; b < DEFO_QUALITY_BINS; b++)
@@ -37,39 +39,82 @@ static void report_hist(const defo_quality_summary *q) {
             n += snprintf(buf + n, sizeof buf - (size_t)n, " [%d,%d):%d", 10 * b, 10 * b + 10,
                           (int)q->min_dihedral_hist[b]);
     if (n == 0) buf[0] = 0;
-    TEST_REPORT("min-dihedral histogram:%s", buf);
+    TEST_REPORT("min-dihedral histogram %s:%s", label, buf);
 }
 
-/* The issue's acceptance checks on a real surface: no inverted element,
- * min dihedral >= 10°, volume within 3 % of the surface's, every boundary
- * node within h/2 of the surface (brute-force distance computed here),
- * deterministic (two runs, 1 and 2 threads, bit-identical). */
-static void check_real_mesh(const char *name, int cells) {
-    defo_mesh *s = read_data(name);
-    CHECK(s != NULL);
-    if (!s) return;
+/* Smallest altitude of any tet (3V / largest face area): the length that
+ * bounds a stable explicit step. */
+static double min_altitude(const defo_mesh *m) {
+    double best = INFINITY;
+    for (defo_index e = 0; e < m->num_elems; e++) {
+        const double *p[4];
+        for (int c = 0; c < 4; c++) p[c] = m->x + 3 * (size_t)m->elems[4 * (size_t)e + (size_t)c];
+        double u[3], v[3], w[3];
+        for (int k = 0; k < 3; k++) {
+            u[k] = p[1][k] - p[0][k];
+            v[k] = p[2][k] - p[0][k];
+            w[k] = p[3][k] - p[0][k];
+        }
+        double vol = fabs(u[0] * (v[1] * w[2] - v[2] * w[1]) - u[1] * (v[0] * w[2] - v[2] * w[0]) +
+                          u[2] * (v[0] * w[1] - v[1] * w[0])) /
+                     6;
+        static const int F[4][3] = {{1, 2, 3}, {0, 3, 2}, {0, 1, 3}, {0, 2, 1}};
+        double amax = 0;
+        for (int f = 0; f < 4; f++) {
+            const double *a = p[F[f][0]], *b = p[F[f][1]], *c = p[F[f][2]];
+            double ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]},
+                   ac[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+            double n[3] = {ab[1] * ac[2] - ab[2] * ac[1], ab[2] * ac[0] - ab[0] * ac[2],
+                           ab[0] * ac[1] - ab[1] * ac[0]};
+            amax = fmax(amax, 0.5 * sqrt(dot3(n, n)));
+        }
+        best = fmin(best, 3 * vol / amax);
+    }
+    return best;
+}
+
+/* The acceptance checks of the quality optimisation on one surface: no
+ * inverted element, min dihedral >= 20° (measured by the mesh module), volume
+ * within 1 % of the surface's enclosed volume, every boundary node within
+ * h/2 of the surface (brute-force distance computed here), bit-identical
+ * meshes for 1 and 2 threads.  The mesh before the optimisation (target 0)
+ * must have had elements below 20°, so the check is not vacuous; its
+ * histogram and smallest altitude are reported beside the optimised one's.
+ * exact_volume > 0 is the analytic volume of the shape the surface
+ * approximates (reported, and checked within 1 % too). */
+static void check_quality_mesh(const char *name, const defo_mesh *s, int cells,
+                               double exact_volume) {
     defo_mesher_def def = defo_default_mesher_def();
     def.cells = cells;
-    defo_mesh *m = NULL, *m2 = NULL;
-    defo_mesher_report rep;
+    defo_mesh *m = NULL, *m2 = NULL, *m0 = NULL;
+    defo_mesher_report rep, rep0;
     defo_set_threads(1);
     CHECK_OK(defo_mesh_surface(s, &def, &m, &rep));
     defo_set_threads(2);
     CHECK_OK(defo_mesh_surface(s, &def, &m2, NULL));
     defo_set_threads(0);
-    if (!m || !m2) goto out;
+    defo_mesher_def def0 = def;
+    def0.target_dihedral = 0;
+    CHECK_OK(defo_mesh_surface(s, &def0, &m0, &rep0));
+    if (!m || !m2 || !m0) goto out;
     CHECK(m->order == 1 && m->num_elems > 0);
     defo_index inv = -1;
     CHECK_OK(defo_mesh_count_inverted(m, NULL, &inv, NULL));
     CHECK(inv == 0);
-    defo_quality_summary q;
+    defo_quality_summary q, q0;
     CHECK_OK(defo_mesh_quality_summary(m, NULL, &q));
-    CHECK(q.min_dihedral >= 10.0);
+    CHECK_OK(defo_mesh_quality_summary(m0, NULL, &q0));
+    CHECK_MSG(q.min_dihedral >= 20.0, "%s: min dihedral %.3f", name, q.min_dihedral);
+    CHECK(q0.min_dihedral >= 10.0 && q0.min_dihedral < 20.0);
+    CHECK(rep0.optimize_sweeps == 0 && rep.optimize_sweeps > 0);
+    /* the report's "before" is the unoptimised mesh's quality */
+    CHECK(rep.quality_snapped.min_dihedral == q0.min_dihedral);
     double vol = 0;
     CHECK_OK(defo_element_volume(m, NULL, &vol));
     double verr = (vol - rep.surface_volume) / rep.surface_volume;
-    CHECK(fabs(verr) <= 0.03);
+    CHECK_MSG(fabs(verr) <= 0.01, "%s: volume error %.4f", name, verr);
     CHECK_NEAR(rep.volume, vol, 1e-12 * vol);
+    if (exact_volume > 0) CHECK(fabs(vol - exact_volume) <= 0.01 * exact_volume);
     /* boundary nodes against the brute-force distance */
     defo_boundary bd;
     double maxd = 0;
@@ -91,24 +136,56 @@ static void check_real_mesh(const char *name, int cells) {
                !memcmp(m->x, m2->x, 3 * sizeof(double) * (size_t)m->num_nodes) &&
                !memcmp(m->elems, m2->elems, 4 * sizeof(defo_index) * (size_t)m->num_elems);
     CHECK(same);
-    TEST_REPORT("%s cells %d: h %.4g, %d nodes, %d tets, inverted %d, min/max dihedral %.2f/%.2f "
-                "deg, volume %.6g vs surface %.6g (error %+.3f %%), boundary nodes %d (snapped "
-                "%d), max boundary distance %.4g = %.3f h, bit-identical (1 vs 2 threads) %s",
-                name, cells, rep.h, (int)m->num_nodes, (int)m->num_elems, (int)inv, q.min_dihedral,
-                q.max_dihedral, vol, rep.surface_volume, 100 * verr, nb, (int)rep.snapped_nodes,
-                maxd, maxd / rep.h, same ? "yes" : "NO");
-    report_hist(&q);
+    double alt = min_altitude(m), alt0 = min_altitude(m0);
+    CHECK(alt > alt0);
+    double verr0 = (rep0.volume - rep.surface_volume) / rep.surface_volume;
+    TEST_REPORT("%s cells %d: h %.4g, %d nodes, %d tets (before: %d), inverted %d, min dihedral "
+                "%.2f deg (before: %.2f), max %.2f; volume %.6g vs surface %.6g: error %+.3f %% "
+                "(before: %+.3f %%)%s; boundary nodes %d, max distance %.3f h; smallest "
+                "altitude %.3f h (before: %.3f h); %d sweeps, %lld moves, %lld flips, %lld "
+                "wedges removed, volume offset <= %.3f h; bit-identical (1 vs 2 threads) %s",
+                name, cells, rep.h, (int)m->num_nodes, (int)m->num_elems, (int)m0->num_elems,
+                (int)inv, q.min_dihedral, q0.min_dihedral, q.max_dihedral, vol, rep.surface_volume,
+                100 * verr, 100 * verr0, "", nb, maxd / rep.h, alt / rep.h, alt0 / rep.h,
+                rep.optimize_sweeps, (long long)rep.optimize_moves, (long long)rep.optimize_flips,
+                (long long)rep.optimize_deleted, rep.volume_offset / rep.h, same ? "yes" : "NO");
+    if (exact_volume > 0)
+        TEST_REPORT("%s: analytic volume %.6g, mesh %+.3f %%, triangulated surface %+.3f %%", name,
+                    exact_volume, 100 * (vol / exact_volume - 1),
+                    100 * (rep.surface_volume / exact_volume - 1));
+    report_hist("before", &q0);
+    report_hist("after", &q);
 out:
     defo_mesh_destroy(m);
     defo_mesh_destroy(m2);
+    defo_mesh_destroy(m0);
+}
+
+static void check_real_mesh(const char *name, int cells) {
+    defo_mesh *s = read_data(name);
+    CHECK(s != NULL);
+    if (!s) return;
+    check_quality_mesh(name, s, cells, 0);
     defo_mesh_destroy(s);
 }
 
 static void test_mesh_bunny(void) {
     check_real_mesh("bunny.off", 20);
+    check_real_mesh("bunny.off", 25);
 }
 static void test_mesh_eight(void) {
     check_real_mesh("eight.off", 30);
+}
+static void test_mesh_sphere_quality(void) {
+    defo_mesh *s = uv_sphere(0, 0, 0, 1, 48, 96);
+    check_quality_mesh("sphere r=1 (48x96 UV)", s, 16, 4.0 / 3.0 * PI);
+    defo_mesh_destroy(s);
+}
+static void test_mesh_torus_quality(void) {
+    const double R = 1, r = 0.35;
+    defo_mesh *s = torus_surface(R, r, 128, 48);
+    check_quality_mesh("torus R=1 r=0.35 (128x48)", s, 20, 2 * PI * PI * R * r * r);
+    defo_mesh_destroy(s);
 }
 
 /* det J of a tet10 (VTK order) at barycentric l, computed here. */
@@ -132,8 +209,10 @@ static double detj10(const double *x, const defo_index *v, const double l[4]) {
            J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
 }
 
-/* tet10 on the bunny: det J > 0 at corners, edge nodes, centroid and a 4^3
- * grid of interior points of every element; curved volume within 3 %. */
+/* tet10 on the bunny: the edge nodes are placed after the corners were
+ * optimised; det J > 0 at corners, edge nodes, centroid and a 4^3 grid of
+ * interior points of every element, and by defo_element_jacobian_quality;
+ * curved volume within 1 %. */
 static void test_mesh_tet10(void) {
     defo_mesh *s = read_data("bunny.off");
     if (!s) {
@@ -166,13 +245,22 @@ static void test_mesh_tet10(void) {
                 }
     }
     CHECK(bad == 0);
-    CHECK(fabs(rep.volume_error) <= 0.03);
+    /* the element module's measure agrees: positive everywhere */
+    double worst = 0;
+    defo_index worst_e = -1;
+    CHECK_OK(defo_element_jacobian_quality(m, NULL, NULL, &worst, &worst_e));
+    CHECK(worst > 0);
+    CHECK(rep.quality.min_dihedral >= 20.0); /* of the corner tets */
+    CHECK(fabs(rep.volume_error) <= 0.01);
     CHECK(rep.edge_nodes_snapped > rep.edge_nodes_boundary / 2);
-    TEST_REPORT("tet10 bunny cells 14: %d elements, %d nodes; boundary edge nodes on the surface "
-                "%d of %d; det J <= 0 at %d of 35 points/element; min det J / det J(centroid) "
-                "%.3f; volume error %+.3f %%",
-                (int)m->num_elems, (int)m->num_nodes, (int)rep.edge_nodes_snapped,
-                (int)rep.edge_nodes_boundary, bad, min_ratio, 100 * rep.volume_error);
+    TEST_REPORT(
+        "tet10 bunny cells 14: %d elements, %d nodes; boundary edge nodes on the surface "
+        "%d of %d; det J <= 0 at %d of 35 points/element; min det J / det J(centroid) "
+        "%.3f; defo_element_jacobian_quality worst %.3f; corner min dihedral %.2f deg; volume "
+        "error %+.3f %%",
+        (int)m->num_elems, (int)m->num_nodes, (int)rep.edge_nodes_snapped,
+        (int)rep.edge_nodes_boundary, bad, min_ratio, worst, rep.quality.min_dihedral,
+        100 * rep.volume_error);
     defo_mesh_destroy(m);
     defo_mesh_destroy(s);
 }
@@ -219,6 +307,18 @@ static void test_bad_surfaces(void) {
     def.cells = 0;
     CHECK(defo_mesh_surface(s, &def, &m, NULL) == DEFO_ERR_INVALID_ARGUMENT && m == NULL);
     def.cells = 10;
+    def.target_dihedral = 60;
+    CHECK(defo_mesh_surface(s, &def, &m, NULL) == DEFO_ERR_INVALID_ARGUMENT && m == NULL);
+    CHECK(strstr(defo_last_error(), "target_dihedral") != NULL);
+    def.target_dihedral = 20;
+    def.max_boundary_distance = 0;
+    CHECK(defo_mesh_surface(s, &def, &m, NULL) == DEFO_ERR_INVALID_ARGUMENT && m == NULL);
+    CHECK(strstr(defo_last_error(), "max_boundary_distance") != NULL);
+    def.max_boundary_distance = 0.45;
+    def.target_altitude = -0.1;
+    CHECK(defo_mesh_surface(s, &def, &m, NULL) == DEFO_ERR_INVALID_ARGUMENT && m == NULL);
+    CHECK(strstr(defo_last_error(), "target_altitude") != NULL);
+    def.target_altitude = 0.2;
     /* small hole: a mesh anyway, with a warning that says so */
     memcpy(s->tris + 3 * 40, s->tris + 3 * (s->num_tris - 1), 3 * sizeof(defo_index));
     s->num_tris--;
@@ -269,6 +369,8 @@ static void test_bad_surfaces(void) {
 
 int main(void) {
     RUN(test_mesh_sphere_volume);
+    RUN(test_mesh_sphere_quality);
+    RUN(test_mesh_torus_quality);
     RUN(test_mesh_bunny);
     RUN(test_mesh_eight);
     RUN(test_mesh_tet10);

@@ -1,6 +1,7 @@
 /*
  * tests/test_surfaces.h — triangle surfaces and reference distances shared by
- * the geometry and mesher tests: a UV sphere (outward, counter-clockwise),
+ * the geometry and mesher tests: a UV sphere and a torus (outward,
+ * counter-clockwise),
  * the brute-force distance to a surface computed by a different method from
  * the library's (projection on each triangle's plane, then its edges), and
  * the inscribed radius of a convex polyhedron about a centre.
@@ -47,6 +48,31 @@ static inline defo_mesh *uv_sphere(double cx, double cy, double cz, double r, in
         defo_mesh_add_tri(m, t, 3, 0);
     }
 #undef RING
+    return m;
+}
+
+/* Torus around the z axis: tube centre at distance R from the axis, tube
+ * radius r; n1 segments around the axis, n2 around the tube; outward CCW. */
+static inline defo_mesh *torus_surface(double R, double r, int n1, int n2) {
+    defo_mesh *m = NULL;
+    if (defo_mesh_create(0, &m)) return NULL;
+    for (int i = 0; i < n1; i++) {
+        double u = 2 * PI * i / n1;
+        for (int j = 0; j < n2; j++) {
+            double v = 2 * PI * j / n2;
+            defo_mesh_add_node(m, (R + r * cos(v)) * cos(u), (R + r * cos(v)) * sin(u), r * sin(v),
+                               NULL);
+        }
+    }
+    for (int i = 0; i < n1; i++)
+        for (int j = 0; j < n2; j++) {
+            defo_index a = (defo_index)(i * n2 + j), b = (defo_index)(((i + 1) % n1) * n2 + j),
+                       c = (defo_index)(i * n2 + (j + 1) % n2),
+                       d = (defo_index)(((i + 1) % n1) * n2 + (j + 1) % n2);
+            defo_index t1[3] = {a, b, d}, t2[3] = {a, d, c};
+            defo_mesh_add_tri(m, t1, 3, 0);
+            defo_mesh_add_tri(m, t2, 3, 0);
+        }
     return m;
 }
 

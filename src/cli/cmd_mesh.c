@@ -3,11 +3,15 @@
  * --size h] [--order 1|2] [--json]`: a simulation tet mesh from a triangle
  * surface (include/defo/mesher.h).
  *
- * Reports counts, quality (min-dihedral histogram), the mesh's volume against
- * the surface's enclosed volume and the largest distance of a boundary node
- * to the surface.  JSON keys are a contract: nodes, elements, order, volume,
+ * Reports counts, quality (min-dihedral histogram before and after the
+ * optimisation), the mesh's volume against the surface's enclosed volume
+ * and the largest distance of a boundary node to the surface.  JSON keys are a contract: nodes, elements, order, volume,
  * surface_volume, volume_error, min_dihedral_deg, max_dihedral_deg, inverted,
- * max_boundary_distance, h, seconds (plus min_dihedral_histogram, warnings).
+ * max_boundary_distance, h, seconds (plus min_dihedral_histogram, warnings),
+ * and for the optimisation (mesher.h): min_dihedral_deg_snapped and
+ * min_dihedral_histogram_snapped (the quality before it), optimize_sweeps,
+ * optimize_moves, optimize_flips, optimize_removed, volume_offset,
+ * min_altitude, min_altitude_snapped.
  * A surface with problems the mesher can live with (holes, self-intersection,
  * flipped triangles) gives a mesh and "defo mesh: warning: ..." on stderr,
  * exit 0; one it cannot mesh gives a one-line reason and exit 2.
@@ -137,6 +141,18 @@ int cmd_mesh(int argc, char **argv) {
         cli_json_int(&j, "surface_triangles", rep.surface.num_triangles);
         cli_json_int(&j, "surface_open_edges", rep.surface.open_edges);
         cli_json_int(&j, "surface_self_intersections", rep.surface.self_intersections);
+        cli_json_int(&j, "optimize_sweeps", rep.optimize_sweeps);
+        cli_json_int(&j, "optimize_moves", rep.optimize_moves);
+        cli_json_int(&j, "optimize_flips", rep.optimize_flips);
+        cli_json_int(&j, "optimize_removed", rep.optimize_deleted);
+        cli_json_number(&j, "volume_offset", rep.volume_offset);
+        cli_json_number(&j, "min_altitude", rep.min_altitude);
+        cli_json_number(&j, "min_altitude_snapped", rep.min_altitude_snapped);
+        cli_json_begin_array(&j, "min_dihedral_histogram_snapped");
+        for (int b = 0; b < DEFO_QUALITY_BINS; b++)
+            cli_json_int(&j, NULL, rep.quality_snapped.min_dihedral_hist[b]);
+        cli_json_end_array(&j);
+        cli_json_number(&j, "min_dihedral_deg_snapped", rep.quality_snapped.min_dihedral);
         cli_json_begin_array(&j, "min_dihedral_histogram");
         for (int b = 0; b < DEFO_QUALITY_BINS; b++) cli_json_int(&j, NULL, q->min_dihedral_hist[b]);
         cli_json_end_array(&j);
@@ -155,9 +171,26 @@ int cmd_mesh(int argc, char **argv) {
                (long long)m->num_elems, m->order == 2 ? "tet10" : "tet4");
         printf("  volume     %.6g (%+.3f %% of the surface's)\n", rep.volume,
                100 * rep.volume_error);
-        printf("  quality    min dihedral %.2f deg, max %.2f deg, inverted %lld\n", q->min_dihedral,
-               q->max_dihedral, (long long)q->inverted);
-        printf("  histogram  min dihedral per element:");
+        const defo_quality_summary *q0 = &rep.quality_snapped;
+        printf("  quality    min dihedral %.2f deg, max %.2f deg, inverted %lld; smallest altitude "
+               "%.4g (%.3f h)\n",
+               q->min_dihedral, q->max_dihedral, (long long)q->inverted, rep.min_altitude,
+               rep.h > 0 ? rep.min_altitude / rep.h : 0);
+        if (rep.optimize_sweeps > 0) {
+            printf("  optimised  from min dihedral %.2f deg, smallest altitude %.3f h: %d sweeps, "
+                   "%lld node moves, %lld flips, %lld boundary wedges removed\n",
+                   q0->min_dihedral, rep.h > 0 ? rep.min_altitude_snapped / rep.h : 0,
+                   rep.optimize_sweeps, (long long)rep.optimize_moves,
+                   (long long)rep.optimize_flips, (long long)rep.optimize_deleted);
+            printf("  histogram  min dihedral per element, before optimisation:");
+            for (int b = 0; b < DEFO_QUALITY_BINS; b++)
+                if (q0->min_dihedral_hist[b])
+                    printf(" [%d,%d) %lld", 10 * b, 10 * b + 10,
+                           (long long)q0->min_dihedral_hist[b]);
+            printf("\n             after:");
+        } else {
+            printf("  histogram  min dihedral per element:");
+        }
         for (int b = 0; b < DEFO_QUALITY_BINS; b++)
             if (q->min_dihedral_hist[b])
                 printf(" [%d,%d) %lld", 10 * b, 10 * b + 10, (long long)q->min_dihedral_hist[b]);
@@ -165,6 +198,10 @@ int cmd_mesh(int argc, char **argv) {
         printf("  boundary   %lld nodes, %lld on the surface; max distance %.4g (%.3f h)\n",
                (long long)rep.boundary_nodes, (long long)rep.snapped_nodes,
                rep.max_boundary_distance, rep.h > 0 ? rep.max_boundary_distance / rep.h : 0);
+        if (rep.volume_offset > 0)
+            printf(
+                "             volume correction: moved along the normal by up to %.4g (%.3f h)\n",
+                rep.volume_offset, rep.h > 0 ? rep.volume_offset / rep.h : 0);
         if (m->order == 2)
             printf("  tet10      %lld of %lld boundary edge nodes on the surface\n",
                    (long long)rep.edge_nodes_snapped, (long long)rep.edge_nodes_boundary);

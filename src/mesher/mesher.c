@@ -23,19 +23,29 @@
  *     dihedral angle >= def->min_dihedral (or no worse than before); a
  *     refused move tries 3/4, 1/2, 1/4 of the way.  Sweeps repeat because a
  *     neighbour's move can unblock a node.
- *  4. tet10 (MTPS08 §6.1): edge midpoints (defo_mesh_to_quadratic); each
- *     boundary edge node moves to the surface point closest to it when every
- *     incident element keeps det J >= tet10_min_jacobian × the straight
- *     element's at its corners, edge nodes, centroid and the 4 cubature
- *     points (else half way, else it stays).
- * No refinement near the surface (uniform h).
+ *  4. Quality optimisation (optimize.c): flips, removal of boundary
+ *     wedges, smoothing that maximises each node's worst dihedral angle
+ *     (boundary nodes slide on the surface), renewed snapping, until no tet
+ *     is below def->target_dihedral; then the same for the smallest
+ *     altitude (def->target_altitude) without an angle falling below the
+ *     target; then boundary nodes move along their normals to cancel the
+ *     chord error so the volume is the surface's.  The quality after step
+ *     3 is reported as quality_snapped.
+ *  5. tet10 (MTPS08 §6.1): edge midpoints (defo_mesh_to_quadratic) of the
+ *     optimised corners; each boundary edge node moves to the surface point
+ *     closest to it when every incident element keeps det J >=
+ *     tet10_min_jacobian × the straight element's at its corners, edge
+ *     nodes, centroid and the 4 cubature points (else half way, else it
+ *     stays).
+ * No refinement near the surface (uniform h).  Step 3's guard
+ * (def->min_dihedral, 10°) keeps the snapped mesh untangled for step 4.
  *
  * Determinism: parallel loops only fill per-cube / per-node slots; all
- * decisions that depend on order (numbering, snapping sweeps) run serially
- * in lattice / node index order.  Same surface + definition = same mesh bit
+ * decisions that depend on order (numbering, snapping sweeps, the
+ * optimisation) run serially in lattice / node / tet index order.  Same surface + definition = same mesh bit
  * for bit, for any thread count.
  */
-#include "defo/mesher.h"
+#include "mesher/mesher_internal.h"
 #include "defo/element.h"
 #include "defo/math.h"
 #include "base/base.h"
@@ -56,6 +66,9 @@ defo_mesher_def defo_default_mesher_def(void) {
     d.min_dihedral = 10.0;
     d.tet10_min_jacobian = 0.1;
     d.band = 0.1;
+    d.target_dihedral = 20.0;
+    d.target_altitude = 0.2;
+    d.max_boundary_distance = 0.45;
     d.sdf = defo_default_sdf_def();
     return d;
 }
@@ -258,29 +271,6 @@ static defo_status classify(const defo_surface_sdf *sdf, const lattice *L, doubl
 }
 
 /* ------------------------------------------------------------ quality */
-/* Cosine of the smallest dihedral angle of tet (a, b, c, d), and its det.
- * Dihedral θ between faces f, g satisfies cos θ = -n̂f·n̂g with outward
- * normals; the smallest angle has the largest cosine.  A flat tet gives 1. */
-static double tet_max_cos(const double *x, const defo_index *v, double *det) {
-    defo_vec3 p[4];
-    for (int i = 0; i < 4; i++) p[i] = defo_v3_load(x + 3 * (size_t)v[i]);
-    *det = defo_v3_dot(defo_v3_sub(p[1], p[0]),
-                       defo_v3_cross(defo_v3_sub(p[2], p[0]), defo_v3_sub(p[3], p[0])));
-    static const int F[4][3] = {{1, 2, 3}, {0, 3, 2}, {0, 1, 3}, {0, 2, 1}};
-    defo_vec3 n[4];
-    for (int f = 0; f < 4; f++) {
-        defo_vec3 a = p[F[f][0]], b = p[F[f][1]], c = p[F[f][2]];
-        defo_vec3 nf = defo_v3_cross(defo_v3_sub(b, a), defo_v3_sub(c, a));
-        double l = defo_v3_norm(nf);
-        if (!(l > 0)) return 1.0;
-        n[f] = defo_v3_scale(nf, 1.0 / l);
-    }
-    double mc = -1;
-    for (int f = 0; f < 4; f++)
-        for (int g = f + 1; g < 4; g++) mc = fmax(mc, -defo_v3_dot(n[f], n[g]));
-    return mc;
-}
-
 /* Would node `node` at p keep every incident tet acceptable? */
 static int move_ok(double *x, const defo_mesh *m, const defo_node_elems *ne, defo_index node,
                    const double p[3], double cos_limit) {
@@ -290,11 +280,11 @@ static int move_ok(double *x, const defo_mesh *m, const defo_node_elems *ne, def
     for (int64_t k = ne->offset[node]; k < ne->offset[node + 1] && ok; k++) {
         const defo_index *v = m->elems + 4 * (size_t)ne->elem[k];
         double det0, det1;
-        double c0 = tet_max_cos(x, v, &det0);
+        double c0 = mesher_tet_max_cos(x, v, &det0);
         xn[0] = p[0];
         xn[1] = p[1];
         xn[2] = p[2];
-        double c1 = tet_max_cos(x, v, &det1);
+        double c1 = mesher_tet_max_cos(x, v, &det1);
         xn[0] = old[0];
         xn[1] = old[1];
         xn[2] = old[2];
@@ -305,7 +295,7 @@ static int move_ok(double *x, const defo_mesh *m, const defo_node_elems *ne, def
 
 /* Step 3 (see the top of the file).  is_bd marks boundary nodes. */
 static defo_status snap_nodes(const defo_surface_sdf *sdf, defo_mesh *m, const uint8_t *is_bd,
-                              double min_dihedral, defo_mesher_report *rep) {
+                              double min_dihedral, uint8_t *on_surf, defo_mesher_report *rep) {
     const defo_index nn = m->num_nodes;
     defo_node_elems ne;
     defo_status s = defo_mesh_node_elems(m, &ne);
@@ -339,6 +329,7 @@ static defo_status snap_nodes(const defo_surface_sdf *sdf, defo_mesh *m, const u
                     if (f == 0) { /* full move: exactly the target */
                         for (int k = 0; k < 3; k++) p[k] = ti[k];
                         state[i] = 2;
+                        on_surf[i] = 1;
                         rep->snapped_nodes++;
                     }
                     memcpy(xi, p, sizeof p);
@@ -378,7 +369,7 @@ static double tet10_detj(const double *x, const defo_index *v, const double l[4]
            J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
 }
 
-/* The 15 barycentric points of step 4. */
+/* The 15 barycentric points of step 5. */
 static void tet10_samples(double pts[15][4]) {
     static const int E[6][2] = {{0, 1}, {1, 2}, {0, 2}, {0, 3}, {1, 3}, {2, 3}};
     int n = 0;
@@ -395,7 +386,7 @@ static void tet10_samples(double pts[15][4]) {
 
 static int tet10_ok(const double *x, const defo_index *v, double pts[15][4], double frac) {
     double det0;
-    (void)tet_max_cos(x, v, &det0);
+    (void)mesher_tet_max_cos(x, v, &det0);
     for (int q = 0; q < 15; q++)
         if (!(tet10_detj(x, v, pts[q]) >= frac * det0)) return 0;
     return 1;
@@ -493,7 +484,7 @@ static defo_status build_mesh(const lattice *L, const uint16_t *keep, defo_mesh 
             cube_tet(L, i, j, k, b / 4, b % 4, v, cen);
             defo_index t[4] = {map[v[0]], map[v[1]], map[v[2]], map[v[3]]};
             double det;
-            (void)tet_max_cos(m->x, t, &det);
+            (void)mesher_tet_max_cos(m->x, t, &det);
             if (det < 0) {
                 defo_index tmp = t[2];
                 t[2] = t[3];
@@ -509,6 +500,25 @@ static defo_status build_mesh(const lattice *L, const uint16_t *keep, defo_mesh 
     }
     *out = m;
     return DEFO_OK;
+}
+
+/* Smallest altitude (3V / face area) of the corner tets of m. */
+static double min_altitude(const defo_mesh *m) {
+    double best = INFINITY;
+    for (defo_index e = 0; e < m->num_elems; e++) {
+        const defo_index *v = m->elems + (size_t)m->nodes_per_elem * (size_t)e;
+        defo_vec3 p[4];
+        for (int c = 0; c < 4; c++) p[c] = defo_v3_load(m->x + 3 * (size_t)v[c]);
+        double det = defo_v3_dot(defo_v3_sub(p[1], p[0]),
+                                 defo_v3_cross(defo_v3_sub(p[2], p[0]), defo_v3_sub(p[3], p[0])));
+        static const int F[4][3] = {{1, 2, 3}, {0, 3, 2}, {0, 1, 3}, {0, 2, 1}};
+        for (int f = 0; f < 4; f++) {
+            defo_vec3 a = p[F[f][0]], b = p[F[f][1]], c = p[F[f][2]];
+            double l = defo_v3_norm(defo_v3_cross(defo_v3_sub(b, a), defo_v3_sub(c, a)));
+            best = fmin(best, l > 0 ? det / l : 0); /* 3V / A = det / (2A) */
+        }
+    }
+    return best;
 }
 
 /* Boundary corner nodes of a tet4 mesh. */
@@ -570,6 +580,16 @@ defo_status defo_mesh_surface_sdf(const defo_surface_sdf *sdf, const defo_mesher
     if (!(d.min_dihedral >= 0 && d.min_dihedral < 60))
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "%s: min_dihedral %g (must be in [0, 60))", fn,
                           d.min_dihedral);
+    if (!(d.target_dihedral >= 0 && d.target_dihedral < 60))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "%s: target_dihedral %g (must be in [0, 60))",
+                          fn, d.target_dihedral);
+    if (!(d.target_altitude >= 0 && d.target_altitude <= 0.5))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "%s: target_altitude %g (must be in [0, 0.5])",
+                          fn, d.target_altitude);
+    if (!(d.max_boundary_distance > 0 && d.max_boundary_distance <= 0.5))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "%s: max_boundary_distance %g (must be in (0, 0.5])", fn,
+                          d.max_boundary_distance);
     if (!(d.band >= 0 && d.band <= 0.5))
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "%s: band %g (must be in [0, 0.5])", fn,
                           d.band);
@@ -647,7 +667,20 @@ defo_status defo_mesh_surface_sdf(const defo_surface_sdf *sdf, const defo_mesher
     uint8_t *is_bd = NULL;
     if (!s) s = boundary_nodes(m, &is_bd);
     defo_index n_corner_nodes = m ? m->num_nodes : 0;
-    if (!s) s = snap_nodes(sdf, m, is_bd, d.min_dihedral, rep);
+    uint8_t *on_surf = NULL;
+    if (!s && !(on_surf = defo_calloc((size_t)m->num_nodes + 1, 1)))
+        s = defo_error_oom("mesher snapping", (size_t)m->num_nodes);
+    if (!s) s = snap_nodes(sdf, m, is_bd, d.min_dihedral, on_surf, rep);
+    if (!s) s = defo_mesh_quality_summary(m, NULL, &rep->quality_snapped);
+    if (!s) rep->min_altitude_snapped = min_altitude(m);
+    if (!s && d.target_dihedral > 0)
+        s = mesher_optimize(sdf, m, is_bd, on_surf, rep->h, d.target_dihedral, d.target_altitude,
+                            d.max_boundary_distance * rep->h, rep);
+    if (!s) {
+        rep->snapped_nodes = 0;
+        for (defo_index i = 0; i < m->num_nodes; i++) rep->snapped_nodes += on_surf[i];
+    }
+    defo_free(on_surf);
     if (!s && d.order == 2) {
         defo_mesh *q = NULL;
         s = defo_mesh_to_quadratic(m, &q);
@@ -693,6 +726,7 @@ defo_status defo_mesh_surface_sdf(const defo_surface_sdf *sdf, const defo_mesher
     defo_free(is_bd);
     if (!s) s = defo_element_volume(m, NULL, &rep->volume);
     if (!s) s = defo_mesh_quality_summary(m, NULL, &rep->quality);
+    if (!s) rep->min_altitude = min_altitude(m);
     if (s) {
         defo_mesh_destroy(m);
         return s;

@@ -17,7 +17,8 @@ eight="$DEFO_SRC/data/meshes/eight.off"
 "$DEFO" mesh "$bunny" -o "$T/bunny.vtu" --cells 12 > "$T/h.txt" 2> "$T/h.err" \
   && ok || bad "mesh bunny: $(cat "$T/h.err")"
 [ -s "$T/bunny.vtu" ] && ok || bad "no bunny.vtu written"
-grep -q "min dihedral" "$T/h.txt" && grep -q "histogram" "$T/h.txt" && ok || bad "human report: $(cat "$T/h.txt")"
+grep -q "min dihedral" "$T/h.txt" && grep -q "histogram" "$T/h.txt" \
+  && grep -q "before optimisation" "$T/h.txt" && ok || bad "human report: $(cat "$T/h.txt")"
 [ ! -s "$T/h.err" ] && ok || bad "closed surface warned: $(cat "$T/h.err")"
 
 # --json keys; the written file agrees with the report (defo info, meshio).
@@ -30,7 +31,10 @@ need = ["nodes", "elements", "order", "volume", "surface_volume", "volume_error"
         "min_dihedral_deg", "max_dihedral_deg", "inverted", "max_boundary_distance", "h", "seconds"]
 missing = [k for k in need if k not in d]
 assert not missing, missing
-assert d["order"] == 1 and d["inverted"] == 0 and d["min_dihedral_deg"] >= 10
+assert d["order"] == 1 and d["inverted"] == 0 and d["min_dihedral_deg"] >= 20, d["min_dihedral_deg"]
+# the quality before the optimisation, and the histogram of the output
+assert d["min_dihedral_deg_snapped"] >= 10 and d["optimize_sweeps"] >= 1
+assert sum(d["min_dihedral_histogram"]) == d["elements"] and sum(d["min_dihedral_histogram"][:2]) == 0
 assert abs(d["volume_error"]) <= 0.03, d["volume_error"]
 assert d["max_boundary_distance"] <= 0.5 * d["h"]
 assert abs(d["volume"] - d["surface_volume"] * (1 + d["volume_error"])) <= 1e-9 * d["volume"]
