@@ -228,8 +228,8 @@ static void test_matrix_sag(void) {
         }
     TEST_REPORT("Timoshenko %.5e m; tet10 %.4f / %.4f, tet4 %.4f / %.4f of it "
                 "(invertible / corotated)",
-                timoshenko, ref[1][0] / timoshenko, ref[1][1] / timoshenko,
-                ref[0][0] / timoshenko, ref[0][1] / timoshenko);
+                timoshenko, ref[1][0] / timoshenko, ref[1][1] / timoshenko, ref[0][0] / timoshenko,
+                ref[0][1] / timoshenko);
     for (int o = 0; o < 2; o++)
         CHECK_MSG(fabs(ref[o][0] - ref[o][1]) <= 5e-3 * ref[o][1],
                   "formulations disagree: %.5e vs %.5e", ref[o][0], ref[o][1]);
@@ -425,8 +425,8 @@ static void test_mixed_world(void) {
             const defo_index n = defo_body_num_nodes(a.w, ids[0][k]);
             const size_t bytes = 3 * (size_t)n * sizeof(double);
             CHECK(n == defo_body_num_nodes(b.w, ids[1][k]));
-            CHECK(!memcmp(defo_body_positions(a.w, ids[0][k]),
-                          defo_body_positions(b.w, ids[1][k]), bytes));
+            CHECK(!memcmp(defo_body_positions(a.w, ids[0][k]), defo_body_positions(b.w, ids[1][k]),
+                          bytes));
             CHECK(!memcmp(defo_body_velocities(a.w, ids[0][k]),
                           defo_body_velocities(b.w, ids[1][k]), bytes));
         }
