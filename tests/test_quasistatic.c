@@ -653,7 +653,7 @@ static void test_cholesky_threads_bitwise(void) {
 
 /* Errors are data: bad definitions are refused with a message, a frame that
  * cannot converge in the allowed iterations says why and leaves x finite,
- * a non-finite state is refused. */
+ * non-finite state and loads are refused naming the node. */
 static void test_errors_and_reasons(void) {
     double o[3] = {0, 0, 0}, s[3] = {1, 1, 1};
     defo_mesh *m = box(o, s, 2, 2, 2);
@@ -680,6 +680,15 @@ static void test_errors_and_reasons(void) {
     CHECK(all_finite(defo_body_positions(w, id), N));
     x[0] = NAN;
     CHECK(defo_body_set_state(w, id, x, NULL) == DEFO_ERR_INVALID_ARGUMENT);
+    /* a dead load that is not finite: the step is refused naming the node,
+     * the state stays that of the frame's start */
+    memcpy(x, defo_body_positions(w, id), sizeof(double) * N);
+    double *load = defo_body_external_force(w, id);
+    load[3 * 5 + 1] = INFINITY;
+    CHECK(defo_world_step(w, 1.0) == DEFO_ERR_INVALID_ARGUMENT);
+    TEST_REPORT("non-finite load: %s", defo_last_error());
+    CHECK(strstr(defo_last_error(), "node 5") != NULL);
+    CHECK(!memcmp(x, defo_body_positions(w, id), sizeof(double) * N));
     free(x);
     defo_world_destroy(w);
     defo_mesh_destroy(m);
