@@ -1,7 +1,8 @@
 /*
  * quasistatic_press.c — a soft slab held at both ends, pressed by two rigid
  * cylinders moving down and twisted by its right-end "bone" (TSIF05 §10–11),
- * solved quasistatically frame by frame (defo/quasistatic.h).
+ * solved quasistatically frame by frame: a world (defo/world.h) whose one
+ * body is stepped by the QUASISTATIC integrator (defo/integrator.h).
  *
  *   cc quasistatic_press.c $(pkg-config --cflags --libs defo) -o quasistatic_press
  *   ./quasistatic_press [OUTDIR] [FRAMES]      (default: press_out, 48)
@@ -10,12 +11,11 @@
  * ParaView, and prints one line of solver statistics per frame.
  */
 #include <defo/collision.h>
-#include <defo/contact.h>
-#include <defo/geometry.h>
 #include <defo/io.h>
 #include <defo/mesh.h>
-#include <defo/quasistatic.h>
+#include <defo/world.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +28,21 @@
 static int fail(const char *what) {
     fprintf(stderr, "quasistatic_press: %s: %s\n", what, defo_last_error());
     return 1;
+}
+
+/* Mean edge length of the mesh's tetrahedra [m]. */
+static double mean_edge(const defo_mesh *m) {
+    double sum = 0;
+    for (defo_index e = 0; e < m->num_elems; e++) {
+        const defo_index *v = m->elems + (size_t)e * (size_t)m->nodes_per_elem;
+        for (int a = 0; a < 4; a++)
+            for (int b = a + 1; b < 4; b++) {
+                const double *p = m->x + 3 * (size_t)v[a], *q = m->x + 3 * (size_t)v[b];
+                sum += sqrt((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) +
+                            (p[2] - q[2]) * (p[2] - q[2]));
+            }
+    }
+    return sum / (6.0 * (double)m->num_elems);
 }
 
 int main(int argc, char **argv) {
@@ -48,13 +63,36 @@ int main(int argc, char **argv) {
     defo_mesh *mesh = NULL;
     if (defo_generate_box(&bd, &mesh) != DEFO_OK) return fail("mesh");
 
+    /* No gravity: the slab is shaped by its bones and the rollers only. */
+    defo_world_def wd = defo_default_world_def();
+    wd.gravity[2] = 0;
+    defo_world *world = NULL;
+    if (defo_world_create(&wd, &world) != DEFO_OK) return fail("world");
+
+    /* TSIF05 quasistatics: one equilibrium per frame, started from the last
+     * equilibria extrapolated in time; penalty contact 10× stiffer than the
+     * default 10 (2μ+λ) h, so the rollers barely sink into the slab. */
     defo_material_def md = defo_default_material(); /* neo-Hookean, E = 1e5 Pa */
     md.poisson = 0.4;
-    defo_material *mat = NULL;
-    if (defo_material_create(&md, &mat) != DEFO_OK) return fail("material");
+    double mu, lambda;
+    defo_lame(md.youngs_modulus, md.poisson, &mu, &lambda);
+    defo_integrator_def id = defo_default_integrator_def(DEFO_INTEGRATOR_QUASISTATIC);
+    id.predictor = DEFO_PREDICTOR_CUBIC;
+    id.contact_stiffness = 10 * 10 * (2 * mu + lambda) * mean_edge(mesh);
+    int integ = -1;
+    if (defo_world_add_integrator(world, &id, &integ) != DEFO_OK) return fail("integrator");
 
-    defo_quasistatic *qs = NULL;
-    if (defo_quasistatic_create(mesh, mat, NULL, &qs) != DEFO_OK) return fail("solver");
+    /* The robust setup of TSIF05: constant extrapolation past the
+     * compression threshold (§9) and the definiteness fix (§8). */
+    defo_body_def body = defo_default_body_def();
+    body.mesh = mesh;
+    body.material = md;
+    body.force.constant_extrapolation = 1;
+    body.force.definiteness_fix = 1;
+    body.integrator = integ;
+    body.name = "slab";
+    defo_body_id slab;
+    if (defo_world_add_body(world, &body, &slab) != DEFO_OK) return fail("body");
 
     /* Left end fixed; right end twisted about the slab axis by 180° over
      * the clip (one frame = 1/24 s). */
@@ -62,12 +100,12 @@ int main(int argc, char **argv) {
     double lo0[3] = {-2, -1, -1}, hi0[3] = {-1 + 1e-9, 1, 1};
     double lo1[3] = {1 - 1e-9, -1, -1}, hi1[3] = {2, 1, 1};
     defo_region left = defo_region_box(lo0, hi0), right = defo_region_box(lo1, hi1);
-    defo_motion_def twist;
-    memset(&twist, 0, sizeof twist);
+    defo_motion_def twist = defo_default_motion_def();
     twist.angular_axis[0] = 1;
+    twist.angular_axis[2] = 0;
     twist.angular_speed = M_PI / seconds;
-    if (defo_quasistatic_add_bone(qs, &left, NULL, NULL) != DEFO_OK ||
-        defo_quasistatic_add_bone(qs, &right, &twist, NULL) != DEFO_OK)
+    if (defo_body_prescribe(world, slab, &left, NULL, NULL) != DEFO_OK ||
+        defo_body_prescribe(world, slab, &right, &twist, NULL) != DEFO_OK)
         return fail("bones");
 
     /* Two rigid cylinders (axis y) above the slab, moving down 0.3 m. */
@@ -88,36 +126,31 @@ int main(int argc, char **argv) {
         cd.shapes = &sh;
         cd.motion.velocity[2] = -0.3 / seconds;
         if (defo_collider_create(&cd, &rollers[c]) != DEFO_OK) return fail("collider");
-        defo_contact_source src =
-            defo_contact_from_collider(rollers[c], 10 * defo_quasistatic_default_penalty(qs));
-        if (defo_quasistatic_add_contact(qs, &src) != DEFO_OK) return fail("contact");
+        if (defo_world_add_collider(world, rollers[c]) != DEFO_OK) return fail("contact");
     }
 
-    size_t bytes = 3 * (size_t)mesh->num_nodes * sizeof(double);
-    double *x = malloc(bytes);
     double *times = malloc(sizeof(double) * (size_t)frames);
     char **names = calloc((size_t)frames, sizeof(char *));
-    if (!x || !times || !names) return 1;
-    memcpy(x, mesh->x, bytes);
+    if (!times || !names) return 1;
     defo_write_options wo = defo_default_write_options();
-    wo.positions = x;
     int status = 0;
     for (int f = 1; f <= frames; f++) {
-        double t = f / 24.0;
-        defo_quasistatic_stats st;
-        defo_status rc = defo_quasistatic_solve(qs, t, x, &st);
-        printf(
-            "frame %3d  t %.3f s  newton %2d  cg %4d  residual %.2e (ref %.2e)  %s  contacts %d  "
-            "inverted %d  %.0f ms\n",
-            f, t, st.newton_iterations, st.cg_iterations, st.residual, st.reference_force,
-            defo_convergence_reason_name(st.reason), (int)st.contacts, (int)st.inverted,
-            1e3 * st.seconds);
+        defo_status rc = defo_world_step(world, 1.0 / 24.0);
+        defo_step_stats st;
+        defo_world_stats(world, &st);
+        const double t = defo_world_time(world);
+        printf("frame %3d  t %.3f s  newton %2d  cg %4d  residual %.2e f_ref  %s  contacts %d  "
+               "inverted %d  %.0f ms\n",
+               f, t, st.newton_iterations, st.cg_iterations, st.residual,
+               defo_convergence_reason_name(st.reason), (int)st.collisions, (int)st.inverted,
+               1e3 * st.seconds);
         if (rc < 0) {
-            status = fail("solve");
+            status = fail("step");
             break;
         }
         char path[1024];
         snprintf(path, sizeof path, "%s/frame_%04d.vtu", out, f);
+        wo.positions = defo_body_positions(world, slab);
         if (defo_mesh_write(path, mesh, &wo) != DEFO_OK) {
             status = fail(path);
             break;
@@ -135,10 +168,8 @@ int main(int argc, char **argv) {
     for (int f = 0; f < frames; f++) free(names[f]);
     free(names);
     free(times);
-    free(x);
+    defo_world_destroy(world);
     for (int c = 0; c < 2; c++) defo_collider_destroy(rollers[c]);
-    defo_quasistatic_destroy(qs);
-    defo_material_destroy(mat);
     defo_mesh_destroy(mesh);
     return status;
 }

@@ -107,7 +107,9 @@ DEFO_API defo_status defo_body_prescribe(defo_world *world, defo_body_id id,
 DEFO_API defo_status defo_body_set_transform(defo_world *world, defo_body_id id, int set,
                                              const double R[9], const double T[3]);
 /* Dead loads [N] per node (3n, writable, zero initially), added to gravity in
- * every step until changed (see defo_element_traction_load for tractions). */
+ * every step until changed (see defo_element_traction_load for tractions).
+ * A non-finite entry makes defo_world_step fail (DEFO_ERR_INVALID_ARGUMENT
+ * naming the body and node) with the world unchanged. */
 DEFO_API double *defo_body_external_force(defo_world *world, defo_body_id id);
 /* Replace the material (e.g. restore stiffness); the state is kept. */
 DEFO_API defo_status defo_body_set_material(defo_world *world, defo_body_id id,

@@ -642,16 +642,26 @@ static void place_targets(world_body *b, double t) {
     }
 }
 
-static void loads(world_body *b) {
+/* The stepper's loads (dead + gravity) and reference force.  The dead
+ * loads are the caller's writable array: a non-finite entry is refused here,
+ * naming the node, before it can reach a solver as a NaN. */
+static defo_status loads(world_body *b) {
     const size_t m = 3 * (size_t)b->n;
     double fbig = 0;
-    for (size_t j = 0; j < m; j++) b->load[j] = b->dead[j] + b->gravity_load[j];
+    for (size_t j = 0; j < m; j++) {
+        if (!isfinite(b->dead[j]))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "body '%s': external force of node %zu is not finite (%g)", b->name,
+                              j / 3, b->dead[j]);
+        b->load[j] = b->dead[j] + b->gravity_load[j];
+    }
     for (defo_index i = 0; i < b->n; i++) {
         const double *f = b->load + 3 * (size_t)i;
         fbig = fmax(fbig, sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]));
     }
     const double h = b->mean_edge;
     b->sb.reference_force = fbig + defo_material_stiffness_scale(b->mat) * h * h;
+    return DEFO_OK;
 }
 
 /* MG04 §4: one fracture pass on body b; a split grows its arrays (new nodes
@@ -676,7 +686,7 @@ static defo_status fracture(defo_world *w, world_body *b) {
         b->prescribed[i] = b->prescribed[p];
     }
     s = defo_world_body_rebuild(w, b, old_n);
-    if (!s) loads(b);
+    if (!s) s = loads(b);
     return s;
 }
 
@@ -772,7 +782,8 @@ defo_status defo_world_step(defo_world *w, double frame_dt) {
         world_integrator *wi = &w->integrators[b->integrator];
         defo_force_model_forget_history(b->sb.force);
         wi->ops->frame_start(wi->stepper, &b->sb);
-        loads(b);
+        s = loads(b);
+        if (s) return s;
     }
     defo_status worst = DEFO_OK;
     for (int integ = 0; integ < w->num_integrators && s >= 0; integ++) {
