@@ -106,8 +106,8 @@ static void test_locking(void) {
     TEST_REPORT("StVK, P L²/EI = 1: tet10 (%ld nodes, %ld elements, %d Newton) deflection "
                 "%.5f m, shortening %.5f m; tet4 deflection %.5f m, shortening %.5f m; "
                 "elastica %.5f, %.5f m",
-                q.nodes, q.elems, q.newton, q.deflection, q.shortening, l.deflection,
-                l.shortening, elastica_w, elastica_u);
+                q.nodes, q.elems, q.newton, q.deflection, q.shortening, l.deflection, l.shortening,
+                elastica_w, elastica_u);
     CHECK(fabs(q.deflection / elastica_w - 1) < 0.01);
     CHECK(fabs(q.shortening / elastica_u - 1) < 0.01);
     /* linear tets lock: far stiffer than the elastica */
@@ -119,8 +119,8 @@ static void test_small_load_corotated(void) {
     const double euler_bernoulli = P * L * L * L / (3 * E * I);
     tip q = cantilever(2, DEFO_FORMULATION_COROTATED, DEFO_MODEL_COROTATED, 0.01);
     tip l = cantilever(1, DEFO_FORMULATION_COROTATED, DEFO_MODEL_COROTATED, 0.01);
-    TEST_REPORT("corotated, 1 %% load: tet10 %.7f m, tet4 %.7f m, Euler-Bernoulli %.7f m", q.deflection,
-                l.deflection, euler_bernoulli);
+    TEST_REPORT("corotated, 1 %% load: tet10 %.7f m, tet4 %.7f m, Euler-Bernoulli %.7f m",
+                q.deflection, l.deflection, euler_bernoulli);
     CHECK(fabs(q.deflection / euler_bernoulli - 1) < 0.01);
     CHECK(l.deflection < 0.9 * euler_bernoulli);
 }

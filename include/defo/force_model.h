@@ -110,6 +110,15 @@ DEFO_API defo_status defo_force_model_evaluate(defo_force_model *fm, const doubl
  * a frame boundary takes the same steps as an uninterrupted one. */
 DEFO_API void defo_force_model_forget_history(defo_force_model *fm);
 
+/* Σ ψ_e [J] over the listed elements at positions x (each element's own
+ * energy, plastic strain included), summed in list order; nothing of the
+ * model's state changes.  INVERTIBLE only (COROTATED energies depend on the
+ * kept rotations): DEFO_ERR_UNSUPPORTED.  Used to compare states that differ
+ * on a few elements (the quasistatic predictor's check). */
+DEFO_API defo_status defo_force_model_energy_of(const defo_force_model *fm, const double *x,
+                                                const defo_index *elems, defo_index count,
+                                                double *energy);
+
 /* y = K d (3 per node each) with K = −∂f/∂x at the last evaluation
  * (INVERTIBLE: needs DEFO_EVAL_TANGENT there), matrix-free. */
 DEFO_API void defo_force_model_tangent_apply(defo_force_model *fm, const double *d, double *y);
@@ -134,6 +143,10 @@ DEFO_API defo_bcsr *defo_force_model_assemble(defo_force_model *fm, double k, do
 
 /* Elements with det F ≤ 0 at some quadrature point at the last evaluation. */
 DEFO_API defo_index defo_force_model_count_inverted(const defo_force_model *fm);
+/* The same at positions x (3 per node) without an evaluation: det F per
+ * point only (no SVD, no stress), the linearisation untouched.  A
+ * non-finite F counts as inverted. */
+DEFO_API defo_index defo_force_model_count_inverted_at(const defo_force_model *fm, const double *x);
 /* Stable explicit step scale [s]: min over elements of the element length
  * (defo_element_rest_length) over the dilatational wave speed
  * sqrt((λ + 2μ)/ρ). */

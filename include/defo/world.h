@@ -141,7 +141,7 @@ DEFO_API defo_status defo_body_energy(defo_world *world, defo_body_id id, double
  * the current state. */
 DEFO_API defo_status defo_body_fields(defo_world *world, defo_body_id id, defo_force_fields *out);
 /* Elements with det F ≤ 0 at some quadrature point, at the current state. */
-DEFO_API defo_status defo_body_count_inverted(defo_world *world, defo_body_id id,
+DEFO_API defo_status defo_body_count_inverted(const defo_world *world, defo_body_id id,
                                               defo_index *count);
 /* Connected components of the body's elements (1 until it breaks apart). */
 DEFO_API defo_status defo_body_components(const defo_world *world, defo_body_id id,

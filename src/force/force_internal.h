@@ -72,6 +72,8 @@ static inline defo_mat3 defo_fm_plastic_jinv(const defo_mat3 *Ji, const double *
 /* ------------------------------------------------------------- kernels */
 defo_status defo_fm_hyper_evaluate(defo_force_model *fm, const double *x, unsigned flags,
                                    double *force, double *energy);
+defo_status defo_fm_hyper_energy_of(const defo_force_model *fm, const double *x,
+                                    const defo_index *elems, defo_index count, double *energy);
 void defo_fm_hyper_tangent_apply(defo_force_model *fm, const double *d, double *y);
 void defo_fm_hyper_tangent_diagonal(defo_force_model *fm, double *blocks);
 void defo_fm_hyper_assemble(defo_force_model *fm, double k, double c);

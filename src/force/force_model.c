@@ -196,6 +196,21 @@ defo_status defo_force_model_evaluate(defo_force_model *fm, const double *x, uns
                          : defo_fm_hyper_evaluate(fm, x, flags, force, energy);
 }
 
+defo_status defo_force_model_energy_of(const defo_force_model *fm, const double *x,
+                                       const defo_index *elems, defo_index count, double *energy) {
+    if (!fm || !x || !energy || (count > 0 && !elems))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model energy: NULL argument");
+    if (corotated(fm))
+        return defo_error(DEFO_ERR_UNSUPPORTED,
+                          "force model energy of an element set: INVERTIBLE only");
+    for (defo_index k = 0; k < count; k++)
+        if (elems[k] < 0 || elems[k] >= fm->ne)
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "force model energy: element %ld out of range [0, %ld)",
+                              (long)elems[k], (long)fm->ne);
+    return defo_fm_hyper_energy_of(fm, x, elems, count, energy);
+}
+
 void defo_force_model_tangent_apply(defo_force_model *fm, const double *d, double *y) {
     if (corotated(fm))
         defo_fm_corot_apply(fm, d, y, 1.0);
@@ -260,6 +275,31 @@ defo_bcsr *defo_force_model_assemble(defo_force_model *fm, double k, double c, c
 
 defo_index defo_force_model_count_inverted(const defo_force_model *fm) {
     return fm->inverted;
+}
+
+/* det H of element e's point q, H = Σ_a x_a g_aᵀ (det F = det H · det J⁻¹,
+ * det J⁻¹ > 0 on a valid rest mesh) */
+static int point_inverted(const defo_force_model *fm, const int P, defo_index e, int q,
+                          const double *x) {
+    const defo_index *v = fm->mesh->elems + (size_t)e * P;
+    double H[9];
+    fm_grad_sum(P, x, v, fm->ops->stiffness.grad + 3 * P * q, H);
+    const double det = H[0] * (H[4] * H[8] - H[5] * H[7]) - H[1] * (H[3] * H[8] - H[5] * H[6]) +
+                       H[2] * (H[3] * H[7] - H[4] * H[6]);
+    return !(det > 0);
+}
+
+defo_index defo_force_model_count_inverted_at(const defo_force_model *fm, const double *x) {
+    if (!fm || !x) return 0;
+    const int P = fm->npe, NQ = fm->nq;
+    defo_index count = 0;
+    for (defo_index e = 0; e < fm->ne; e++) {
+        int inv = 0;
+        for (int q = 0; q < NQ && !inv; q++)
+            inv = P == 4 ? point_inverted(fm, 4, e, q, x) : point_inverted(fm, 10, e, q, x);
+        count += inv;
+    }
+    return count;
 }
 
 double defo_force_model_wave_time(const defo_force_model *fm) {

@@ -117,6 +117,44 @@ defo_status defo_fm_hyper_evaluate(defo_force_model *fm, const double *x, unsign
     return DEFO_OK;
 }
 
+/* Σ ψ_e over the listed elements at x, in list order, touching no state:
+ * the same per-point arithmetic as hyper_element (SVD, the material's ψ). */
+defo_status defo_fm_hyper_energy_of(const defo_force_model *fm, const double *x,
+                                    const defo_index *elems, defo_index count, double *energy) {
+    const int P = fm->npe, NQ = fm->nq;
+    const defo_quadrature *rule = &fm->ops->stiffness;
+    double total = 0.0;
+    for (defo_index k = 0; k < count; k++) {
+        const defo_index e = elems[k];
+        const defo_index *v = fm->mesh->elems + (size_t)e * P;
+        double psi_e = 0.0;
+        for (int q = 0; q < NQ; q++) {
+            const size_t pq = (size_t)e * NQ + (size_t)q;
+            double H[9];
+            if (P == 4)
+                fm_grad_sum(4, x, v, rule->grad, H);
+            else
+                fm_grad_sum(10, x, v, rule->grad + 30 * q, H);
+            defo_mat3 Ji, F, U, V;
+            load9(&Ji.m[0][0], fm->jinv + 9 * pq);
+            if (fm->eps_plastic) Ji = defo_fm_plastic_jinv(&Ji, fm->eps_plastic + 6 * pq);
+            load9(&F.m[0][0], H);
+            F = defo_m3_mul(F, Ji);
+            if (!defo_m3_isfinite(F))
+                return defo_error(DEFO_ERR_NUMERICAL, "element %ld: non-finite deformation",
+                                  (long)e);
+            defo_vec3 sg, ph;
+            defo_svd3(&F, &U, &sg, &V);
+            psi_e += fm->w[pq] * defo_material_eval(fm->mat, sg, &ph, NULL);
+        }
+        total += psi_e;
+    }
+    if (!isfinite(total))
+        return defo_error(DEFO_ERR_NUMERICAL, "non-finite energy of %ld elements", (long)count);
+    *energy = total;
+    return DEFO_OK;
+}
+
 /* ---------------------------------------------------------- products */
 /* mode 0: y = K d (tangent); mode 1: y = D v (damping) */
 FM_INLINE void hyper_apply_element(defo_force_model *fm, const int P, const int NQ, defo_index e,

@@ -34,6 +34,13 @@ struct defo_equilibrium_body {
     double *xh[4];
     double th[4];
     int nhist, hsize;
+    /* elastic energy Ψ at xh[0] (the predictor's check: the energy of the
+     * last equilibrium with the bones moved is Ψ plus the change on the
+     * elements touching them); history too */
+    double psi_last;
+    double psi;        /* Ψ at the last evaluation */
+    defo_index *elems; /* scratch: elements touching prescribed nodes */
+    defo_index num_elems;
     /* the solve in progress */
     defo_step_body *b;
     const defo_step_context *ctx;
@@ -58,7 +65,9 @@ static void free_arrays(defo_equilibrium_body *d) {
     defo_free(d->ft);
     defo_free(d->cblock);
     defo_free(d->constraint);
+    defo_free(d->elems);
     d->constraint = NULL;
+    d->elems = NULL;
     for (int k = 0; k < 4; k++) defo_free(d->xh[k]), d->xh[k] = NULL;
     d->f = d->x0 = d->xt = d->ft = d->cblock = NULL;
 }
@@ -71,6 +80,8 @@ static defo_status alloc_arrays(defo_equilibrium_body *d, defo_index n) {
     ok &= (d->ft = defo_calloc(m, sizeof(double))) != NULL;
     ok &= (d->cblock = defo_calloc(3 * m, sizeof(double))) != NULL;
     ok &= (d->constraint = defo_calloc((size_t)n + 1, 1)) != NULL;
+    if (d->hsize)
+        ok &= (d->elems = defo_calloc((size_t)d->num_elems + 1, sizeof(defo_index))) != NULL;
     for (int k = 0; k < d->hsize; k++) ok &= (d->xh[k] = defo_calloc(m, sizeof(double))) != NULL;
     d->cap = n;
     d->nhist = 0;
@@ -102,6 +113,7 @@ defo_status defo_equilibrium_attach(const defo_integrator_def *def, defo_step_bo
     if (!d) return defo_error_oom("equilibrium solver", sizeof *d);
     b->data = d;
     d->hsize = history_size(def, def->kind == DEFO_INTEGRATOR_QUASISTATIC);
+    d->num_elems = b->mesh->num_elems;
     defo_newton_def nd = def->newton;
     nd.linear = def->linear;
     nd.linear.curvature = DEFO_CURVATURE_STOP;
@@ -115,6 +127,7 @@ defo_status defo_equilibrium_attach(const defo_integrator_def *def, defo_step_bo
 defo_status defo_equilibrium_resize(defo_step_body *b) {
     defo_equilibrium_body *d = b->data;
     free_arrays(d);
+    d->num_elems = b->mesh->num_elems;
     defo_status st = alloc_arrays(d, b->n);
     if (!st) {
         defo_newton_def nd = *defo_newton_get_def(d->newton);
@@ -137,11 +150,13 @@ size_t defo_equilibrium_bytes(const defo_step_body *b) {
            defo_newton_bytes(d->newton);
 }
 
-/* history: nhist (8 bytes), th[4], then hsize positions */
+/* history: nhist (8 bytes), th[4], Ψ of the last equilibrium, then hsize
+ * positions */
+#define HISTORY_HEAD (8 + 5 * sizeof(double))
 size_t defo_equilibrium_history_bytes(const defo_step_body *b) {
     const defo_equilibrium_body *d = b->data;
     if (!d->hsize) return 0;
-    return 8 + 4 * sizeof(double) + (size_t)d->hsize * 3 * (size_t)b->n * sizeof(double);
+    return HISTORY_HEAD + (size_t)d->hsize * 3 * (size_t)b->n * sizeof(double);
 }
 
 void defo_equilibrium_save_history(const defo_step_body *b, void *out) {
@@ -151,9 +166,9 @@ void defo_equilibrium_save_history(const defo_step_body *b, void *out) {
     const uint64_t nh = (uint64_t)d->nhist;
     memcpy(o, &nh, 8);
     memcpy(o + 8, d->th, 4 * sizeof(double));
+    memcpy(o + 8 + 4 * sizeof(double), &d->psi_last, sizeof(double));
     const size_t m = 3 * (size_t)b->n * sizeof(double);
-    for (int k = 0; k < d->hsize; k++)
-        memcpy(o + 8 + 4 * sizeof(double) + (size_t)k * m, d->xh[k], m);
+    for (int k = 0; k < d->hsize; k++) memcpy(o + HISTORY_HEAD + (size_t)k * m, d->xh[k], m);
 }
 
 defo_status defo_equilibrium_restore_history(defo_step_body *b, const void *in, size_t size) {
@@ -170,9 +185,9 @@ defo_status defo_equilibrium_restore_history(defo_step_body *b, const void *in, 
                           (unsigned long long)nh, d->hsize);
     d->nhist = (int)nh;
     memcpy(d->th, p + 8, 4 * sizeof(double));
+    memcpy(&d->psi_last, p + 8 + 4 * sizeof(double), sizeof(double));
     const size_t m = 3 * (size_t)b->n * sizeof(double);
-    for (int k = 0; k < d->hsize; k++)
-        memcpy(d->xh[k], p + 8 + 4 * sizeof(double) + (size_t)k * m, m);
+    for (int k = 0; k < d->hsize; k++) memcpy(d->xh[k], p + HISTORY_HEAD + (size_t)k * m, m);
     return DEFO_OK;
 }
 
@@ -184,6 +199,7 @@ static defo_status eq_evaluate(void *vctx, const double *x, double *f, double *e
     double psi = 0;
     defo_status s = defo_force_model_evaluate(b->force, x, DEFO_EVAL_TANGENT, f, &psi);
     if (s) return s;
+    d->psi = psi;
     double E = psi - defo_dot(b->load, x, m);
     for (size_t j = 0; j < m; j++) f[j] += b->load[j];
     d->contacts = 0;
@@ -287,6 +303,45 @@ static void remember(defo_equilibrium_body *d, const defo_step_body *b, double t
     if (d->nhist < d->hsize) d->nhist++;
 }
 
+/* E(x) at the last equilibrium x_last = d->x0 with the prescribed nodes
+ * moved to their targets (x): an invertible body's Ψ(x) is the last
+ * equilibrium's Ψ plus the change on the elements touching prescribed nodes
+ * (no full evaluation); the loads' and the penalty's terms are computed
+ * whole.  Other bodies evaluate fully (*evaluated = 1: d->f and the
+ * linearisation are then x's). */
+static defo_status moved_energy(defo_equilibrium_body *d, defo_step_body *b, double t,
+                                const double *x, double *E, int *evaluated) {
+    *evaluated = 0;
+    if (defo_force_model_formulation(b->force) != DEFO_FORMULATION_INVERTIBLE) {
+        *evaluated = 1;
+        return eq_evaluate(d, x, d->f, E);
+    }
+    const defo_mesh *mesh = b->mesh;
+    const int P = mesh->order == 2 ? 10 : 4;
+    defo_index ns = 0;
+    for (defo_index e = 0; e < mesh->num_elems; e++) {
+        const defo_index *v = mesh->elems + (size_t)e * P;
+        int touch = 0;
+        for (int a = 0; a < P && !touch; a++) touch = b->prescribed && b->prescribed[v[a]];
+        if (touch) d->elems[ns++] = e;
+    }
+    double before = 0, after = 0;
+    defo_status s = defo_force_model_energy_of(b->force, d->x0, d->elems, ns, &before);
+    if (!s) s = defo_force_model_energy_of(b->force, x, d->elems, ns, &after);
+    if (s) return s;
+    const size_t m = 3 * (size_t)b->n;
+    double En = d->psi_last + (after - before) - defo_dot(b->load, x, m);
+    if (d->ctx->penalty) {
+        memset(d->ft, 0, m * sizeof(double));
+        defo_index contacts = 0;
+        s = d->ctx->penalty(d->ctx->ctx, b, t, x, &En, d->ft, d->cblock, &contacts);
+        if (s) return s;
+    }
+    *E = En;
+    return isfinite(En) ? DEFO_OK
+                        : defo_error(DEFO_ERR_NUMERICAL, "body '%s': non-finite energy", b->name);
+}
+
 defo_status defo_equilibrium_solve(const defo_integrator_def *def, defo_step_body *b,
                                    const defo_step_context *ctx, int with_time) {
     defo_equilibrium_body *d = b->data;
@@ -307,20 +362,26 @@ defo_status defo_equilibrium_solve(const defo_integrator_def *def, defo_step_bod
         if (pr) memcpy(x + 3 * (size_t)i, b->target + 3 * (size_t)i, 3 * sizeof(double));
     }
     double E = 0;
-    defo_status st = eq_evaluate(d, x, d->f, &E);
-    int predicted = 0;
-    if (!st && predict) {
+    defo_status st = DEFO_OK;
+    int predicted = 0, evaluated = 0;
+    if (predict) {
+        /* E at the last equilibrium with the bones moved, and at the
+         * extrapolated start: the prediction is kept when it is lower */
+        double Em = 0;
+        st = moved_energy(d, b, t, x, &Em, &evaluated);
+        if (evaluated) E = Em;
         extrapolate(d, b, t);
         double Ep = 0;
-        if (eq_evaluate(d, d->xt, d->ft, &Ep) == DEFO_OK && Ep < E) {
+        if (!st && eq_evaluate(d, d->xt, d->ft, &Ep) == DEFO_OK && Ep < Em) {
             memcpy(x, d->xt, m * sizeof(double));
             memcpy(d->f, d->ft, m * sizeof(double));
             E = Ep;
-            predicted = 1;
+            predicted = evaluated = 1;
         } else {
-            st = eq_evaluate(d, x, d->f, &E); /* back to x's linearisation */
+            evaluated = 0; /* back to x's linearisation */
         }
     }
+    if (!st && !evaluated) st = eq_evaluate(d, x, d->f, &E);
     if (st) {
         memcpy(b->x, d->x0, m * sizeof(double));
         return defo_error_prefix("body '%s' at t = %g", b->name, t);
@@ -354,10 +415,12 @@ defo_status defo_equilibrium_solve(const defo_integrator_def *def, defo_step_bod
         return defo_error_prefix("body '%s' at t = %g", b->name, t);
     }
     if (st > 0) s->not_converged++;
-    if (ns.reason == DEFO_REASON_CONVERGED)
+    if (ns.reason == DEFO_REASON_CONVERGED) {
         remember(d, b, t, x);
-    else
+        d->psi_last = d->psi; /* Newton's last evaluation was at x */
+    } else {
         d->nhist = 0;
+    }
     /* velocities: the motion over the frame (quasistatic) or none (static) */
     for (size_t j = 0; j < m; j++) b->v[j] = with_time ? (x[j] - d->x0[j]) / ctx->dt : 0.0;
     return st;

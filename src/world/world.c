@@ -545,13 +545,11 @@ defo_status defo_body_fields(defo_world *w, defo_body_id id, defo_force_fields *
     return s ? defo_error_prefix("body '%s'", b->name) : DEFO_OK;
 }
 
-defo_status defo_body_count_inverted(defo_world *w, defo_body_id id, defo_index *count) {
+defo_status defo_body_count_inverted(const defo_world *w, defo_body_id id, defo_index *count) {
     world_body *b = get_body(w, id);
     if (!b || !count)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_count_inverted: invalid body id");
-    defo_status s = defo_force_model_evaluate(b->force, b->x, DEFO_EVAL_KEEP_ROTATIONS, NULL, NULL);
-    if (s) return defo_error_prefix("body '%s'", b->name);
-    *count = defo_force_model_count_inverted(b->force);
+    *count = defo_force_model_count_inverted_at(b->force, b->x);
     return DEFO_OK;
 }
 
