@@ -107,8 +107,10 @@ DEFO_API defo_status defo_force_model_evaluate(defo_force_model *fm, const doubl
 /* The next evaluation recomputes everything it may otherwise keep from an
  * earlier one (COROTATED: every lazily kept rotation, MTPS08 §4.4), as after
  * creation.  A frame start calls it, so a run resumed from a checkpoint at
- * a frame boundary takes the same steps as an uninterrupted one. */
-DEFO_API void defo_force_model_forget_history(defo_force_model *fm);
+ * a frame boundary takes the same steps as an uninterrupted one.  Returns 1
+ * when evaluations may depend on earlier ones (lazy rotations), so the
+ * forces as a function of x can differ from frame to frame. */
+DEFO_API int defo_force_model_forget_history(defo_force_model *fm);
 
 /* Σ ψ_e [J] over the listed elements at positions x (each element's own
  * energy, plastic strain included), summed in list order; nothing of the

@@ -137,7 +137,21 @@ typedef struct defo_step_body {
     double reference_force; /* [N]: max |load_i| + (2μ+λ) h² (tolerances) */
     void *data;             /* the stepper's */
     defo_step_body_stats stats;
+    /* What changed since the last frame_start besides the steps (DEFO_CHANGED_*
+     * bits, set by the world, read by frame_start, then cleared). */
+    unsigned changed;
 } defo_step_body;
+
+/* defo_step_body.changed */
+enum {
+    /* x or v were overwritten (defo_body_set_state, a restored checkpoint):
+     * values a stepper kept of the last state (forces) are stale */
+    DEFO_CHANGED_STATE = 1u << 0,
+    /* the forces are another function of x than at the last frame (material,
+     * plastic strains, lazily kept rotations, prescribed sets): matrices and
+     * factorisations made from them are stale */
+    DEFO_CHANGED_MODEL = 1u << 1
+};
 
 /* What a stepper may call back into. */
 typedef struct defo_step_context {
@@ -188,9 +202,11 @@ typedef struct defo_integrator_ops {
      * copy their parent's (parent[i] for i ≥ old_n). */
     defo_status (*topology_changed)(defo_stepper *s, defo_step_body *b, defo_index old_n,
                                     const defo_index *parent);
-    /* Forget what is carried over besides x, v and the history (lagged
-     * factorisations, lazy rotations), so a frame restarted from a
-     * checkpoint takes bit-identical steps. */
+    /* The start of a frame: drop what b->changed makes stale.  Whatever a
+     * stepper carries from frame to frame must be a function of the state
+     * and the history (so a frame restarted from a checkpoint takes
+     * bit-identical steps): carried factorisations are rebuilt from the
+     * positions they were made at (history), not stored. */
     void (*frame_start)(defo_stepper *s, defo_step_body *b);
     /* History that a checkpoint must hold (BDF2's previous state, the
      * quasistatic predictor's equilibria): its size in bytes, a copy out

@@ -265,6 +265,21 @@ DEFO_API defo_status defo_linear_solver_solve(defo_linear_solver *s, const defo_
 /* The operator changed beyond drift (constraints, topology, a frame that
  * must not depend on earlier ones): the next solve refactors. */
 DEFO_API void defo_linear_solver_invalidate(defo_linear_solver *s);
+/* The lag policy's state: whether a factor is held, its age in solves and
+ * the convergence rates it is judged by.  A factor is a function of the
+ * system it was made from, so (the system, this state) restores a solver
+ * exactly: checkpoints keep what the system was made from, not the factor. */
+typedef struct defo_linear_lag {
+    int valid, age;
+    double first_rate, last_rate;
+} defo_linear_lag;
+DEFO_API void defo_linear_solver_get_lag(const defo_linear_solver *s, defo_linear_lag *out);
+/* Make the factor of sys (as a solve that refactors would) and set the lag
+ * state; lag->valid == 0, or a kind without a factor, only invalidates.
+ * Bitwise the solver a run had when it made its factor from sys. */
+DEFO_API defo_status defo_linear_solver_restore_lag(defo_linear_solver *s,
+                                                    const defo_linear_system *sys,
+                                                    const defo_linear_lag *lag);
 /* Bytes held (buffers, preconditioners, factor). */
 DEFO_API size_t defo_linear_solver_bytes(const defo_linear_solver *s);
 
@@ -341,6 +356,9 @@ typedef struct defo_newton_problem {
     void (*cap_step)(void *ctx, const double *x, double *dx); /* may be NULL */
     /* after each accepted iterate x (statistics; may be NULL) */
     void (*accepted)(void *ctx, const double *x);
+    /* after a linear step that made a new factor from the system at x (a
+     * caller that checkpoints the lag keeps x; may be NULL) */
+    void (*factored)(void *ctx, const double *x);
     const unsigned char *constraint; /* n kinds (FIXED; NONE), or NULL */
     /* 3n node positions for the two-level preconditioner; NULL = the
      * current iterate (the unknowns are positions) */
@@ -383,6 +401,13 @@ DEFO_API defo_status defo_newton_solve(defo_newton *N, const defo_newton_problem
                                        defo_newton_stats *stats);
 /* The problem's operator changed beyond drift: refactor at the next step. */
 DEFO_API void defo_newton_invalidate(defo_newton *N);
+/* The lag state of the driver's linear solver (defo_linear_lag). */
+DEFO_API void defo_newton_get_lag(const defo_newton *N, defo_linear_lag *out);
+/* Make the factor of the problem's system at x (its matrix at the last
+ * evaluation, which the caller made at x; coords as in a solve) and set the
+ * lag state: the driver as it was when it factored at x. */
+DEFO_API defo_status defo_newton_restore_lag(defo_newton *N, const defo_newton_problem *p,
+                                             const double *x, const defo_linear_lag *lag);
 /* Bytes held (buffers and the linear solver). */
 DEFO_API size_t defo_newton_bytes(const defo_newton *N);
 

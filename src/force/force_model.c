@@ -56,8 +56,13 @@ defo_status defo_formulation_from_name(const char *name, defo_formulation *out) 
                       name ? name : "(null)");
 }
 
-void defo_force_model_forget_history(defo_force_model *fm) {
-    if (fm) fm->all_stale = 1;
+int defo_force_model_forget_history(defo_force_model *fm) {
+    if (!fm) return 0;
+    fm->all_stale = 1;
+    /* lazily kept rotations: COROTATED with an interval other than every
+     * update, or a lazy tolerance */
+    return fm->def.formulation == DEFO_FORMULATION_COROTATED && !fm->def.linear &&
+           (fm->def.rotation_interval != 1 || fm->def.lazy_tolerance > 0);
 }
 
 void defo_force_model_destroy(defo_force_model *fm) {

@@ -41,6 +41,13 @@ struct defo_equilibrium_body {
     double psi;        /* Ψ at the last evaluation */
     defo_index *elems; /* scratch: elements touching prescribed nodes */
     defo_index num_elems;
+    /* the lagged factorisation carried from frame to frame: the positions
+     * and time it was made at and the lag state (history), so a restored
+     * run rebuilds the same factor before its first solve */
+    double *x_fact;
+    double t_fact;
+    int have_fact, rebuild;
+    defo_linear_lag lag;
     /* the solve in progress */
     defo_step_body *b;
     const defo_step_context *ctx;
@@ -66,8 +73,11 @@ static void free_arrays(defo_equilibrium_body *d) {
     defo_free(d->cblock);
     defo_free(d->constraint);
     defo_free(d->elems);
+    defo_free(d->x_fact);
     d->constraint = NULL;
     d->elems = NULL;
+    d->x_fact = NULL;
+    d->have_fact = d->rebuild = 0;
     for (int k = 0; k < 4; k++) defo_free(d->xh[k]), d->xh[k] = NULL;
     d->f = d->x0 = d->xt = d->ft = d->cblock = NULL;
 }
@@ -80,6 +90,7 @@ static defo_status alloc_arrays(defo_equilibrium_body *d, defo_index n) {
     ok &= (d->ft = defo_calloc(m, sizeof(double))) != NULL;
     ok &= (d->cblock = defo_calloc(3 * m, sizeof(double))) != NULL;
     ok &= (d->constraint = defo_calloc((size_t)n + 1, 1)) != NULL;
+    ok &= (d->x_fact = defo_calloc(m, sizeof(double))) != NULL;
     if (d->hsize)
         ok &= (d->elems = defo_calloc((size_t)d->num_elems + 1, sizeof(defo_index))) != NULL;
     for (int k = 0; k < d->hsize; k++) ok &= (d->xh[k] = defo_calloc(m, sizeof(double))) != NULL;
@@ -141,7 +152,11 @@ defo_status defo_equilibrium_resize(defo_step_body *b) {
 
 void defo_equilibrium_frame_start(defo_step_body *b) {
     defo_equilibrium_body *d = b->data;
-    defo_newton_invalidate(d->newton);
+    /* the factor is kept while the stiffness is the same function of x */
+    if (b->changed & DEFO_CHANGED_MODEL) {
+        defo_newton_invalidate(d->newton);
+        d->have_fact = d->rebuild = 0;
+    }
 }
 
 size_t defo_equilibrium_bytes(const defo_step_body *b) {
@@ -150,19 +165,34 @@ size_t defo_equilibrium_bytes(const defo_step_body *b) {
            defo_newton_bytes(d->newton);
 }
 
-/* history: nhist (8 bytes), th[4], Ψ of the last equilibrium, then hsize
- * positions */
+/* history: the factor's origin — have_fact, lag.valid, lag.age (int32
+ * each, then 4 bytes of zeros), t_fact, lag.first_rate, lag.last_rate,
+ * x_fact (3n) — then the predictor's: nhist (8 bytes), th[4], Ψ of the last
+ * equilibrium, hsize positions */
+#define FACT_HEAD    (16 + 3 * sizeof(double))
 #define HISTORY_HEAD (8 + 5 * sizeof(double))
 size_t defo_equilibrium_history_bytes(const defo_step_body *b) {
     const defo_equilibrium_body *d = b->data;
-    if (!d->hsize) return 0;
-    return HISTORY_HEAD + (size_t)d->hsize * 3 * (size_t)b->n * sizeof(double);
+    const size_t m = 3 * (size_t)b->n * sizeof(double);
+    return FACT_HEAD + m + (d->hsize ? HISTORY_HEAD + (size_t)d->hsize * m : 0);
 }
 
 void defo_equilibrium_save_history(const defo_step_body *b, void *out) {
     const defo_equilibrium_body *d = b->data;
-    if (!d->hsize) return;
     unsigned char *o = out;
+    defo_linear_lag lag;
+    memset(&lag, 0, sizeof lag);
+    if (d->rebuild)
+        lag = d->lag; /* restored, not yet rebuilt */
+    else if (d->have_fact)
+        defo_newton_get_lag(d->newton, &lag);
+    const int32_t head[4] = {d->have_fact && lag.valid, lag.valid, lag.age, 0};
+    const double dh[3] = {d->t_fact, lag.first_rate, lag.last_rate};
+    memcpy(o, head, 16);
+    memcpy(o + 16, dh, sizeof dh);
+    memcpy(o + FACT_HEAD, d->x_fact, 3 * (size_t)b->n * sizeof(double));
+    o += FACT_HEAD + 3 * (size_t)b->n * sizeof(double);
+    if (!d->hsize) return;
     const uint64_t nh = (uint64_t)d->nhist;
     memcpy(o, &nh, 8);
     memcpy(o + 8, d->th, 4 * sizeof(double));
@@ -176,8 +206,24 @@ defo_status defo_equilibrium_restore_history(defo_step_body *b, const void *in, 
     if (size != defo_equilibrium_history_bytes(b))
         return defo_error(DEFO_ERR_PARSE, "equilibria of body '%s': %zu bytes, %zu expected",
                           b->name, size, defo_equilibrium_history_bytes(b));
-    if (!d->hsize) return DEFO_OK;
     const unsigned char *p = in;
+    int32_t head[4];
+    double dh[3];
+    memcpy(head, p, 16);
+    memcpy(dh, p + 16, sizeof dh);
+    if (head[0] < 0 || head[0] > 1 || head[1] < 0 || head[1] > 1 || head[2] < 0 || !isfinite(dh[0]))
+        return defo_error(DEFO_ERR_PARSE, "equilibria of body '%s': bad factorisation record",
+                          b->name);
+    d->have_fact = d->rebuild = head[0];
+    d->lag.valid = head[1];
+    d->lag.age = head[2];
+    d->t_fact = dh[0];
+    d->lag.first_rate = dh[1];
+    d->lag.last_rate = dh[2];
+    memcpy(d->x_fact, p + FACT_HEAD, 3 * (size_t)b->n * sizeof(double));
+    if (!d->have_fact) defo_newton_invalidate(d->newton);
+    p += FACT_HEAD + 3 * (size_t)b->n * sizeof(double);
+    if (!d->hsize) return DEFO_OK;
     uint64_t nh;
     memcpy(&nh, p, 8);
     if (nh > (uint64_t)d->hsize)
@@ -256,6 +302,45 @@ static void eq_cap_step(void *vctx, const double *x, double *dx) {
     const double cap = fmax(d->rest_diag, bbox_diag(x, n));
     if (mx > cap)
         for (size_t j = 0; j < 3 * (size_t)n; j++) dx[j] *= cap / mx;
+}
+
+static void eq_factored(void *vctx, const double *x) {
+    defo_equilibrium_body *d = vctx;
+    memcpy(d->x_fact, x, 3 * (size_t)d->b->n * sizeof(double));
+    d->t_fact = d->t;
+    d->have_fact = 1;
+}
+
+static void eq_problem(defo_equilibrium_body *d, defo_newton_problem *p) {
+    memset(p, 0, sizeof *p);
+    p->n = d->b->n;
+    p->ctx = d;
+    p->evaluate = eq_evaluate;
+    p->matrix = eq_matrix;
+    p->apply = eq_apply;
+    p->diagonal = eq_diagonal;
+    p->cap_step = eq_cap_step;
+    p->factored = eq_factored;
+    p->constraint = d->constraint;
+}
+
+/* After a restore: the factor the run had, made again from the system at
+ * the positions and time it was made at. */
+static defo_status rebuild_factor(defo_equilibrium_body *d) {
+    d->rebuild = 0;
+    const double t = d->t;
+    d->t = d->t_fact;
+    double E = 0;
+    defo_status s = eq_evaluate(d, d->x_fact, d->ft, &E);
+    if (!s) {
+        defo_newton_problem p;
+        eq_problem(d, &p);
+        s = defo_newton_restore_lag(d->newton, &p, d->x_fact, &d->lag);
+        if (!s && d->status) s = d->status;
+    }
+    d->t = t;
+    if (s) d->have_fact = 0;
+    return s;
 }
 
 /* ------------------------------------------------------ the predictor */
@@ -353,6 +438,14 @@ defo_status defo_equilibrium_solve(const defo_integrator_def *def, defo_step_bod
     d->t = t;
     d->status = DEFO_OK;
     memcpy(d->x0, b->x, m * sizeof(double));
+    /* the prescribed flags as constraints (the rebuilt factor's too) */
+    for (defo_index i = 0; i < n; i++)
+        d->constraint[i] =
+            b->prescribed && b->prescribed[i] ? DEFO_CONSTRAINT_FIXED : DEFO_CONSTRAINT_NONE;
+    if (d->rebuild) {
+        defo_status rs = rebuild_factor(d);
+        if (rs) return defo_error_prefix("body '%s': rebuilding the factorisation", b->name);
+    }
     const int predict = with_time && can_extrapolate(d, t, b->x, n);
     double *x = b->x;
     /* the prescribed nodes at t, fixed for the solve */
@@ -387,15 +480,7 @@ defo_status defo_equilibrium_solve(const defo_integrator_def *def, defo_step_bod
         return defo_error_prefix("body '%s' at t = %g", b->name, t);
     }
     defo_newton_problem p;
-    memset(&p, 0, sizeof p);
-    p.n = n;
-    p.ctx = d;
-    p.evaluate = eq_evaluate;
-    p.matrix = eq_matrix;
-    p.apply = eq_apply;
-    p.diagonal = eq_diagonal;
-    p.cap_step = eq_cap_step;
-    p.constraint = d->constraint;
+    eq_problem(d, &p);
     defo_newton_stats ns;
     const double target = def->tolerance * b->reference_force;
     st = defo_newton_solve(d->newton, &p, target, x, d->f, E, predicted, &ns);

@@ -380,8 +380,13 @@ static defo_status nm_topology_changed(defo_stepper *s, defo_step_body *b, defo_
 static void nm_frame_start(defo_stepper *s, defo_step_body *b) {
     (void)s;
     nm_body *d = b->data;
-    d->fe_valid = 0; /* recomputed from x: a frame depends on (x, v) only */
-    defo_linear_solver_invalidate(d->solver);
+    /* f_e of the last step's x is kept: it is a function of x alone unless
+     * the state or the model changed (then recomputed from x, as a resumed
+     * run does) */
+    if (b->changed) {
+        d->fe_valid = 0;
+        defo_linear_solver_invalidate(d->solver);
+    }
 }
 
 static size_t nm_bytes(const defo_stepper *s, const defo_step_body *b) {

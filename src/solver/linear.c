@@ -389,3 +389,34 @@ defo_status defo_pcg_solve(const defo_cg_def *def, const defo_bcsr *A, const def
     }
     return st;
 }
+
+void defo_linear_solver_get_lag(const defo_linear_solver *s, defo_linear_lag *out) {
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!s) return;
+    out->valid = s->valid;
+    out->age = s->age;
+    out->first_rate = s->first_rate;
+    out->last_rate = s->last_rate;
+}
+
+defo_status defo_linear_solver_restore_lag(defo_linear_solver *s, const defo_linear_system *sys,
+                                           const defo_linear_lag *lag) {
+    if (!s || !lag) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "linear_solver: NULL argument");
+    s->valid = 0;
+    const defo_linear_solver_def *d = &s->def;
+    if (!lag->valid || d->method == DEFO_LINEAR_CHOLESKY || !factorised(d->precond.kind))
+        return DEFO_OK;
+    if (!sys || !sys->matrix)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "linear_solver: restoring a factor needs the assembled system");
+    defo_status st = ensure_work(s, sys->n);
+    if (st) return st;
+    st = defo_precond_setup(s->P, sys->matrix, sys->constraint, sys->coords);
+    if (st) return st;
+    s->valid = 1;
+    s->age = lag->age;
+    s->first_rate = lag->first_rate;
+    s->last_rate = lag->last_rate;
+    return DEFO_OK;
+}

@@ -275,7 +275,27 @@ static defo_status linear_step(defo_newton *N, const defo_newton_problem *p, con
     s->negative_curvature += ls.negative_curvature;
     s->precond_setups += ls.refactored;
     s->fallbacks += ls.fallback;
+    if (ls.refactored && st >= 0 && p->factored) p->factored(p->ctx, x);
     return st < 0 ? st : DEFO_OK;
+}
+
+void defo_newton_get_lag(const defo_newton *N, defo_linear_lag *out) {
+    defo_linear_solver_get_lag(N ? N->linear : NULL, out);
+}
+
+defo_status defo_newton_restore_lag(defo_newton *N, const defo_newton_problem *p, const double *x,
+                                    const defo_linear_lag *lag) {
+    if (!N || !p || !x || !lag)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "newton: missing argument");
+    defo_linear_system sys;
+    memset(&sys, 0, sizeof sys);
+    sys.n = p->n;
+    sys.matrix = lag->valid && p->matrix ? p->matrix(p->ctx) : NULL;
+    sys.constraint = p->constraint;
+    sys.coords = p->coords ? p->coords : x;
+    if (lag->valid && p->matrix && !sys.matrix)
+        return defo_error(DEFO_ERR_NUMERICAL, "newton: no matrix to restore the factor from");
+    return defo_linear_solver_restore_lag(N->linear, &sys, lag);
 }
 
 /* ---------------------------------------------------------------- solve */

@@ -60,6 +60,41 @@ static void pad8(world_buf *b) {
     defo_world_buf_put(b, zero, (8 - b->n % 8) % 8);
 }
 
+/* The body's material as 2 int32 + 10 doubles (88 bytes): material
+ * changes are part of the state a frame depends on. */
+#define MATERIAL_BYTES 88
+static void pack_material(const defo_material_def *m, unsigned char *o) {
+    const int32_t model = (int32_t)m->model, mode = (int32_t)m->inversion.mode;
+    const double d[10] = {m->youngs_modulus,
+                          m->poisson,
+                          m->density,
+                          m->inversion.threshold,
+                          m->biphasic.compression_threshold,
+                          m->biphasic.elongation_threshold,
+                          m->biphasic.rest_slope,
+                          m->biphasic.compression_slope,
+                          m->biphasic.elongation_slope,
+                          m->damping_time};
+    memcpy(o, &model, 4);
+    memcpy(o + 4, &mode, 4);
+    memcpy(o + 8, d, sizeof d);
+}
+static void unpack_material(const unsigned char *in, defo_material_def *m) {
+    int32_t model, mode;
+    double d[10];
+    memcpy(&model, in, 4);
+    memcpy(&mode, in + 4, 4);
+    memcpy(d, in + 8, sizeof d);
+    m->model = (defo_material_model)model;
+    m->inversion.mode = (defo_inversion_mode)mode;
+    m->youngs_modulus = d[0], m->poisson = d[1], m->density = d[2];
+    m->inversion.threshold = d[3];
+    m->biphasic.compression_threshold = d[4], m->biphasic.elongation_threshold = d[5];
+    m->biphasic.rest_slope = d[6], m->biphasic.compression_slope = d[7];
+    m->biphasic.elongation_slope = d[8];
+    m->damping_time = d[9];
+}
+
 /* checksum: 0 for the in-memory snapshot of the frame start (it cannot be
  * damaged; the sum would cost a pass over every byte each frame) */
 static defo_status serialize(const defo_world *w, uint64_t tag, world_buf *b, int checksum) {
@@ -83,6 +118,9 @@ static defo_status serialize(const defo_world *w, uint64_t tag, world_buf *b, in
         defo_world_buf_put(b, &ne, 4);
         defo_world_buf_put(b, &npe, 4);
         defo_world_buf_put(b, &flags, 4);
+        unsigned char mat[MATERIAL_BYTES];
+        pack_material(&bd->mat_def, mat);
+        defo_world_buf_put(b, mat, MATERIAL_BYTES);
         defo_world_buf_put(b, bd->x, 3 * (size_t)n * sizeof(double));
         defo_world_buf_put(b, bd->v, 3 * (size_t)n * sizeof(double));
         if (bd->frac) {
@@ -195,6 +233,14 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
                               "%ld and %ld here",
                               what, i, bd->name, (int)n, (int)ne, (long)bd->n,
                               (long)bd->mesh->num_elems);
+        const unsigned char *mat = take(&r, MATERIAL_BYTES);
+        defo_material_def md = bd->mat_def;
+        if (mat) {
+            unpack_material(mat, &md);
+            if (defo_material_def_validate(&md))
+                return defo_error(DEFO_ERR_PARSE, "%s: body %d: bad material (%s)", what, i,
+                                  defo_last_error());
+        }
         const unsigned char *xv = take(&r, 6 * (size_t)n * sizeof(double));
         const unsigned char *fr = NULL, *pl = NULL;
         uint64_t rng = 0, values = 0, hb = 0;
@@ -267,6 +313,10 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
                 if (!s) s = defo_world_body_rebuild(w, bd, old_n < n ? old_n : n);
             }
         }
+        if (!s && !defo_world_material_equal(&md, &bd->mat_def)) {
+            bd->mat_def = md;
+            s = defo_world_body_rebuild(w, bd, -1);
+        }
         if (s) return defo_error_prefix("%s: body %d", what, i);
         memcpy(bd->x, xv, 3 * (size_t)n * sizeof(double));
         memcpy(bd->v, xv + 3 * (size_t)n * sizeof(double), 3 * (size_t)n * sizeof(double));
@@ -274,6 +324,9 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
         world_integrator *wi = &w->integrators[bd->integrator];
         s = wi->ops->restore_history(wi->stepper, &bd->sb, hist, (size_t)hb);
         if (s) return defo_error_prefix("%s: body %d", what, i);
+        /* the state is the checkpoint's; what steppers carry comes back from
+         * the history they just restored */
+        bd->sb.changed = DEFO_CHANGED_STATE;
     }
     if (r.bad || r.at != r.n)
         return defo_error(DEFO_ERR_PARSE, "%s: %s checkpoint", what,

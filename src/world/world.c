@@ -415,6 +415,7 @@ defo_status defo_body_prescribe(defo_world *w, defo_body_id id, const defo_regio
     defo_region_nodes_free(nodes);
     if (set) *set = b->num_sets;
     b->num_sets++;
+    b->sb.changed |= DEFO_CHANGED_MODEL; /* other constraints */
     return DEFO_OK;
 }
 
@@ -442,12 +443,26 @@ double *defo_body_external_force(defo_world *w, defo_body_id id) {
     return b ? b->dead : NULL;
 }
 
+int defo_world_material_equal(const defo_material_def *a, const defo_material_def *b) {
+    return a->model == b->model && a->youngs_modulus == b->youngs_modulus &&
+           a->poisson == b->poisson && a->density == b->density &&
+           a->inversion.mode == b->inversion.mode &&
+           a->inversion.threshold == b->inversion.threshold &&
+           a->biphasic.compression_threshold == b->biphasic.compression_threshold &&
+           a->biphasic.elongation_threshold == b->biphasic.elongation_threshold &&
+           a->biphasic.rest_slope == b->biphasic.rest_slope &&
+           a->biphasic.compression_slope == b->biphasic.compression_slope &&
+           a->biphasic.elongation_slope == b->biphasic.elongation_slope &&
+           a->damping_time == b->damping_time;
+}
+
 defo_status defo_body_set_material(defo_world *w, defo_body_id id, const defo_material_def *mat) {
     world_body *b = get_body(w, id);
     if (!b || !mat)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_set_material: invalid body id");
     defo_status s = defo_material_def_validate(mat);
     if (s) return defo_error_prefix("body '%s': material", b->name);
+    if (defo_world_material_equal(mat, &b->mat_def)) return DEFO_OK; /* nothing changes */
     const defo_material_def old = b->mat_def;
     b->mat_def = *mat;
     s = defo_world_body_rebuild(w, b, -1);
@@ -456,6 +471,7 @@ defo_status defo_body_set_material(defo_world *w, defo_body_id id, const defo_ma
         (void)defo_world_body_rebuild(w, b, -1);
         return s;
     }
+    b->sb.changed |= DEFO_CHANGED_MODEL;
     return DEFO_OK;
 }
 
@@ -470,6 +486,7 @@ defo_status defo_body_set_state(defo_world *w, defo_body_id id, const double *x,
                               j / 3, x && !isfinite(x[j]) ? "position" : "velocity");
     if (x) memcpy(b->x, x, m * sizeof(double));
     if (v) memcpy(b->v, v, m * sizeof(double));
+    b->sb.changed |= DEFO_CHANGED_STATE;
     return DEFO_OK;
 }
 
@@ -778,8 +795,12 @@ defo_status defo_world_step(defo_world *w, double frame_dt) {
         world_body *b = &w->bodies[i];
         if (!b->generation) continue;
         world_integrator *wi = &w->integrators[b->integrator];
-        defo_force_model_forget_history(b->sb.force);
+        /* plastic strains and lazily kept rotations change the forces as a
+         * function of x from frame to frame: nothing made from them is kept */
+        if (defo_force_model_forget_history(b->sb.force) || b->plast)
+            b->sb.changed |= DEFO_CHANGED_MODEL;
         wi->ops->frame_start(wi->stepper, &b->sb);
+        b->sb.changed = 0;
         s = loads(b);
         if (s) return s;
     }

@@ -94,6 +94,8 @@ defo_status defo_world_contact_sources(defo_world *w, world_body *b);
 /* world.c, used by checkpoint.c */
 defo_status defo_world_body_resize(defo_world *w, world_body *b, defo_index n);
 defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old_n);
+/* Field by field (a struct's padding may differ). */
+int defo_world_material_equal(const defo_material_def *a, const defo_material_def *b);
 
 /* checkpoint.c */
 void defo_world_buf_put(world_buf *b, const void *src, size_t n);
