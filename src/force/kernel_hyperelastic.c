@@ -249,12 +249,18 @@ FM_INLINE void hyper_block(const defo_force_model *fm, size_t pq, const double d
                 w * (W[i][0] * U[3 * j] + W[i][1] * U[3 * j + 1] + W[i][2] * U[3 * j + 2]);
 }
 
-/* d = D̂ᵀ g_a (tet4: row a−1 of D̂, or minus their sum for a = 0) */
+/* d = D̂ᵀ g_a (tet4: row a−1 of D̂, or minus their sum for a = 0), read from
+ * D̂ in place (a transposed copy on the stack stalls the loads that follow) */
 FM_INLINE void hyper_dvec(const int P, const double *Dh, const double *g, int a, double d[3]) {
-    double DhT[9];
+    if (P == 4) {
+        if (a == 0)
+            for (int r = 0; r < 3; r++) d[r] = -(Dh[r] + Dh[3 + r] + Dh[6 + r]);
+        else
+            for (int r = 0; r < 3; r++) d[r] = Dh[3 * (a - 1) + r];
+        return;
+    }
     for (int r = 0; r < 3; r++)
-        for (int k = 0; k < 3; k++) DhT[3 * r + k] = Dh[3 * k + r];
-    fm_node_vector(P, DhT, g, a, d);
+        d[r] = Dh[r] * g[3 * a] + Dh[3 + r] * g[3 * a + 1] + Dh[6 + r] * g[3 * a + 2];
 }
 
 /* c_a = U D̂ᵀ g_a: the damping closed form's vectors */
