@@ -158,6 +158,13 @@ DEFO_API defo_status defo_element_jacobian_quality(const defo_mesh *mesh, const 
  * with the face rule.  The loaded area in *area (may be NULL). */
 DEFO_API defo_status defo_element_traction_load(const defo_mesh *mesh, const unsigned char *mark,
                                                 const double t[3], double *f, double *area);
+/* The same over listed element faces (element e, local face lf as in
+ * defo_tet_faces; a tet10 face with its edge nodes), whatever the mesh's
+ * boundary is now: a fracturing body keeps loading the faces it was loaded
+ * on, not the crack faces its splits open. */
+DEFO_API defo_status defo_element_face_load(const defo_mesh *mesh, const defo_index *elems,
+                                            const int8_t *local_faces, defo_index count,
+                                            const double t[3], double *f, double *area);
 
 /* ------------------------------------------------------------ embedding */
 /* Reference coordinates of point p in element e at positions x (NULL:

@@ -107,10 +107,20 @@ DEFO_API defo_status defo_body_prescribe(defo_world *world, defo_body_id id,
 DEFO_API defo_status defo_body_set_transform(defo_world *world, defo_body_id id, int set,
                                              const double R[9], const double T[3]);
 /* Dead loads [N] per node (3n, writable, zero initially), added to gravity in
- * every step until changed (see defo_element_traction_load for tractions).
- * A non-finite entry makes defo_world_step fail (DEFO_ERR_INVALID_ARGUMENT
- * naming the body and node) with the world unchanged. */
+ * every step until changed.  A non-finite entry makes defo_world_step fail
+ * (DEFO_ERR_INVALID_ARGUMENT naming the body and node) with the world
+ * unchanged.  A fracture split shares a node's load with its new copy in
+ * proportion to their masses (the total is kept). */
 DEFO_API double *defo_body_external_force(defo_world *world, defo_body_id id);
+/* A dead traction t [Pa] on the boundary faces whose corner nodes the region
+ * selects (rest positions), as the consistent load ∫ N_a t dA
+ * (defo_element_face_load).  The faces are fixed now: after fracture splits
+ * the same element faces stay loaded and crack faces never are.  *area (may
+ * be NULL) gets the loaded area [m²]; a region that selects no boundary face
+ * is DEFO_ERR_INVALID_ARGUMENT. */
+DEFO_API defo_status defo_body_add_traction(defo_world *world, defo_body_id id,
+                                            const defo_region *region, const double t[3],
+                                            double *area);
 /* Replace the material (e.g. restore stiffness); the state is kept. */
 DEFO_API defo_status defo_body_set_material(defo_world *world, defo_body_id id,
                                             const defo_material_def *material);
@@ -126,6 +136,9 @@ DEFO_API const defo_mesh *defo_body_mesh(const defo_world *world, defo_body_id i
 DEFO_API const double *defo_body_positions(const defo_world *world, defo_body_id id);
 DEFO_API const double *defo_body_velocities(const defo_world *world, defo_body_id id);
 DEFO_API const double *defo_body_masses(const defo_world *world, defo_body_id id);
+/* The loads the steppers saw in the last frame (3n [N]: dead loads,
+ * tractions, gravity), or at creation before the first frame. */
+DEFO_API const double *defo_body_loads(const defo_world *world, defo_body_id id);
 DEFO_API const char *defo_body_name(const defo_world *world, defo_body_id id);
 DEFO_API const defo_material_def *defo_body_material(const defo_world *world, defo_body_id id);
 DEFO_API int defo_body_integrator(const defo_world *world, defo_body_id id);

@@ -29,6 +29,87 @@ static void tri6_grad(const double l[3], double ds[6], double dt[6]) {
     }
 }
 
+/* Local node of the tet10 edge (a, b). */
+static int edge_node(int a, int b) {
+    for (int e = 0; e < 6; e++)
+        if ((defo_tet_edges[e][0] == a && defo_tet_edges[e][1] == b) ||
+            (defo_tet_edges[e][0] == b && defo_tet_edges[e][1] == a))
+            return 4 + e;
+    return -1;
+}
+
+/* ∫ N_a t dA of one face (nodes v, 3 or 6) added to f; its area. */
+static double face_load(const defo_mesh *mesh, const defo_quadrature *fr, const defo_index *v,
+                        int fn, const double t[3], double *f) {
+    if (fn == 3) {
+        defo_vec3 p0 = defo_v3_load(mesh->x + 3 * (size_t)v[0]);
+        defo_vec3 p1 = defo_v3_load(mesh->x + 3 * (size_t)v[1]);
+        defo_vec3 p2 = defo_v3_load(mesh->x + 3 * (size_t)v[2]);
+        double a = 0.5 * defo_v3_norm(defo_v3_cross(defo_v3_sub(p1, p0), defo_v3_sub(p2, p0)));
+        for (int c = 0; c < 3; c++)
+            for (int k = 0; k < 3; k++) f[3 * (size_t)v[c] + (size_t)k] += t[k] * a / 3.0;
+        return a;
+    }
+    double load[6] = {0, 0, 0, 0, 0, 0}, total = 0;
+    for (int p = 0; p < fr->num_points; p++) {
+        double ds[6], dt[6];
+        tri6_grad(fr->point + 3 * p, ds, dt);
+        double xs[3] = {0, 0, 0}, xt[3] = {0, 0, 0};
+        for (int a = 0; a < 6; a++)
+            for (int k = 0; k < 3; k++) {
+                xs[k] += mesh->x[3 * (size_t)v[a] + (size_t)k] * ds[a];
+                xt[k] += mesh->x[3 * (size_t)v[a] + (size_t)k] * dt[a];
+            }
+        defo_vec3 n = defo_v3_cross(defo_v3(xs[0], xs[1], xs[2]), defo_v3(xt[0], xt[1], xt[2]));
+        const double dA = 0.5 * fr->weight[p] * defo_v3_norm(n);
+        total += dA;
+        for (int a = 0; a < 6; a++) load[a] += dA * fr->shape[6 * p + a];
+    }
+    for (int a = 0; a < 6; a++)
+        for (int k = 0; k < 3; k++) f[3 * (size_t)v[a] + (size_t)k] += t[k] * load[a];
+    return total;
+}
+
+static defo_status check_traction(const double t[3], const char *what) {
+    for (int k = 0; k < 3; k++)
+        if (!isfinite(t[k]))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "%s: traction[%d] = %g is not finite",
+                              what, k, t[k]);
+    return DEFO_OK;
+}
+
+defo_status defo_element_face_load(const defo_mesh *mesh, const defo_index *elems,
+                                   const int8_t *local_faces, defo_index count, const double t[3],
+                                   double *f, double *area) {
+    if (area) *area = 0;
+    if (!mesh || (count > 0 && (!elems || !local_faces)) || !t || !f)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_element_face_load: NULL argument");
+    const defo_element_ops *ops = defo_element_ops_for_mesh(mesh);
+    if (!ops) return defo_error_prefix("defo_element_face_load");
+    defo_status st = check_traction(t, "defo_element_face_load");
+    if (st) return st;
+    const int quad = ops->order > 1, fn = quad ? 6 : 3;
+    double total = 0;
+    for (defo_index q = 0; q < count; q++) {
+        const defo_index e = elems[q];
+        const int lf = local_faces[q];
+        if (e < 0 || e >= mesh->num_elems || lf < 0 || lf > 3)
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "defo_element_face_load: face %ld (element %ld, local face %d) "
+                              "does not exist",
+                              (long)q, (long)e, lf);
+        const defo_index *ev = mesh->elems + (size_t)e * (size_t)ops->nodes;
+        defo_index v[6];
+        for (int c = 0; c < 3; c++) v[c] = ev[defo_tet_faces[lf][c]];
+        if (quad)
+            for (int c = 0; c < 3; c++)
+                v[3 + c] = ev[edge_node(defo_tet_faces[lf][c], defo_tet_faces[lf][(c + 1) % 3])];
+        total += face_load(mesh, &ops->face_rule, v, fn, t, f);
+    }
+    if (area) *area = total;
+    return DEFO_OK;
+}
+
 defo_status defo_element_traction_load(const defo_mesh *mesh, const unsigned char *mark,
                                        const double t[3], double *f, double *area) {
     if (area) *area = 0;
@@ -36,47 +117,17 @@ defo_status defo_element_traction_load(const defo_mesh *mesh, const unsigned cha
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_element_traction_load: NULL argument");
     const defo_element_ops *ops = defo_element_ops_for_mesh(mesh);
     if (!ops) return defo_error_prefix("defo_element_traction_load");
-    for (int k = 0; k < 3; k++)
-        if (!isfinite(t[k]))
-            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                              "defo_element_traction_load: traction[%d] = %g is not finite", k,
-                              t[k]);
+    defo_status st = check_traction(t, "defo_element_traction_load");
+    if (st) return st;
     defo_boundary b;
-    defo_status st = defo_mesh_boundary(mesh, ops->order > 1, &b);
+    st = defo_mesh_boundary(mesh, ops->order > 1, &b);
     if (st) return st;
     const int fn = b.nodes_per_face;
-    const defo_quadrature *fr = &ops->face_rule;
     double total = 0;
     for (defo_index q = 0; q < b.num_faces; q++) { /* faces in a fixed order */
         const defo_index *v = b.faces + (size_t)fn * (size_t)q;
-        if (!mark[v[0]] || !mark[v[1]] || !mark[v[2]]) continue;
-        if (fn == 3) {
-            defo_vec3 p0 = defo_v3_load(mesh->x + 3 * (size_t)v[0]);
-            defo_vec3 p1 = defo_v3_load(mesh->x + 3 * (size_t)v[1]);
-            defo_vec3 p2 = defo_v3_load(mesh->x + 3 * (size_t)v[2]);
-            double a = 0.5 * defo_v3_norm(defo_v3_cross(defo_v3_sub(p1, p0), defo_v3_sub(p2, p0)));
-            total += a;
-            for (int c = 0; c < 3; c++)
-                for (int k = 0; k < 3; k++) f[3 * (size_t)v[c] + (size_t)k] += t[k] * a / 3.0;
-            continue;
-        }
-        double load[6] = {0, 0, 0, 0, 0, 0};
-        for (int p = 0; p < fr->num_points; p++) {
-            double ds[6], dt[6];
-            tri6_grad(fr->point + 3 * p, ds, dt);
-            double xs[3] = {0, 0, 0}, xt[3] = {0, 0, 0};
-            for (int a = 0; a < 6; a++)
-                for (int k = 0; k < 3; k++) {
-                    xs[k] += mesh->x[3 * (size_t)v[a] + (size_t)k] * ds[a];
-                    xt[k] += mesh->x[3 * (size_t)v[a] + (size_t)k] * dt[a];
-                }
-            defo_vec3 n = defo_v3_cross(defo_v3(xs[0], xs[1], xs[2]), defo_v3(xt[0], xt[1], xt[2]));
-            const double dA = 0.5 * fr->weight[p] * defo_v3_norm(n);
-            total += dA;
-            for (int a = 0; a < 6; a++) load[a] += dA * fr->shape[6 * p + a];
-        }
-        for (int a = 0; a < 6; a++)
-            for (int k = 0; k < 3; k++) f[3 * (size_t)v[a] + (size_t)k] += t[k] * load[a];
+        if (mark[v[0]] && mark[v[1]] && mark[v[2]])
+            total += face_load(mesh, &ops->face_rule, v, fn, t, f);
     }
     defo_boundary_free(&b);
     if (area) *area = total;

@@ -88,34 +88,33 @@ defo_status scene_body_mesh(const scene_body *b, defo_mesh **out) {
     return DEFO_OK;
 }
 
-/* "forces" (N per node) and "tractions" (Pa on the boundary faces in the
- * region) into the dead-load vector f (3n, added); a region that loads
- * nothing is an error. */
-static defo_status dead_loads(const scene_body *b, const defo_mesh *m, double *f) {
+/* "forces" (N per node) into the body's dead loads and "tractions" (Pa on the
+ * boundary faces in the region, defo_body_add_traction); a region that
+ * loads nothing is an error. */
+static defo_status dead_loads(const scene_body *b, const defo_mesh *m, defo_world *w,
+                              defo_body_id id) {
     if (!b->num_forces && !b->num_tractions) return DEFO_OK;
     const defo_index n = m->num_nodes;
     unsigned char *mark = defo_malloc((size_t)n + 1);
     if (!mark) return defo_error_oom("loads", (size_t)n);
+    double *f = defo_body_external_force(w, id);
     defo_status s = DEFO_OK;
-    for (int k = 0; k < b->num_forces + b->num_tractions && !s; k++) {
-        const int trac = k >= b->num_forces, j = trac ? k - b->num_forces : k;
-        const scene_load *ld = trac ? &b->tractions[j] : &b->forces[j];
+    for (int j = 0; j < b->num_forces && !s; j++) {
+        const scene_load *ld = &b->forces[j];
         s = defo_region_mark(m, &ld->region.region, mark);
-        if (!s && !trac) {
-            defo_index count = 0;
-            for (defo_index i = 0; i < n; i++) {
-                if (!mark[i]) continue;
-                count++;
-                for (int c = 0; c < 3; c++) f[3 * (size_t)i + (size_t)c] += ld->value[c];
-            }
-            if (!count) s = defo_error(DEFO_ERR_INVALID_ARGUMENT, "forces[%d]: selects no node", j);
-        } else if (!s) {
-            double area = 0;
-            s = defo_element_traction_load(m, mark, ld->value, f, &area);
-            if (!s && !(area > 0))
-                s = defo_error(DEFO_ERR_INVALID_ARGUMENT, "tractions[%d]: selects no boundary face",
-                               j);
+        defo_index count = 0;
+        for (defo_index i = 0; !s && i < n; i++) {
+            if (!mark[i]) continue;
+            count++;
+            for (int c = 0; c < 3; c++) f[3 * (size_t)i + (size_t)c] += ld->value[c];
         }
+        if (!s && !count)
+            s = defo_error(DEFO_ERR_INVALID_ARGUMENT, "forces[%d]: selects no node", j);
+    }
+    for (int j = 0; j < b->num_tractions && !s; j++) {
+        s = defo_body_add_traction(w, id, &b->tractions[j].region.region, b->tractions[j].value,
+                                   NULL);
+        if (s) defo_error_prefix("tractions[%d]", j);
     }
     defo_free(mark);
     return s;
@@ -155,7 +154,7 @@ static defo_status add_body(const defo_scene *sc, scene_build *out, int i) {
         if (s) defo_error_prefix("bodies[%d].fixed[%d]", i, f);
     }
     if (!s) {
-        s = dead_loads(b, m, defo_body_external_force(out->world, id));
+        s = dead_loads(b, m, out->world, id);
         if (s) defo_error_prefix("bodies[%d]", i);
     }
     defo_mesh_destroy(m);

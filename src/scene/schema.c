@@ -1031,14 +1031,6 @@ void scene_parse_root(jv_ctx *c, json_t *root, defo_scene *s, const char *base_d
                      "along the cracks, MG04 §5.2, is not implemented): a fracturing body writes "
                      "its tet boundary surface; remove \"embedded\"");
         }
-        if (b->has_fracture && (b->num_forces || b->num_tractions)) {
-            /* a split node would have to share its node's load, and crack
-             * faces are new boundary faces a traction would have to follow */
-            jv_path lp = jv_key(&ep, b->num_forces ? "forces" : "tractions");
-            jv_error(c, lp.s,
-                     "not available on a body with \"fracture\" (a split node would have to "
-                     "share its load and the crack faces are new boundary faces)");
-        }
     }
     json_t *cols = jv_arr(c, root, &p, "colliders");
     if (cols) {

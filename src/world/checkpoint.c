@@ -123,6 +123,8 @@ static defo_status serialize(const defo_world *w, uint64_t tag, world_buf *b, in
         defo_world_buf_put(b, mat, MATERIAL_BYTES);
         defo_world_buf_put(b, bd->x, 3 * (size_t)n * sizeof(double));
         defo_world_buf_put(b, bd->v, 3 * (size_t)n * sizeof(double));
+        /* the dead loads: fracture splits share them between copies */
+        defo_world_buf_put(b, bd->dead, 3 * (size_t)n * sizeof(double));
         if (bd->frac) {
             const uint64_t rng = defo_fracture_rng_state(bd->frac);
             defo_world_buf_put(b, &rng, 8);
@@ -241,7 +243,7 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
                 return defo_error(DEFO_ERR_PARSE, "%s: body %d: bad material (%s)", what, i,
                                   defo_last_error());
         }
-        const unsigned char *xv = take(&r, 6 * (size_t)n * sizeof(double));
+        const unsigned char *xv = take(&r, 9 * (size_t)n * sizeof(double));
         const unsigned char *fr = NULL, *pl = NULL;
         uint64_t rng = 0, values = 0, hb = 0;
         if (bd->frac) {
@@ -320,6 +322,7 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
         if (s) return defo_error_prefix("%s: body %d", what, i);
         memcpy(bd->x, xv, 3 * (size_t)n * sizeof(double));
         memcpy(bd->v, xv + 3 * (size_t)n * sizeof(double), 3 * (size_t)n * sizeof(double));
+        memcpy(bd->dead, xv + 6 * (size_t)n * sizeof(double), 3 * (size_t)n * sizeof(double));
         if (pl) memcpy(defo_plasticity_strain(bd->plast), pl, (size_t)values * sizeof(double));
         world_integrator *wi = &w->integrators[bd->integrator];
         s = wi->ops->restore_history(wi->stepper, &bd->sb, hist, (size_t)hb);

@@ -73,8 +73,14 @@ static void body_free(defo_world *w, world_body *b) {
     defo_material_destroy(b->mat);
     defo_element_rest_destroy(b->rest);
     defo_mesh_destroy(b->mesh);
-    double *a[] = {b->x, b->v, b->mass, b->gravity_load, b->dead, b->load, b->target, b->work};
+    double *a[] = {b->x,    b->v,      b->mass, b->gravity_load, b->dead,
+                   b->load, b->target, b->work, b->traction_load};
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) defo_free(a[i]);
+    for (int k = 0; k < b->num_tractions; k++) {
+        defo_free(b->tractions[k].elem);
+        defo_free(b->tractions[k].face);
+    }
+    defo_free(b->tractions);
     defo_free(b->prescribed);
     defo_free(b->set_of);
     defo_free(b->sets);
@@ -170,6 +176,7 @@ defo_status defo_world_body_resize(defo_world *w, world_body *b, defo_index n) {
         GROW(v, double, c3);
         GROW(gravity_load, double, c3);
         GROW(dead, double, c3);
+        GROW(traction_load, double, c3);
         GROW(load, double, c3);
         GROW(target, double, c3);
         GROW(mass, double, cap);
@@ -187,6 +194,20 @@ defo_status defo_world_body_resize(defo_world *w, world_body *b, defo_index n) {
         b->cap = cap;
     }
     b->n = n;
+    return DEFO_OK;
+}
+
+static defo_status loads(world_body *b);
+
+/* The tractions' consistent loads on the current connectivity. */
+static defo_status traction_loads(world_body *b) {
+    memset(b->traction_load, 0, 3 * (size_t)b->n * sizeof(double));
+    for (int k = 0; k < b->num_tractions; k++) {
+        const world_traction *t = &b->tractions[k];
+        defo_status s = defo_element_face_load(b->mesh, t->elem, t->face, t->count, t->t,
+                                               b->traction_load, NULL);
+        if (s) return defo_error_prefix("body '%s': traction %d", b->name, k);
+    }
     return DEFO_OK;
 }
 
@@ -260,6 +281,8 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
         s = wi->ops->topology_changed(wi->stepper, &b->sb, old_n, b->parent);
         if (s) return defo_error_prefix("body '%s'", b->name);
     }
+    s = traction_loads(b);
+    if (s) return s;
     return defo_world_contact_sources(w, b);
 }
 
@@ -361,6 +384,7 @@ defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_bo
     world_integrator *wi = &w->integrators[integ];
     s = wi->ops->attach(wi->stepper, &b->sb);
     if (!s) s = defo_world_contact_sources(w, b);
+    if (!s) s = loads(b);
     if (s) {
         defo_error_prefix("body '%s' (%s)", b->name, wi->ops->name);
         body_free(w, b);
@@ -443,6 +467,70 @@ double *defo_body_external_force(defo_world *w, defo_body_id id) {
     return b ? b->dead : NULL;
 }
 
+defo_status defo_body_add_traction(defo_world *w, defo_body_id id, const defo_region *region,
+                                   const double traction[3], double *area) {
+    if (area) *area = 0;
+    world_body *b = get_body(w, id);
+    if (!b || !region || !traction)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_add_traction: invalid body id");
+    for (int k = 0; k < 3; k++)
+        if (!isfinite(traction[k]))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "traction[%d] = %g is not finite", k,
+                              traction[k]);
+    unsigned char *mark = defo_calloc((size_t)b->n + 1, 1);
+    if (!mark) return defo_error_oom("traction marks", (size_t)b->n);
+    defo_status s = defo_region_mark(b->mesh, region, mark);
+    defo_boundary bd;
+    memset(&bd, 0, sizeof bd);
+    if (!s) s = defo_mesh_boundary(b->mesh, 0, &bd);
+    world_traction t;
+    memset(&t, 0, sizeof t);
+    memcpy(t.t, traction, sizeof t.t);
+    if (!s) {
+        for (defo_index q = 0; q < bd.num_faces; q++) {
+            const defo_index *v = bd.faces + 3 * (size_t)q;
+            t.count += mark[v[0]] && mark[v[1]] && mark[v[2]];
+        }
+        t.elem = defo_malloc((size_t)t.count * sizeof *t.elem + 1);
+        t.face = defo_malloc((size_t)t.count + 1);
+        if (!t.elem || !t.face) s = defo_error_oom("traction faces", (size_t)t.count * 5);
+    }
+    defo_index k = 0;
+    for (defo_index q = 0; !s && q < bd.num_faces; q++) {
+        const defo_index *v = bd.faces + 3 * (size_t)q;
+        if (!(mark[v[0]] && mark[v[1]] && mark[v[2]])) continue;
+        t.elem[k] = bd.elem[q];
+        t.face[k] = bd.local_face[q];
+        k++;
+    }
+    defo_boundary_free(&bd);
+    defo_free(mark);
+    double a = 0, *scratch = NULL;
+    if (!s && t.count == 0)
+        s = defo_error(DEFO_ERR_INVALID_ARGUMENT, "selects no boundary face of body '%s'", b->name);
+    if (!s) {
+        scratch = defo_calloc(3 * (size_t)b->n + 1, sizeof(double));
+        s = scratch ? defo_element_face_load(b->mesh, t.elem, t.face, t.count, t.t, scratch, &a)
+                    : defo_error_oom("traction", 3 * (size_t)b->n * sizeof(double));
+        defo_free(scratch);
+    }
+    world_traction *nt = NULL;
+    if (!s) {
+        nt = defo_realloc(b->tractions, (size_t)(b->num_tractions + 1) * sizeof *nt);
+        if (!nt) s = defo_error_oom("tractions", sizeof *nt);
+    }
+    if (s) {
+        defo_free(t.elem);
+        defo_free(t.face);
+        return s;
+    }
+    b->tractions = nt;
+    b->tractions[b->num_tractions++] = t;
+    if (area) *area = a;
+    s = traction_loads(b);
+    return s ? s : loads(b);
+}
+
 int defo_world_material_equal(const defo_material_def *a, const defo_material_def *b) {
     return a->model == b->model && a->youngs_modulus == b->youngs_modulus &&
            a->poisson == b->poisson && a->density == b->density &&
@@ -493,6 +581,10 @@ defo_status defo_body_set_state(defo_world *w, defo_body_id id, const double *x,
 defo_index defo_body_num_nodes(const defo_world *w, defo_body_id id) {
     world_body *b = get_body(w, id);
     return b ? b->n : 0;
+}
+const double *defo_body_loads(const defo_world *w, defo_body_id id) {
+    world_body *b = get_body(w, id);
+    return b ? b->load : NULL;
 }
 const defo_mesh *defo_body_mesh(const defo_world *w, defo_body_id id) {
     world_body *b = get_body(w, id);
@@ -668,7 +760,7 @@ static defo_status loads(world_body *b) {
             return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                               "body '%s': external force of node %zu is not finite (%g)", b->name,
                               j / 3, b->dead[j]);
-        b->load[j] = b->dead[j] + b->gravity_load[j];
+        b->load[j] = b->dead[j] + b->traction_load[j] + b->gravity_load[j];
     }
     for (defo_index i = 0; i < b->n; i++) {
         const double *f = b->load + 3 * (size_t)i;
@@ -701,6 +793,17 @@ static defo_status fracture(defo_world *w, world_body *b) {
         b->prescribed[i] = b->prescribed[p];
     }
     s = defo_world_body_rebuild(w, b, old_n);
+    /* a split node shares its dead load with its copy in proportion to their
+     * (new) masses, as the masses themselves are shared: the total is kept */
+    for (defo_index i = old_n; !s && i < b->n; i++) {
+        const defo_index p = b->parent[i];
+        const double share = b->mass[i] / (b->mass[i] + b->mass[p]);
+        for (int k = 0; k < 3; k++) {
+            const double f = b->dead[3 * (size_t)p + k] * share;
+            b->dead[3 * (size_t)i + k] = f;
+            b->dead[3 * (size_t)p + k] -= f;
+        }
+    }
     if (!s) s = loads(b);
     return s;
 }

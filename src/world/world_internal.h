@@ -21,6 +21,14 @@ typedef struct world_set {
     double R[9], T[3];
 } world_set;
 
+/* A dead traction on fixed element faces (defo_body_add_traction). */
+typedef struct world_traction {
+    double t[3];
+    defo_index count;
+    defo_index *elem;
+    int8_t *face;
+} world_traction;
+
 typedef struct world_body {
     uint32_t generation; /* 0: free slot */
     char name[DEFO_NAME_MAX];
@@ -33,15 +41,18 @@ typedef struct world_body {
     int integrator;
     defo_index n, cap; /* nodes, and what the per-node arrays hold */
     double *x, *v, *mass;
-    double *gravity_load; /* 3n: ∫ρN_a dV · g (consistent) */
-    double *dead;         /* 3n: the user's dead loads */
-    double *load;         /* 3n: dead + gravity, what the stepper sees */
-    double *target;       /* 3n: prescribed positions at the end of the step */
-    double *work;         /* n: per-node scratch (energy sums, penalty) */
+    double *gravity_load;  /* 3n: ∫ρN_a dV · g (consistent) */
+    double *dead;          /* 3n: the user's dead loads */
+    double *traction_load; /* 3n: Σ of the tractions' consistent loads */
+    double *load;          /* 3n: dead + tractions + gravity, what the stepper sees */
+    double *target;        /* 3n: prescribed positions at the end of the step */
+    double *work;          /* n: per-node scratch (energy sums, penalty) */
     unsigned char *prescribed;
     int *set_of; /* n: prescribed set of each node, −1 for none */
     world_set *sets;
     int num_sets;
+    world_traction *tractions;
+    int num_tractions;
     defo_index *parent; /* n */
     defo_index n0;      /* nodes before any split */
     double mean_edge;   /* rest, for tolerances and penalty stiffness */
