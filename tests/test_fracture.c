@@ -462,6 +462,49 @@ static void test_checkpoint_resume(void) {
     }
 }
 
+/* A frame that splits and then fails (the fracture pass of its first step
+ * splits the over-stressed bar, then the implicit solve meets a node thrown
+ * at 1e300 m/s: a non-finite residual) is refused naming the body, and the
+ * world is left at the frame's start: the split nodes are gone, connectivity
+ * and state are the ones before the frame. */
+static void test_failed_frame_rolls_back(void) {
+    pull_def pd = pull_default(10, 2, 7, 0);
+    defo_mesh *m = NULL;
+    defo_body_id id;
+    defo_world *w = pull_world(&pd, &m, &id);
+    const size_t n3 = 3 * (size_t)m->num_nodes;
+    double *x = malloc(n3 * sizeof *x), *v = malloc(n3 * sizeof *v);
+    for (defo_index i = 0; i < m->num_nodes; i++) {
+        x[3 * i] = m->x[3 * i] * 1.02; /* 2000 Pa: splits at once */
+        x[3 * i + 1] = m->x[3 * i + 1];
+        x[3 * i + 2] = m->x[3 * i + 2];
+    }
+    memcpy(v, defo_body_velocities(w, id), n3 * sizeof *v);
+    v[3 * 7 + 1] = 1e300; /* node 7 is free (rest x = 0.1) */
+    CHECK(m->x[3 * 7] > 0.05 && m->x[3 * 7] < 0.95);
+    CHECK_OK(defo_body_set_state(w, id, x, v));
+    const defo_status s = defo_world_step(w, 2 * DT);
+    TEST_REPORT("status %d: %s", s, defo_last_error());
+    CHECK(s == DEFO_ERR_NUMERICAL);
+    CHECK(strstr(defo_last_error(), "body") != NULL);
+    CHECK(defo_body_num_nodes(w, id) == m->num_nodes);
+    CHECK(defo_body_mesh(w, id)->num_nodes == m->num_nodes);
+    CHECK(memcmp(defo_body_mesh(w, id)->elems, m->elems,
+                 4 * (size_t)m->num_elems * sizeof(defo_index)) == 0);
+    CHECK(memcmp(defo_body_positions(w, id), x, n3 * sizeof *x) == 0);
+    CHECK(memcmp(defo_body_velocities(w, id), v, n3 * sizeof *v) == 0);
+    CHECK(defo_world_time(w) == 0 && defo_world_frame(w) == 0);
+    /* without the thrown node the same frame runs and splits */
+    v[3 * 7 + 1] = 0;
+    CHECK_OK(defo_body_set_state(w, id, NULL, v));
+    CHECK_OK(defo_world_step(w, 2 * DT));
+    CHECK(defo_body_num_nodes(w, id) > m->num_nodes);
+    free(x);
+    free(v);
+    defo_world_destroy(w);
+    defo_mesh_destroy(m);
+}
+
 #define DET_MAX_NODES 4000
 #define DET_ELEMS     1536 /* 16×4×4 cubes × 6 */
 #define DET_BYTES     (DET_MAX_NODES * 3 * sizeof(double) + sizeof(defo_index) * (4 * DET_ELEMS + 1))
@@ -541,6 +584,7 @@ int main(void) {
     RUN(test_momentum_through_splits);
     RUN(test_seed_reproducible);
     RUN(test_checkpoint_resume);
+    RUN(test_failed_frame_rolls_back);
     RUN(test_threads_bitwise);
     RUN(test_no_allocation_without_splits);
     return test_summary();
