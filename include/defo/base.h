@@ -95,6 +95,9 @@ DEFO_API int64_t defo_allocated_bytes(void);
 /* Largest value defo_allocated_bytes() has had since the last reset. */
 DEFO_API int64_t defo_peak_allocated_bytes(void);
 DEFO_API void defo_reset_peak_allocated_bytes(void);
+/* Release memory defo handed to the caller to own (e.g. the buffer of
+ * defo_world_serialize), with the allocator that made it.  NULL is fine. */
+DEFO_API void defo_free(void *ptr);
 
 /* ---------------------------------------------------------- interrupt */
 /* Ask the running simulation to stop at its next safe point (between steps,

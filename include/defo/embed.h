@@ -61,9 +61,9 @@ DEFO_API const double *defo_embed_barycentric(const defo_embed *e);
 DEFO_API const double *defo_embed_rest_normals(const defo_embed *e);
 
 /* Positions (3 per vertex) from tet positions x; normals (3 per vertex, may
- * be NULL) rotated by rotations (9 per element, row-major, e.g.
- * defo_corotated_rotations) or, when rotations is NULL, by the polar
- * rotation of each tet's deformation gradient. */
+ * be NULL) rotated by rotations (9 per element, row-major) or, when
+ * rotations is NULL, by the polar rotation of each tet's deformation
+ * gradient (for a tet4 body the rotation of its corotated kernel). */
 DEFO_API defo_status defo_embed_update(const defo_embed *e, const double *x,
                                        const double *rotations, double *positions, double *normals);
 

@@ -241,9 +241,15 @@ defo_status defo_implicit_solve(const defo_integrator_def *def, defo_step_body *
         }
     }
     if (d->linear) {
-        /* MG04 §6: rotations of xⁿ, kept through the step */
-        s = defo_force_model_evaluate(b->force, b->x, 0, NULL, NULL);
-        if (!s) s = defo_force_model_evaluate(b->force, x_b, DEFO_EVAL_KEEP_ROTATIONS, d->f, NULL);
+        /* MG04 §6: rotations of xⁿ, kept through the step; f(x_b) with
+         * them — one evaluation when x_b is xⁿ (backward Euler) */
+        if (memcmp(x_b, b->x, m * sizeof(double)) == 0) {
+            s = defo_force_model_evaluate(b->force, b->x, 0, d->f, NULL);
+        } else {
+            s = defo_force_model_evaluate(b->force, b->x, 0, NULL, NULL);
+            if (!s)
+                s = defo_force_model_evaluate(b->force, x_b, DEFO_EVAL_KEEP_ROTATIONS, d->f, NULL);
+        }
         if (s) return defo_error_prefix("body '%s'", b->name);
         for (defo_index i = 0; i < n; i++)
             for (int k = 0; k < 3; k++) {

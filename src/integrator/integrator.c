@@ -109,8 +109,23 @@ defo_status defo_integrator_def_validate(const defo_integrator_def *d) {
     defo_newton_def nd = d->newton;
     nd.linear = d->linear;
     if (d->kind != DEFO_INTEGRATOR_NEWMARK) nd.linear.curvature = DEFO_CURVATURE_STOP;
+    defo_status s = DEFO_OK;
+    if (d->kind == DEFO_INTEGRATOR_NEWMARK || d->kind == DEFO_INTEGRATOR_BACKWARD_EULER ||
+        d->kind == DEFO_INTEGRATOR_BDF2) {
+        /* linear solves (newmark's damping, the MG04 §6 step of corotated
+         * bodies) take a fixed iteration count (MG04 §6 interactive mode);
+         * the Newton steps of invertible bodies refuse it when such a body
+         * is attached */
+        defo_linear_solver *L = NULL;
+        s = defo_linear_solver_create(&nd.linear, &L);
+        defo_linear_solver_destroy(L);
+        if (nd.linear.fixed_iterations > 0) {
+            nd.linear.fixed_iterations = 0;
+            if (!(nd.linear.tolerance > 0)) nd.linear.tolerance = 0.1; /* Newton forces its own */
+        }
+    }
     defo_newton *N = NULL;
-    defo_status s = defo_newton_create(&nd, 1, &N);
+    if (!s) s = defo_newton_create(&nd, 1, &N);
     defo_newton_destroy(N);
     if (s) return defo_error_prefix("integrator");
     return DEFO_OK;
