@@ -570,8 +570,52 @@ static void test_fracture_loads(void) {
     }
 }
 
+/* ------------------------------------------------------------ free fall */
+
+/* A free tet10 cube under gravity: every dynamic integrator pairs gravity
+ * with the lumped masses it steps (m_a g), so every node falls with g and
+ * the body does not deform (analytic: v = g t, no strain). */
+static void test_free_fall(void) {
+    static const defo_integrator_kind kinds[] = {
+        DEFO_INTEGRATOR_NEWMARK, DEFO_INTEGRATOR_BACKWARD_EULER, DEFO_INTEGRATOR_BDF2};
+    const double size[3] = {1, 1, 1};
+    const int cells[3] = {2, 2, 2};
+    for (int k = 0; k < 3; k++) {
+        defo_mesh *m = bar_mesh(size, cells, 2);
+        defo_world *w = NULL;
+        defo_world_def wd = defo_default_world_def();
+        CHECK_OK(defo_world_create(&wd, &w));
+        if (!m || !w) {
+            defo_world_destroy(w), defo_mesh_destroy(m);
+            continue;
+        }
+        defo_integrator_def id = defo_default_integrator_def(kinds[k]);
+        id.tolerance = 1e-12; /* the implicit steps' Newton solves, to rounding */
+        CHECK_OK(defo_world_add_integrator(w, &id, NULL));
+        defo_body_def bd = defo_default_body_def();
+        bd.mesh = m;
+        bd.integrator = 0;
+        defo_body_id b;
+        CHECK_OK(defo_world_add_body(w, &bd, &b));
+        for (int f = 0; f < 15; f++) CHECK_OK(defo_world_step(w, 1.0 / 30));
+        const double *v = defo_body_velocities(w, b);
+        const double vz = -9.81 * 0.5;
+        double dv = 0, ela = 1;
+        for (defo_index i = 0; i < m->num_nodes; i++)
+            dv = fmax(dv, fmax(fmax(fabs(v[3 * i]), fabs(v[3 * i + 1])), fabs(v[3 * i + 2] - vz)));
+        CHECK_OK(defo_body_energy(w, b, NULL, &ela, NULL));
+        TEST_REPORT("%-14s tet10 cube after 0.5 s: max |v - g t| %.2e m/s, elastic energy %.2e J",
+                    defo_integrator_name(kinds[k]), dv, ela);
+        CHECK(dv < 1e-9);
+        CHECK(ela < 1e-12);
+        defo_world_destroy(w);
+        defo_mesh_destroy(m);
+    }
+}
+
 int main(void) {
     RUN(test_ids);
+    RUN(test_free_fall);
     RUN(test_oscillator_order);
     RUN(test_mixed_world);
     RUN(test_fracture_loads);

@@ -182,7 +182,7 @@ typedef struct defo_step_stats {
     defo_index inverted_peak; /* the largest count after any step */
     defo_index collisions;    /* nodes in contact at the end */
     defo_index splits;        /* MG04 §4 vertex splits */
-    int yielding;             /* MG04 §3 points that flowed in the last step */
+    int yielding;             /* MG04 §3 points that flowed, summed over the frame's steps */
     double seconds;           /* wall time */
 } defo_step_stats;
 

@@ -67,6 +67,25 @@ static void be_frame_start(defo_stepper *s, defo_step_body *b) {
     defo_implicit_frame_start(b);
 }
 
+/* history: the factorisation record (implicit.c) */
+static size_t be_history_bytes(const defo_stepper *s, const defo_step_body *b) {
+    (void)s;
+    return defo_implicit_fact_bytes(b);
+}
+static void be_save(const defo_stepper *s, const defo_step_body *b, void *out) {
+    (void)s;
+    defo_implicit_fact_save(b, out);
+}
+static defo_status be_restore(defo_stepper *s, defo_step_body *b, const void *in, size_t size) {
+    (void)s;
+    if (size != defo_implicit_fact_bytes(b))
+        return defo_error(DEFO_ERR_PARSE,
+                          "backward Euler history of body '%s': %zu bytes, %zu "
+                          "expected",
+                          b->name, size, defo_implicit_fact_bytes(b));
+    return defo_implicit_fact_restore(b, in);
+}
+
 static size_t be_bytes(const defo_stepper *s, const defo_step_body *b) {
     (void)s;
     return defo_implicit_bytes(b);
@@ -83,9 +102,9 @@ const defo_integrator_ops defo_backward_euler_ops = {DEFO_INTEGRATOR_BACKWARD_EU
                                                      be_step,
                                                      be_topology_changed,
                                                      be_frame_start,
-                                                     defo_no_history_bytes,
-                                                     defo_no_history_save,
-                                                     defo_no_history_restore,
+                                                     be_history_bytes,
+                                                     be_save,
+                                                     be_restore,
                                                      be_bytes};
 
 /* shared with the other steppers that keep no history */

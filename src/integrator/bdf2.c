@@ -84,16 +84,18 @@ static void bdf2_frame_start(defo_stepper *s, defo_step_body *b) {
     defo_implicit_frame_start(b);
 }
 
-/* history: have_prev (8 bytes), then xⁿ⁻¹ and vⁿ⁻¹ (3n doubles each) */
+/* history: the factorisation record (implicit.c), have_prev (8 bytes),
+ * then xⁿ⁻¹ and vⁿ⁻¹ (3n doubles each) */
 static size_t bdf2_history_bytes(const defo_stepper *s, const defo_step_body *b) {
     (void)s;
-    return 8 + 6 * (size_t)b->n * sizeof(double);
+    return defo_implicit_fact_bytes(b) + 8 + 6 * (size_t)b->n * sizeof(double);
 }
 
 static void bdf2_save(const defo_stepper *s, const defo_step_body *b, void *out) {
     (void)s;
     const defo_implicit_body *d = b->data;
-    unsigned char *o = out;
+    defo_implicit_fact_save(b, out);
+    unsigned char *o = (unsigned char *)out + defo_implicit_fact_bytes(b);
     const uint64_t have = (uint64_t)d->have_prev;
     const size_t m = 3 * (size_t)b->n * sizeof(double);
     memcpy(o, &have, 8);
@@ -106,7 +108,9 @@ static defo_status bdf2_restore(defo_stepper *s, defo_step_body *b, const void *
     if (size != bdf2_history_bytes(s, b))
         return defo_error(DEFO_ERR_PARSE, "BDF2 history of body '%s': %zu bytes, %zu expected",
                           b->name, size, bdf2_history_bytes(s, b));
-    const unsigned char *p = in;
+    defo_status st = defo_implicit_fact_restore(b, in);
+    if (st) return st;
+    const unsigned char *p = (const unsigned char *)in + defo_implicit_fact_bytes(b);
     uint64_t have;
     const size_t m = 3 * (size_t)b->n * sizeof(double);
     memcpy(&have, p, 8);

@@ -152,8 +152,9 @@ defo_status defo_equilibrium_resize(defo_step_body *b) {
 
 void defo_equilibrium_frame_start(defo_step_body *b) {
     defo_equilibrium_body *d = b->data;
-    /* the factor is kept while the stiffness is the same function of x */
-    if (b->changed & DEFO_CHANGED_MODEL) {
+    /* the factor is kept while the stiffness is the same function of x and
+     * the state is the steps' own */
+    if (b->changed) {
         defo_newton_invalidate(d->newton);
         d->have_fact = d->rebuild = 0;
     }
@@ -442,6 +443,10 @@ defo_status defo_equilibrium_solve(const defo_integrator_def *def, defo_step_bod
     for (defo_index i = 0; i < n; i++)
         d->constraint[i] =
             b->prescribed && b->prescribed[i] ? DEFO_CONSTRAINT_FIXED : DEFO_CONSTRAINT_NONE;
+    if (b->changed) { /* plastic flow in this step */
+        defo_newton_invalidate(d->newton);
+        d->have_fact = d->rebuild = 0;
+    }
     if (d->rebuild) {
         defo_status rs = rebuild_factor(d);
         if (rs) return defo_error_prefix("body '%s': rebuilding the factorisation", b->name);

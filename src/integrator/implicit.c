@@ -29,20 +29,21 @@
 #include "integrator/integrator_internal.h"
 
 static void free_arrays(defo_implicit_body *d) {
-    double *a[] = {d->xb,  d->vb,     d->vn,       d->y,      d->f,      d->rhs,
-                   d->tmp, d->normal, d->friction, d->x_prev, d->v_prev, d->diag};
+    double *a[] = {d->xb,     d->vb,       d->vn,     d->y,      d->f,    d->rhs,   d->tmp,
+                   d->normal, d->friction, d->x_prev, d->v_prev, d->diag, d->x_fact};
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) defo_free(a[i]);
     defo_free(d->constraint);
     defo_free(d->contact);
     d->xb = d->vb = d->vn = d->y = d->f = d->rhs = d->tmp = d->normal = d->friction = d->diag =
-        NULL;
+        d->x_fact = NULL;
+    d->have_fact = d->rebuild = 0;
     d->x_prev = d->v_prev = NULL;
     d->constraint = d->contact = NULL;
 }
 
 static defo_status alloc_arrays(defo_implicit_body *d, defo_index n, int history) {
     const size_t m = 3 * (size_t)n + 1;
-    double **a[] = {&d->xb, &d->vb, &d->vn, &d->y, &d->f, &d->rhs, &d->tmp, &d->normal};
+    double **a[] = {&d->xb, &d->vb, &d->vn, &d->y, &d->f, &d->rhs, &d->tmp, &d->normal, &d->x_fact};
     int ok = 1;
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
         ok &= (*a[i] = defo_calloc(m, sizeof(double))) != NULL;
@@ -117,10 +118,62 @@ defo_status defo_implicit_resize(defo_step_body *b, defo_index old_n, const defo
     return st;
 }
 
-void defo_implicit_frame_start(defo_step_body *b) {
+/* A state set from outside or another stiffness: the factor is not kept. */
+static void forget_factor(defo_step_body *b) {
     defo_implicit_body *d = b->data;
     if (d->linear) defo_linear_solver_invalidate(d->linear);
     if (d->newton) defo_newton_invalidate(d->newton);
+    d->have_fact = d->rebuild = 0;
+}
+
+void defo_implicit_frame_start(defo_step_body *b) {
+    if (b->changed) forget_factor(b);
+}
+
+/* record: have_fact, lag.valid, lag.age, 0 (int32 each), h_fact,
+ * lag.first_rate, lag.last_rate, then x_fact (3n) */
+#define FACT_HEAD (16 + 3 * sizeof(double))
+size_t defo_implicit_fact_bytes(const defo_step_body *b) {
+    return FACT_HEAD + 3 * (size_t)b->n * sizeof(double);
+}
+
+void defo_implicit_fact_save(const defo_step_body *b, void *out) {
+    const defo_implicit_body *d = b->data;
+    defo_linear_lag lag;
+    memset(&lag, 0, sizeof lag);
+    if (d->rebuild)
+        lag = d->lag; /* restored, not yet rebuilt */
+    else if (d->have_fact && d->linear)
+        defo_linear_solver_get_lag(d->linear, &lag);
+    else if (d->have_fact)
+        defo_newton_get_lag(d->newton, &lag);
+    unsigned char *o = out;
+    const int32_t head[4] = {d->have_fact && lag.valid, lag.valid, lag.age, 0};
+    const double dh[3] = {d->h_fact, lag.first_rate, lag.last_rate};
+    memcpy(o, head, 16);
+    memcpy(o + 16, dh, sizeof dh);
+    memcpy(o + FACT_HEAD, d->x_fact, 3 * (size_t)b->n * sizeof(double));
+}
+
+defo_status defo_implicit_fact_restore(defo_step_body *b, const void *in) {
+    defo_implicit_body *d = b->data;
+    const unsigned char *p = in;
+    int32_t head[4];
+    double dh[3];
+    memcpy(head, p, 16);
+    memcpy(dh, p + 16, sizeof dh);
+    if (head[0] < 0 || head[0] > 1 || head[1] < 0 || head[1] > 1 || head[2] < 0 ||
+        (head[0] && !(dh[0] > 0)))
+        return defo_error(DEFO_ERR_PARSE, "body '%s': bad factorisation record", b->name);
+    forget_factor(b);
+    d->have_fact = d->rebuild = head[0];
+    d->lag.valid = head[1];
+    d->lag.age = head[2];
+    d->h_fact = dh[0];
+    d->lag.first_rate = dh[1];
+    d->lag.last_rate = dh[2];
+    memcpy(d->x_fact, p + FACT_HEAD, 3 * (size_t)b->n * sizeof(double));
+    return DEFO_OK;
 }
 
 size_t defo_implicit_bytes(const defo_step_body *b) {
@@ -223,6 +276,52 @@ static void accumulate(defo_step_body *b, int newton, int cg, int cg_max, double
     if (reason > s->reason) s->reason = reason;
 }
 
+static void ip_factored(void *vctx, const double *v) {
+    (void)v;
+    implicit_problem *p = vctx;
+    defo_implicit_body *d = p->b->data;
+    /* the matrix was assembled at the positions of this iterate */
+    memcpy(d->x_fact, d->y, 3 * (size_t)p->b->n * sizeof(double));
+    d->h_fact = p->h;
+    d->have_fact = 1;
+}
+
+/* After a restore: the factor the run had, made again from the matrix at
+ * the positions and step length it was made at. */
+static defo_status rebuild_factor(const defo_integrator_def *def, defo_step_body *b) {
+    defo_implicit_body *d = b->data;
+    d->rebuild = 0;
+    const double h = d->h_fact, alpha = def->rayleigh_mass, beta = def->rayleigh_stiffness;
+    defo_status s = defo_force_model_evaluate(b->force, d->x_fact,
+                                              d->linear ? 0 : DEFO_EVAL_TANGENT, NULL, NULL);
+    if (!s && d->linear) {
+        const defo_bcsr *A =
+            defo_force_model_assemble(b->force, h * h + h * beta, h, b->mass, 1.0 + h * alpha);
+        if (!A) return defo_last_status();
+        defo_linear_system sys;
+        memset(&sys, 0, sizeof sys);
+        sys.n = b->n;
+        sys.matrix = A;
+        sys.constraint = d->constraint;
+        sys.coords = d->x_fact;
+        s = defo_linear_solver_restore_lag(d->linear, &sys, &d->lag);
+    } else if (!s) {
+        implicit_problem ip = {b, NULL, NULL, h, alpha, beta, DEFO_OK};
+        defo_newton_problem np;
+        memset(&np, 0, sizeof np);
+        np.n = b->n;
+        np.ctx = &ip;
+        np.matrix = ip_matrix;
+        np.constraint = d->constraint;
+        memcpy(d->y, d->x_fact, 3 * (size_t)b->n * sizeof(double));
+        np.coords = d->y;
+        s = defo_newton_restore_lag(d->newton, &np, d->x_fact, &d->lag);
+        if (!s && ip.status) s = ip.status;
+    }
+    if (s) d->have_fact = 0;
+    return s;
+}
+
 defo_status defo_implicit_solve(const defo_integrator_def *def, defo_step_body *b,
                                 const double *x_b, const double *v_b, double h,
                                 const defo_step_context *ctx) {
@@ -239,6 +338,11 @@ defo_status defo_implicit_solve(const defo_integrator_def *def, defo_step_body *
             const size_t j = 3 * (size_t)i + (size_t)k;
             d->vn[j] = p ? (b->target[j] - x_b[j]) / h : b->v[j];
         }
+    }
+    if (b->changed) forget_factor(b); /* plastic flow in this step */
+    if (d->rebuild) {
+        s = rebuild_factor(def, b);
+        if (s) return defo_error_prefix("body '%s': rebuilding the factorisation", b->name);
     }
     if (d->linear) {
         /* MG04 §6: rotations of xⁿ, kept through the step; f(x_b) with
@@ -267,6 +371,11 @@ defo_status defo_implicit_solve(const defo_integrator_def *def, defo_step_body *
         sys.coords = b->x; /* the two-level aggregates */
         defo_linear_stats ls;
         s = defo_linear_solver_solve(d->linear, &sys, d->rhs, d->vn, 0.0, &ls);
+        if (ls.refactored && s >= 0) {
+            memcpy(d->x_fact, b->x, m * sizeof(double));
+            d->h_fact = h;
+            d->have_fact = 1;
+        }
         accumulate(b, 0, ls.iterations, ls.iterations, ls.residual, s == DEFO_WARN_NOT_CONVERGED,
                    DEFO_REASON_CONVERGED);
         b->stats.precond_setups += ls.refactored;
@@ -282,6 +391,7 @@ defo_status defo_implicit_solve(const defo_integrator_def *def, defo_step_body *
         np.matrix = ip_matrix;
         np.apply = ip_apply;
         np.diagonal = ip_diagonal;
+        np.factored = ip_factored;
         np.constraint = d->constraint;
         np.coords = d->y;
         defo_newton_stats ns;

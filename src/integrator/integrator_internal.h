@@ -48,6 +48,13 @@ typedef struct defo_implicit_body {
     /* BDF2 history: the previous state */
     double *x_prev, *v_prev;
     int have_prev;
+    /* the lagged factorisation carried from frame to frame: the positions
+     * and step it was made at and the lag state (history), so a restored
+     * run rebuilds the same factor before its first step */
+    double *x_fact;
+    double h_fact;
+    int have_fact, rebuild;
+    defo_linear_lag lag;
 } defo_implicit_body;
 
 defo_status defo_implicit_attach(const defo_integrator_def *def, defo_step_body *b, int history);
@@ -55,6 +62,10 @@ void defo_implicit_detach(defo_step_body *b);
 defo_status defo_implicit_resize(defo_step_body *b, defo_index old_n, const defo_index *parent);
 void defo_implicit_frame_start(defo_step_body *b);
 size_t defo_implicit_bytes(const defo_step_body *b);
+/* The factorisation record (history of backward Euler and BDF2). */
+size_t defo_implicit_fact_bytes(const defo_step_body *b);
+void defo_implicit_fact_save(const defo_step_body *b, void *out);
+defo_status defo_implicit_fact_restore(defo_step_body *b, const void *in);
 
 /* Solve M (v⁺ − v_b) = h (f(x_b + h v⁺) + f_ext − C v⁺) for v⁺ and commit
  * x = x_b + h v⁺, v = v⁺ (then the response).  x_lin: the positions whose

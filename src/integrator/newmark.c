@@ -209,6 +209,7 @@ static defo_status step_body(const defo_integrator_def *def, defo_step_body *b,
     const defo_index n = b->n;
     const double dt = ctx->dt, h = 0.5 * dt, t1 = ctx->t + dt;
     const double alpha = def->rayleigh_mass;
+    if (b->changed) d->fe_valid = 0; /* plastic flow in this step */
     const double *m = b->mass, *fx = b->load;
     defo_status s, warn = DEFO_OK;
     double *x = b->x, *v = b->v, *xn = d->x_new, *vn = d->v_new, *vt = d->vt, *rhs = d->rhs;
@@ -377,6 +378,16 @@ static defo_status nm_topology_changed(defo_stepper *s, defo_step_body *b, defo_
     return st;
 }
 
+/* No history; a restored state recomputes f_e from x. */
+static defo_status nm_restore(defo_stepper *s, defo_step_body *b, const void *in, size_t size) {
+    defo_status st = defo_no_history_restore(s, b, in, size);
+    if (st) return st;
+    nm_body *d = b->data;
+    d->fe_valid = 0;
+    defo_linear_solver_invalidate(d->solver);
+    return DEFO_OK;
+}
+
 static void nm_frame_start(defo_stepper *s, defo_step_body *b) {
     (void)s;
     nm_body *d = b->data;
@@ -409,5 +420,5 @@ const defo_integrator_ops defo_newmark_ops = {DEFO_INTEGRATOR_NEWMARK,
                                               nm_frame_start,
                                               defo_no_history_bytes,
                                               defo_no_history_save,
-                                              defo_no_history_restore,
+                                              nm_restore,
                                               nm_bytes};

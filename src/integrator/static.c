@@ -50,6 +50,19 @@ static void st_frame_start(defo_stepper *s, defo_step_body *b) {
     (void)s;
     defo_equilibrium_frame_start(b);
 }
+/* history: the factorisation record (equilibrium.c) */
+static size_t st_history_bytes(const defo_stepper *s, const defo_step_body *b) {
+    (void)s;
+    return defo_equilibrium_history_bytes(b);
+}
+static void st_save(const defo_stepper *s, const defo_step_body *b, void *out) {
+    (void)s;
+    defo_equilibrium_save_history(b, out);
+}
+static defo_status st_restore(defo_stepper *s, defo_step_body *b, const void *in, size_t size) {
+    (void)s;
+    return defo_equilibrium_restore_history(b, in, size);
+}
 static size_t st_bytes(const defo_stepper *s, const defo_step_body *b) {
     (void)s;
     return defo_equilibrium_bytes(b);
@@ -66,7 +79,7 @@ const defo_integrator_ops defo_static_ops = {DEFO_INTEGRATOR_STATIC,
                                              st_step,
                                              st_topology_changed,
                                              st_frame_start,
-                                             defo_no_history_bytes,
-                                             defo_no_history_save,
-                                             defo_no_history_restore,
+                                             st_history_bytes,
+                                             st_save,
+                                             st_restore,
                                              st_bytes};

@@ -328,8 +328,8 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
         s = wi->ops->restore_history(wi->stepper, &bd->sb, hist, (size_t)hb);
         if (s) return defo_error_prefix("%s: body %d", what, i);
         /* the state is the checkpoint's; what steppers carry comes back from
-         * the history they just restored */
-        bd->sb.changed = DEFO_CHANGED_STATE;
+         * the history they just restored (restore_history resets the rest) */
+        bd->sb.changed = 0;
     }
     if (r.bad || r.at != r.n)
         return defo_error(DEFO_ERR_PARSE, "%s: %s checkpoint", what,

@@ -237,12 +237,20 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
     const double rho = b->mat_def.density;
     s = defo_element_lumped_mass(b->mesh, rho, NULL, b->mass);
     if (s) return defo_error_prefix("body '%s'", b->name);
-    /* consistent gravity: Σ_b Me_ab g per element (∫ρ N_a g dV) */
+    /* Gravity.  Equilibrium solvers: consistent, Σ_b Me_ab g per element
+     * (∫ρ N_a g dV).  Dynamic integrators: m_a g with the lumped masses they
+     * step, so a falling body accelerates uniformly (tet10's consistent load
+     * is negative at the corners, its HRZ masses are not: paired with them it
+     * would deform a body in free fall).  tet4: both are ρV/4 per corner. */
     const defo_element_ops *ops = defo_element_rest_ops(rest);
     const int p = ops->nodes;
     memset(b->gravity_load, 0, 3 * (size_t)b->n * sizeof(double));
     const double *g = w->def.gravity;
-    if (g[0] != 0 || g[1] != 0 || g[2] != 0) {
+    const int lumped = p != 4 && w->integrators[b->integrator].ops->dynamic;
+    if (lumped) {
+        for (defo_index i = 0; i < b->n; i++)
+            for (int k = 0; k < 3; k++) b->gravity_load[3 * (size_t)i + k] = b->mass[i] * g[k];
+    } else if (g[0] != 0 || g[1] != 0 || g[2] != 0) {
         double Me[DEFO_ELEMENT_MAX_NODES * DEFO_ELEMENT_MAX_NODES];
         for (defo_index e = 0; e < b->mesh->num_elems; e++) {
             const defo_index *v = b->mesh->elems + (size_t)e * (size_t)p;
@@ -866,12 +874,15 @@ static defo_status step_integrator(defo_world *w, int integ, double t0, double T
                 s = defo_plasticity_update(b->plast, b->force, b->x, dt, &ps);
                 if (s) defo_error_prefix("body '%s': plasticity", b->name);
                 w->stats.yielding += (int)ps.yielding;
+                /* the plastic strains moved: forces are another function of x */
+                if (ps.yielding > 0) b->sb.changed |= DEFO_CHANGED_MODEL;
             }
             if (s) return s;
             place_targets(b, t1);
             memset(&b->sb.stats, 0, sizeof b->sb.stats);
         }
         defo_status s = wi->ops->step(wi->stepper, w->set, count, &ctx);
+        for (int i = 0; i < count; i++) w->set[i]->changed = 0;
         if (s < 0) return s;
         if (s > 0) worst = s;
         defo_index inv = 0;
@@ -898,10 +909,10 @@ defo_status defo_world_step(defo_world *w, double frame_dt) {
         world_body *b = &w->bodies[i];
         if (!b->generation) continue;
         world_integrator *wi = &w->integrators[b->integrator];
-        /* plastic strains and lazily kept rotations change the forces as a
-         * function of x from frame to frame: nothing made from them is kept */
-        if (defo_force_model_forget_history(b->sb.force) || b->plast)
-            b->sb.changed |= DEFO_CHANGED_MODEL;
+        /* lazily kept rotations change the forces as a function of x from
+         * frame to frame: nothing made from them is kept (plastic flow is
+         * flagged in the step that makes it) */
+        if (defo_force_model_forget_history(b->sb.force)) b->sb.changed |= DEFO_CHANGED_MODEL;
         wi->ops->frame_start(wi->stepper, &b->sb);
         b->sb.changed = 0;
         s = loads(b);
