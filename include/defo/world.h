@@ -102,6 +102,10 @@ DEFO_API defo_body_id defo_world_body(const defo_world *world, int i);
 DEFO_API defo_status defo_body_prescribe(defo_world *world, defo_body_id id,
                                          const defo_region *region, const defo_motion_def *motion,
                                          int *set);
+/* Free the nodes of prescribed set `set` (those that follow it now: a node
+ * of a later set keeps that one) from the next step on; the set stays, empty,
+ * so other sets keep their indices. */
+DEFO_API defo_status defo_body_release(defo_world *world, defo_body_id id, int set);
 /* Drive prescribed set `set` by an explicit transform x = R X + T from now on
  * (R row-major rotation; a skeleton's animation), replacing its motion. */
 DEFO_API defo_status defo_body_set_transform(defo_world *world, defo_body_id id, int set,

@@ -95,6 +95,8 @@ static void unpack_material(const unsigned char *in, defo_material_def *m) {
     m->damping_time = d[9];
 }
 
+_Static_assert(sizeof(int) == sizeof(int32_t), "set_of is written as int32");
+
 /* checksum: 0 for the in-memory snapshot of the frame start (it cannot be
  * damaged; the sum would cost a pass over every byte each frame) */
 static defo_status serialize(const defo_world *w, uint64_t tag, world_buf *b, int checksum) {
@@ -125,6 +127,9 @@ static defo_status serialize(const defo_world *w, uint64_t tag, world_buf *b, in
         defo_world_buf_put(b, bd->v, 3 * (size_t)n * sizeof(double));
         /* the dead loads: fracture splits share them between copies */
         defo_world_buf_put(b, bd->dead, 3 * (size_t)n * sizeof(double));
+        /* the prescribed set of each node (released sets, split copies) */
+        defo_world_buf_put(b, bd->set_of, (size_t)n * sizeof(int32_t));
+        pad8(b);
         if (bd->frac) {
             const uint64_t rng = defo_fracture_rng_state(bd->frac);
             defo_world_buf_put(b, &rng, 8);
@@ -244,6 +249,15 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
                                   defo_last_error());
         }
         const unsigned char *xv = take(&r, 9 * (size_t)n * sizeof(double));
+        const unsigned char *so = take(&r, (size_t)n * sizeof(int32_t));
+        skip_pad(&r);
+        for (int32_t k = 0; so && k < n; k++) {
+            int32_t v;
+            memcpy(&v, so + 4 * (size_t)k, 4);
+            if (v < -1 || v >= bd->num_sets)
+                return defo_error(DEFO_ERR_PARSE, "%s: body %d: node %d in set %d of %d", what, i,
+                                  (int)k, (int)v, bd->num_sets);
+        }
         const unsigned char *fr = NULL, *pl = NULL;
         uint64_t rng = 0, values = 0, hb = 0;
         if (bd->frac) {
@@ -323,6 +337,12 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
         memcpy(bd->x, xv, 3 * (size_t)n * sizeof(double));
         memcpy(bd->v, xv + 3 * (size_t)n * sizeof(double), 3 * (size_t)n * sizeof(double));
         memcpy(bd->dead, xv + 6 * (size_t)n * sizeof(double), 3 * (size_t)n * sizeof(double));
+        for (int32_t k = 0; k < n; k++) {
+            int32_t v;
+            memcpy(&v, so + 4 * (size_t)k, 4);
+            bd->set_of[k] = v;
+            bd->prescribed[k] = v >= 0;
+        }
         if (pl) memcpy(defo_plasticity_strain(bd->plast), pl, (size_t)values * sizeof(double));
         world_integrator *wi = &w->integrators[bd->integrator];
         s = wi->ops->restore_history(wi->stepper, &bd->sb, hist, (size_t)hb);

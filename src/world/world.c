@@ -451,6 +451,16 @@ defo_status defo_body_prescribe(defo_world *w, defo_body_id id, const defo_regio
     return DEFO_OK;
 }
 
+defo_status defo_body_release(defo_world *w, defo_body_id id, int set) {
+    world_body *b = get_body(w, id);
+    if (!b || set < 0 || set >= b->num_sets)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_release: bad body or set %d", set);
+    for (defo_index i = 0; i < b->n; i++)
+        if (b->set_of[i] == set) b->set_of[i] = -1, b->prescribed[i] = 0;
+    b->sb.changed |= DEFO_CHANGED_MODEL; /* other constraints */
+    return DEFO_OK;
+}
+
 defo_status defo_body_set_transform(defo_world *w, defo_body_id id, int set, const double R[9],
                                     const double T[3]) {
     world_body *b = get_body(w, id);
