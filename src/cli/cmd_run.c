@@ -275,6 +275,7 @@ int cmd_run(int argc, char **argv) {
         defo_scene_destroy(scene);
         return cli_fail(cmd, s);
     }
+    if (s > 0) fprintf(stderr, "defo run: warning: %s\n", defo_last_error());
     if (resume) {
         char ck[2200];
         snprintf(ck, sizeof ck, "%s/checkpoint.bin", resume);

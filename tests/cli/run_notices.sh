@@ -6,6 +6,11 @@
 #      stability limit (implicit integrator, softer material, coarser mesh);
 #      backward Euler with a tiny time_step names the time_step; the demo
 #      (8 steps a frame) and a quasistatic scene say nothing of the kind.
+#   2. a body that starts inside a collider is reported before the first
+#      frame — body, collider, nodes inside, how deep, how it is pushed out —
+#      even with --quiet, and the run goes on (exit 0); a body resting on the
+#      collider is not reported.  (The energy of the push-out:
+#      tests/test_penetration.c.)
 set -uo pipefail
 fail=0; pass=0
 ok()  { pass=$((pass + 1)); }
@@ -59,6 +64,35 @@ for s in soft qs; do
 done
 "${R[@]}" --frames 1 -o "$T/demo" > /dev/null 2> "$T/demo.err" || bad "demo failed"
 ! grep -q "steps a frame" "$T/demo.err" && ok || bad "demo: $(cat "$T/demo.err")"
+
+# 2. a block 70 % inside the ground (its nodes: 7 layers of 49, 5 below z = 0)
+block() { # NAME BOTTOM INTEGRATOR
+  cat > "$T/$1.json" <<JSON
+{
+  "name": "$1",
+  "duration": {"frames": 2, "fps": 30},
+  "integrator": {"type": "$3"},
+  "bodies": [
+    {"name": "cube", "generator": {"type": "box", "center": [0, 0, $(awk "BEGIN {print $2 + 0.5}")],
+                                   "size": [1, 1, 1], "cells": [6, 6, 6]}}
+  ],
+  "colliders": [{"name": "floor", "type": "plane", "point": [0, 0, 0], "normal": [0, 0, 1]}],
+  "outputs": {"vtu": false, "surface_obj": false}
+}
+JSON
+}
+block inside -0.7 newmark
+block inside_qs -0.7 quasistatic
+block resting 0 newmark
+"${R[@]}" "$T/inside.json" -o "$T/inside" --quiet > /dev/null 2> "$T/inside.err" && ok || bad "inside run failed: $(cat "$T/inside.err")"
+grep -q "^defo run: warning: bodies\[0\] 'cube' starts inside colliders\[0\] 'floor': 245 of 343 nodes, up to 0.7 m deep; they are pushed out at no more than 0.5 m/s" "$T/inside.err" \
+  && ok || bad "inside: $(cat "$T/inside.err")"
+[ "$(wc -l < "$T/inside.err")" = 1 ] && ok || bad "inside: more than the warning: $(cat "$T/inside.err")"
+"${R[@]}" "$T/inside_qs.json" -o "$T/inside_qs" --quiet > /dev/null 2> "$T/inside_qs.err" && ok || bad "inside_qs run failed"
+grep -q "'cube' starts inside colliders\[0\] 'floor': 245 of 343 nodes, up to 0.7 m deep; penalty contact pushes them out" "$T/inside_qs.err" \
+  && ok || bad "inside_qs: $(cat "$T/inside_qs.err")"
+"${R[@]}" "$T/resting.json" -o "$T/resting" --quiet > /dev/null 2> "$T/resting.err" && [ ! -s "$T/resting.err" ] \
+  && ok || bad "resting: $(cat "$T/resting.err")"
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
