@@ -63,6 +63,13 @@ typedef struct defo_collider_def {
     defo_motion_def motion;       /* scripted motion of the collider frame (defo/geometry.h);
                                      default: at rest */
     double friction;              /* Coulomb coefficient μ >= 0 (default 0.5) */
+    /* How fast defo_collision_respond pushes out a node that was already
+     * inside at the start of the step (a body that starts inside the
+     * collider) [m/s]: its depth falls by at most this times the step, so a
+     * deep penetration is resolved over several steps instead of being
+     * squashed flat at once (which launches the body).  > 0 (INFINITY: at
+     * once, as ITF04 §9); default 0.5. */
+    double separation_speed;
 } defo_collider_def;
 
 DEFO_API defo_collider_def defo_default_collider_def(void);
@@ -116,8 +123,12 @@ DEFO_API defo_status defo_collide_nodes(defo_collider *const *colliders, int num
  * normal[3i..] its unit normal — or, when friction brought its relative
  * tangential velocity to rest, sticking — DEFO_CONSTRAINT_FIXED, and the
  * tangential part of its displacement relative to the collider since x_prev
- * is undone (static friction: a resting node does not creep).  friction (n,
- * may be NULL) gets that collider's μ for colliding nodes.  Nodes with
+ * is undone (static friction: a resting node does not creep).  A node that
+ * was already inside a collider at x_prev (at time t − dt) by more than
+ * separation_speed · dt is not projected to the surface but only to the
+ * depth it had there less separation_speed · dt (initial penetration,
+ * resolved over several steps; defo_collider_def).  friction (n, may be
+ * NULL) gets that collider's μ for colliding nodes.  Nodes with
  * skip[i] != 0 (prescribed; skip may be NULL) are left alone.  constraint is
  * 0 for nodes not in contact.  Deterministic for any thread count,
  * allocation-free. */

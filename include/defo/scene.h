@@ -132,7 +132,10 @@ typedef struct defo_simulation defo_simulation;
 /* Build the world: load/generate/mesh every body, apply transforms,
  * velocities, fixed node sets, loads, colliders, integrators.  Errors name
  * the body ("bodies[0] 'bunny': ...") and are input errors (exit 2 in the
- * CLI) unless out of memory. */
+ * CLI) unless out of memory.  DEFO_WARNING (the simulation made, *out set)
+ * when a body starts inside a collider: the message names each such body
+ * and collider, its nodes inside, the deepest, and how it will be pushed
+ * out (defo_collider_def.separation_speed). */
 DEFO_API defo_status defo_simulation_create(const defo_scene *scene, defo_simulation **out);
 DEFO_API void defo_simulation_destroy(defo_simulation *sim);
 

@@ -14,6 +14,13 @@
  *
  * Every CG of the library runs the same loop; its dot products use a fixed
  * blocking, so the iterates are bitwise identical for any thread count.
+ *
+ * Interrupts (defo_interrupt, defo/base.h): every CG iteration and every
+ * Newton iteration (and line-search trial) first looks at the flag, so a
+ * Ctrl-C stops the longest solve within one iteration: the solve returns
+ * DEFO_ERR_INTERRUPTED with x its last iterate (Newton: the last accepted
+ * one).  The caller decides what to keep (a world step returns to the
+ * frame's start).
  */
 #ifndef DEFO_SOLVER_H
 #define DEFO_SOLVER_H
@@ -60,10 +67,10 @@ typedef struct defo_cg_result {
  *   normal     3n unit normals read for DEFO_CONSTRAINT_NORMAL nodes (may be
  *              NULL if no node has that kind)
  *   work       12n doubles of scratch owned by the caller (no allocation here)
- * Returns DEFO_OK, DEFO_WARN_NOT_CONVERGED (x is the last iterate), or
+ * Returns DEFO_OK, DEFO_WARN_NOT_CONVERGED (x is the last iterate),
  * DEFO_ERR_NUMERICAL when a non-finite value or a non-positive curvature
- * pᵀAp ≤ 0 appears (A not positive definite on the subspace); x is then the
- * last good iterate. */
+ * pᵀAp ≤ 0 appears (A not positive definite on the subspace; x is then the
+ * last good iterate), or DEFO_ERR_INTERRUPTED (above). */
 DEFO_API defo_status defo_cg_solve(const defo_cg_def *def, defo_index n, defo_linop_fn apply,
                                    void *ctx, const double *inv_diag,
                                    const unsigned char *constraint, const double *normal,
@@ -257,8 +264,8 @@ DEFO_API const defo_linear_solver_def *defo_linear_solver_get_def(const defo_lin
  * DEFO_WARN_NOT_CONVERGED (tolerance mode, max_iterations reached; x is the
  * last iterate) or an error: DEFO_ERR_NUMERICAL (non-finite values,
  * non-positive curvature in ERROR mode; x the last good iterate),
- * DEFO_ERR_INVALID_ARGUMENT (a system that does not fit the settings).
- * stats may be NULL. */
+ * DEFO_ERR_INVALID_ARGUMENT (a system that does not fit the settings),
+ * DEFO_ERR_INTERRUPTED (x the last iterate).  stats may be NULL. */
 DEFO_API defo_status defo_linear_solver_solve(defo_linear_solver *s, const defo_linear_system *sys,
                                               const double *b, double *x, double tolerance,
                                               defo_linear_stats *stats);
@@ -300,9 +307,11 @@ typedef enum defo_convergence_reason {
     /* no step along the Newton direction reduced the energy or the
      * residual, several times in a row */
     DEFO_REASON_STALLED = 2,
-    DEFO_REASON_NUMERICAL = 3 /* a non-finite value appeared; x is the last finite iterate */
+    DEFO_REASON_NUMERICAL = 3,  /* a non-finite value appeared; x is the last finite iterate */
+    DEFO_REASON_INTERRUPTED = 4 /* defo_interrupt() was called; x is the last accepted iterate */
 } defo_convergence_reason;
-/* "converged", "max_iterations", "stalled", "numerical"; "unknown" otherwise. */
+/* "converged", "max_iterations", "stalled", "numerical", "interrupted";
+ * "unknown" otherwise. */
 DEFO_API const char *defo_convergence_reason_name(defo_convergence_reason reason);
 
 /* Forcing term η of the inexact Newton step: CG stops when the relative
@@ -394,8 +403,10 @@ DEFO_API const defo_newton_def *defo_newton_get_def(const defo_newton *N);
  * start (forcing rule).  Returns DEFO_OK (converged), DEFO_WARN_NOT_CONVERGED
  * (stats->reason says why; x the last accepted iterate) or an error (an
  * evaluation or linear solve failed: DEFO_REASON_NUMERICAL, x the last
- * finite iterate, the problem's state restored to it).  When the solve ends,
- * the problem's linearisation is that of the returned x. */
+ * finite iterate, the problem's state restored to it; an interrupt:
+ * DEFO_ERR_INTERRUPTED, DEFO_REASON_INTERRUPTED, x the last accepted
+ * iterate).  When the solve ends, the problem's linearisation is that of the
+ * returned x. */
 DEFO_API defo_status defo_newton_solve(defo_newton *N, const defo_newton_problem *p, double target,
                                        double *x, const double *f0, double E0, int predicted,
                                        defo_newton_stats *stats);

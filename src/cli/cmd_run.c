@@ -16,12 +16,25 @@
  * restore the checkpoint when resuming — and only then create OUTDIR and
  * simulate.  Without SCENE the built-in demo scene runs (defo_scene_demo_text).
  *
- * Ctrl-C (SIGINT) sets a flag; the run stops after the frame in progress,
- * whose files and checkpoint are complete, and says how to resume.  A second
- * Ctrl-C kills the process the usual way.  Exit: 0 done, 2 bad input (one
- * line), 1 a failed step (e.g. a NaN refused; outputs so far stay valid),
- * 130 interrupted (128 + SIGINT, the shell's convention, so a script can
- * tell a run stopped on purpose — resumable — from a failed one).
+ * Stopping (once the outputs are about to be written; before that a signal
+ * ends the process the usual way, nothing being written yet).  Ctrl-C
+ * (SIGINT) or SIGTERM (what batch schedulers send) sets defo_interrupt and
+ * says so: the frame in progress stops at its next safe point — between
+ * steps, Newton and CG iterations, well within a second — and goes back to
+ * its start; every complete frame and the checkpoint after the last one are
+ * kept, summary.json says "interrupted", and the resume command is printed.
+ * A second request exits at once (with a message, exit 128 + signal); only
+ * while files are written does it wait for that write to finish, so every
+ * output file is complete or absent (they are written to a temporary name
+ * and renamed) and the checkpoint still matches the frames on disk.
+ * Exit: 0 done, 2 bad input (one line), 1 a failed step (e.g. a NaN refused;
+ * outputs so far stay valid), 130 / 143 interrupted by SIGINT / SIGTERM
+ * (128 + signal, the shell's convention, so a script can tell a run stopped
+ * on purpose — resumable — from a failed one).
+ *
+ * Before the first frame, an integrator that needs many steps a frame (at
+ * least STEPS_NOTICE; an explicit one bound by its stability limit) is
+ * named with its step count and what would lower it.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -30,19 +43,99 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 static const char *cmd = "run";
-static volatile sig_atomic_t interrupted = 0;
 
-static void on_sigint(int sig) {
-    (void)sig;
-    interrupted = 1;
-    defo_interrupt();        /* the frame in progress stops at its next safe point */
-    signal(SIGINT, SIG_DFL); /* a second Ctrl-C ends the process */
+/* A frame needing at least this many steps is announced (before the first). */
+#define STEPS_NOTICE 100
+
+/* ------------------------------------------------------------ stopping
+ * Signal handlers only touch lock-free atomics and sig_atomic_t, and call
+ * write, _exit and defo_interrupt (a flag): all async-signal-safe. */
+enum { OUT_IDLE = 0, OUT_WRITING = 1, OUT_EXITING = 2 };
+static atomic_int stop_count;              /* stop requests so far */
+static volatile sig_atomic_t stop_signal;  /* the first one's signal */
+static volatile sig_atomic_t exit_pending; /* a second one's, during a write */
+static atomic_int out_state;               /* OUT_*: files being written? */
+static char stop_msg[256], exit_msg[2600]; /* composed before any signal */
+static size_t stop_len, exit_len;
+
+static void say(const char *text, size_t n) {
+    ssize_t r = write(2, text, n);
+    (void)r;
+}
+
+static void exit_now(int sig) {
+    say(exit_msg, exit_len);
+    _exit(128 + sig);
+}
+
+static void on_stop(int sig) {
+    if (atomic_fetch_add(&stop_count, 1) == 0) {
+        stop_signal = sig;
+        defo_interrupt(); /* the frame in progress stops at its next safe point */
+        say(stop_msg, stop_len);
+        return;
+    }
+    int idle = OUT_IDLE;
+    if (atomic_compare_exchange_strong(&out_state, &idle, OUT_EXITING)) exit_now(sig);
+    exit_pending = sig; /* files are being written: exit when they are done */
+    idle = OUT_IDLE;    /* ... unless that write ended meanwhile */
+    if (atomic_compare_exchange_strong(&out_state, &idle, OUT_EXITING)) exit_now(sig);
+}
+
+/* Around every file write: a second stop request waits for write_end. */
+static void write_begin(void) {
+    int idle = OUT_IDLE;
+    if (!atomic_compare_exchange_strong(&out_state, &idle, OUT_WRITING))
+        for (;;) pause(); /* another thread is ending the process (exit_now) */
+}
+
+static void write_end(void) {
+    atomic_store(&out_state, OUT_IDLE);
+    if (!exit_pending) return;
+    int idle = OUT_IDLE;
+    if (atomic_compare_exchange_strong(&out_state, &idle, OUT_EXITING)) exit_now(exit_pending);
+    for (;;) pause();
+}
+
+static const char *signal_name(int sig) {
+    return sig == SIGTERM ? "SIGTERM" : "SIGINT";
+}
+
+/* Integrators whose frames need many steps, each with what would help
+ * (defo_world_steps_per_frame: the explicit stability bound). */
+static void announce_steps(defo_world *w, const defo_scene *scene, double frame_dt) {
+    for (int k = 0; k < defo_world_num_integrators(w); k++) {
+        int used = 0;
+        for (int b = 0; b < defo_world_num_bodies(w) && !used; b++)
+            used = defo_body_integrator(w, defo_world_body(w, b)) == k;
+        if (!used) continue;
+        const int steps = defo_world_steps_per_frame(w, k, frame_dt);
+        if (steps < STEPS_NOTICE) continue;
+        const defo_integrator_def *d = defo_world_integrator(w, k);
+        /* the steps its time_step alone would take: more means the
+         * explicit stability bound is the limit */
+        const double by_time_step = ceil(frame_dt / d->time_step * (1 - 1e-12));
+        if (d->kind == DEFO_INTEGRATOR_NEWMARK && steps > by_time_step)
+            fprintf(stderr,
+                    "defo run: integrator newmark takes %d steps a frame (step %.3g s at %g "
+                    "fps, the explicit stability bound of the stiffest, smallest elements): "
+                    "for fewer, use an implicit integrator (\"integrator\": {\"type\": "
+                    "\"backward_euler\"}), a softer material (lower youngs) or a coarser "
+                    "mesh\n",
+                    steps, frame_dt / steps, defo_scene_fps(scene));
+        else
+            fprintf(stderr,
+                    "defo run: integrator %s takes %d steps a frame (step %.3g s at %g fps): "
+                    "for fewer, raise its time_step\n",
+                    defo_integrator_name(d->kind), steps, frame_dt / steps, defo_scene_fps(scene));
+    }
 }
 
 static double now_s(void) {
@@ -182,6 +275,7 @@ int cmd_run(int argc, char **argv) {
         defo_scene_destroy(scene);
         return cli_fail(cmd, s);
     }
+    if (s > 0) fprintf(stderr, "defo run: warning: %s\n", defo_last_error());
     if (resume) {
         char ck[2200];
         snprintf(ck, sizeof ck, "%s/checkpoint.bin", resume);
@@ -202,11 +296,38 @@ int cmd_run(int argc, char **argv) {
         return CLI_OK;
     }
 
-    /* 3. outputs */
+    /* 3. outputs: from here on a stop request keeps what is written whole */
+    int tty = isatty(2);
+    char more[64] = "";
+    if (frames > 0) snprintf(more, sizeof more, " --frames %d", total);
+    snprintf(stop_msg, sizeof stop_msg,
+             "%sdefo run: stop requested: the frame in progress ends at its next safe point (a "
+             "second request exits at once)\n",
+             tty && !quiet ? "\n" : "");
+    stop_len = strlen(stop_msg);
+    snprintf(exit_msg, sizeof exit_msg,
+             "%sdefo run: second stop request: exiting now; every frame written is complete\n"
+             "defo run: continue with: defo run --resume %s%s\n",
+             tty && !quiet ? "\n" : "", outdir, more);
+    exit_len = strlen(exit_msg);
+    atomic_store(&stop_count, 0);
+    atomic_store(&out_state, OUT_IDLE);
+    exit_pending = 0;
+    defo_interrupt_clear();
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    write_begin();
     if (clear) {
         int removed = 0;
         if (run_output_clear(outdir, &removed) != 0) {
             fprintf(stderr, "defo run: --force: cannot clear %s: %s\n", outdir, strerror(errno));
+            write_end();
+            sigaction(SIGINT, &old_int, NULL);
+            sigaction(SIGTERM, &old_term, NULL);
             defo_simulation_destroy(sim);
             defo_scene_destroy(scene);
             return CLI_BAD_INPUT;
@@ -225,7 +346,6 @@ int cmd_run(int argc, char **argv) {
         defo_free(copy);
         if (s) s = run_error(s, "cannot write %s/scene.json", outdir);
     }
-    int tty = isatty(2);
     if (!quiet) {
         long nodes = 0, elems = 0;
         for (int b = 0; b < defo_simulation_num_bodies(sim); b++) {
@@ -241,6 +361,7 @@ int cmd_run(int argc, char **argv) {
                 defo_scene_name(scene), nbodies, nbodies == 1 ? "y" : "ies", nodes, cli_s(nodes),
                 elems, cli_s(elems), ncol, cli_s(ncol), resume ? "resuming, " : "", start, total,
                 defo_scene_fps(scene), outdir);
+        announce_steps(defo_simulation_world(sim), scene, 1.0 / defo_scene_fps(scene));
     }
     run_frame_info fi;
     memset(&fi, 0, sizeof fi);
@@ -251,7 +372,10 @@ int cmd_run(int argc, char **argv) {
         s = run_output_frame(out, &fi);
         out_s += now_s() - t0;
     }
+    write_end();
     if (s < 0) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
         run_output_destroy(out);
         defo_simulation_destroy(sim);
         defo_scene_destroy(scene);
@@ -259,18 +383,11 @@ int cmd_run(int argc, char **argv) {
     }
 
     /* 4. frames */
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old);
-    interrupted = 0;
-    defo_interrupt_clear();
     long long substeps = 0, cg = 0, newton = 0;
     int rc = CLI_OK, run = 0;
     char failure[1024] = "";
     double loop_start = now_s();
-    for (int f = start; f < total && !interrupted; f++) {
+    for (int f = start; f < total && !atomic_load(&stop_count); f++) {
         double t0 = now_s();
         s = defo_simulation_step_frame(sim);
         double t1 = now_s();
@@ -291,7 +408,9 @@ int cmd_run(int argc, char **argv) {
         fi.wall_ms = 1e3 * (t1 - t0);
         substeps += fi.stats.steps;
         cg += fi.stats.cg_iterations;
+        write_begin();
         s = run_output_frame(out, &fi);
+        write_end();
         out_s += now_s() - t1;
         if (s < 0) {
             snprintf(failure, sizeof failure, "frame %d: %s", f + 1, run_last_error());
@@ -302,7 +421,7 @@ int cmd_run(int argc, char **argv) {
         progress(quiet, tty, f + 1, total, defo_world_time(defo_simulation_world(sim)),
                  (long)fi.stats.inverted, now_s() - loop_start, run, total - f - 1, fi.wall_ms);
     }
-    sigaction(SIGINT, &old, NULL);
+    const int interrupted = atomic_load(&stop_count) > 0;
     int done = defo_simulation_frame(sim);
     if (failure[0]) fprintf(stderr, "%sdefo run: %s\n", tty && !quiet ? "\n" : "", failure);
 
@@ -319,7 +438,11 @@ int cmd_run(int argc, char **argv) {
     si.wall_s = now_s() - t_start;
     si.simulate_s = sim_s;
     si.output_s = out_s;
+    write_begin();
     defo_status ss = run_output_summary(out, &si);
+    write_end();
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
     if (ss < 0 && !rc) rc = run_fail(ss);
     int peak_frame = -1;
     int peak = run_output_peak_inverted(out, &peak_frame);
@@ -331,14 +454,13 @@ int cmd_run(int argc, char **argv) {
         final_inv += bi;
     }
     if (interrupted && done < total && !rc) {
-        if (tty && !quiet) fputc('\n', stderr);
-        char more[64] = "";
-        if (frames > 0) snprintf(more, sizeof more, " --frames %d", total);
+        if (tty && !quiet) fputc('\n', stderr); /* after the progress bar */
         fprintf(stderr,
-                "defo run: interrupted after frame %d of %d; every written frame is complete.\n"
+                "defo run: interrupted after frame %d of %d (%s); every written frame is "
+                "complete.\n"
                 "defo run: continue with: defo run --resume %s%s\n",
-                done, total, outdir, more);
-        rc = 130;
+                done, total, signal_name(stop_signal), outdir, more);
+        rc = 128 + stop_signal;
     } else if (!rc && !quiet) {
         /* simulated time to 3 significant digits: 2 frames at 30 fps are
          * 0.0667 s (one decimal said 0.1 s) */

@@ -27,7 +27,8 @@ struct defo_collider {
     defo_shape *shapes;
     defo_motion_def motion; /* validated (defo_motion_validate) */
     double friction;
-    double size; /* largest characteristic length, for relative tolerances */
+    double separation_speed; /* initial penetration resolved at most this fast [m/s] */
+    double size;             /* largest characteristic length, for relative tolerances */
 };
 
 /* Signed distance of the collider-frame point p to one shape, and the unit

@@ -13,6 +13,12 @@
  * static) evaluate invertible bodies with TSIF05 §9 constant extrapolation;
  * an integrator object's rotation_interval / lazy_tolerance /
  * definiteness_fix go to the bodies it steps.
+ *
+ * A body that starts inside a collider is reported (scene_build.warning:
+ * body, collider, nodes inside, deepest node, and how it will be resolved —
+ * the dynamic integrators push it out no faster than the collider's
+ * separation_speed, the equilibrium solvers' penalty contact in the first
+ * frame): a user who placed it there by mistake learns why it rises.
  */
 #include "scene/scene_internal.h"
 
@@ -161,6 +167,67 @@ static defo_status add_body(const defo_scene *sc, scene_build *out, int i) {
     return s;
 }
 
+/* Nodes of every body inside a collider at the start (φ < −10⁻⁹ of the
+ * body's size, so a body resting on a surface is not inside), into
+ * out->warning. */
+static void find_penetrations(const defo_scene *sc, scene_build *out) {
+    char *w = out->warning;
+    const size_t cap = sizeof out->warning;
+    size_t len = 0;
+    int pairs = 0, more = 0;
+    const double t = defo_world_time(out->world);
+    for (int i = 0; i < sc->num_bodies; i++) {
+        const defo_index n = defo_body_num_nodes(out->world, out->ids[i]);
+        const double *x = defo_body_positions(out->world, out->ids[i]);
+        double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+        for (defo_index j = 0; j < n; j++)
+            for (int k = 0; k < 3; k++) {
+                lo[k] = fmin(lo[k], x[3 * (size_t)j + (size_t)k]);
+                hi[k] = fmax(hi[k], x[3 * (size_t)j + (size_t)k]);
+            }
+        const double size = fmax(hi[0] - lo[0], fmax(hi[1] - lo[1], hi[2] - lo[2]));
+        const defo_integrator_kind kind = sc->integrators[sc->bodies[i].integrator].def.kind;
+        const int dynamic = kind != DEFO_INTEGRATOR_QUASISTATIC && kind != DEFO_INTEGRATOR_STATIC;
+        for (int c = 0; c < out->num_colliders; c++) {
+            long inside = 0;
+            double deepest = 0;
+            for (defo_index j = 0; j < n; j++) {
+                const double phi =
+                    defo_collider_phi(out->colliders[c], t, x + 3 * (size_t)j, NULL, NULL);
+                if (phi < -1e-9 * size) {
+                    inside++;
+                    deepest = fmax(deepest, -phi);
+                }
+            }
+            if (!inside) continue;
+            if (pairs == 3) {
+                more++;
+                continue;
+            }
+            const double speed = sc->colliders[c].def.separation_speed;
+            char how[160];
+            if (!dynamic)
+                snprintf(how, sizeof how, "penalty contact pushes them out in the first frame");
+            else if (isfinite(speed))
+                snprintf(how, sizeof how,
+                         "they are pushed out at no more than %g m/s (about %.2g s)", speed,
+                         deepest / speed);
+            else
+                snprintf(how, sizeof how, "they are projected out at once");
+            int k = snprintf(w + len, cap - len,
+                             "%sbodies[%d] '%s' starts inside colliders[%d] '%s': %ld of %ld "
+                             "nodes, up to %.3g m deep; %s",
+                             pairs ? "; " : "", i, sc->bodies[i].name, c, sc->colliders[c].name,
+                             inside, (long)n, deepest, how);
+            if (k > 0) len = DEFO_MIN(cap - 1, len + (size_t)k);
+            pairs++;
+        }
+    }
+    if (more && len < cap - 1)
+        snprintf(w + len, cap - len, "; and %d more bod%s inside colliders", more,
+                 more == 1 ? "y" : "ies");
+}
+
 void scene_build_free(scene_build *b) {
     if (!b) return;
     defo_world_destroy(b->world);
@@ -217,6 +284,7 @@ defo_status scene_build_world(const defo_scene *sc, scene_build *out) {
                                i, b->plasticity.creep, dt);
         }
     }
+    if (!s) find_penetrations(sc, out);
     if (s) scene_build_free(out);
     return s;
 }

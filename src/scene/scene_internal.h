@@ -121,6 +121,7 @@ typedef struct scene_build {
     defo_collider **colliders;
     int num_colliders;
     defo_body_id *ids;
+    char warning[1024]; /* bodies that start inside a collider ("" when none) */
 } scene_build;
 defo_status scene_build_world(const defo_scene *s, scene_build *out);
 void scene_build_free(scene_build *b);

@@ -98,6 +98,7 @@ defo_status defo_simulation_create(const defo_scene *scene, defo_simulation **ou
         return s;
     }
     *out = sim;
+    if (sim->build.warning[0]) return defo_error(DEFO_WARNING, "%s", sim->build.warning);
     return DEFO_OK;
 }
 

@@ -340,8 +340,9 @@ defo_status defo_linear_solver_solve(defo_linear_solver *s, const defo_linear_sy
     ls.residual = out.residual;
     ls.converged = out.converged;
     ls.negative_curvature = out.negative;
-    /* the lag policy's book-keeping: this solve's CG iterations per decade */
-    if (lagged && out.iterations > 0) {
+    /* the lag policy's book-keeping: this solve's CG iterations per decade
+     * (an interrupted solve says nothing about the factor) */
+    if (lagged && out.iterations > 0 && st != DEFO_ERR_INTERRUPTED) {
         double reduction = out.initial > 0 ? out.residual / out.initial : 1.0;
         double decades = fmax(-log10(fmax(reduction, 1e-300)), 0.5);
         double rate = fmax(out.iterations / decades, 1.0);

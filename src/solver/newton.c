@@ -22,6 +22,10 @@
  * finite.  Forcing (defo_forcing): TARGET η = 0.5·target/|f|∞, or
  * Eisenstat–Walker choice 2 with its safeguard, both clamped to
  * [cg_min, cg_max] and never below 0.5·target/|f|∞ (Kelley 1995 §6.3).
+ * An interrupt (defo_interrupt) is looked for before every iteration and
+ * every line-search trial, and inside the linear solve at every CG
+ * iteration: the solve stops at x_k, the last accepted iterate
+ * (DEFO_ERR_INTERRUPTED, DEFO_REASON_INTERRUPTED).
  *
  * Invariants: the problem's linearisation is that of the last evaluated
  * point, and after a solve that of the returned x (a rejected trial point
@@ -58,6 +62,8 @@ const char *defo_convergence_reason_name(defo_convergence_reason reason) {
         return "stalled";
     case DEFO_REASON_NUMERICAL:
         return "numerical";
+    case DEFO_REASON_INTERRUPTED:
+        return "interrupted";
     }
     return "unknown";
 }
@@ -228,6 +234,10 @@ static int line_search(defo_newton *N, const defo_newton_problem *p, const doubl
     int tries = N->def.line_search ? 40 : 1;
     double *xt = N->xt;
     for (int ls = 0; ls < tries; ls++) {
+        if (ls > 0 && defo_interrupt_requested()) {
+            *status = defo_error(DEFO_ERR_INTERRUPTED, "newton: interrupted in the line search");
+            return 0;
+        }
         DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN_VECTOR)
         for (size_t i = 0; i < m; i++) xt[i] = x[i] + alpha * dx[i];
         *status = p->evaluate(p->ctx, xt, N->ft, Et);
@@ -338,19 +348,34 @@ defo_status defo_newton_solve(defo_newton *N, const defo_newton_problem *p, doub
             break;
         }
         if (k >= N->def.max_iterations) break;
+        if (defo_interrupt_requested()) { /* the state is x's */
+            s.reason = DEFO_REASON_INTERRUPTED;
+            ret = defo_error(DEFO_ERR_INTERRUPTED, "newton: interrupted after %d iterations", k);
+            break;
+        }
         s.iterations++;
         double tl = now_seconds();
         double eta = forcing(N, k, predicted, res, res2, res2_prev, target);
         st = linear_step(N, p, x, f, eta, &s);
         s.linear_seconds += now_seconds() - tl;
         if (st != DEFO_OK) { /* the state is still x's: nothing evaluated since */
-            s.reason = DEFO_REASON_NUMERICAL;
+            s.reason = st == DEFO_ERR_INTERRUPTED ? DEFO_REASON_INTERRUPTED : DEFO_REASON_NUMERICAL;
             ret = st;
             break;
         }
         if (p->cap_step) p->cap_step(p->ctx, x, dx);
         double Et = 0.0;
         int accepted = line_search(N, p, x, f, E, dx, &Et, &s.backtracks, &st);
+        if (st == DEFO_ERR_INTERRUPTED) {
+            double Er = 0.0;
+            (void)p->evaluate(p->ctx, x, f, &Er); /* restore the state at x */
+            s.reason = DEFO_REASON_INTERRUPTED;
+            ret = defo_error(DEFO_ERR_INTERRUPTED,
+                             "newton: interrupted in the line search of "
+                             "iteration %d",
+                             k + 1);
+            break;
+        }
         if (!accepted && N->def.line_search) {
             /* Neither merit decreased along the Newton direction (the
              * extrapolated energy and the force disagree near inverted

@@ -17,6 +17,10 @@
  * kept — or x₀ + S P⁻¹ S r₀, the preconditioned residual, when it happens at
  * the first iteration — counted in the result.
  *
+ * An interrupt (defo_interrupt, a Ctrl-C) is looked for before every
+ * iteration — one flag read next to a matrix product — so a long solve stops
+ * within one iteration: DEFO_ERR_INTERRUPTED with x the last iterate.
+ *
  * The only reductions are defo_dot (fixed blocking), vector updates are
  * elementwise, and nothing is allocated: iterates are bitwise identical for
  * any thread count.
@@ -97,9 +101,10 @@ static inline int defo_pcg_all_zero(const double *v, size_t m) {
  * shape error messages.  work holds 4·3n doubles (r, z, p, q).  x holds x₀
  * on input (an all-zero x₀ saves the first product).  Returns DEFO_OK
  * (converged, fixed count done, or stopped at curvature in stop mode),
- * DEFO_WARN_NOT_CONVERGED (max_iterations reached; x is the last iterate) or
+ * DEFO_WARN_NOT_CONVERGED (max_iterations reached; x is the last iterate),
  * DEFO_ERR_NUMERICAL (non-finite values; non-positive curvature in error
- * mode; x is the last good iterate).  *out is always written. */
+ * mode; x is the last good iterate) or DEFO_ERR_INTERRUPTED (an interrupt
+ * was requested; x is the last iterate).  *out is always written. */
 static inline defo_status defo_pcg_run(const char *name, const char *what, const defo_pcg_opts *o,
                                        defo_index n, defo_linop_fn apply, void *actx,
                                        defo_pcg_precond_fn precond, void *pctx,
@@ -135,6 +140,11 @@ static inline defo_status defo_pcg_run(const char *name, const char *what, const
     memcpy(p, z, m * sizeof *p);
     double rz = defo_dot(r, z, m);
     for (int it = 1; it <= o->max_iterations; it++) {
+        if (defo_interrupt_requested()) {
+            *out = res;
+            return defo_error(DEFO_ERR_INTERRUPTED, "%s: interrupted after %d iterations", name,
+                              it - 1);
+        }
         apply(actx, p, q);
         defo_pcg_project(n, constraint, normal, q);
         double pq = defo_dot(p, q, m);
