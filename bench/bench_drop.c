@@ -105,10 +105,11 @@ int main(int argc, char **argv) {
     defo_set_threads(threads);
     static const char *const names[] = {"reference", "default", "newmark", "backward_euler",
                                         "bdf2"};
-    static const char *const keys[] = {
-        "\"integrator\": {\"type\": \"newmark\", \"cfl\": 0.1},", "", "\"integrator\": "
-                                                                   "{\"type\": \"newmark\"},",
-        "\"integrator\": {\"type\": \"backward_euler\"},", "\"integrator\": {\"type\": \"bdf2\"},"};
+    static const char *const keys[] = {"\"integrator\": {\"type\": \"newmark\", \"cfl\": 0.1},", "",
+                                       "\"integrator\": "
+                                       "{\"type\": \"newmark\"},",
+                                       "\"integrator\": {\"type\": \"backward_euler\"},",
+                                       "\"integrator\": {\"type\": \"bdf2\"},"};
     result res[5];
     for (int k = 0; k < 5; k++) res[k] = run(surface, keys[k]);
     /* the body's size: the rest bounding-box diagonal, from a fresh build */
@@ -120,8 +121,8 @@ int main(int argc, char **argv) {
         defo_simulation *sim = NULL;
         if (!defo_scene_parse(text, strlen(text), "drop.json", NULL, &s, NULL) &&
             !defo_simulation_create(s, &sim)) {
-            const defo_mesh *m = defo_body_mesh(defo_simulation_world(sim),
-                                                defo_simulation_body(sim, 0));
+            const defo_mesh *m =
+                defo_body_mesh(defo_simulation_world(sim), defo_simulation_body(sim, 0));
             double lo[3], hi[3];
             if (!defo_mesh_bbox(m, lo, hi))
                 size = sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +

@@ -117,6 +117,7 @@ typedef struct defo_step_body_stats {
     int backtracks;
     int precond_setups;
     defo_index collisions; /* nodes in contact at the end (response or penalty) */
+    int extra_steps;       /* sub-steps beyond one a stepper took inside a step */
 } defo_step_body_stats;
 
 /* One body as a stepper sees it.  The world fills it; the stepper advances

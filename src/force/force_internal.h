@@ -38,6 +38,10 @@ struct defo_force_model {
     double mu_d, lambda_d; /* damping moduli (τμ, τλ) */
     int damping;
     double wave_time;
+    double wave_speed;      /* rest dilatational speed sqrt((λ+2μ)/ρ) */
+    double stiffness_scale; /* λ + 2μ */
+    double stable_time;     /* wave_time at the last evaluation's stiffness */
+    double *stiff; /* per element: tangent modulus / (λ+2μ) at the last evaluation, ≥ 1 */
     const double *jinv, *w; /* rest data per point */
     defo_incidence inc;     /* node → slot (slot = e·P + a) */
     double *slot;           /* 9·P per element: forces (3) or blocks (9) per node */
@@ -215,6 +219,8 @@ FM_INLINE void fm_assemble_blocks(defo_force_model *fm, const int P, fm_block_ke
 void defo_fm_gather9(const defo_force_model *fm, const double *slot9, double *out);
 /* Name the first element flagged FM_BAD (a non-finite position or stress). */
 defo_status defo_fm_report_bad(const defo_force_model *fm, const double *x);
+/* stable_time from the per-element stiffness ratios of the last evaluation. */
+void defo_fm_update_stable_time(defo_force_model *fm);
 /* Σ over elements of elem_energy, fixed grouping (any thread count). */
 double defo_fm_sum_energy(const defo_force_model *fm);
 

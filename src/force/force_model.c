@@ -72,6 +72,7 @@ void defo_force_model_destroy(defo_force_model *fm) {
     defo_free(fm->slot);
     defo_free(fm->elem_energy);
     defo_free(fm->flag);
+    defo_free(fm->stiff);
     defo_free(fm->R);
     defo_free(fm->M);
     defo_free(fm->sig);
@@ -140,6 +141,7 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
     fm->slot = defo_malloc(9 * (size_t)fm->npe * ne * sizeof(double) + 1);
     fm->elem_energy = defo_calloc(ne + 1, sizeof(double));
     fm->flag = defo_calloc(ne + 1, 1);
+    fm->stiff = defo_calloc(ne + 1, sizeof(double));
     fm->R = defo_malloc(9 * np * sizeof(double) + 1);
     fm->M = defo_malloc(9 * np * sizeof(double) + 1);
     fm->sig = defo_calloc(3 * np + 1, sizeof(double));
@@ -151,8 +153,8 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
     if (d.formulation == DEFO_FORMULATION_COROTATED && d.lazy_tolerance > 0)
         fm->F_last = defo_malloc(9 * np * sizeof(double) + 1);
     if (!st &&
-        (!fm->slot || !fm->elem_energy || !fm->flag || !fm->R || !fm->M || !fm->sig || !fm->phat ||
-         (!fm->dpdf && !fm->age) ||
+        (!fm->slot || !fm->elem_energy || !fm->flag || !fm->stiff || !fm->R || !fm->M || !fm->sig ||
+         !fm->phat || (!fm->dpdf && !fm->age) ||
          (d.formulation == DEFO_FORMULATION_COROTATED && d.lazy_tolerance > 0 && !fm->F_last)))
         st = defo_error_oom("force model state", np * 40 * sizeof(double));
     if (!st) st = defo_incidence_build(&fm->inc, mesh->elems, fm->ne, fm->npe, fm->n);
@@ -182,6 +184,10 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
     double hmin = INFINITY;
     for (size_t e = 0; e < ne; e++) hmin = fmin(hmin, len[e]);
     fm->wave_time = ne > 0 && c > 0 ? hmin / c : INFINITY;
+    fm->wave_speed = c;
+    fm->stiffness_scale = defo_material_stiffness_scale(material);
+    fm->stable_time = fm->wave_time;
+    for (size_t e = 0; e < ne; e++) fm->stiff[e] = 1.0;
     *out = fm;
     return DEFO_OK;
 }
@@ -309,6 +315,23 @@ defo_index defo_force_model_count_inverted_at(const defo_force_model *fm, const 
 
 double defo_force_model_wave_time(const defo_force_model *fm) {
     return fm->wave_time;
+}
+
+double defo_force_model_stable_time(const defo_force_model *fm) {
+    return fm->stable_time;
+}
+
+/* min over elements of length / (c √stiff): the stable time at the
+ * stiffness of the last evaluation (INVERTIBLE; COROTATED keeps its rest
+ * stiffness, rotated) */
+void defo_fm_update_stable_time(defo_force_model *fm) {
+    const double *len = defo_element_rest_length(fm->rest);
+    double t = INFINITY;
+    for (defo_index e = 0; e < fm->ne; e++) {
+        const double r = fm->stiff[e];
+        t = fmin(t, r > 1.0 ? len[e] / sqrt(r) : len[e]);
+    }
+    fm->stable_time = fm->ne > 0 && fm->wave_speed > 0 ? t / fm->wave_speed : INFINITY;
 }
 
 int defo_force_model_points(const defo_force_model *fm) {

@@ -19,7 +19,10 @@
  * whose gradient is the residual above (K and D held at the iterate) and
  * whose Hessian (1 + hα)M + (h² + hβ)K + hD is positive definite with the
  * definiteness fix (TSIF05 §8); the shared driver (defo_newton) with its line
- * search, to |r| ≤ tolerance · h · f_ref.
+ * search, to |r| ≤ tolerance · h · f_ref.  Colliders are part of that
+ * potential as TSIF05 §10 penalty energy at the step's end (gradient h f_pen,
+ * Hessian h² K_pen): a body meets the ground during the solve instead of
+ * being projected out of it afterwards, which inverted elements.
  * Prescribed nodes move with (target − x_b)/h, so they land on their targets.
  * Then the ITF04 §9 response (projection, normal velocity, friction).
  *
@@ -34,6 +37,8 @@ static void free_arrays(defo_implicit_body *d) {
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) defo_free(a[i]);
     defo_free(d->constraint);
     defo_free(d->contact);
+    defo_free(d->cblock);
+    d->cblock = NULL;
     d->xb = d->vb = d->vn = d->y = d->f = d->rhs = d->tmp = d->normal = d->friction = d->diag =
         d->x_fact = NULL;
     d->have_fact = d->rebuild = 0;
@@ -49,6 +54,7 @@ static defo_status alloc_arrays(defo_implicit_body *d, defo_index n, int history
         ok &= (*a[i] = defo_calloc(m, sizeof(double))) != NULL;
     ok &= (d->friction = defo_calloc((size_t)n + 1, sizeof(double))) != NULL;
     ok &= (d->diag = defo_calloc(3 * m, sizeof(double))) != NULL;
+    ok &= (d->cblock = defo_calloc(3 * m, sizeof(double))) != NULL;
     ok &= (d->constraint = defo_calloc((size_t)n + 1, 1)) != NULL;
     ok &= (d->contact = defo_calloc((size_t)n + 1, 1)) != NULL;
     if (history) {
@@ -130,9 +136,9 @@ void defo_implicit_frame_start(defo_step_body *b) {
     if (b->changed) forget_factor(b);
 }
 
-/* record: have_fact, lag.valid, lag.age, 0 (int32 each), h_fact,
+/* record: have_fact, lag.valid, lag.age, 0 (int32 each), h_fact, t_fact,
  * lag.first_rate, lag.last_rate, then x_fact (3n) */
-#define FACT_HEAD (16 + 3 * sizeof(double))
+#define FACT_HEAD (16 + 4 * sizeof(double))
 size_t defo_implicit_fact_bytes(const defo_step_body *b) {
     return FACT_HEAD + 3 * (size_t)b->n * sizeof(double);
 }
@@ -149,7 +155,7 @@ void defo_implicit_fact_save(const defo_step_body *b, void *out) {
         defo_newton_get_lag(d->newton, &lag);
     unsigned char *o = out;
     const int32_t head[4] = {d->have_fact && lag.valid, lag.valid, lag.age, 0};
-    const double dh[3] = {d->h_fact, lag.first_rate, lag.last_rate};
+    const double dh[4] = {d->h_fact, d->t_fact, lag.first_rate, lag.last_rate};
     memcpy(o, head, 16);
     memcpy(o + 16, dh, sizeof dh);
     memcpy(o + FACT_HEAD, d->x_fact, 3 * (size_t)b->n * sizeof(double));
@@ -159,19 +165,20 @@ defo_status defo_implicit_fact_restore(defo_step_body *b, const void *in) {
     defo_implicit_body *d = b->data;
     const unsigned char *p = in;
     int32_t head[4];
-    double dh[3];
+    double dh[4];
     memcpy(head, p, 16);
     memcpy(dh, p + 16, sizeof dh);
     if (head[0] < 0 || head[0] > 1 || head[1] < 0 || head[1] > 1 || head[2] < 0 ||
-        (head[0] && !(dh[0] > 0)))
+        (head[0] && !(dh[0] > 0 && isfinite(dh[1]))))
         return defo_error(DEFO_ERR_PARSE, "body '%s': bad factorisation record", b->name);
     forget_factor(b);
     d->have_fact = d->rebuild = head[0];
     d->lag.valid = head[1];
     d->lag.age = head[2];
     d->h_fact = dh[0];
-    d->lag.first_rate = dh[1];
-    d->lag.last_rate = dh[2];
+    d->t_fact = dh[1];
+    d->lag.first_rate = dh[2];
+    d->lag.last_rate = dh[3];
     memcpy(d->x_fact, p + FACT_HEAD, 3 * (size_t)b->n * sizeof(double));
     return DEFO_OK;
 }
@@ -190,6 +197,8 @@ typedef struct implicit_problem {
     const double *x_b, *v_b;
     double h, alpha, beta;
     defo_status status;
+    const defo_step_context *ctx; /* penalty contact at t_end (may be NULL) */
+    double t_end;
 } implicit_problem;
 
 /* f = −r(v) and E(v) (top of the file); the linearisation becomes y's. */
@@ -204,6 +213,15 @@ static defo_status ip_evaluate(void *vctx, const double *v, double *f, double *e
     double psi = 0;
     defo_status s = defo_force_model_evaluate(b->force, d->y, DEFO_EVAL_TANGENT, f, &psi);
     if (s) return s;
+    /* TSIF05 §10 penalty contact at the end of the step, part of the
+     * potential: colliders push during the solve, not only after it */
+    d->contacts = 0;
+    d->have_contact = 0;
+    if (p->ctx && p->ctx->penalty) {
+        s = p->ctx->penalty(p->ctx->ctx, b, p->t_end, d->y, &psi, f, d->cblock, &d->contacts);
+        if (s) return s;
+        d->have_contact = 1;
+    }
     /* damping (βK + D) v at the iterate */
     double *t = d->tmp, *t2 = d->rhs;
     defo_force_model_damping_apply(b->force, v, t);
@@ -229,9 +247,14 @@ static defo_status ip_evaluate(void *vctx, const double *v, double *f, double *e
 static const defo_bcsr *ip_matrix(void *vctx) {
     implicit_problem *p = vctx;
     const double h = p->h;
-    const defo_bcsr *A = defo_force_model_assemble(p->b->force, h * h + h * p->beta, h, p->b->mass,
-                                                   1.0 + h * p->alpha);
-    if (!A) p->status = defo_last_status();
+    defo_bcsr *A = defo_force_model_assemble(p->b->force, h * h + h * p->beta, h, p->b->mass,
+                                             1.0 + h * p->alpha);
+    if (!A) {
+        p->status = defo_last_status();
+        return NULL;
+    }
+    const defo_implicit_body *d = p->b->data;
+    if (d->have_contact && d->contacts > 0) defo_bcsr_add_diagonal_blocks(A, d->cblock, h * h);
     return A;
 }
 
@@ -246,6 +269,13 @@ static void ip_apply(void *vctx, const double *d, double *y) {
     for (size_t j = 0; j < m; j++)
         y[j] = (h * h + h * p->beta) * y[j] + h * ib->tmp[j] +
                (1.0 + h * p->alpha) * b->mass[j / 3] * d[j];
+    if (ib->have_contact && ib->contacts > 0)
+        for (defo_index i = 0; i < b->n; i++) {
+            const double *C = ib->cblock + 9 * (size_t)i, *a = d + 3 * (size_t)i;
+            double *o = y + 3 * (size_t)i;
+            for (int k = 0; k < 3; k++)
+                o[k] += h * h * (C[3 * k] * a[0] + C[3 * k + 1] * a[1] + C[3 * k + 2] * a[2]);
+        }
 }
 
 static void ip_diagonal(void *vctx, double *blocks) {
@@ -263,6 +293,8 @@ static void ip_diagonal(void *vctx, double *blocks) {
         defo_force_model_damping_diagonal(b->force, ib->diag);
         for (size_t k = 0; k < 9 * (size_t)b->n; k++) blocks[k] += h * ib->diag[k];
     }
+    if (ib->have_contact && ib->contacts > 0)
+        for (size_t k = 0; k < 9 * (size_t)b->n; k++) blocks[k] += h * h * ib->cblock[k];
 }
 
 static void accumulate(defo_step_body *b, int newton, int cg, int cg_max, double residual,
@@ -283,12 +315,14 @@ static void ip_factored(void *vctx, const double *v) {
     /* the matrix was assembled at the positions of this iterate */
     memcpy(d->x_fact, d->y, 3 * (size_t)p->b->n * sizeof(double));
     d->h_fact = p->h;
+    d->t_fact = p->t_end;
     d->have_fact = 1;
 }
 
 /* After a restore: the factor the run had, made again from the matrix at
  * the positions and step length it was made at. */
-static defo_status rebuild_factor(const defo_integrator_def *def, defo_step_body *b) {
+static defo_status rebuild_factor(const defo_integrator_def *def, defo_step_body *b,
+                                  const defo_step_context *ctx) {
     defo_implicit_body *d = b->data;
     d->rebuild = 0;
     const double h = d->h_fact, alpha = def->rayleigh_mass, beta = def->rayleigh_stiffness;
@@ -306,7 +340,14 @@ static defo_status rebuild_factor(const defo_integrator_def *def, defo_step_body
         sys.coords = d->x_fact;
         s = defo_linear_solver_restore_lag(d->linear, &sys, &d->lag);
     } else if (!s) {
-        implicit_problem ip = {b, NULL, NULL, h, alpha, beta, DEFO_OK};
+        implicit_problem ip = {b, NULL, NULL, h, alpha, beta, DEFO_OK, ctx, d->t_fact};
+        d->contacts = 0;
+        d->have_contact = 0;
+        if (ctx && ctx->penalty) {
+            double e = 0;
+            s = ctx->penalty(ctx->ctx, b, d->t_fact, d->x_fact, &e, NULL, d->cblock, &d->contacts);
+            d->have_contact = s == DEFO_OK;
+        }
         defo_newton_problem np;
         memset(&np, 0, sizeof np);
         np.n = b->n;
@@ -341,7 +382,7 @@ defo_status defo_implicit_solve(const defo_integrator_def *def, defo_step_body *
     }
     if (b->changed) forget_factor(b); /* plastic flow in this step */
     if (d->rebuild) {
-        s = rebuild_factor(def, b);
+        s = rebuild_factor(def, b, ctx);
         if (s) return defo_error_prefix("body '%s': rebuilding the factorisation", b->name);
     }
     if (d->linear) {
@@ -382,7 +423,7 @@ defo_status defo_implicit_solve(const defo_integrator_def *def, defo_step_body *
         if (s < 0) return defo_error_prefix("body '%s': implicit step", b->name);
         if (s > 0) warn = s;
     } else {
-        implicit_problem ip = {b, x_b, v_b, h, alpha, beta, DEFO_OK};
+        implicit_problem ip = {b, x_b, v_b, h, alpha, beta, DEFO_OK, ctx, ctx->t + ctx->dt};
         defo_newton_problem np;
         memset(&np, 0, sizeof np);
         np.n = n;

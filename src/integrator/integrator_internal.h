@@ -43,7 +43,10 @@ typedef struct defo_implicit_body {
     double *y;       /* positions of the current iterate xb + h vn */
     double *f, *rhs, *tmp;
     double *normal, *friction;
-    double *diag; /* 9n: damping diagonal blocks */
+    double *diag;   /* 9n: damping diagonal blocks */
+    double *cblock; /* 9n: penalty contact blocks at the iterate (Newton steps) */
+    defo_index contacts;
+    int have_contact;
     unsigned char *constraint, *contact;
     /* BDF2 history: the previous state */
     double *x_prev, *v_prev;
@@ -52,7 +55,7 @@ typedef struct defo_implicit_body {
      * and step it was made at and the lag state (history), so a restored
      * run rebuilds the same factor before its first step */
     double *x_fact;
-    double h_fact;
+    double h_fact, t_fact; /* t_fact: the step's end (penalty contact) */
     int have_fact, rebuild;
     defo_linear_lag lag;
 } defo_implicit_body;

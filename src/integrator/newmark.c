@@ -48,6 +48,7 @@ typedef struct nm_body {
     defo_linear_solver *solver;
     defo_index cap; /* nodes the arrays hold */
     double *fe, *fe_new, *x_new, *v_new, *vt, *rhs, *tmp, *normal, *friction, *diag;
+    double *x_start, *v_start, *target; /* sub-steps: the step's start, targets */
     unsigned char *constraint, *contact;
     int fe_valid; /* fe is f_e(x) of the current x */
     int stepped;  /* the force model was moved to x_new */
@@ -58,8 +59,8 @@ struct defo_stepper {
 };
 
 static void nm_free_arrays(nm_body *d) {
-    double *a[] = {d->fe,  d->fe_new, d->x_new,  d->v_new,    d->vt,
-                   d->rhs, d->tmp,    d->normal, d->friction, d->diag};
+    double *a[] = {d->fe,     d->fe_new,   d->x_new, d->v_new,   d->vt,      d->rhs,   d->tmp,
+                   d->normal, d->friction, d->diag,  d->x_start, d->v_start, d->target};
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) defo_free(a[i]);
     defo_free(d->constraint);
     defo_free(d->contact);
@@ -68,8 +69,8 @@ static void nm_free_arrays(nm_body *d) {
 static defo_status nm_alloc(nm_body *d, defo_index n) {
     nm_free_arrays(d);
     const size_t m = 3 * (size_t)n + 1;
-    double **a3[] = {&d->fe, &d->fe_new, &d->x_new, &d->v_new,
-                     &d->vt, &d->rhs,    &d->tmp,   &d->normal};
+    double **a3[] = {&d->fe,  &d->fe_new, &d->x_new,   &d->v_new,   &d->vt,    &d->rhs,
+                     &d->tmp, &d->normal, &d->x_start, &d->v_start, &d->target};
     int ok = 1;
     for (size_t i = 0; i < sizeof a3 / sizeof a3[0]; i++)
         ok &= (*a3[i] = defo_calloc(m, sizeof(double))) != NULL;
@@ -204,12 +205,11 @@ static defo_status solve_velocity(defo_step_body *b, double c, double alpha, con
 }
 
 static defo_status step_body(const defo_integrator_def *def, defo_step_body *b,
-                             const defo_step_context *ctx) {
+                             const double *target, const defo_step_context *ctx) {
     nm_body *d = b->data;
     const defo_index n = b->n;
     const double dt = ctx->dt, h = 0.5 * dt, t1 = ctx->t + dt;
     const double alpha = def->rayleigh_mass;
-    if (b->changed) d->fe_valid = 0; /* plastic flow in this step */
     const double *m = b->mass, *fx = b->load;
     defo_status s, warn = DEFO_OK;
     double *x = b->x, *v = b->v, *xn = d->x_new, *vn = d->v_new, *vt = d->vt, *rhs = d->rhs;
@@ -228,7 +228,7 @@ static defo_status step_body(const defo_integrator_def *def, defo_step_body *b,
         for (int k = 0; k < 3; k++) {
             const size_t j = 3 * (size_t)i + (size_t)k;
             rhs[j] = m[i] * v[j] + h * (d->fe[j] + fx[j]);
-            vn[j] = p ? (b->target[j] - x[j]) / dt : v[j];
+            vn[j] = p ? (target[j] - x[j]) / dt : v[j];
         }
     }
     s = solve_velocity(b, h, alpha, rhs, vn);
@@ -241,7 +241,7 @@ static defo_status step_body(const defo_integrator_def *def, defo_step_body *b,
         const int p = b->prescribed && b->prescribed[i];
         for (int k = 0; k < 3; k++) {
             const size_t j = 3 * (size_t)i + (size_t)k;
-            xn[j] = p ? b->target[j] : x[j] + dt * vn[j];
+            xn[j] = p ? target[j] : x[j] + dt * vn[j];
             vt[j] = p ? vn[j] : v[j];
         }
     }
@@ -337,12 +337,16 @@ static defo_status step_body(const defo_integrator_def *def, defo_step_body *b,
     return warn;
 }
 
-static defo_status nm_step(defo_stepper *s, defo_step_body *const *bodies, int count,
-                           const defo_step_context *ctx) {
+/* One Newmark step of every body over ctx->dt, prescribed nodes landing on
+ * target(b) (b->target, or the sub-step's); committed only when all
+ * succeeded. */
+static defo_status nm_substep(defo_stepper *s, defo_step_body *const *bodies, int count,
+                              const defo_step_context *ctx, int sub) {
     defo_status st = DEFO_OK, warn = DEFO_OK;
     for (int i = 0; i < count; i++) ((nm_body *)bodies[i]->data)->stepped = 0;
     for (int i = 0; i < count && st >= 0; i++) {
-        st = step_body(&s->def, bodies[i], ctx);
+        const nm_body *d = bodies[i]->data;
+        st = step_body(&s->def, bodies[i], sub ? d->target : bodies[i]->target, ctx);
         if (st > 0) warn = st;
     }
     if (st < 0) {
@@ -365,6 +369,76 @@ static defo_status nm_step(defo_stepper *s, defo_step_body *const *bodies, int c
         d->fe_new = t;
         d->fe_valid = 1;
         d->stepped = 0;
+    }
+    return warn;
+}
+
+/* The frame's steps are cut from the rest wave time (nm_steps); a body that
+ * has stiffened since (a compressed neo-Hookean element: σ = 0.5 is ~7× its
+ * rest modulus, defo_force_model_stable_time) would make that step unstable,
+ * so the step is cut into K equal sub-steps with Δt/K ≤ cfl · the stable time
+ * of the last evaluation, the prescribed nodes moved linearly to their
+ * targets.  K is a function of the state: deterministic. */
+#define NM_MAX_SUBSTEPS 4096
+static defo_status nm_step(defo_stepper *s, defo_step_body *const *bodies, int count,
+                           const defo_step_context *ctx) {
+    int K = 1;
+    for (int i = 0; i < count; i++) {
+        /* the stable time is that of f_e(xⁿ): evaluated now if not kept */
+        defo_step_body *b = bodies[i];
+        nm_body *d = b->data;
+        if (b->changed) d->fe_valid = 0;
+        if (!d->fe_valid) {
+            if (defo_force_model_evaluate(b->force, b->x, 0, d->fe, NULL))
+                return defo_error_prefix("body '%s'", b->name);
+            d->fe_valid = 1;
+        }
+        const double lim = s->def.cfl * defo_force_model_stable_time(b->force);
+        if (lim > 0 && ctx->dt > lim * (1.0 + 1e-12)) {
+            const double k = ceil(ctx->dt / lim);
+            K = k > NM_MAX_SUBSTEPS ? NM_MAX_SUBSTEPS : (int)fmax(K, k);
+        }
+    }
+    if (K == 1) return nm_substep(s, bodies, count, ctx, 0);
+    for (int i = 0; i < count; i++) {
+        defo_step_body *b = bodies[i];
+        nm_body *d = b->data;
+        memcpy(d->x_start, b->x, 3 * (size_t)b->n * sizeof(double));
+        memcpy(d->v_start, b->v, 3 * (size_t)b->n * sizeof(double));
+        b->stats.extra_steps += K - 1;
+    }
+    defo_status st = DEFO_OK, warn = DEFO_OK;
+    defo_step_context sub = *ctx;
+    sub.dt = ctx->dt / K;
+    for (int j = 0; j < K && st >= 0; j++) {
+        sub.t = ctx->t + ctx->dt * ((double)j / K);
+        const double w = (double)(j + 1) / K;
+        for (int i = 0; i < count; i++) {
+            defo_step_body *b = bodies[i];
+            nm_body *d = b->data;
+            for (defo_index n = 0; b->prescribed && n < b->n; n++) {
+                if (!b->prescribed[n]) continue;
+                for (int k = 0; k < 3; k++) {
+                    const size_t q = 3 * (size_t)n + (size_t)k;
+                    d->target[q] = j + 1 == K ? b->target[q]
+                                              : d->x_start[q] + w * (b->target[q] - d->x_start[q]);
+                }
+            }
+        }
+        st = nm_substep(s, bodies, count, &sub, 1);
+        if (st > 0) warn = st;
+    }
+    if (st < 0) {
+        /* every body back at the step's start */
+        for (int i = 0; i < count; i++) {
+            defo_step_body *b = bodies[i];
+            nm_body *d = b->data;
+            memcpy(b->x, d->x_start, 3 * (size_t)b->n * sizeof(double));
+            memcpy(b->v, d->v_start, 3 * (size_t)b->n * sizeof(double));
+            d->fe_valid = 0;
+            (void)defo_force_model_evaluate(b->force, b->x, 0, NULL, NULL);
+        }
+        return st;
     }
     return warn;
 }

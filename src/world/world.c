@@ -896,12 +896,14 @@ static defo_status step_integrator(defo_world *w, int integ, double t0, double T
         if (s < 0) return s;
         if (s > 0) worst = s;
         defo_index inv = 0;
+        int extra = 0;
         for (int i = 0; i < count; i++) {
             merge_stats(&w->stats, &w->set[i]->stats);
             inv += defo_force_model_count_inverted(w->set[i]->force);
+            if (w->set[i]->stats.extra_steps > extra) extra = w->set[i]->stats.extra_steps;
         }
         if (inv > w->stats.inverted_peak) w->stats.inverted_peak = inv;
-        w->stats.steps++;
+        w->stats.steps += 1 + extra;
     }
     for (int i = 0; i < count; i++) w->stats.collisions += w->set[i]->stats.collisions;
     return worst;
