@@ -8,37 +8,8 @@
  */
 #include "integrator/integrator_internal.h"
 
-struct defo_stepper {
-    defo_integrator_def def;
-};
-
-static int be_steps(const defo_integrator_def *def, defo_step_body *const *bodies, int count,
-                    double T) {
-    (void)bodies, (void)count;
-    double k = ceil(T / def->time_step * (1.0 - 1e-12));
-    if (!(k >= 1)) k = 1;
-    return k > 1e9 ? -1 : (int)k;
-}
-
-static defo_status be_create(const defo_integrator_def *def, defo_stepper **out) {
-    defo_stepper *s = defo_calloc(1, sizeof *s);
-    if (!s) return defo_error_oom("backward Euler", sizeof *s);
-    s->def = *def;
-    *out = s;
-    return DEFO_OK;
-}
-
-static void be_destroy(defo_stepper *s) {
-    defo_free(s);
-}
-
 static defo_status be_attach(defo_stepper *s, defo_step_body *b) {
     return defo_implicit_attach(&s->def, b, 0);
-}
-
-static void be_detach(defo_stepper *s, defo_step_body *b) {
-    (void)s;
-    defo_implicit_detach(b);
 }
 
 static defo_status be_step(defo_stepper *s, defo_step_body *const *bodies, int count,
@@ -54,17 +25,6 @@ static defo_status be_step(defo_stepper *s, defo_step_body *const *bodies, int c
         if (st > 0) warn = st;
     }
     return st < 0 ? st : warn;
-}
-
-static defo_status be_topology_changed(defo_stepper *s, defo_step_body *b, defo_index old_n,
-                                       const defo_index *parent) {
-    (void)s;
-    return defo_implicit_resize(b, old_n, parent);
-}
-
-static void be_frame_start(defo_stepper *s, defo_step_body *b) {
-    (void)s;
-    defo_implicit_frame_start(b);
 }
 
 /* history: the factorisation record (implicit.c) */
@@ -86,26 +46,21 @@ static defo_status be_restore(defo_stepper *s, defo_step_body *b, const void *in
     return defo_implicit_fact_restore(b, in);
 }
 
-static size_t be_bytes(const defo_stepper *s, const defo_step_body *b) {
-    (void)s;
-    return defo_implicit_bytes(b);
-}
-
 const defo_integrator_ops defo_backward_euler_ops = {DEFO_INTEGRATOR_BACKWARD_EULER,
                                                      "backward_euler",
                                                      1,
-                                                     be_steps,
-                                                     be_create,
-                                                     be_destroy,
+                                                     defo_time_step_steps,
+                                                     defo_stepper_create,
+                                                     defo_stepper_destroy,
                                                      be_attach,
-                                                     be_detach,
+                                                     defo_implicit_op_detach,
                                                      be_step,
-                                                     be_topology_changed,
-                                                     be_frame_start,
+                                                     defo_implicit_op_topology_changed,
+                                                     defo_implicit_op_frame_start,
                                                      be_history_bytes,
                                                      be_save,
                                                      be_restore,
-                                                     be_bytes};
+                                                     defo_implicit_op_bytes};
 
 /* shared with the other steppers that keep no history */
 size_t defo_no_history_bytes(const defo_stepper *s, const defo_step_body *b) {

@@ -10,37 +10,8 @@
  */
 #include "integrator/integrator_internal.h"
 
-struct defo_stepper {
-    defo_integrator_def def;
-};
-
-static int bdf2_steps(const defo_integrator_def *def, defo_step_body *const *bodies, int count,
-                      double T) {
-    (void)bodies, (void)count;
-    double k = ceil(T / def->time_step * (1.0 - 1e-12));
-    if (!(k >= 1)) k = 1;
-    return k > 1e9 ? -1 : (int)k;
-}
-
-static defo_status bdf2_create(const defo_integrator_def *def, defo_stepper **out) {
-    defo_stepper *s = defo_calloc(1, sizeof *s);
-    if (!s) return defo_error_oom("BDF2", sizeof *s);
-    s->def = *def;
-    *out = s;
-    return DEFO_OK;
-}
-
-static void bdf2_destroy(defo_stepper *s) {
-    defo_free(s);
-}
-
 static defo_status bdf2_attach(defo_stepper *s, defo_step_body *b) {
     return defo_implicit_attach(&s->def, b, 1);
-}
-
-static void bdf2_detach(defo_stepper *s, defo_step_body *b) {
-    (void)s;
-    defo_implicit_detach(b);
 }
 
 static defo_status bdf2_step(defo_stepper *s, defo_step_body *const *bodies, int count,
@@ -71,17 +42,6 @@ static defo_status bdf2_step(defo_stepper *s, defo_step_body *const *bodies, int
         if (st > 0) warn = st;
     }
     return st < 0 ? st : warn;
-}
-
-static defo_status bdf2_topology_changed(defo_stepper *s, defo_step_body *b, defo_index old_n,
-                                         const defo_index *parent) {
-    (void)s;
-    return defo_implicit_resize(b, old_n, parent);
-}
-
-static void bdf2_frame_start(defo_stepper *s, defo_step_body *b) {
-    (void)s;
-    defo_implicit_frame_start(b);
 }
 
 /* history: the factorisation record (implicit.c), have_prev (8 bytes),
@@ -121,23 +81,18 @@ static defo_status bdf2_restore(defo_stepper *s, defo_step_body *b, const void *
     return DEFO_OK;
 }
 
-static size_t bdf2_bytes(const defo_stepper *s, const defo_step_body *b) {
-    (void)s;
-    return defo_implicit_bytes(b);
-}
-
 const defo_integrator_ops defo_bdf2_ops = {DEFO_INTEGRATOR_BDF2,
                                            "bdf2",
                                            1,
-                                           bdf2_steps,
-                                           bdf2_create,
-                                           bdf2_destroy,
+                                           defo_time_step_steps,
+                                           defo_stepper_create,
+                                           defo_stepper_destroy,
                                            bdf2_attach,
-                                           bdf2_detach,
+                                           defo_implicit_op_detach,
                                            bdf2_step,
-                                           bdf2_topology_changed,
-                                           bdf2_frame_start,
+                                           defo_implicit_op_topology_changed,
+                                           defo_implicit_op_frame_start,
                                            bdf2_history_bytes,
                                            bdf2_save,
                                            bdf2_restore,
-                                           bdf2_bytes};
+                                           defo_implicit_op_bytes};

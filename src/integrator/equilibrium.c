@@ -515,3 +515,38 @@ defo_status defo_equilibrium_solve(const defo_integrator_def *def, defo_step_bod
     for (size_t j = 0; j < m; j++) b->v[j] = with_time ? (x[j] - d->x0[j]) / ctx->dt : 0.0;
     return st;
 }
+
+/* ------------------------------------ ops shared by quasistatic and static */
+defo_status defo_equilibrium_op_attach(defo_stepper *s, defo_step_body *b) {
+    return defo_equilibrium_attach(&s->def, b);
+}
+void defo_equilibrium_op_detach(defo_stepper *s, defo_step_body *b) {
+    (void)s;
+    defo_equilibrium_detach(b);
+}
+defo_status defo_equilibrium_op_topology_changed(defo_stepper *s, defo_step_body *b,
+                                                 defo_index old_n, const defo_index *parent) {
+    (void)s, (void)old_n, (void)parent;
+    return defo_equilibrium_resize(b);
+}
+void defo_equilibrium_op_frame_start(defo_stepper *s, defo_step_body *b) {
+    (void)s;
+    defo_equilibrium_frame_start(b);
+}
+size_t defo_equilibrium_op_history_bytes(const defo_stepper *s, const defo_step_body *b) {
+    (void)s;
+    return defo_equilibrium_history_bytes(b);
+}
+void defo_equilibrium_op_save(const defo_stepper *s, const defo_step_body *b, void *out) {
+    (void)s;
+    defo_equilibrium_save_history(b, out);
+}
+defo_status defo_equilibrium_op_restore(defo_stepper *s, defo_step_body *b, const void *in,
+                                        size_t size) {
+    (void)s;
+    return defo_equilibrium_restore_history(b, in, size);
+}
+size_t defo_equilibrium_op_bytes(const defo_stepper *s, const defo_step_body *b) {
+    (void)s;
+    return defo_equilibrium_bytes(b);
+}

@@ -467,3 +467,22 @@ defo_status defo_implicit_solve(const defo_integrator_def *def, defo_step_body *
     }
     return warn;
 }
+
+/* ------------------------------------------- ops shared by BE and BDF2 */
+void defo_implicit_op_detach(defo_stepper *s, defo_step_body *b) {
+    (void)s;
+    defo_implicit_detach(b);
+}
+defo_status defo_implicit_op_topology_changed(defo_stepper *s, defo_step_body *b, defo_index old_n,
+                                              const defo_index *parent) {
+    (void)s;
+    return defo_implicit_resize(b, old_n, parent);
+}
+void defo_implicit_op_frame_start(defo_stepper *s, defo_step_body *b) {
+    (void)s;
+    defo_implicit_frame_start(b);
+}
+size_t defo_implicit_op_bytes(const defo_stepper *s, const defo_step_body *b) {
+    (void)s;
+    return defo_implicit_bytes(b);
+}

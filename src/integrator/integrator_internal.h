@@ -26,6 +26,20 @@ static inline defo_index defo_first_non_finite(defo_index n, const double *x, co
     return -1;
 }
 
+/* Every stepper is its definition; the ops below are shared by the
+ * integrator files (integrator.c). */
+struct defo_stepper {
+    defo_integrator_def def;
+};
+defo_status defo_stepper_create(const defo_integrator_def *def, defo_stepper **out);
+void defo_stepper_destroy(defo_stepper *s);
+/* Equal steps of at most def->time_step (implicit integrators). */
+int defo_time_step_steps(const defo_integrator_def *def, defo_step_body *const *bodies, int count,
+                         double T);
+/* One step per frame (equilibrium solvers). */
+int defo_one_step(const defo_integrator_def *def, defo_step_body *const *bodies, int count,
+                  double T);
+
 /* History hooks of steppers that keep none. */
 size_t defo_no_history_bytes(const defo_stepper *s, const defo_step_body *b);
 void defo_no_history_save(const defo_stepper *s, const defo_step_body *b, void *out);
@@ -65,6 +79,12 @@ void defo_implicit_detach(defo_step_body *b);
 defo_status defo_implicit_resize(defo_step_body *b, defo_index old_n, const defo_index *parent);
 void defo_implicit_frame_start(defo_step_body *b);
 size_t defo_implicit_bytes(const defo_step_body *b);
+/* The ops backward Euler and BDF2 share (implicit.c). */
+void defo_implicit_op_detach(defo_stepper *s, defo_step_body *b);
+defo_status defo_implicit_op_topology_changed(defo_stepper *s, defo_step_body *b, defo_index old_n,
+                                              const defo_index *parent);
+void defo_implicit_op_frame_start(defo_stepper *s, defo_step_body *b);
+size_t defo_implicit_op_bytes(const defo_stepper *s, const defo_step_body *b);
 /* The factorisation record (history of backward Euler and BDF2). */
 size_t defo_implicit_fact_bytes(const defo_step_body *b);
 void defo_implicit_fact_save(const defo_step_body *b, void *out);
@@ -92,5 +112,16 @@ size_t defo_equilibrium_history_bytes(const defo_step_body *b);
 void defo_equilibrium_save_history(const defo_step_body *b, void *out);
 defo_status defo_equilibrium_restore_history(defo_step_body *b, const void *in, size_t size);
 size_t defo_equilibrium_bytes(const defo_step_body *b);
+/* The ops quasistatic and static share (equilibrium.c). */
+defo_status defo_equilibrium_op_attach(defo_stepper *s, defo_step_body *b);
+void defo_equilibrium_op_detach(defo_stepper *s, defo_step_body *b);
+defo_status defo_equilibrium_op_topology_changed(defo_stepper *s, defo_step_body *b,
+                                                 defo_index old_n, const defo_index *parent);
+void defo_equilibrium_op_frame_start(defo_stepper *s, defo_step_body *b);
+size_t defo_equilibrium_op_history_bytes(const defo_stepper *s, const defo_step_body *b);
+void defo_equilibrium_op_save(const defo_stepper *s, const defo_step_body *b, void *out);
+defo_status defo_equilibrium_op_restore(defo_stepper *s, defo_step_body *b, const void *in,
+                                        size_t size);
+size_t defo_equilibrium_op_bytes(const defo_stepper *s, const defo_step_body *b);
 
 #endif

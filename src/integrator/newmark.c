@@ -54,10 +54,6 @@ typedef struct nm_body {
     int stepped;  /* the force model was moved to x_new */
 } nm_body;
 
-struct defo_stepper {
-    defo_integrator_def def;
-};
-
 static void nm_free_arrays(nm_body *d) {
     double *a[] = {d->fe,     d->fe_new,   d->x_new, d->v_new,   d->vt,      d->rhs,   d->tmp,
                    d->normal, d->friction, d->diag,  d->x_start, d->v_start, d->target};
@@ -81,18 +77,6 @@ static defo_status nm_alloc(nm_body *d, defo_index n) {
     d->cap = n;
     d->fe_valid = 0;
     return ok ? DEFO_OK : defo_error_oom("newmark state", 12 * m * sizeof(double));
-}
-
-static defo_status nm_create(const defo_integrator_def *def, defo_stepper **out) {
-    defo_stepper *s = defo_calloc(1, sizeof *s);
-    if (!s) return defo_error_oom("newmark", sizeof *s);
-    s->def = *def;
-    *out = s;
-    return DEFO_OK;
-}
-
-static void nm_destroy(defo_stepper *s) {
-    defo_free(s);
 }
 
 static void nm_detach(defo_stepper *s, defo_step_body *b) {
@@ -485,8 +469,8 @@ const defo_integrator_ops defo_newmark_ops = {DEFO_INTEGRATOR_NEWMARK,
                                               "newmark",
                                               1,
                                               nm_steps,
-                                              nm_create,
-                                              nm_destroy,
+                                              defo_stepper_create,
+                                              defo_stepper_destroy,
                                               nm_attach,
                                               nm_detach,
                                               nm_step,
