@@ -187,37 +187,37 @@ static void read_lazy(jv_ctx *c, json_t *o, const jv_path *p, const char *key,
     double v = 0;
     if (jv_num(c, o, p, key, JV_NONNEG, &v)) si->lazy_tolerance = v;
 }
+/* The index of o[key] in words (−1 when absent or not one of them: the
+ * validator reported it). */
+static int read_word(jv_ctx *c, json_t *o, const jv_path *p, const char *key,
+                     const char *const *words) {
+    const char *str = jv_str(c, o, p, key);
+    jv_path kp = jv_key(p, key);
+    return str ? jv_word(c, str, &kp, words) : -1;
+}
 static void read_precond(jv_ctx *c, json_t *o, const jv_path *p, const char *key,
                          scene_integrator *si) {
     static const char *const words[] = {
         "none", "jacobi", "block_jacobi", "block_ic0", "cholesky", "two_level", NULL};
-    const char *str = jv_str(c, o, p, key);
-    jv_path kp = jv_key(p, key);
-    int k = str ? jv_word(c, str, &kp, words) : -1;
+    int k = read_word(c, o, p, key, words);
     if (k >= 0) defo_precond_from_name(words[k], &si->def.linear.precond.kind);
 }
 static void read_solver(jv_ctx *c, json_t *o, const jv_path *p, const char *key,
                         scene_integrator *si) {
     static const char *const words[] = {"pcg", "cholesky", NULL};
-    const char *str = jv_str(c, o, p, key);
-    jv_path kp = jv_key(p, key);
-    int k = str ? jv_word(c, str, &kp, words) : -1;
+    int k = read_word(c, o, p, key, words);
     if (k >= 0) si->def.linear.method = (defo_linear_method)k;
 }
 static void read_forcing(jv_ctx *c, json_t *o, const jv_path *p, const char *key,
                          scene_integrator *si) {
     static const char *const words[] = {"target", "eisenstat_walker", NULL};
-    const char *str = jv_str(c, o, p, key);
-    jv_path kp = jv_key(p, key);
-    int k = str ? jv_word(c, str, &kp, words) : -1;
+    int k = read_word(c, o, p, key, words);
     if (k >= 0) si->def.newton.forcing = (defo_forcing)k;
 }
 static void read_predictor(jv_ctx *c, json_t *o, const jv_path *p, const char *key,
                            scene_integrator *si) {
     static const char *const words[] = {"none", "linear", "quadratic", "cubic", NULL};
-    const char *str = jv_str(c, o, p, key);
-    jv_path kp = jv_key(p, key);
-    int k = str ? jv_word(c, str, &kp, words) : -1;
+    int k = read_word(c, o, p, key, words);
     if (k >= 0) si->def.predictor = (defo_predictor)k;
 }
 static void read_cg(jv_ctx *c, json_t *o, const jv_path *p, const char *key, scene_integrator *si) {
