@@ -2,9 +2,10 @@
  * bench/bench_threads.c — what a second thread buys, on a quiet machine and
  * on one where other processes compete for the cores.  Each scene is run
  * from its start for the frames it names, alternately with 1 and 2 threads
- * (defo_set_threads), REPS times; a row gives the median wall time per frame
- * of each count and their ratio, and whether the final positions of both
- * counts are bitwise identical (they must be: DESIGN.md "Threads").
+ * (defo_set_threads; the default adaptive thread policy), REPS times; a row
+ * gives the median wall time per frame of each count and their ratio, and
+ * whether the final positions of all runs are bitwise identical (they must
+ * be: DESIGN.md "Threads").
  *
  * --busy N forks N processes that spin on the CPU for as long as the scene
  * runs (the "loaded machine" case: on 2 cores, 1 leaves one core to defo, 2
@@ -17,12 +18,16 @@
  * tet10 Newmark sag bar, a corotated backward Euler cantilever with the
  * two-level preconditioner, and a quasistatic squash.
  *
- * Usage: bench_threads [--busy N] [--reps R] [--frames F] [--threads N] [SCENE.json ...]
- * (--threads N: that count only, for profiling; both columns are then its)
+ * Usage: bench_threads [--busy N] [--reps R] [--frames F] [--always] [--threads N]
+ *                      [SCENE.json ...]
+ * --always adds a column of 2 threads under DEFO_THREADS_ALWAYS (every loop
+ * above its threshold threaded: what the governor avoids); --threads N runs
+ * N threads only (profiling).
  * JSON on stdout; asserts nothing.
  */
 #include "defo/defo.h"
 
+#include "base/parallel.h"
 #include "bench.h"
 
 #include <signal.h>
@@ -100,7 +105,19 @@ static int run_once(const defo_scene *scene, int frames, double *per_frame, uint
 }
 
 static int first_row = 1;
-static int only_threads; /* --threads N: run that count only (profiling) */
+
+/* The columns: 1 thread, 2 threads (adaptive, the default policy), and
+ * with --always 2 threads under DEFO_THREADS_ALWAYS; --threads N runs N
+ * threads only (profiling). */
+typedef struct column {
+    const char *key;
+    int threads;
+    defo_thread_policy policy;
+} column;
+static column columns[3] = {{"1", 1, DEFO_THREADS_ADAPTIVE},
+                            {"2", 2, DEFO_THREADS_ADAPTIVE},
+                            {"2_always", 2, DEFO_THREADS_ALWAYS}};
+static int num_columns = 2;
 
 static void bench_scene(const char *path, int busy, int reps, int frames_opt) {
     defo_scene *scene = NULL;
@@ -114,46 +131,49 @@ static void bench_scene(const char *path, int busy, int reps, int frames_opt) {
     const int frames = frames_opt > 0 ? frames_opt : defo_scene_frames(scene);
     const double load = load1();
     busy_start(busy);
-    double t[2][MAX_REPS];
-    uint64_t hash[2] = {0, 0};
+    double t[3][MAX_REPS];
+    uint64_t hash[3] = {0, 0, 0};
+    double wanted[3] = {0, 0, 0}, opened[3] = {0, 0, 0};
     long elems = 0;
     int ok = 1;
     for (int r = 0; r < reps && ok; r++)
-        for (int k = 0; k < 2 && ok; k++) {
-            /* alternate which count goes first: a drift in the machine's
-             * load then hits both alike */
-            int threads = (r % 2 == 0) ? k + 1 : 2 - k;
-            if (only_threads) {
-                if (threads != 1) continue;
-                threads = only_threads;
-                defo_set_threads(threads);
-                ok = run_once(scene, frames, &t[0][r], &hash[0], &elems) == 0;
-                t[1][r] = t[0][r], hash[1] = hash[0];
-                continue;
-            }
-            defo_set_threads(threads);
-            ok = run_once(scene, frames, &t[threads - 1][r], &hash[threads - 1], &elems) == 0;
+        for (int k = 0; k < num_columns && ok; k++) {
+            /* odd repetitions run the columns in reverse: a drift in the
+             * machine's load then hits all alike */
+            const int c = r % 2 == 0 ? k : num_columns - 1 - k;
+            defo_set_threads(columns[c].threads);
+            defo_set_thread_policy(columns[c].policy);
+            const defo_parallel_counts c0 = defo_parallel_get_counts();
+            ok = run_once(scene, frames, &t[c][r], &hash[c], &elems) == 0;
+            const defo_parallel_counts c1 = defo_parallel_get_counts();
+            wanted[c] = (double)(c1.wanted - c0.wanted) / frames;
+            opened[c] = (double)(c1.opened - c0.opened) / frames;
         }
     busy_stop();
     defo_set_threads(0);
+    defo_set_thread_policy(DEFO_THREADS_ADAPTIVE);
     if (!ok) {
         fprintf(stderr, "bench_threads: %s: %s\n", path, defo_last_error());
         defo_scene_destroy(scene);
         return;
     }
-    double lo[2], hi[2], med[2];
-    for (int k = 0; k < 2; k++) {
-        med[k] = bench_median(t[k], reps); /* sorts */
-        lo[k] = t[k][0];
-        hi[k] = t[k][reps - 1];
-    }
     printf("%s{\"scene\": \"%s\", \"elements\": %ld, \"frames\": %d, \"busy\": %d, "
-           "\"load_before\": %.2f, \"ms_per_frame_1\": %.1f, \"ms_per_frame_2\": %.1f, "
-           "\"range_1\": [%.1f, %.1f], \"range_2\": [%.1f, %.1f], \"ratio_2_over_1\": %.3f, "
-           "\"identical\": %s}",
-           first_row ? "" : ",\n  ", path, elems, frames, busy, load, 1e3 * med[0], 1e3 * med[1],
-           1e3 * lo[0], 1e3 * hi[0], 1e3 * lo[1], 1e3 * hi[1], med[1] / med[0],
-           hash[0] == hash[1] ? "true" : "false");
+           "\"load_before\": %.2f",
+           first_row ? "" : ",\n  ", path, elems, frames, busy, load);
+    double med[3];
+    int identical = 1;
+    for (int c = 0; c < num_columns; c++) {
+        med[c] = bench_median(t[c], reps); /* sorts */
+        printf(", \"ms_per_frame_%s\": %.1f, \"range_%s\": [%.1f, %.1f]", columns[c].key,
+               1e3 * med[c], columns[c].key, 1e3 * t[c][0], 1e3 * t[c][reps - 1]);
+        identical &= hash[c] == hash[0];
+        if (columns[c].threads > 1)
+            printf(", \"loops_per_frame\": %.0f, \"regions_per_frame_%s\": %.0f", wanted[c],
+                   columns[c].key, opened[c]);
+    }
+    for (int c = 1; c < num_columns; c++)
+        printf(", \"ratio_%s_over_%s\": %.3f", columns[c].key, columns[0].key, med[c] / med[0]);
+    printf(", \"identical\": %s}", identical ? "true" : "false");
     first_row = 0;
     fflush(stdout);
     defo_scene_destroy(scene);
@@ -168,13 +188,17 @@ int main(int argc, char **argv) {
             busy = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             reps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
-            only_threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+            columns[0].threads = atoi(argv[++i]);
+            columns[0].key = argv[i];
+            num_columns = 1;
+        } else if (!strcmp(argv[i], "--always"))
+            num_columns = 3;
         else if (!strcmp(argv[i], "--frames") && i + 1 < argc)
             frames = atoi(argv[++i]);
         else if (argv[i][0] == '-') {
-            fprintf(stderr, "usage: bench_threads [--busy N] [--reps R] [--frames F] "
-                            "[SCENE.json ...]\n");
+            fprintf(stderr, "usage: bench_threads [--busy N] [--reps R] [--frames F] [--always] "
+                            "[--threads N] [SCENE.json ...]\n");
             return 2;
         } else if (ns < 64)
             scenes[ns++] = argv[i];

@@ -1,10 +1,18 @@
 /*
- * base/parallel.c — thread control, node incidence, deterministic gather and sum.
- * See parallel.h for the determinism rule these implement.
+ * base/parallel.c — thread control and the thread governor, node incidence,
+ * deterministic gather and sum.  See parallel.h for the determinism rule
+ * these implement and for what the governor decides.
+ *
+ * Governor invariants: it only chooses between opening a region and running
+ * the loop on the calling thread, so no result depends on it; its state is
+ * per calling thread (no locks, no shared writes); it allocates nothing.
  */
 #include "base/parallel.h"
 
 #include <string.h>
+#include <time.h>
+
+static int thread_policy = DEFO_THREADS_ADAPTIVE;
 
 void defo_set_threads(int threads) {
 #ifdef _OPENMP
@@ -21,6 +29,156 @@ int defo_get_threads(void) {
 #else
     return 1;
 #endif
+}
+
+void defo_set_thread_policy(defo_thread_policy policy) {
+    __atomic_store_n(&thread_policy,
+                     policy == DEFO_THREADS_ALWAYS ? DEFO_THREADS_ALWAYS : DEFO_THREADS_ADAPTIVE,
+                     __ATOMIC_RELAXED);
+}
+
+defo_thread_policy defo_get_thread_policy(void) {
+    return (defo_thread_policy)__atomic_load_n(&thread_policy, __ATOMIC_RELAXED);
+}
+
+/* ------------------------------------------------------------ governor */
+/* A window ends at the first wanted loop after both limits; shorter windows
+ * would time the clock and the scheduler rather than the work. */
+#define GOV_WINDOW_LOOPS   8
+#define GOV_WINDOW_SECONDS 0.004
+/* A trial: three one-thread and three parallel windows, one-thread first
+ * (the parallel windows' cut-off needs its time), interleaved so a drift in
+ * the machine's load hits both alike. */
+#define GOV_TRIAL 6
+static const unsigned char trial_parallel[GOV_TRIAL] = {0, 1, 1, 0, 0, 1};
+/* Parallel must beat one thread by this factor to be kept (a gain within
+ * the noise is not worth a second core). */
+#define GOV_KEEP 0.97
+/* A parallel trial window slower per loop than this many times the
+ * one-thread windows ends the trial at once (a loaded machine). */
+#define GOV_CUT 2.0
+/* After a trial the verdict holds for GOV_HOLD windows, twice as long each
+ * time the next trial agrees, up to GOV_HOLD · GOV_BACKOFF_MAX (~0.1 s to
+ * ~1.5 s of work: a trial is at most ~2 % of the time once settled). */
+#define GOV_HOLD        24
+#define GOV_BACKOFF_MAX 16
+
+typedef struct governor {
+    int started;
+    int trial;                /* 1 while trying, 0 while holding a verdict */
+    int parallel;             /* this window opens regions */
+    int index;                /* window index within the trial */
+    long loops;               /* wanted loops in this window */
+    double start;             /* this window's start (seconds) */
+    double per[2][GOV_TRIAL]; /* trial seconds per loop, [parallel][k] */
+    int count[2];
+    long hold; /* windows left holding the verdict */
+    int backoff;
+    int verdict; /* the last trial's choice: parallel or not */
+} governor;
+
+static _Thread_local governor gov;
+static _Thread_local defo_parallel_counts counts;
+
+static double gov_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double median3(const double *v, int n) {
+    if (n == 1) return v[0];
+    if (n == 2) return 0.5 * (v[0] + v[1]);
+    double a = v[0], b = v[1], c = v[2];
+    if (a > b) {
+        double t = a;
+        a = b;
+        b = t;
+    }
+    return c < a ? a : (c > b ? b : c);
+}
+
+static void gov_trial_start(governor *g) {
+    g->trial = 1;
+    g->index = 0;
+    g->count[0] = g->count[1] = 0;
+    g->parallel = trial_parallel[0];
+}
+
+static void gov_verdict(governor *g, int parallel) {
+    g->backoff = parallel == g->verdict && g->backoff > 0
+                     ? (g->backoff < GOV_BACKOFF_MAX ? 2 * g->backoff : GOV_BACKOFF_MAX)
+                     : 1;
+    g->verdict = parallel;
+    g->trial = 0;
+    g->parallel = parallel;
+    g->hold = (long)GOV_HOLD * g->backoff;
+}
+
+/* End the current window at time t. */
+static void gov_window_end(governor *g, double t) {
+    if (g->trial) {
+        const int p = g->parallel;
+        g->per[p][g->count[p]++] = (t - g->start) / (double)g->loops;
+        if (++g->index == GOV_TRIAL) {
+            const double serial = median3(g->per[0], g->count[0]);
+            const double par = median3(g->per[1], g->count[1]);
+            gov_verdict(g, par < GOV_KEEP * serial);
+        } else {
+            g->parallel = trial_parallel[g->index];
+        }
+    } else if (--g->hold <= 0) {
+        gov_trial_start(g);
+    }
+    g->loops = 0;
+    g->start = t;
+}
+
+static int gov_tick(governor *g) {
+    if (!g->started) {
+        memset(g, 0, sizeof *g);
+        g->started = 1;
+        g->verdict = -1;
+        gov_trial_start(g);
+        g->start = gov_now();
+    }
+    g->loops++;
+    double t = 0;
+    if (g->trial && g->parallel && g->count[0] > 0) {
+        /* a parallel trial window far slower per loop than one thread (a
+         * loaded machine): end the trial at once */
+        t = gov_now();
+        const double serial = median3(g->per[0], g->count[0]);
+        const long n = g->loops > GOV_WINDOW_LOOPS ? g->loops : GOV_WINDOW_LOOPS;
+        if (t - g->start > GOV_CUT * serial * (double)n) {
+            g->loops = 0;
+            g->start = t;
+            gov_verdict(g, 0);
+            return 0;
+        }
+    }
+    if (g->loops >= GOV_WINDOW_LOOPS) {
+        if (t == 0) t = gov_now();
+        if (t - g->start >= GOV_WINDOW_SECONDS) gov_window_end(g, t);
+    }
+    return g->parallel;
+}
+
+int defo_parallel_go(int wanted) {
+    if (!wanted) return 0;
+    counts.wanted++;
+#ifdef _OPENMP
+    if (omp_in_parallel() || omp_get_max_threads() < 2) return 0;
+    const int go = defo_get_thread_policy() == DEFO_THREADS_ALWAYS ? 1 : gov_tick(&gov);
+    counts.opened += go;
+    return go;
+#else
+    return 0;
+#endif
+}
+
+defo_parallel_counts defo_parallel_get_counts(void) {
+    return counts;
 }
 
 defo_status defo_incidence_build(defo_incidence *inc, const defo_index *conn, int64_t num_elems,
@@ -106,7 +264,7 @@ double defo_sum(const double *v, size_t n) {
         }
         return total;
     }
-    DEFO_PARALLEL_FOR
+    DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN_VECTOR)
     for (size_t b = 0; b < blocks; b++) {
         double s = 0;
         size_t end = DEFO_MIN(n, (b + 1) * SUM_BLOCK);

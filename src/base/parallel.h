@@ -16,15 +16,30 @@
 #ifdef _OPENMP
 #include <omp.h>
 #define DEFO_PRAGMA(x) _Pragma(#x)
-/* Static schedule: loop iterations are independent, so any split is correct. */
+/* Static schedule: loop iterations are independent, so any split is correct.
+ * DEFO_PARALLEL_FOR is for one-off loops (mesh generation, grids) that are
+ * large by construction; every loop a simulation step runs uses
+ * DEFO_PARALLEL_FOR_IF with a work threshold, which the thread governor
+ * (defo_parallel_go) may still turn down. */
 #define DEFO_PARALLEL_FOR DEFO_PRAGMA(omp parallel for schedule(static))
-#define DEFO_PARALLEL_FOR_IF(cond) DEFO_PRAGMA(omp parallel for schedule(static) if (cond))
+#define DEFO_PARALLEL_FOR_IF(cond)                                                                 \
+    DEFO_PRAGMA(omp parallel for schedule(static) if (defo_parallel_go(cond)))
+/* The same decision for a hand-written omp pragma's if clause. */
+#define DEFO_PARALLEL_GO(cond) defo_parallel_go(cond)
 #else
 #define DEFO_PARALLEL_FOR
 #define DEFO_PARALLEL_FOR_IF(cond)
+#define DEFO_PARALLEL_GO(cond) 0
 #endif
 
-/* Below this many iterations a loop is not worth a parallel region. */
+/* Work thresholds.  A parallel region costs a fork and a join: about 1-3 µs
+ * while the other thread spins, 10-50 µs when it has gone to sleep, and up
+ * to a scheduler time slice (milliseconds) when another process holds its
+ * core.  A loop opens one only when it does much more work than that; the
+ * thresholds count iterations of a loop kind with a known work per
+ * iteration (bench_threads measures them).
+ * DEFO_PARALLEL_MIN: per-node loops of a few dozen flops (gathers, block
+ * inverses, node updates): 2048 nodes, ~20-40 µs of work. */
 #define DEFO_PARALLEL_MIN 2048
 /* Elementwise vector loops (axpy, projections, diagonal scalings, dot
  * blocks) do ~1 ns of work per entry: below this many entries the fork and
@@ -32,6 +47,30 @@
  * cost about as much as they save (a 5 K-tet body: ~4 K entries, ~1 µs
  * of work per loop, ~160 such loops per step of 20 CG iterations). */
 #define DEFO_PARALLEL_MIN_VECTOR 65536
+
+/* The if clause of every step loop: 1 when the loop should open a parallel
+ * region — wanted (its work threshold is met), more than one thread
+ * allowed, not already inside a region, and the thread governor has not
+ * found one thread faster.
+ *
+ * The governor (DEFO_THREADS_ADAPTIVE, the default): each calling thread
+ * counts the loops that want a region and, in windows of a few
+ * milliseconds, alternates now and then between opening them and running
+ * them on one thread, timing the windows (wall clock, everything between
+ * the loops included).  It keeps whichever was faster per loop for a
+ * stretch that grows while the verdict holds, and tries again.  A
+ * parallel window that runs far beyond the one-thread windows' time is cut
+ * short, so a bad trial on a loaded machine costs little.  Results do not
+ * depend on any of this (they are bitwise identical for any thread count). */
+int defo_parallel_go(int wanted);
+
+/* Debug counters (tests): loops that met their threshold and regions
+ * actually opened, since the process started. */
+typedef struct defo_parallel_counts {
+    long long wanted;
+    long long opened;
+} defo_parallel_counts;
+defo_parallel_counts defo_parallel_get_counts(void);
 
 /* Node -> slot incidence in CSR form.  A slot is (element * per_elem + local
  * node).  For node n the slots are slot[offset[n] .. offset[n+1]) in
