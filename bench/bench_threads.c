@@ -143,6 +143,7 @@ static void bench_scene(const char *path, int busy, int reps, int frames_opt) {
             const int c = r % 2 == 0 ? k : num_columns - 1 - k;
             defo_set_threads(columns[c].threads);
             defo_set_thread_policy(columns[c].policy);
+            defo_parallel_governor_reset(); /* each run as a new process */
             const defo_parallel_counts c0 = defo_parallel_get_counts();
             ok = run_once(scene, frames, &t[c][r], &hash[c], &elems) == 0;
             const defo_parallel_counts c1 = defo_parallel_get_counts();

@@ -177,6 +177,10 @@ int defo_parallel_go(int wanted) {
 #endif
 }
 
+void defo_parallel_governor_reset(void) {
+    gov.started = 0;
+}
+
 defo_parallel_counts defo_parallel_get_counts(void) {
     return counts;
 }
@@ -222,23 +226,30 @@ void defo_incidence_free(defo_incidence *inc) {
     memset(inc, 0, sizeof *inc);
 }
 
-void defo_gather3(const defo_incidence *inc, const double *per_slot, double *out) {
-    const int64_t *off = inc->offset;
-    const int64_t *slot = inc->slot;
-    defo_index n_nodes = inc->num_nodes;
-    DEFO_PARALLEL_FOR_IF(n_nodes > DEFO_PARALLEL_MIN)
-    for (defo_index n = 0; n < n_nodes; n++) {
-        double sx = 0, sy = 0, sz = 0;
-        for (int64_t k = off[n]; k < off[n + 1]; k++) {
-            const double *p = per_slot + 3 * slot[k];
-            sx += p[0];
-            sy += p[1];
-            sz += p[2];
-        }
-        out[3 * n] = sx;
-        out[3 * n + 1] = sy;
-        out[3 * n + 2] = sz;
+static inline void gather3_node(const int64_t *off, const int64_t *slot, const double *per_slot,
+                                defo_index n, double *out) {
+    double sx = 0, sy = 0, sz = 0;
+    for (int64_t k = off[n]; k < off[n + 1]; k++) {
+        const double *p = per_slot + 3 * slot[k];
+        sx += p[0];
+        sy += p[1];
+        sz += p[2];
     }
+    out[3 * n] = sx;
+    out[3 * n + 1] = sy;
+    out[3 * n + 2] = sz;
+}
+
+void defo_gather3(const defo_incidence *inc, const double *per_slot, double *out) {
+    const defo_index n_nodes = inc->num_nodes;
+    DEFO_PARALLEL_FOR_IF(n_nodes > DEFO_PARALLEL_MIN)
+    for (defo_index n = 0; n < n_nodes; n++) gather3_node(inc->offset, inc->slot, per_slot, n, out);
+}
+
+void defo_gather3_team(const defo_incidence *inc, const double *per_slot, double *out) {
+    const defo_index n_nodes = inc->num_nodes;
+    DEFO_FOR
+    for (defo_index n = 0; n < n_nodes; n++) gather3_node(inc->offset, inc->slot, per_slot, n, out);
 }
 
 #define SUM_BLOCK 4096

@@ -26,27 +26,42 @@
     DEFO_PRAGMA(omp parallel for schedule(static) if (defo_parallel_go(cond)))
 /* The same decision for a hand-written omp pragma's if clause. */
 #define DEFO_PARALLEL_GO(cond) defo_parallel_go(cond)
+/* One region around several loops (an element pass and its node gather):
+ * one fork and join instead of one per loop.  Inside it, DEFO_FOR shares a
+ * loop among the team (an implicit barrier at its end); outside any region
+ * DEFO_FOR runs the whole loop on the calling thread. */
+#define DEFO_PARALLEL_REGION_IF(cond) DEFO_PRAGMA(omp parallel if (defo_parallel_go(cond)))
+#define DEFO_FOR DEFO_PRAGMA(omp for schedule(static))
+/* DEFO_FOR with integer sums (exact, so any split gives the same total). */
+#define DEFO_FOR_SUM(...) DEFO_PRAGMA(omp for schedule(static) reduction(+ : __VA_ARGS__))
 #else
 #define DEFO_PARALLEL_FOR
 #define DEFO_PARALLEL_FOR_IF(cond)
 #define DEFO_PARALLEL_GO(cond) 0
+#define DEFO_PARALLEL_REGION_IF(cond)
+#define DEFO_FOR
+#define DEFO_FOR_SUM(...)
 #endif
 
 /* Work thresholds.  A parallel region costs a fork and a join: about 1-3 µs
  * while the other thread spins, 10-50 µs when it has gone to sleep, and up
  * to a scheduler time slice (milliseconds) when another process holds its
- * core.  A loop opens one only when it does much more work than that; the
- * thresholds count iterations of a loop kind with a known work per
- * iteration (bench_threads measures them).
- * DEFO_PARALLEL_MIN: per-node loops of a few dozen flops (gathers, block
- * inverses, node updates): 2048 nodes, ~20-40 µs of work. */
-#define DEFO_PARALLEL_MIN 2048
+ * core.  A loop is worth a region when one thread would spend at least
+ * DEFO_PARALLEL_WORK_NS on it: its iteration count times the measured
+ * one-thread cost of one iteration of its kind (bench_loops), not the
+ * iteration count alone — a tet10 force pass is worth a region at 50
+ * elements, a tet4 damping product only at ~1800. */
+#define DEFO_PARALLEL_WORK_NS 40000.0
+#define DEFO_PARALLEL_WORTH(count, ns_each)                                                        \
+    ((double)(count) * (double)(ns_each) >= DEFO_PARALLEL_WORK_NS)
+/* Per-node loops of a few dozen flops (block inverses, node updates in the
+ * integrators, gathers: ~8-20 ns per node): 4096 nodes. */
+#define DEFO_PARALLEL_MIN 4096
 /* Elementwise vector loops (axpy, projections, diagonal scalings, dot
- * blocks) do ~1 ns of work per entry: below this many entries the fork and
- * join of a parallel region (microseconds, more when idle threads sleep)
- * cost about as much as they save (a 5 K-tet body: ~4 K entries, ~1 µs
- * of work per loop, ~160 such loops per step of 20 CG iterations). */
-#define DEFO_PARALLEL_MIN_VECTOR 65536
+ * blocks: 0.1-0.5 ns per entry in cache) — below this many entries a region
+ * costs about what it saves (a 5 K-tet body: ~4 K entries, ~1 µs of work
+ * per loop, ~160 such loops per step of 20 CG iterations). */
+#define DEFO_PARALLEL_MIN_VECTOR 131072
 
 /* The if clause of every step loop: 1 when the loop should open a parallel
  * region — wanted (its work threshold is met), more than one thread
@@ -63,6 +78,9 @@
  * short, so a bad trial on a loaded machine costs little.  Results do not
  * depend on any of this (they are bitwise identical for any thread count). */
 int defo_parallel_go(int wanted);
+/* Forget the calling thread's verdict: the next wanted loop starts a trial,
+ * as in a new process (benchmarks comparing runs of different scenes). */
+void defo_parallel_governor_reset(void);
 
 /* Debug counters (tests): loops that met their threshold and regions
  * actually opened, since the process started. */
@@ -88,8 +106,12 @@ defo_status defo_incidence_build(defo_incidence *inc, const defo_index *conn, in
 void defo_incidence_free(defo_incidence *inc);
 
 /* out[3n..3n+2] = sum over the slots s of node n of per_slot[3s..3s+2],
- * summed in increasing slot order. */
+ * summed in increasing slot order.  Opens its own region when large. */
 void defo_gather3(const defo_incidence *inc, const double *per_slot, double *out);
+/* The same, shared by the team when called inside a parallel region
+ * (DEFO_FOR; every thread of the team must call it), on the calling thread
+ * otherwise. */
+void defo_gather3_team(const defo_incidence *inc, const double *per_slot, double *out);
 
 /* Sum of v[0..n) with a fixed blocking (independent of the thread count). */
 double defo_sum(const double *v, size_t n);
