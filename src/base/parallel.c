@@ -42,25 +42,34 @@ defo_thread_policy defo_get_thread_policy(void) {
 }
 
 /* ------------------------------------------------------------ governor */
-/* A window ends at the first wanted loop after both limits; shorter windows
- * would time the clock and the scheduler rather than the work. */
+/* A window ends at the first wanted loop after both limits.  Shorter windows
+ * time the scheduler rather than the work: on a loaded machine one time
+ * slice taken by another process (~3 ms) is noise a window must outlast. */
 #define GOV_WINDOW_LOOPS   8
-#define GOV_WINDOW_SECONDS 0.004
+#define GOV_WINDOW_SECONDS 0.010
 /* A trial: three one-thread and three parallel windows, one-thread first
  * (the parallel windows' cut-off needs its time), interleaved so a drift in
  * the machine's load hits both alike. */
 #define GOV_TRIAL 6
 static const unsigned char trial_parallel[GOV_TRIAL] = {0, 1, 1, 0, 0, 1};
 /* Parallel must beat one thread by this factor to be kept (a gain within
- * the noise is not worth a second core). */
-#define GOV_KEEP 0.97
+ * the noise of a loaded machine is not worth a second core). */
+#define GOV_KEEP 0.90
 /* A parallel trial window slower per loop than this many times the
- * one-thread windows ends the trial at once (a loaded machine). */
-#define GOV_CUT 2.0
-/* After a trial the verdict holds for GOV_HOLD windows, twice as long each
- * time the next trial agrees, up to GOV_HOLD · GOV_BACKOFF_MAX (~0.1 s to
- * ~1.5 s of work: a trial is at most ~2 % of the time once settled). */
-#define GOV_HOLD        24
+ * one-thread windows ends the trial at once (a loaded machine, where one
+ * region can wait a whole time slice for its second thread): checked at
+ * every loop once the window is GOV_CUT_MIN_SECONDS old, so a bad trial
+ * costs a region or two, not a window. */
+#define GOV_CUT             2.0
+#define GOV_CUT_MIN_SECONDS 0.002
+/* After a trial the verdict holds for GOV_HOLD windows (~0.5 s of work),
+ * twice as long each time the next trial agrees, up to 16x (~8 s).  A trial
+ * on a loaded machine costs a region that waits for its second thread plus
+ * what that thread spins afterwards (OpenMP's default spin: ~10 ms), so
+ * trials must be rare to cost little; on a quiet machine the one-thread
+ * windows of a trial forgo the gain for ~30 ms.  A process starts holding
+ * one thread, so a run shorter than one hold never pays for a trial. */
+#define GOV_HOLD        50
 #define GOV_BACKOFF_MAX 16
 
 typedef struct governor {
@@ -139,7 +148,7 @@ static int gov_tick(governor *g) {
         memset(g, 0, sizeof *g);
         g->started = 1;
         g->verdict = -1;
-        gov_trial_start(g);
+        g->hold = GOV_HOLD; /* one thread until the work proves long */
         g->start = gov_now();
     }
     g->loops++;
@@ -149,8 +158,8 @@ static int gov_tick(governor *g) {
          * loaded machine): end the trial at once */
         t = gov_now();
         const double serial = median3(g->per[0], g->count[0]);
-        const long n = g->loops > GOV_WINDOW_LOOPS ? g->loops : GOV_WINDOW_LOOPS;
-        if (t - g->start > GOV_CUT * serial * (double)n) {
+        if (t - g->start > GOV_CUT_MIN_SECONDS &&
+            t - g->start > GOV_CUT * serial * (double)g->loops) {
             g->loops = 0;
             g->start = t;
             gov_verdict(g, 0);

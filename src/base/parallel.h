@@ -69,14 +69,15 @@
  * found one thread faster.
  *
  * The governor (DEFO_THREADS_ADAPTIVE, the default): each calling thread
- * counts the loops that want a region and, in windows of a few
- * milliseconds, alternates now and then between opening them and running
- * them on one thread, timing the windows (wall clock, everything between
- * the loops included).  It keeps whichever was faster per loop for a
- * stretch that grows while the verdict holds, and tries again.  A
- * parallel window that runs far beyond the one-thread windows' time is cut
- * short, so a bad trial on a loaded machine costs little.  Results do not
- * depend on any of this (they are bitwise identical for any thread count). */
+ * counts the loops that want a region and times windows of them (>= 8
+ * loops and >= 10 ms, wall clock, everything between the loops included).
+ * Now and then a trial alternates windows that open the regions with
+ * windows that run the loops on one thread; the faster is kept (threads
+ * must win by 10 %) for a stretch that doubles while trials agree.  A
+ * process starts on one thread, so runs shorter than ~0.5 s of work never
+ * try threads; a parallel trial window far slower than one thread (a loaded
+ * machine) is cut after a region or two.  Results do not depend on any of
+ * this (bitwise identical for any thread count). */
 int defo_parallel_go(int wanted);
 /* Forget the calling thread's verdict: the next wanted loop starts a trial,
  * as in a new process (benchmarks comparing runs of different scenes). */
