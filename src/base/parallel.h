@@ -57,11 +57,11 @@
 /* Per-node loops of a few dozen flops (block inverses, node updates in the
  * integrators, gathers: ~8-20 ns per node): 4096 nodes. */
 #define DEFO_PARALLEL_MIN 4096
-/* Elementwise vector loops (axpy, projections, diagonal scalings, dot
- * blocks: 0.1-0.5 ns per entry in cache) — below this many entries a region
- * costs about what it saves (a 5 K-tet body: ~4 K entries, ~1 µs of work
- * per loop, ~160 such loops per step of 20 CG iterations). */
-#define DEFO_PARALLEL_MIN_VECTOR 131072
+/* Elementwise vector loops (dot blocks ~0.5 ns per entry, axpy,
+ * projections and diagonal scalings 0.1-0.3 ns in cache): from 65536
+ * entries a dot product carries ~33 µs (a 5 K-tet body: ~4 K entries, ~1 µs
+ * of work per loop, ~160 such loops per step of 20 CG iterations). */
+#define DEFO_PARALLEL_MIN_VECTOR 65536
 
 /* The if clause of every step loop: 1 when the loop should open a parallel
  * region — wanted (its work threshold is met), more than one thread
