@@ -2,10 +2,12 @@
  * bench/bench_threads.c — what a second thread buys, on a quiet machine and
  * on one where other processes compete for the cores.  Each scene is run
  * from its start for the frames it names, alternately with 1 and 2 threads
- * (defo_set_threads; the default adaptive thread policy), REPS times; a row
- * gives the median wall time per frame of each count and their ratio, and
- * whether the final positions of all runs are bitwise identical (they must
- * be: DESIGN.md "Threads").
+ * (defo_set_threads; the default adaptive thread policy, its governor reset
+ * before each run as in a new process), REPS times; a row gives the median
+ * and range of the wall time per frame of each count, their ratio, the
+ * loops per frame that met their work threshold and the regions the 2-thread
+ * runs opened, and whether the final positions of all runs are bitwise
+ * identical (they must be: DESIGN.md "Threads").
  *
  * --busy N forks N processes that spin on the CPU for as long as the scene
  * runs (the "loaded machine" case: on 2 cores, 1 leaves one core to defo, 2
