@@ -7,6 +7,7 @@
  * the loop on the calling thread, so no result depends on it; its state is
  * per calling thread (no locks, no shared writes); it allocates nothing.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "base/parallel.h"
 
 #include <string.h>
@@ -41,7 +42,10 @@ defo_thread_policy defo_get_thread_policy(void) {
     return (defo_thread_policy)__atomic_load_n(&thread_policy, __ATOMIC_RELAXED);
 }
 
+static _Thread_local defo_parallel_counts counts;
+
 /* ------------------------------------------------------------ governor */
+#ifdef _OPENMP
 /* A window ends at the first wanted loop after both limits.  Shorter windows
  * time the scheduler rather than the work: on a loaded machine one time
  * slice taken by another process (~3 ms) is noise a window must outlast. */
@@ -68,8 +72,10 @@ static const unsigned char trial_parallel[GOV_TRIAL] = {0, 1, 1, 0, 0, 1};
  * what that thread spins afterwards (OpenMP's default spin: ~10 ms), so
  * trials must be rare to cost little; on a quiet machine the one-thread
  * windows of a trial forgo the gain for ~30 ms.  A process starts holding
- * one thread, so a run shorter than one hold never pays for a trial. */
+ * one thread for GOV_START_HOLD windows (~0.2 s of work), so a run shorter
+ * than that never pays for a trial. */
 #define GOV_HOLD        50
+#define GOV_START_HOLD  20
 #define GOV_BACKOFF_MAX 16
 
 typedef struct governor {
@@ -87,7 +93,6 @@ typedef struct governor {
 } governor;
 
 static _Thread_local governor gov;
-static _Thread_local defo_parallel_counts counts;
 
 static double gov_now(void) {
     struct timespec ts;
@@ -148,7 +153,7 @@ static int gov_tick(governor *g) {
         memset(g, 0, sizeof *g);
         g->started = 1;
         g->verdict = -1;
-        g->hold = GOV_HOLD; /* one thread until the work proves long */
+        g->hold = GOV_START_HOLD; /* one thread until the work proves long */
         g->start = gov_now();
     }
     g->loops++;
@@ -173,6 +178,8 @@ static int gov_tick(governor *g) {
     return g->parallel;
 }
 
+#endif /* _OPENMP */
+
 int defo_parallel_go(int wanted) {
     if (!wanted) return 0;
     counts.wanted++;
@@ -187,7 +194,9 @@ int defo_parallel_go(int wanted) {
 }
 
 void defo_parallel_governor_reset(void) {
+#ifdef _OPENMP
     gov.started = 0;
+#endif
 }
 
 defo_parallel_counts defo_parallel_get_counts(void) {

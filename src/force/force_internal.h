@@ -202,6 +202,7 @@ FM_INLINE void fm_assemble_blocks(defo_force_model *fm, const int P, fm_block_ke
     const defo_bcsr_pattern *A = defo_bcsr_get_pattern(fm->A);
     double *val = defo_bcsr_values(fm->A);
     const defo_index nr = A->num_rows;
+    (void)worth; /* read by the pragma only */
     DEFO_PARALLEL_FOR_IF(worth)
     for (defo_index I = 0; I < nr; I++) {
         for (int64_t b = A->diag[I]; b < A->row_offset[I + 1]; b++) {
