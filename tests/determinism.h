@@ -23,6 +23,8 @@ static inline int test_bitwise_same_for_threads(test_compute_fn fn, void *ctx, s
     unsigned char *ref = calloc(out_bytes ? out_bytes : 1, 1);
     unsigned char *got = calloc(out_bytes ? out_bytes : 1, 1);
     int saved = defo_get_threads();
+    defo_thread_policy saved_policy = defo_get_thread_policy();
+    defo_set_thread_policy(DEFO_THREADS_ALWAYS); /* threads really used, not only allowed */
     int same = ref && got;
     if (same) {
         defo_set_threads(1);
@@ -40,6 +42,7 @@ static inline int test_bitwise_same_for_threads(test_compute_fn fn, void *ctx, s
         }
     }
     defo_set_threads(saved);
+    defo_set_thread_policy(saved_policy);
     free(ref);
     free(got);
     return same;

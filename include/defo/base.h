@@ -115,6 +115,21 @@ DEFO_API void defo_interrupt_clear(void);
 DEFO_API void defo_set_threads(int threads);
 DEFO_API int defo_get_threads(void);
 
+/* Whether a loop large enough for threads uses them.  ADAPTIVE (the
+ * default): defo times stretches of its work with its threads and with one,
+ * now and then, and keeps whichever is faster — so on a machine whose other
+ * processes keep the cores busy it runs about as fast as on one thread
+ * instead of waiting for its threads, and on a quiet machine it uses them.
+ * ALWAYS: every such loop uses every thread (determinism tests, scaling
+ * benchmarks).  A process-wide setting; results are bitwise identical
+ * under either. */
+typedef enum defo_thread_policy {
+    DEFO_THREADS_ADAPTIVE = 0,
+    DEFO_THREADS_ALWAYS = 1
+} defo_thread_policy;
+DEFO_API void defo_set_thread_policy(defo_thread_policy policy);
+DEFO_API defo_thread_policy defo_get_thread_policy(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -16,22 +16,80 @@
 #ifdef _OPENMP
 #include <omp.h>
 #define DEFO_PRAGMA(x) _Pragma(#x)
-/* Static schedule: loop iterations are independent, so any split is correct. */
+/* Static schedule: loop iterations are independent, so any split is correct.
+ * DEFO_PARALLEL_FOR is for one-off loops (mesh generation, grids) that are
+ * large by construction; every loop a simulation step runs uses
+ * DEFO_PARALLEL_FOR_IF with a work threshold, which the thread governor
+ * (defo_parallel_go) may still turn down. */
 #define DEFO_PARALLEL_FOR DEFO_PRAGMA(omp parallel for schedule(static))
-#define DEFO_PARALLEL_FOR_IF(cond) DEFO_PRAGMA(omp parallel for schedule(static) if (cond))
+#define DEFO_PARALLEL_FOR_IF(cond)                                                                 \
+    DEFO_PRAGMA(omp parallel for schedule(static) if (defo_parallel_go(cond)))
+/* The same decision for a hand-written omp pragma's if clause. */
+#define DEFO_PARALLEL_GO(cond) defo_parallel_go(cond)
+/* One region around several loops (an element pass and its node gather):
+ * one fork and join instead of one per loop.  Inside it, DEFO_FOR shares a
+ * loop among the team (an implicit barrier at its end); outside any region
+ * DEFO_FOR runs the whole loop on the calling thread. */
+#define DEFO_PARALLEL_REGION_IF(cond) DEFO_PRAGMA(omp parallel if (defo_parallel_go(cond)))
+#define DEFO_FOR DEFO_PRAGMA(omp for schedule(static))
+/* DEFO_FOR with integer sums (exact, so any split gives the same total). */
+#define DEFO_FOR_SUM(...) DEFO_PRAGMA(omp for schedule(static) reduction(+ : __VA_ARGS__))
 #else
 #define DEFO_PARALLEL_FOR
 #define DEFO_PARALLEL_FOR_IF(cond)
+#define DEFO_PARALLEL_GO(cond) 0
+#define DEFO_PARALLEL_REGION_IF(cond)
+#define DEFO_FOR
+#define DEFO_FOR_SUM(...)
 #endif
 
-/* Below this many iterations a loop is not worth a parallel region. */
-#define DEFO_PARALLEL_MIN 2048
-/* Elementwise vector loops (axpy, projections, diagonal scalings, dot
- * blocks) do ~1 ns of work per entry: below this many entries the fork and
- * join of a parallel region (microseconds, more when idle threads sleep)
- * cost about as much as they save (a 5 K-tet body: ~4 K entries, ~1 µs
+/* Work thresholds.  A parallel region costs a fork and a join: about 1-3 µs
+ * while the other thread spins, 10-50 µs when it has gone to sleep, and up
+ * to a scheduler time slice (milliseconds) when another process holds its
+ * core.  A loop is worth a region when one thread would spend at least
+ * DEFO_PARALLEL_WORK_NS on it: its iteration count times the measured
+ * one-thread cost of one iteration of its kind (bench_loops), not the
+ * iteration count alone — a tet10 force pass is worth a region at 50
+ * elements, a tet4 damping product only at ~1800. */
+#define DEFO_PARALLEL_WORK_NS 40000.0
+#define DEFO_PARALLEL_WORTH(count, ns_each)                                                        \
+    ((double)(count) * (double)(ns_each) >= DEFO_PARALLEL_WORK_NS)
+/* Per-node loops of a few dozen flops (block inverses, node updates in the
+ * integrators, gathers: ~8-20 ns per node): 4096 nodes. */
+#define DEFO_PARALLEL_MIN 4096
+/* Elementwise vector loops (dot blocks ~0.5 ns per entry, axpy,
+ * projections and diagonal scalings 0.1-0.3 ns in cache): from 65536
+ * entries a dot product carries ~33 µs (a 5 K-tet body: ~4 K entries, ~1 µs
  * of work per loop, ~160 such loops per step of 20 CG iterations). */
 #define DEFO_PARALLEL_MIN_VECTOR 65536
+
+/* The if clause of every step loop: 1 when the loop should open a parallel
+ * region — wanted (its work threshold is met), more than one thread
+ * allowed, not already inside a region, and the thread governor has not
+ * found one thread faster.
+ *
+ * The governor (DEFO_THREADS_ADAPTIVE, the default): each calling thread
+ * counts the loops that want a region and times windows of them (>= 8
+ * loops and >= 10 ms, wall clock, everything between the loops included).
+ * Now and then a trial alternates windows that open the regions with
+ * windows that run the loops on one thread; the faster is kept (threads
+ * must win by 10 %) for a stretch that doubles while trials agree.  A
+ * process starts on one thread, so runs shorter than ~0.2 s of work never
+ * try threads; a parallel trial window far slower than one thread (a loaded
+ * machine) is cut after a region or two.  Results do not depend on any of
+ * this (bitwise identical for any thread count). */
+int defo_parallel_go(int wanted);
+/* Forget the calling thread's verdict: the next wanted loop starts a trial,
+ * as in a new process (benchmarks comparing runs of different scenes). */
+void defo_parallel_governor_reset(void);
+
+/* Debug counters (tests): loops that met their threshold and regions
+ * actually opened, since the process started. */
+typedef struct defo_parallel_counts {
+    long long wanted;
+    long long opened;
+} defo_parallel_counts;
+defo_parallel_counts defo_parallel_get_counts(void);
 
 /* Node -> slot incidence in CSR form.  A slot is (element * per_elem + local
  * node).  For node n the slots are slot[offset[n] .. offset[n+1]) in
@@ -49,8 +107,12 @@ defo_status defo_incidence_build(defo_incidence *inc, const defo_index *conn, in
 void defo_incidence_free(defo_incidence *inc);
 
 /* out[3n..3n+2] = sum over the slots s of node n of per_slot[3s..3s+2],
- * summed in increasing slot order. */
+ * summed in increasing slot order.  Opens its own region when large. */
 void defo_gather3(const defo_incidence *inc, const double *per_slot, double *out);
+/* The same, shared by the team when called inside a parallel region
+ * (DEFO_FOR; every thread of the team must call it), on the calling thread
+ * otherwise. */
+void defo_gather3_team(const defo_incidence *inc, const double *per_slot, double *out);
 
 /* Sum of v[0..n) with a fixed blocking (independent of the thread count). */
 double defo_sum(const double *v, size_t n);

@@ -19,9 +19,28 @@
 
 #define FM_INLINE static inline __attribute__((always_inline))
 
-/* Element loops carry an SVD or a polar decomposition per point (hundreds of
- * flops), so a parallel region pays off far below DEFO_PARALLEL_MIN. */
-#define FM_PARALLEL_MIN 256
+/* Work per element of each pass, one thread, in ns (bench_loops; tet4 and
+ * tet10, rounded): a pass opens a parallel region — one for its element
+ * loop and its node gather together — when ne · cost reaches
+ * DEFO_PARALLEL_WORK_NS (base/parallel.h).  Forces carry an SVD (invertible)
+ * or a polar decomposition (corotated) per point; products and diagonal
+ * blocks a few dozen flops per node pair. */
+#define FM_NS_HYPER_FORCE4     200
+#define FM_NS_HYPER_FORCE10    900
+#define FM_NS_COROT_FORCE4     130
+#define FM_NS_COROT_FORCE10    730
+#define FM_NS_APPLY4           21
+#define FM_NS_APPLY10          195
+#define FM_NS_HYPER_DIAG4      69
+#define FM_NS_HYPER_DIAG10     610
+#define FM_NS_COROT_DIAG4      27
+#define FM_NS_COROT_DIAG10     254
+#define FM_NS_HYPER_ASSEMBLE4  220
+#define FM_NS_HYPER_ASSEMBLE10 4000
+#define FM_NS_COROT_ASSEMBLE4  85
+#define FM_NS_COROT_ASSEMBLE10 2000
+/* 1 when a pass over the model's elements is worth a region. */
+#define FM_WORTH(fm, ns4, ns10) DEFO_PARALLEL_WORTH((fm)->ne, (fm)->npe == 4 ? (ns4) : (ns10))
 
 enum { FM_INVERTED = 1, FM_CLAMPED = 2, FM_BAD = 4 };
 
@@ -185,11 +204,12 @@ FM_INLINE void fm_slot(const int P, int64_t slot, int64_t *e, int *i, int *j) {
  * over block rows.  A = k1·Σ kernel1 + k2·Σ kernel2 (kernel2 may be NULL). */
 typedef void (*fm_block_kernel)(const defo_force_model *fm, int64_t e, int i, int j, double s[9]);
 FM_INLINE void fm_assemble_blocks(defo_force_model *fm, const int P, fm_block_kernel kernel1,
-                                  double k1, fm_block_kernel kernel2, double k2) {
+                                  double k1, fm_block_kernel kernel2, double k2, int worth) {
     const defo_bcsr_pattern *A = defo_bcsr_get_pattern(fm->A);
     double *val = defo_bcsr_values(fm->A);
     const defo_index nr = A->num_rows;
-    DEFO_PARALLEL_FOR_IF(A->num_blocks > DEFO_PARALLEL_MIN)
+    (void)worth; /* read by the pragma only */
+    DEFO_PARALLEL_FOR_IF(worth)
     for (defo_index I = 0; I < nr; I++) {
         for (int64_t b = A->diag[I]; b < A->row_offset[I + 1]; b++) {
             double s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, t[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -215,8 +235,9 @@ FM_INLINE void fm_assemble_blocks(defo_force_model *fm, const int P, fm_block_ke
 }
 
 /* out (9 per node) = Σ over the slots of each node of slot9 (9 per slot), in
- * increasing slot order. */
-void defo_fm_gather9(const defo_force_model *fm, const double *slot9, double *out);
+ * increasing slot order; shared by the team inside a parallel region
+ * (DEFO_FOR: every thread calls it), on the calling thread outside. */
+void defo_fm_gather9_team(const defo_force_model *fm, const double *slot9, double *out);
 /* Name the first element flagged FM_BAD (a non-finite position or stress). */
 defo_status defo_fm_report_bad(const defo_force_model *fm, const double *x);
 /* stable_time from the per-element stiffness ratios of the last evaluation. */

@@ -515,10 +515,10 @@ defo_status defo_force_model_fields(defo_force_model *fm, const double *x, defo_
 }
 
 /* ------------------------------------------------------------ helpers */
-void defo_fm_gather9(const defo_force_model *fm, const double *slot9, double *out) {
+void defo_fm_gather9_team(const defo_force_model *fm, const double *slot9, double *out) {
     const defo_incidence *inc = &fm->inc;
     const defo_index n = fm->n;
-    DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+    DEFO_FOR
     for (defo_index i = 0; i < n; i++) {
         double s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
         for (int64_t k = inc->offset[i]; k < inc->offset[i + 1]; k++) {

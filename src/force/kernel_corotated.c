@@ -216,32 +216,40 @@ defo_status defo_fm_corot_evaluate(defo_force_model *fm, const double *x, unsign
             }
     }
     /* never-computed rotations are computed whatever the flags say */
-    if (!(flags & DEFO_EVAL_KEEP_ROTATIONS) || fm->all_stale) {
-        const int all = fm->all_stale || fm->def.rotation_interval == 1;
-        if (P == 4) {
-            DEFO_PARALLEL_FOR_IF(ne > FM_PARALLEL_MIN)
-            for (defo_index e = 0; e < ne; e++) corot_rotations(fm, 4, 1, e, x, all);
-        } else {
-            DEFO_PARALLEL_FOR_IF(ne > FM_PARALLEL_MIN / 4)
-            for (defo_index e = 0; e < ne; e++) corot_rotations(fm, 10, 4, e, x, all);
-        }
-        fm->all_stale = 0;
-    }
-    if (P == 4) {
-        DEFO_PARALLEL_FOR_IF(ne > FM_PARALLEL_MIN)
-        for (defo_index e = 0; e < ne; e++) corot_force_element(fm, 4, 1, e, x);
-    } else {
-        DEFO_PARALLEL_FOR_IF(ne > FM_PARALLEL_MIN / 4)
-        for (defo_index e = 0; e < ne; e++) corot_force_element(fm, 10, 4, e, x);
-    }
+    const int rotate = !(flags & DEFO_EVAL_KEEP_ROTATIONS) || fm->all_stale;
+    const int all = fm->all_stale || fm->def.rotation_interval == 1;
     defo_index inverted = 0, bad = 0;
-    for (defo_index e = 0; e < ne; e++) {
-        inverted += (fm->flag[e] & FM_INVERTED) != 0;
-        bad += (fm->flag[e] & FM_BAD) != 0;
+    /* one region: rotations, forces, then (no element bad) the gather */
+    DEFO_PARALLEL_REGION_IF(FM_WORTH(fm, FM_NS_COROT_FORCE4, FM_NS_COROT_FORCE10)) {
+        if (rotate) {
+            if (P == 4) {
+                DEFO_FOR
+                for (defo_index e = 0; e < ne; e++) corot_rotations(fm, 4, 1, e, x, all);
+            } else {
+                DEFO_FOR
+                for (defo_index e = 0; e < ne; e++) corot_rotations(fm, 10, 4, e, x, all);
+            }
+        }
+        if (P == 4) {
+            DEFO_FOR_SUM(inverted, bad)
+            for (defo_index e = 0; e < ne; e++) {
+                corot_force_element(fm, 4, 1, e, x);
+                inverted += (fm->flag[e] & FM_INVERTED) != 0;
+                bad += (fm->flag[e] & FM_BAD) != 0;
+            }
+        } else {
+            DEFO_FOR_SUM(inverted, bad)
+            for (defo_index e = 0; e < ne; e++) {
+                corot_force_element(fm, 10, 4, e, x);
+                inverted += (fm->flag[e] & FM_INVERTED) != 0;
+                bad += (fm->flag[e] & FM_BAD) != 0;
+            }
+        }
+        if (force && !bad) defo_gather3_team(&fm->inc, fm->slot, force);
     }
+    if (rotate) fm->all_stale = 0;
     fm->inverted = inverted;
     if (bad) return defo_fm_report_bad(fm, x);
-    if (force) defo_gather3(&fm->inc, fm->slot, force);
     if (energy) *energy = defo_fm_sum_energy(fm);
     return DEFO_OK;
 }
@@ -265,14 +273,16 @@ FM_INLINE void corot_apply_element(defo_force_model *fm, const int P, const int 
 
 void defo_fm_corot_apply(defo_force_model *fm, const double *d, double *y, double scale) {
     const defo_index ne = fm->ne;
-    if (fm->npe == 4) {
-        DEFO_PARALLEL_FOR_IF(ne > FM_PARALLEL_MIN)
-        for (defo_index e = 0; e < ne; e++) corot_apply_element(fm, 4, 1, e, d, scale);
-    } else {
-        DEFO_PARALLEL_FOR_IF(ne > FM_PARALLEL_MIN / 4)
-        for (defo_index e = 0; e < ne; e++) corot_apply_element(fm, 10, 4, e, d, scale);
+    DEFO_PARALLEL_REGION_IF(FM_WORTH(fm, FM_NS_APPLY4, FM_NS_APPLY10)) {
+        if (fm->npe == 4) {
+            DEFO_FOR
+            for (defo_index e = 0; e < ne; e++) corot_apply_element(fm, 4, 1, e, d, scale);
+        } else {
+            DEFO_FOR
+            for (defo_index e = 0; e < ne; e++) corot_apply_element(fm, 10, 4, e, d, scale);
+        }
+        defo_gather3_team(&fm->inc, fm->slot, y);
     }
-    defo_gather3(&fm->inc, fm->slot, y);
 }
 
 /* ------------------------------------------------------------- blocks */
@@ -298,28 +308,31 @@ static void stiff10(const defo_force_model *fm, int64_t e, int i, int j, double 
 }
 
 void defo_fm_corot_assemble(defo_force_model *fm, double k) {
+    const int worth = FM_WORTH(fm, FM_NS_COROT_ASSEMBLE4, FM_NS_COROT_ASSEMBLE10);
     if (fm->npe == 4)
-        fm_assemble_blocks(fm, 4, stiff4, k, NULL, 0.0);
+        fm_assemble_blocks(fm, 4, stiff4, k, NULL, 0.0, worth);
     else
-        fm_assemble_blocks(fm, 10, stiff10, k, NULL, 0.0);
+        fm_assemble_blocks(fm, 10, stiff10, k, NULL, 0.0, worth);
 }
 
 void defo_fm_corot_diagonal(defo_force_model *fm, double *blocks, double scale) {
     const defo_index ne = fm->ne;
     const int P = fm->npe;
-    DEFO_PARALLEL_FOR_IF(ne > FM_PARALLEL_MIN)
-    for (defo_index e = 0; e < ne; e++) {
-        double *out = fm->slot + 9 * (size_t)P * (size_t)e;
-        for (int a = 0; a < P; a++) {
-            double s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
-            if (P == 4)
-                corot_pair(fm, 4, 1, e, a, a, s);
-            else
-                corot_pair(fm, 10, 4, e, a, a, s);
-            for (int k = 0; k < 9; k++) out[9 * a + k] = scale * s[k];
+    DEFO_PARALLEL_REGION_IF(FM_WORTH(fm, FM_NS_COROT_DIAG4, FM_NS_COROT_DIAG10)) {
+        DEFO_FOR
+        for (defo_index e = 0; e < ne; e++) {
+            double *out = fm->slot + 9 * (size_t)P * (size_t)e;
+            for (int a = 0; a < P; a++) {
+                double s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+                if (P == 4)
+                    corot_pair(fm, 4, 1, e, a, a, s);
+                else
+                    corot_pair(fm, 10, 4, e, a, a, s);
+                for (int k = 0; k < 9; k++) out[9 * a + k] = scale * s[k];
+            }
         }
+        defo_fm_gather9_team(fm, fm->slot, blocks);
     }
-    defo_fm_gather9(fm, fm->slot, blocks);
 }
 
 defo_status defo_fm_corot_strain(defo_force_model *fm, const double *x, double *eps) {

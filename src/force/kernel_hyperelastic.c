@@ -115,22 +115,29 @@ defo_status defo_fm_hyper_evaluate(defo_force_model *fm, const double *x, unsign
                                    double *force, double *energy) {
     const defo_index ne = fm->ne;
     const int tangent = (flags & DEFO_EVAL_TANGENT) != 0;
-    if (fm->npe == 4) {
-        DEFO_PARALLEL_FOR_IF(ne > FM_PARALLEL_MIN)
-        for (defo_index e = 0; e < ne; e++) hyper_element(fm, 4, 1, e, x, tangent);
-    } else {
-        DEFO_PARALLEL_FOR_IF(ne > FM_PARALLEL_MIN / 4)
-        for (defo_index e = 0; e < ne; e++) hyper_element(fm, 10, 4, e, x, tangent);
-    }
     defo_index inverted = 0, bad = 0;
-    for (defo_index e = 0; e < ne; e++) {
-        inverted += (fm->flag[e] & FM_INVERTED) != 0;
-        bad += (fm->flag[e] & FM_BAD) != 0;
+    /* one region: the element pass, then (no element bad) the gather */
+    DEFO_PARALLEL_REGION_IF(FM_WORTH(fm, FM_NS_HYPER_FORCE4, FM_NS_HYPER_FORCE10)) {
+        if (fm->npe == 4) {
+            DEFO_FOR_SUM(inverted, bad)
+            for (defo_index e = 0; e < ne; e++) {
+                hyper_element(fm, 4, 1, e, x, tangent);
+                inverted += (fm->flag[e] & FM_INVERTED) != 0;
+                bad += (fm->flag[e] & FM_BAD) != 0;
+            }
+        } else {
+            DEFO_FOR_SUM(inverted, bad)
+            for (defo_index e = 0; e < ne; e++) {
+                hyper_element(fm, 10, 4, e, x, tangent);
+                inverted += (fm->flag[e] & FM_INVERTED) != 0;
+                bad += (fm->flag[e] & FM_BAD) != 0;
+            }
+        }
+        if (force && !bad) defo_gather3_team(&fm->inc, fm->slot, force);
     }
     fm->inverted = inverted;
     if (bad) return defo_fm_report_bad(fm, x);
     defo_fm_update_stable_time(fm);
-    if (force) defo_gather3(&fm->inc, fm->slot, force);
     if (energy) *energy = defo_fm_sum_energy(fm);
     return DEFO_OK;
 }
@@ -211,14 +218,16 @@ FM_INLINE void hyper_apply_element(defo_force_model *fm, const int P, const int 
 
 static void hyper_apply(defo_force_model *fm, const double *d, double *y, int mode) {
     const defo_index ne = fm->ne;
-    if (fm->npe == 4) {
-        DEFO_PARALLEL_FOR_IF(ne > FM_PARALLEL_MIN)
-        for (defo_index e = 0; e < ne; e++) hyper_apply_element(fm, 4, 1, e, d, mode);
-    } else {
-        DEFO_PARALLEL_FOR_IF(ne > FM_PARALLEL_MIN / 4)
-        for (defo_index e = 0; e < ne; e++) hyper_apply_element(fm, 10, 4, e, d, mode);
+    DEFO_PARALLEL_REGION_IF(FM_WORTH(fm, FM_NS_APPLY4, FM_NS_APPLY10)) {
+        if (fm->npe == 4) {
+            DEFO_FOR
+            for (defo_index e = 0; e < ne; e++) hyper_apply_element(fm, 4, 1, e, d, mode);
+        } else {
+            DEFO_FOR
+            for (defo_index e = 0; e < ne; e++) hyper_apply_element(fm, 10, 4, e, d, mode);
+        }
+        defo_gather3_team(&fm->inc, fm->slot, y);
     }
-    defo_gather3(&fm->inc, fm->slot, y);
 }
 
 void defo_fm_hyper_tangent_apply(defo_force_model *fm, const double *d, double *y) {
@@ -325,19 +334,21 @@ static void damping10(const defo_force_model *fm, int64_t e, int i, int j, doubl
 static void hyper_diag_blocks(defo_force_model *fm, double *blocks, int mode) {
     const defo_index ne = fm->ne;
     const int P = fm->npe;
-    DEFO_PARALLEL_FOR_IF(ne > FM_PARALLEL_MIN)
-    for (defo_index e = 0; e < ne; e++) {
-        double *out = fm->slot + 9 * (size_t)P * (size_t)e;
-        for (int a = 0; a < P; a++) {
-            double s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
-            if (P == 4)
-                hyper_pair(fm, 4, 1, e, a, a, s, mode);
-            else
-                hyper_pair(fm, 10, 4, e, a, a, s, mode);
-            memcpy(out + 9 * a, s, sizeof s);
+    DEFO_PARALLEL_REGION_IF(FM_WORTH(fm, FM_NS_HYPER_DIAG4, FM_NS_HYPER_DIAG10)) {
+        DEFO_FOR
+        for (defo_index e = 0; e < ne; e++) {
+            double *out = fm->slot + 9 * (size_t)P * (size_t)e;
+            for (int a = 0; a < P; a++) {
+                double s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+                if (P == 4)
+                    hyper_pair(fm, 4, 1, e, a, a, s, mode);
+                else
+                    hyper_pair(fm, 10, 4, e, a, a, s, mode);
+                memcpy(out + 9 * a, s, sizeof s);
+            }
         }
+        defo_fm_gather9_team(fm, fm->slot, blocks);
     }
-    defo_fm_gather9(fm, fm->slot, blocks);
 }
 
 void defo_fm_hyper_tangent_diagonal(defo_force_model *fm, double *blocks) {
@@ -352,13 +363,14 @@ void defo_fm_hyper_damping_diagonal(defo_force_model *fm, double *blocks) {
 void defo_fm_hyper_assemble(defo_force_model *fm, double k, double c) {
     const int P = fm->npe;
     const int damp = c != 0.0 && fm->damping;
+    const int worth = FM_WORTH(fm, FM_NS_HYPER_ASSEMBLE4, FM_NS_HYPER_ASSEMBLE10);
     /* constant kernels in each call, so they inline into the block loop */
     if (P == 4 && damp)
-        fm_assemble_blocks(fm, 4, tangent4, k, damping4, c);
+        fm_assemble_blocks(fm, 4, tangent4, k, damping4, c, worth);
     else if (P == 4)
-        fm_assemble_blocks(fm, 4, tangent4, k, NULL, 0.0);
+        fm_assemble_blocks(fm, 4, tangent4, k, NULL, 0.0, worth);
     else if (damp)
-        fm_assemble_blocks(fm, 10, tangent10, k, damping10, c);
+        fm_assemble_blocks(fm, 10, tangent10, k, damping10, c, worth);
     else
-        fm_assemble_blocks(fm, 10, tangent10, k, NULL, 0.0);
+        fm_assemble_blocks(fm, 10, tangent10, k, NULL, 0.0, worth);
 }

@@ -148,7 +148,9 @@ defo_status defo_plasticity_update(defo_plasticity *p, defo_force_model *fm, con
     const defo_index np = p->num_elems * p->points;
     defo_index bad = DEFO_INDEX_MAX;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) reduction(min : bad) if (np > DEFO_PARALLEL_MIN / 4)
+#pragma omp parallel for schedule(static)                                                          \
+    reduction(min                                                                                  \
+              : bad) if (DEFO_PARALLEL_GO(np > DEFO_PARALLEL_MIN / 4))
 #endif
     for (defo_index q = 0; q < np; q++) {
         double el[6], *ep = p->eps + 6 * (size_t)q;

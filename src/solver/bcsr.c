@@ -211,7 +211,7 @@ void defo_bcsr_assemble(defo_bcsr *A, const double *elem_mats, double scale) {
 
 void defo_bcsr_add_diagonal(defo_bcsr *A, const double *d, double scale) {
     defo_index n = A->num_rows;
-    DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+    DEFO_PARALLEL_FOR_IF(9 * (size_t)n > DEFO_PARALLEL_MIN_VECTOR)
     for (defo_index i = 0; i < n; i++) {
         double *v = A->val + 9 * A->diag[i];
         double a = scale * d[i];
@@ -223,7 +223,7 @@ void defo_bcsr_add_diagonal(defo_bcsr *A, const double *d, double scale) {
 
 void defo_bcsr_add_diagonal_blocks(defo_bcsr *A, const double *blocks, double scale) {
     defo_index n = A->num_rows;
-    DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+    DEFO_PARALLEL_FOR_IF(9 * (size_t)n > DEFO_PARALLEL_MIN_VECTOR)
     for (defo_index i = 0; i < n; i++) {
         double *v = A->val + 9 * A->diag[i];
         const double *b = blocks + 9 * (size_t)i;
@@ -231,12 +231,16 @@ void defo_bcsr_add_diagonal_blocks(defo_bcsr *A, const double *blocks, double sc
     }
 }
 
+/* One-thread cost of a block row of y = A x with a tet4 mesh's ~14 blocks
+ * per row, ns (bench_loops): the product is worth a region from ~2 K rows. */
+#define BCSR_NS_ROW 18
+
 void defo_bcsr_multiply(const defo_bcsr *A, const double *x, double *y) {
     const defo_index n = A->num_rows;
     const int64_t *ro = A->row_offset;
     const defo_index *col = A->col;
     const double *val = A->val;
-    DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_WORTH(n, BCSR_NS_ROW))
     for (defo_index i = 0; i < n; i++) {
         double s0 = 0, s1 = 0, s2 = 0;
         for (int64_t k = ro[i]; k < ro[i + 1]; k++) {

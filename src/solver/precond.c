@@ -321,7 +321,7 @@ static defo_index ic0_factor(defo_precond *P, const defo_bcsr *A, const unsigned
     const int D = P->num_domains;
     defo_index bad = DEFO_INDEX_MAX;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static, 1) reduction(min : bad) if (D > 1)
+#pragma omp parallel for schedule(static, 1) reduction(min : bad) if (DEFO_PARALLEL_GO(D > 1))
 #endif
     for (int d = 0; d < D; d++) {
         defo_index b = ic0_factor_domain(P, A, constraint, alpha, d);
@@ -804,7 +804,7 @@ static void ic0_apply_domain(const defo_precond *P, const double *r, double *z, 
 static void ic0_apply(const defo_precond *P, const double *r, double *z) {
     const int D = P->num_domains;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static, 1) if (D > 1)
+#pragma omp parallel for schedule(static, 1) if (DEFO_PARALLEL_GO(D > 1))
 #endif
     for (int d = 0; d < D; d++) ic0_apply_domain(P, r, z, d);
 }
