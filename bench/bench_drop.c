@@ -47,7 +47,7 @@ static result run(const char *surface, const char *integrator) {
     defo_scene *s = NULL;
     defo_simulation *sim = NULL;
     if (defo_scene_parse(text, strlen(text), "drop.json", NULL, &s, NULL) ||
-        defo_simulation_create(s, &sim)) {
+        defo_simulation_create(s, &sim) < 0) {
         fprintf(stderr, "bench_drop: %s\n", defo_last_error());
         defo_scene_destroy(s);
         return r;
@@ -120,7 +120,7 @@ int main(int argc, char **argv) {
         defo_scene *s = NULL;
         defo_simulation *sim = NULL;
         if (!defo_scene_parse(text, strlen(text), "drop.json", NULL, &s, NULL) &&
-            !defo_simulation_create(s, &sim)) {
+            defo_simulation_create(s, &sim) >= 0) {
             const defo_mesh *m =
                 defo_body_mesh(defo_simulation_world(sim), defo_simulation_body(sim, 0));
             double lo[3], hi[3];

@@ -46,11 +46,15 @@ static _Thread_local defo_parallel_counts counts;
 
 /* ------------------------------------------------------------ governor */
 #ifdef _OPENMP
-/* A window ends at the first wanted loop after both limits.  Shorter windows
- * time the scheduler rather than the work: on a loaded machine one time
- * slice taken by another process (~3 ms) is noise a window must outlast. */
+/* A window ends at the first wanted loop after both limits, or after
+ * GOV_WINDOW_LONG alone (loops of several ms each: a 100 K-tet force pass
+ * is 25 ms, eight of them would make a trial last seconds).  Shorter
+ * windows time the scheduler rather than the work: on a loaded machine one
+ * time slice taken by another process (~3 ms) is noise a window must
+ * outlast. */
 #define GOV_WINDOW_LOOPS   8
 #define GOV_WINDOW_SECONDS 0.010
+#define GOV_WINDOW_LONG    0.050
 /* A trial: three one-thread and three parallel windows, one-thread first
  * (the parallel windows' cut-off needs its time), interleaved so a drift in
  * the machine's load hits both alike. */
@@ -71,11 +75,10 @@ static const unsigned char trial_parallel[GOV_TRIAL] = {0, 1, 1, 0, 0, 1};
  * on a loaded machine costs a region that waits for its second thread plus
  * what that thread spins afterwards (OpenMP's default spin: ~10 ms), so
  * trials must be rare to cost little; on a quiet machine the one-thread
- * windows of a trial forgo the gain for ~30 ms.  A process starts holding
- * one thread for GOV_START_HOLD windows (~0.2 s of work), so a run shorter
- * than that never pays for a trial. */
+ * windows of a trial forgo the gain for ~30 ms.  A process starts with a
+ * trial (~60 ms of work): a quiet machine gains its second thread at once,
+ * a loaded one pays a cut-short parallel window or two. */
 #define GOV_HOLD        50
-#define GOV_START_HOLD  20
 #define GOV_BACKOFF_MAX 16
 
 typedef struct governor {
@@ -153,7 +156,7 @@ static int gov_tick(governor *g) {
         memset(g, 0, sizeof *g);
         g->started = 1;
         g->verdict = -1;
-        g->hold = GOV_START_HOLD; /* one thread until the work proves long */
+        gov_trial_start(g);
         g->start = gov_now();
     }
     g->loops++;
@@ -171,10 +174,9 @@ static int gov_tick(governor *g) {
             return 0;
         }
     }
-    if (g->loops >= GOV_WINDOW_LOOPS) {
-        if (t == 0) t = gov_now();
-        if (t - g->start >= GOV_WINDOW_SECONDS) gov_window_end(g, t);
-    }
+    if (t == 0) t = gov_now();
+    if (t - g->start >= (g->loops >= GOV_WINDOW_LOOPS ? GOV_WINDOW_SECONDS : GOV_WINDOW_LONG))
+        gov_window_end(g, t);
     return g->parallel;
 }
 

@@ -74,9 +74,9 @@
  * Now and then a trial alternates windows that open the regions with
  * windows that run the loops on one thread; the faster is kept (threads
  * must win by 10 %) for a stretch that doubles while trials agree.  A
- * process starts on one thread, so runs shorter than ~0.2 s of work never
- * try threads; a parallel trial window far slower than one thread (a loaded
- * machine) is cut after a region or two.  Results do not depend on any of
+ * process starts with a trial (~60 ms of work: six windows); a parallel
+ * trial window far slower than one thread (a loaded machine) is cut after a
+ * region or two.  Results do not depend on any of
  * this (bitwise identical for any thread count). */
 int defo_parallel_go(int wanted);
 /* Forget the calling thread's verdict: the next wanted loop starts a trial,
