@@ -51,9 +51,13 @@ static _Thread_local defo_parallel_counts counts;
  * is 25 ms, eight of them would make a trial last seconds).  Shorter
  * windows time the scheduler rather than the work: on a loaded machine one
  * time slice taken by another process (~3 ms) is noise a window must
- * outlast. */
+ * outlast.  A window's figure is its wall time over the one-thread work its
+ * loops' conditions estimated, so windows over different phases of a step
+ * (assembly, then CG's products and dots) compare; per loop they would not
+ * (a 98 K-tet quasistatic run kept one thread, 1.8x slower, on a quiet
+ * machine). */
 #define GOV_WINDOW_LOOPS   8
-#define GOV_WINDOW_SECONDS 0.010
+#define GOV_WINDOW_SECONDS 0.020
 #define GOV_WINDOW_LONG    0.050
 /* A trial: three one-thread and three parallel windows, one-thread first
  * (the parallel windows' cut-off needs its time), interleaved so a drift in
@@ -63,7 +67,7 @@ static const unsigned char trial_parallel[GOV_TRIAL] = {0, 1, 1, 0, 0, 1};
 /* Parallel must beat one thread by this factor to be kept (a gain within
  * the noise of a loaded machine is not worth a second core). */
 #define GOV_KEEP 0.90
-/* A parallel trial window slower per loop than this many times the
+/* A parallel trial window slower per unit of work than this many times the
  * one-thread windows ends the trial at once (a loaded machine, where one
  * region can wait a whole time slice for its second thread): checked at
  * every loop once the window is GOV_CUT_MIN_SECONDS old, so a bad trial
@@ -87,8 +91,9 @@ typedef struct governor {
     int parallel;             /* this window opens regions */
     int index;                /* window index within the trial */
     long loops;               /* wanted loops in this window */
+    double work;              /* their estimated one-thread work [ns] */
     double start;             /* this window's start (seconds) */
-    double per[2][GOV_TRIAL]; /* trial seconds per loop, [parallel][k] */
+    double per[2][GOV_TRIAL]; /* trial seconds per ns of work, [parallel][k] */
     int count[2];
     long hold; /* windows left holding the verdict */
     int backoff;
@@ -96,6 +101,9 @@ typedef struct governor {
 } governor;
 
 static _Thread_local governor gov;
+/* The work the last DEFO_PARALLEL_WORTH of this thread estimated; 0 once a
+ * loop has taken it. */
+static _Thread_local double next_work;
 
 static double gov_now(void) {
     struct timespec ts;
@@ -136,7 +144,7 @@ static void gov_verdict(governor *g, int parallel) {
 static void gov_window_end(governor *g, double t) {
     if (g->trial) {
         const int p = g->parallel;
-        g->per[p][g->count[p]++] = (t - g->start) / (double)g->loops;
+        g->per[p][g->count[p]++] = (t - g->start) / g->work;
         if (++g->index == GOV_TRIAL) {
             const double serial = median3(g->per[0], g->count[0]);
             const double par = median3(g->per[1], g->count[1]);
@@ -148,10 +156,11 @@ static void gov_window_end(governor *g, double t) {
         gov_trial_start(g);
     }
     g->loops = 0;
+    g->work = 0;
     g->start = t;
 }
 
-static int gov_tick(governor *g) {
+static int gov_tick(governor *g, double work) {
     if (!g->started) {
         memset(g, 0, sizeof *g);
         g->started = 1;
@@ -160,15 +169,16 @@ static int gov_tick(governor *g) {
         g->start = gov_now();
     }
     g->loops++;
+    g->work += work;
     double t = 0;
     if (g->trial && g->parallel && g->count[0] > 0) {
-        /* a parallel trial window far slower per loop than one thread (a
+        /* a parallel trial window far slower per unit of work than one thread (a
          * loaded machine): end the trial at once */
         t = gov_now();
         const double serial = median3(g->per[0], g->count[0]);
-        if (t - g->start > GOV_CUT_MIN_SECONDS &&
-            t - g->start > GOV_CUT * serial * (double)g->loops) {
+        if (t - g->start > GOV_CUT_MIN_SECONDS && t - g->start > GOV_CUT * serial * g->work) {
             g->loops = 0;
+            g->work = 0;
             g->start = t;
             gov_verdict(g, 0);
             return 0;
@@ -182,12 +192,23 @@ static int gov_tick(governor *g) {
 
 #endif /* _OPENMP */
 
+int defo_parallel_worth(double work_ns) {
+#ifdef _OPENMP
+    next_work = work_ns;
+#endif
+    return work_ns >= DEFO_PARALLEL_WORK_NS;
+}
+
 int defo_parallel_go(int wanted) {
+#ifdef _OPENMP
+    const double work = next_work > 0 ? next_work : DEFO_PARALLEL_WORK_NS;
+    next_work = 0;
+#endif
     if (!wanted) return 0;
     counts.wanted++;
 #ifdef _OPENMP
     if (omp_in_parallel() || omp_get_max_threads() < 2) return 0;
-    const int go = defo_get_thread_policy() == DEFO_THREADS_ALWAYS ? 1 : gov_tick(&gov);
+    const int go = defo_get_thread_policy() == DEFO_THREADS_ALWAYS ? 1 : gov_tick(&gov, work);
     counts.opened += go;
     return go;
 #else
@@ -262,7 +283,7 @@ static inline void gather3_node(const int64_t *off, const int64_t *slot, const d
 
 void defo_gather3(const defo_incidence *inc, const double *per_slot, double *out) {
     const defo_index n_nodes = inc->num_nodes;
-    DEFO_PARALLEL_FOR_IF(n_nodes > DEFO_PARALLEL_MIN)
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_NODES(n_nodes))
     for (defo_index n = 0; n < n_nodes; n++) gather3_node(inc->offset, inc->slot, per_slot, n, out);
 }
 
@@ -295,7 +316,7 @@ double defo_sum(const double *v, size_t n) {
         }
         return total;
     }
-    DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN_VECTOR)
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_VECTOR(n))
     for (size_t b = 0; b < blocks; b++) {
         double s = 0;
         size_t end = DEFO_MIN(n, (b + 1) * SUM_BLOCK);

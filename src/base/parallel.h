@@ -52,8 +52,12 @@
  * iteration count alone — a tet10 force pass is worth a region at 50
  * elements, a tet4 damping product only at ~1800. */
 #define DEFO_PARALLEL_WORK_NS 40000.0
-#define DEFO_PARALLEL_WORTH(count, ns_each)                                                        \
-    ((double)(count) * (double)(ns_each) >= DEFO_PARALLEL_WORK_NS)
+/* 1 when count × ns_each reaches DEFO_PARALLEL_WORK_NS; the estimate is
+ * also the weight the thread governor gives the next loop of the calling
+ * thread (its windows compare time per estimated nanosecond of work, not
+ * per loop: a 25 ms force pass and a 40 µs dot product are not alike). */
+int defo_parallel_worth(double work_ns);
+#define DEFO_PARALLEL_WORTH(count, ns_each) defo_parallel_worth((double)(count) * (double)(ns_each))
 /* Per-node loops of a few dozen flops (block inverses, node updates in the
  * integrators, gathers: ~8-20 ns per node): 4096 nodes. */
 #define DEFO_PARALLEL_MIN 4096
@@ -62,6 +66,11 @@
  * entries a dot product carries ~33 µs (a 5 K-tet body: ~4 K entries, ~1 µs
  * of work per loop, ~160 such loops per step of 20 CG iterations). */
 #define DEFO_PARALLEL_MIN_VECTOR 65536
+/* The two thresholds above as work estimates (~10 ns per node, ~0.6 ns per
+ * vector entry): the if clauses of per-node and vector loops. */
+#define DEFO_PARALLEL_NODES(n) DEFO_PARALLEL_WORTH(n, DEFO_PARALLEL_WORK_NS / DEFO_PARALLEL_MIN)
+#define DEFO_PARALLEL_VECTOR(m)                                                                    \
+    DEFO_PARALLEL_WORTH(m, DEFO_PARALLEL_WORK_NS / DEFO_PARALLEL_MIN_VECTOR)
 
 /* The if clause of every step loop: 1 when the loop should open a parallel
  * region — wanted (its work threshold is met), more than one thread
@@ -69,8 +78,10 @@
  * found one thread faster.
  *
  * The governor (DEFO_THREADS_ADAPTIVE, the default): each calling thread
- * counts the loops that want a region and times windows of them (>= 8
- * loops and >= 10 ms, wall clock, everything between the loops included).
+ * times windows of the loops that want a region (>= 8 loops and >= 20 ms,
+ * or >= 50 ms; wall clock, everything between the loops included) and
+ * divides by the work the loops' conditions estimated (DEFO_PARALLEL_WORTH;
+ * DEFO_PARALLEL_WORK_NS for a condition that gave none).
  * Now and then a trial alternates windows that open the regions with
  * windows that run the loops on one thread; the faster is kept (threads
  * must win by 10 %) for a stretch that doubles while trials agree.  A

@@ -227,7 +227,7 @@ defo_status defo_collide_nodes(defo_collider *const *colliders, int num_collider
     for (int k0 = 0; k0 < num_colliders; k0 += BATCH) {
         int nb = DEFO_MIN(BATCH, num_colliders - k0);
         for (int k = 0; k < nb; k++) pose_at(colliders[k0 + k], t, &poses[k]);
-        DEFO_PARALLEL_FOR_IF(n >= DEFO_PARALLEL_MIN)
+        DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_NODES(n))
         for (defo_index i = 0; i < n; i++) {
             double *xi = x + 3 * (size_t)i;
             double *vi = v ? v + 3 * (size_t)i : NULL;
@@ -279,7 +279,7 @@ defo_status defo_collision_respond(defo_collider *const *colliders, int num_coll
             pose_at(colliders[k0 + k], t, &poses[k]);
             pose_at(colliders[k0 + k], t - dt, &before[k]);
         }
-        DEFO_PARALLEL_FOR_IF(n >= DEFO_PARALLEL_MIN)
+        DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_NODES(n))
         for (defo_index i = 0; i < n; i++) {
             if (skip && skip[i]) continue;
             double *xi = x + 3 * (size_t)i, *vi = v + 3 * (size_t)i;
@@ -304,7 +304,7 @@ defo_status defo_collision_respond(defo_collider *const *colliders, int num_coll
     for (defo_index i = 0; i < n; i++) hits += constraint[i] != 0;
     if (count) *count = hits;
     if (!hits) return DEFO_OK;
-    DEFO_PARALLEL_FOR_IF(n >= DEFO_PARALLEL_MIN)
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_NODES(n))
     for (defo_index i = 0; i < n; i++) {
         if (!constraint[i]) continue;
         const size_t o = 3 * (size_t)i;

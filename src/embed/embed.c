@@ -340,7 +340,7 @@ defo_status defo_embed_create(const defo_mesh *tets, const defo_mesh *surface, d
         defo_embed_destroy(e);
         return defo_error_oom("embed", nv * sizeof(double));
     }
-    DEFO_PARALLEL_FOR_IF(nvi > 256)
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_WORTH(nvi, 160))
     for (defo_index i = 0; i < nvi; i++)
         dist[i] = closest_tet(&g, tets, cdm, surface->x + 3 * (size_t)i, e->elem + i,
                               e->bary + 4 * (size_t)i);
@@ -393,7 +393,7 @@ defo_status defo_embed_update(const defo_embed *e, const double *x, const double
     if (!ops) return defo_error_prefix("embed");
     const int P = ops->nodes;
     /* the polar fallback needs the rest shape: the corner tet's Dm⁻¹ */
-    DEFO_PARALLEL_FOR_IF(nv > DEFO_PARALLEL_MIN)
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_NODES(nv))
     for (defo_index i = 0; i < nv; i++) {
         const defo_index t = e->elem[i];
         const defo_index *en = m->elems + (size_t)P * (size_t)t;

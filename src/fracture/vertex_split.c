@@ -248,7 +248,7 @@ defo_status defo_fracture_step(defo_fracture *f, defo_mesh *mesh, defo_force_mod
     if (st) return defo_error_prefix("fracture");
     const defo_index ne = f->num_elems;
     const int P = mesh->nodes_per_elem;
-    DEFO_PARALLEL_FOR_IF(ne > DEFO_PARALLEL_MIN / 4)
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_WORTH(ne, 40))
     for (defo_index e = 0; e < ne; e++) elem_stress(fm, e, f->sigma + e, f->dir + 3 * (size_t)e);
     defo_index count = 0;
     for (defo_index e = 0; e < ne; e++) {

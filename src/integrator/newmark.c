@@ -126,7 +126,7 @@ static void apply_op(void *vctx, const double *x, double *y) {
     const double *m = ctx->mass;
     const double c = ctx->c, a = ctx->scale;
     const defo_index n = ctx->n;
-    DEFO_PARALLEL_FOR_IF(3 * (size_t)n > DEFO_PARALLEL_MIN_VECTOR)
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_VECTOR(3 * (size_t)n))
     for (defo_index i = 0; i < n; i++)
         for (int k = 0; k < 3; k++) {
             const size_t j = 3 * (size_t)i + (size_t)k;
@@ -143,7 +143,7 @@ static defo_status solve_velocity(defo_step_body *b, double c, double alpha, con
     const unsigned char *con = d->constraint;
     const double scale = 1.0 + c * alpha;
     if (!defo_force_model_has_damping(b->force)) {
-        DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+        DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_NODES(n))
         for (defo_index i = 0; i < n; i++) {
             double *p = v + 3 * (size_t)i;
             if (con[i] == DEFO_CONSTRAINT_FIXED) continue;
@@ -205,7 +205,7 @@ static defo_status step_body(const defo_integrator_def *def, defo_step_body *b,
 
     /* 1: (M + Δt/2 Dⁿ) ṽ^{n+½} = M vⁿ + Δt/2 (f_e(xⁿ) + f_ext); prescribed
      * nodes move with (target − xⁿ)/Δt */
-    DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_NODES(n))
     for (defo_index i = 0; i < n; i++) {
         const int p = b->prescribed && b->prescribed[i];
         d->constraint[i] = p ? DEFO_CONSTRAINT_FIXED : DEFO_CONSTRAINT_NONE;
@@ -220,7 +220,7 @@ static defo_status step_body(const defo_integrator_def *def, defo_step_body *b,
     if (s > 0) warn = s;
 
     /* 2: x̃^{n+1} = xⁿ + Δt ṽ^{n+½} (prescribed nodes land on their targets) */
-    DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_NODES(n))
     for (defo_index i = 0; i < n; i++) {
         const int p = b->prescribed && b->prescribed[i];
         for (int k = 0; k < 3; k++) {
@@ -244,7 +244,7 @@ static defo_status step_body(const defo_integrator_def *def, defo_step_body *b,
      * rhs = M ṽⁿ + Δt/2 (f_e(xⁿ) − (αM + Dⁿ) ṽⁿ + 2 f_ext) */
     defo_force_model_damping_apply(b->force, vt, d->tmp);
     const double keep = 1.0 - h * alpha;
-    DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_NODES(n))
     for (defo_index i = 0; i < n; i++)
         for (int k = 0; k < 3; k++) {
             const size_t j = 3 * (size_t)i + (size_t)k;
@@ -254,7 +254,7 @@ static defo_status step_body(const defo_integrator_def *def, defo_step_body *b,
     d->stepped = 1;
     s = defo_force_model_evaluate(b->force, xn, 0, d->fe_new, NULL);
     if (s) return defo_error_prefix("body '%s'", b->name);
-    DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_NODES(n))
     for (defo_index i = 0; i < n; i++) {
         const int p = b->prescribed && b->prescribed[i];
         d->constraint[i] = p ? DEFO_CONSTRAINT_FIXED : d->contact[i];
@@ -275,7 +275,7 @@ static defo_status step_body(const defo_integrator_def *def, defo_step_body *b,
             op_ctx oc = {b->force, b->mass, h, scale, n};
             apply_op(&oc, vn, d->tmp);
         } else {
-            DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+            DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_NODES(n))
             for (defo_index i = 0; i < n; i++)
                 for (int k = 0; k < 3; k++)
                     d->tmp[3 * (size_t)i + k] = scale * m[i] * vn[3 * (size_t)i + k];

@@ -41,7 +41,7 @@ static int key_cmp(const void *pa, const void *pb) {
 /* Sort each bucket [off[a], off[a+1]).  Insertion sort for the usual small
  * buckets; qsort keeps a high-valence node (a fan) from going quadratic. */
 static void sort_buckets(sort_key *keys, const int64_t *off, defo_index num_nodes) {
-    DEFO_PARALLEL_FOR_IF(num_nodes > DEFO_PARALLEL_MIN)
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_NODES(num_nodes))
     for (defo_index a = 0; a < num_nodes; a++) {
         sort_key *k = keys + off[a];
         int64_t n = off[a + 1] - off[a];

@@ -555,7 +555,7 @@ static defo_status build_bd_faces(opt *o) {
     if (!fl) return defo_error_oom("mesher optimisation", (size_t)ne);
     const adjacency *inc = &o->ne;
     const uint8_t *alive = o->alive;
-    DEFO_PARALLEL_FOR_IF(ne >= DEFO_PARALLEL_MIN)
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_NODES(ne))
     for (defo_index e = 0; e < ne; e++) {
         const defo_index *v = m->elems + 4 * (size_t)e;
         uint8_t bits = 0;
@@ -719,7 +719,7 @@ static void all_tet_q(opt *o) {
     const defo_mesh *m = o->m;
     double *q = o->tet_q;
     const uint8_t *alive = o->alive;
-    DEFO_PARALLEL_FOR_IF(m->num_elems >= DEFO_PARALLEL_MIN)
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_NODES(m->num_elems))
     for (defo_index e = 0; e < m->num_elems; e++)
         q[e] = alive[e] ? tet_q_of(m->x, m->elems + 4 * (size_t)e, o->alt_w) : INFINITY;
 }

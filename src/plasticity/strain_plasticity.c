@@ -150,7 +150,7 @@ defo_status defo_plasticity_update(defo_plasticity *p, defo_force_model *fm, con
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static)                                                          \
     reduction(min                                                                                  \
-              : bad) if (DEFO_PARALLEL_GO(np > DEFO_PARALLEL_MIN / 4))
+              : bad) if (DEFO_PARALLEL_GO(DEFO_PARALLEL_WORTH(np, 40)))
 #endif
     for (defo_index q = 0; q < np; q++) {
         double el[6], *ep = p->eps + 6 * (size_t)q;

@@ -194,7 +194,7 @@ oom2:
 void defo_bcsr_assemble(defo_bcsr *A, const double *elem_mats, double scale) {
     const int64_t p = A->per_elem, n3 = 3 * p;
     const int64_t nb = A->num_blocks;
-    DEFO_PARALLEL_FOR_IF(nb > DEFO_PARALLEL_MIN)
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_NODES(nb))
     for (int64_t b = 0; b < nb; b++) {
         double s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
         for (int64_t k = A->src_offset[b]; k < A->src_offset[b + 1]; k++) {
@@ -211,7 +211,7 @@ void defo_bcsr_assemble(defo_bcsr *A, const double *elem_mats, double scale) {
 
 void defo_bcsr_add_diagonal(defo_bcsr *A, const double *d, double scale) {
     defo_index n = A->num_rows;
-    DEFO_PARALLEL_FOR_IF(9 * (size_t)n > DEFO_PARALLEL_MIN_VECTOR)
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_VECTOR(9 * (size_t)n))
     for (defo_index i = 0; i < n; i++) {
         double *v = A->val + 9 * A->diag[i];
         double a = scale * d[i];
@@ -223,7 +223,7 @@ void defo_bcsr_add_diagonal(defo_bcsr *A, const double *d, double scale) {
 
 void defo_bcsr_add_diagonal_blocks(defo_bcsr *A, const double *blocks, double scale) {
     defo_index n = A->num_rows;
-    DEFO_PARALLEL_FOR_IF(9 * (size_t)n > DEFO_PARALLEL_MIN_VECTOR)
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_VECTOR(9 * (size_t)n))
     for (defo_index i = 0; i < n; i++) {
         double *v = A->val + 9 * A->diag[i];
         const double *b = blocks + 9 * (size_t)i;

@@ -45,7 +45,7 @@ double defo_dot(const double *a, const double *b, size_t m) {
     for (size_t b0 = 0; b0 < blocks; b0 += 64) {
         size_t nb = DEFO_MIN((size_t)64, blocks - b0);
         double partial[64];
-        DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN_VECTOR)
+        DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_VECTOR(m))
         for (size_t k = 0; k < nb; k++) {
             size_t lo = (b0 + k) * DOT_BLOCK, hi = DEFO_MIN(m, lo + DOT_BLOCK);
             double s = 0;
@@ -65,7 +65,7 @@ struct jacobi_ctx {
 /* z ← D⁻¹ r with D⁻¹ the caller's Jacobi inv_diag. */
 static void jacobi_apply(void *ctx, const double *r, double *z) {
     const struct jacobi_ctx *j = ctx;
-    DEFO_PARALLEL_FOR_IF(j->m > DEFO_PARALLEL_MIN_VECTOR)
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_VECTOR(j->m))
     for (size_t i = 0; i < j->m; i++) z[i] = j->inv_diag[i] * r[i];
 }
 

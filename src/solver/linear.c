@@ -258,7 +258,7 @@ static defo_status direct_solve(defo_linear_solver *s, const defo_linear_system 
         if (!isfinite(d[i]))
             return defo_error(DEFO_ERR_NUMERICAL,
                               "linear_solver: Cholesky step not finite at node %ld", (long)(i / 3));
-    DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN_VECTOR)
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_VECTOR(m))
     for (size_t i = 0; i < m; i++) x[i] += d[i];
     /* the residual it left, for the statistics */
     op_ctx c = {sys, NULL};

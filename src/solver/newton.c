@@ -238,7 +238,7 @@ static int line_search(defo_newton *N, const defo_newton_problem *p, const doubl
             *status = defo_error(DEFO_ERR_INTERRUPTED, "newton: interrupted in the line search");
             return 0;
         }
-        DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN_VECTOR)
+        DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_VECTOR(m))
         for (size_t i = 0; i < m; i++) xt[i] = x[i] + alpha * dx[i];
         *status = p->evaluate(p->ctx, xt, N->ft, Et);
         if (*status == DEFO_OK) {
@@ -384,7 +384,7 @@ defo_status defo_newton_solve(defo_newton *N, const defo_newton_problem *p, doub
              * mean the solve is stuck. */
             forced++;
             if (forced <= N->def.max_forced_steps) {
-                DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN_VECTOR)
+                DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_VECTOR(m))
                 for (size_t i = 0; i < m; i++) xt[i] = x[i] + dx[i];
                 st = p->evaluate(p->ctx, xt, ft, &Et);
                 accepted = st == DEFO_OK;

@@ -64,7 +64,7 @@ typedef struct defo_pcg_out {
 static inline void defo_pcg_project(defo_index n, const unsigned char *constraint,
                                     const double *normal, double *v) {
     if (!constraint) return;
-    DEFO_PARALLEL_FOR_IF(3 * (size_t)n > DEFO_PARALLEL_MIN_VECTOR)
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_VECTOR(3 * (size_t)n))
     for (defo_index i = 0; i < n; i++) {
         double *p = v + 3 * (size_t)i;
         if (constraint[i] == DEFO_CONSTRAINT_FIXED) {
@@ -123,7 +123,7 @@ static inline defo_status defo_pcg_run(const char *name, const char *what, const
     const double bnorm = sqrt(defo_dot(r, r, m));
     if (!defo_pcg_all_zero(x, m)) {
         apply(actx, x, q);
-        DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN_VECTOR)
+        DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_VECTOR(m))
         for (size_t i = 0; i < m; i++) r[i] = b[i] - q[i];
         defo_pcg_project(n, constraint, normal, r);
     }
@@ -151,7 +151,7 @@ static inline defo_status defo_pcg_run(const char *name, const char *what, const
         if (o->stop_at_curvature && !(pq > 0)) {
             res.negative = 1;
             if (it == 1) {
-                DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN_VECTOR)
+                DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_VECTOR(m))
                 for (size_t i = 0; i < m; i++) x[i] += z[i];
             }
             *out = res;
@@ -167,7 +167,7 @@ static inline defo_status defo_pcg_run(const char *name, const char *what, const
                               name, pq, it, what);
         }
         double alpha = rz / pq;
-        DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN_VECTOR)
+        DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_VECTOR(m))
         for (size_t i = 0; i < m; i++) {
             x[i] += alpha * p[i];
             r[i] -= alpha * q[i];
@@ -190,7 +190,7 @@ static inline defo_status defo_pcg_run(const char *name, const char *what, const
         double rz_new = defo_dot(r, z, m);
         double beta = rz_new / rz;
         rz = rz_new;
-        DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN_VECTOR)
+        DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_VECTOR(m))
         for (size_t i = 0; i < m; i++) p[i] = z[i] + beta * p[i];
     }
     res.hit_max = !res.converged;

@@ -321,7 +321,10 @@ static defo_index ic0_factor(defo_precond *P, const defo_bcsr *A, const unsigned
     const int D = P->num_domains;
     defo_index bad = DEFO_INDEX_MAX;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static, 1) reduction(min : bad) if (DEFO_PARALLEL_GO(D > 1))
+/* ~50 ns per block of the pattern (bench_loops' block products) */
+#pragma omp parallel for schedule(static, 1)                                                       \
+    reduction(min                                                                                  \
+              : bad) if (DEFO_PARALLEL_GO(D > 1 && DEFO_PARALLEL_WORTH(P->num_blocks, 50)))
 #endif
     for (int d = 0; d < D; d++) {
         defo_index b = ic0_factor_domain(P, A, constraint, alpha, d);
@@ -617,7 +620,7 @@ defo_status defo_precond_setup_diagonal(defo_precond *P, defo_index n, const dou
             }
         }
         const double floor_ = mx > 0.0 ? 1e-12 * mx : 1.0;
-        DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+        DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_NODES(n))
         for (defo_index i = 0; i < n; i++) {
             double out[9];
             if (is_fixed(constraint, i))
@@ -650,7 +653,7 @@ defo_status defo_precond_setup_diagonal(defo_precond *P, defo_index n, const dou
                               (long)bad);
         return DEFO_OK;
     }
-    DEFO_PARALLEL_FOR_IF(n > DEFO_PARALLEL_MIN)
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_NODES(n))
     for (defo_index i = 0; i < n; i++) {
         if (!invert_spd(DIAG_BLOCK(i), P->inv + 9 * (int64_t)i)) {
             memset(P->inv + 9 * (int64_t)i, 0, 9 * sizeof(double));
@@ -804,7 +807,10 @@ static void ic0_apply_domain(const defo_precond *P, const double *r, double *z, 
 static void ic0_apply(const defo_precond *P, const double *r, double *z) {
     const int D = P->num_domains;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static, 1) if (DEFO_PARALLEL_GO(D > 1))
+/* two sweeps over L's blocks, ~4 ns per block each, and a pivot per row */
+#pragma omp parallel for schedule(                                                                 \
+    static, 1) if (DEFO_PARALLEL_GO(D > 1 &&                                                       \
+                                    DEFO_PARALLEL_WORTH(8 * P->lower_offset[P->n] + 6 * P->n, 1)))
 #endif
     for (int d = 0; d < D; d++) ic0_apply_domain(P, r, z, d);
 }
@@ -814,11 +820,11 @@ void defo_precond_apply(const defo_precond *P, const double *r, double *z) {
     const size_t m = 3 * (size_t)n;
     switch (P->kind) {
     case DEFO_PRECOND_JACOBI:
-        DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN_VECTOR)
+        DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_VECTOR(m))
         for (size_t i = 0; i < m; i++) z[i] = P->inv[i] * r[i];
         return;
     case DEFO_PRECOND_BLOCK_JACOBI:
-        DEFO_PARALLEL_FOR_IF(m > DEFO_PARALLEL_MIN_VECTOR)
+        DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_VECTOR(m))
         for (defo_index i = 0; i < n; i++) {
             const double *b = P->inv + 9 * (int64_t)i;
             const double *ri = r + 3 * (int64_t)i;
