@@ -922,6 +922,58 @@ static void test_demo_scene(void) {
     defo_scene_destroy(s);
 }
 
+/* colliders[j].separation_speed reaches the world: a block started 5 cm
+ * inside the ground rises in its first frame by at most speed × frame time
+ * (the documented bound of the push-out), and a faster speed lifts it more;
+ * a speed ≤ 0 is refused naming the key. */
+static double first_frame_rise(const char *speed) {
+    char text[1024];
+    snprintf(
+        text, sizeof text,
+        "{\"duration\": {\"frames\": 1, \"fps\": 30},\n"
+        " \"integrator\": {\"type\": \"newmark\"},\n"
+        " \"gravity\": [0, 0, 0],\n"
+        " \"bodies\": [{\"name\": \"block\", \"generator\": {\"type\": \"box\", "
+        "\"center\": [0, 0, 0.05], \"size\": [0.2, 0.2, 0.2], \"cells\": [3, 3, 3]},\n"
+        "   \"material\": {\"youngs\": 1e5, \"poisson\": 0.3, \"density\": 1000}}],\n"
+        " \"colliders\": [{\"type\": \"plane\", \"point\": [0, 0, 0], \"normal\": [0, 0, 1]%s}]}",
+        speed);
+    defo_scene *s = NULL;
+    defo_simulation *sim = NULL;
+    double rise = NAN;
+    CHECK_OK(parse(text, &s, NULL));
+    if (!s) return rise;
+    defo_status st = defo_simulation_create(s, &sim);
+    CHECK(st > 0); /* the warning that the block starts inside the ground */
+    if (st >= 0) {
+        const defo_mesh *m = defo_body_mesh(defo_simulation_world(sim), sim_body(sim, 0));
+        double z0 = 1e9, z1 = 1e9;
+        for (defo_index i = 0; i < m->num_nodes; i++) z0 = fmin(z0, m->x[3 * i + 2]);
+        CHECK_OK(defo_simulation_step_frame(sim));
+        const double *x = defo_body_positions(defo_simulation_world(sim), sim_body(sim, 0));
+        for (defo_index i = 0; i < m->num_nodes; i++) z1 = fmin(z1, x[3 * i + 2]);
+        rise = z1 - z0;
+    }
+    defo_simulation_destroy(sim);
+    defo_scene_destroy(s);
+    return rise;
+}
+
+static void test_separation_speed(void) {
+    const double slow = first_frame_rise(""),
+                 fast = first_frame_rise(", \"separation_speed\": 1.2");
+    TEST_REPORT("lowest node's rise in one frame: %.4f m (0.5 m/s), %.4f m (1.2 m/s)", slow, fast);
+    CHECK(slow > 0 && slow <= 0.5 / 30 * (1 + 1e-9));
+    CHECK(fast > 1.5 * slow && fast <= 1.2 / 30 * (1 + 1e-9));
+    defo_scene *s = NULL;
+    defo_scene_errors e;
+    CHECK(parse("{\"bodies\": [{\"generator\": {\"type\": \"box\"}}],\n"
+                " \"colliders\": [{\"type\": \"plane\", \"separation_speed\": 0}]}",
+                &s, &e) == DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(has_line(&e, "scene.json: colliders[0].separation_speed: 0 is not > 0"));
+    defo_scene_errors_free(&e);
+}
+
 int main(void) {
     RUN(test_valid_scene);
     RUN(test_all_errors);
@@ -936,5 +988,6 @@ int main(void) {
     RUN(test_plasticity);
     RUN(test_fracture_scene);
     RUN(test_demo_scene);
+    RUN(test_separation_speed);
     return test_summary();
 }

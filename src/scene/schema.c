@@ -809,16 +809,19 @@ static void parse_collider(jv_ctx *c, json_t *o, const jv_path *p, scene_collide
     int inline_shape = json_object_get(o, "type") != NULL;
     if (inline_shape) {
         static const char *const keys[] = {
-            "type",        "point",  "center", "normal", "axis",     "radius", "half_extents",
-            "half_length", "rotate", "name",   "motion", "friction", "origin", NULL};
+            "type",   "point",        "center",      "normal",           "axis",
+            "radius", "half_extents", "half_length", "rotate",           "name",
+            "motion", "friction",     "origin",      "separation_speed", NULL};
         jv_check_keys(c, o, p, keys);
     } else {
-        static const char *const keys[] = {"name", "shapes", "motion", "friction", "origin", NULL};
+        static const char *const keys[] = {"name",   "shapes",           "motion", "friction",
+                                           "origin", "separation_speed", NULL};
         jv_check_keys(c, o, p, keys);
     }
     const char *name = jv_str(c, o, p, "name");
     if (name) snprintf(col->name, sizeof col->name, "%s", name);
     jv_num(c, o, p, "friction", JV_NONNEG, &col->def.friction);
+    jv_num(c, o, p, "separation_speed", JV_POS, &col->def.separation_speed);
     json_t *m = jv_obj(c, o, p, "motion");
     if (m) {
         jv_path mp = jv_key(p, "motion");
