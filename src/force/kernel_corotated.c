@@ -300,19 +300,19 @@ FM_INLINE void corot_pair(const defo_force_model *fm, const int P, const int NQ,
     }
 }
 
-static void stiff4(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
+FM_INLINE void stiff4(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
     corot_pair(fm, 4, 1, e, i, j, s);
 }
-static void stiff10(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
+FM_INLINE void stiff10(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
     corot_pair(fm, 10, 4, e, i, j, s);
 }
 
 void defo_fm_corot_assemble(defo_force_model *fm, double k) {
     const int worth = FM_WORTH(fm, FM_NS_COROT_ASSEMBLE4, FM_NS_COROT_ASSEMBLE10);
     if (fm->npe == 4)
-        fm_assemble_blocks(fm, 4, stiff4, k, NULL, 0.0, worth);
+        FM_ASSEMBLE_BLOCKS(fm, 4, stiff4, k, NULL, 0.0, worth);
     else
-        fm_assemble_blocks(fm, 10, stiff10, k, NULL, 0.0, worth);
+        FM_ASSEMBLE_BLOCKS(fm, 10, stiff10, k, NULL, 0.0, worth);
 }
 
 void defo_fm_corot_diagonal(defo_force_model *fm, double *blocks, double scale) {

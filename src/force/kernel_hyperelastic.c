@@ -319,16 +319,16 @@ FM_INLINE void hyper_pair(const defo_force_model *fm, const int P, const int NQ,
     }
 }
 
-static void tangent4(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
+FM_INLINE void tangent4(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
     hyper_pair(fm, 4, 1, e, i, j, s, 0);
 }
-static void tangent10(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
+FM_INLINE void tangent10(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
     hyper_pair(fm, 10, 4, e, i, j, s, 0);
 }
-static void damping4(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
+FM_INLINE void damping4(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
     hyper_pair(fm, 4, 1, e, i, j, s, 1);
 }
-static void damping10(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
+FM_INLINE void damping10(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
     hyper_pair(fm, 10, 4, e, i, j, s, 1);
 }
 static void hyper_diag_blocks(defo_force_model *fm, double *blocks, int mode) {
@@ -366,11 +366,11 @@ void defo_fm_hyper_assemble(defo_force_model *fm, double k, double c) {
     const int worth = FM_WORTH(fm, FM_NS_HYPER_ASSEMBLE4, FM_NS_HYPER_ASSEMBLE10);
     /* constant kernels in each call, so they inline into the block loop */
     if (P == 4 && damp)
-        fm_assemble_blocks(fm, 4, tangent4, k, damping4, c, worth);
+        FM_ASSEMBLE_BLOCKS(fm, 4, tangent4, k, damping4, c, worth);
     else if (P == 4)
-        fm_assemble_blocks(fm, 4, tangent4, k, NULL, 0.0, worth);
+        FM_ASSEMBLE_BLOCKS(fm, 4, tangent4, k, NULL, 0.0, worth);
     else if (damp)
-        fm_assemble_blocks(fm, 10, tangent10, k, damping10, c, worth);
+        FM_ASSEMBLE_BLOCKS(fm, 10, tangent10, k, damping10, c, worth);
     else
-        fm_assemble_blocks(fm, 10, tangent10, k, NULL, 0.0, worth);
+        FM_ASSEMBLE_BLOCKS(fm, 10, tangent10, k, NULL, 0.0, worth);
 }
