@@ -384,6 +384,43 @@ static void test_fields_uniaxial(void) {
     }
 }
 
+/* The stable time (defo_force_model_stable_time) against the rest wave
+ * time: untracked it stays the wave time; tracked, a neo-Hookean body
+ * squashed uniformly to σ = 0.5 has a largest tangent modulus several times
+ * λ + 2μ (the stable time falls by its square root: between 1/√12 and 1/√2
+ * of the wave time), the same body at rest or rigidly rotated keeps the wave
+ * time exactly, and the corotated formulation keeps it at any state. */
+static void test_stable_time(void) {
+    fixture f;
+    CHECK(make(&f, 0, DEFO_FORMULATION_INVERTIBLE, 1, 0, 0.3));
+    const double wave = defo_force_model_wave_time(f.fm);
+    double *x = malloc(f.n3 * sizeof *x), *g = malloc(f.n3 * sizeof *g);
+    for (size_t i = 0; i < f.n3; i++) x[i] = 0.5 * f.mesh->x[i];
+    CHECK_OK(defo_force_model_evaluate(f.fm, x, 0, g, NULL));
+    CHECK(defo_force_model_stable_time(f.fm) == wave);
+    CHECK(defo_force_model_track_stable_time(f.fm) == 1);
+    CHECK(defo_force_model_track_stable_time(f.fm) == 0);
+    CHECK_OK(defo_force_model_evaluate(f.fm, x, 0, g, NULL));
+    const double squashed = defo_force_model_stable_time(f.fm);
+    TEST_REPORT("neo-Hookean squashed to 0.5: stable time %.3g of the wave time", squashed / wave);
+    CHECK(squashed < wave / sqrt(2.0) && squashed > wave / sqrt(12.0));
+    /* a rigid rotation of the rest shape: stretches 1, the wave time */
+    for (defo_index i = 0; i < f.mesh->num_nodes; i++) {
+        const double *X = f.mesh->x + 3 * i;
+        x[3 * i] = -X[1], x[3 * i + 1] = X[0], x[3 * i + 2] = X[2];
+    }
+    CHECK_OK(defo_force_model_evaluate(f.fm, x, 0, g, NULL));
+    CHECK(defo_force_model_stable_time(f.fm) == wave);
+    drop(&f);
+    CHECK(make(&f, 0, DEFO_FORMULATION_COROTATED, 1, 0, 0.3));
+    for (size_t i = 0; i < f.n3; i++) x[i] = 0.5 * f.mesh->x[i];
+    defo_force_model_track_stable_time(f.fm);
+    CHECK_OK(defo_force_model_evaluate(f.fm, x, 0, g, NULL));
+    CHECK(defo_force_model_stable_time(f.fm) == defo_force_model_wave_time(f.fm));
+    drop(&f);
+    free(x), free(g);
+}
+
 static void test_threads_bitwise(void) {
 #ifdef _OPENMP
     for (int form = 0; form < 2; form++)
@@ -436,6 +473,7 @@ int main(void) {
     RUN(test_patch_and_rigid);
     RUN(test_damping);
     RUN(test_fields_uniaxial);
+    RUN(test_stable_time);
     RUN(test_threads_bitwise);
     RUN(test_non_finite_named);
     return test_summary();

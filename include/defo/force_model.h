@@ -153,13 +153,19 @@ DEFO_API defo_index defo_force_model_count_inverted_at(const defo_force_model *f
  * (defo_element_rest_length) over the dilatational wave speed
  * sqrt((λ + 2μ)/ρ). */
 DEFO_API double defo_force_model_wave_time(const defo_force_model *fm);
-/* The same at the stiffness of the last evaluation: each element's length
- * over c √r_e, r_e ≥ 1 the largest tangent modulus of its points (a bound of
- * dP/dF's eigenvalues) over λ + 2μ, computed where a principal stretch is
- * outside [0.9, 1.1].  A compressed neo-Hookean element stiffens (σ = 0.5:
- * r ≈ 7), so an explicit step that was stable at rest is not; COROTATED
- * keeps its rest stiffness (= wave_time). */
+/* The same at the stiffness of the last evaluation, once tracked
+ * (defo_force_model_track_stable_time; wave_time until then): each
+ * element's length over c √r_e, r_e ≥ 1 the largest tangent modulus of its
+ * points (a bound of dP/dF's eigenvalues) over λ + 2μ, computed where a
+ * principal stretch is outside [0.9, 1.1].  A compressed neo-Hookean element
+ * stiffens (σ = 0.5: r ≈ 7), so an explicit step that was stable at rest is
+ * not; COROTATED keeps its rest stiffness (= wave_time). */
 DEFO_API double defo_force_model_stable_time(const defo_force_model *fm);
+/* From the next evaluation on, keep the stable time (its tangent moduli cost
+ * an evaluation up to ~5 % where elements are stretched; explicit steppers
+ * ask for it, the implicit ones do not).  Returns 1 when tracking was off:
+ * the last evaluation's stable time is then the rest one, re-evaluate. */
+DEFO_API int defo_force_model_track_stable_time(defo_force_model *fm);
 DEFO_API size_t defo_force_model_bytes(const defo_force_model *fm);
 /* Quadrature points per element. */
 DEFO_API int defo_force_model_points(const defo_force_model *fm);

@@ -60,6 +60,7 @@ struct defo_force_model {
     double wave_speed;      /* rest dilatational speed sqrt((λ+2μ)/ρ) */
     double stiffness_scale; /* λ + 2μ */
     double stable_time;     /* wave_time at the last evaluation's stiffness */
+    int track_stable_time;  /* evaluations bound the stiffness (stable_time) */
     double *stiff; /* per element: tangent modulus / (λ+2μ) at the last evaluation, ≥ 1 */
     const double *jinv, *w; /* rest data per point */
     defo_incidence inc;     /* node → slot (slot = e·P + a) */

@@ -321,6 +321,12 @@ double defo_force_model_stable_time(const defo_force_model *fm) {
     return fm->stable_time;
 }
 
+int defo_force_model_track_stable_time(defo_force_model *fm) {
+    if (!fm || fm->track_stable_time) return 0;
+    fm->track_stable_time = 1;
+    return 1;
+}
+
 /* min over elements of length / (c √stiff): the stable time at the
  * stiffness of the last evaluation (INVERTIBLE; COROTATED keeps its rest
  * stiffness, rotated) */

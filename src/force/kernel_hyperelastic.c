@@ -74,10 +74,10 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
         defo_vec3 s, ph;
         defo_svd3(&F, &U, &s, &V);
         defo_dpdf dp;
-        /* away from rest the tangent is needed for the stable step too (the
+        /* tracked, away from rest the tangent is needed for the stable step (the
          * material may stiffen: neo-Hookean at σ = 0.5 is ~7× its rest
          * modulus); near rest the CFL margin covers the change */
-        const int far = s.z < 0.9 || s.x > 1.1;
+        const int far = fm->track_stable_time && (s.z < 0.9 || s.x > 1.1);
         const double psi = defo_material_eval(fm->mat, s, &ph, tangent || far ? &dp : NULL);
         if (s.z <= 0.0) fl |= FM_INVERTED;
         if (far) stiff = fmax(stiff, dpdf_bound(&dp));
@@ -137,7 +137,7 @@ defo_status defo_fm_hyper_evaluate(defo_force_model *fm, const double *x, unsign
     }
     fm->inverted = inverted;
     if (bad) return defo_fm_report_bad(fm, x);
-    defo_fm_update_stable_time(fm);
+    if (fm->track_stable_time) defo_fm_update_stable_time(fm);
     if (energy) *energy = defo_fm_sum_energy(fm);
     return DEFO_OK;
 }

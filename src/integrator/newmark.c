@@ -372,6 +372,7 @@ static defo_status nm_step(defo_stepper *s, defo_step_body *const *bodies, int c
         defo_step_body *b = bodies[i];
         nm_body *d = b->data;
         if (b->changed) d->fe_valid = 0;
+        if (defo_force_model_track_stable_time(b->force)) d->fe_valid = 0;
         if (!d->fe_valid) {
             if (defo_force_model_evaluate(b->force, b->x, 0, d->fe, NULL))
                 return defo_error_prefix("body '%s'", b->name);
