@@ -10,6 +10,8 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "base/parallel.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 
@@ -46,64 +48,71 @@ static _Thread_local defo_parallel_counts counts;
 
 /* ------------------------------------------------------------ governor */
 #ifdef _OPENMP
-/* A window ends at the first wanted loop after both limits, or after
- * GOV_WINDOW_LONG alone (loops of several ms each: a 100 K-tet force pass
- * is 25 ms, eight of them would make a trial last seconds).  Shorter
- * windows time the scheduler rather than the work: on a loaded machine one
- * time slice taken by another process (~3 ms) is noise a window must
- * outlast.  A window's figure is its wall time over the one-thread work its
- * loops' conditions estimated, so windows over different phases of a step
- * (assembly, then CG's products and dots) compare; per loop they would not
- * (a 98 K-tet quasistatic run kept one thread, 1.8x slower, on a quiet
- * machine). */
-#define GOV_WINDOW_LOOPS   8
-#define GOV_WINDOW_SECONDS 0.020
-#define GOV_WINDOW_LONG    0.050
-/* A trial: three one-thread and three parallel windows, one-thread first
- * (the parallel windows' cut-off needs its time), interleaved so a drift in
- * the machine's load hits both alike. */
-#define GOV_TRIAL 6
-static const unsigned char trial_parallel[GOV_TRIAL] = {0, 1, 1, 0, 0, 1};
-/* Parallel must beat one thread by this factor to be kept (a gain within
- * the noise of a loaded machine is not worth a second core). */
-#define GOV_KEEP 0.90
-/* A parallel trial window slower per unit of work than this many times the
- * one-thread windows ends the trial at once (a loaded machine, where one
- * region can wait a whole time slice for its second thread): checked at
- * every loop once the window is GOV_CUT_MIN_SECONDS old, so a bad trial
- * costs a region or two, not a window. */
+/* One record per loop site (the call site of defo_parallel_go, told apart by
+ * its return address), per calling thread.  A site's sample is the time from
+ * its call to the next wanted loop's call on the same thread: the loop and
+ * whatever serial code follows it, which is the same in both modes.  Sites
+ * are timed separately because the loops of a step are not alike (a 25 ms
+ * force pass, a 40 µs dot product, a factorisation once a frame): a window
+ * mixing them compared one phase of a step with another and kept one
+ * thread, 1.8x slower, for a 98 K-tet quasistatic run on a quiet machine.
+ *
+ * A trial is six phases of GOV_RUN samples, one-thread first (the cut-off
+ * below needs its time), interleaved so a drift in the machine's load hits
+ * both alike; a phase's figure is the mean of its samples after the first
+ * (when the trial's first sample took more than GOV_LONG_SECONDS, four
+ * phases of one sample, S P S P, each mode's figure the faster of its two:
+ * a loop called once per Newton iteration would otherwise need 24
+ * iterations to decide, and the first region of a process creates the
+ * thread team);
+ * threads are kept when their median beats one thread's by GOV_KEEP.  The
+ * verdict then holds for GOV_HOLD seconds or GOV_HOLD_TRIALS times the
+ * trial's length, whichever is longer, twice as long each time the next
+ * trial agrees, up to 16x; GOV_SLOW_SAMPLES parallel samples in a row over
+ * GOV_CUT times the trial's parallel median end a hold of threads early.  A parallel sample slower than GOV_CUT times the
+ * one-thread median (and longer than GOV_CUT_MIN_SECONDS) ends the trial at
+ * once: on a loaded machine a region can wait a whole time slice for its
+ * second thread, and a bad trial then costs one region per site. */
+#define GOV_SITES           64
+#define GOV_TRIAL           6
+#define GOV_RUN             4
+#define GOV_LONG_SECONDS    0.002
+#define GOV_KEEP            0.90
 #define GOV_CUT             2.0
 #define GOV_CUT_MIN_SECONDS 0.002
-/* After a trial the verdict holds for GOV_HOLD windows (~0.5 s of work),
- * twice as long each time the next trial agrees, up to 16x (~8 s).  A trial
- * on a loaded machine costs a region that waits for its second thread plus
- * what that thread spins afterwards (OpenMP's default spin: ~10 ms), so
- * trials must be rare to cost little; on a quiet machine the one-thread
- * windows of a trial forgo the gain for ~30 ms.  A process starts with a
- * trial (~60 ms of work): a quiet machine gains its second thread at once,
- * a loaded one pays a cut-short parallel window or two. */
-#define GOV_HOLD        50
-#define GOV_BACKOFF_MAX 16
+#define GOV_HOLD            0.5
+#define GOV_HOLD_TRIALS     40
+#define GOV_SLOW_SAMPLES    3
+#define GOV_BACKOFF_MAX     16
+static const unsigned char trial_parallel[GOV_TRIAL] = {0, 1, 1, 0, 0, 1};
+/* Long loops: two phases of each, one sample per phase. */
+#define GOV_TRIAL_LONG 4
+static const unsigned char trial_parallel_long[GOV_TRIAL_LONG] = {0, 1, 0, 1};
+
+typedef struct gov_site {
+    const void *key;  /* the site's return address; NULL: unused */
+    int trial;        /* 1 while sampling, 0 while holding a verdict */
+    int index;        /* call index within the trial */
+    double phase_sum; /* this phase's samples after its first */
+    int run;          /* samples per phase: GOV_RUN, or 1 for long loops */
+    int count[2];
+    double per[2][GOV_TRIAL / 2]; /* samples [s], [parallel][k] */
+    double until;                 /* holding: the verdict holds until then */
+    double trial_start;           /* when the trial began */
+    double par_ref;               /* parallel verdict: the trial's parallel median */
+    int slow;                     /* parallel verdict: consecutive samples > GOV_CUT x par_ref */
+    int backoff;
+    int verdict; /* last trial's choice (-1: none yet) */
+} gov_site;
 
 typedef struct governor {
-    int started;
-    int trial;                /* 1 while trying, 0 while holding a verdict */
-    int parallel;             /* this window opens regions */
-    int index;                /* window index within the trial */
-    long loops;               /* wanted loops in this window */
-    double work;              /* their estimated one-thread work [ns] */
-    double start;             /* this window's start (seconds) */
-    double per[2][GOV_TRIAL]; /* trial seconds per ns of work, [parallel][k] */
-    int count[2];
-    long hold; /* windows left holding the verdict */
-    int backoff;
-    int verdict; /* the last trial's choice: parallel or not */
+    gov_site site[GOV_SITES];
+    gov_site *open; /* the site whose sample is running */
+    int open_mode;
+    double open_start;
 } governor;
 
 static _Thread_local governor gov;
-/* The work the last DEFO_PARALLEL_WORTH of this thread estimated; 0 once a
- * loop has taken it. */
-static _Thread_local double next_work;
 
 static double gov_now(void) {
     struct timespec ts;
@@ -123,92 +132,116 @@ static double median3(const double *v, int n) {
     return c < a ? a : (c > b ? b : c);
 }
 
-static void gov_trial_start(governor *g) {
-    g->trial = 1;
-    g->index = 0;
-    g->count[0] = g->count[1] = 0;
-    g->parallel = trial_parallel[0];
+static void site_trial(gov_site *s, double t) {
+    s->trial = 1;
+    s->trial_start = t;
+    s->index = 0;
+    s->phase_sum = 0;
+    s->run = GOV_RUN;
+    s->count[0] = s->count[1] = 0;
 }
 
-static void gov_verdict(governor *g, int parallel) {
-    g->backoff = parallel == g->verdict && g->backoff > 0
-                     ? (g->backoff < GOV_BACKOFF_MAX ? 2 * g->backoff : GOV_BACKOFF_MAX)
+/* The mode of the trial's current call: phases of GOV_RUN calls. */
+static int site_trial_mode(const gov_site *s) {
+    return s->run == 1 ? trial_parallel_long[s->index] : trial_parallel[s->index / s->run];
+}
+
+static void site_verdict(gov_site *s, int parallel, double t) {
+    s->backoff = parallel == s->verdict && s->backoff > 0
+                     ? (s->backoff < GOV_BACKOFF_MAX ? 2 * s->backoff : GOV_BACKOFF_MAX)
                      : 1;
-    g->verdict = parallel;
-    g->trial = 0;
-    g->parallel = parallel;
-    g->hold = (long)GOV_HOLD * g->backoff;
+    s->verdict = parallel;
+    s->trial = 0;
+    s->par_ref = parallel ? median3(s->per[1], s->count[1]) : 0;
+    s->slow = 0;
+    /* a trial forgoes the better mode for about half its length: hold the
+     * verdict at least GOV_HOLD_TRIALS times that long */
+    const double hold = fmax(GOV_HOLD, GOV_HOLD_TRIALS * (t - s->trial_start));
+    s->until = t + hold * s->backoff;
 }
 
-/* End the current window at time t. */
-static void gov_window_end(governor *g, double t) {
-    if (g->trial) {
-        const int p = g->parallel;
-        g->per[p][g->count[p]++] = (t - g->start) / g->work;
-        if (++g->index == GOV_TRIAL) {
-            const double serial = median3(g->per[0], g->count[0]);
-            const double par = median3(g->per[1], g->count[1]);
-            gov_verdict(g, par < GOV_KEEP * serial);
-        } else {
-            g->parallel = trial_parallel[g->index];
+/* The site of key: open addressing on the address bits; a full table
+ * reuses the home slot (that site starts a new trial). */
+static gov_site *site_of(governor *g, const void *key, double t) {
+    const uintptr_t h = ((uintptr_t)key >> 2) * 0x9E3779B97F4A7C15ULL;
+    const unsigned home = (unsigned)(h >> 58) & (GOV_SITES - 1);
+    for (unsigned k = 0; k < GOV_SITES; k++) {
+        gov_site *s = &g->site[(home + k) & (GOV_SITES - 1)];
+        if (s->key == key) return s;
+        if (!s->key) {
+            memset(s, 0, sizeof *s);
+            s->key = key;
+            s->verdict = -1;
+            site_trial(s, t);
+            return s;
         }
-    } else if (--g->hold <= 0) {
-        gov_trial_start(g);
     }
-    g->loops = 0;
-    g->work = 0;
-    g->start = t;
+    gov_site *s = &g->site[home];
+    memset(s, 0, sizeof *s);
+    s->key = key;
+    s->verdict = -1;
+    site_trial(s, t);
+    return s;
 }
 
-static int gov_tick(governor *g, double work) {
-    if (!g->started) {
-        memset(g, 0, sizeof *g);
-        g->started = 1;
-        g->verdict = -1;
-        gov_trial_start(g);
-        g->start = gov_now();
+/* The open site's sample ended at t.  The first sample of a phase is not
+ * counted: after a stretch in the other mode it pays for a cold second core
+ * (a halted virtual CPU takes ~0.1 ms to wake) or a cold cache. */
+static void site_sample(gov_site *s, int mode, double dt, double t) {
+    if (!s->trial) {
+        /* holding threads: samples far slower than the trial's (another
+         * process took the second core) end the hold */
+        if (s->verdict == 1 && mode == 1) {
+            s->slow = dt > GOV_CUT_MIN_SECONDS && dt > GOV_CUT * s->par_ref ? s->slow + 1 : 0;
+            if (s->slow >= GOV_SLOW_SAMPLES) s->until = t;
+        }
+        return;
     }
-    g->loops++;
-    g->work += work;
-    double t = 0;
-    if (g->trial && g->parallel && g->count[0] > 0) {
-        /* a parallel trial window far slower per unit of work than one thread (a
-         * loaded machine): end the trial at once */
-        t = gov_now();
-        const double serial = median3(g->per[0], g->count[0]);
-        if (t - g->start > GOV_CUT_MIN_SECONDS && t - g->start > GOV_CUT * serial * g->work) {
-            g->loops = 0;
-            g->work = 0;
-            g->start = t;
-            gov_verdict(g, 0);
-            return 0;
+    if (mode != site_trial_mode(s)) return;
+    if (s->index == 0) s->run = dt > GOV_LONG_SECONDS ? 1 : GOV_RUN;
+    const int run = s->run;
+    if (mode && s->count[0] > 0 && (run == 1 || s->index % run)) {
+        const double serial = median3(s->per[0], s->count[0]);
+        if (dt > GOV_CUT_MIN_SECONDS && dt > GOV_CUT * serial) {
+            site_verdict(s, 0, t);
+            return;
         }
     }
-    if (t == 0) t = gov_now();
-    if (t - g->start >= (g->loops >= GOV_WINDOW_LOOPS ? GOV_WINDOW_SECONDS : GOV_WINDOW_LONG))
-        gov_window_end(g, t);
-    return g->parallel;
+    if (run == 1 || s->index % run) s->phase_sum += dt;
+    if (++s->index % run) return;
+    s->per[mode][s->count[mode]++] = s->phase_sum / (run == 1 ? 1 : run - 1);
+    s->phase_sum = 0;
+    if (run == 1 && s->index == GOV_TRIAL_LONG) /* the faster of two: a cold start is slow */
+        site_verdict(
+            s, fmin(s->per[1][0], s->per[1][1]) < GOV_KEEP * fmin(s->per[0][0], s->per[0][1]), t);
+    else if (s->index == GOV_TRIAL * run)
+        site_verdict(
+            s, median3(s->per[1], s->count[1]) < GOV_KEEP * median3(s->per[0], s->count[0]), t);
+}
+
+static int gov_decide(governor *g, const void *key) {
+    const double t = gov_now();
+    if (g->open) site_sample(g->open, g->open_mode, t - g->open_start, t);
+    gov_site *s = site_of(g, key, t);
+    if (!s->trial && t >= s->until) site_trial(s, t);
+    const int mode = s->trial ? site_trial_mode(s) : s->verdict;
+    g->open = s;
+    g->open_mode = mode;
+    g->open_start = t;
+    return mode;
 }
 
 #endif /* _OPENMP */
 
-int defo_parallel_worth(double work_ns) {
-#ifdef _OPENMP
-    next_work = work_ns;
-#endif
-    return work_ns >= DEFO_PARALLEL_WORK_NS;
-}
-
-int defo_parallel_go(int wanted) {
-#ifdef _OPENMP
-    const double work = next_work > 0 ? next_work : DEFO_PARALLEL_WORK_NS;
-    next_work = 0;
-#endif
+/* Not inlined: its return address names the loop site. */
+__attribute__((noinline)) int defo_parallel_go(int wanted) {
     if (!wanted) return 0;
     counts.wanted++;
 #ifdef _OPENMP
     if (omp_in_parallel() || omp_get_max_threads() < 2) return 0;
-    const int go = defo_get_thread_policy() == DEFO_THREADS_ALWAYS ? 1 : gov_tick(&gov, work);
+    const int go = defo_get_thread_policy() == DEFO_THREADS_ALWAYS
+                       ? 1
+                       : gov_decide(&gov, __builtin_return_address(0));
     counts.opened += go;
     return go;
 #else
@@ -218,7 +251,7 @@ int defo_parallel_go(int wanted) {
 
 void defo_parallel_governor_reset(void) {
 #ifdef _OPENMP
-    gov.started = 0;
+    memset(&gov, 0, sizeof gov);
 #endif
 }
 

@@ -52,12 +52,8 @@
  * iteration count alone — a tet10 force pass is worth a region at 50
  * elements, a tet4 damping product only at ~1800. */
 #define DEFO_PARALLEL_WORK_NS 40000.0
-/* 1 when count × ns_each reaches DEFO_PARALLEL_WORK_NS; the estimate is
- * also the weight the thread governor gives the next loop of the calling
- * thread (its windows compare time per estimated nanosecond of work, not
- * per loop: a 25 ms force pass and a 40 µs dot product are not alike). */
-int defo_parallel_worth(double work_ns);
-#define DEFO_PARALLEL_WORTH(count, ns_each) defo_parallel_worth((double)(count) * (double)(ns_each))
+#define DEFO_PARALLEL_WORTH(count, ns_each)                                                        \
+    ((double)(count) * (double)(ns_each) >= DEFO_PARALLEL_WORK_NS)
 /* Per-node loops of a few dozen flops (block inverses, node updates in the
  * integrators, gathers: ~8-20 ns per node): 4096 nodes. */
 #define DEFO_PARALLEL_MIN 4096
@@ -77,20 +73,16 @@ int defo_parallel_worth(double work_ns);
  * allowed, not already inside a region, and the thread governor has not
  * found one thread faster.
  *
- * The governor (DEFO_THREADS_ADAPTIVE, the default): each calling thread
- * times windows of the loops that want a region (>= 8 loops and >= 20 ms,
- * or >= 50 ms; wall clock, everything between the loops included) and
- * divides by the work the loops' conditions estimated (DEFO_PARALLEL_WORTH;
- * DEFO_PARALLEL_WORK_NS for a condition that gave none).
- * Now and then a trial alternates windows that open the regions with
- * windows that run the loops on one thread; the faster is kept (threads
- * must win by 10 %) for a stretch that doubles while trials agree.  A
- * process starts with a trial (~60 ms of work: six windows); a parallel
- * trial window far slower than one thread (a loaded machine) is cut after a
- * region or two.  Results do not depend on any of
- * this (bitwise identical for any thread count). */
+ * The governor (DEFO_THREADS_ADAPTIVE, the default): for each loop site and
+ * calling thread it times the site's loops now and then with a region and
+ * on one thread (a sample: from the site's call to the next wanted loop)
+ * and keeps the faster (threads must win by 10 %) for a stretch of time
+ * that doubles while trials agree (0.5 s up to 8 s).  A process starts with
+ * a trial per site; a parallel sample far slower than one thread (a loaded
+ * machine) ends that site's trial at once.  Results do not depend on any
+ * of this (bitwise identical for any thread count). */
 int defo_parallel_go(int wanted);
-/* Forget the calling thread's verdict: the next wanted loop starts a trial,
+/* Forget the calling thread's verdicts: each site's next loop starts a trial,
  * as in a new process (benchmarks comparing runs of different scenes). */
 void defo_parallel_governor_reset(void);
 
