@@ -84,11 +84,10 @@ static void run(const char *name, int torus, int order, defo_formulation form, d
         defo_set_threads(threads);
         enum { REPS = 7, STEPS = 5, FRAME = 4 };
         double tf[REPS], td[REPS], e;
-        /* a row of 7 passes is shorter than the thread governor's first
-         * trial (six windows of >= 10 ms and 8 loops, or >= 50 ms): time
-         * it after 0.4 s of the same passes, as in a run's steady state
-         * (governor reset: the verdict of the previous row's work is not
-         * this row's) */
+        /* a row of 7 passes is about the thread governor's first trial of
+         * these loops (4 to 24 calls of each): time it after 0.4 s of the
+         * same passes, as in a run's steady state (governor reset: the
+         * verdicts for the previous row's sizes are not this row's) */
         defo_parallel_governor_reset();
         for (double t0 = bench_now(); threads > 1 && bench_now() - t0 < 0.4;) {
             defo_force_model_evaluate(force, x, 0, f, &e);
