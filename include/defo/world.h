@@ -201,12 +201,11 @@ DEFO_API int defo_world_frame(const defo_world *world);
 DEFO_API defo_status defo_world_set_time(defo_world *world, double time, int frame);
 DEFO_API void defo_world_stats(const defo_world *world, defo_step_stats *out);
 
-/* Stop the step in progress at the next safe point (between steps, Newton,
- * line-search and CG iterations): defo_world_step then returns
- * DEFO_ERR_INTERRUPTED with the world at the frame's start.  The same as
- * defo_interrupt() (one flag per process, defo/base.h): every step returns
- * DEFO_ERR_INTERRUPTED until defo_interrupt_clear().  Async-signal-safe. */
-DEFO_API void defo_world_interrupt(defo_world *world);
+/* To stop a step in progress call defo_interrupt() (defo/base.h; one flag
+ * per process, async-signal-safe): at the next safe point (between steps,
+ * Newton, line-search and CG iterations) defo_world_step returns
+ * DEFO_ERR_INTERRUPTED with the world at the frame's start, and every step
+ * does until defo_interrupt_clear(). */
 
 /* Checkpoints: the whole state after the current frame — time, frame, per
  * body x, v, topology (fracture), plastic strains, fracture state and the

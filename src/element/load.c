@@ -29,15 +29,6 @@ static void tri6_grad(const double l[3], double ds[6], double dt[6]) {
     }
 }
 
-/* Local node of the tet10 edge (a, b). */
-static int edge_node(int a, int b) {
-    for (int e = 0; e < 6; e++)
-        if ((defo_tet_edges[e][0] == a && defo_tet_edges[e][1] == b) ||
-            (defo_tet_edges[e][0] == b && defo_tet_edges[e][1] == a))
-            return 4 + e;
-    return -1;
-}
-
 /* ∫ N_a t dA of one face (nodes v, 3 or 6) added to f; its area. */
 static double face_load(const defo_mesh *mesh, const defo_quadrature *fr, const defo_index *v,
                         int fn, const double t[3], double *f) {
@@ -88,7 +79,7 @@ defo_status defo_element_face_load(const defo_mesh *mesh, const defo_index *elem
     if (!ops) return defo_error_prefix("defo_element_face_load");
     defo_status st = check_traction(t, "defo_element_face_load");
     if (st) return st;
-    const int quad = ops->order > 1, fn = quad ? 6 : 3;
+    const int fn = ops->face_nodes;
     double total = 0;
     for (defo_index q = 0; q < count; q++) {
         const defo_index e = elems[q];
@@ -100,10 +91,7 @@ defo_status defo_element_face_load(const defo_mesh *mesh, const defo_index *elem
                               (long)q, (long)e, lf);
         const defo_index *ev = mesh->elems + (size_t)e * (size_t)ops->nodes;
         defo_index v[6];
-        for (int c = 0; c < 3; c++) v[c] = ev[defo_tet_faces[lf][c]];
-        if (quad)
-            for (int c = 0; c < 3; c++)
-                v[3 + c] = ev[edge_node(defo_tet_faces[lf][c], defo_tet_faces[lf][(c + 1) % 3])];
+        for (int c = 0; c < fn; c++) v[c] = ev[ops->face[fn * lf + c]];
         total += face_load(mesh, &ops->face_rule, v, fn, t, f);
     }
     if (area) *area = total;

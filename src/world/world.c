@@ -956,10 +956,3 @@ defo_status defo_world_step(defo_world *w, double frame_dt) {
     w->stats.seconds = now_seconds() - t_start;
     return worst;
 }
-
-/* One flag per process (defo_interrupt): it stops every world's step, and
- * the solvers below see it without knowing the world. */
-void defo_world_interrupt(defo_world *w) {
-    (void)w;
-    defo_interrupt();
-}
