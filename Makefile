@@ -28,7 +28,7 @@ build: deps
 
 build-asan: deps
 	@$(CMAKE_Q) -B $(ASAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDEFO_WERROR=ON -DDEFO_SANITIZE=ON \
-	  -DDEFO_BUILD_BENCH=OFF >/dev/null
+	  -DDEFO_BUILD_BENCH=ON >/dev/null
 	@cmake --build $(ASAN) -j $(JOBS) -- --no-print-directory -s
 
 demo: build

@@ -12,7 +12,9 @@
  * diagonal of its rest bounding box).  The goal for the default: at least
  * 4 frames per second on two cores, at a distance no picture shows.
  *
- * Usage: bench_drop [threads [surface]]   (threads default 2)
+ * Usage: bench_drop [threads [surface [cells [seconds]]]]
+ *        (defaults 2, data/meshes/bunny.off, 20, 1; `make test` runs a
+ *        small, short one under the sanitizers to keep this program sound)
  */
 #include "defo/base.h"
 #include "defo/scene.h"
@@ -25,16 +27,20 @@
 #include <string.h>
 
 static const char *scene_fmt =
-    "{\"name\": \"drop\", \"duration\": {\"seconds\": 1, \"fps\": 30}, %s"
-    " \"bodies\": [{\"name\": \"animal\", \"surface\": {\"file\": \"%s\", \"cells\": 20},"
+    "{\"name\": \"drop\", \"duration\": {\"seconds\": %g, \"fps\": 30}, %s"
+    " \"bodies\": [{\"name\": \"animal\", \"surface\": {\"file\": \"%s\", \"cells\": %d},"
     "   \"transform\": {\"scale\": 0.1, \"rotate\": {\"axis\": [1, 0, 0], \"angle_deg\": 90},"
     "   \"translate\": [0, 0, 0.3]}, \"material\": {\"youngs\": 1e5}}],"
     " \"colliders\": [{\"name\": \"ground\", \"type\": \"plane\", \"point\": [0, 0, 0],"
     "   \"normal\": [0, 0, 1], \"friction\": 0.5}]}";
 
+static double g_seconds = 1.0; /* simulated */
+static int g_cells = 20;
+
 typedef struct result {
     double seconds, frame_median_ms, steps_per_frame, cg_per_frame, newton_per_frame;
     long inverted_peak, nodes, elems;
+    int frames;
     double *x; /* positions at 1 s */
     int ok;
 } result;
@@ -43,7 +49,7 @@ static result run(const char *surface, const char *integrator) {
     result r;
     memset(&r, 0, sizeof r);
     char text[4096];
-    snprintf(text, sizeof text, scene_fmt, integrator, surface);
+    snprintf(text, sizeof text, scene_fmt, g_seconds, integrator, surface, g_cells);
     defo_scene *s = NULL;
     defo_simulation *sim = NULL;
     if (defo_scene_parse(text, strlen(text), "drop.json", NULL, &s, NULL) ||
@@ -54,11 +60,13 @@ static result run(const char *surface, const char *integrator) {
     }
     defo_world *w = defo_simulation_world(sim);
     const defo_body_id id = defo_simulation_body(sim, 0);
-    const int frames = defo_scene_frames(s);
+    int frames = defo_scene_frames(s);
     double ms[64];
+    if (frames > 64) frames = 64; /* seconds ≤ 2 (checked in main) */
+    r.frames = frames;
     const double t0 = bench_now();
     r.ok = 1;
-    for (int f = 0; f < frames && f < 64; f++) {
+    for (int f = 0; f < frames; f++) {
         const double a = bench_now();
         if (defo_simulation_step_frame(sim) < 0) {
             fprintf(stderr, "bench_drop: %s\n", defo_last_error());
@@ -92,6 +100,13 @@ static result run(const char *surface, const char *integrator) {
 
 int main(int argc, char **argv) {
     const int threads = argc > 1 ? atoi(argv[1]) : 2;
+    if (argc > 3) g_cells = atoi(argv[3]);
+    if (argc > 4) g_seconds = atof(argv[4]);
+    if (threads < 1 || g_cells < 2 || g_cells > 200 || !(g_seconds > 0 && g_seconds <= 2)) {
+        fprintf(stderr, "usage: bench_drop [threads >= 1 [surface [cells 2..200 [seconds "
+                        "(0, 2]]]]]\n");
+        return 2;
+    }
     char surface[1024];
     if (argc > 2) {
         snprintf(surface, sizeof surface, "%s", argv[2]);
@@ -116,7 +131,7 @@ int main(int argc, char **argv) {
     double size = 0;
     {
         char text[4096];
-        snprintf(text, sizeof text, scene_fmt, "", surface);
+        snprintf(text, sizeof text, scene_fmt, g_seconds, "", surface, g_cells);
         defo_scene *s = NULL;
         defo_simulation *sim = NULL;
         if (!defo_scene_parse(text, strlen(text), "drop.json", NULL, &s, NULL) &&
@@ -131,10 +146,11 @@ int main(int argc, char **argv) {
         defo_simulation_destroy(sim);
         defo_scene_destroy(s);
     }
-    printf("{\n  \"benchmark\": \"drop\",\n  \"scene\": \"bunny.off at 20 cells scaled to 1 m, "
-           "E = 1e5 Pa, dropped from 0.3 m, 30 frames of 1/30 s\",\n  \"threads\": %d,\n"
+    printf("{\n  \"benchmark\": \"drop\",\n  \"scene\": \"%s at %d cells scaled by 0.1, "
+           "E = 1e5 Pa, dropped from 0.3 m, %g s at 30 frames/s\",\n  \"threads\": %d,\n"
            "  \"body_size_m\": %.4f,\n  \"runs\": [\n",
-           threads, size);
+           strrchr(surface, '/') ? strrchr(surface, '/') + 1 : surface, g_cells, g_seconds, threads,
+           size);
     for (int k = 0; k < 5; k++) {
         const result *r = &res[k];
         double dmax = -1;
@@ -151,11 +167,15 @@ int main(int argc, char **argv) {
                "\"frame_median_ms\": %.1f, \"steps_per_frame\": %.1f, \"newton_per_frame\": "
                "%.1f, \"cg_per_frame\": %.1f, \"inverted_peak\": %ld, "
                "\"distance_to_reference\": %.3e, \"distance_relative\": %.2e}%s\n",
-               names[k], r->ok, r->elems, r->ok ? 30.0 / r->seconds : 0.0, r->frame_median_ms,
+               names[k], r->ok, r->elems, r->ok ? r->frames / r->seconds : 0.0, r->frame_median_ms,
                r->steps_per_frame, r->newton_per_frame, r->cg_per_frame, r->inverted_peak, dmax,
                size > 0 && dmax >= 0 ? dmax / size : -1.0, k < 4 ? "," : "");
-        free(r->x);
     }
     printf("  ]\n}\n");
-    return 0;
+    int ok = 1;
+    for (int k = 0; k < 5; k++) {
+        ok &= res[k].ok;
+        free(res[k].x); /* after the loop: res[0].x is every row's reference */
+    }
+    return ok ? 0 : 1;
 }
