@@ -87,16 +87,13 @@ typedef void (*defo_free_fn)(void *ptr, void *user);
  * malloc/free).  Set it before creating any object: memory must be released
  * by the allocator that made it. */
 DEFO_API void defo_set_allocator(defo_alloc_fn alloc, defo_free_fn free_fn, void *user);
-/* Release memory defo handed to the caller (a serialized checkpoint, a
- * scene dump); NULL is allowed. */
-DEFO_API void defo_free(void *p);
 /* Bytes currently allocated by defo (payload, without bookkeeping). */
 DEFO_API int64_t defo_allocated_bytes(void);
 /* Largest value defo_allocated_bytes() has had since the last reset. */
 DEFO_API int64_t defo_peak_allocated_bytes(void);
 DEFO_API void defo_reset_peak_allocated_bytes(void);
-/* Release memory defo handed to the caller to own (e.g. the buffer of
- * defo_world_serialize), with the allocator that made it.  NULL is fine. */
+/* Release memory defo handed to the caller to own (a serialized checkpoint,
+ * a scene dump), with the allocator that made it.  NULL is fine. */
 DEFO_API void defo_free(void *ptr);
 
 /* ---------------------------------------------------------- interrupt */

@@ -84,6 +84,7 @@ static _Thread_local defo_parallel_counts counts;
 #define GOV_HOLD_TRIALS     40
 #define GOV_SLOW_SAMPLES    3
 #define GOV_BACKOFF_MAX     16
+#define GOV_HOLD_MAX        8.0 /* s: the longest a verdict holds */
 static const unsigned char trial_parallel[GOV_TRIAL] = {0, 1, 1, 0, 0, 1};
 /* Long loops: two phases of each, one sample per phase. */
 #define GOV_TRIAL_LONG 4
@@ -157,7 +158,7 @@ static void site_verdict(gov_site *s, int parallel, double t) {
     /* a trial forgoes the better mode for about half its length: hold the
      * verdict at least GOV_HOLD_TRIALS times that long */
     const double hold = fmax(GOV_HOLD, GOV_HOLD_TRIALS * (t - s->trial_start));
-    s->until = t + hold * s->backoff;
+    s->until = t + fmin(hold * s->backoff, GOV_HOLD_MAX);
 }
 
 /* The site of key: open addressing on the address bits; a full table
@@ -238,7 +239,15 @@ __attribute__((noinline)) int defo_parallel_go(int wanted) {
     if (!wanted) return 0;
     counts.wanted++;
 #ifdef _OPENMP
-    if (omp_in_parallel() || omp_get_max_threads() < 2) return 0;
+    if (omp_in_parallel()) return 0; /* the enclosing region's sample runs on */
+    /* one thread allowed, or regions always: the open sample ends unmeasured
+     * (it would span this stretch — seconds, say — and cut a trial for
+     * nothing when threads come back) */
+    if (omp_get_max_threads() < 2) {
+        gov.open = NULL;
+        return 0;
+    }
+    if (defo_get_thread_policy() == DEFO_THREADS_ALWAYS) gov.open = NULL;
     const int go = defo_get_thread_policy() == DEFO_THREADS_ALWAYS
                        ? 1
                        : gov_decide(&gov, __builtin_return_address(0));

@@ -77,7 +77,7 @@
  * calling thread it times the site's loops now and then with a region and
  * on one thread (a sample: from the site's call to the next wanted loop)
  * and keeps the faster (threads must win by 10 %) for a stretch of time
- * that doubles while trials agree (0.5 s up to 8 s).  A process starts with
+ * that doubles while trials agree (0.5 s up to 8 s, never longer).  A process starts with
  * a trial per site; a parallel sample far slower than one thread (a loaded
  * machine) ends that site's trial at once.  Results do not depend on any
  * of this (bitwise identical for any thread count). */
