@@ -517,7 +517,7 @@ static void det_run(void *vctx, void *out) {
     d.linear.precond.kind = c->precond;
     defo_body_id id;
     defo_world *w = twisted_bar(c->m, &d, M_PI / 2, 0, &id, NULL);
-    for (int f = 1; f <= 6; f++) defo_world_step(w, 1.0 / 30);
+    for (int f = 1; f <= 6; f++) CHECK_OK(defo_world_step(w, 1.0 / 30));
     memcpy(out, defo_body_positions(w, id), sizeof(double) * 3 * (size_t)c->m->num_nodes);
     defo_world_destroy(w);
 }

@@ -460,7 +460,8 @@ static void test_mixed_world(void) {
 /* ------------------------------------------------ fracture with dead loads */
 
 /* A bar 0.4 × 0.1 × 0.1 m clamped at x = 0, pulled by a traction on its end
- * face x = 0.4 and pushed sideways by dead forces on its middle nodes,
+ * face x = 0.4 and pushed sideways by a dead force on every node (so the
+ * nodes a split copies carry one),
  * corotated under backward Euler, breaking (MG04 §4).  Conserved through
  * the splits (checked every frame against the values at creation): the
  * total traction load t·A (the faces loaded stay the original end face:
@@ -499,20 +500,23 @@ static defo_world *pulled_bar(int order, defo_body_id *id, defo_mesh **mesh) {
     CHECK_OK(defo_body_add_traction(w, *id, &face, t, &area));
     CHECK(fabs(area - 0.01) < 1e-12);
     double *f = defo_body_external_force(w, *id);
-    for (defo_index i = 0; i < (*mesh)->num_nodes; i++)
-        if (fabs((*mesh)->x[3 * i] - 0.2) < 0.051) f[3 * i + 1] += 0.5;
+    for (defo_index i = 0; i < (*mesh)->num_nodes; i++) f[3 * i + 1] += 0.05;
     return w;
 }
 
-static void load_totals(defo_world *w, defo_body_id id, double *fx, double *fy, int *off_face) {
+/* Totals of the loads; *copies counts the nodes made by splits (index ≥
+ * n0, the nodes at creation) that carry a share of a sideways force. */
+static void load_totals(defo_world *w, defo_body_id id, defo_index n0, double *fx, double *fy,
+                        int *off_face, int *copies) {
     const defo_mesh *m = defo_body_mesh(w, id);
     const double *ld = defo_body_loads(w, id), *dead = defo_body_external_force(w, id);
     *fx = *fy = 0;
-    *off_face = 0;
+    *off_face = *copies = 0;
     for (defo_index i = 0; i < m->num_nodes; i++) {
         *fx += ld[3 * i];
         *fy += dead[3 * i + 1];
         if (ld[3 * i] != 0 && fabs(m->x[3 * i] - 0.4) > 1e-12) (*off_face)++;
+        if (i >= n0 && dead[3 * i + 1] != 0) (*copies)++;
     }
 }
 
@@ -527,9 +531,10 @@ static void test_fracture_loads(void) {
             continue;
         }
         double fx0, fy0, fx, fy;
-        int off;
-        load_totals(wa, a, &fx0, &fy0, &off);
-        CHECK(off == 0);
+        int off, copies;
+        const defo_index n0 = ma->num_nodes;
+        load_totals(wa, a, n0, &fx0, &fy0, &off, &copies);
+        CHECK(off == 0 && copies == 0);
         int splits = 0, bad_fx = 0, bad_fy = 0, bad_face = 0;
         void *ck = NULL;
         size_t ck_size = 0;
@@ -538,7 +543,7 @@ static void test_fracture_loads(void) {
             defo_step_stats st;
             defo_world_stats(wa, &st);
             splits += (int)st.splits;
-            load_totals(wa, a, &fx, &fy, &off);
+            load_totals(wa, a, n0, &fx, &fy, &off, &copies);
             bad_fx += fabs(fx - fx0) > 1e-12 * fabs(fx0);
             bad_fy += fabs(fy - fy0) > 1e-12 * fabs(fy0);
             bad_face += off;
@@ -547,9 +552,11 @@ static void test_fracture_loads(void) {
         defo_index comps = 0;
         CHECK_OK(defo_body_components(wa, a, &comps));
         TEST_REPORT("tet%d: %d splits, %ld components; traction load %.6g N (t·A = 300), dead "
-                    "force %.6g N (%.6g at creation), x-load off the end face on %d nodes",
-                    order == 2 ? 10 : 4, splits, (long)comps, fx, fy, fy0, off);
+                    "force %.6g N (%.6g at creation) with %d split copies sharing it, x-load off "
+                    "the end face on %d nodes",
+                    order == 2 ? 10 : 4, splits, (long)comps, fx, fy, fy0, copies, off);
         CHECK(splits > 0);
+        CHECK(copies > 0); /* the conservation below is of shared forces */
         CHECK(fabs(fx0 - 300) < 1e-9);
         CHECK(bad_fx == 0 && bad_fy == 0 && bad_face == 0);
         /* resume from frame 2 across the splits: the same bits */
@@ -717,7 +724,7 @@ static void test_stiffened_newmark(void) {
                 steps_first, rest_steps, emin / e0, emax / e0, e0);
     CHECK(e0 > 0);
     CHECK(steps_first > rest_steps);
-    CHECK(emin > 0.95 * e0 && emax < 1.05 * e0);
+    CHECK(emin > 0.98 * e0 && emax < 1.04 * e0); /* measured 0.990..1.023 */
 out:
     free(x);
     defo_world_destroy(w);
