@@ -402,8 +402,21 @@ static void test_stable_time(void) {
     CHECK(defo_force_model_track_stable_time(f.fm) == 0);
     CHECK_OK(defo_force_model_evaluate(f.fm, x, 0, g, NULL));
     const double squashed = defo_force_model_stable_time(f.fm);
-    TEST_REPORT("neo-Hookean squashed to 0.5: stable time %.3g of the wave time", squashed / wave);
-    CHECK(squashed < wave / sqrt(2.0) && squashed > wave / sqrt(12.0));
+    /* expected: r = the Gershgorin bound of dP/dF at σ = (½, ½, ½) (largest
+     * absolute row sum of A and of the pair blocks) over λ + 2μ */
+    defo_vec3 ph;
+    defo_dpdf dp;
+    (void)defo_material_eval(f.mat, defo_v3(0.5, 0.5, 0.5), &ph, &dp);
+    double bound = 0;
+    for (int i = 0; i < 3; i++)
+        bound = fmax(bound, fabs(dp.A[i][0]) + fabs(dp.A[i][1]) + fabs(dp.A[i][2]));
+    for (int p = 0; p < 3; p++)
+        for (int i = 0; i < 2; i++) bound = fmax(bound, fabs(dp.B[p][i][0]) + fabs(dp.B[p][i][1]));
+    const double r = bound / defo_material_stiffness_scale(f.mat);
+    TEST_REPORT("neo-Hookean squashed to 0.5: stable time %.4g of the wave time (1/√r, r = %.3g)",
+                squashed / wave, r);
+    CHECK(fabs(squashed / wave - 1.0 / sqrt(r)) < 1e-12);
+    CHECK(r > 6 && r < 12);
     /* a rigid rotation of the rest shape: stretches 1, the wave time */
     for (defo_index i = 0; i < f.mesh->num_nodes; i++) {
         const double *X = f.mesh->x + 3 * i;
@@ -419,6 +432,39 @@ static void test_stable_time(void) {
     CHECK(defo_force_model_stable_time(f.fm) == defo_force_model_wave_time(f.fm));
     drop(&f);
     free(x), free(g);
+}
+
+/* defo_force_model_forget_history says 1 exactly when rotations are kept
+ * between evaluations: a corotated model with rotation_interval 1 recomputes
+ * every rotation whatever its lazy_tolerance (1 there made the world drop
+ * every implicit factorisation at each frame start); interval 0 with a
+ * tolerance, or 5, keeps them; linear and invertible models keep nothing. */
+static void test_forget_history(void) {
+    fixture f;
+    CHECK(make(&f, 0, DEFO_FORMULATION_COROTATED, 1, 0, 0.3));
+    if (!f.fm) return;
+    struct {
+        int interval, linear;
+        double tol;
+        int keeps;
+    } cases[] = {{1, 0, 0, 0}, {1, 0, 0.1, 0}, {0, 0, 0.1, 1}, {5, 0, 0, 1}, {5, 1, 0.1, 0}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        defo_force_model_def fd = defo_default_force_model_def();
+        fd.formulation = DEFO_FORMULATION_COROTATED;
+        fd.rotation_interval = cases[k].interval;
+        fd.lazy_tolerance = cases[k].tol;
+        fd.linear = cases[k].linear;
+        defo_force_model *fm = NULL;
+        CHECK_OK(defo_force_model_create(f.mesh, f.rest, f.mat, &fd, &fm));
+        if (fm) CHECK(defo_force_model_forget_history(fm) == cases[k].keeps);
+        defo_force_model_destroy(fm);
+    }
+    defo_force_model_def fd = defo_default_force_model_def();
+    defo_force_model *fm = NULL;
+    CHECK_OK(defo_force_model_create(f.mesh, f.rest, f.mat, &fd, &fm));
+    if (fm) CHECK(defo_force_model_forget_history(fm) == 0);
+    defo_force_model_destroy(fm);
+    drop(&f);
 }
 
 static void test_threads_bitwise(void) {
@@ -474,6 +520,7 @@ int main(void) {
     RUN(test_damping);
     RUN(test_fields_uniaxial);
     RUN(test_stable_time);
+    RUN(test_forget_history);
     RUN(test_threads_bitwise);
     RUN(test_non_finite_named);
     return test_summary();

@@ -83,6 +83,14 @@ struct defo_force_model {
     defo_index inverted;
 };
 
+/* Rotations kept from one evaluation to the next (MTPS08 §4.4 lazy
+ * updates): COROTATED, not linear, not recomputed at every update — with
+ * rotation_interval 1 the kernel recomputes every rotation (its `all`) and a
+ * lazy_tolerance changes nothing. */
+static inline int defo_fm_lazy(const defo_force_model_def *d) {
+    return d->formulation == DEFO_FORMULATION_COROTATED && !d->linear && d->rotation_interval != 1;
+}
+
 /* J⁻¹ (I + ε_p)⁻¹ for a point's plastic strain ε_p (Voigt, engineering shear). */
 static inline defo_mat3 defo_fm_plastic_jinv(const defo_mat3 *Ji, const double *ep) {
     defo_mat3 Fp = {{{1 + ep[0], 0.5 * ep[3], 0.5 * ep[5]},

@@ -59,10 +59,7 @@ defo_status defo_formulation_from_name(const char *name, defo_formulation *out) 
 int defo_force_model_forget_history(defo_force_model *fm) {
     if (!fm) return 0;
     fm->all_stale = 1;
-    /* lazily kept rotations: COROTATED with an interval other than every
-     * update, or a lazy tolerance */
-    return fm->def.formulation == DEFO_FORMULATION_COROTATED && !fm->def.linear &&
-           (fm->def.rotation_interval != 1 || fm->def.lazy_tolerance > 0);
+    return defo_fm_lazy(&fm->def);
 }
 
 void defo_force_model_destroy(defo_force_model *fm) {
@@ -150,12 +147,10 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
         fm->dpdf = defo_calloc(np + 1, sizeof(defo_dpdf));
     else
         fm->age = defo_calloc(np + 1, sizeof(int32_t));
-    if (d.formulation == DEFO_FORMULATION_COROTATED && d.lazy_tolerance > 0)
-        fm->F_last = defo_malloc(9 * np * sizeof(double) + 1);
-    if (!st &&
-        (!fm->slot || !fm->elem_energy || !fm->flag || !fm->stiff || !fm->R || !fm->M || !fm->sig ||
-         !fm->phat || (!fm->dpdf && !fm->age) ||
-         (d.formulation == DEFO_FORMULATION_COROTATED && d.lazy_tolerance > 0 && !fm->F_last)))
+    const int keep_F = defo_fm_lazy(&d) && d.lazy_tolerance > 0;
+    if (keep_F) fm->F_last = defo_malloc(9 * np * sizeof(double) + 1);
+    if (!st && (!fm->slot || !fm->elem_energy || !fm->flag || !fm->stiff || !fm->R || !fm->M ||
+                !fm->sig || !fm->phat || (!fm->dpdf && !fm->age) || (keep_F && !fm->F_last)))
         st = defo_error_oom("force model state", np * 40 * sizeof(double));
     if (!st) st = defo_incidence_build(&fm->inc, mesh->elems, fm->ne, fm->npe, fm->n);
     if (st) {
