@@ -16,12 +16,7 @@ static defo_status be_step(defo_stepper *s, defo_step_body *const *bodies, int c
                            const defo_step_context *ctx) {
     defo_status st = DEFO_OK, warn = DEFO_OK;
     for (int i = 0; i < count && st >= 0; i++) {
-        defo_step_body *b = bodies[i];
-        defo_implicit_body *d = b->data;
-        const size_t m = 3 * (size_t)b->n;
-        memcpy(d->xb, b->x, m * sizeof(double));
-        memcpy(d->vb, b->v, m * sizeof(double));
-        st = defo_implicit_solve(&s->def, b, d->xb, d->vb, ctx->dt, ctx);
+        st = defo_implicit_solve(&s->def, bodies[i], bodies[i]->x, bodies[i]->v, ctx->dt, ctx);
         if (st > 0) warn = st;
     }
     return st < 0 ? st : warn;

@@ -21,23 +21,23 @@ static defo_status bdf2_step(defo_stepper *s, defo_step_body *const *bodies, int
         defo_step_body *b = bodies[i];
         defo_implicit_body *d = b->data;
         const size_t m = 3 * (size_t)b->n;
+        /* the first step is backward Euler: x_b, v_b are xⁿ, vⁿ themselves */
         double h = ctx->dt;
+        const double *xb = b->x, *vb = b->v;
         if (d->have_prev) {
             for (size_t j = 0; j < m; j++) {
                 d->xb[j] = (4.0 * b->x[j] - d->x_prev[j]) / 3.0;
                 d->vb[j] = (4.0 * b->v[j] - d->v_prev[j]) / 3.0;
             }
             h = 2.0 * ctx->dt / 3.0;
-        } else {
-            memcpy(d->xb, b->x, m * sizeof(double));
-            memcpy(d->vb, b->v, m * sizeof(double));
+            xb = d->xb, vb = d->vb;
         }
         /* xⁿ, vⁿ become the history now (x_b, v_b hold what the step needs of
          * xⁿ⁻¹); a failed step is undone by the world, history included */
         memcpy(d->x_prev, b->x, m * sizeof(double));
         memcpy(d->v_prev, b->v, m * sizeof(double));
         d->have_prev = 1;
-        st = defo_implicit_solve(&s->def, b, d->xb, d->vb, h, ctx);
+        st = defo_implicit_solve(&s->def, b, xb, vb, h, ctx);
         if (st < 0) break;
         if (st > 0) warn = st;
     }

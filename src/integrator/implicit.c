@@ -387,8 +387,8 @@ defo_status defo_implicit_solve(const defo_integrator_def *def, defo_step_body *
     }
     if (d->linear) {
         /* MG04 §6: rotations of xⁿ, kept through the step; f(x_b) with
-         * them — one evaluation when x_b is xⁿ (backward Euler) */
-        if (memcmp(x_b, b->x, m * sizeof(double)) == 0) {
+         * them — one evaluation when x_b is xⁿ (backward Euler passes b->x) */
+        if (x_b == b->x) {
             s = defo_force_model_evaluate(b->force, b->x, 0, d->f, NULL);
         } else {
             s = defo_force_model_evaluate(b->force, b->x, 0, NULL, NULL);

@@ -91,9 +91,10 @@ void defo_implicit_fact_save(const defo_step_body *b, void *out);
 defo_status defo_implicit_fact_restore(defo_step_body *b, const void *in);
 
 /* Solve M (v⁺ − v_b) = h (f(x_b + h v⁺) + f_ext − C v⁺) for v⁺ and commit
- * x = x_b + h v⁺, v = v⁺ (then the response).  x_lin: the positions whose
- * rotations linearise a corotated body (MG04 §6: xⁿ); dt: the step length
- * (response); C = αM + βK + the material's damping. */
+ * x = x_b + h v⁺, v = v⁺ (then the response, over ctx->dt).  x_b, v_b may be
+ * b->x, b->v themselves (backward Euler): they are read before the commit.
+ * The rotations of b->x (xⁿ) linearise a corotated body (MG04 §6); C = αM +
+ * βK + the material's damping. */
 defo_status defo_implicit_solve(const defo_integrator_def *def, defo_step_body *b,
                                 const double *x_b, const double *v_b, double h,
                                 const defo_step_context *ctx);

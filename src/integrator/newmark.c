@@ -197,11 +197,7 @@ static defo_status step_body(const defo_integrator_def *def, defo_step_body *b,
     const double *m = b->mass, *fx = b->load;
     defo_status s, warn = DEFO_OK;
     double *x = b->x, *v = b->v, *xn = d->x_new, *vn = d->v_new, *vt = d->vt, *rhs = d->rhs;
-    if (!d->fe_valid) {
-        s = defo_force_model_evaluate(b->force, x, 0, d->fe, NULL);
-        if (s) return defo_error_prefix("body '%s'", b->name);
-        d->fe_valid = 1;
-    }
+    /* d->fe is f_e(xⁿ): nm_step made it current, every commit keeps it so */
 
     /* 1: (M + Δt/2 Dⁿ) ṽ^{n+½} = M vⁿ + Δt/2 (f_e(xⁿ) + f_ext); prescribed
      * nodes move with (target − xⁿ)/Δt */
