@@ -126,7 +126,8 @@ static void test_penalty_derivatives(void) {
                        test_range(&rng, -0.3, -0.02)};
         double e0, f[3] = {0, 0, 0}, K[9], w[1];
         defo_index cnt = 0;
-        CHECK_OK(defo_penalty_eval(&src[which], 1, 0, 1, x, NULL, &e0, f, K, &cnt, w));
+        CHECK_OK(
+            defo_penalty_eval(&src[which], 1, 0, 1, x, NULL, NULL, 0.0, &e0, f, K, &cnt, NULL, w));
         CHECK(cnt == 1);
         const double h = 1e-6;
         for (int a = 0; a < 3; a++) {
@@ -134,8 +135,10 @@ static void test_penalty_derivatives(void) {
             double fp[3] = {0, 0, 0}, fm[3] = {0, 0, 0};
             xp[a] += h;
             xm[a] -= h;
-            defo_penalty_eval(&src[which], 1, 0, 1, xp, NULL, &ep, fp, NULL, NULL, w);
-            defo_penalty_eval(&src[which], 1, 0, 1, xm, NULL, &em, fm, NULL, NULL, w);
+            defo_penalty_eval(&src[which], 1, 0, 1, xp, NULL, NULL, 0.0, &ep, fp, NULL, NULL, NULL,
+                              w);
+            defo_penalty_eval(&src[which], 1, 0, 1, xm, NULL, NULL, 0.0, &em, fm, NULL, NULL, NULL,
+                              w);
             worst_f = fmax(worst_f, fabs(-(ep - em) / (2 * h) - f[a]) / (k * 0.5));
             if (which == 1) /* plane: no curvature, K exact */
                 for (int b = 0; b < 3; b++)

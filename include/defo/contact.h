@@ -95,15 +95,24 @@ DEFO_API double defo_contact_phi(const defo_contact_source *src, double t, const
  *   force   3n, the penalty forces are ADDED (may be NULL),
  *   block   9n, overwritten: the node-diagonal stiffness blocks
  *           k(∇φ∇φᵀ + PSD(φ∇²φ)) summed over sources (may be NULL),
- *   count   number of penetrating (node, source) pairs (may be NULL).
+ *   count   number of penetrating (node, source) pairs (may be NULL),
+ *   capped  number of (node, collider) pairs held by separation_speed (may
+ *           be NULL; 0 without x_start).
  * skip (n, may be NULL): nodes with skip[i] != 0 are ignored (prescribed).
+ * x_start (3n, may be NULL): the positions at the start of a step of dt
+ * ending at t; a node already inside a collider there is penalised only for
+ * the depth beyond max(0, depth at the start − separation_speed · dt) — φ is
+ * shifted by that much — so a body that starts inside comes out no faster
+ * than the response lets it (defo_collision_respond).  NULL: every
+ * penetration is penalised in full (the equilibrium solvers).
  * work: n doubles of scratch (per-node energies, summed in a fixed order).
  * Parallel over nodes, bitwise identical for any thread count.  A
  * non-finite φ is DEFO_ERR_NUMERICAL naming the node. */
 DEFO_API defo_status defo_penalty_eval(const defo_contact_source *src, int num_sources, double t,
                                        defo_index n, const double *x, const unsigned char *skip,
-                                       double *energy, double *force, double *block,
-                                       defo_index *count, double *work);
+                                       const double *x_start, double dt, double *energy,
+                                       double *force, double *block, defo_index *count,
+                                       defo_index *capped, double *work);
 
 #ifdef __cplusplus
 }

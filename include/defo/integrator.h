@@ -173,10 +173,14 @@ typedef struct defo_step_context {
                            double *normal, double *friction, defo_index *hits);
     /* TSIF05 §10 penalty contact of body b at positions x and time t:
      * energy added to *energy, forces added to force (3n), the node-diagonal
-     * stiffness blocks into blocks (9n, overwritten), *count contacts.  Any
-     * output may be NULL.  NULL when the world has no colliders. */
+     * stiffness blocks into blocks (9n, overwritten), *count contacts,
+     * *capped pairs held back by separation_speed.  x_start (may be NULL):
+     * the positions at the start of a step of dt ending at t, for a body
+     * that starts inside a collider (defo_penalty_eval).  Any output may be
+     * NULL.  NULL when the world has no colliders. */
     defo_status (*penalty)(void *ctx, const defo_step_body *b, double t, const double *x,
-                           double *energy, double *force, double *blocks, defo_index *count);
+                           const double *x_start, double dt, double *energy, double *force,
+                           double *blocks, defo_index *count, defo_index *capped);
     void *ctx;
 } defo_step_context;
 

@@ -74,7 +74,7 @@ defo_status defo_collider_create(const defo_collider_def *def, defo_collider **o
     if (!(def->friction >= 0) || !isfinite(def->friction))
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "collider: friction %g must be >= 0",
                           def->friction);
-    if (!(def->separation_speed > 0) || isnan(def->separation_speed))
+    if (!(def->separation_speed > 0)) /* NaN too */
         return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                           "collider: separation_speed %g must be > 0 (INFINITY: at once)",
                           def->separation_speed);
@@ -287,12 +287,9 @@ defo_status defo_collision_respond(defo_collider *const *colliders, int num_coll
                 const defo_collider *c = colliders[k0 + k];
                 double nk[3], n0[3], keep = 0.0;
                 const double phi = eval_posed(c, &poses[k], xi, n0, NULL);
-                if (phi < 0) { /* inside: was it already, deeper than a step's push? */
-                    const double deep =
-                        -eval_posed(c, &before[k], x_prev + 3 * (size_t)i, NULL, NULL) -
-                        c->separation_speed * dt;
-                    if (deep > 0) keep = deep;
-                }
+                if (phi < 0) /* inside: was it already, deeper than a step's push? */
+                    keep = defo_collider_kept_depth(
+                        c, eval_posed(c, &before[k], x_prev + 3 * (size_t)i, NULL, NULL), dt);
                 if (collide_from(c, &poses[k], tau, keep, phi, n0, xi, vi, nk)) {
                     constraint[i] = 1;
                     memcpy(normal + 3 * (size_t)i, nk, sizeof nk);

@@ -31,6 +31,15 @@ struct defo_collider {
     double size;             /* largest characteristic length, for relative tolerances */
 };
 
+/* How deep a node may stay inside collider c at the end of a step of dt
+ * when it was φ_prev deep at the start (φ_prev < 0: inside): a body that
+ * starts inside comes out at no more than separation_speed (the response's
+ * projection and the penalty of the implicit steppers both use it). */
+static inline double defo_collider_kept_depth(const defo_collider *c, double phi_prev, double dt) {
+    const double keep = -phi_prev - c->separation_speed * dt;
+    return keep > 0 ? keep : 0.0;
+}
+
 /* Signed distance of the collider-frame point p to one shape, and the unit
  * outward normal in the collider frame (never NaN). */
 double defo_shape_phi(const defo_shape *s, const double p[3], double n[3]);

@@ -20,6 +20,7 @@
  */
 #include "base/base.h"
 #include "base/parallel.h"
+#include "collision/collision_internal.h"
 #include "defo/contact.h"
 #include "defo/math.h"
 
@@ -93,9 +94,10 @@ static defo_mat3 psd_part(const defo_mat3 *A) {
 
 defo_status defo_penalty_eval(const defo_contact_source *src, int num_sources, double t,
                               defo_index n, const double *x, const unsigned char *skip,
-                              double *energy, double *force, double *block, defo_index *count,
-                              double *work) {
-    if (n < 0 || num_sources < 0 || (num_sources > 0 && !src) || (n > 0 && (!x || !work)))
+                              const double *x_start, double dt, double *energy, double *force,
+                              double *block, defo_index *count, defo_index *capped, double *work) {
+    if (n < 0 || num_sources < 0 || (num_sources > 0 && !src) || (n > 0 && (!x || !work)) ||
+        (x_start && !(dt > 0 && isfinite(dt))))
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_penalty_eval: bad arguments");
     for (int s = 0; s < num_sources; s++) {
         const void *p = src[s].kind == DEFO_CONTACT_SDF_GRID ? (const void *)src[s].grid
@@ -104,17 +106,28 @@ defo_status defo_penalty_eval(const defo_contact_source *src, int num_sources, d
             return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                               "contact source %d: missing shape or stiffness not > 0", s);
     }
-    defo_index bad = -1, contacts = 0;
+    defo_index bad = -1, contacts = 0, held = 0;
     /* ~40 ns per node and source (a shape's distance and gradient) */
     DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_WORTH((double)n * num_sources, 40))
     for (defo_index i = 0; i < n; i++) {
         double e = 0.0, f[3] = {0, 0, 0};
         double K[9] = {0};
-        int hits = 0;
+        int hits = 0, kept = 0;
         if (!skip || !skip[i]) {
             for (int s = 0; s < num_sources; s++) {
                 double g[3], H[9];
                 double phi = defo_contact_phi(&src[s], t, x + 3 * (size_t)i, g, NULL);
+                if (phi < 0 && x_start && src[s].kind == DEFO_CONTACT_COLLIDER) {
+                    /* inside at the step's start: only the depth beyond what
+                     * separation_speed allows is penalised */
+                    const double keep = defo_collider_kept_depth(
+                        src[s].collider,
+                        defo_collider_phi(src[s].collider, t - dt, x_start + 3 * (size_t)i, NULL,
+                                          NULL),
+                        dt);
+                    phi += keep;
+                    kept += keep > 0;
+                }
                 if (!isfinite(phi)) {
                     PENALTY_CRITICAL {
                         if (bad < 0 || i < bad) bad = i;
@@ -151,11 +164,16 @@ defo_status defo_penalty_eval(const defo_contact_source *src, int num_sources, d
             PENALTY_ATOMIC
             contacts += hits;
         }
+        if (kept) {
+            PENALTY_ATOMIC
+            held += kept;
+        }
     }
     if (bad >= 0)
         return defo_error(DEFO_ERR_NUMERICAL, "penalty contact: non-finite distance at node %d",
                           (int)bad);
     if (energy) *energy = defo_sum(work, (size_t)n);
     if (count) *count = contacts;
+    if (capped) *capped = held;
     return DEFO_OK;
 }

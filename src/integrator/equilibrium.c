@@ -252,7 +252,8 @@ static defo_status eq_evaluate(void *vctx, const double *x, double *f, double *e
     d->contacts = 0;
     d->have_contact = 0;
     if (d->ctx->penalty) {
-        s = d->ctx->penalty(d->ctx->ctx, b, d->t, x, &E, f, d->cblock, &d->contacts);
+        s = d->ctx->penalty(d->ctx->ctx, b, d->t, x, NULL, 0.0, &E, f, d->cblock, &d->contacts,
+                            NULL);
         if (s) return s;
         d->have_contact = 1;
     }
@@ -420,7 +421,8 @@ static defo_status moved_energy(defo_equilibrium_body *d, defo_step_body *b, dou
     if (d->ctx->penalty) {
         memset(d->ft, 0, m * sizeof(double));
         defo_index contacts = 0;
-        s = d->ctx->penalty(d->ctx->ctx, b, t, x, &En, d->ft, d->cblock, &contacts);
+        s = d->ctx->penalty(d->ctx->ctx, b, t, x, NULL, 0.0, &En, d->ft, d->cblock, &contacts,
+                            NULL);
         if (s) return s;
     }
     *E = En;

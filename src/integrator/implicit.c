@@ -218,9 +218,14 @@ static defo_status ip_evaluate(void *vctx, const double *v, double *f, double *e
     d->contacts = 0;
     d->have_contact = 0;
     if (p->ctx && p->ctx->penalty) {
-        s = p->ctx->penalty(p->ctx->ctx, b, p->t_end, d->y, &psi, f, d->cblock, &d->contacts);
+        /* from xⁿ (b->x until the commit): a node that starts inside comes
+         * out no faster than separation_speed */
+        defo_index capped = 0;
+        s = p->ctx->penalty(p->ctx->ctx, b, p->t_end, d->y, b->x, p->ctx->dt, &psi, f, d->cblock,
+                            &d->contacts, &capped);
         if (s) return s;
         d->have_contact = 1;
+        d->capped |= capped > 0;
     }
     /* damping (βK + D) v at the iterate */
     double *t = d->tmp, *t2 = d->rhs;
@@ -345,7 +350,10 @@ static defo_status rebuild_factor(const defo_integrator_def *def, defo_step_body
         d->have_contact = 0;
         if (ctx && ctx->penalty) {
             double e = 0;
-            s = ctx->penalty(ctx->ctx, b, d->t_fact, d->x_fact, &e, NULL, d->cblock, &d->contacts);
+            /* no step start: a factor made while separation_speed held
+             * nodes back is never kept past its step (defo_implicit_solve) */
+            s = ctx->penalty(ctx->ctx, b, d->t_fact, d->x_fact, NULL, 0.0, &e, NULL, d->cblock,
+                             &d->contacts, NULL);
             d->have_contact = s == DEFO_OK;
         }
         defo_newton_problem np;
@@ -437,7 +445,11 @@ defo_status defo_implicit_solve(const defo_integrator_def *def, defo_step_body *
         np.coords = d->y;
         defo_newton_stats ns;
         const double target = def->tolerance * h * b->reference_force;
+        d->capped = 0;
         s = defo_newton_solve(d->newton, &np, target, d->vn, NULL, 0.0, 0, &ns);
+        /* a factor of a matrix whose penalty depended on xⁿ (nodes held back
+         * by separation_speed) is not kept: a checkpoint could not rebuild it */
+        if (d->capped) forget_factor(b);
         accumulate(b, ns.iterations, ns.cg_iterations, ns.cg_iterations,
                    target > 0 ? ns.residual / (h * b->reference_force) : ns.residual,
                    s == DEFO_WARN_NOT_CONVERGED, ns.reason);

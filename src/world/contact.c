@@ -19,12 +19,13 @@ defo_status defo_world_respond(void *ctx, const defo_step_body *sb, double t_end
 }
 
 defo_status defo_world_penalty(void *ctx, const defo_step_body *sb, double t, const double *x,
-                               double *energy, double *force, double *blocks, defo_index *count) {
+                               const double *x_start, double dt, double *energy, double *force,
+                               double *blocks, defo_index *count, defo_index *capped) {
     defo_world *w = ctx;
     world_body *b = &w->bodies[sb->index];
     double e = 0;
-    defo_status s = defo_penalty_eval(b->src, b->num_src, t, b->n, x, b->prescribed,
-                                      energy ? &e : NULL, force, blocks, count, b->work);
+    defo_status s = defo_penalty_eval(b->src, b->num_src, t, b->n, x, b->prescribed, x_start, dt,
+                                      energy ? &e : NULL, force, blocks, count, capped, b->work);
     if (!s && energy) *energy += e;
     return s;
 }

@@ -98,7 +98,8 @@ defo_status defo_world_respond(void *ctx, const defo_step_body *b, double t_end,
                                unsigned char *constraint, double *normal, double *friction,
                                defo_index *hits);
 defo_status defo_world_penalty(void *ctx, const defo_step_body *b, double t, const double *x,
-                               double *energy, double *force, double *blocks, defo_index *count);
+                               const double *x_start, double dt, double *energy, double *force,
+                               double *blocks, defo_index *count, defo_index *capped);
 /* (Re)build body b's penalty sources for its integrator's stiffness. */
 defo_status defo_world_contact_sources(defo_world *w, world_body *b);
 
