@@ -30,21 +30,6 @@ static int fail(const char *what) {
     return 1;
 }
 
-/* Mean edge length of the mesh's tetrahedra [m]. */
-static double mean_edge(const defo_mesh *m) {
-    double sum = 0;
-    for (defo_index e = 0; e < m->num_elems; e++) {
-        const defo_index *v = m->elems + (size_t)e * (size_t)m->nodes_per_elem;
-        for (int a = 0; a < 4; a++)
-            for (int b = a + 1; b < 4; b++) {
-                const double *p = m->x + 3 * (size_t)v[a], *q = m->x + 3 * (size_t)v[b];
-                sum += sqrt((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) +
-                            (p[2] - q[2]) * (p[2] - q[2]));
-            }
-    }
-    return sum / (6.0 * (double)m->num_elems);
-}
-
 int main(int argc, char **argv) {
     const char *out = argc > 1 ? argv[1] : "press_out";
     int frames = argc > 2 ? atoi(argv[2]) : 48;
@@ -78,7 +63,7 @@ int main(int argc, char **argv) {
     defo_lame(md.youngs_modulus, md.poisson, &mu, &lambda);
     defo_integrator_def id = defo_default_integrator_def(DEFO_INTEGRATOR_QUASISTATIC);
     id.predictor = DEFO_PREDICTOR_CUBIC;
-    id.contact_stiffness = 10 * 10 * (2 * mu + lambda) * mean_edge(mesh);
+    id.contact_stiffness = 10 * 10 * (2 * mu + lambda) * defo_mesh_mean_edge(mesh);
     int integ = -1;
     if (defo_world_add_integrator(world, &id, &integ) != DEFO_OK) return fail("integrator");
 

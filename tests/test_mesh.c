@@ -123,6 +123,27 @@ static void test_fields(void) {
 }
 
 /* A clone is equal in every array and independent of the original. */
+/* defo_mesh_mean_edge against a hand count: the corner tet (0,0,0),
+ * (1,0,0), (0,1,0), (0,0,2) has edges 1, 1, 2, √2, √5, √5 — mean
+ * (4 + √2 + 2√5)/6; with a second copy shifted by 10 in x the mean is the
+ * same (each edge counted once per element); no elements: 0. */
+static void test_mean_edge(void) {
+    defo_mesh *m = NULL;
+    CHECK_OK(defo_mesh_create(1, &m));
+    if (!m) return;
+    CHECK(defo_mesh_mean_edge(m) == 0.0);
+    const double p[4][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 2}};
+    for (int c = 0; c < 2; c++) {
+        for (int k = 0; k < 4; k++)
+            CHECK_OK(defo_mesh_add_node(m, p[k][0] + 10 * c, p[k][1], p[k][2], NULL));
+        const defo_index e[4] = {4 * c, 4 * c + 1, 4 * c + 2, 4 * c + 3};
+        CHECK_OK(defo_mesh_add_elem(m, e, 0));
+        const double want = (4 + sqrt(2.0) + 2 * sqrt(5.0)) / 6;
+        CHECK(fabs(defo_mesh_mean_edge(m) - want) < 1e-15 * want);
+    }
+    defo_mesh_destroy(m);
+}
+
 static void test_clone(void) {
     defo_mesh *m = box(2, 2, 2, DEFO_SPLIT_5, 2);
     if (!m) return;
@@ -665,6 +686,7 @@ int main(void) {
     RUN(test_validate);
     RUN(test_fields);
     RUN(test_clone);
+    RUN(test_mean_edge);
     RUN(test_orient_tet4);
     RUN(test_orient_tet10);
     RUN(test_orient_flat);

@@ -21,21 +21,6 @@
 #include "defo/world.h"
 #include "test.h"
 
-/* Mean rest edge length h (the world's penalty and tolerance scale). */
-static double mean_edge(const defo_mesh *m) {
-    double sum = 0;
-    for (defo_index e = 0; e < m->num_elems; e++) {
-        const defo_index *v = m->elems + (size_t)e * (size_t)m->nodes_per_elem;
-        for (int a = 0; a < 4; a++)
-            for (int b = a + 1; b < 4; b++) {
-                const double *p = m->x + 3 * (size_t)v[a], *q = m->x + 3 * (size_t)v[b];
-                sum += sqrt((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) +
-                            (p[2] - q[2]) * (p[2] - q[2]));
-            }
-    }
-    return sum / (6.0 * (double)m->num_elems);
-}
-
 /* A world without gravity holding mesh m (default material) as the one body
  * of a quasistatic integrator with penalty stiffness k and tolerance tol. */
 static defo_world *qs_world(const defo_mesh *m, double k, double tol, defo_body_id *id) {
@@ -63,7 +48,7 @@ static double default_penalty(const defo_mesh *m) {
     defo_material_def md = defo_default_material();
     double mu, lambda;
     defo_lame(md.youngs_modulus, md.poisson, &mu, &lambda);
-    return 10 * (2 * mu + lambda) * mean_edge(m);
+    return 10 * (2 * mu + lambda) * defo_mesh_mean_edge(m);
 }
 
 static defo_collider *plane_collider(double z) {
@@ -195,7 +180,7 @@ static void test_block_on_plane(void) {
     double mu, lambda;
     defo_material_def md = defo_default_material();
     defo_lame(md.youngs_modulus, md.poisson, &mu, &lambda);
-    const double h = mean_edge(m), fref = fbig + (2 * mu + lambda) * h * h;
+    const double h = defo_mesh_mean_edge(m), fref = fbig + (2 * mu + lambda) * h * h;
     CHECK_OK(defo_world_step(w, 1.0));
     defo_step_stats st;
     defo_world_stats(w, &st);

@@ -105,26 +105,11 @@ static defo_motion_def twist_about_x(double speed, double pull) {
     return mo;
 }
 
-/* Mean rest edge length h (the world's penalty and tolerance scale). */
-static double mean_edge(const defo_mesh *m) {
-    double sum = 0;
-    for (defo_index e = 0; e < m->num_elems; e++) {
-        const defo_index *v = m->elems + (size_t)e * (size_t)m->nodes_per_elem;
-        for (int a = 0; a < 4; a++)
-            for (int b = a + 1; b < 4; b++) {
-                const double *p = m->x + 3 * (size_t)v[a], *q = m->x + 3 * (size_t)v[b];
-                sum += sqrt((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) +
-                            (p[2] - q[2]) * (p[2] - q[2]));
-            }
-    }
-    return sum / (6.0 * (double)m->num_elems);
-}
-
 /* The default penalty stiffness of a body: 10 (2μ+λ) h [N/m]. */
 static double default_penalty(const defo_mesh *m, double E, double nu) {
     double mu, lambda;
     defo_lame(E, nu, &mu, &lambda);
-    return 10 * (2 * mu + lambda) * mean_edge(m);
+    return 10 * (2 * mu + lambda) * defo_mesh_mean_edge(m);
 }
 
 /* Smallest eigenvalue of a dense symmetric matrix by power iteration on

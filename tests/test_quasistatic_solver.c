@@ -128,21 +128,6 @@ static totals run_frames(defo_world *w, defo_body_id id, double dt, int frames, 
     return t;
 }
 
-/* Mean rest edge length h (the world's penalty and tolerance scale). */
-static double mean_edge(const defo_mesh *m) {
-    double sum = 0;
-    for (defo_index e = 0; e < m->num_elems; e++) {
-        const defo_index *v = m->elems + (size_t)e * (size_t)m->nodes_per_elem;
-        for (int a = 0; a < 4; a++)
-            for (int b = a + 1; b < 4; b++) {
-                const double *p = m->x + 3 * (size_t)v[a], *q = m->x + 3 * (size_t)v[b];
-                sum += sqrt((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) +
-                            (p[2] - q[2]) * (p[2] - q[2]));
-            }
-    }
-    return sum / (6.0 * (double)m->num_elems);
-}
-
 static double max_diff(const double *a, const double *b, size_t n) {
     double d = 0;
     for (size_t i = 0; i < n; i++) d = fmax(d, fabs(a[i] - b[i]));
@@ -228,7 +213,7 @@ static void test_preconditioners_with_contact(void) {
     /* 100× the default penalty 10 (2μ+λ) h, h the mean rest edge */
     double mu, lambda;
     defo_lame(1e5, 0.3, &mu, &lambda);
-    const double h = mean_edge(m);
+    const double h = defo_mesh_mean_edge(m);
     const defo_precond_kind kinds[3] = {DEFO_PRECOND_BLOCK_JACOBI, DEFO_PRECOND_BLOCK_IC0,
                                         DEFO_PRECOND_TWO_LEVEL};
     double *x[3];

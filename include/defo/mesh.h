@@ -114,6 +114,10 @@ DEFO_API defo_status defo_mesh_orient(defo_mesh *mesh, defo_index *flipped);
 
 /* Axis-aligned bounding box of all nodes.  Empty mesh: DEFO_ERR_INVALID_MESH. */
 DEFO_API defo_status defo_mesh_bbox(const defo_mesh *mesh, double lo[3], double hi[3]);
+/* Mean length of the elements' six corner edges (defo_tet_edges), an edge
+ * shared by k elements counted k times [m]: the scale of the default penalty
+ * stiffness, 10 (2μ+λ) h, and of relative tolerances.  0 without elements. */
+DEFO_API double defo_mesh_mean_edge(const defo_mesh *mesh);
 
 /* ------------------------------------------------------------- topology */
 /* Every function below recomputes from the current connectivity: there are

@@ -33,6 +33,21 @@ defo_mat3 defo_tet10_jacobian(const double *x, const defo_index *v, const double
     return j;
 }
 
+double defo_mesh_mean_edge(const defo_mesh *mesh) {
+    if (!mesh || mesh->num_elems <= 0) return 0.0;
+    double sum = 0;
+    for (defo_index e = 0; e < mesh->num_elems; e++) {
+        const defo_index *v = mesh->elems + (size_t)e * (size_t)mesh->nodes_per_elem;
+        for (int a = 0; a < 6; a++) {
+            const double *p0 = mesh->x + 3 * (size_t)v[defo_tet_edges[a][0]];
+            const double *p1 = mesh->x + 3 * (size_t)v[defo_tet_edges[a][1]];
+            sum += sqrt((p1[0] - p0[0]) * (p1[0] - p0[0]) + (p1[1] - p0[1]) * (p1[1] - p0[1]) +
+                        (p1[2] - p0[2]) * (p1[2] - p0[2]));
+        }
+    }
+    return sum / (6.0 * (double)mesh->num_elems);
+}
+
 defo_status defo_mesh_bbox(const defo_mesh *mesh, double lo[3], double hi[3]) {
     if (!mesh || !lo || !hi) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_mesh_bbox: NULL");
     if (mesh->num_nodes == 0) return defo_error(DEFO_ERR_INVALID_MESH, "defo_mesh_bbox: no nodes");

@@ -294,20 +294,6 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
     return defo_world_contact_sources(w, b);
 }
 
-static double mean_edge(const defo_mesh *m) {
-    double sum = 0;
-    for (defo_index e = 0; e < m->num_elems; e++) {
-        const defo_index *v = m->elems + (size_t)e * (size_t)m->nodes_per_elem;
-        for (int a = 0; a < 6; a++) {
-            const double *p0 = m->x + 3 * (size_t)v[defo_tet_edges[a][0]];
-            const double *p1 = m->x + 3 * (size_t)v[defo_tet_edges[a][1]];
-            sum += sqrt((p1[0] - p0[0]) * (p1[0] - p0[0]) + (p1[1] - p0[1]) * (p1[1] - p0[1]) +
-                        (p1[2] - p0[2]) * (p1[2] - p0[2]));
-        }
-    }
-    return m->num_elems > 0 ? sum / (6.0 * (double)m->num_elems) : 0.0;
-}
-
 defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_body_id *out) {
     if (out) out->index = -1, out->world = 0, out->generation = 0;
     if (!w || !def || !def->mesh)
@@ -370,7 +356,7 @@ defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_bo
         body_free(w, b);
         return s;
     }
-    b->mean_edge = mean_edge(b->mesh);
+    b->mean_edge = defo_mesh_mean_edge(b->mesh);
     /* initial velocity: v + ω × (x − c), c the centre of mass */
     double c[3] = {0, 0, 0}, mt = 0;
     for (defo_index i = 0; i < b->n; i++) {
