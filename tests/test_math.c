@@ -598,6 +598,53 @@ static void test_sym3_eigen(void) {
     CHECK_MSG(bad == 0, "%ld sym3_eigen failures", bad);
 }
 
+/* Closed-form eigenvalues against the Jacobi ones (accurate to ε‖A‖) and
+ * within the header's bound:
+ * random symmetric matrices, known spectra with ties, and the edge cases
+ * (I and 0 exact, huge scales through the iterative fallback, NaN kept). */
+static void test_sym3_eigenvalues(void) {
+    test_rng r = {2222};
+    long n = TEST_HEAVY(100000L), bad = 0;
+    double worst = 0;
+    for (long it = 0; it < n; it++) {
+        defo_mat3 A = random_matrix(&r);
+        A = defo_m3_add(A, defo_m3_transpose(A));
+        if (it % 2) { /* a known spectrum with a tie, rotated */
+            const double a = test_range(&r, -2, 2), b = test_range(&r, -2, 2);
+            const defo_mat3 Rm = random_rotation(&r);
+            A = defo_m3_mult(defo_m3_mul(Rm, defo_m3_diag(defo_v3(a, a, b))), Rm);
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < i; j++) A.m[i][j] = A.m[j][i];
+        }
+        defo_vec3 l, e;
+        defo_mat3 Q;
+        defo_sym3_eigenvalues(&A, &l);
+        defo_sym3_eigen(&A, &e, &Q);
+        /* the documented bound: 1e-11 ‖A‖_F + 2 √(ε ‖A‖_F (λ₁ − λ₃)) */
+        const double bound =
+            1e-11 * defo_m3_fnorm(A) + 2.0 * sqrt(EPS * defo_m3_fnorm(A) * (e.x - e.z));
+        const double err = fmax(fabs(l.x - e.x), fmax(fabs(l.y - e.y), fabs(l.z - e.z))) / bound;
+        worst = fmax(worst, err);
+        if (!(err <= 1 && l.x >= l.y && l.y >= l.z) && bad++ < 5)
+            fprintf(stderr, "  sym3 eigenvalues: err %g (%g %g %g)\n", err, l.x, l.y, l.z);
+    }
+    defo_vec3 l;
+    defo_mat3 I = defo_m3_identity(), Z = defo_m3_zero();
+    defo_sym3_eigenvalues(&I, &l);
+    CHECK(l.x == 1 && l.y == 1 && l.z == 1);
+    defo_sym3_eigenvalues(&Z, &l);
+    CHECK(l.x == 0 && l.y == 0 && l.z == 0);
+    defo_mat3 H = defo_m3_diag(defo_v3(3e300, -1e300, 1e300));
+    defo_sym3_eigenvalues(&H, &l);
+    CHECK(l.x == 3e300 && l.y == 1e300 && l.z == -1e300);
+    defo_mat3 N = I;
+    N.m[0][1] = N.m[1][0] = NAN;
+    defo_sym3_eigenvalues(&N, &l);
+    CHECK(isnan(l.x) || isnan(l.y) || isnan(l.z));
+    TEST_REPORT("sym3_eigenvalues n=%ld worst error / bound %.2f", n, worst);
+    CHECK_MSG(bad == 0, "%ld sym3_eigenvalues failures", bad);
+}
+
 /* ------------------------------------------------------------ sym2 eigen */
 /* Against the quadratic formula in long double, plus A v = hi v. */
 static void check_sym2(double a, double b, double d, double *worst, long *bad) {
@@ -656,6 +703,7 @@ int main(void) {
     RUN(test_svd_random);
     RUN(test_polar);
     RUN(test_sym3_eigen);
+    RUN(test_sym3_eigenvalues);
     RUN(test_sym2_eigen);
     return test_summary();
 }

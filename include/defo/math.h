@@ -231,6 +231,15 @@ static inline int defo_m3_isfinite(defo_mat3 a) {
  * read): A = Q diag(lambda) Qᵀ, lambda sorted descending, Q a rotation
  * (det +1).  Cyclic Jacobi: robust for repeated and zero eigenvalues. */
 DEFO_API void defo_sym3_eigen(const defo_mat3 *A, defo_vec3 *lambda, defo_mat3 *Q);
+/* Eigenvalues only, descending, in closed form (the trigonometric solution of
+ * the characteristic cubic, Smith 1961; no iteration; cos and sin of the
+ * angle from polynomials good to 4e-12): absolute error at most
+ * 1e-11 ‖A‖_F + 2 √(ε ‖A‖_F (λ₁ − λ₃)), the second term where two
+ * eigenvalues (nearly) coincide — for bounds on a spectrum (stable steps),
+ * not where ε accuracy
+ * is needed (defo_sym3_eigen).  Entries beyond 2^±200 go to defo_sym3_eigen.
+ * NaN in, NaN out. */
+DEFO_API void defo_sym3_eigenvalues(const defo_mat3 *A, defo_vec3 *lambda);
 
 /* SVD with the inversion convention of ITF04 §5 (see the top of this file).
  * Input must be finite.  Any output pointer may alias nothing else. */

@@ -309,6 +309,34 @@ static inline double defo_poly13(double u, const double c[14]) {
  * trusted (its eigenvectors are accurate to ~ε·λ₁²/(gap·(λ₁−λ₃)) only). */
 #define DEFO_SVD_FAST_GAP 1e-4
 
+/* The trigonometric core shared by defo_svd_fast_v and
+ * defo_sym3_eigenvalues: for D = A − qI (diagonal d, off-diagonal o) with
+ * p2 = ‖D‖²_F = 6p² (normal, > 0), p and φ's cosine c and sine s. */
+static inline void defo_sym3_trig(double d0, double d1, double d2, double o01, double o02,
+                                  double o12, double p2, double *pp, double *cp, double *sp_out) {
+    double det =
+        d0 * (d1 * d2 - o12 * o12) - o01 * (o01 * d2 - o12 * o02) + o02 * (o01 * o12 - d1 * o02);
+    /* r = det/(2p³) = 3√6·det·√(6p²)/(6p²)²: the square root and the division
+     * run in parallel. */
+    double sp = sqrt(p2);
+    double ip = 1.0 / (p2 * p2);
+    double r = 7.3484692283495342946 * det * (sp * ip);
+    r = r > 1.0 ? 1.0 : r;
+    r = r < -1.0 ? -1.0 : r;
+    /* c = cos φ, s = sin φ for φ = acos(r)/3 without libm trigonometry (its
+     * latency was over half the fast path): with 2ψ = acos r,
+     * u = cos ψ = √((1+r)/2) and w = sin ψ = √((1−r)/2), c = g(u) and
+     * s = w·h(u) where g(u) = cos(2ψ/3) and h(u) = sin(2ψ/3)/sin ψ are
+     * analytic on [0, 1]: degree-13 polynomials (Chebyshev interpolants)
+     * give them to 2.5e-13 and 3.6e-12.  That is far more than the fast
+     * path needs — V only has to be accurate enough for the polish sweep to
+     * converge — and NaN r fails the gap test below. */
+    double u = sqrt(0.5 + 0.5 * r), w = sqrt(0.5 - 0.5 * r);
+    *cp = defo_poly13(u, defo_svd_gc);
+    *sp_out = w * defo_poly13(u, defo_svd_hc);
+    *pp = sp * 0.40824829046386301637; /* √(p2/6) */
+}
+
 /* Fast path for the eigenvectors of A = FᵀF (columns v[k], a rotation):
  * eigenvalues from the trigonometric solution of the characteristic cubic
  * (Smith 1961): with q = tr A/3, D = A − qI, 6p² = ‖D‖²_F and
@@ -328,26 +356,8 @@ static inline bool defo_svd_fast_v(double a[3][3], double v[3][3]) {
     /* Gaps ≥ 1e-4·λ₁ imply 6p² ≥ (λ₁ − λ₃)²/2 ≥ 5e-9·q²; this also keeps p2²
      * (below) normal and excludes NaN. */
     if (!(p2 > 0x1p-40 * q * q)) return false;
-    double det =
-        d0 * (d1 * d2 - o12 * o12) - o01 * (o01 * d2 - o12 * o02) + o02 * (o01 * o12 - d1 * o02);
-    /* r = det/(2p³) = 3√6·det·√(6p²)/(6p²)²: the square root and the division
-     * run in parallel. */
-    double sp = sqrt(p2);
-    double ip = 1.0 / (p2 * p2);
-    double r = 7.3484692283495342946 * det * (sp * ip);
-    r = r > 1.0 ? 1.0 : r;
-    r = r < -1.0 ? -1.0 : r;
-    /* c = cos φ, s = sin φ for φ = acos(r)/3 without libm trigonometry (its
-     * latency was over half the fast path): with 2ψ = acos r,
-     * u = cos ψ = √((1+r)/2) and w = sin ψ = √((1−r)/2), c = g(u) and
-     * s = w·h(u) where g(u) = cos(2ψ/3) and h(u) = sin(2ψ/3)/sin ψ are
-     * analytic on [0, 1]: degree-13 polynomials (Chebyshev interpolants)
-     * give them to 2.5e-13 and 3.6e-12.  That is far more than the fast
-     * path needs — V only has to be accurate enough for the polish sweep to
-     * converge — and NaN r fails the gap test below. */
-    double u = sqrt(0.5 + 0.5 * r), w = sqrt(0.5 - 0.5 * r);
-    double c = defo_poly13(u, defo_svd_gc), s = w * defo_poly13(u, defo_svd_hc);
-    double p = sp * 0.40824829046386301637;           /* √(p2/6) */
+    double p, c, s;
+    defo_sym3_trig(d0, d1, d2, o01, o02, o12, p2, &p, &c, &s);
     double e1 = 2.0 * p * c;                          /* λ₁ − q */
     double e3 = -p * (c + 1.7320508075688772935 * s); /* λ₃ − q */
     double lam1 = q + e1;
@@ -373,6 +383,32 @@ static inline bool defo_svd_fast_v(double a[3][3], double v[3][3]) {
     v[1][1] = v[2][2] * v[0][0] - v[2][0] * v[0][2];
     v[1][2] = v[2][0] * v[0][1] - v[2][1] * v[0][0];
     return true;
+}
+
+void defo_sym3_eigenvalues(const defo_mat3 *A, defo_vec3 *lambda) {
+    const double(*a)[3] = A->m;
+    const double m = defo_maxabs9(&A->m[0][0]);
+    if (m > 0x1p200 || (m > 0 && m < 0x1p-200)) { /* squares out of range: iterate */
+        defo_mat3 Q;
+        defo_sym3_eigen(A, lambda, &Q);
+        return;
+    }
+    double q = (a[0][0] + a[1][1] + a[2][2]) * (1.0 / 3.0);
+    double d0 = a[0][0] - q, d1 = a[1][1] - q, d2 = a[2][2] - q;
+    double o01 = a[0][1], o02 = a[0][2], o12 = a[1][2];
+    double p2 = d0 * d0 + d1 * d1 + d2 * d2 + 2.0 * (o01 * o01 + o02 * o02 + o12 * o12);
+    /* a spread below 2^-40 m: all three are q, to that; NaN stays NaN */
+    if (!(p2 > 0x1p-80 * m * m)) {
+        *lambda = defo_v3(q + 0.0 * p2, q + 0.0 * p2, q + 0.0 * p2);
+        return;
+    }
+    double p, c, s;
+    defo_sym3_trig(d0, d1, d2, o01, o02, o12, p2, &p, &c, &s);
+    const double l1 = q + 2.0 * p * c, l3 = q - p * (c + 1.7320508075688772935 * s);
+    double l2 = 3.0 * q - l1 - l3; /* the trace */
+    l2 = l2 > l1 ? l1 : l2;
+    l2 = l2 < l3 ? l3 : l2;
+    *lambda = defo_v3(l1, l2, l3);
 }
 
 /* Small-angle rotation of the Gram pair (α, β, γ), z = 2γ/(β − α) given
