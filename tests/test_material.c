@@ -686,7 +686,7 @@ static void test_closed_forms(void) {
             defo_vec3 s = random_sigma(&r, 0);
             defo_mat3 Q = random_rotation(&r), R = random_rotation(&r);
             defo_mat3 F = defo_m3_mult(defo_m3_mul(Q, defo_m3_diag(s)), R);
-            defo_mat3 I = defo_m3_identity(), want, Finv;
+            defo_mat3 I = defo_m3_identity(), want, Finv = I;
             if (model == DEFO_MODEL_COROTATED) {
                 defo_mat3 Rot = defo_m3_mult(Q, R); /* polar rotation of Q diag(σ>0) Rᵀ */
                 double tr = defo_m3_trace(defo_m3_tmul(Rot, F)) - 3;
@@ -710,6 +710,139 @@ static void test_closed_forms(void) {
     }
     CHECK(worst <= 1e-12);
     TEST_REPORT("max rel err vs textbook P(F): %.2e", worst);
+}
+
+/* The SVD-free form (material/direct.c) against the SVD path, per model and
+ * inversion mode, over all four σ families: where it answers, P and ψ agree
+ * with U diag(P̂) Vᵀ and ψ(σ) to rounding and the smallest stretch is really
+ * at or above the threshold (the extension would have changed them below);
+ * it refuses every inverted F, the models without a matrix form, and leaves
+ * its outputs untouched then.  It must also answer in the general family
+ * (the kernel's speed depends on it), and at rest give P = 0, ψ = 0. */
+static void test_direct_form(void) {
+    static const config all[] = {
+        {DEFO_MODEL_NEO_HOOKEAN, DEFO_INVERSION_C1},    {DEFO_MODEL_NEO_HOOKEAN, DEFO_INVERSION_C0},
+        {DEFO_MODEL_NEO_HOOKEAN, DEFO_INVERSION_CLAMP}, {DEFO_MODEL_STVK, DEFO_INVERSION_NONE},
+        {DEFO_MODEL_STVK, DEFO_INVERSION_C1},           {DEFO_MODEL_STVK, DEFO_INVERSION_CLAMP},
+        {DEFO_MODEL_COROTATED, DEFO_INVERSION_C1},      {DEFO_MODEL_BIPHASIC, DEFO_INVERSION_C1},
+    };
+    test_rng r = {0xd1ecULL};
+    double worst_p = 0, worst_psi = 0;
+    for (size_t c = 0; c < sizeof all / sizeof all[0]; c++) {
+        defo_material *m = make(all[c].model, all[c].mode, 0.3);
+        const double mu = defo_material_mu(m);
+        const int has_form =
+            all[c].model == DEFO_MODEL_NEO_HOOKEAN || all[c].model == DEFO_MODEL_STVK;
+        int answered[4] = {0, 0, 0, 0};
+        for (int n = 0; n < NSAMPLES; n++) {
+            const int family = n % 4;
+            defo_vec3 s = random_sigma(&r, family);
+            defo_mat3 Q = random_rotation(&r), R = random_rotation(&r);
+            defo_mat3 F = defo_m3_mult(defo_m3_mul(Q, defo_m3_diag(s)), R);
+            defo_mat3 P = defo_m3_identity();
+            double psi = 12345.0;
+            const int ok = defo_material_eval_direct(m, &F, &psi, &P);
+            if (!ok) {
+                CHECK(psi == 12345.0 && defo_m3_maxabs(defo_m3_sub(P, defo_m3_identity())) == 0);
+                continue;
+            }
+            answered[family]++;
+            CHECK(has_form);
+            defo_mat3 Pn; /* without ψ: ln J directly, the same P to rounding */
+            CHECK(defo_material_eval_direct(m, &F, NULL, &Pn));
+            worst_p = fmax(worst_p, defo_m3_maxabs(defo_m3_sub(Pn, P)) / (defo_m3_maxabs(P) + mu));
+            CHECK(s.z > 0);
+            if (all[c].mode != DEFO_INVERSION_NONE) CHECK(s.z >= 0.3);
+            const defo_mat3 want = defo_material_P(m, &F);
+            const double want_psi = defo_material_psi_F(m, &F);
+            worst_p =
+                fmax(worst_p, defo_m3_maxabs(defo_m3_sub(P, want)) / (defo_m3_maxabs(want) + mu));
+            worst_psi = fmax(worst_psi, fabs(psi - want_psi) / (fabs(want_psi) + mu));
+        }
+        CHECK(answered[1] == 0);                         /* inverted */
+        if (has_form) CHECK(answered[0] > NSAMPLES / 8); /* most of the general family */
+        const defo_mat3 I = defo_m3_identity();
+        defo_mat3 P0;
+        double psi0 = -1;
+        CHECK(defo_material_eval_direct(m, &I, &psi0, &P0) == has_form);
+        if (has_form) CHECK(psi0 == 0.0 && defo_m3_maxabs(P0) == 0.0);
+        /* near rest no cancellation: F = I + ε with |ε| ~ 1e-7 gives the
+         * linear-elastic energy μ ε:ε + λ/2 (tr ε)² to 1e-6 (the form
+         * I₁ − 3 − 2 ln J would be off by ~ε_machine/|ε|² ~ 1e-2) */
+        if (has_form) {
+            defo_mat3 Fs = defo_m3_identity(), e = defo_m3_zero();
+            for (int i = 0; i < 3; i++)
+                for (int j = i; j < 3; j++) e.m[i][j] = e.m[j][i] = 1e-7 * test_range(&r, -1, 1);
+            Fs = defo_m3_add(Fs, e);
+            double lin = 0.0, tr = e.m[0][0] + e.m[1][1] + e.m[2][2];
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++) lin += mu * e.m[i][j] * e.m[i][j];
+            lin += 0.5 * defo_material_lambda(m) * tr * tr;
+            double psi_s = 0;
+            defo_mat3 Ps;
+            CHECK(defo_material_eval_direct(m, &Fs, &psi_s, &Ps));
+            CHECK(fabs(psi_s - lin) <= 1e-6 * lin);
+        }
+        defo_material_destroy(m);
+    }
+    CHECK(worst_p <= 1e-12 && worst_psi <= 1e-12);
+    TEST_REPORT("direct vs SVD path: P %.2e, psi %.2e (relative to |P| + mu)", worst_p, worst_psi);
+}
+
+/* defo_material_stiffness_bound (neo-Hookean's shortcut included) against
+ * the Gershgorin bound of the blocks defo_material_eval forms, for every
+ * model and mode and all four σ families; as a row-sum bound it is at least
+ * every diagonal entry of A.  The rough bound is never below it. */
+static void test_stiffness_bound(void) {
+    static const config all[] = {
+        {DEFO_MODEL_NEO_HOOKEAN, DEFO_INVERSION_C1},    {DEFO_MODEL_NEO_HOOKEAN, DEFO_INVERSION_C0},
+        {DEFO_MODEL_NEO_HOOKEAN, DEFO_INVERSION_CLAMP}, {DEFO_MODEL_STVK, DEFO_INVERSION_C1},
+        {DEFO_MODEL_COROTATED, DEFO_INVERSION_C1},      {DEFO_MODEL_BIPHASIC, DEFO_INVERSION_C0},
+    };
+    test_rng r = {0xb0adULL};
+    double worst = 0;
+    for (size_t c = 0; c < sizeof all / sizeof all[0]; c++) {
+        defo_material *m = make(all[c].model, all[c].mode, 0.3);
+        for (int n = 0; n < NSAMPLES; n++) {
+            const defo_vec3 s = random_sigma(&r, n % 4);
+            defo_dpdf d;
+            defo_material_eval(m, s, NULL, &d);
+            const double want = defo_dpdf_bound(&d), got = defo_material_stiffness_bound(m, s);
+            worst = fmax(worst, fabs(got - want) / want);
+            /* Gershgorin: every diagonal entry of the blocks is within the bound */
+            for (int i = 0; i < 3; i++) CHECK(fabs(d.A[i][i]) <= got * (1 + 1e-12));
+        }
+        defo_material_destroy(m);
+    }
+    CHECK(worst <= 1e-12);
+    TEST_REPORT("stiffness bound vs the blocks' Gershgorin bound: max rel diff %.2e", worst);
+    /* the rough bound from (J, a lower bound of σ_min²) is above the exact
+     * one wherever it answers (neo-Hookean, σ_min² bound ≥ c²) */
+    double lo = INFINITY, hi = 0;
+    long answered = 0;
+    for (int mode = 0; mode < 2; mode++) {
+        defo_material *m =
+            make(DEFO_MODEL_NEO_HOOKEAN, mode ? DEFO_INVERSION_CLAMP : DEFO_INVERSION_C1, 0.3);
+        for (int n = 0; n < NSAMPLES; n++) {
+            const defo_vec3 s = random_sigma(&r, 0);
+            const double J = s.x * s.y * s.z, smin2 = s.z * s.z * test_range(&r, 0.5, 1.0);
+            const double rough = defo_material_stiffness_bound_rough(m, J, smin2);
+            if (smin2 < 0.09) {
+                CHECK(rough == INFINITY);
+                continue;
+            }
+            const double exact = defo_material_stiffness_bound(m, s);
+            CHECK(rough >= exact * (1 - 1e-12));
+            lo = fmin(lo, rough / exact), hi = fmax(hi, rough / exact);
+            answered++;
+        }
+        defo_material_destroy(m);
+    }
+    CHECK(answered > NSAMPLES / 2);
+    defo_material *m = make(DEFO_MODEL_STVK, DEFO_INVERSION_C1, 0.3);
+    CHECK(defo_material_stiffness_bound_rough(m, 1.0, 1.0) == INFINITY);
+    defo_material_destroy(m);
+    TEST_REPORT("rough bound / exact over %ld samples: %.3f .. %.3f", answered, lo, hi);
 }
 
 /* ITF04 §6 biphasic curve, probed uniaxially (σ = (s, 1, 1), so P̂1 = f(s) +
@@ -832,6 +965,8 @@ int main(void) {
     RUN(test_P_is_energy_gradient);
     RUN(test_isotropy);
     RUN(test_closed_forms);
+    RUN(test_direct_form);
+    RUN(test_stiffness_bound);
     RUN(test_biphasic_curve);
     RUN(test_rest_and_small_strain);
     RUN(test_extension_continuity);

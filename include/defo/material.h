@@ -160,6 +160,31 @@ DEFO_API double defo_material_eval(const defo_material *mat, defo_vec3 sigma, de
  * psi (n) and dpdf (n) may be NULL. */
 DEFO_API void defo_material_eval_batch(const defo_material *mat, size_t n, const double *sigma,
                                        double *psi, double *phat, defo_dpdf *dpdf);
+/* ψ (into *psi; NULL: not computed) and the first Piola stress P from F
+ * itself, without its SVD:
+ * neo-Hookean P = μ F + (λ ln J − μ) F⁻ᵀ, StVK P = F (2μ E + λ tr E I), used
+ * where det F > 0 and det F / ‖cof F‖_F — a lower bound of the smallest
+ * singular value — is at least the inversion threshold, so the extension
+ * cannot apply.  Returns 1 then, equal to defo_material_eval at F's
+ * singular values up to rounding; 0 (nothing written) for the other models
+ * or any other F: take the SVD path. */
+DEFO_API int defo_material_eval_direct(const defo_material *mat, const defo_mat3 *F, double *psi,
+                                       defo_mat3 *P);
+
+/* Gershgorin bound of the largest eigenvalue magnitude of dP/dF from its
+ * blocks (row sums of A and of each 2×2 B block) [Pa]: what explicit step
+ * control needs. */
+DEFO_API double defo_dpdf_bound(const defo_dpdf *dpdf);
+/* The same at σ without forming the blocks where the model allows
+ * (neo-Hookean outside the extension: one logarithm, no jets); equal to
+ * defo_dpdf_bound of defo_material_eval's blocks up to rounding. */
+DEFO_API double defo_material_stiffness_bound(const defo_material *mat, defo_vec3 sigma);
+/* An upper bound of defo_material_stiffness_bound over every σ with
+ * σ1σ2σ3 = J and every σi² ≥ smin2, from those two numbers alone (no SVD,
+ * no eigenvalues, no logarithm): neo-Hookean with smin2 at or above the
+ * squared inversion threshold; INFINITY otherwise (no rough bound). */
+DEFO_API double defo_material_stiffness_bound_rough(const defo_material *mat, double J,
+                                                    double smin2);
 
 /* TSIF05 §8 definiteness fix: negative eigenvalues of A (3×3 symmetric
  * eigen) and of each B block (2×2, analytic) are clamped to zero.  Blocks

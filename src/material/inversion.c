@@ -150,3 +150,78 @@ void defo_material_eval_batch(const defo_material *m, size_t n, const double *si
         if (phat) defo_v3_store(phat + 3 * e, p);
     }
 }
+
+double defo_dpdf_bound(const defo_dpdf *d) {
+    double m = 0;
+    for (int i = 0; i < 3; i++) {
+        const double r = fabs(d->A[i][0]) + fabs(d->A[i][1]) + fabs(d->A[i][2]);
+        m = r > m ? r : m;
+    }
+    for (int p = 0; p < 3; p++)
+        for (int i = 0; i < 2; i++) {
+            const double r = fabs(d->B[p][i][0]) + fabs(d->B[p][i][1]);
+            m = r > m ? r : m;
+        }
+    return m;
+}
+
+/* Neo-Hookean with no stretch extended: A and the B blocks of
+ * defo_material_eval written out with ι = 1/σ and one logarithm (L = ln J),
+ *   A_ii = μ + (μ + λ(1 − L)) ιi²,  A_ik = λ ιi ιk,
+ *   P̂i = μ(σi − ιi) + λ L ιi,  q₁ = μ + (μ − λL) ιa ιb,  q₂ = (P̂a + P̂b)/(σa + σb),
+ * and a B block's row sum |q₁ + q₂|/2 + |q₁ − q₂|/2 = max(|q₁|, |q₂|). */
+static double nh_bound(const defo_material *m, const double s[3]) {
+    const double mu = m->mu, lam = m->lambda;
+    /* the three reciprocals from one division (σ in [c, 2^300]: no
+     * overflow or underflow in the products) */
+    const double s01 = s[0] * s[1], J = s01 * s[2], iJ = 1.0 / J;
+    const double io[3] = {s[1] * s[2] * iJ, s[0] * s[2] * iJ, s01 * iJ};
+    const double L = log(J), k = mu + lam * (1.0 - L);
+    double p[3], b = 0;
+    for (int i = 0; i < 3; i++) {
+        const double r =
+            fabs(mu + k * io[i] * io[i]) + lam * io[i] * (io[(i + 1) % 3] + io[(i + 2) % 3]);
+        b = r > b ? r : b;
+        p[i] = mu * (s[i] - io[i]) + lam * L * io[i];
+    }
+    static const int pair[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+    for (int q = 0; q < 3; q++) {
+        const int a = pair[q][0], c = pair[q][1];
+        double den = s[a] + s[c];
+        if (fabs(den) < 1e-6) den = den < 0 ? -1e-6 : 1e-6;
+        const double q1 = fabs(mu + (mu - lam * L) * io[a] * io[c]);
+        const double q2 = fabs((p[a] + p[c]) / den);
+        const double r = q1 > q2 ? q1 : q2;
+        b = r > b ? r : b;
+    }
+    return b;
+}
+
+double defo_material_stiffness_bound(const defo_material *m, defo_vec3 sigma) {
+    const double s[3] = {sigma.x, sigma.y, sigma.z};
+    if (m->def.model == DEFO_MODEL_NEO_HOOKEAN && !extended(m, s[0]) && !extended(m, s[1]) &&
+        !extended(m, s[2]) && s[2] > 0 && s[0] < 0x1p300 && s[1] < 0x1p300 && s[2] < 0x1p300 &&
+        s[0] > 0 && s[1] > 0 &&
+        (m->mode != DEFO_INVERSION_CLAMP || (s[0] >= m->c && s[1] >= m->c && s[2] >= m->c)))
+        return nh_bound(m, s);
+    defo_dpdf d;
+    defo_material_eval(m, sigma, NULL, &d);
+    return defo_dpdf_bound(&d);
+}
+
+/* Neo-Hookean: with ιi = 1/σi ≤ 1/√smin2 the rows of A are at most
+ * μ + (|k| + 2λ)/smin2 (k = μ + λ(1 − L)) and each B block's max(|q₁|, |q₂|)
+ * — both equal μ + (μ − λL) ιa ιb up to sign, q₂ = (P̂a + P̂b)/(σa + σb)
+ * written out — at most μ + |μ − λL|/smin2; L = ln J lies in
+ * [1 − 1/J, J − 1] (ln x ≥ 1 − 1/x, ln x ≤ x − 1), so no logarithm. */
+double defo_material_stiffness_bound_rough(const defo_material *m, double J, double smin2) {
+    if (m->def.model != DEFO_MODEL_NEO_HOOKEAN || !(J > 0 && J < 0x1p300) ||
+        !(smin2 >= m->c * m->c && smin2 > 0 && smin2 < 0x1p300))
+        return INFINITY;
+    const double mu = m->mu, lam = m->lambda;
+    const double l_lo = 1.0 - 1.0 / J, l_hi = J - 1.0;
+    const double k_lo = fabs(mu + lam * (1.0 - l_lo)), k_hi = fabs(mu + lam * (1.0 - l_hi));
+    const double q_lo = fabs(mu - lam * l_lo), q_hi = fabs(mu - lam * l_hi);
+    const double k = (k_lo > k_hi ? k_lo : k_hi) + 2.0 * lam, q = q_lo > q_hi ? q_lo : q_hi;
+    return mu + (k > q ? k : q) / smin2;
+}
