@@ -13,6 +13,9 @@
  *     and zero net force on interior nodes; rigid motions give zero force;
  *   - damping: D symmetric, PSD, zero on rigid velocities; corotated D = τK';
  *   - derived fields: uniaxial stretch gives von Mises = E ε (ν = 0);
+ *   - the SVD-free path (forces only, material/direct.c) against the SVD path
+ *     (a tangent evaluation) at the same x: forces, energy, stress and the
+ *     tracked stable time agree to rounding, with both paths in use;
  *   - bitwise identical results for 1 and 2 threads; non-finite input named.
  */
 #include "defo/element.h"
@@ -20,6 +23,7 @@
 #include "defo/math.h"
 #include "defo/mesh.h"
 
+#include "force/force_internal.h" /* which points took the direct path */
 #include "test.h"
 
 #ifdef _OPENMP
@@ -434,6 +438,64 @@ static void test_stable_time(void) {
     free(x), free(g);
 }
 
+/* Forces-only evaluations take the SVD-free form where it holds; a tangent
+ * evaluation takes the SVD everywhere.  At the same x (small and large
+ * perturbations, tet4 and tet10) both give the same forces and energy to
+ * 1e-12 of their scale, the same Cauchy stress at every point and the same
+ * tracked stable time (σ from FᵀF's closed-form eigenvalues: 1e-9; elements
+ * left with a rough bound cannot be the minimum).  The
+ * large perturbation mixes direct and SVD points, the small one is (nearly:
+ * the curved mesh has one distorted point) all direct. */
+static void test_direct_path(void) {
+    for (int kind = 0; kind < 3; kind++)
+        for (int a = 0; a < 2; a++) {
+            fixture f;
+            CHECK(make(&f, kind, DEFO_FORMULATION_INVERTIBLE, 1, 0, 0.3));
+            defo_force_model_track_stable_time(f.fm);
+            const defo_index ne = f.mesh->num_elems;
+            const int nq = defo_force_model_points(f.fm);
+            const size_t np = (size_t)ne * (size_t)nq;
+            double *x = perturbed(&f, a ? 0.12 : 0.01, 31 + kind), *g1 = malloc(f.n3 * sizeof *g1),
+                   *g2 = malloc(f.n3 * sizeof *g2), *S1 = malloc(9 * np * sizeof *S1);
+            double E1 = 0, E2 = 0, scale = 0;
+            CHECK_OK(defo_force_model_evaluate(f.fm, x, 0, g1, &E1));
+            const double t1 = defo_force_model_stable_time(f.fm);
+            size_t direct = 0, rough = 0;
+            for (size_t p = 0; p < np; p++) direct += f.fm->direct[p];
+            for (defo_index e = 0; e < ne; e++) rough += (f.fm->flag[e] & FM_ROUGH) != 0;
+            for (defo_index e = 0; e < ne; e++)
+                for (int q = 0; q < nq; q++)
+                    defo_force_model_stress(f.fm, e, q, S1 + 9 * ((size_t)e * nq + q));
+            CHECK_OK(defo_force_model_evaluate(f.fm, x, DEFO_EVAL_TANGENT, g2, &E2));
+            const double t2 = defo_force_model_stable_time(f.fm);
+            for (size_t p = 0; p < np; p++) CHECK(!f.fm->direct[p]);
+            const double df = maxdiff(g2, g1, f.n3, &scale);
+            double ds = 0, ss = 0;
+            for (defo_index e = 0; e < ne; e++)
+                for (int q = 0; q < nq; q++) {
+                    double S2[9];
+                    defo_force_model_stress(f.fm, e, q, S2);
+                    const double *s1 = S1 + 9 * ((size_t)e * nq + q);
+                    for (int k = 0; k < 9; k++) {
+                        ds = fmax(ds, fabs(s1[k] - S2[k]));
+                        ss = fmax(ss, fabs(S2[k]));
+                    }
+                }
+            TEST_REPORT("%s amplitude %.2f: %zu of %zu points direct, %zu elements left rough; "
+                        "forces %.1e, energy %.1e, stress %.1e (relative), stable time %.1e",
+                        kind_name[kind], a ? 0.12 : 0.01, direct, np, rough, df / scale,
+                        fabs(E1 - E2) / fabs(E2), ds / ss, fabs(t1 - t2) / t2);
+            CHECK(a ? direct > np / 4 && direct < np : direct >= np - np / 100);
+            if (a) CHECK(rough > 0); /* the rough bounds are in use, the minimum exact */
+            CHECK(df <= 1e-12 * scale);
+            CHECK(fabs(E1 - E2) <= 1e-12 * fabs(E2));
+            CHECK(ds <= 1e-12 * ss);
+            CHECK(fabs(t1 - t2) <= 1e-9 * t2);
+            free(x), free(g1), free(g2), free(S1);
+            drop(&f);
+        }
+}
+
 /* defo_force_model_forget_history says 1 exactly when rotations are kept
  * between evaluations: a corotated model with rotation_interval 1 recomputes
  * every rotation whatever its lazy_tolerance (1 there made the world drop
@@ -520,6 +582,7 @@ int main(void) {
     RUN(test_damping);
     RUN(test_fields_uniaxial);
     RUN(test_stable_time);
+    RUN(test_direct_path);
     RUN(test_forget_history);
     RUN(test_threads_bitwise);
     RUN(test_non_finite_named);

@@ -42,7 +42,8 @@
 /* 1 when a pass over the model's elements is worth a region. */
 #define FM_WORTH(fm, ns4, ns10) DEFO_PARALLEL_WORTH((fm)->ne, (fm)->npe == 4 ? (ns4) : (ns10))
 
-enum { FM_INVERTED = 1, FM_CLAMPED = 2, FM_BAD = 4 };
+/* FM_ROUGH: stable_len holds only a lower bound (kernel_hyperelastic.c) */
+enum { FM_INVERTED = 1, FM_CLAMPED = 2, FM_BAD = 4, FM_ROUGH = 8 };
 
 struct defo_force_model {
     defo_force_model_def def;
@@ -61,17 +62,23 @@ struct defo_force_model {
     double stiffness_scale; /* λ + 2μ */
     double stable_time;     /* wave_time at the last evaluation's stiffness */
     int track_stable_time;  /* evaluations bound the stiffness (stable_time) */
-    double *stiff; /* per element: tangent modulus / (λ+2μ) at the last evaluation, ≥ 1 */
+    /* per element: rest length / √r, r ≥ 1 the tangent modulus / (λ+2μ) at the
+     * last evaluation (stable_time is their minimum over the wave speed) */
+    double *stable_len;
+    const double *len;      /* per element: rest length (defo_element_rest_length) */
     const double *jinv, *w; /* rest data per point */
     defo_incidence inc;     /* node → slot (slot = e·P + a) */
     double *slot;           /* 9·P per element: forces (3) or blocks (9) per node */
     double *elem_energy;    /* per element */
     unsigned char *flag;    /* per element: FM_* of the last evaluation */
     /* per point (e·nq + q) */
-    double *R;       /* 9: INVERTIBLE U, COROTATED R */
-    double *M;       /* 9: INVERTIBLE D̂ = J⁻¹V, COROTATED R J⁻ᵀ */
-    double *sig;     /* 3: INVERTIBLE σ */
-    double *phat;    /* 3: INVERTIBLE P̂ */
+    double *R;    /* 9: INVERTIBLE U, COROTATED R */
+    double *M;    /* 9: INVERTIBLE D̂ = J⁻¹V, COROTATED R J⁻ᵀ */
+    double *sig;  /* 3: INVERTIBLE σ */
+    double *phat; /* 3: INVERTIBLE P̂ */
+    /* INVERTIBLE: 1 where the last evaluation took the SVD-free form
+     * (defo_material_eval_direct); M then holds F there (R nothing) */
+    unsigned char *direct;
     defo_dpdf *dpdf; /* INVERTIBLE tangent blocks */
     /* COROTATED lazy rotations */
     double *F_last;  /* 9 per point, lazy_tolerance > 0 */

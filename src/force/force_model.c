@@ -69,11 +69,12 @@ void defo_force_model_destroy(defo_force_model *fm) {
     defo_free(fm->slot);
     defo_free(fm->elem_energy);
     defo_free(fm->flag);
-    defo_free(fm->stiff);
+    defo_free(fm->stable_len);
     defo_free(fm->R);
     defo_free(fm->M);
     defo_free(fm->sig);
     defo_free(fm->phat);
+    defo_free(fm->direct);
     defo_free(fm->dpdf);
     defo_free(fm->F_last);
     defo_free(fm->age);
@@ -138,19 +139,21 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
     fm->slot = defo_malloc(9 * (size_t)fm->npe * ne * sizeof(double) + 1);
     fm->elem_energy = defo_calloc(ne + 1, sizeof(double));
     fm->flag = defo_calloc(ne + 1, 1);
-    fm->stiff = defo_calloc(ne + 1, sizeof(double));
+    fm->stable_len = defo_calloc(ne + 1, sizeof(double));
     fm->R = defo_malloc(9 * np * sizeof(double) + 1);
     fm->M = defo_malloc(9 * np * sizeof(double) + 1);
     fm->sig = defo_calloc(3 * np + 1, sizeof(double));
     fm->phat = defo_calloc(3 * np + 1, sizeof(double));
-    if (d.formulation == DEFO_FORMULATION_INVERTIBLE)
+    if (d.formulation == DEFO_FORMULATION_INVERTIBLE) {
         fm->dpdf = defo_calloc(np + 1, sizeof(defo_dpdf));
-    else
+        fm->direct = defo_calloc(np + 1, 1);
+    } else
         fm->age = defo_calloc(np + 1, sizeof(int32_t));
     const int keep_F = defo_fm_lazy(&d) && d.lazy_tolerance > 0;
     if (keep_F) fm->F_last = defo_malloc(9 * np * sizeof(double) + 1);
-    if (!st && (!fm->slot || !fm->elem_energy || !fm->flag || !fm->stiff || !fm->R || !fm->M ||
-                !fm->sig || !fm->phat || (!fm->dpdf && !fm->age) || (keep_F && !fm->F_last)))
+    if (!st && (!fm->slot || !fm->elem_energy || !fm->flag || !fm->stable_len || !fm->R || !fm->M ||
+                !fm->sig || !fm->phat || (!fm->dpdf && !fm->age) || (fm->dpdf && !fm->direct) ||
+                (keep_F && !fm->F_last)))
         st = defo_error_oom("force model state", np * 40 * sizeof(double));
     if (!st) st = defo_incidence_build(&fm->inc, mesh->elems, fm->ne, fm->npe, fm->n);
     if (st) {
@@ -176,13 +179,14 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
     const double rho = defo_material_get_def(material)->density;
     const double c = sqrt(defo_material_stiffness_scale(material) / rho);
     const double *len = defo_element_rest_length(rest);
+    fm->len = len;
     double hmin = INFINITY;
     for (size_t e = 0; e < ne; e++) hmin = fmin(hmin, len[e]);
     fm->wave_time = ne > 0 && c > 0 ? hmin / c : INFINITY;
     fm->wave_speed = c;
     fm->stiffness_scale = defo_material_stiffness_scale(material);
     fm->stable_time = fm->wave_time;
-    for (size_t e = 0; e < ne; e++) fm->stiff[e] = 1.0;
+    for (size_t e = 0; e < ne; e++) fm->stable_len[e] = len[e];
     *out = fm;
     return DEFO_OK;
 }
@@ -322,15 +326,14 @@ int defo_force_model_track_stable_time(defo_force_model *fm) {
     return 1;
 }
 
-/* min over elements of length / (c √stiff): the stable time at the
- * stiffness of the last evaluation (INVERTIBLE; COROTATED keeps its rest
+/* min over elements of length / (c √r) (stable_len, each element's own from
+ * its kernel pass): the stable time at the stiffness of the last evaluation (INVERTIBLE; COROTATED keeps its rest
  * stiffness, rotated) */
 void defo_fm_update_stable_time(defo_force_model *fm) {
-    const double *len = defo_element_rest_length(fm->rest);
     double t = INFINITY;
     for (defo_index e = 0; e < fm->ne; e++) {
-        const double r = fm->stiff[e];
-        t = fmin(t, r > 1.0 ? len[e] / sqrt(r) : len[e]);
+        const double te = fm->stable_len[e];
+        t = te < t ? te : t; /* not fmin: a libm call per element */
     }
     fm->stable_time = fm->ne > 0 && fm->wave_speed > 0 ? t / fm->wave_speed : INFINITY;
 }
@@ -413,6 +416,28 @@ static double point_stress(const defo_force_model *fm, size_t pq, double sig[9],
         defo_sym3_eigen(&Sm, &l, &Q);
         pr[0] = l.x, pr[1] = l.y, pr[2] = l.z;
         return NAN; /* J from F: the caller's */
+    }
+    if (fm->direct[pq]) {
+        /* SVD-free point (J > 0): P again from the kept F (the same call
+         * that took the path, so it answers again), σ = P Fᵀ / J */
+        const double *F = fm->M + 9 * pq;
+        defo_mat3 Fm, Pmat, S, Q;
+        memcpy(Fm.m, F, sizeof Fm.m);
+        if (!defo_material_eval_direct(fm->mat, &Fm, NULL, &Pmat)) Pmat = defo_m3_zero();
+        const double *Pm = &Pmat.m[0][0];
+        const double J = defo_m3_det(Fm), d = J > 0.01 ? J : 0.01;
+        double t[9];
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++)
+                t[3 * r + k] = Pm[3 * r] * F[3 * k] + Pm[3 * r + 1] * F[3 * k + 1] +
+                               Pm[3 * r + 2] * F[3 * k + 2];
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++)
+                sig[3 * r + k] = S.m[r][k] = 0.5 * (t[3 * r + k] + t[3 * k + r]) / d;
+        defo_vec3 l;
+        defo_sym3_eigen(&S, &l, &Q);
+        pr[0] = l.x, pr[1] = l.y, pr[2] = l.z;
+        return J;
     }
     const double *s = fm->sig + 3 * pq, *p = fm->phat + 3 * pq, *U = fm->R + 9 * pq;
     const double J = s[0] * s[1] * s[2], d = J > 0.01 ? J : 0.01;

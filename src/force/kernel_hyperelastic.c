@@ -34,26 +34,68 @@ static inline void load9(double *d, const double *s) {
     memcpy(d, s, 9 * sizeof *d);
 }
 
-/* A bound of the largest eigenvalue magnitude of dP/dF (its blocks in the
- * diagonal frame): Gershgorin row sums of A and of each 2×2 pair block. */
-static inline double dpdf_bound(const defo_dpdf *dp) {
-    double m = 0;
+/* C = FᵀF and its Gershgorin discs: returns 1 when they lie in [0.81, 1.21],
+ * which proves every principal stretch within the stable-time tracker's
+ * rest window [0.9, 1.1]; *lo gets the discs' lower end (≤ σ_min²). */
+static inline int gershgorin_near(const defo_mat3 *F, defo_mat3 *C, double *lo) {
     for (int i = 0; i < 3; i++)
-        m = fmax(m, fabs(dp->A[i][0]) + fabs(dp->A[i][1]) + fabs(dp->A[i][2]));
-    for (int p = 0; p < 3; p++)
-        for (int i = 0; i < 2; i++) m = fmax(m, fabs(dp->B[p][i][0]) + fabs(dp->B[p][i][1]));
-    return m;
+        for (int j = i; j < 3; j++)
+            C->m[i][j] = C->m[j][i] =
+                F->m[0][i] * F->m[0][j] + F->m[1][i] * F->m[1][j] + F->m[2][i] * F->m[2][j];
+    double l = INFINITY, h = -INFINITY;
+    for (int i = 0; i < 3; i++) {
+        const double r = fabs(C->m[i][(i + 1) % 3]) + fabs(C->m[i][(i + 2) % 3]);
+        l = C->m[i][i] - r < l ? C->m[i][i] - r : l;
+        h = C->m[i][i] + r > h ? C->m[i][i] + r : h;
+    }
+    *lo = l;
+    return l >= 0.81 && h <= 1.21;
+}
+
+/* The stiffness bound at a direct point away from the Gershgorin window:
+ * σ from C's eigenvalues (closed form); 0 when every σ is in [0.9, 1.1]. */
+static inline double direct_exact_bound(const defo_force_model *fm, const defo_mat3 *C) {
+    defo_vec3 l;
+    defo_sym3_eigenvalues(C, &l);
+    /* ternaries, not fmax: a libm call per use in this loop */
+    const defo_vec3 s =
+        defo_v3(sqrt(l.x > 0 ? l.x : 0.0), sqrt(l.y > 0 ? l.y : 0.0), sqrt(l.z > 0 ? l.z : 0.0));
+    if (!(s.z < 0.9 || s.x > 1.1)) return 0.0;
+    return defo_material_stiffness_bound(fm->mat, s);
+}
+
+/* The tracked stiffness bound of one point exactly as hyper_element's exact
+ * paths compute it (direct form: σ from C; otherwise the SVD and dP/dF). */
+static double point_exact_bound(const defo_force_model *fm, const defo_mat3 *F, int direct) {
+    defo_mat3 Pd, C;
+    double lo;
+    if (direct && defo_material_eval_direct(fm->mat, F, NULL, &Pd))
+        return gershgorin_near(F, &C, &lo) ? 0.0 : direct_exact_bound(fm, &C);
+    defo_mat3 U, V;
+    defo_vec3 s;
+    defo_svd3(F, &U, &s, &V);
+    if (!(s.z < 0.9 || s.x > 1.1)) return 0.0;
+    defo_dpdf dp;
+    defo_material_eval(fm->mat, s, NULL, &dp);
+    return defo_dpdf_bound(&dp);
 }
 
 /* One element: forces into its slot (3 per node), energy, flags, and the
- * per-point state (U, D̂, σ, P̂, dP/dF when tangent). */
+ * per-point state (U, D̂, σ, P̂, dP/dF when tangent).  With `direct` (forces
+ * and energy only: no tangent, no damping) a point whose material has an
+ * SVD-free form there (material/direct.c) takes it: W = −w P J⁻ᵀ, the same
+ * as −w U P̂ D̂ᵀ since D̂ = J⁻¹V; M keeps F for the stress.  Where the
+ * stable time is tracked and the point is away from rest, σ for the
+ * stiffness bound comes from the eigenvalues of FᵀF (J > 0 there).  Without
+ * with_energy such points leave ψ out (elem_energy is read only by the
+ * evaluation that asks for the energy). */
 FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, defo_index e,
-                             const double *x, int tangent) {
+                             const double *x, int tangent, int direct, int with_energy) {
     const defo_index *v = fm->mesh->elems + (size_t)e * P;
     const defo_quadrature *rule = &fm->ops->stiffness;
     const int fix = fm->def.definiteness_fix;
     double *out = fm->slot + 3 * (size_t)P * (size_t)e;
-    double psi_e = 0.0, stiff = 0.0;
+    double psi_e = 0.0, stiff = 0.0, rough = 0.0; /* exact and rough bounds */
     unsigned char fl = 0;
     for (int q = 0; q < NQ; q++) {
         const size_t pq = (size_t)e * NQ + (size_t)q;
@@ -70,6 +112,35 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
             psi_e = NAN;
             break;
         }
+        const double w = fm->w[pq];
+        defo_mat3 Pd;
+        double psi_d = 0.0;
+        if (direct && defo_material_eval_direct(fm->mat, &F, with_energy ? &psi_d : NULL, &Pd)) {
+            defo_mat3 C;
+            double lo;
+            if (fm->track_stable_time && !gershgorin_near(&F, &C, &lo)) {
+                /* first the rough bound (no σ); exact when it has none */
+                const double b = defo_material_stiffness_bound_rough(fm->mat, defo_m3_det(F), lo);
+                if (b < INFINITY) {
+                    rough = b > rough ? b : rough;
+                } else {
+                    const double be = direct_exact_bound(fm, &C);
+                    stiff = be > stiff ? be : stiff;
+                }
+            }
+            /* W = −w P J⁻ᵀ */
+            double W[9];
+            for (int r = 0; r < 3; r++)
+                for (int k = 0; k < 3; k++)
+                    W[3 * r + k] = -w * (Pd.m[r][0] * Ji.m[k][0] + Pd.m[r][1] * Ji.m[k][1] +
+                                         Pd.m[r][2] * Ji.m[k][2]);
+            fm_scatter(P, W, g, out, q > 0);
+            memcpy(fm->M + 9 * pq, F.m, 9 * sizeof(double));
+            fm->direct[pq] = 1;
+            psi_e += w * psi_d;
+            continue;
+        }
+        fm->direct[pq] = 0;
         defo_mat3 U, V;
         defo_vec3 s, ph;
         defo_svd3(&F, &U, &s, &V);
@@ -80,13 +151,12 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
         const int far = fm->track_stable_time && (s.z < 0.9 || s.x > 1.1);
         const double psi = defo_material_eval(fm->mat, s, &ph, tangent || far ? &dp : NULL);
         if (s.z <= 0.0) fl |= FM_INVERTED;
-        if (far) stiff = fmax(stiff, dpdf_bound(&dp));
+        if (far) stiff = fmax(stiff, defo_dpdf_bound(&dp));
         if (tangent) {
             if (fix && defo_dpdf_project_psd(&dp) > 0) fl |= FM_CLAMPED;
             fm->dpdf[pq] = dp;
         }
         const defo_mat3 Dh = defo_m3_mul(Ji, V);
-        const double w = fm->w[pq];
         /* W = −w U P̂ D̂ᵀ */
         double W[9];
         const double p3[3] = {ph.x, ph.y, ph.z};
@@ -107,37 +177,102 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
     if (fl & FM_BAD)
         for (int k = 0; k < 3 * P; k++) out[k] = 0.0;
     fm->elem_energy[e] = psi_e;
+    /* rough above the exact part: stable_len is only a lower bound (FM_ROUGH);
+     * otherwise it is exact (the rough points' true bounds are below it) */
+    if (rough > stiff) fl |= FM_ROUGH, stiff = rough;
     fm->flag[e] = fl;
-    fm->stiff[e] = fmax(1.0, stiff / fm->stiffness_scale);
+    const double r = stiff / fm->stiffness_scale;
+    fm->stable_len[e] = r > 1.0 ? fm->len[e] / sqrt(r) : fm->len[e];
+}
+
+/* Element e's exact stable length at x: every point as hyper_element's exact
+ * paths would take it (the same decisions, the same arithmetic). */
+static double exact_stable_len(const defo_force_model *fm, defo_index e, const double *x) {
+    const int P = fm->npe, NQ = fm->nq;
+    const defo_index *v = fm->mesh->elems + (size_t)e * P;
+    const defo_quadrature *rule = &fm->ops->stiffness;
+    double stiff = 0.0;
+    for (int q = 0; q < NQ; q++) {
+        const size_t pq = (size_t)e * NQ + (size_t)q;
+        double H[9];
+        if (P == 4)
+            fm_grad_sum(4, x, v, rule->grad, H);
+        else
+            fm_grad_sum(10, x, v, rule->grad + 30 * q, H);
+        defo_mat3 Ji, F;
+        load9(&Ji.m[0][0], fm->jinv + 9 * pq);
+        if (fm->eps_plastic) Ji = defo_fm_plastic_jinv(&Ji, fm->eps_plastic + 6 * pq);
+        load9(&F.m[0][0], H);
+        F = defo_m3_mul(F, Ji);
+        const double b = point_exact_bound(fm, &F, 1);
+        stiff = b > stiff ? b : stiff;
+    }
+    const double r = stiff / fm->stiffness_scale;
+    return r > 1.0 ? fm->len[e] / sqrt(r) : fm->len[e];
+}
+
+/* Rough elements (FM_ROUGH: a stable length below their exact one) matter
+ * only if they could be the minimum.  U, the exact length of the element
+ * with the smallest rough-or-exact length, bounds the true minimum from
+ * above; a rough element whose lower bound is at least U cannot be below
+ * it.  The others are made exact, in element order (U shrinks as exact
+ * values come in), so the minimum — the stable time — is the one an exact
+ * pass over every element gives, bit for bit; only lengths that cannot be
+ * the minimum stay rough. */
+static void settle_rough(defo_force_model *fm, const double *x) {
+    const defo_index ne = fm->ne;
+    defo_index arg = -1;
+    double best = INFINITY;
+    for (defo_index e = 0; e < ne; e++)
+        if (fm->stable_len[e] < best) best = fm->stable_len[e], arg = e;
+    if (arg < 0) return;
+    double U = fm->stable_len[arg];
+    if (fm->flag[arg] & FM_ROUGH) {
+        U = fm->stable_len[arg] = exact_stable_len(fm, arg, x);
+        fm->flag[arg] &= (unsigned char)~FM_ROUGH;
+    }
+    for (defo_index e = 0; e < ne; e++) {
+        if (!(fm->flag[e] & FM_ROUGH) || !(fm->stable_len[e] < U)) continue;
+        fm->stable_len[e] = exact_stable_len(fm, e, x);
+        fm->flag[e] &= (unsigned char)~FM_ROUGH;
+        U = fm->stable_len[e] < U ? fm->stable_len[e] : U;
+    }
 }
 
 defo_status defo_fm_hyper_evaluate(defo_force_model *fm, const double *x, unsigned flags,
                                    double *force, double *energy) {
     const defo_index ne = fm->ne;
     const int tangent = (flags & DEFO_EVAL_TANGENT) != 0;
-    defo_index inverted = 0, bad = 0;
+    /* products and blocks read U and D̂: the SVD everywhere then */
+    const int direct = !tangent && !fm->damping;
+    defo_index inverted = 0, bad = 0, rough = 0;
     /* one region: the element pass, then (no element bad) the gather */
     DEFO_PARALLEL_REGION_IF(FM_WORTH(fm, FM_NS_HYPER_FORCE4, FM_NS_HYPER_FORCE10)) {
         if (fm->npe == 4) {
-            DEFO_FOR_SUM(inverted, bad)
+            DEFO_FOR_SUM(inverted, bad, rough)
             for (defo_index e = 0; e < ne; e++) {
-                hyper_element(fm, 4, 1, e, x, tangent);
+                hyper_element(fm, 4, 1, e, x, tangent, direct, energy != NULL);
                 inverted += (fm->flag[e] & FM_INVERTED) != 0;
                 bad += (fm->flag[e] & FM_BAD) != 0;
+                rough += (fm->flag[e] & FM_ROUGH) != 0;
             }
         } else {
-            DEFO_FOR_SUM(inverted, bad)
+            DEFO_FOR_SUM(inverted, bad, rough)
             for (defo_index e = 0; e < ne; e++) {
-                hyper_element(fm, 10, 4, e, x, tangent);
+                hyper_element(fm, 10, 4, e, x, tangent, direct, energy != NULL);
                 inverted += (fm->flag[e] & FM_INVERTED) != 0;
                 bad += (fm->flag[e] & FM_BAD) != 0;
+                rough += (fm->flag[e] & FM_ROUGH) != 0;
             }
         }
         if (force && !bad) defo_gather3_team(&fm->inc, fm->slot, force);
     }
     fm->inverted = inverted;
     if (bad) return defo_fm_report_bad(fm, x);
-    if (fm->track_stable_time) defo_fm_update_stable_time(fm);
+    if (fm->track_stable_time) {
+        if (rough) settle_rough(fm, x);
+        defo_fm_update_stable_time(fm);
+    }
     if (energy) *energy = defo_fm_sum_energy(fm);
     return DEFO_OK;
 }
