@@ -170,6 +170,12 @@ DEFO_API void defo_material_eval_batch(const defo_material *mat, size_t n, const
  * or any other F: take the SVD path. */
 DEFO_API int defo_material_eval_direct(const defo_material *mat, const defo_mat3 *F, double *psi,
                                        defo_mat3 *P);
+/* Four points in lockstep (lane l of F[k] is entry k, row-major, of the l-th
+ * F): defo_material_eval_direct without ψ at each, bit for bit.  Bit l of the
+ * result is set where lane l answered (P[·][l] written); elsewhere P[·][l]
+ * is unspecified and the point takes the SVD path. */
+DEFO_API unsigned defo_material_eval_direct4(const defo_material *mat, const double F[9][4],
+                                             double P[9][4]);
 
 /* Gershgorin bound of the largest eigenvalue magnitude of dP/dF from its
  * blocks (row sums of A and of each 2×2 B block) [Pa]: what explicit step
@@ -185,6 +191,9 @@ DEFO_API double defo_material_stiffness_bound(const defo_material *mat, defo_vec
  * squared inversion threshold; INFINITY otherwise (no rough bound). */
 DEFO_API double defo_material_stiffness_bound_rough(const defo_material *mat, double J,
                                                     double smin2);
+/* The same for four (J, smin2) pairs, bit for bit. */
+DEFO_API void defo_material_stiffness_bound_rough4(const defo_material *mat, const double J[4],
+                                                   const double smin2[4], double out[4]);
 
 /* TSIF05 §8 definiteness fix: negative eigenvalues of A (3×3 symmetric
  * eigen) and of each B block (2×2, analytic) are clamped to zero.  Blocks

@@ -39,6 +39,7 @@
  * validation).
  */
 #include "material/material_internal.h"
+#include "math/lanes.h"
 
 #include <math.h>
 
@@ -224,4 +225,24 @@ double defo_material_stiffness_bound_rough(const defo_material *m, double J, dou
     const double q_lo = fabs(mu - lam * l_lo), q_hi = fabs(mu - lam * l_hi);
     const double k = (k_lo > k_hi ? k_lo : k_hi) + 2.0 * lam, q = q_lo > q_hi ? q_lo : q_hi;
     return mu + (k > q ? k : q) / smin2;
+}
+
+DEFO_LANES_CLONES
+void defo_material_stiffness_bound_rough4(const defo_material *m, const double J4[4],
+                                          const double smin2_4[4], double out[4]) {
+    const defo_d4 J = defo_d4_load(J4), smin2 = defo_d4_load(smin2_4);
+    const defo_d4 inf = defo_d4_splat(INFINITY);
+    if (m->def.model != DEFO_MODEL_NEO_HOOKEAN) {
+        defo_d4_store(out, inf);
+        return;
+    }
+    const defo_m4 ok =
+        (J > 0) & (J < 0x1p300) & (smin2 >= m->c * m->c) & (smin2 > 0) & (smin2 < 0x1p300);
+    const double mu = m->mu, lam = m->lambda;
+    const defo_d4 l_lo = 1.0 - 1.0 / J, l_hi = J - 1.0;
+    const defo_d4 k_lo = defo_d4_abs(mu + lam * (1.0 - l_lo)),
+                  k_hi = defo_d4_abs(mu + lam * (1.0 - l_hi));
+    const defo_d4 q_lo = defo_d4_abs(mu - lam * l_lo), q_hi = defo_d4_abs(mu - lam * l_hi);
+    const defo_d4 k = defo_d4_max(k_lo, k_hi) + 2.0 * lam, q = defo_d4_max(q_lo, q_hi);
+    defo_d4_store(out, defo_d4_select(ok, mu + defo_d4_max(k, q) / smin2, inf));
 }
