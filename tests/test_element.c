@@ -10,6 +10,8 @@
  *     reproduced exactly at the quadrature points (the patch test of the
  *     element layer);
  *   - curved tet10 volume against ∫ det ∇φ of the quadratic map;
+ *   - the eigenvalue length of tet4 in closed form (the unit right and the
+ *     regular tet), scaled with the element;
  *   - consistent mass: total, first and second moments exact; HRZ lumping;
  *   - traction loads: t·A/3 per corner (tet4), 0 at corners and t·A/3 per edge
  *     node on a straight 6-node face, the area of a curved face against the
@@ -212,6 +214,43 @@ static void test_rest_tet4_matches_itf04(void) {
     CHECK(same);
     defo_element_rest_destroy(r);
     defo_mesh_destroy(m);
+}
+
+/* The eigenvalue length (defo_element_rest_eigen_length) in closed form for
+ * tet4: ℓ = 2/√λmax(Σ_a ∇N_a∇N_aᵀ).  The unit right tet has gradients e1,
+ * e2, e3 and −(1,1,1): Σ = I + 11ᵀ, λmax = 4, ℓ = 1.  A regular tet's sum is
+ * isotropic, (4/h²)/3 · I with h its altitude, so ℓ = √3 h.  ℓ is a length:
+ * scaled by s under a rigid motion and scaling by s. */
+static void test_eigen_length(void) {
+    const double right[4][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    const double a = 0.3, h = a * sqrt(2.0 / 3.0);
+    const double regular[4][3] = {
+        {0, 0, 0}, {a, 0, 0}, {0.5 * a, 0.5 * sqrt(3.0) * a, 0}, {0.5 * a, sqrt(3.0) * a / 6.0, h}};
+    const double want[2] = {1.0, sqrt(3.0) * h};
+    for (int shape = 0; shape < 2; shape++)
+        for (int moved = 0; moved < 2; moved++) {
+            defo_mesh *m = NULL;
+            CHECK_OK(defo_mesh_create(1, &m));
+            const double(*X)[3] = shape ? regular : right;
+            /* moved: scaled by 2.5, rotated about (1, 2, 2)/3 by 0.7 rad, shifted */
+            const defo_mat3 R = defo_m3_rotation(defo_v3(1.0 / 3, 2.0 / 3, 2.0 / 3), 0.7);
+            for (int k = 0; k < 4; k++) {
+                defo_vec3 p = defo_v3(X[k][0], X[k][1], X[k][2]);
+                if (moved)
+                    p = defo_v3_add(defo_v3_scale(defo_m3_mulv(R, p), 2.5), defo_v3(3, -1, 2));
+                defo_mesh_add_node(m, p.x, p.y, p.z, NULL);
+            }
+            const defo_index v[4] = {0, 1, 2, 3};
+            defo_mesh_add_elem(m, v, 0);
+            defo_element_rest *r = NULL;
+            CHECK_OK(defo_element_rest_create(m, &r));
+            const double l = defo_element_rest_eigen_length(r)[0],
+                         expect = want[shape] * (moved ? 2.5 : 1.0);
+            CHECK_MSG(fabs(l - expect) <= 1e-13 * expect, "shape %d moved %d: %.17g, want %.17g",
+                      shape, moved, l, expect);
+            defo_element_rest_destroy(r);
+            defo_mesh_destroy(m);
+        }
 }
 
 /* A linear field is reproduced exactly by both kinds (also on a curved tet10
@@ -523,6 +562,7 @@ int main(void) {
     RUN(test_rules_exact);
     RUN(test_shape_functions);
     RUN(test_rest_tet4_matches_itf04);
+    RUN(test_eigen_length);
     RUN(test_patch_fields);
     RUN(test_curved_volume);
     RUN(test_consistent_mass_moments);

@@ -16,6 +16,8 @@
  *   - the SVD-free path (forces only, material/direct.c) against the SVD path
  *     (a tangent evaluation) at the same x: forces, energy, stress and the
  *     tracked stable time agree to rounding, with both paths in use;
+ *   - the four-wide explicit pass of tet4 equals the one-element pass bit
+ *     for bit (forces, kept F, flags, stable lengths and time);
  *   - bitwise identical results for 1 and 2 threads; non-finite input named.
  */
 #include "defo/element.h"
@@ -389,11 +391,13 @@ static void test_fields_uniaxial(void) {
 }
 
 /* The stable time (defo_force_model_stable_time) against the rest wave
- * time: untracked it stays the wave time; tracked, a neo-Hookean body
- * squashed uniformly to σ = 0.5 has a largest tangent modulus several times
- * λ + 2μ (the stable time falls by its square root: between 1/√12 and 1/√2
- * of the wave time), the same body at rest or rigidly rotated keeps the wave
- * time exactly, and the corotated formulation keeps it at any state. */
+ * time: untracked it stays the wave time, the smallest eigenvalue length
+ * over c√r₀ (r₀ = the rest tangent bound 3λ + 2μ over λ + 2μ); tracked, a
+ * neo-Hookean body squashed uniformly to σ = 0.5 has a tangent bound
+ * r = 6..12 times λ + 2μ everywhere, so its stable time is √(r₀/r) of the
+ * wave time (exactly, from the material's blocks); the same body at rest or
+ * rigidly rotated keeps the wave time, and the corotated formulation keeps
+ * it at any state. */
 static void test_stable_time(void) {
     fixture f;
     CHECK(make(&f, 0, DEFO_FORMULATION_INVERTIBLE, 1, 0, 0.3));
@@ -416,10 +420,25 @@ static void test_stable_time(void) {
         bound = fmax(bound, fabs(dp.A[i][0]) + fabs(dp.A[i][1]) + fabs(dp.A[i][2]));
     for (int p = 0; p < 3; p++)
         for (int i = 0; i < 2; i++) bound = fmax(bound, fabs(dp.B[p][i][0]) + fabs(dp.B[p][i][1]));
-    const double r = bound / defo_material_stiffness_scale(f.mat);
-    TEST_REPORT("neo-Hookean squashed to 0.5: stable time %.4g of the wave time (1/√r, r = %.3g)",
-                squashed / wave, r);
-    CHECK(fabs(squashed / wave - 1.0 / sqrt(r)) < 1e-12);
+    const double scale = defo_material_stiffness_scale(f.mat), r = bound / scale;
+    /* r₀ from the blocks at rest, the same way */
+    (void)defo_material_eval(f.mat, defo_v3(1, 1, 1), &ph, &dp);
+    double rest = 0;
+    for (int i = 0; i < 3; i++)
+        rest = fmax(rest, fabs(dp.A[i][0]) + fabs(dp.A[i][1]) + fabs(dp.A[i][2]));
+    const double r0 = rest / scale;
+    const double *elen = defo_element_rest_eigen_length(f.rest);
+    double emin = INFINITY;
+    for (defo_index e = 0; e < f.mesh->num_elems; e++) emin = fmin(emin, elen[e]);
+    const double c = sqrt(scale / defo_material_get_def(f.mat)->density);
+    CHECK(fabs(wave - emin / (c * sqrt(r0))) <= 1e-14 * wave);
+    TEST_REPORT(
+        "neo-Hookean squashed to 0.5: stable time %.4g of the wave time (√(r₀/r), r = %.3g, "
+        "r₀ = %.4g)",
+        squashed / wave, r, r0);
+    CHECK(fabs(squashed / wave - sqrt(r0 / r)) < 1e-12);
+    CHECK(fabs(r0 - (3 * defo_material_lambda(f.mat) + 2 * defo_material_mu(f.mat)) / scale) <
+          1e-12);
     CHECK(r > 6 && r < 12);
     /* a rigid rotation of the rest shape: stretches 1, the wave time */
     for (defo_index i = 0; i < f.mesh->num_nodes; i++) {
@@ -494,6 +513,136 @@ static void test_direct_path(void) {
             free(x), free(g1), free(g2), free(S1);
             drop(&f);
         }
+}
+
+/* The stable time of a stiffened body against the true stability limit of
+ * the explicit step: where every element is away from rest (squashed to
+ * 0.6, perturbed), Newmark's step at the default cfl ½ — half the stable
+ * time — must not exceed 2/ω_max, ω_max² the largest |eigenvalue| of
+ * M⁻¹K (K the tangent without the definiteness fix, M the lumped masses),
+ * found by power iteration on M^{-1/2} K M^{-1/2} to convergence.  The
+ * element eigenvalue inequality promises it for every element kind; the
+ * report says how close the bound comes (1 = tight). */
+static void test_stable_limit(void) {
+    for (int kind = 0; kind < 3; kind++) {
+        fixture f;
+        CHECK(make(&f, kind, DEFO_FORMULATION_INVERTIBLE, 0, 0, 0.3));
+        const size_t n3 = f.n3, nn = n3 / 3;
+        double *x = perturbed(&f, 0.03, 5 + kind), *g = malloc(n3 * sizeof *g),
+               *m = malloc(nn * sizeof *m), *u = malloc(n3 * sizeof *u),
+               *y = malloc(n3 * sizeof *y);
+        for (size_t i = 0; i < n3; i++) x[i] *= 0.6;
+        const double rho = defo_material_get_def(f.mat)->density;
+        CHECK_OK(defo_element_lumped_mass(f.mesh, rho, NULL, m));
+        defo_force_model_track_stable_time(f.fm);
+        CHECK_OK(defo_force_model_evaluate(f.fm, x, DEFO_EVAL_TANGENT, g, NULL));
+        const double step = 0.5 * defo_force_model_stable_time(f.fm);
+        test_rng r = {99};
+        for (size_t i = 0; i < n3; i++) u[i] = test_range(&r, -1, 1);
+        double lam = 0, last = 0;
+        for (int it = 0; it < 4000; it++) {
+            double nu = 0;
+            for (size_t i = 0; i < n3; i++) nu += u[i] * u[i];
+            for (size_t i = 0; i < n3; i++) u[i] /= sqrt(nu) * sqrt(m[i / 3]);
+            defo_force_model_tangent_apply(f.fm, u, y); /* y = K M^{-1/2} û */
+            double rq = 0;
+            for (size_t i = 0; i < n3; i++) {
+                y[i] /= sqrt(m[i / 3]);
+                rq += y[i] * u[i] * sqrt(m[i / 3]);
+            }
+            last = lam, lam = rq;
+            memcpy(u, y, n3 * sizeof *u);
+        }
+        const double limit = 2.0 / sqrt(fabs(lam));
+        TEST_REPORT("%s squashed to 0.6: Newmark step %.4g of the limit 2/ω_max = %.4g s (power "
+                    "iteration settled to %.1e)",
+                    kind_name[kind], step / limit, limit, fabs(lam - last) / fabs(lam));
+        CHECK(step <= limit);
+        CHECK(fabs(lam - last) <= 1e-6 * fabs(lam));
+        free(x), free(g), free(m), free(u), free(y);
+        drop(&f);
+    }
+}
+
+/* The four-wide explicit pass of tet4 (hyper_tet4_block) against the
+ * one-element pass at the same x, bit for bit: forces, the kept F, the
+ * per-element flags and stable lengths, the stable time — for neo-Hookean
+ * (rough bounds four-wide) and StVK (no rough bound: stretched lanes go one
+ * by one), tracked and untracked, near rest, stretched and tangled (some
+ * lanes inverted), on 72 and 30 elements (the last two one by one). */
+static void test_lanes_bitwise(void) {
+    static const int cells[2][3] = {{3, 2, 2}, {5, 1, 1}};
+    long finished = 0, left = 0;
+    for (int mesh = 0; mesh < 2; mesh++)
+        for (int model = 0; model < 2; model++) {
+            defo_box_def bd = defo_default_box_def();
+            memcpy(bd.cells, cells[mesh], sizeof bd.cells);
+            defo_mesh *m = NULL;
+            defo_element_rest *rest = NULL;
+            defo_material *mat = NULL;
+            defo_force_model *fm = NULL;
+            defo_material_def md = defo_default_material();
+            md.youngs_modulus = 1e4;
+            md.model = model ? DEFO_MODEL_STVK : DEFO_MODEL_NEO_HOOKEAN;
+            defo_force_model_def fd = defo_default_force_model_def();
+            CHECK_OK(defo_generate_box(&bd, &m));
+            CHECK_OK(defo_element_rest_create(m, &rest));
+            CHECK_OK(defo_material_create(&md, &mat));
+            CHECK_OK(defo_force_model_create(m, rest, mat, &fd, &fm));
+            if (!fm) return;
+            if (!fm->jinv4) {
+                TEST_REPORT("this CPU has no 256-bit lanes: the four-wide pass is never taken");
+                defo_force_model_destroy(fm), defo_material_destroy(mat);
+                defo_element_rest_destroy(rest), defo_mesh_destroy(m);
+                return;
+            }
+            const defo_index ne = m->num_elems;
+            const size_t n3 = 3 * (size_t)m->num_nodes;
+            double *x = malloc(n3 * sizeof *x), *g1 = malloc(n3 * sizeof *g1),
+                   *g2 = malloc(n3 * sizeof *g2), *M1 = malloc(9 * (size_t)ne * sizeof *M1),
+                   *L1 = malloc((size_t)ne * sizeof *L1);
+            unsigned char *fl1 = malloc((size_t)ne), *d1 = malloc((size_t)ne);
+            for (int track = 0; track < 2; track++)
+                for (int a = 0; a < 3; a++) {
+                    static const double amp[3] = {0.005, 0.08, 0.25};
+                    test_rng r = {77 + (unsigned long long)(10 * a + mesh)};
+                    for (size_t i = 0; i < n3; i++)
+                        x[i] = m->x[i] * (a == 1 ? 1.3 : 1.0) + amp[a] * test_range(&r, -1, 1);
+                    if (track) defo_force_model_track_stable_time(fm);
+                    fm->lanes = 1;
+                    CHECK_OK(defo_force_model_evaluate(fm, x, 0, g1, NULL));
+                    const double t1 = defo_force_model_stable_time(fm);
+                    const defo_index lanes = fm->lane_elems;
+                    memcpy(M1, fm->M, 9 * (size_t)ne * sizeof *M1);
+                    memcpy(L1, fm->stable_len, (size_t)ne * sizeof *L1);
+                    memcpy(fl1, fm->flag, (size_t)ne), memcpy(d1, fm->direct, (size_t)ne);
+                    fm->lanes = 0;
+                    CHECK_OK(defo_force_model_evaluate(fm, x, 0, g2, NULL));
+                    CHECK(fm->lane_elems == 0);
+                    CHECK(memcmp(g1, g2, n3 * sizeof *g1) == 0);
+                    CHECK(memcmp(M1, fm->M, 9 * (size_t)ne * sizeof *M1) == 0);
+                    CHECK(memcmp(L1, fm->stable_len, (size_t)ne * sizeof *L1) == 0);
+                    CHECK(memcmp(fl1, fm->flag, (size_t)ne) == 0);
+                    CHECK(memcmp(d1, fm->direct, (size_t)ne) == 0);
+                    const double t2 = defo_force_model_stable_time(fm);
+                    CHECK(memcmp(&t1, &t2, sizeof t1) == 0);
+                    /* near rest every full block is four-wide; tangled, some
+                     * lanes are left (the inverted ones) — tracked StVK
+                     * leaves every lane (it has no rough bound) */
+                    if (a == 0 && (!model || !track)) CHECK(lanes == ne - ne % 4);
+                    if (a == 2 && (!model || !track))
+                        CHECK_MSG(lanes > 0 && lanes < ne - ne % 4, "%ld of %ld four-wide",
+                                  (long)lanes, (long)ne);
+                    finished += lanes;
+                    left += ne - lanes;
+                }
+            free(x), free(g1), free(g2), free(M1), free(L1), free(fl1), free(d1);
+            defo_force_model_destroy(fm), defo_material_destroy(mat);
+            defo_element_rest_destroy(rest), defo_mesh_destroy(m);
+        }
+    TEST_REPORT("four-wide = one by one, bit for bit: %ld elements finished four-wide, %ld "
+                "one by one",
+                finished, left);
 }
 
 /* defo_force_model_forget_history says 1 exactly when rotations are kept
@@ -582,7 +731,9 @@ int main(void) {
     RUN(test_damping);
     RUN(test_fields_uniaxial);
     RUN(test_stable_time);
+    RUN(test_stable_limit);
     RUN(test_direct_path);
+    RUN(test_lanes_bitwise);
     RUN(test_forget_history);
     RUN(test_threads_bitwise);
     RUN(test_non_finite_named);

@@ -112,10 +112,17 @@ DEFO_API const double *defo_element_rest_weight(const defo_element_rest *rest);
 /* Exact rest volume per element [m³] (tet10: with the mass rule, exact for
  * curved elements). */
 DEFO_API const double *defo_element_rest_volume(const defo_element_rest *rest);
-/* Smallest altitude of each element's corner tetrahedron divided by the
- * element order [m]: the length over which a wave crosses an element, for the
- * explicit time step bound (ITF04 §9). */
-DEFO_API const double *defo_element_rest_length(const defo_element_rest *rest);
+/* The eigenvalue length ℓ of each element [m]: with the element's lumped
+ * masses m (defo_element_lumped_mass's shares, density ρ) and K_ab =
+ * Σ_q w_q ∇N_a·∇N_b, γ = λmax(m^{-1/2} K m^{-1/2}) per unit density and
+ * ℓ = 4/√γ.  Where the tangent dP/dF has no eigenvalue above β in magnitude,
+ * the element's stiffness is at most β K ⊗ I, so its highest frequency is
+ * ω_e ≤ √(βγ/ρ), and the whole lumped-mass system's is at most the largest
+ * ω_e (the element eigenvalue inequality: Rayleigh quotients of sums).  With
+ * the dilatational speed c = √((λ+2μ)/ρ) and r = β/(λ+2μ), half of ℓ/(c√r)
+ * is 2/ω_e's bound — the explicit step's stability limit (force_model.h).
+ * tet4: 2/√λmax(Σ_a ∇N_a∇N_aᵀ). */
+DEFO_API const double *defo_element_rest_eigen_length(const defo_element_rest *rest);
 /* Bytes held. */
 DEFO_API size_t defo_element_rest_bytes(const defo_element_rest *rest);
 

@@ -149,22 +149,25 @@ DEFO_API defo_index defo_force_model_count_inverted(const defo_force_model *fm);
  * point only (no SVD, no stress), the linearisation untouched.  A
  * non-finite F counts as inverted. */
 DEFO_API defo_index defo_force_model_count_inverted_at(const defo_force_model *fm, const double *x);
-/* Stable explicit step scale [s]: min over elements of the element length
- * (defo_element_rest_length) over the dilatational wave speed
- * sqrt((λ + 2μ)/ρ). */
+/* Stable explicit step scale at rest [s]: min over elements of the
+ * eigenvalue length ℓ (defo_element_rest_eigen_length) over c √r₀, with
+ * c = sqrt((λ + 2μ)/ρ) the dilatational wave speed and r₀ the rest tangent
+ * bound (3λ + 2μ for the isotropic models) over λ + 2μ.  Half of it is the
+ * element eigenvalue inequality's bound of the explicit stability limit
+ * 2/ω_max of the lumped-mass system at rest: Newmark's default cfl ½ steps
+ * exactly there, below the true limit (tests/test_force_model.c). */
 DEFO_API double defo_force_model_wave_time(const defo_force_model *fm);
 /* The same at the stiffness of the last evaluation, once tracked
- * (defo_force_model_track_stable_time; wave_time until then): each
- * element's length over c √r_e, r_e ≥ 1 the largest Gershgorin bound of
- * dP/dF's eigenvalues at its points over λ + 2μ, computed where a principal
- * stretch is outside [0.9, 1.1].  The bound is 3λ + 2μ at rest (1.86 × λ + 2μ
- * at ν = 0.3), so r_e jumps when a stretch leaves that window: a deliberate
- * margin — on the 20 K-tet drop of bench_drop, estimates 1.4× closer to the
- * true limit (power iteration on M⁻¹K) let hard landings diverge at cfl 0.5.
- * Uniformly squashed to σ = 0.5 a neo-Hookean element has r ≈ 10 (its
- * largest diagonal modulus alone is 6.7 × λ + 2μ), so an explicit step that
- * was stable at rest is not; COROTATED keeps its rest stiffness (=
- * wave_time). */
+ * (defo_force_model_track_stable_time; wave_time until then): min over
+ * elements of ℓ_e / (c √r_e), r_e the largest Gershgorin bound of dP/dF's
+ * eigenvalues at its points — never below the rest bound: a stretched,
+ * softened element can stiffen again within a step — over λ + 2μ.  So at
+ * cfl ½ every element's frequency bound, hence the body's, allows the step.
+ * Uniformly squashed to σ = 0.5 a neo-Hookean element has r ≈ 10 (r₀ = 1.86
+ * at ν = 0.3): the stable time falls to √(r₀/r) ≈ 0.43 of the wave time.
+ * Bounds come from the rough (J, σ_min) form where it cannot be the minimum
+ * (material.h), so tracking costs an evaluation a few percent; COROTATED
+ * keeps its rest stiffness (= wave_time). */
 DEFO_API double defo_force_model_stable_time(const defo_force_model *fm);
 /* From the next evaluation on, keep the stable time (its tangent moduli cost
  * an evaluation up to ~5 % where elements are stretched; explicit steppers

@@ -75,7 +75,9 @@ typedef struct defo_integrator_def {
      * bound); backward_euler, bdf2: default 0.01.  Frames are cut into equal
      * steps.  quasistatic, static: one solve per frame (ignored). */
     double time_step;
-    double cfl; /* newmark: step ≤ cfl · smallest element length / wave speed; (0, 1], 0.5 */
+    double cfl; /* newmark: step ≤ cfl · the stable time (defo_force_model_wave_time, then
+                 * defo_force_model_stable_time as elements stiffen); ½ is the
+                 * element eigenvalue bound of the stability limit; (0, 1], 0.5 */
     /* Rayleigh damping C = αM + βK added to the material's (α [1/s], β [s],
      * ≥ 0; default 0): α for newmark, backward_euler and bdf2, β for
      * backward_euler and bdf2 (newmark's stiffness-proportional damping is

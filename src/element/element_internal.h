@@ -29,6 +29,12 @@ static inline double defo_det9(const double *m) {
            m[2] * (m[3] * m[7] - m[4] * m[6]);
 }
 
+/* Element v's lumped masses m[a] (nodes values) at density rho: tet4
+ * ρ|V|/4, tet10 HRZ (mass.c); their sum over the elements of a node is its
+ * lumped mass. */
+void defo_element_lumped_shares(const defo_element_ops *ops, const double *x, const defo_index *v,
+                                double rho, double *m);
+
 /* Longest corner edge of element v at positions x. */
 double defo_element_corner_length(const double *x, const defo_index *v);
 

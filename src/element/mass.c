@@ -79,6 +79,23 @@ defo_status defo_element_mass_matrix(const defo_mesh *mesh, defo_index e, double
     return DEFO_OK;
 }
 
+void defo_element_lumped_shares(const defo_element_ops *ops, const double *x, const defo_index *v,
+                                double rho, double *m) {
+    const int p = ops->nodes;
+    if (p == 4) {
+        /* |V|: an inverted element still has positive mass */
+        const double mv = rho * fabs(elem_volume(ops, x, v));
+        for (int a = 0; a < 4; a++) m[a] = 0.25 * mv;
+        return;
+    }
+    double Me[DEFO_ELEMENT_MAX_NODES * DEFO_ELEMENT_MAX_NODES];
+    const double vol = elem_mass(ops, x, v, Me);
+    double diag = 0;
+    for (int a = 0; a < p; a++) diag += Me[a * p + a];
+    const double scale = diag > 0 ? rho * fabs(vol) / diag : 0.0;
+    for (int a = 0; a < p; a++) m[a] = scale * Me[a * p + a];
+}
+
 defo_status defo_element_lumped_mass(const defo_mesh *mesh, double density,
                                      const double *density_per_elem, double *mass) {
     const defo_element_ops *ops;
@@ -99,21 +116,12 @@ defo_status defo_element_lumped_mass(const defo_mesh *mesh, double density,
                                   (long)e, density_per_elem[e]);
     memset(mass, 0, (size_t)mesh->num_nodes * sizeof *mass);
     const int p = ops->nodes;
-    double Me[DEFO_ELEMENT_MAX_NODES * DEFO_ELEMENT_MAX_NODES];
+    double m[DEFO_ELEMENT_MAX_NODES];
     for (size_t e = 0; e < (size_t)mesh->num_elems; e++) {
         const defo_index *v = mesh->elems + e * (size_t)p;
-        const double rho = density_per_elem ? density_per_elem[e] : density;
-        if (p == 4) {
-            /* |V|: an inverted element still has positive mass */
-            const double m = rho * fabs(elem_volume(ops, mesh->x, v));
-            for (int a = 0; a < 4; a++) mass[v[a]] += 0.25 * m;
-            continue;
-        }
-        const double vol = elem_mass(ops, mesh->x, v, Me);
-        double diag = 0;
-        for (int a = 0; a < p; a++) diag += Me[a * p + a];
-        const double scale = diag > 0 ? rho * fabs(vol) / diag : 0.0;
-        for (int a = 0; a < p; a++) mass[v[a]] += scale * Me[a * p + a];
+        defo_element_lumped_shares(ops, mesh->x, v,
+                                   density_per_elem ? density_per_elem[e] : density, m);
+        for (int a = 0; a < p; a++) mass[v[a]] += m[a];
     }
     return DEFO_OK;
 }

@@ -6,8 +6,9 @@
  * w = ω_q det J / 6.  For tet4, J = Dm = [X1−X0, X2−X0, X3−X0] (ITF04 §3)
  * computed as the same sum, which rounds exactly like the differences.
  * The exact element volume comes from the mass rule (degree 7 ≥ 3, the degree
- * of det J of a curved tet10).  The element length for the explicit step is
- * the smallest altitude 3V/A_max of the corner tetrahedron over the order.
+ * of det J of a curved tet10).  The eigenvalue length 4/√γ bounds the
+ * element's highest frequency for the explicit step (γ from its gradients
+ * and lumped masses, eigen_length below).
  *
  * Invariants: det J > 1e-12 L³ at every stiffness point and every corner
  * (L the longest corner edge), so J⁻¹ and w are finite and w > 0; arrays are
@@ -25,7 +26,7 @@ struct defo_element_rest {
     double *jinv;   /* 9 per (e, q) */
     double *weight; /* per (e, q) */
     double *volume; /* per e */
-    double *length; /* per e */
+    double *eigen;  /* per e: eigenvalue length */
 };
 
 void defo_element_rest_destroy(defo_element_rest *r) {
@@ -33,7 +34,7 @@ void defo_element_rest_destroy(defo_element_rest *r) {
     defo_free(r->jinv);
     defo_free(r->weight);
     defo_free(r->volume);
-    defo_free(r->length);
+    defo_free(r->eigen);
     defo_free(r);
 }
 
@@ -45,15 +46,68 @@ static double det_at(const defo_element_ops *ops, const double *x, const defo_in
     return defo_det9(J);
 }
 
-static double min_altitude(const double *x, const defo_index *v, double vol) {
-    double amax = 0;
-    for (int f = 0; f < 4; f++) {
-        defo_vec3 a = defo_v3_load(x + 3 * (size_t)v[defo_tet_faces[f][0]]);
-        defo_vec3 b = defo_v3_load(x + 3 * (size_t)v[defo_tet_faces[f][1]]);
-        defo_vec3 c = defo_v3_load(x + 3 * (size_t)v[defo_tet_faces[f][2]]);
-        amax = fmax(amax, 0.5 * defo_v3_norm(defo_v3_cross(defo_v3_sub(b, a), defo_v3_sub(c, a))));
+/* Largest eigenvalue of the symmetric n×n A (row-major, overwritten,
+ * n ≤ 10): cyclic Jacobi rotations until the off-diagonal part is below
+ * rounding; the diagonal then holds the eigenvalues. */
+static double sym_max_eigenvalue(int n, double *A) {
+    for (int sweep = 0; sweep < 50; sweep++) {
+        double off = 0, on = 0;
+        for (int i = 0; i < n; i++) {
+            on += A[i * n + i] * A[i * n + i];
+            for (int j = i + 1; j < n; j++) off += A[i * n + j] * A[i * n + j];
+        }
+        if (!(off > 1e-32 * on)) break;
+        for (int p = 0; p < n; p++)
+            for (int q = p + 1; q < n; q++) {
+                const double apq = A[p * n + q];
+                if (apq == 0.0) continue;
+                /* t = tan of the angle that zeroes A_pq */
+                const double th = (A[q * n + q] - A[p * n + p]) / (2.0 * apq);
+                const double t = fabs(th) > 1e150
+                                     ? 0.5 / th
+                                     : (th >= 0 ? 1.0 : -1.0) / (fabs(th) + sqrt(th * th + 1.0));
+                const double c = 1.0 / sqrt(t * t + 1.0), sn = t * c;
+                for (int k = 0; k < n; k++) {
+                    if (k == p || k == q) continue;
+                    const double akp = A[k * n + p], akq = A[k * n + q];
+                    A[k * n + p] = A[p * n + k] = c * akp - sn * akq;
+                    A[k * n + q] = A[q * n + k] = sn * akp + c * akq;
+                }
+                A[p * n + p] -= t * apq;
+                A[q * n + q] += t * apq;
+                A[p * n + q] = A[q * n + p] = 0.0;
+            }
     }
-    return amax > 0 ? 3.0 * fabs(vol) / amax : 0.0;
+    double m = -INFINITY;
+    for (int i = 0; i < n; i++) m = A[i * n + i] > m ? A[i * n + i] : m;
+    return m;
+}
+
+/* The eigenvalue length of element v (see defo_element_rest_eigen_length):
+ * 4/√γ with γ the largest eigenvalue of m^{-1/2} K m^{-1/2}, K_ab =
+ * Σ_q w_q ∇N_a·∇N_b over the stiffness points (∇N_a = J⁻ᵀ∇ξN_a) and m the
+ * element's lumped masses at unit density. */
+static double eigen_length(const defo_element_ops *ops, const double *x, const defo_index *v,
+                           const double *jinv, const double *w) {
+    const int P = ops->nodes, nq = ops->stiffness.num_points;
+    double K[DEFO_ELEMENT_MAX_NODES * DEFO_ELEMENT_MAX_NODES] = {0}, m[DEFO_ELEMENT_MAX_NODES];
+    for (int q = 0; q < nq; q++) {
+        const double *g = ops->stiffness.grad + 3 * P * q, *Ji = jinv + 9 * q;
+        double b[DEFO_ELEMENT_MAX_NODES][3];
+        for (int a = 0; a < P; a++)
+            for (int k = 0; k < 3; k++)
+                b[a][k] = g[3 * a] * Ji[k] + g[3 * a + 1] * Ji[3 + k] + g[3 * a + 2] * Ji[6 + k];
+        for (int a = 0; a < P; a++)
+            for (int c = 0; c < P; c++)
+                K[a * P + c] += w[q] * (b[a][0] * b[c][0] + b[a][1] * b[c][1] + b[a][2] * b[c][2]);
+    }
+    defo_element_lumped_shares(ops, x, v, 1.0, m);
+    for (int a = 0; a < P; a++) {
+        if (!(m[a] > 0)) return 0.0;
+        for (int c = 0; c < P; c++) K[a * P + c] /= sqrt(m[a] * m[c]);
+    }
+    const double gamma = sym_max_eigenvalue(P, K);
+    return gamma > 0 ? 4.0 / sqrt(gamma) : 0.0;
 }
 
 static defo_status bad_element(const defo_mesh *mesh, defo_index e, double det, double L) {
@@ -85,8 +139,8 @@ defo_status defo_element_rest_create(const defo_mesh *mesh, defo_element_rest **
     r->jinv = defo_malloc(9 * ne * (size_t)nq * sizeof(double) + 1);
     r->weight = defo_malloc(ne * (size_t)nq * sizeof(double) + 1);
     r->volume = defo_malloc(ne * sizeof(double) + 1);
-    r->length = defo_malloc(ne * sizeof(double) + 1);
-    if (!r->jinv || !r->weight || !r->volume || !r->length) {
+    r->eigen = defo_malloc(ne * sizeof(double) + 1);
+    if (!r->jinv || !r->weight || !r->volume || !r->eigen) {
         defo_element_rest_destroy(r);
         return defo_error_oom("element rest data", ne * (size_t)nq * 10 * sizeof(double));
     }
@@ -124,8 +178,8 @@ defo_status defo_element_rest_create(const defo_mesh *mesh, defo_element_rest **
             vol /= 6.0;
         }
         r->volume[e] = vol;
-        double corner_vol = det_at(defo_element_ops_of(DEFO_ELEMENT_TET4), mesh->x, v, corner[0]);
-        r->length[e] = min_altitude(mesh->x, v, corner_vol / 6.0) / ops->order;
+        r->eigen[e] =
+            eigen_length(ops, mesh->x, v, r->jinv + 9 * e * (size_t)nq, r->weight + e * (size_t)nq);
     }
     *out = r;
     return DEFO_OK;
@@ -146,8 +200,8 @@ const double *defo_element_rest_weight(const defo_element_rest *r) {
 const double *defo_element_rest_volume(const defo_element_rest *r) {
     return r ? r->volume : NULL;
 }
-const double *defo_element_rest_length(const defo_element_rest *r) {
-    return r ? r->length : NULL;
+const double *defo_element_rest_eigen_length(const defo_element_rest *r) {
+    return r ? r->eigen : NULL;
 }
 size_t defo_element_rest_bytes(const defo_element_rest *r) {
     if (!r) return 0;

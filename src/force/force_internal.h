@@ -60,12 +60,15 @@ struct defo_force_model {
     double wave_time;
     double wave_speed;      /* rest dilatational speed sqrt((λ+2μ)/ρ) */
     double stiffness_scale; /* λ + 2μ */
-    double stable_time;     /* wave_time at the last evaluation's stiffness */
-    int track_stable_time;  /* evaluations bound the stiffness (stable_time) */
-    /* per element: rest length / √r, r ≥ 1 the tangent modulus / (λ+2μ) at the
-     * last evaluation (stable_time is their minimum over the wave speed) */
+    double rest_bound; /* the tangent bound at rest (3λ + 2μ): stiffness floor of the stable time */
+    double stable_time;    /* the wave time at the last evaluation's stiffness */
+    int track_stable_time; /* evaluations bound the stiffness (stable_time) */
+    /* per element at the last evaluation (stable_time is their minimum over
+     * the wave speed): the eigenvalue length over √r, r the tangent bound
+     * (at least the rest one) over λ + 2μ (kernel_hyperelastic.c,
+     * fm_stable_len) */
     double *stable_len;
-    const double *len;      /* per element: rest length (defo_element_rest_length) */
+    const double *elen;     /* per element: eigenvalue length (defo_element_rest_eigen_length) */
     const double *jinv, *w; /* rest data per point */
     defo_incidence inc;     /* node → slot (slot = e·P + a) */
     double *slot;           /* 9·P per element: forces (3) or blocks (9) per node */
@@ -79,7 +82,13 @@ struct defo_force_model {
     /* INVERTIBLE: 1 where the last evaluation took the SVD-free form
      * (defo_material_eval_direct); M then holds F there (R nothing) */
     unsigned char *direct;
-    defo_dpdf *dpdf; /* INVERTIBLE tangent blocks */
+    /* tet4 INVERTIBLE on a CPU with 256-bit lanes (math/lanes.h): J⁻¹ four
+     * elements at a time (entry i of element 4b + l at 36 b + 4 i + l) for
+     * the four-wide explicit pass (kernel_hyperelastic.c); NULL otherwise */
+    double *jinv4;
+    int lanes;             /* 1: that pass is taken (tests switch it off to compare) */
+    defo_index lane_elems; /* elements it finished at the last evaluation */
+    defo_dpdf *dpdf;       /* INVERTIBLE tangent blocks */
     /* COROTATED lazy rotations */
     double *F_last;  /* 9 per point, lazy_tolerance > 0 */
     int32_t *age;    /* per point */

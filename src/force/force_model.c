@@ -18,6 +18,7 @@
  * on the thread count (slot buffers gathered in slot order).
  */
 #include "force/force_internal.h"
+#include "math/lanes.h"
 
 #include "defo/solver.h"
 
@@ -75,6 +76,7 @@ void defo_force_model_destroy(defo_force_model *fm) {
     defo_free(fm->sig);
     defo_free(fm->phat);
     defo_free(fm->direct);
+    defo_free(fm->jinv4);
     defo_free(fm->dpdf);
     defo_free(fm->F_last);
     defo_free(fm->age);
@@ -147,6 +149,16 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
     if (d.formulation == DEFO_FORMULATION_INVERTIBLE) {
         fm->dpdf = defo_calloc(np + 1, sizeof(defo_dpdf));
         fm->direct = defo_calloc(np + 1, 1);
+        if (fm->npe == 4 && ne >= 4 && defo_lanes_supported()) {
+            const size_t nb = ne / 4; /* the last ne % 4 go one by one */
+            fm->jinv4 = defo_malloc(36 * nb * sizeof(double));
+            for (size_t b = 0; fm->jinv4 && b < nb; b++)
+                for (int i = 0; i < 9; i++)
+                    for (int l = 0; l < 4; l++)
+                        fm->jinv4[36 * b + 4 * (size_t)i + (size_t)l] =
+                            fm->jinv[9 * (4 * b + (size_t)l) + (size_t)i];
+            fm->lanes = fm->jinv4 != NULL;
+        }
     } else
         fm->age = defo_calloc(np + 1, sizeof(int32_t));
     const int keep_F = defo_fm_lazy(&d) && d.lazy_tolerance > 0;
@@ -175,18 +187,24 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
             fm->sig[3 * p] = fm->sig[3 * p + 1] = fm->sig[3 * p + 2] = 1.0;
     }
     fm->all_stale = 1;
-    /* CFL data: dilatational wave speed c = sqrt((λ + 2μ)/ρ) over the element length */
+    /* CFL data: the dilatational wave speed c = sqrt((λ + 2μ)/ρ), each
+     * element's stable length at rest (its eigenvalue length over √r₀,
+     * r₀ = the rest tangent bound over λ + 2μ: 3λ + 2μ over λ + 2μ for the
+     * isotropic models) and their smallest over c, the wave time */
     const double rho = defo_material_get_def(material)->density;
     const double c = sqrt(defo_material_stiffness_scale(material) / rho);
-    const double *len = defo_element_rest_length(rest);
-    fm->len = len;
-    double hmin = INFINITY;
-    for (size_t e = 0; e < ne; e++) hmin = fmin(hmin, len[e]);
-    fm->wave_time = ne > 0 && c > 0 ? hmin / c : INFINITY;
+    fm->elen = defo_element_rest_eigen_length(rest);
     fm->wave_speed = c;
     fm->stiffness_scale = defo_material_stiffness_scale(material);
+    fm->rest_bound = defo_material_stiffness_bound(fm->mat, defo_v3(1, 1, 1));
+    const double r0 = sqrt(fm->rest_bound / fm->stiffness_scale);
+    double lmin = INFINITY;
+    for (size_t e = 0; e < ne; e++) {
+        fm->stable_len[e] = fm->elen[e] / r0;
+        lmin = fmin(lmin, fm->stable_len[e]);
+    }
+    fm->wave_time = ne > 0 && c > 0 ? lmin / c : INFINITY;
     fm->stable_time = fm->wave_time;
-    for (size_t e = 0; e < ne; e++) fm->stable_len[e] = len[e];
     *out = fm;
     return DEFO_OK;
 }

@@ -29,38 +29,46 @@
  * count; no allocation.
  */
 #include "force/force_internal.h"
+#include "math/lanes.h"
 
 static inline void load9(double *d, const double *s) {
     memcpy(d, s, 9 * sizeof *d);
 }
 
-/* C = FᵀF and its Gershgorin discs: returns 1 when they lie in [0.81, 1.21],
- * which proves every principal stretch within the stable-time tracker's
- * rest window [0.9, 1.1]; *lo gets the discs' lower end (≤ σ_min²). */
-static inline int gershgorin_near(const defo_mat3 *F, defo_mat3 *C, double *lo) {
+/* An element's stable length from the largest bound `stiff` of its points'
+ * tangents dP/dF (0 when untracked): the eigenvalue length over √r with
+ * r = max(stiff, the rest bound) / (λ + 2μ).  At cfl ½ its time ℓ/(c√r)
+ * gives the element's bound of the explicit stability limit 2/ω_e
+ * (defo_element_rest_eigen_length), so the smallest over the elements
+ * bounds the whole body's limit from below.  The floor at the rest bound
+ * keeps a stretched, softened element from allowing longer steps than at
+ * rest: it can stiffen again within one step. */
+static inline double fm_stable_len(const defo_force_model *fm, defo_index e, double stiff) {
+    const double b = stiff > fm->rest_bound ? stiff : fm->rest_bound;
+    return fm->elen[e] / sqrt(b / fm->stiffness_scale);
+}
+
+/* C = FᵀF and the lower end of its Gershgorin discs (≤ σ_min²). */
+static inline double gershgorin_low(const defo_mat3 *F, defo_mat3 *C) {
     for (int i = 0; i < 3; i++)
         for (int j = i; j < 3; j++)
             C->m[i][j] = C->m[j][i] =
                 F->m[0][i] * F->m[0][j] + F->m[1][i] * F->m[1][j] + F->m[2][i] * F->m[2][j];
-    double l = INFINITY, h = -INFINITY;
+    double l = INFINITY;
     for (int i = 0; i < 3; i++) {
         const double r = fabs(C->m[i][(i + 1) % 3]) + fabs(C->m[i][(i + 2) % 3]);
         l = C->m[i][i] - r < l ? C->m[i][i] - r : l;
-        h = C->m[i][i] + r > h ? C->m[i][i] + r : h;
     }
-    *lo = l;
-    return l >= 0.81 && h <= 1.21;
+    return l;
 }
 
-/* The stiffness bound at a direct point away from the Gershgorin window:
- * σ from C's eigenvalues (closed form); 0 when every σ is in [0.9, 1.1]. */
+/* The stiffness bound at a direct point: σ from C's eigenvalues (closed form). */
 static inline double direct_exact_bound(const defo_force_model *fm, const defo_mat3 *C) {
     defo_vec3 l;
     defo_sym3_eigenvalues(C, &l);
     /* ternaries, not fmax: a libm call per use in this loop */
     const defo_vec3 s =
         defo_v3(sqrt(l.x > 0 ? l.x : 0.0), sqrt(l.y > 0 ? l.y : 0.0), sqrt(l.z > 0 ? l.z : 0.0));
-    if (!(s.z < 0.9 || s.x > 1.1)) return 0.0;
     return defo_material_stiffness_bound(fm->mat, s);
 }
 
@@ -68,13 +76,13 @@ static inline double direct_exact_bound(const defo_force_model *fm, const defo_m
  * paths compute it (direct form: σ from C; otherwise the SVD and dP/dF). */
 static double point_exact_bound(const defo_force_model *fm, const defo_mat3 *F, int direct) {
     defo_mat3 Pd, C;
-    double lo;
-    if (direct && defo_material_eval_direct(fm->mat, F, NULL, &Pd))
-        return gershgorin_near(F, &C, &lo) ? 0.0 : direct_exact_bound(fm, &C);
+    if (direct && defo_material_eval_direct(fm->mat, F, NULL, &Pd)) {
+        (void)gershgorin_low(F, &C);
+        return direct_exact_bound(fm, &C);
+    }
     defo_mat3 U, V;
     defo_vec3 s;
     defo_svd3(F, &U, &s, &V);
-    if (!(s.z < 0.9 || s.x > 1.1)) return 0.0;
     defo_dpdf dp;
     defo_material_eval(fm->mat, s, NULL, &dp);
     return defo_dpdf_bound(&dp);
@@ -116,10 +124,10 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
         defo_mat3 Pd;
         double psi_d = 0.0;
         if (direct && defo_material_eval_direct(fm->mat, &F, with_energy ? &psi_d : NULL, &Pd)) {
-            defo_mat3 C;
-            double lo;
-            if (fm->track_stable_time && !gershgorin_near(&F, &C, &lo)) {
+            if (fm->track_stable_time) {
                 /* first the rough bound (no σ); exact when it has none */
+                defo_mat3 C;
+                const double lo = gershgorin_low(&F, &C);
                 const double b = defo_material_stiffness_bound_rough(fm->mat, defo_m3_det(F), lo);
                 if (b < INFINITY) {
                     rough = b > rough ? b : rough;
@@ -145,13 +153,12 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
         defo_vec3 s, ph;
         defo_svd3(&F, &U, &s, &V);
         defo_dpdf dp;
-        /* tracked, away from rest the tangent is needed for the stable step (the
-         * material may stiffen: neo-Hookean at σ = 0.5 is ~7× its rest
-         * modulus); near rest the CFL margin covers the change */
-        const int far = fm->track_stable_time && (s.z < 0.9 || s.x > 1.1);
-        const double psi = defo_material_eval(fm->mat, s, &ph, tangent || far ? &dp : NULL);
+        /* tracked, the tangent bounds the stable step (the material may
+         * stiffen: neo-Hookean at σ = 0.5 is ~7× its rest modulus) */
+        const int track = fm->track_stable_time;
+        const double psi = defo_material_eval(fm->mat, s, &ph, tangent || track ? &dp : NULL);
         if (s.z <= 0.0) fl |= FM_INVERTED;
-        if (far) stiff = fmax(stiff, defo_dpdf_bound(&dp));
+        if (track) stiff = fmax(stiff, defo_dpdf_bound(&dp));
         if (tangent) {
             if (fix && defo_dpdf_project_psd(&dp) > 0) fl |= FM_CLAMPED;
             fm->dpdf[pq] = dp;
@@ -181,8 +188,106 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
      * otherwise it is exact (the rough points' true bounds are below it) */
     if (rough > stiff) fl |= FM_ROUGH, stiff = rough;
     fm->flag[e] = fl;
-    const double r = stiff / fm->stiffness_scale;
-    fm->stable_len[e] = r > 1.0 ? fm->len[e] / sqrt(r) : fm->len[e];
+    fm->stable_len[e] = fm_stable_len(fm, e, stiff);
+}
+
+/* Four tet4 elements 4b..4b+3 of an explicit force pass (forces only: no
+ * tangent, damping, energy or plastic strain) in lockstep: hyper_element's
+ * SVD-free path written over lanes (math/lanes.h), the same expressions in
+ * the same order, so every lane's forces, F, flag and stable length equal
+ * the one-element pass bit for bit.  Every lane's outputs are written;
+ * returns the lanes the caller must redo with hyper_element: a non-finite
+ * F, a point without the SVD-free form (inverted or near the inversion
+ * threshold), a stiffness bound that needs σ. */
+DEFO_LANES_TARGET static unsigned hyper_tet4_block(defo_force_model *fm, defo_index b,
+                                                   const double *x) {
+    const defo_index e0 = 4 * b;
+    const defo_index *v = fm->mesh->elems + (size_t)e0 * 4;
+    /* node k of the four elements, coordinate r: X[k][r] */
+    defo_d4 X[4][3];
+    for (int k = 0; k < 4; k++) {
+        const double *p0 = x + 3 * (size_t)v[k], *p1 = x + 3 * (size_t)v[4 + k],
+                     *p2 = x + 3 * (size_t)v[8 + k], *p3 = x + 3 * (size_t)v[12 + k];
+        for (int r = 0; r < 3; r++) X[k][r] = (defo_d4){p0[r], p1[r], p2[r], p3[r]};
+    }
+    const defo_d4u *Ji = (const defo_d4u *)(fm->jinv4 + 36 * (size_t)b);
+    double Fl[9][4], Pl[9][4];
+    defo_d4u *f = (defo_d4u *)Fl;
+    /* H = Ds (fm_grad_sum), F = H J⁻¹ (defo_m3_mul) */
+    for (int r = 0; r < 3; r++) {
+        const defo_d4 h0 = X[1][r] - X[0][r], h1 = X[2][r] - X[0][r], h2 = X[3][r] - X[0][r];
+        for (int k = 0; k < 3; k++) f[3 * r + k] = h0 * Ji[k] + h1 * Ji[3 + k] + h2 * Ji[6 + k];
+    }
+    defo_m4 finite = f[0] - f[0] == 0.0;
+    for (int i = 1; i < 9; i++) finite &= f[i] - f[i] == 0.0;
+    unsigned done = defo_m4_bits(finite);
+    if (done) done &= defo_material_eval_direct4(fm->mat, (const double(*)[4])Fl, Pl);
+    if (!done) return 15u;
+    defo_d4 stiff = defo_d4_splat(0.0);
+    if (fm->track_stable_time) {
+        /* C = FᵀF and its Gershgorin discs' lower end (gershgorin_low) */
+        defo_d4 C[3][3];
+        for (int i = 0; i < 3; i++)
+            for (int j = i; j < 3; j++)
+                C[i][j] = C[j][i] = f[i] * f[j] + f[3 + i] * f[3 + j] + f[6 + i] * f[6 + j];
+        defo_d4 lo = defo_d4_splat(INFINITY);
+        for (int i = 0; i < 3; i++) {
+            const defo_d4 r = defo_d4_abs(C[i][(i + 1) % 3]) + defo_d4_abs(C[i][(i + 2) % 3]);
+            lo = defo_d4_min(C[i][i] - r, lo);
+        }
+        /* the rough bound at det F (defo_m3_det) and the discs' lower end */
+        const defo_d4 J = f[0] * (f[4] * f[8] - f[5] * f[7]) - f[1] * (f[3] * f[8] - f[5] * f[6]) +
+                          f[2] * (f[3] * f[7] - f[4] * f[6]);
+        double Ja[4], La[4], Ba[4];
+        defo_d4_store(Ja, J), defo_d4_store(La, lo);
+        defo_material_stiffness_bound_rough4(fm->mat, Ja, La, Ba);
+        const defo_d4 bound = defo_d4_load(Ba);
+        done &= ~defo_m4_bits(~(bound < INFINITY)); /* σ needed: one by one */
+        stiff = defo_d4_max(bound, stiff);
+    }
+    /* W = −w P J⁻ᵀ; forces: its columns on nodes 1..3, minus their sum on 0 */
+    const defo_d4 mw = -defo_d4_load(fm->w + e0);
+    const defo_d4u *P = (const defo_d4u *)Pl;
+    defo_d4 W[9];
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++)
+            W[3 * r + k] = mw * (P[3 * r] * Ji[3 * k] + P[3 * r + 1] * Ji[3 * k + 1] +
+                                 P[3 * r + 2] * Ji[3 * k + 2]);
+    /* the 12 force components per element (node-major), then element-major
+     * through three 4×4 transposes: slot e holds them contiguously */
+    defo_d4 o[12];
+    for (int r = 0; r < 3; r++) {
+        o[r] = -(W[3 * r] + W[3 * r + 1] + W[3 * r + 2]);
+        for (int k = 0; k < 3; k++) o[3 * (k + 1) + r] = W[3 * r + k];
+    }
+    for (int g = 0; g < 3; g++)
+        defo_d4_transpose(&o[4 * g], &o[4 * g + 1], &o[4 * g + 2], &o[4 * g + 3]);
+    /* o[4g + l] holds lane l's components 4g..4g+3 */
+    defo_d4u *slot = (defo_d4u *)(fm->slot + 12 * (size_t)e0);
+    for (int l = 0; l < 4; l++)
+        for (int g = 0; g < 3; g++) slot[3 * l + g] = o[4 * g + l];
+    /* F kept for the stress (M, element-major): two transposes and one row */
+    defo_d4 m0 = f[0], m1 = f[1], m2 = f[2], m3 = f[3], m4 = f[4], m5 = f[5], m6 = f[6], m7 = f[7];
+    defo_d4_transpose(&m0, &m1, &m2, &m3);
+    defo_d4_transpose(&m4, &m5, &m6, &m7);
+    const defo_d4 lo4[4] = {m0, m1, m2, m3}, hi4[4] = {m4, m5, m6, m7};
+    double *M = fm->M + 9 * (size_t)e0;
+    for (int l = 0; l < 4; l++) {
+        *(defo_d4u *)(M + 9 * l) = lo4[l];
+        *(defo_d4u *)(M + 9 * l + 4) = hi4[l];
+        M[9 * l + 8] = f[8][l];
+    }
+
+    /* stable length (fm_stable_len) */
+    const defo_d4 elen = defo_d4_load(fm->elen + e0);
+    const defo_d4 floor = defo_d4_max(stiff, defo_d4_splat(fm->rest_bound));
+    defo_d4_store(fm->stable_len + e0, elen / defo_d4_sqrt(floor / fm->stiffness_scale));
+    defo_d4_store(fm->elem_energy + e0, defo_d4_splat(0.0));
+    for (int l = 0; l < 4; l++) {
+        fm->direct[e0 + l] = 1;
+        fm->flag[e0 + l] = stiff[l] > 0.0 ? FM_ROUGH : 0;
+    }
+    return 15u & ~done;
 }
 
 /* Element e's exact stable length at x: every point as hyper_element's exact
@@ -207,8 +312,7 @@ static double exact_stable_len(const defo_force_model *fm, defo_index e, const d
         const double b = point_exact_bound(fm, &F, 1);
         stiff = b > stiff ? b : stiff;
     }
-    const double r = stiff / fm->stiffness_scale;
-    return r > 1.0 ? fm->len[e] / sqrt(r) : fm->len[e];
+    return fm_stable_len(fm, e, stiff);
 }
 
 /* Rough elements (FM_ROUGH: a stable length below their exact one) matter
@@ -245,10 +349,28 @@ defo_status defo_fm_hyper_evaluate(defo_force_model *fm, const double *x, unsign
     const int tangent = (flags & DEFO_EVAL_TANGENT) != 0;
     /* products and blocks read U and D̂: the SVD everywhere then */
     const int direct = !tangent && !fm->damping;
-    defo_index inverted = 0, bad = 0, rough = 0;
+    defo_index inverted = 0, bad = 0, rough = 0, lane_elems = 0;
     /* one region: the element pass, then (no element bad) the gather */
     DEFO_PARALLEL_REGION_IF(FM_WORTH(fm, FM_NS_HYPER_FORCE4, FM_NS_HYPER_FORCE10)) {
-        if (fm->npe == 4) {
+        if (fm->lanes && direct && !energy && !fm->eps_plastic) {
+            /* four elements at a time; the last ne % 4, and the lanes a
+             * block leaves, one by one */
+            const defo_index nb = (ne + 3) / 4;
+            DEFO_FOR_SUM(inverted, bad, rough, lane_elems)
+            for (defo_index b = 0; b < nb; b++) {
+                const defo_index e0 = 4 * b, n = ne - e0 < 4 ? ne - e0 : 4;
+                const unsigned left = n == 4 ? hyper_tet4_block(fm, b, x) : 15u;
+                for (defo_index e = e0; e < e0 + n; e++) {
+                    if (left >> (e - e0) & 1)
+                        hyper_element(fm, 4, 1, e, x, 0, 1, 0);
+                    else
+                        lane_elems++;
+                    inverted += (fm->flag[e] & FM_INVERTED) != 0;
+                    bad += (fm->flag[e] & FM_BAD) != 0;
+                    rough += (fm->flag[e] & FM_ROUGH) != 0;
+                }
+            }
+        } else if (fm->npe == 4) {
             DEFO_FOR_SUM(inverted, bad, rough)
             for (defo_index e = 0; e < ne; e++) {
                 hyper_element(fm, 4, 1, e, x, tangent, direct, energy != NULL);
@@ -268,6 +390,7 @@ defo_status defo_fm_hyper_evaluate(defo_force_model *fm, const double *x, unsign
         if (force && !bad) defo_gather3_team(&fm->inc, fm->slot, force);
     }
     fm->inverted = inverted;
+    fm->lane_elems = lane_elems;
     if (bad) return defo_fm_report_bad(fm, x);
     if (fm->track_stable_time) {
         if (rough) settle_rough(fm, x);

@@ -353,16 +353,34 @@ static defo_status nm_substep(defo_stepper *s, defo_step_body *const *bodies, in
     return warn;
 }
 
+/* Sub-steps over an interval T: the fewest equal parts of T no longer than
+ * cfl · the stable time of each body's last evaluation (1 when T already
+ * is), at most `cap`. */
+static int nm_parts(const defo_stepper *s, defo_step_body *const *bodies, int count, double T,
+                    int cap) {
+    int K = 1;
+    for (int i = 0; i < count; i++) {
+        const double lim = s->def.cfl * defo_force_model_stable_time(bodies[i]->force);
+        if (lim > 0 && T > lim * (1.0 + 1e-12)) {
+            const double k = ceil(T / lim);
+            K = k > cap ? cap : (int)fmax(K, k);
+        }
+    }
+    return K;
+}
+
 /* The frame's steps are cut from the rest wave time (nm_steps); a body that
  * has stiffened since (a compressed neo-Hookean element: σ = 0.5 is ~7× its
  * rest modulus, defo_force_model_stable_time) would make that step unstable,
- * so the step is cut into K equal sub-steps with Δt/K ≤ cfl · the stable time
- * of the last evaluation, the prescribed nodes moved linearly to their
- * targets.  K is a function of the state: deterministic. */
+ * so the step is cut into sub-steps no longer than cfl · the stable time.
+ * After each sub-step the rest of the step is cut again from the stable
+ * time of the new state (nm_parts), so a body that stiffens within the
+ * step — an ear hitting the ground — gets shorter sub-steps at once; the
+ * prescribed nodes move linearly to their targets.  Every cut is a
+ * function of the state: deterministic. */
 #define NM_MAX_SUBSTEPS 4096
 static defo_status nm_step(defo_stepper *s, defo_step_body *const *bodies, int count,
                            const defo_step_context *ctx) {
-    int K = 1;
     for (int i = 0; i < count; i++) {
         /* the stable time is that of f_e(xⁿ): evaluated now if not kept */
         defo_step_body *b = bodies[i];
@@ -374,26 +392,25 @@ static defo_status nm_step(defo_stepper *s, defo_step_body *const *bodies, int c
                 return defo_error_prefix("body '%s'", b->name);
             d->fe_valid = 1;
         }
-        const double lim = s->def.cfl * defo_force_model_stable_time(b->force);
-        if (lim > 0 && ctx->dt > lim * (1.0 + 1e-12)) {
-            const double k = ceil(ctx->dt / lim);
-            K = k > NM_MAX_SUBSTEPS ? NM_MAX_SUBSTEPS : (int)fmax(K, k);
-        }
     }
+    int K = nm_parts(s, bodies, count, ctx->dt, NM_MAX_SUBSTEPS);
     if (K == 1) return nm_substep(s, bodies, count, ctx, 0);
     for (int i = 0; i < count; i++) {
         defo_step_body *b = bodies[i];
         nm_body *d = b->data;
         memcpy(d->x_start, b->x, 3 * (size_t)b->n * sizeof(double));
         memcpy(d->v_start, b->v, 3 * (size_t)b->n * sizeof(double));
-        b->stats.extra_steps += K - 1;
     }
     defo_status st = DEFO_OK, warn = DEFO_OK;
     defo_step_context sub = *ctx;
-    sub.dt = ctx->dt / K;
-    for (int j = 0; j < K && st >= 0; j++) {
-        sub.t = ctx->t + ctx->dt * ((double)j / K);
-        const double w = (double)(j + 1) / K;
+    double done = 0.0; /* of ctx->dt */
+    int taken = 0;
+    while (st >= 0) {
+        const double rest = ctx->dt - done;
+        const int last = K == 1;
+        sub.t = ctx->t + done;
+        sub.dt = last ? rest : rest / K;
+        const double w = last ? 1.0 : (done + sub.dt) / ctx->dt;
         for (int i = 0; i < count; i++) {
             defo_step_body *b = bodies[i];
             nm_body *d = b->data;
@@ -401,14 +418,20 @@ static defo_status nm_step(defo_stepper *s, defo_step_body *const *bodies, int c
                 if (!b->prescribed[n]) continue;
                 for (int k = 0; k < 3; k++) {
                     const size_t q = 3 * (size_t)n + (size_t)k;
-                    d->target[q] = j + 1 == K ? b->target[q]
-                                              : d->x_start[q] + w * (b->target[q] - d->x_start[q]);
+                    d->target[q] =
+                        last ? b->target[q] : d->x_start[q] + w * (b->target[q] - d->x_start[q]);
                 }
             }
         }
         st = nm_substep(s, bodies, count, &sub, 1);
         if (st > 0) warn = st;
+        taken++;
+        if (last) break;
+        done += sub.dt;
+        K = nm_parts(s, bodies, count, ctx->dt - done,
+                     taken < NM_MAX_SUBSTEPS - 1 ? NM_MAX_SUBSTEPS - taken : 1);
     }
+    for (int i = 0; i < count; i++) bodies[i]->stats.extra_steps += taken - 1;
     if (st < 0) {
         /* every body back at the step's start */
         for (int i = 0; i < count; i++) {
