@@ -281,7 +281,9 @@ DEFO_LANES_TARGET static unsigned hyper_tet4_block(defo_force_model *fm, defo_in
     /* stable length (fm_stable_len) */
     const defo_d4 elen = defo_d4_load(fm->elen + e0);
     const defo_d4 floor = defo_d4_max(stiff, defo_d4_splat(fm->rest_bound));
-    defo_d4_store(fm->stable_len + e0, elen / defo_d4_sqrt(floor / fm->stiffness_scale));
+    defo_d4 root = floor / fm->stiffness_scale;
+    defo_d4_sqrt(&root);
+    defo_d4_store(fm->stable_len + e0, elen / root);
     defo_d4_store(fm->elem_energy + e0, defo_d4_splat(0.0));
     for (int l = 0; l < 4; l++) {
         fm->direct[e0 + l] = 1;

@@ -14,11 +14,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Values passed between always-inline helpers only: no ABI is involved. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
-
 typedef double defo_d4 __attribute__((vector_size(32)));
 /* The same type at any double's address: a view of lanes kept in memory
  * (double[k][4] arrays) read and written in place.  Loops that copy whole
@@ -28,8 +23,6 @@ typedef double defo_d4u __attribute__((vector_size(32), aligned(8), may_alias));
 /* a lane mask: all bits set (true) or clear, what comparisons give */
 typedef long long defo_m4 __attribute__((vector_size(32)));
 
-#define DEFO_LANES_INLINE static inline __attribute__((always_inline))
-
 /* Four-wide kernels pay where the CPU has 256-bit registers (AVX2): the
  * functions are compiled for it (DEFO_LANES_TARGET, called only when
  * defo_lanes_supported() says so) or in two versions chosen at load time
@@ -37,7 +30,11 @@ typedef long long defo_m4 __attribute__((vector_size(32)));
  * more than the scalar code it replaces, so callers keep a scalar path. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define DEFO_LANES_TARGET __attribute__((target("avx2")))
+#if defined(__clang__) /* Clang 14 emits no plain symbol for the clones */
+#define DEFO_LANES_CLONES
+#else
 #define DEFO_LANES_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
 static inline int defo_lanes_supported(void) {
     return __builtin_cpu_supports("avx2");
 }
@@ -49,39 +46,33 @@ static inline int defo_lanes_supported(void) {
 }
 #endif
 
-DEFO_LANES_INLINE defo_d4 defo_d4_load(const double *p) {
-    defo_d4 v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-DEFO_LANES_INLINE void defo_d4_store(double *p, defo_d4 v) {
-    memcpy(p, &v, sizeof v);
-}
-DEFO_LANES_INLINE defo_d4 defo_d4_splat(double a) {
-    return (defo_d4){a, a, a, a};
-}
+/* The helpers are macros (or take pointers): a function passing a 256-bit
+ * vector by value has an ABI that depends on the target, and compilers
+ * refuse or warn about calls between a kernel compiled for AVX2 and a
+ * helper compiled without.  Arguments are evaluated more than once: pass
+ * names or plain expressions. */
+#define defo_d4_load(p)     (*(const defo_d4u *)(p))
+#define defo_d4_store(p, v) (*(defo_d4u *)(p) = (v))
+#define defo_d4_splat(a)    ((defo_d4){(a), (a), (a), (a)})
 /* m ? a : b per lane */
-DEFO_LANES_INLINE defo_d4 defo_d4_select(defo_m4 m, defo_d4 a, defo_d4 b) {
-    return (defo_d4)(((defo_m4)a & m) | ((defo_m4)b & ~m));
+#define defo_d4_select(m, a, b) ((defo_d4)((((defo_m4)(a)) & (m)) | (((defo_m4)(b)) & ~(m))))
+/* a > b ? a : b and a < b ? a : b per lane (the scalar ternaries, NaN included) */
+#define defo_d4_max(a, b) defo_d4_select((a) > (b), (a), (b))
+#define defo_d4_min(a, b) defo_d4_select((a) < (b), (a), (b))
+#define defo_d4_abs(a)                                                                             \
+    ((defo_d4)(((defo_m4)(a)) & (defo_m4){0x7fffffffffffffffLL, 0x7fffffffffffffffLL,              \
+                                          0x7fffffffffffffffLL, 0x7fffffffffffffffLL}))
+/* bit l set where lane l of m is true */
+#define defo_m4_bits(m)                                                                            \
+    (((m)[0] ? 1u : 0u) | ((m)[1] ? 2u : 0u) | ((m)[2] ? 4u : 0u) | ((m)[3] ? 8u : 0u))
+
+#define DEFO_LANES_INLINE static inline __attribute__((always_inline))
+
+/* *v = √v per lane */
+DEFO_LANES_INLINE void defo_d4_sqrt(defo_d4 *v) {
+    for (int l = 0; l < 4; l++) (*v)[l] = sqrt((*v)[l]);
 }
-/* a > b ? a : b per lane (the scalar ternary, NaN handling included) */
-DEFO_LANES_INLINE defo_d4 defo_d4_max(defo_d4 a, defo_d4 b) {
-    return defo_d4_select(a > b, a, b);
-}
-/* a < b ? a : b per lane */
-DEFO_LANES_INLINE defo_d4 defo_d4_min(defo_d4 a, defo_d4 b) {
-    return defo_d4_select(a < b, a, b);
-}
-DEFO_LANES_INLINE defo_d4 defo_d4_abs(defo_d4 a) {
-    const defo_m4 magnitude = {0x7fffffffffffffffLL, 0x7fffffffffffffffLL, 0x7fffffffffffffffLL,
-                               0x7fffffffffffffffLL};
-    return (defo_d4)((defo_m4)a & magnitude);
-}
-DEFO_LANES_INLINE defo_d4 defo_d4_sqrt(defo_d4 a) {
-    defo_d4 r;
-    for (int l = 0; l < 4; l++) r[l] = sqrt(a[l]);
-    return r;
-}
+
 /* The 4×4 transpose: rows a, b, c, d become the columns (a[l], b[l], c[l], d[l]). */
 DEFO_LANES_INLINE void defo_d4_transpose(defo_d4 *a, defo_d4 *b, defo_d4 *c, defo_d4 *d) {
     const defo_d4 t0 = __builtin_shufflevector(*a, *b, 0, 4, 2, 6); /* a0 b0 a2 b2 */
@@ -92,10 +83,6 @@ DEFO_LANES_INLINE void defo_d4_transpose(defo_d4 *a, defo_d4 *b, defo_d4 *c, def
     *b = __builtin_shufflevector(t1, t3, 0, 1, 4, 5);
     *c = __builtin_shufflevector(t0, t2, 2, 3, 6, 7);
     *d = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
-}
-/* bit l set where lane l of m is true */
-DEFO_LANES_INLINE unsigned defo_m4_bits(defo_m4 m) {
-    return (m[0] ? 1u : 0u) | (m[1] ? 2u : 0u) | (m[2] ? 4u : 0u) | (m[3] ? 8u : 0u);
 }
 
 #endif
