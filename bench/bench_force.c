@@ -15,8 +15,8 @@
  * core.
  *
  * Keys per row: force_ns_per_elem, damping_ns_per_elem; substep_ms, one
- * world frame of one stable step (defo_world_step(dt), dt = min(time_step,
- * cfl · wave time)) — the frame's own work included (forces recomputed at
+ * world frame of one step of the world's own (defo_world_step(dt), dt the
+ * step a 1/30 s frame is cut into) — the frame's own work included (forces recomputed at
  * its start, inverted elements counted at its end); step_in_frame_ms, the
  * same step inside a frame of 4; cg_per_substep, damping-solve CG iterations
  * per step.
@@ -79,7 +79,6 @@ static void run(const char *name, int torus, int order, defo_formulation form, d
     }
     double ne = (double)mesh->num_elems;
     defo_integrator_def id = defo_default_integrator_def(DEFO_INTEGRATOR_NEWMARK);
-    const double dt = fmin(id.time_step, id.cfl * defo_force_model_wave_time(force));
     for (int threads = 1; threads <= 2; threads++) {
         defo_set_threads(threads);
         enum { REPS = 7, STEPS = 5, FRAME = 4 };
@@ -114,6 +113,8 @@ static void run(const char *name, int torus, int order, defo_formulation form, d
             fprintf(stderr, "bench_force: %s\n", defo_last_error());
             return;
         }
+        /* one step of the world's own (a 1/30 s frame's share) */
+        const double dt = (1.0 / 30) / defo_world_steps_per_frame(w, 0, 1.0 / 30);
         double ts[STEPS], tk[STEPS];
         defo_step_stats st;
         int cg = 0, steps = 0;

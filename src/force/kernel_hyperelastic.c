@@ -83,9 +83,7 @@ static double point_exact_bound(const defo_force_model *fm, const defo_mat3 *F, 
     defo_mat3 U, V;
     defo_vec3 s;
     defo_svd3(F, &U, &s, &V);
-    defo_dpdf dp;
-    defo_material_eval(fm->mat, s, NULL, &dp);
-    return defo_dpdf_bound(&dp);
+    return defo_material_stiffness_bound(fm->mat, s);
 }
 
 /* One element: forces into its slot (3 per node), energy, flags, and the
@@ -153,12 +151,11 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
         defo_vec3 s, ph;
         defo_svd3(&F, &U, &s, &V);
         defo_dpdf dp;
-        /* tracked, the tangent bounds the stable step (the material may
-         * stiffen: neo-Hookean at σ = 0.5 is ~7× its rest modulus) */
-        const int track = fm->track_stable_time;
-        const double psi = defo_material_eval(fm->mat, s, &ph, tangent || track ? &dp : NULL);
+        const double psi = defo_material_eval(fm->mat, s, &ph, tangent ? &dp : NULL);
         if (s.z <= 0.0) fl |= FM_INVERTED;
-        if (track) stiff = fmax(stiff, defo_dpdf_bound(&dp));
+        /* tracked, the tangent's bound sets the stable step (the material may
+         * stiffen: neo-Hookean at σ = 0.5 is ~7× its rest modulus) */
+        if (fm->track_stable_time) stiff = fmax(stiff, defo_material_stiffness_bound(fm->mat, s));
         if (tangent) {
             if (fix && defo_dpdf_project_psd(&dp) > 0) fl |= FM_CLAMPED;
             fm->dpdf[pq] = dp;

@@ -101,11 +101,17 @@ static defo_status nm_attach(defo_stepper *s, defo_step_body *b) {
     return st;
 }
 
+/* The frame's steps: at most time_step and NM_HEADROOM · cfl · the rest
+ * wave time.  The headroom lets a body stiffen a little — a 1 % squash
+ * raises a neo-Hookean element's bound 2.4 %, a body resting under its
+ * weight more — before a step must be cut in two (nm_step): without it,
+ * every step of a slightly loaded body would be, for a 1 % shorter limit. */
+#define NM_HEADROOM 0.9
 static int nm_steps(const defo_integrator_def *def, defo_step_body *const *bodies, int count,
                     double T) {
     double dt = def->time_step;
     for (int i = 0; i < count; i++)
-        dt = fmin(dt, def->cfl * defo_force_model_wave_time(bodies[i]->force));
+        dt = fmin(dt, NM_HEADROOM * def->cfl * defo_force_model_wave_time(bodies[i]->force));
     double k = ceil(T / dt * (1.0 - 1e-12));
     if (!(k >= 1)) k = 1;
     return k > 1e9 ? -1 : (int)k;
@@ -317,11 +323,22 @@ static defo_status step_body(const defo_integrator_def *def, defo_step_body *b,
     return warn;
 }
 
+/* cfl · the smallest stable time of the bodies' last evaluations */
+static double nm_limit(const defo_stepper *s, defo_step_body *const *bodies, int count) {
+    double lim = INFINITY;
+    for (int i = 0; i < count; i++)
+        lim = fmin(lim, s->def.cfl * defo_force_model_stable_time(bodies[i]->force));
+    return lim;
+}
+
 /* One Newmark step of every body over ctx->dt, prescribed nodes landing on
  * target(b) (b->target, or the sub-step's); committed only when all
- * succeeded. */
+ * succeeded.  With *reject (not NULL), a step whose end state allows only a
+ * shorter one — an element squashed within the step, a far stiffer tangent —
+ * is not committed either: *reject gets that state's limit (cfl · its stable
+ * time) and the bodies stay at xⁿ (their force models evaluated there). */
 static defo_status nm_substep(defo_stepper *s, defo_step_body *const *bodies, int count,
-                              const defo_step_context *ctx, int sub) {
+                              const defo_step_context *ctx, int sub, double *reject) {
     defo_status st = DEFO_OK, warn = DEFO_OK;
     for (int i = 0; i < count; i++) ((nm_body *)bodies[i]->data)->stepped = 0;
     for (int i = 0; i < count && st >= 0; i++) {
@@ -329,15 +346,23 @@ static defo_status nm_substep(defo_stepper *s, defo_step_body *const *bodies, in
         st = step_body(&s->def, bodies[i], sub ? d->target : bodies[i]->target, ctx);
         if (st > 0) warn = st;
     }
-    if (st < 0) {
-        /* put every moved force model back on xⁿ; the failure's message stays */
+    double lim = INFINITY;
+    if (st >= 0 && reject) {
+        lim = nm_limit(s, bodies, count);
+        *reject = ctx->dt > lim * (1.0 + 1e-12) ? lim : 0.0;
+    }
+    if (st < 0 || (reject && *reject > 0)) {
+        /* put every moved force model back on xⁿ; a failure's message stays */
         for (int i = 0; i < count; i++) {
             nm_body *d = bodies[i]->data;
-            if (d->stepped)
-                (void)defo_force_model_evaluate(bodies[i]->force, bodies[i]->x, 0, NULL, NULL);
+            if (d->stepped) {
+                const defo_status e =
+                    defo_force_model_evaluate(bodies[i]->force, bodies[i]->x, 0, NULL, NULL);
+                if (st >= 0 && e) st = defo_error_prefix("body '%s'", bodies[i]->name);
+            }
             d->stepped = 0;
         }
-        return st;
+        return st < 0 ? st : warn;
     }
     for (int i = 0; i < count; i++) {
         defo_step_body *b = bodies[i];
@@ -374,10 +399,12 @@ static int nm_parts(const defo_stepper *s, defo_step_body *const *bodies, int co
  * rest modulus, defo_force_model_stable_time) would make that step unstable,
  * so the step is cut into sub-steps no longer than cfl · the stable time.
  * After each sub-step the rest of the step is cut again from the stable
- * time of the new state (nm_parts), so a body that stiffens within the
- * step — an ear hitting the ground — gets shorter sub-steps at once; the
- * prescribed nodes move linearly to their targets.  Every cut is a
- * function of the state: deterministic. */
+ * time of the state it reached (nm_parts), and a sub-step whose end state
+ * allows only a shorter one — stiffening within the step, an ear squashed
+ * against the ground — is taken again, shorter (nm_substep's rejection): so
+ * every sub-step is stable at both its ends.  Prescribed nodes move
+ * linearly to their targets.  Every cut is a function of the state:
+ * deterministic. */
 #define NM_MAX_SUBSTEPS 4096
 static defo_status nm_step(defo_stepper *s, defo_step_body *const *bodies, int count,
                            const defo_step_context *ctx) {
@@ -394,24 +421,26 @@ static defo_status nm_step(defo_stepper *s, defo_step_body *const *bodies, int c
         }
     }
     int K = nm_parts(s, bodies, count, ctx->dt, NM_MAX_SUBSTEPS);
-    if (K == 1) return nm_substep(s, bodies, count, ctx, 0);
-    for (int i = 0; i < count; i++) {
-        defo_step_body *b = bodies[i];
-        nm_body *d = b->data;
-        memcpy(d->x_start, b->x, 3 * (size_t)b->n * sizeof(double));
-        memcpy(d->v_start, b->v, 3 * (size_t)b->n * sizeof(double));
-    }
     defo_status st = DEFO_OK, warn = DEFO_OK;
     defo_step_context sub = *ctx;
-    double done = 0.0; /* of ctx->dt */
-    int taken = 0;
+    double done = 0.0;      /* of ctx->dt */
+    int taken = 0, cut = 0; /* sub-steps taken and tried; cut: x_start holds xⁿ */
     while (st >= 0) {
+        if (K > 1 && !cut) {
+            cut = 1;
+            for (int i = 0; i < count; i++) {
+                defo_step_body *b = bodies[i];
+                nm_body *d = b->data;
+                memcpy(d->x_start, b->x, 3 * (size_t)b->n * sizeof(double));
+                memcpy(d->v_start, b->v, 3 * (size_t)b->n * sizeof(double));
+            }
+        }
         const double rest = ctx->dt - done;
         const int last = K == 1;
         sub.t = ctx->t + done;
         sub.dt = last ? rest : rest / K;
         const double w = last ? 1.0 : (done + sub.dt) / ctx->dt;
-        for (int i = 0; i < count; i++) {
+        for (int i = 0; cut && i < count; i++) {
             defo_step_body *b = bodies[i];
             nm_body *d = b->data;
             for (defo_index n = 0; b->prescribed && n < b->n; n++) {
@@ -423,8 +452,19 @@ static defo_status nm_step(defo_stepper *s, defo_step_body *const *bodies, int c
                 }
             }
         }
-        st = nm_substep(s, bodies, count, &sub, 1);
+        /* the last allowed sub-step is taken whatever its end state */
+        const int budget = taken < NM_MAX_SUBSTEPS - 1;
+        double reject = 0.0;
+        st = nm_substep(s, bodies, count, &sub, cut, budget ? &reject : NULL);
         if (st > 0) warn = st;
+        if (st < 0) break;
+        if (reject > 0) {
+            /* not taken: cut what is left from the end state's limit */
+            const double k = ceil(rest / reject);
+            const int cap = NM_MAX_SUBSTEPS - taken;
+            K = k > cap ? cap : (int)fmax(k, K + 1.0);
+            continue;
+        }
         taken++;
         if (last) break;
         done += sub.dt;
@@ -432,7 +472,7 @@ static defo_status nm_step(defo_stepper *s, defo_step_body *const *bodies, int c
                      taken < NM_MAX_SUBSTEPS - 1 ? NM_MAX_SUBSTEPS - taken : 1);
     }
     for (int i = 0; i < count; i++) bodies[i]->stats.extra_steps += taken - 1;
-    if (st < 0) {
+    if (st < 0 && cut) {
         /* every body back at the step's start */
         for (int i = 0; i < count; i++) {
             defo_step_body *b = bodies[i];
@@ -442,9 +482,8 @@ static defo_status nm_step(defo_stepper *s, defo_step_body *const *bodies, int c
             d->fe_valid = 0;
             (void)defo_force_model_evaluate(b->force, b->x, 0, NULL, NULL);
         }
-        return st;
     }
-    return warn;
+    return st < 0 ? st : warn;
 }
 
 static defo_status nm_topology_changed(defo_stepper *s, defo_step_body *b, defo_index old_n,
