@@ -22,6 +22,7 @@
 #include "defo/scene.h"
 #include "defo/world.h"
 
+#include "base/parallel.h"
 #include "bench.h"
 
 #include <math.h>
@@ -67,6 +68,9 @@ static result run(const char *surface, const char *integrator) {
     }
     defo_world *w = defo_simulation_world(sim);
     const defo_body_id id = defo_simulation_body(sim, 0);
+    /* each run as in a new process: the thread governor's verdicts on the
+     * previous run's loops are not this run's */
+    defo_parallel_governor_reset();
     int frames = defo_scene_frames(s);
     double ms[64];
     if (frames > 64) frames = 64; /* seconds ≤ 2 (checked in main) */
