@@ -187,6 +187,20 @@ FM_INLINE void fm_scatter(const int P, const double W[9], const double *g, doubl
         }
 }
 
+/* F = H J⁻¹ at point q of element e (P nodes) at positions x, J⁻¹ with the
+ * point's plastic strain when the model has one (ITF04 §6.3); *Ji gets it. */
+FM_INLINE defo_mat3 fm_point_F(const defo_force_model *fm, const int P, defo_index e, int q,
+                               const double *x, defo_mat3 *Ji) {
+    const size_t pq = (size_t)e * (size_t)fm->nq + (size_t)q;
+    double h[9];
+    fm_grad_sum(P, x, fm->mesh->elems + (size_t)e * P, fm->ops->stiffness.grad + 3 * P * q, h);
+    defo_mat3 H;
+    memcpy(H.m, h, sizeof h);
+    memcpy(Ji->m, fm->jinv + 9 * pq, sizeof Ji->m);
+    if (fm->eps_plastic) *Ji = defo_fm_plastic_jinv(Ji, fm->eps_plastic + 6 * pq);
+    return defo_m3_mul(H, *Ji);
+}
+
 /* c = M ∇ξN_a (tet4: column a−1 of M, or minus their sum for a = 0). */
 FM_INLINE void fm_node_vector(const int P, const double M[9], const double *g, int a, double c[3]) {
     if (P == 4) {

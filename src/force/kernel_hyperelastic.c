@@ -72,11 +72,12 @@ static inline double direct_exact_bound(const defo_force_model *fm, const defo_m
     return defo_material_stiffness_bound(fm->mat, s);
 }
 
-/* The tracked stiffness bound of one point exactly as hyper_element's exact
- * paths compute it (direct form: σ from C; otherwise the SVD and dP/dF). */
-static double point_exact_bound(const defo_force_model *fm, const defo_mat3 *F, int direct) {
+/* The tracked stiffness bound of one point of a forces-only evaluation
+ * exactly as hyper_element's exact paths compute it (SVD-free form: σ from
+ * C; otherwise from the SVD). */
+static double point_exact_bound(const defo_force_model *fm, const defo_mat3 *F) {
     defo_mat3 Pd, C;
-    if (direct && defo_material_eval_direct(fm->mat, F, NULL, &Pd)) {
+    if (defo_material_eval_direct(fm->mat, F, NULL, &Pd)) {
         (void)gershgorin_low(F, &C);
         return direct_exact_bound(fm, &C);
     }
@@ -97,7 +98,6 @@ static double point_exact_bound(const defo_force_model *fm, const defo_mat3 *F, 
  * evaluation that asks for the energy). */
 FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, defo_index e,
                              const double *x, int tangent, int direct, int with_energy) {
-    const defo_index *v = fm->mesh->elems + (size_t)e * P;
     const defo_quadrature *rule = &fm->ops->stiffness;
     const int fix = fm->def.definiteness_fix;
     double *out = fm->slot + 3 * (size_t)P * (size_t)e;
@@ -106,13 +106,8 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
     for (int q = 0; q < NQ; q++) {
         const size_t pq = (size_t)e * NQ + (size_t)q;
         const double *g = rule->grad + 3 * P * q;
-        double H[9];
-        fm_grad_sum(P, x, v, g, H);
-        defo_mat3 Ji, F;
-        load9(&Ji.m[0][0], fm->jinv + 9 * pq);
-        if (fm->eps_plastic) Ji = defo_fm_plastic_jinv(&Ji, fm->eps_plastic + 6 * pq);
-        load9(&F.m[0][0], H);
-        F = defo_m3_mul(F, Ji);
+        defo_mat3 Ji;
+        const defo_mat3 F = fm_point_F(fm, P, e, q, x, &Ji);
         if (!defo_m3_isfinite(F)) {
             fl |= FM_BAD;
             psi_e = NAN;
@@ -292,23 +287,12 @@ DEFO_LANES_TARGET static unsigned hyper_tet4_block(defo_force_model *fm, defo_in
 /* Element e's exact stable length at x: every point as hyper_element's exact
  * paths would take it (the same decisions, the same arithmetic). */
 static double exact_stable_len(const defo_force_model *fm, defo_index e, const double *x) {
-    const int P = fm->npe, NQ = fm->nq;
-    const defo_index *v = fm->mesh->elems + (size_t)e * P;
-    const defo_quadrature *rule = &fm->ops->stiffness;
     double stiff = 0.0;
-    for (int q = 0; q < NQ; q++) {
-        const size_t pq = (size_t)e * NQ + (size_t)q;
-        double H[9];
-        if (P == 4)
-            fm_grad_sum(4, x, v, rule->grad, H);
-        else
-            fm_grad_sum(10, x, v, rule->grad + 30 * q, H);
-        defo_mat3 Ji, F;
-        load9(&Ji.m[0][0], fm->jinv + 9 * pq);
-        if (fm->eps_plastic) Ji = defo_fm_plastic_jinv(&Ji, fm->eps_plastic + 6 * pq);
-        load9(&F.m[0][0], H);
-        F = defo_m3_mul(F, Ji);
-        const double b = point_exact_bound(fm, &F, 1);
+    for (int q = 0; q < fm->nq; q++) {
+        defo_mat3 Ji;
+        const defo_mat3 F =
+            fm->npe == 4 ? fm_point_F(fm, 4, e, q, x, &Ji) : fm_point_F(fm, 10, e, q, x, &Ji);
+        const double b = point_exact_bound(fm, &F);
         stiff = b > stiff ? b : stiff;
     }
     return fm_stable_len(fm, e, stiff);
@@ -404,24 +388,15 @@ defo_status defo_fm_hyper_evaluate(defo_force_model *fm, const double *x, unsign
 defo_status defo_fm_hyper_energy_of(const defo_force_model *fm, const double *x,
                                     const defo_index *elems, defo_index count, double *energy) {
     const int P = fm->npe, NQ = fm->nq;
-    const defo_quadrature *rule = &fm->ops->stiffness;
     double total = 0.0;
     for (defo_index k = 0; k < count; k++) {
         const defo_index e = elems[k];
-        const defo_index *v = fm->mesh->elems + (size_t)e * P;
         double psi_e = 0.0;
         for (int q = 0; q < NQ; q++) {
             const size_t pq = (size_t)e * NQ + (size_t)q;
-            double H[9];
-            if (P == 4)
-                fm_grad_sum(4, x, v, rule->grad, H);
-            else
-                fm_grad_sum(10, x, v, rule->grad + 30 * q, H);
-            defo_mat3 Ji, F, U, V;
-            load9(&Ji.m[0][0], fm->jinv + 9 * pq);
-            if (fm->eps_plastic) Ji = defo_fm_plastic_jinv(&Ji, fm->eps_plastic + 6 * pq);
-            load9(&F.m[0][0], H);
-            F = defo_m3_mul(F, Ji);
+            defo_mat3 Ji, U, V;
+            const defo_mat3 F =
+                P == 4 ? fm_point_F(fm, 4, e, q, x, &Ji) : fm_point_F(fm, 10, e, q, x, &Ji);
             if (!defo_m3_isfinite(F))
                 return defo_error(DEFO_ERR_NUMERICAL, "element %ld: non-finite deformation",
                                   (long)e);
