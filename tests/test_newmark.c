@@ -56,25 +56,12 @@ static defo_world *newmark_world(double gz) {
     return w;
 }
 
-/* The largest step the NEWMARK integrator of w takes for body id:
- * min(time_step, 0.9 cfl · wave time) (newmark.c's headroom), the wave time
- * from a force model of the body's mesh and material
- * (defo_force_model_wave_time). */
+/* The NEWMARK integrator's own step for body id's integrator: a 1 s
+ * interval's share (defo_world_steps_per_frame), so a frame this long is one
+ * step. */
 static double stable_dt(const defo_world *w, defo_body_id id) {
-    const defo_integrator_def *def = defo_world_integrator(w, defo_body_integrator(w, id));
-    defo_element_rest *rest = NULL;
-    defo_material *mat = NULL;
-    defo_force_model *fm = NULL;
-    defo_force_model_def fd = defo_default_force_model_def();
-    double dt = NAN;
-    if (def && defo_element_rest_create(defo_body_mesh(w, id), &rest) == DEFO_OK &&
-        defo_material_create(defo_body_material(w, id), &mat) == DEFO_OK &&
-        defo_force_model_create(defo_body_mesh(w, id), rest, mat, &fd, &fm) == DEFO_OK)
-        dt = fmin(def->time_step, 0.9 * def->cfl * defo_force_model_wave_time(fm));
-    defo_force_model_destroy(fm);
-    defo_material_destroy(mat);
-    defo_element_rest_destroy(rest);
-    return dt;
+    const int k = defo_world_steps_per_frame(w, defo_body_integrator(w, id), 1.0);
+    return k > 0 ? 1.0 / k : NAN;
 }
 
 static defo_collider *ground_plane(double friction, const double normal[3]) {

@@ -346,9 +346,8 @@ static defo_status nm_substep(defo_stepper *s, defo_step_body *const *bodies, in
         st = step_body(&s->def, bodies[i], sub ? d->target : bodies[i]->target, ctx);
         if (st > 0) warn = st;
     }
-    double lim = INFINITY;
     if (st >= 0 && reject) {
-        lim = nm_limit(s, bodies, count);
+        const double lim = nm_limit(s, bodies, count);
         *reject = ctx->dt > lim * (1.0 + 1e-12) ? lim : 0.0;
     }
     if (st < 0 || (reject && *reject > 0)) {
@@ -383,15 +382,10 @@ static defo_status nm_substep(defo_stepper *s, defo_step_body *const *bodies, in
  * is), at most `cap`. */
 static int nm_parts(const defo_stepper *s, defo_step_body *const *bodies, int count, double T,
                     int cap) {
-    int K = 1;
-    for (int i = 0; i < count; i++) {
-        const double lim = s->def.cfl * defo_force_model_stable_time(bodies[i]->force);
-        if (lim > 0 && T > lim * (1.0 + 1e-12)) {
-            const double k = ceil(T / lim);
-            K = k > cap ? cap : (int)fmax(K, k);
-        }
-    }
-    return K;
+    const double lim = nm_limit(s, bodies, count);
+    if (!(lim > 0) || !(T > lim * (1.0 + 1e-12))) return 1;
+    const double k = ceil(T / lim);
+    return k > cap ? cap : (int)k;
 }
 
 /* The frame's steps are cut from the rest wave time (nm_steps); a body that
