@@ -845,6 +845,57 @@ static void test_stiffness_bound(void) {
     TEST_REPORT("rough bound / exact over %ld samples: %.3f .. %.3f", answered, lo, hi);
 }
 
+/* The four-point forms against their one-point twins, bit for bit, on any
+ * CPU (each has an AVX2 and a plain version chosen at load time): the
+ * neo-Hookean P of defo_material_eval_direct4 and which lanes answer, over
+ * all four σ families mixed in one call (inverted lanes refused beside
+ * answering ones); StVK and corotated answer no lane; the rough bound of
+ * defo_material_stiffness_bound_rough4, answering or not. */
+static void test_four_wide(void) {
+    test_rng r = {0x4444ULL};
+    long answered = 0, refused = 0, mismatch = 0;
+    for (int c = 0; c < 3; c++) {
+        static const config all[] = {{DEFO_MODEL_NEO_HOOKEAN, DEFO_INVERSION_C1},
+                                     {DEFO_MODEL_NEO_HOOKEAN, DEFO_INVERSION_CLAMP},
+                                     {DEFO_MODEL_STVK, DEFO_INVERSION_C1}};
+        defo_material *m = make(all[c].model, all[c].mode, 0.3);
+        for (int n = 0; n < NSAMPLES / 4; n++) {
+            double F4[9][4], P4[9][4], J4[4], S4[4], B4[4];
+            defo_mat3 F[4];
+            for (int l = 0; l < 4; l++) {
+                const defo_vec3 s = random_sigma(&r, (n + l) % 4);
+                F[l] = defo_m3_mult(defo_m3_mul(random_rotation(&r), defo_m3_diag(s)),
+                                    random_rotation(&r));
+                for (int k = 0; k < 9; k++) F4[k][l] = F[l].m[k / 3][k % 3];
+                J4[l] = test_range(&r, -0.5, 3.0);
+                S4[l] = test_range(&r, -0.1, 2.0);
+            }
+            const unsigned bits = defo_material_eval_direct4(m, (const double(*)[4])F4, P4);
+            defo_material_stiffness_bound_rough4(m, J4, S4, B4);
+            for (int l = 0; l < 4; l++) {
+                defo_mat3 P;
+                const int one = defo_material_eval_direct(m, &F[l], NULL, &P);
+                const int want = all[c].model == DEFO_MODEL_NEO_HOOKEAN && one;
+                if (want != (int)(bits >> l & 1)) mismatch++;
+                if (want) {
+                    answered++;
+                    for (int k = 0; k < 9; k++)
+                        if (memcmp(&P.m[k / 3][k % 3], &P4[k][l], sizeof(double))) mismatch++;
+                } else {
+                    refused++;
+                }
+                const double b = defo_material_stiffness_bound_rough(m, J4[l], S4[l]);
+                if (memcmp(&b, &B4[l], sizeof b)) mismatch++;
+            }
+        }
+        defo_material_destroy(m);
+    }
+    TEST_REPORT("four-wide = one-point: %ld lanes answered, %ld refused, %ld mismatches", answered,
+                refused, mismatch);
+    CHECK(mismatch == 0);
+    CHECK(answered > NSAMPLES / 4 && refused > NSAMPLES / 4);
+}
+
 /* ITF04 §6 biphasic curve, probed uniaxially (σ = (s, 1, 1), so P̂1 = f(s) +
  * λ(s − 1) and A11 = f'(s) + λ): slopes k0 = 2μ at rest, kc = ke = 4·2μ on
  * the tails, f(1) = 0, f' and f'' continuous at the thresholds (C2 join),
@@ -967,6 +1018,7 @@ int main(void) {
     RUN(test_closed_forms);
     RUN(test_direct_form);
     RUN(test_stiffness_bound);
+    RUN(test_four_wide);
     RUN(test_biphasic_curve);
     RUN(test_rest_and_small_strain);
     RUN(test_extension_continuity);

@@ -170,10 +170,11 @@ DEFO_API void defo_material_eval_batch(const defo_material *mat, size_t n, const
  * or any other F: take the SVD path. */
 DEFO_API int defo_material_eval_direct(const defo_material *mat, const defo_mat3 *F, double *psi,
                                        defo_mat3 *P);
-/* Four points in lockstep (lane l of F[k] is entry k, row-major, of the l-th
- * F): defo_material_eval_direct without ψ at each, bit for bit.  Bit l of the
- * result is set where lane l answered (P[·][l] written); elsewhere P[·][l]
- * is unspecified and the point takes the SVD path. */
+/* Neo-Hookean, four points in lockstep (lane l of F[k] is entry k,
+ * row-major, of the l-th F): defo_material_eval_direct without ψ at each, bit
+ * for bit.  Bit l of the result is set where lane l answered (P[·][l]
+ * written); elsewhere P[·][l] is unspecified and the point takes another
+ * path.  Other models: 0. */
 DEFO_API unsigned defo_material_eval_direct4(const defo_material *mat, const double F[9][4],
                                              double P[9][4]);
 

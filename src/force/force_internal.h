@@ -82,7 +82,7 @@ struct defo_force_model {
     /* INVERTIBLE: 1 where the last evaluation took the SVD-free form
      * (defo_material_eval_direct); M then holds F there (R nothing) */
     unsigned char *direct;
-    /* tet4 INVERTIBLE on a CPU with 256-bit lanes (math/lanes.h): J⁻¹ four
+    /* tet4 INVERTIBLE neo-Hookean on a CPU with 256-bit lanes (math/lanes.h): J⁻¹ four
      * elements at a time (entry i of element 4b + l at 36 b + 4 i + l) for
      * the four-wide explicit pass (kernel_hyperelastic.c); NULL otherwise */
     double *jinv4;

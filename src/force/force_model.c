@@ -149,7 +149,9 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
     if (d.formulation == DEFO_FORMULATION_INVERTIBLE) {
         fm->dpdf = defo_calloc(np + 1, sizeof(defo_dpdf));
         fm->direct = defo_calloc(np + 1, 1);
-        if (fm->npe == 4 && ne >= 4 && defo_lanes_supported()) {
+        /* four-wide: neo-Hookean (defo_material_eval_direct4's model) */
+        if (fm->npe == 4 && ne >= 4 && defo_lanes_supported() &&
+            defo_material_get_def(fm->mat)->model == DEFO_MODEL_NEO_HOOKEAN) {
             const size_t nb = ne / 4; /* the last ne % 4 go one by one */
             fm->jinv4 = defo_malloc(36 * nb * sizeof(double));
             for (size_t b = 0; fm->jinv4 && b < nb; b++)

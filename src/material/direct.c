@@ -29,10 +29,13 @@
  * Without ψ (psi NULL) neo-Hookean takes ln J directly: P is as accurate,
  * and ψ's cancellation-free form is what costs.
  *
- * defo_material_eval_direct4 is the same without ψ over four points in
- * lockstep (the explicit force pass of tet4, force/kernel_hyperelastic.c):
- * the same expressions in the same order, lanewise, so every lane equals
- * the one-point call bit for bit; only the logarithms are per lane.
+ * defo_material_eval_direct4 is the neo-Hookean one without ψ over four
+ * points in lockstep (the explicit force pass of tet4,
+ * force/kernel_hyperelastic.c): the same expressions in the same order,
+ * lanewise, so every lane equals the one-point call bit for bit; only the
+ * logarithms are per lane.  StVK has none: its stiffness has no rough bound,
+ * so an explicit pass (which tracks the stable time) takes its points one
+ * by one anyway.
  *
  * Invariants: no allocation; nothing is written when 0 is returned; what is
  * written is finite.
@@ -130,8 +133,7 @@ int defo_material_eval_direct(const defo_material *m, const defo_mat3 *F, double
 
 DEFO_LANES_CLONES
 unsigned defo_material_eval_direct4(const defo_material *m, const double F[9][4], double P[9][4]) {
-    const int model = (int)m->def.model;
-    if (model != DEFO_MODEL_NEO_HOOKEAN && model != DEFO_MODEL_STVK) return 0;
+    if (m->def.model != DEFO_MODEL_NEO_HOOKEAN) return 0;
     const defo_d4u *f = (const defo_d4u *)F;
     /* cof F, J, ‖cof F‖²_F as in defo_material_eval_direct */
     const defo_d4 c00 = f[4] * f[8] - f[5] * f[7], c01 = f[5] * f[6] - f[3] * f[8],
@@ -144,42 +146,16 @@ unsigned defo_material_eval_direct4(const defo_material *m, const double F[9][4]
     const defo_d4 n2 = c00 * c00 + c01 * c01 + c02 * c02 + c10 * c10 + c11 * c11 + c12 * c12 +
                        c20 * c20 + c21 * c21 + c22 * c22;
     defo_m4 ok = (J > 0.0) & (n2 < 1e100);
-    if (model == DEFO_MODEL_STVK)
-        ok &= f[0] * f[0] + f[1] * f[1] + f[2] * f[2] + f[3] * f[3] + f[4] * f[4] + f[5] * f[5] +
-                  f[6] * f[6] + f[7] * f[7] + f[8] * f[8] <
-              1e100;
     if (m->mode != DEFO_INVERSION_NONE) ok &= J * J >= m->c * m->c * n2;
     const unsigned bits = defo_m4_bits(ok);
     if (!bits) return 0;
     const double mu = m->mu, lam = m->lambda;
-    if (model == DEFO_MODEL_NEO_HOOKEAN) {
-        const defo_d4 iJ = 1.0 / J;
-        defo_d4 lj = J;
-        for (int l = 0; l < 4; l++) lj[l] = bits >> l & 1 ? log(J[l]) : 0.0;
-        const defo_d4 k = (lam * lj - mu) * iJ;
-        const defo_d4 c[9] = {c00, c01, c02, c10, c11, c12, c20, c21, c22};
-        defo_d4u *p = (defo_d4u *)P;
-        for (int i = 0; i < 9; i++) p[i] = mu * f[i] + k * c[i];
-        return bits;
-    }
-    /* StVK: E = (G + Gᵀ + GᵀG)/2, S = 2μ E + λ tr E I, P = F S */
-    const defo_d4 G[3][3] = {
-        {f[0] - 1.0, f[1], f[2]}, {f[3], f[4] - 1.0, f[5]}, {f[6], f[7], f[8] - 1.0}};
-    defo_d4 E[3][3];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++)
-            E[i][j] = 0.5 * (G[i][j] + G[j][i] + G[0][i] * G[0][j] + G[1][i] * G[1][j] +
-                             G[2][i] * G[2][j]);
-    const defo_d4 tr = E[0][0] + E[1][1] + E[2][2];
-    defo_d4 S[3][3];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            S[i][j] = 2.0 * mu * E[i][j];
-            S[i][j] += i == j ? lam * tr : defo_d4_splat(0.0);
-        }
+    const defo_d4 iJ = 1.0 / J;
+    defo_d4 lj = J;
+    for (int l = 0; l < 4; l++) lj[l] = bits >> l & 1 ? log(J[l]) : 0.0;
+    const defo_d4 k = (lam * lj - mu) * iJ;
+    const defo_d4 c[9] = {c00, c01, c02, c10, c11, c12, c20, c21, c22};
     defo_d4u *p = (defo_d4u *)P;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++)
-            p[3 * i + j] = f[3 * i] * S[0][j] + f[3 * i + 1] * S[1][j] + f[3 * i + 2] * S[2][j];
+    for (int i = 0; i < 9; i++) p[i] = mu * f[i] + k * c[i];
     return bits;
 }
