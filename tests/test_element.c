@@ -10,8 +10,9 @@
  *     reproduced exactly at the quadrature points (the patch test of the
  *     element layer);
  *   - curved tet10 volume against ∫ det ∇φ of the quadratic map;
- *   - the eigenvalue length of tet4 in closed form (the unit right and the
- *     regular tet), scaled with the element;
+ *   - the eigenvalue length in closed form: tet4 (the unit right and the
+ *     regular tet, scaled with the element) and a straight tet10 (its P2
+ *     gradient products integrated exactly, HRZ masses);
  *   - consistent mass: total, first and second moments exact; HRZ lumping;
  *   - traction loads: t·A/3 per corner (tet4), 0 at corners and t·A/3 per edge
  *     node on a straight 6-node face, the area of a curved face against the
@@ -251,6 +252,84 @@ static void test_eigen_length(void) {
             defo_element_rest_destroy(r);
             defo_mesh_destroy(m);
         }
+}
+
+/* The straight tet10's eigenvalue length in closed form, with one_tet's
+ * corners: with barycentric λ and G_pr = ∇λ_p·∇λ_r, the gradients
+ * ∇N = (4λ_i − 1)∇λ_i (corner i) and 4(λ_j∇λ_i + λ_i∇λ_j) (edge ij) are
+ * linear in λ, so K_ab = ∫∇N_a·∇N_b dV follows from ∫1 = V, ∫λ_q = V/4,
+ * ∫λ_qλ_s = V(1 + δ_qs)/20; the HRZ masses are V/36 (corner) and 4V/27
+ * (edge).  γ = λmax(m^{-1/2} K m^{-1/2}) by power iteration; ℓ = 4/√γ. */
+static void test_eigen_length_tet10(void) {
+    defo_mesh *m = one_tet(2);
+    CHECK(m != NULL);
+    if (!m) return;
+    defo_element_rest *r = NULL;
+    CHECK_OK(defo_element_rest_create(m, &r));
+    /* ∇λ: rows of Dm⁻¹ for λ1..3, minus their sum for λ0 */
+    defo_vec3 X[4];
+    for (int a = 0; a < 4; a++) X[a] = defo_v3_load(m->x + 3 * m->elems[a]);
+    const defo_mat3 Dm = defo_m3_from_cols(defo_v3_sub(X[1], X[0]), defo_v3_sub(X[2], X[0]),
+                                           defo_v3_sub(X[3], X[0]));
+    defo_mat3 Di;
+    CHECK(defo_m3_inverse(Dm, &Di));
+    const double V = defo_m3_det(Dm) / 6.0;
+    double gl[4][3];
+    for (int k = 0; k < 3; k++) {
+        gl[0][k] = 0;
+        for (int p = 1; p < 4; p++) gl[0][k] -= gl[p][k] = Di.m[p - 1][k];
+    }
+    double G[4][4];
+    for (int p = 0; p < 4; p++)
+        for (int q = 0; q < 4; q++)
+            G[p][q] = gl[p][0] * gl[q][0] + gl[p][1] * gl[q][1] + gl[p][2] * gl[q][2];
+    /* node a's gradient: Σ_p (al[a][p] + Σ_q be[a][p][q] λ_q) ∇λ_p */
+    double al[10][4] = {{0}}, be[10][4][4] = {{{0}}}, mass[10];
+    static const int edge[6][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
+    for (int i = 0; i < 4; i++) al[i][i] = -1, be[i][i][i] = 4, mass[i] = V / 36;
+    for (int e = 0; e < 6; e++) {
+        const int i = edge[e][0], j = edge[e][1];
+        be[4 + e][i][j] = 4, be[4 + e][j][i] = 4, mass[4 + e] = 4 * V / 27;
+    }
+    double K[10][10];
+    for (int a = 0; a < 10; a++)
+        for (int b = 0; b < 10; b++) {
+            double k = 0;
+            for (int p = 0; p < 4; p++)
+                for (int q = 0; q < 4; q++) {
+                    double sa = 0, sb = 0, quad = 0;
+                    for (int u = 0; u < 4; u++) {
+                        sa += be[a][p][u], sb += be[b][q][u];
+                        for (int w = 0; w < 4; w++)
+                            quad += be[a][p][u] * be[b][q][w] * V * (1 + (u == w)) / 20;
+                    }
+                    k += G[p][q] *
+                         (al[a][p] * al[b][q] * V + (al[a][p] * sb + al[b][q] * sa) * V / 4 + quad);
+                }
+            K[a][b] = k / sqrt(mass[a] * mass[b]);
+        }
+    double u[10], y[10], gamma = 0, last = 0;
+    for (int a = 0; a < 10; a++) u[a] = 1.0 + 0.1 * a;
+    for (int it = 0; it < 5000; it++) {
+        double n = 0;
+        for (int a = 0; a < 10; a++) n += u[a] * u[a];
+        for (int a = 0; a < 10; a++) u[a] /= sqrt(n);
+        last = gamma, gamma = 0;
+        for (int a = 0; a < 10; a++) {
+            y[a] = 0;
+            for (int b = 0; b < 10; b++) y[a] += K[a][b] * u[b];
+            gamma += u[a] * y[a];
+        }
+        memcpy(u, y, sizeof u);
+    }
+    const double want = 4.0 / sqrt(gamma), got = defo_element_rest_eigen_length(r)[0];
+    TEST_REPORT("straight tet10: eigenvalue length %.15g, closed form %.15g (power iteration "
+                "settled to %.1e)",
+                got, want, fabs(gamma - last) / gamma);
+    CHECK(fabs(gamma - last) <= 1e-14 * gamma);
+    CHECK(fabs(got - want) <= 1e-12 * want);
+    defo_element_rest_destroy(r);
+    defo_mesh_destroy(m);
 }
 
 /* A linear field is reproduced exactly by both kinds (also on a curved tet10
@@ -563,6 +642,7 @@ int main(void) {
     RUN(test_shape_functions);
     RUN(test_rest_tet4_matches_itf04);
     RUN(test_eigen_length);
+    RUN(test_eigen_length_tet10);
     RUN(test_patch_fields);
     RUN(test_curved_volume);
     RUN(test_consistent_mass_moments);

@@ -450,8 +450,9 @@ static void test_errors(void) {
     double wt = defo_force_model_wave_time(fx.force);
     TEST_REPORT("wave time %.6g s, 2/√λmax(Σ∇N∇Nᵀ) / (c√r₀) = %.6g s", wt, want);
     CHECK_NEAR(wt, want, 1e-13 * want);
-    /* tet10 (the old kernel refused it): the same element with edge nodes
-     * (HRZ masses, 4 stiffness points) has a higher bound, so a shorter time */
+    /* tet10 (the old kernel refused it): the same formula with its own
+     * eigenvalue length (test_element checks it in closed form) — edge nodes
+     * and HRZ masses give a higher bound, so a shorter time */
     defo_mesh *q = NULL;
     CHECK_OK(defo_mesh_to_quadratic(fx.mesh, &q));
     defo_element_rest *rq = NULL;
@@ -460,9 +461,12 @@ static void test_errors(void) {
     defo_force_model_def fd = defo_default_force_model_def();
     CHECK_OK(defo_force_model_create(q, rq, fx.mat, &fd, &fq));
     if (fq) {
-        const double w10 = defo_force_model_wave_time(fq);
+        const double w10 = defo_force_model_wave_time(fq),
+                     want10 = defo_element_rest_eigen_length(rq)[0] /
+                              (c * sqrt((3 * lam + 2 * mu) / (lam + 2 * mu)));
         TEST_REPORT("tet10 of the same corners: wave time %.4g of tet4's", w10 / wt);
-        CHECK(w10 > 0.2 * wt && w10 < wt);
+        CHECK_NEAR(w10, want10, 1e-13 * want10);
+        CHECK(w10 < wt);
     }
     defo_force_model_destroy(fq);
     defo_element_rest_destroy(rq);
