@@ -26,6 +26,7 @@
  * or a polar decomposition (corotated) per point; products and diagonal
  * blocks a few dozen flops per node pair. */
 #define FM_NS_HYPER_FORCE4     200
+#define FM_NS_HYPER_LANES4     35 /* the four-wide explicit pass, tracked (20 K-tet bunny) */
 #define FM_NS_HYPER_FORCE10    900
 #define FM_NS_COROT_FORCE4     130
 #define FM_NS_COROT_FORCE10    730

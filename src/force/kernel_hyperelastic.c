@@ -92,8 +92,9 @@ static double point_exact_bound(const defo_force_model *fm, const defo_mat3 *F) 
  * and energy only: no tangent, no damping) a point whose material has an
  * SVD-free form there (material/direct.c) takes it: W = −w P J⁻ᵀ, the same
  * as −w U P̂ D̂ᵀ since D̂ = J⁻¹V; M keeps F for the stress.  Where the
- * stable time is tracked and the point is away from rest, σ for the
- * stiffness bound comes from the eigenvalues of FᵀF (J > 0 there).  Without
+ * stable time is tracked the point's stiffness bound is the rough one (from
+ * J and FᵀF's Gershgorin discs), or, where that has none, σ from the
+ * eigenvalues of FᵀF (J > 0 there).  Without
  * with_energy such points leave ψ out (elem_energy is read only by the
  * evaluation that asks for the energy). */
 FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, defo_index e,
@@ -333,9 +334,11 @@ defo_status defo_fm_hyper_evaluate(defo_force_model *fm, const double *x, unsign
     /* products and blocks read U and D̂: the SVD everywhere then */
     const int direct = !tangent && !fm->damping;
     defo_index inverted = 0, bad = 0, rough = 0, lane_elems = 0;
+    const int lanes = fm->lanes && direct && !energy && !fm->eps_plastic;
     /* one region: the element pass, then (no element bad) the gather */
-    DEFO_PARALLEL_REGION_IF(FM_WORTH(fm, FM_NS_HYPER_FORCE4, FM_NS_HYPER_FORCE10)) {
-        if (fm->lanes && direct && !energy && !fm->eps_plastic) {
+    DEFO_PARALLEL_REGION_IF(
+        FM_WORTH(fm, lanes ? FM_NS_HYPER_LANES4 : FM_NS_HYPER_FORCE4, FM_NS_HYPER_FORCE10)) {
+        if (lanes) {
             /* four elements at a time; the last ne % 4, and the lanes a
              * block leaves, one by one */
             const defo_index nb = (ne + 3) / 4;

@@ -103,7 +103,7 @@ static defo_status nm_attach(defo_stepper *s, defo_step_body *b) {
 
 /* The frame's steps: at most time_step and NM_HEADROOM · cfl · the rest
  * wave time.  The headroom lets a body stiffen a little — a 1 % squash
- * raises a neo-Hookean element's bound 2.4 %, a body resting under its
+ * raises a neo-Hookean element's bound 2.4 % (ν = 0.3), a body resting under its
  * weight more — before a step must be cut in two (nm_step): without it,
  * every step of a slightly loaded body would be, for a 1 % shorter limit. */
 #define NM_HEADROOM 0.9
