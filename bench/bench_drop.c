@@ -38,12 +38,12 @@ static const char *scene_fmt =
     "   \"normal\": [0, 0, 1], \"friction\": 0.5}]}";
 
 static double g_seconds = 1.0; /* simulated */
+static int g_cells = 20;
 
 static int cmp_double(const void *a, const void *b) {
     const double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
-static int g_cells = 20;
 
 typedef struct result {
     double seconds, frame_median_ms, steps_per_frame, cg_per_frame, newton_per_frame;

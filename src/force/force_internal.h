@@ -289,7 +289,6 @@ void defo_fm_gather9_team(const defo_force_model *fm, const double *slot9, doubl
 /* Name the first element flagged FM_BAD (a non-finite position or stress). */
 defo_status defo_fm_report_bad(const defo_force_model *fm, const double *x);
 /* stable_time from the per-element stiffness ratios of the last evaluation. */
-void defo_fm_update_stable_time(defo_force_model *fm);
 /* Σ over elements of elem_energy, fixed grouping (any thread count). */
 double defo_fm_sum_energy(const defo_force_model *fm);
 

@@ -346,18 +346,6 @@ int defo_force_model_track_stable_time(defo_force_model *fm) {
     return 1;
 }
 
-/* min over elements of length / (c √r) (stable_len, each element's own from
- * its kernel pass): the stable time at the stiffness of the last evaluation (INVERTIBLE; COROTATED keeps its rest
- * stiffness, rotated) */
-void defo_fm_update_stable_time(defo_force_model *fm) {
-    double t = INFINITY;
-    for (defo_index e = 0; e < fm->ne; e++) {
-        const double te = fm->stable_len[e];
-        t = te < t ? te : t; /* not fmin: a libm call per element */
-    }
-    fm->stable_time = fm->ne > 0 && fm->wave_speed > 0 ? t / fm->wave_speed : INFINITY;
-}
-
 int defo_force_model_points(const defo_force_model *fm) {
     return fm->nq;
 }

@@ -299,32 +299,37 @@ static double exact_stable_len(const defo_force_model *fm, defo_index e, const d
     return fm_stable_len(fm, e, stiff);
 }
 
-/* Rough elements (FM_ROUGH: a stable length below their exact one) matter
+/* The smallest stable length over the elements (stable_time's numerator).
+ * Rough elements (FM_ROUGH: a stable length below their exact one) matter
  * only if they could be the minimum.  U, the exact length of the element
  * with the smallest rough-or-exact length, bounds the true minimum from
  * above; a rough element whose lower bound is at least U cannot be below
  * it.  The others are made exact, in element order (U shrinks as exact
- * values come in), so the minimum — the stable time — is the one an exact
- * pass over every element gives, bit for bit; only lengths that cannot be
- * the minimum stay rough. */
-static void settle_rough(defo_force_model *fm, const double *x) {
+ * values come in), so the minimum is the one an exact pass over every
+ * element gives, bit for bit; only lengths that cannot be the minimum stay
+ * rough. */
+static double min_stable_len(defo_force_model *fm, const double *x, defo_index rough) {
     const defo_index ne = fm->ne;
     defo_index arg = -1;
     double best = INFINITY;
     for (defo_index e = 0; e < ne; e++)
         if (fm->stable_len[e] < best) best = fm->stable_len[e], arg = e;
-    if (arg < 0) return;
+    if (!rough || arg < 0) return best;
     double U = fm->stable_len[arg];
     if (fm->flag[arg] & FM_ROUGH) {
         U = fm->stable_len[arg] = exact_stable_len(fm, arg, x);
         fm->flag[arg] &= (unsigned char)~FM_ROUGH;
     }
+    double t = INFINITY;
     for (defo_index e = 0; e < ne; e++) {
-        if (!(fm->flag[e] & FM_ROUGH) || !(fm->stable_len[e] < U)) continue;
-        fm->stable_len[e] = exact_stable_len(fm, e, x);
-        fm->flag[e] &= (unsigned char)~FM_ROUGH;
-        U = fm->stable_len[e] < U ? fm->stable_len[e] : U;
+        if ((fm->flag[e] & FM_ROUGH) && fm->stable_len[e] < U) {
+            fm->stable_len[e] = exact_stable_len(fm, e, x);
+            fm->flag[e] &= (unsigned char)~FM_ROUGH;
+            U = fm->stable_len[e] < U ? fm->stable_len[e] : U;
+        }
+        t = fm->stable_len[e] < t ? fm->stable_len[e] : t;
     }
+    return t;
 }
 
 defo_status defo_fm_hyper_evaluate(defo_force_model *fm, const double *x, unsigned flags,
@@ -379,8 +384,9 @@ defo_status defo_fm_hyper_evaluate(defo_force_model *fm, const double *x, unsign
     fm->lane_elems = lane_elems;
     if (bad) return defo_fm_report_bad(fm, x);
     if (fm->track_stable_time) {
-        if (rough) settle_rough(fm, x);
-        defo_fm_update_stable_time(fm);
+        /* the stable time at the stiffness of this evaluation */
+        const double t = min_stable_len(fm, x, rough);
+        fm->stable_time = ne > 0 && fm->wave_speed > 0 ? t / fm->wave_speed : INFINITY;
     }
     if (energy) *energy = defo_fm_sum_energy(fm);
     return DEFO_OK;
