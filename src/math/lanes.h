@@ -12,7 +12,6 @@
 #define DEFO_MATH_LANES_H
 
 #include <math.h>
-#include <string.h>
 
 typedef double defo_d4 __attribute__((vector_size(32)));
 /* The same type at any double's address: a view of lanes kept in memory
