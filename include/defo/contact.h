@@ -114,6 +114,149 @@ DEFO_API defo_status defo_penalty_eval(const defo_contact_source *src, int num_s
                                        double *force, double *block, defo_index *count,
                                        defo_index *capped, double *work);
 
+/* ============================================= contact between bodies
+ * Contact between deformable bodies and of a body with itself (ITF04 §9–10,
+ * TSIF05 §10, MMDJ01 §2.8), on each body's boundary: the triangles of its
+ * boundary faces (tet10 faces as the 4 flat triangles of defo_tri6_split,
+ * which every picture draws), their edges and their vertices (surface nodes).
+ *
+ * Distance.  A closed (volumetric) boundary has an inside: the distance of a
+ * point p to it is SIGNED, φ = ±|p − q| with q the closest point on its
+ * triangles and the sign that of (p − q)·n̂, n̂ the pseudo-normal of the
+ * feature holding q (face normal, the sum of an edge's two face normals, the
+ * angle-weighted normal of a vertex; Bærentzen & Aanæs 2005), so a vertex that
+ * got inside is pushed back out, never further in.  A two-sided surface (a
+ * shell) uses the unsigned distance.  Edges of two surfaces are signed by
+ * both edges' pseudo-normals (p₁ − p₂)·(n̂₂ − n̂₁).
+ *
+ * Pairs.  Every vertex of one surface against the closest triangle of every
+ * other surface (and of its own, with self contact) within `reach`, and
+ * every two edges closer than the thickness, each pair with
+ *     φ = n·Σ wₐ xₐ  to first order,   ∇φ = Σ wₐ eₐ ⊗ n   (exact: envelope),
+ * wₐ = (1, −b₀, −b₁, −b₂) for a vertex and the barycentric weights bᵢ of q,
+ * (1 − s, s, −(1 − t), −t) for two edges; Σ wₐ = 0, so whatever acts along n
+ * through the pair moves no centre of mass, and since n ∥ p − q it exerts
+ * no torque either.  A pair is active when φ < δ, the thickness (a skin
+ * around every surface: bodies at rest sit about δ apart).
+ *
+ * Self contact excludes what touches at rest: a vertex and a triangle that
+ * share a node or lie within 2·reach of each other in the rest shape, two
+ * edges likewise — so adjacent triangles never repel.
+ *
+ * Responses (contact_response.c): the penalty energy ½ k (δ − φ)² of the
+ * Newton solves with its gradient and its Gauss–Newton Hessian k ∇φ ∇φᵀ
+ * (positive semidefinite, TSIF05 §8); the impulses of the explicit steppers
+ * (ITF04 §9 generalised to a moving deformable surface: inelastic normal
+ * response, Coulomb friction, equal and opposite through the weights, so
+ * linear momentum is kept exactly); and the step bound that keeps a Newton
+ * step from carrying a vertex through a surface.
+ *
+ * Determinism: detection is parallel over vertices and edges with per-item
+ * results gathered in a fixed order; pairs come sorted; sums in pair order. */
+typedef struct defo_contact_surface defo_contact_surface;
+
+typedef struct defo_contact_surface_def {
+    double thickness; /* δ [m], > 0: pairs closer than this repel */
+    /* [m], >= thickness: how far from the surface (inside it, for a signed
+     * one) a vertex is still paired with it; default 0: one mean edge */
+    double reach;
+    int two_sided;    /* 1: unsigned distance (open surfaces, shells); default 0 */
+    int self_contact; /* 1: pairs within the surface itself; default 0 */
+} defo_contact_surface_def;
+DEFO_API defo_contact_surface_def defo_default_contact_surface_def(void);
+
+/* The boundary of a tet4 or tet10 mesh (or the triangles of a mesh with no
+ * elements, two-sided), in rest positions.  The mesh is not kept.  A mesh
+ * whose boundary has no triangle is DEFO_ERR_INVALID_MESH. */
+DEFO_API defo_status defo_contact_surface_create(const defo_mesh *mesh,
+                                                 const defo_contact_surface_def *def,
+                                                 defo_contact_surface **out);
+DEFO_API void defo_contact_surface_destroy(defo_contact_surface *s);
+/* Move to node positions x (3 per node of the mesh): hierarchies refit,
+ * pseudo-normals recomputed.  Non-finite positions: DEFO_ERR_NUMERICAL. */
+DEFO_API defo_status defo_contact_surface_update(defo_contact_surface *s, const double *x);
+/* Counts (triangles, edges, vertices) and the mean edge length at rest. */
+DEFO_API void defo_contact_surface_info(const defo_contact_surface *s, defo_index *triangles,
+                                        defo_index *edges, defo_index *vertices, double *mean_edge);
+/* The bounding box of the last update, grown by the reach (6 doubles). */
+DEFO_API void defo_contact_surface_bounds(const defo_contact_surface *s, double box[6]);
+/* The triangles (3 node indices each; num from defo_contact_surface_info). */
+DEFO_API const defo_index *defo_contact_surface_triangles(const defo_contact_surface *s);
+
+/* One contact pair (above).  side[a] says whose node node[a] is: 0 the first
+ * surface (the vertex, or the first edge), 1 the second. */
+typedef struct defo_contact_pair {
+    int32_t surface[2]; /* indices into the surfaces of the call */
+    int32_t kind;       /* 0 vertex–triangle, 1 edge–edge */
+    int32_t side[4];
+    defo_index node[4];
+    double w[4];
+    double n[3];   /* unit; ∇φ = Σ wₐ eₐ ⊗ n */
+    double phi;    /* signed distance [m] */
+    double delta;  /* the pair's thickness [m] */
+    double k;      /* penalty stiffness [N/m] */
+    double mu;     /* Coulomb coefficient */
+    double kept;   /* depth held back by a separation speed [m] (0: none) */
+    defo_index id; /* the vertex or first edge within its surface, for messages */
+} defo_contact_pair;
+
+/* A growable list of pairs (capacity kept between calls: warm steps do not
+ * allocate). */
+typedef struct defo_contact_list {
+    defo_contact_pair *pairs;
+    size_t count, capacity;
+} defo_contact_list;
+DEFO_API void defo_contact_list_free(defo_contact_list *list);
+
+/* Per-surface settings of one detection. */
+typedef struct defo_contact_body {
+    defo_contact_surface *surface; /* updated to x */
+    const double *x;               /* its positions (3 per node) */
+    double stiffness;              /* penalty k [N/m] of its nodes; a pair takes the smaller */
+    double friction;               /* μ >= 0; a pair takes √(μ₁μ₂) */
+    /* 1: held where it is — paired only with bodies that are not obstacles
+     * (a body of another integrator during this one's step) */
+    int obstacle;
+} defo_contact_body;
+
+/* Every active pair among the bodies (each pair of distinct surfaces both
+ * ways for vertices, once for edges; a surface with itself when it has self
+ * contact), sorted by (surface, kind, item).  Pairs deeper than the reach
+ * are not found.  Appends nothing on error. */
+DEFO_API defo_status defo_contact_find(const defo_contact_body *bodies, int count,
+                                       defo_contact_list *out);
+
+/* Penalty of the pairs at the positions of bodies[] (each pair's φ
+ * recomputed from its nodes with its normal and weights kept — the
+ * linearisation of the detection): energy Σ ½ k (δ − φ − kept)² over the
+ * pairs with φ + kept < δ (added to *energy, may be NULL), forces −∇E added
+ * to force[b] (3 per node of body b; NULL entries skipped).  *depth (may be
+ * NULL): the largest −φ (0 when none penetrates). */
+DEFO_API void defo_contact_penalty(const defo_contact_pair *pairs, size_t count,
+                                   const double *const *x, double *energy, double *const *force,
+                                   double *depth);
+
+/* The explicit steppers' response to the pairs at positions x[b] with
+ * velocities v[b] (both changed in place), inverse lumped masses inv_mass[b]
+ * (0 for prescribed nodes): Gauss–Seidel sweeps in pair order, at most
+ * `sweeps`, each pair pushed apart to its thickness (less its kept depth)
+ * when positions is 1, its approaching normal velocity removed and Coulomb
+ * friction applied over the friction time tau (the tangential impulse at
+ * most μ times the normal one, the position's included as Δφ/τ).  Impulses
+ * are equal and opposite through the weights: linear momentum is kept to
+ * rounding.  Returns the pairs that were acted on in the last sweep. */
+DEFO_API size_t defo_contact_respond(const defo_contact_pair *pairs, size_t count, double *const *x,
+                                     double *const *v, const double *const *inv_mass, double tau,
+                                     int positions, int sweeps);
+
+/* The largest α in (0, 1] such that moving every body b from x[b] by α·dx[b]
+ * (NULL dx: not moving) cannot carry a vertex or an edge through a surface:
+ * near another surface no node moves, relative to it, farther than half of
+ * that surface's mean edge (signed surfaces, at least one element thick) or
+ * 0.9 of their current distance (two-sided ones). */
+DEFO_API double defo_contact_step_bound(const defo_contact_body *bodies, int count,
+                                        const double *const *dx);
+
 #ifdef __cplusplus
 }
 #endif

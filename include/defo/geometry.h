@@ -99,6 +99,43 @@ DEFO_API double defo_surface_sdf_winding(const defo_surface_sdf *sdf, const doub
 /* ... and the exact sum of solid angles over every triangle (O(n), for tests). */
 DEFO_API double defo_surface_sdf_winding_exact(const defo_surface_sdf *sdf, const double p[3]);
 
+/* ------------------------------------------------------- box hierarchies */
+/* A bounding volume hierarchy over n axis-aligned boxes (6 doubles each:
+ * lo x y z, hi x y z), built once by median splits of the box centres along
+ * the longest axis and REFIT, not rebuilt, when the boxes move (the contact
+ * layer refits every body's hierarchy each step).  Leaves hold up to 4
+ * boxes.  Queries visit the tree in a fixed order: the same boxes give the
+ * same sequence of callbacks on every run and thread.  A refit tree answers
+ * exactly (every overlapping box is reported); only its pruning gets looser
+ * as the boxes drift from the build's arrangement. */
+typedef struct defo_bvh defo_bvh;
+/* n >= 0 boxes, copied; a box with a NaN bound is DEFO_ERR_INVALID_ARGUMENT. */
+DEFO_API defo_status defo_bvh_create(const double *boxes, defo_index n, defo_bvh **out);
+DEFO_API void defo_bvh_destroy(defo_bvh *bvh);
+DEFO_API defo_index defo_bvh_count(const defo_bvh *bvh);
+/* New boxes for the same n primitives (the tree's topology is kept). */
+DEFO_API void defo_bvh_refit(defo_bvh *bvh, const double *boxes);
+/* The box around every box (empty: lo = +inf, hi = -inf). */
+DEFO_API void defo_bvh_bounds(const defo_bvh *bvh, double box[6]);
+/* fn(ctx, i) for every box i overlapping q (closed boxes); fn returning
+ * nonzero stops the query.  Thread-safe for concurrent queries. */
+DEFO_API void defo_bvh_query(const defo_bvh *bvh, const double q[6],
+                             int (*fn)(void *ctx, defo_index i), void *ctx);
+
+/* ------------------------------------------------------------- proximity */
+/* Closest point q = w0 a + w1 b + w2 c of triangle (a, b, c) to p (Ericson,
+ * Real-Time Collision Detection §5.1.5).  *feature: 0 the face's interior, 1
+ * edge ab, 2 edge bc, 3 edge ca, 4 corner a, 5 corner b, 6 corner c (a
+ * zero-area triangle: the closest of its edges).  Returns |p − q|². */
+DEFO_API double defo_point_triangle_closest(const double p[3], const double a[3], const double b[3],
+                                            const double c[3], double w[3], int *feature);
+/* Closest points p0 + s (p1 − p0) and q0 + t (q1 − q0) of two segments, s
+ * and t in [0, 1] (parallel segments: the middle of the overlap along the
+ * first); returns the squared distance.  Degenerate segments are points. */
+DEFO_API double defo_segment_segment_closest(const double p0[3], const double p1[3],
+                                             const double q0[3], const double q1[3], double *s,
+                                             double *t);
+
 /* ------------------------------------------------------------------ regions */
 /* A region of a mesh's REST positions selecting a node set.
  *

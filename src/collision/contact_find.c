@@ -1,0 +1,313 @@
+/*
+ * collision/contact_find.c — the contact pairs between surfaces
+ * (defo/contact.h, "contact between bodies").
+ *
+ * Broad phase: two surfaces are compared only when their boxes, grown by
+ * their reaches, overlap; a vertex is compared with a surface only when it
+ * lies in that surface's grown box.  Narrow phase through each surface's
+ * hierarchy of triangles or edges (refit to the surfaces' current
+ * positions):
+ *   vertex–triangle  the closest point q of the other surface within
+ *                    R = max(reach, δ) (box query, then exact distances;
+ *                    the closest triangle wins, ties to the first found);
+ *                    φ = ±|p − q| signed by the pseudo-normal of q's feature
+ *                    (two-sided: unsigned); a pair when −reach < φ < δ;
+ *   edge–edge        every edge of the other surface whose closest points to
+ *                    this edge are interior to both (an end point is a vertex
+ *                    near an edge, already a vertex–triangle pair) and whose
+ *                    distance is below δ; signed by (p₁ − p₂)·(n̂₂ − n̂₁).
+ * A pair's normal n is the unit ∇φ at p (the direction from q to p, or its
+ * pseudo-normal when p lies on the surface), so φ = n·Σ wₐxₐ.
+ *
+ * Determinism: surfaces in order, vertices and edges in order, the hierarchy
+ * walked in its fixed order; vertices are examined in parallel into one slot
+ * each and compacted in order, so the list is the same for any thread count.
+ */
+#include "collision/contact_internal.h"
+
+#include "base/parallel.h"
+
+#include <math.h>
+#include <string.h>
+
+void defo_contact_list_free(defo_contact_list *list) {
+    if (!list) return;
+    defo_free(list->pairs);
+    list->pairs = NULL;
+    list->count = list->capacity = 0;
+}
+
+static defo_status reserve(defo_contact_list *l, size_t n) {
+    if (n <= l->capacity) return DEFO_OK;
+    size_t c = l->capacity ? l->capacity : 256;
+    while (c < n) c *= 2;
+    defo_contact_pair *p = defo_realloc(l->pairs, c * sizeof *p);
+    if (!p) return defo_error_oom("contact pairs", c * sizeof *p);
+    l->pairs = p;
+    l->capacity = c;
+    return DEFO_OK;
+}
+
+static int in_box(const double b[6], const double p[3]) {
+    return p[0] >= b[0] && p[0] <= b[3] && p[1] >= b[1] && p[1] <= b[4] && p[2] >= b[2] &&
+           p[2] <= b[5];
+}
+
+static int boxes_overlap(const double a[6], const double b[6]) {
+    return a[0] <= b[3] && b[0] <= a[3] && a[1] <= b[4] && b[1] <= a[4] && a[2] <= b[5] &&
+           b[2] <= a[5];
+}
+
+static double dot3(const double a[3], const double b[3]) {
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+/* ------------------------------------------------------- vertex–triangle */
+typedef struct vt_ctx {
+    const defo_contact_surface *B;
+    const double *xb;
+    const double *p;
+    defo_index self_vertex; /* vertex index in B when B is the vertex's own surface, else −1 */
+    double best;            /* squared distance */
+    defo_index tri;
+    double w[3];
+    int feature;
+} vt_ctx;
+
+static int vt_visit(void *vctx, defo_index t) {
+    vt_ctx *c = vctx;
+    const defo_index *v = c->B->tri + 3 * (size_t)t;
+    if (c->self_vertex >= 0) {
+        const defo_index node = c->B->vert[c->self_vertex];
+        if (v[0] == node || v[1] == node || v[2] == node) return 0;
+        if (defo_contact_excluded(c->B, 0, c->self_vertex, t)) return 0;
+    }
+    double w[3];
+    int f;
+    const double d2 = defo_point_triangle_closest(
+        c->p, c->xb + 3 * (size_t)v[0], c->xb + 3 * (size_t)v[1], c->xb + 3 * (size_t)v[2], w, &f);
+    if (d2 < c->best) {
+        c->best = d2;
+        c->tri = t;
+        memcpy(c->w, w, sizeof w);
+        c->feature = f;
+    }
+    return 0;
+}
+
+/* The pseudo-normal of feature f of triangle t (not normalised). */
+static void feature_normal(const defo_contact_surface *B, defo_index t, int f, double n[3]) {
+    const double *src;
+    if (f == 0) {
+        src = B->fn + 3 * (size_t)t;
+    } else if (f <= 3) {
+        src = B->en + 3 * (size_t)B->tri_edge[3 * (size_t)t + (size_t)(f - 1)];
+    } else {
+        const defo_index node = B->tri[3 * (size_t)t + (size_t)(f - 4)];
+        src = B->vn + 3 * (size_t)B->vert_of[node];
+    }
+    memcpy(n, src, 3 * sizeof(double));
+}
+
+/* Vertex v of A against surface B: *pair filled, returns 1 when active. */
+static int vertex_pair(const defo_contact_body *ba, const defo_contact_body *bb, int ia, int ib,
+                       defo_index v, const double bbox[6], defo_contact_pair *pair) {
+    const defo_contact_surface *A = ba->surface, *B = bb->surface;
+    const defo_index node = A->vert[v];
+    const double *p = ba->x + 3 * (size_t)node;
+    if (!in_box(bbox, p)) return 0;
+    const double delta = fmax(A->thickness, B->thickness);
+    const double R = fmax(B->reach, delta);
+    vt_ctx c;
+    c.B = B;
+    c.xb = bb->x;
+    c.p = p;
+    c.self_vertex = A == B ? v : -1;
+    c.best = R * R;
+    c.tri = -1;
+    c.feature = 0;
+    const double q6[6] = {p[0] - R, p[1] - R, p[2] - R, p[0] + R, p[1] + R, p[2] + R};
+    defo_bvh_query(B->tri_bvh, q6, vt_visit, &c);
+    if (c.tri < 0) return 0;
+    const defo_index *tv = B->tri + 3 * (size_t)c.tri;
+    double q[3], d[3];
+    for (int k = 0; k < 3; k++) {
+        q[k] = c.w[0] * bb->x[3 * (size_t)tv[0] + k] + c.w[1] * bb->x[3 * (size_t)tv[1] + k] +
+               c.w[2] * bb->x[3 * (size_t)tv[2] + k];
+        d[k] = p[k] - q[k];
+    }
+    const double dist = sqrt(dot3(d, d));
+    double nh[3];
+    feature_normal(B, c.tri, c.feature, nh);
+    const double lnh = sqrt(dot3(nh, nh));
+    double n[3], phi;
+    const double tiny = 1e-12 * fmax(B->mean_edge, A->mean_edge);
+    if (dist > tiny) {
+        double s = 1.0;
+        if (!B->two_sided && dot3(d, nh) < 0) s = -1.0;
+        for (int k = 0; k < 3; k++) n[k] = s * d[k] / dist;
+        phi = s * dist;
+    } else if (lnh > 0) {
+        for (int k = 0; k < 3; k++) n[k] = nh[k] / lnh;
+        phi = 0.0;
+    } else {
+        return 0; /* a degenerate spot on a degenerate surface: no direction */
+    }
+    if (!(phi < delta) || !(phi > -B->reach)) return 0;
+    memset(pair, 0, sizeof *pair);
+    pair->surface[0] = ia;
+    pair->surface[1] = ib;
+    pair->kind = 0;
+    pair->side[0] = 0;
+    pair->node[0] = node;
+    pair->w[0] = 1.0;
+    for (int a = 0; a < 3; a++) {
+        pair->side[a + 1] = 1;
+        pair->node[a + 1] = tv[a];
+        pair->w[a + 1] = -c.w[a];
+    }
+    memcpy(pair->n, n, sizeof n);
+    pair->phi = phi;
+    pair->delta = delta;
+    pair->k = fmin(ba->stiffness, bb->stiffness);
+    pair->mu = sqrt(ba->friction * bb->friction);
+    pair->id = v;
+    return 1;
+}
+
+/* ------------------------------------------------------------ edge–edge */
+typedef struct ee_ctx {
+    const defo_contact_body *ba, *bb;
+    int ia, ib;
+    defo_index e;
+    int self;
+    double delta, reach;
+    defo_contact_list *out;
+    defo_status status;
+} ee_ctx;
+
+static int ee_visit(void *vctx, defo_index e2) {
+    ee_ctx *c = vctx;
+    const defo_contact_surface *A = c->ba->surface, *B = c->bb->surface;
+    if (c->self && e2 <= c->e) return 0;
+    const defo_index *a = A->edge + 2 * (size_t)c->e, *b = B->edge + 2 * (size_t)e2;
+    if (c->self && (a[0] == b[0] || a[0] == b[1] || a[1] == b[0] || a[1] == b[1])) return 0;
+    if (c->self && defo_contact_excluded(A, 1, c->e, e2)) return 0;
+    const double *p0 = c->ba->x + 3 * (size_t)a[0], *p1 = c->ba->x + 3 * (size_t)a[1];
+    const double *q0 = c->bb->x + 3 * (size_t)b[0], *q1 = c->bb->x + 3 * (size_t)b[1];
+    double s, t;
+    const double d2 = defo_segment_segment_closest(p0, p1, q0, q1, &s, &t);
+    if (!(s > 0 && s < 1 && t > 0 && t < 1)) return 0; /* an end point: vertex–triangle */
+    if (!(d2 < c->delta * c->delta)) return 0;
+    double d[3];
+    for (int k = 0; k < 3; k++) d[k] = p0[k] + s * (p1[k] - p0[k]) - q0[k] - t * (q1[k] - q0[k]);
+    const double dist = sqrt(d2);
+    if (!(dist > 1e-12 * fmax(A->mean_edge, B->mean_edge))) return 0;
+    double sg = 1.0;
+    if (!A->two_sided && !B->two_sided) {
+        const double *na = A->en + 3 * (size_t)c->e, *nb = B->en + 3 * (size_t)e2;
+        const double m[3] = {nb[0] - na[0], nb[1] - na[1], nb[2] - na[2]};
+        if (dot3(d, m) < 0) sg = -1.0;
+    }
+    const double phi = sg * dist;
+    if (!(phi > -c->reach)) return 0;
+    if (reserve(c->out, c->out->count + 1)) {
+        c->status = DEFO_ERR_OUT_OF_MEMORY;
+        return 1;
+    }
+    defo_contact_pair *pr = &c->out->pairs[c->out->count++];
+    memset(pr, 0, sizeof *pr);
+    pr->surface[0] = c->ia;
+    pr->surface[1] = c->ib;
+    pr->kind = 1;
+    const double w[4] = {1 - s, s, -(1 - t), -t};
+    const defo_index nd[4] = {a[0], a[1], b[0], b[1]};
+    for (int k = 0; k < 4; k++) {
+        pr->side[k] = k >= 2;
+        pr->node[k] = nd[k];
+        pr->w[k] = w[k];
+    }
+    for (int k = 0; k < 3; k++) pr->n[k] = sg * d[k] / dist;
+    pr->phi = phi;
+    pr->delta = c->delta;
+    pr->k = fmin(c->ba->stiffness, c->bb->stiffness);
+    pr->mu = sqrt(c->ba->friction * c->bb->friction);
+    pr->id = c->e;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ find */
+defo_status defo_contact_find(const defo_contact_body *bodies, int count, defo_contact_list *out) {
+    if (!out || count < 0 || (count > 0 && !bodies))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "contact: bad arguments");
+    for (int i = 0; i < count; i++)
+        if (!bodies[i].surface || !bodies[i].x || !(bodies[i].stiffness > 0) ||
+            !(bodies[i].friction >= 0))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "contact: body %d lacks a surface, positions, a stiffness > 0 or a "
+                              "friction >= 0",
+                              i);
+    const size_t start = out->count;
+    for (int ia = 0; ia < count; ia++) {
+        const defo_contact_body *ba = &bodies[ia];
+        const defo_contact_surface *A = ba->surface;
+        double abox[6];
+        defo_contact_surface_bounds(A, abox);
+        for (int ib = 0; ib < count; ib++) {
+            const defo_contact_body *bb = &bodies[ib];
+            const defo_contact_surface *B = bb->surface;
+            if (ia == ib && !A->self_contact) continue;
+            if (ba->obstacle && bb->obstacle) continue;
+            double bbox[6];
+            defo_contact_surface_bounds(B, bbox);
+            if (!boxes_overlap(abox, bbox)) continue;
+            /* vertices of A against B: one slot per vertex, compacted in order */
+            const defo_index nv = A->nv;
+            defo_status st = reserve(out, out->count + (size_t)nv);
+            if (st) {
+                out->count = start;
+                return st;
+            }
+            defo_contact_pair *slot = out->pairs + out->count;
+            unsigned char *hit = (unsigned char *)A->wtmp; /* nv bytes of the nv doubles */
+            DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_WORTH(nv, 150))
+            for (defo_index v = 0; v < nv; v++)
+                hit[v] = (unsigned char)vertex_pair(ba, bb, ia, ib, v, bbox, &slot[v]);
+            size_t w = 0;
+            for (defo_index v = 0; v < nv; v++)
+                if (hit[v]) {
+                    if (w != (size_t)v) slot[w] = slot[v];
+                    w++;
+                }
+            out->count += w;
+            /* edges, once per unordered pair of surfaces */
+            if (ib < ia) continue;
+            ee_ctx c;
+            c.ba = ba;
+            c.bb = bb;
+            c.ia = ia;
+            c.ib = ib;
+            c.self = ia == ib;
+            c.delta = fmax(A->thickness, B->thickness);
+            c.reach = B->reach;
+            c.out = out;
+            c.status = DEFO_OK;
+            for (defo_index e = 0; e < A->ne && !c.status; e++) {
+                const double *eb = A->ebox + 6 * (size_t)e;
+                double q[6];
+                for (int k = 0; k < 3; k++) {
+                    q[k] = eb[k] - c.delta;
+                    q[3 + k] = eb[3 + k] + c.delta;
+                }
+                if (!boxes_overlap(q, bbox)) continue;
+                c.e = e;
+                defo_bvh_query(B->edge_bvh, q, ee_visit, &c);
+            }
+            if (c.status) {
+                out->count = start;
+                return defo_error_oom("contact pairs", 0);
+            }
+        }
+    }
+    return DEFO_OK;
+}
