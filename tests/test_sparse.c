@@ -168,6 +168,69 @@ static void test_pattern_and_multiply(void) {
     defo_mesh_destroy(m);
 }
 
+/* defo_bcsr_join against a dense reference: two parts on the diagonal plus
+ * coupling blocks (some repeated, some inside a part's pattern, some new),
+ * then a refill with other values keeps the pattern and is still exact. */
+static void test_join(void) {
+    test_rng rng = {42};
+    defo_mesh *m1 = box(2, 1, 1), *m2 = box(1, 2, 1);
+    defo_bcsr *A1 = NULL, *A2 = NULL, *J = NULL;
+    CHECK_OK(defo_bcsr_create(m1->elems, m1->num_elems, 4, m1->num_nodes, &A1));
+    CHECK_OK(defo_bcsr_create(m2->elems, m2->num_elems, 4, m2->num_nodes, &A2));
+    const size_t n1 = (size_t)m1->num_nodes, n2 = (size_t)m2->num_nodes, n = n1 + n2;
+    for (int round = 0; round < 2; round++) {
+        double *E1 = random_elem_mats(m1->num_elems, &rng),
+               *E2 = random_elem_mats(m2->num_elems, &rng);
+        defo_bcsr_assemble(A1, E1, 1.0);
+        defo_bcsr_assemble(A2, E2, 1.0);
+        enum { NE = 7 };
+        const int64_t rc[2 * NE] = {0,
+                                    (int64_t)n1,
+                                    (int64_t)n1,
+                                    0,
+                                    1,
+                                    2,
+                                    1,
+                                    2,
+                                    (int64_t)n - 1,
+                                    3,
+                                    3,
+                                    (int64_t)n - 1,
+                                    (int64_t)n1 + 1,
+                                    (int64_t)n1 + 1};
+        double val[9 * NE];
+        for (int k = 0; k < 9 * NE; k++) val[k] = test_range(&rng, -1, 1);
+        const defo_bcsr *parts[2] = {A1, A2};
+        const int64_t *before = J ? defo_bcsr_get_pattern(J)->row_offset : NULL;
+        CHECK_OK(defo_bcsr_join(&J, parts, 2, rc, val, NE));
+        if (round == 1) CHECK(defo_bcsr_get_pattern(J)->row_offset == before); /* kept */
+        double *D = calloc(9 * n * n, sizeof *D), *D1 = malloc(9 * n1 * n1 * sizeof *D1),
+               *D2 = malloc(9 * n2 * n2 * sizeof *D2), *DJ = malloc(9 * n * n * sizeof *DJ);
+        dense_assemble(m1, E1, D1);
+        dense_assemble(m2, E2, D2);
+        for (size_t i = 0; i < 3 * n1; i++)
+            for (size_t j = 0; j < 3 * n1; j++) D[i * 3 * n + j] = D1[i * 3 * n1 + j];
+        for (size_t i = 0; i < 3 * n2; i++)
+            for (size_t j = 0; j < 3 * n2; j++)
+                D[(3 * n1 + i) * 3 * n + 3 * n1 + j] = D2[i * 3 * n2 + j];
+        for (int e = 0; e < NE; e++)
+            for (int r = 0; r < 3; r++)
+                for (int c = 0; c < 3; c++)
+                    D[(3 * (size_t)rc[2 * e] + r) * 3 * n + 3 * (size_t)rc[2 * e + 1] + c] +=
+                        val[9 * e + 3 * r + c];
+        defo_bcsr_to_dense(J, DJ);
+        double worst = 0;
+        for (size_t k = 0; k < 9 * n * n; k++) worst = fmax(worst, fabs(D[k] - DJ[k]));
+        CHECK(worst == 0.0);
+        free(D), free(D1), free(D2), free(DJ), free(E1), free(E2);
+    }
+    defo_bcsr_destroy(J);
+    defo_bcsr_destroy(A1);
+    defo_bcsr_destroy(A2);
+    defo_mesh_destroy(m1);
+    defo_mesh_destroy(m2);
+}
+
 static void test_pcg_solves(void) {
     defo_mesh *m = box(4, 3, 3);
     defo_bcsr *A = NULL;
@@ -569,6 +632,7 @@ static void test_errors(void) {
 
 int main(void) {
     RUN(test_pattern_and_multiply);
+    RUN(test_join);
     RUN(test_pcg_solves);
     RUN(test_determinism);
     RUN(test_ic0_domains);

@@ -156,6 +156,20 @@ enum {
     DEFO_CHANGED_MODEL = 1u << 1
 };
 
+/* A term of body–body contact in a Newton solve (TSIF05 §10 penalty between
+ * two bodies' surfaces): its Hessian is the Gauss–Newton matrix
+ *     k ∇φ ∇φᵀ,   ∇φ = Σₐ wₐ e_{body[a], node[a]} ⊗ n,
+ * positive semidefinite (TSIF05 §8), with off-diagonal blocks between the
+ * nodes of the two bodies.  body[a] < 0: a node of a body outside the call
+ * (held where it is), which takes no part in the solve. */
+typedef struct defo_contact_term {
+    int body[4];        /* index into the bodies of the call, or −1 */
+    defo_index node[4]; /* node within that body */
+    double w[4];
+    double n[3]; /* unit */
+    double k;    /* [N/m] */
+} defo_contact_term;
+
 /* What a stepper may call back into. */
 typedef struct defo_step_context {
     double t;  /* start of the step [s] */
@@ -183,6 +197,31 @@ typedef struct defo_step_context {
     defo_status (*penalty)(void *ctx, const defo_step_body *b, double t, const double *x,
                            const double *x_start, double dt, double *energy, double *force,
                            double *blocks, defo_index *count, defo_index *capped);
+    /* Body–body contact of the Newton solves: the penalty ½ k (δ − φ)² of
+     * every pair among the bodies of the call at positions x[i] (3n each),
+     * and between them and the world's other colliding bodies where those
+     * are: energy added to *energy, forces added to force[i] (NULL entries
+     * skipped), the pairs' Hessian terms in *terms (owned by the world, valid
+     * until the next call), *held pairs held back by a separation speed
+     * (only with x_start: the positions at the step's start, dt its length).
+     * Any output may be NULL.  NULL when no two bodies can touch. */
+    defo_status (*contact)(void *ctx, defo_step_body *const *bodies, int count,
+                           const double *const *x, const double *const *x_start, double dt,
+                           double *energy, double *const *force, const defo_contact_term **terms,
+                           size_t *num_terms, defo_index *held);
+    /* The largest α in (0, 1] such that moving the bodies from x[i] by
+     * α·dx[i] cannot carry a surface through another (the line search's
+     * guard; defo_contact_step_bound).  NULL with contact. */
+    double (*contact_bound)(void *ctx, defo_step_body *const *bodies, int count,
+                            const double *const *x, const double *const *dx);
+    /* The explicit response between bodies (ITF04 §9 generalised: inelastic,
+     * Coulomb friction over τ, momentum kept): positions x[i] (pushed apart
+     * when positions is 1; x_prev[i] the step's start, for the separation
+     * speed over dt) and velocities v[i], changed in place; prescribed nodes
+     * do not move.  *pairs gets the pairs acted on.  NULL with contact. */
+    defo_status (*contact_respond)(void *ctx, defo_step_body *const *bodies, int count, double dt,
+                                   double tau, const double *const *x_prev, double *const *x,
+                                   double *const *v, int positions, defo_index *pairs);
     void *ctx;
 } defo_step_context;
 

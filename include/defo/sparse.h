@@ -97,6 +97,18 @@ DEFO_API void defo_bcsr_multiply(const defo_bcsr *A, const double *x, double *y)
 /* Dense copy (3n × 3n row-major, 9n² doubles) for tests and debugging. */
 DEFO_API void defo_bcsr_to_dense(const defo_bcsr *A, double *dense);
 
+/* *A = blockdiag(parts) + extra: a matrix of Σ n_k block rows, part k's
+ * blocks in rows and columns offset by the rows of the parts before it, plus
+ * num_extra 3×3 blocks at (extra_rc[2e], extra_rc[2e+1]) with values
+ * extra_val[9e..] (positions may repeat: their values are summed in input
+ * order).  The joined matrix has no element assembly map (per_elem 0).  An
+ * existing *A from an earlier join is refilled, its pattern rebuilt only when
+ * the parts or the distinct extra positions differ.  The coupled systems of
+ * bodies in contact (the Newton solves' joint matrix). */
+DEFO_API defo_status defo_bcsr_join(defo_bcsr **A, const defo_bcsr *const *parts, int count,
+                                    const int64_t *extra_rc, const double *extra_val,
+                                    size_t num_extra);
+
 /* Bytes held by the matrix (values, pattern and assembly map). */
 DEFO_API size_t defo_bcsr_bytes(const defo_bcsr *A);
 

@@ -14,12 +14,15 @@ static defo_status be_attach(defo_stepper *s, defo_step_body *b) {
 
 static defo_status be_step(defo_stepper *s, defo_step_body *const *bodies, int count,
                            const defo_step_context *ctx) {
-    defo_status st = DEFO_OK, warn = DEFO_OK;
-    for (int i = 0; i < count && st >= 0; i++) {
-        st = defo_implicit_solve(&s->def, bodies[i], bodies[i]->x, bodies[i]->v, ctx->dt, ctx);
-        if (st > 0) warn = st;
+    defo_status st = defo_stepper_scratch(s, count);
+    if (st) return st;
+    /* x_b, v_b are xⁿ, vⁿ themselves; h = Δt for every body */
+    for (int i = 0; i < count; i++) {
+        s->base[i] = bodies[i]->x;
+        s->base[count + i] = bodies[i]->v;
+        s->hs[i] = ctx->dt;
     }
-    return st < 0 ? st : warn;
+    return defo_implicit_step(s, bodies, count, s->base, s->base + count, s->hs, ctx);
 }
 
 /* history: the factorisation record (implicit.c) */
@@ -28,17 +31,15 @@ static size_t be_history_bytes(const defo_stepper *s, const defo_step_body *b) {
     return defo_implicit_fact_bytes(b);
 }
 static void be_save(const defo_stepper *s, const defo_step_body *b, void *out) {
-    (void)s;
-    defo_implicit_fact_save(b, out);
+    defo_implicit_fact_save(s, b, out);
 }
 static defo_status be_restore(defo_stepper *s, defo_step_body *b, const void *in, size_t size) {
-    (void)s;
     if (size != defo_implicit_fact_bytes(b))
         return defo_error(DEFO_ERR_PARSE,
                           "backward Euler history of body '%s': %zu bytes, %zu "
                           "expected",
                           b->name, size, defo_implicit_fact_bytes(b));
-    return defo_implicit_fact_restore(b, in);
+    return defo_implicit_fact_restore(s, b, in);
 }
 
 const defo_integrator_ops defo_backward_euler_ops = {DEFO_INTEGRATOR_BACKWARD_EULER,

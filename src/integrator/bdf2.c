@@ -16,45 +16,42 @@ static defo_status bdf2_attach(defo_stepper *s, defo_step_body *b) {
 
 static defo_status bdf2_step(defo_stepper *s, defo_step_body *const *bodies, int count,
                              const defo_step_context *ctx) {
-    defo_status st = DEFO_OK, warn = DEFO_OK;
-    for (int i = 0; i < count && st >= 0; i++) {
+    defo_status st = defo_stepper_scratch(s, count);
+    if (st) return st;
+    for (int i = 0; i < count; i++) {
         defo_step_body *b = bodies[i];
         defo_implicit_body *d = b->data;
         const size_t m = 3 * (size_t)b->n;
         /* the first step is backward Euler: x_b, v_b are xⁿ, vⁿ themselves */
-        double h = ctx->dt;
-        const double *xb = b->x, *vb = b->v;
+        s->hs[i] = ctx->dt;
+        s->base[i] = b->x;
+        s->base[count + i] = b->v;
         if (d->have_prev) {
             for (size_t j = 0; j < m; j++) {
                 d->xb[j] = (4.0 * b->x[j] - d->x_prev[j]) / 3.0;
                 d->vb[j] = (4.0 * b->v[j] - d->v_prev[j]) / 3.0;
             }
-            h = 2.0 * ctx->dt / 3.0;
-            xb = d->xb, vb = d->vb;
+            s->hs[i] = 2.0 * ctx->dt / 3.0;
+            s->base[i] = d->xb;
+            s->base[count + i] = d->vb;
         }
         /* xⁿ, vⁿ become the history now (x_b, v_b hold what the step needs of
          * xⁿ⁻¹); a failed step is undone by the world, history included */
         memcpy(d->x_prev, b->x, m * sizeof(double));
         memcpy(d->v_prev, b->v, m * sizeof(double));
         d->have_prev = 1;
-        st = defo_implicit_solve(&s->def, b, xb, vb, h, ctx);
-        if (st < 0) break;
-        if (st > 0) warn = st;
     }
-    return st < 0 ? st : warn;
+    return defo_implicit_step(s, bodies, count, s->base, s->base + count, s->hs, ctx);
 }
 
-/* history: the factorisation record (implicit.c), have_prev (8 bytes),
- * then xⁿ⁻¹ and vⁿ⁻¹ (3n doubles each) */
 static size_t bdf2_history_bytes(const defo_stepper *s, const defo_step_body *b) {
     (void)s;
     return defo_implicit_fact_bytes(b) + 8 + 6 * (size_t)b->n * sizeof(double);
 }
 
 static void bdf2_save(const defo_stepper *s, const defo_step_body *b, void *out) {
-    (void)s;
     const defo_implicit_body *d = b->data;
-    defo_implicit_fact_save(b, out);
+    defo_implicit_fact_save(s, b, out);
     unsigned char *o = (unsigned char *)out + defo_implicit_fact_bytes(b);
     const uint64_t have = (uint64_t)d->have_prev;
     const size_t m = 3 * (size_t)b->n * sizeof(double);
@@ -68,7 +65,7 @@ static defo_status bdf2_restore(defo_stepper *s, defo_step_body *b, const void *
     if (size != bdf2_history_bytes(s, b))
         return defo_error(DEFO_ERR_PARSE, "BDF2 history of body '%s': %zu bytes, %zu expected",
                           b->name, size, bdf2_history_bytes(s, b));
-    defo_status st = defo_implicit_fact_restore(b, in);
+    defo_status st = defo_implicit_fact_restore(s, b, in);
     if (st) return st;
     const unsigned char *p = (const unsigned char *)in + defo_implicit_fact_bytes(b);
     uint64_t have;

@@ -20,14 +20,17 @@
  * the start changes: the iteration and its stopping test do not.  The
  * equilibria are history (checkpointed: a resumed run continues bit for bit).
  *
+ * The bodies of one stepper are solved together (joint.c): body–body
+ * contact adds its penalty, with blocks between the bodies, to the one
+ * potential; the predictor stays each body's own.
+ *
  * Failure: on an error x is left at its value before the call.
  */
 #include "integrator/integrator_internal.h"
 
 struct defo_equilibrium_body {
-    defo_newton *newton;
     defo_index cap;
-    double *f, *x0, *xt, *ft, *cblock;
+    double *f, *x0, *xt, *ft, *cblock, *y;
     unsigned char *constraint; /* FIXED at the prescribed nodes */
     double rest_diag;          /* rest bounding-box diagonal */
     /* predictor history: newest first */
@@ -41,20 +44,15 @@ struct defo_equilibrium_body {
     double psi;        /* Ψ at the last evaluation */
     defo_index *elems; /* scratch: elements touching prescribed nodes */
     defo_index num_elems;
-    /* the lagged factorisation carried from frame to frame: the positions
-     * and time it was made at and the lag state (history), so a restored
-     * run rebuilds the same factor before its first solve */
+    /* where the joint solve's lagged factor was made (history; joint.c) */
     double *x_fact;
-    double t_fact;
-    int have_fact, rebuild;
-    defo_linear_lag lag;
     /* the solve in progress */
     defo_step_body *b;
     const defo_step_context *ctx;
     double t;
     defo_index contacts;
     int have_contact;
-    defo_status status;
+    int predicted;
 };
 
 static int history_size(const defo_integrator_def *def, int with_time) {
@@ -74,12 +72,12 @@ static void free_arrays(defo_equilibrium_body *d) {
     defo_free(d->constraint);
     defo_free(d->elems);
     defo_free(d->x_fact);
+    defo_free(d->y);
     d->constraint = NULL;
     d->elems = NULL;
     d->x_fact = NULL;
-    d->have_fact = d->rebuild = 0;
     for (int k = 0; k < 4; k++) defo_free(d->xh[k]), d->xh[k] = NULL;
-    d->f = d->x0 = d->xt = d->ft = d->cblock = NULL;
+    d->f = d->x0 = d->xt = d->ft = d->cblock = d->y = NULL;
 }
 
 static defo_status alloc_arrays(defo_equilibrium_body *d, defo_index n) {
@@ -91,6 +89,7 @@ static defo_status alloc_arrays(defo_equilibrium_body *d, defo_index n) {
     ok &= (d->cblock = defo_calloc(3 * m, sizeof(double))) != NULL;
     ok &= (d->constraint = defo_calloc((size_t)n + 1, 1)) != NULL;
     ok &= (d->x_fact = defo_calloc(m, sizeof(double))) != NULL;
+    ok &= (d->y = defo_calloc(m, sizeof(double))) != NULL;
     if (d->hsize)
         ok &= (d->elems = defo_calloc((size_t)d->num_elems + 1, sizeof(defo_index))) != NULL;
     for (int k = 0; k < d->hsize; k++) ok &= (d->xh[k] = defo_calloc(m, sizeof(double))) != NULL;
@@ -103,7 +102,6 @@ void defo_equilibrium_detach(defo_step_body *b) {
     defo_equilibrium_body *d = b->data;
     if (!d) return;
     free_arrays(d);
-    defo_newton_destroy(d->newton);
     defo_free(d);
     b->data = NULL;
 }
@@ -125,11 +123,8 @@ defo_status defo_equilibrium_attach(const defo_integrator_def *def, defo_step_bo
     b->data = d;
     d->hsize = history_size(def, def->kind == DEFO_INTEGRATOR_QUASISTATIC);
     d->num_elems = b->mesh->num_elems;
-    defo_newton_def nd = def->newton;
-    nd.linear = def->linear;
-    nd.linear.curvature = DEFO_CURVATURE_STOP;
     defo_status st = alloc_arrays(d, b->n);
-    if (!st) st = defo_newton_create(&nd, b->n, &d->newton);
+    if (!st) st = defo_joint_check(def);
     d->rest_diag = bbox_diag(b->mesh->x, b->mesh->num_nodes);
     if (st) defo_equilibrium_detach(b);
     return st;
@@ -140,59 +135,30 @@ defo_status defo_equilibrium_resize(defo_step_body *b) {
     free_arrays(d);
     d->num_elems = b->mesh->num_elems;
     defo_status st = alloc_arrays(d, b->n);
-    if (!st) {
-        defo_newton_def nd = *defo_newton_get_def(d->newton);
-        defo_newton_destroy(d->newton);
-        d->newton = NULL;
-        st = defo_newton_create(&nd, b->n, &d->newton);
-    }
     d->rest_diag = bbox_diag(b->mesh->x, b->mesh->num_nodes);
     return st;
 }
 
-void defo_equilibrium_frame_start(defo_step_body *b) {
-    defo_equilibrium_body *d = b->data;
-    /* the factor is kept while the stiffness is the same function of x and
-     * the state is the steps' own */
-    if (b->changed) {
-        defo_newton_invalidate(d->newton);
-        d->have_fact = d->rebuild = 0;
-    }
-}
-
 size_t defo_equilibrium_bytes(const defo_step_body *b) {
     const defo_equilibrium_body *d = b->data;
-    return sizeof *d + (size_t)d->cap * (9 + 4 * 3 + (size_t)d->hsize * 3) * sizeof(double) +
-           defo_newton_bytes(d->newton);
+    return sizeof *d + (size_t)d->cap * (9 + 5 * 3 + (size_t)d->hsize * 3) * sizeof(double);
 }
 
-/* history: the factor's origin — have_fact, lag.valid, lag.age (int32
- * each, then 4 bytes of zeros), t_fact, lag.first_rate, lag.last_rate,
- * x_fact (3n) — then the predictor's: nhist (8 bytes), th[4], Ψ of the last
+/* history: the joint solve's factor record (joint.c) with this body's
+ * x_fact, then the predictor's: nhist (8 bytes), th[4], Ψ of the last
  * equilibrium, hsize positions */
-#define FACT_HEAD    (16 + 3 * sizeof(double))
 #define HISTORY_HEAD (8 + 5 * sizeof(double))
 size_t defo_equilibrium_history_bytes(const defo_step_body *b) {
     const defo_equilibrium_body *d = b->data;
     const size_t m = 3 * (size_t)b->n * sizeof(double);
-    return FACT_HEAD + m + (d->hsize ? HISTORY_HEAD + (size_t)d->hsize * m : 0);
+    return defo_joint_record_bytes(b) + (d->hsize ? HISTORY_HEAD + (size_t)d->hsize * m : 0);
 }
 
-void defo_equilibrium_save_history(const defo_step_body *b, void *out) {
+void defo_equilibrium_save_history(const defo_stepper *s, const defo_step_body *b, void *out) {
     const defo_equilibrium_body *d = b->data;
     unsigned char *o = out;
-    defo_linear_lag lag;
-    memset(&lag, 0, sizeof lag);
-    if (d->rebuild)
-        lag = d->lag; /* restored, not yet rebuilt */
-    else if (d->have_fact)
-        defo_newton_get_lag(d->newton, &lag);
-    const int32_t head[4] = {d->have_fact && lag.valid, lag.valid, lag.age, 0};
-    const double dh[3] = {d->t_fact, lag.first_rate, lag.last_rate};
-    memcpy(o, head, 16);
-    memcpy(o + 16, dh, sizeof dh);
-    memcpy(o + FACT_HEAD, d->x_fact, 3 * (size_t)b->n * sizeof(double));
-    o += FACT_HEAD + 3 * (size_t)b->n * sizeof(double);
+    defo_joint_record_save(s->joint, b, d->x_fact, o);
+    o += defo_joint_record_bytes(b);
     if (!d->hsize) return;
     const uint64_t nh = (uint64_t)d->nhist;
     memcpy(o, &nh, 8);
@@ -202,28 +168,16 @@ void defo_equilibrium_save_history(const defo_step_body *b, void *out) {
     for (int k = 0; k < d->hsize; k++) memcpy(o + HISTORY_HEAD + (size_t)k * m, d->xh[k], m);
 }
 
-defo_status defo_equilibrium_restore_history(defo_step_body *b, const void *in, size_t size) {
+defo_status defo_equilibrium_restore_history(defo_stepper *s, defo_step_body *b, const void *in,
+                                             size_t size) {
     defo_equilibrium_body *d = b->data;
     if (size != defo_equilibrium_history_bytes(b))
         return defo_error(DEFO_ERR_PARSE, "equilibria of body '%s': %zu bytes, %zu expected",
                           b->name, size, defo_equilibrium_history_bytes(b));
     const unsigned char *p = in;
-    int32_t head[4];
-    double dh[3];
-    memcpy(head, p, 16);
-    memcpy(dh, p + 16, sizeof dh);
-    if (head[0] < 0 || head[0] > 1 || head[1] < 0 || head[1] > 1 || head[2] < 0 || !isfinite(dh[0]))
-        return defo_error(DEFO_ERR_PARSE, "equilibria of body '%s': bad factorisation record",
-                          b->name);
-    d->have_fact = d->rebuild = head[0];
-    d->lag.valid = head[1];
-    d->lag.age = head[2];
-    d->t_fact = dh[0];
-    d->lag.first_rate = dh[1];
-    d->lag.last_rate = dh[2];
-    memcpy(d->x_fact, p + FACT_HEAD, 3 * (size_t)b->n * sizeof(double));
-    if (!d->have_fact) defo_newton_invalidate(d->newton);
-    p += FACT_HEAD + 3 * (size_t)b->n * sizeof(double);
+    defo_status st = defo_joint_record_restore(s->joint, b, d->x_fact, p);
+    if (st) return st;
+    p += defo_joint_record_bytes(b);
     if (!d->hsize) return DEFO_OK;
     uint64_t nh;
     memcpy(&nh, p, 8);
@@ -243,6 +197,7 @@ static defo_status eq_evaluate(void *vctx, const double *x, double *f, double *e
     defo_equilibrium_body *d = vctx;
     defo_step_body *b = d->b;
     const size_t m = 3 * (size_t)b->n;
+    if (x != d->y) memcpy(d->y, x, m * sizeof(double));
     double psi = 0;
     defo_status s = defo_force_model_evaluate(b->force, x, DEFO_EVAL_TANGENT, f, &psi);
     if (s) return s;
@@ -265,10 +220,7 @@ static defo_status eq_evaluate(void *vctx, const double *x, double *f, double *e
 static const defo_bcsr *eq_matrix(void *vctx) {
     defo_equilibrium_body *d = vctx;
     defo_bcsr *A = defo_force_model_assemble(d->b->force, 1.0, 0.0, NULL, 0.0);
-    if (!A) {
-        d->status = defo_last_status();
-        return NULL;
-    }
+    if (!A) return NULL;
     if (d->have_contact && d->contacts > 0) defo_bcsr_add_diagonal_blocks(A, d->cblock, 1.0);
     return A;
 }
@@ -306,42 +258,15 @@ static void eq_cap_step(void *vctx, const double *x, double *dx) {
         for (size_t j = 0; j < 3 * (size_t)n; j++) dx[j] *= cap / mx;
 }
 
-static void eq_factored(void *vctx, const double *x) {
+/* The linearisation at positions x and time t (a restored factor made
+ * again: joint.c). */
+static defo_status eq_linearize_at(void *vctx, const double *x, double t) {
     defo_equilibrium_body *d = vctx;
-    memcpy(d->x_fact, x, 3 * (size_t)d->b->n * sizeof(double));
-    d->t_fact = d->t;
-    d->have_fact = 1;
-}
-
-static void eq_problem(defo_equilibrium_body *d, defo_newton_problem *p) {
-    memset(p, 0, sizeof *p);
-    p->n = d->b->n;
-    p->ctx = d;
-    p->evaluate = eq_evaluate;
-    p->matrix = eq_matrix;
-    p->apply = eq_apply;
-    p->diagonal = eq_diagonal;
-    p->cap_step = eq_cap_step;
-    p->factored = eq_factored;
-    p->constraint = d->constraint;
-}
-
-/* After a restore: the factor the run had, made again from the system at
- * the positions and time it was made at. */
-static defo_status rebuild_factor(defo_equilibrium_body *d) {
-    d->rebuild = 0;
-    const double t = d->t;
-    d->t = d->t_fact;
-    double E = 0;
-    defo_status s = eq_evaluate(d, d->x_fact, d->ft, &E);
-    if (!s) {
-        defo_newton_problem p;
-        eq_problem(d, &p);
-        s = defo_newton_restore_lag(d->newton, &p, d->x_fact, &d->lag);
-        if (!s && d->status) s = d->status;
-    }
+    const double keep = d->t;
     d->t = t;
-    if (s) d->have_fact = 0;
+    double E = 0;
+    defo_status s = eq_evaluate(d, x, d->ft, &E);
+    d->t = keep;
     return s;
 }
 
@@ -430,91 +355,118 @@ static defo_status moved_energy(defo_equilibrium_body *d, defo_step_body *b, dou
                         : defo_error(DEFO_ERR_NUMERICAL, "body '%s': non-finite energy", b->name);
 }
 
-defo_status defo_equilibrium_solve(const defo_integrator_def *def, defo_step_body *b,
-                                   const defo_step_context *ctx, int with_time) {
-    defo_equilibrium_body *d = b->data;
+/* Body b's start: the prescribed nodes at their targets, the predictor's
+ * extrapolation when it lowers the energy (with_time). */
+static defo_status start_of(defo_equilibrium_body *d, defo_step_body *b, double t, int with_time) {
     const defo_index n = b->n;
     const size_t m = 3 * (size_t)n;
-    const double t = ctx->t + ctx->dt;
-    d->b = b;
-    d->ctx = ctx;
-    d->t = t;
-    d->status = DEFO_OK;
-    memcpy(d->x0, b->x, m * sizeof(double));
-    /* the prescribed flags as constraints (the rebuilt factor's too) */
-    for (defo_index i = 0; i < n; i++)
-        d->constraint[i] =
-            b->prescribed && b->prescribed[i] ? DEFO_CONSTRAINT_FIXED : DEFO_CONSTRAINT_NONE;
-    if (b->changed) { /* plastic flow in this step */
-        defo_newton_invalidate(d->newton);
-        d->have_fact = d->rebuild = 0;
-    }
-    if (d->rebuild) {
-        defo_status rs = rebuild_factor(d);
-        if (rs) return defo_error_prefix("body '%s': rebuilding the factorisation", b->name);
-    }
     const int predict = with_time && can_extrapolate(d, t, b->x, n);
     double *x = b->x;
-    /* the prescribed nodes at t, fixed for the solve */
     for (defo_index i = 0; i < n; i++) {
         const int pr = b->prescribed && b->prescribed[i];
         d->constraint[i] = pr ? DEFO_CONSTRAINT_FIXED : DEFO_CONSTRAINT_NONE;
         if (pr) memcpy(x + 3 * (size_t)i, b->target + 3 * (size_t)i, 3 * sizeof(double));
     }
-    double E = 0;
-    defo_status st = DEFO_OK;
-    int predicted = 0, evaluated = 0;
-    if (predict) {
-        /* E at the last equilibrium with the bones moved, and at the
-         * extrapolated start: the prediction is kept when it is lower */
-        double Em = 0;
-        st = moved_energy(d, b, t, x, &Em, &evaluated);
-        if (evaluated) E = Em;
-        extrapolate(d, b, t);
-        double Ep = 0;
-        if (!st && eq_evaluate(d, d->xt, d->ft, &Ep) == DEFO_OK && Ep < Em) {
-            memcpy(x, d->xt, m * sizeof(double));
-            memcpy(d->f, d->ft, m * sizeof(double));
-            E = Ep;
-            predicted = evaluated = 1;
-        } else {
-            evaluated = 0; /* back to x's linearisation */
+    d->predicted = 0;
+    if (!predict) return DEFO_OK;
+    /* E at the last equilibrium with the bones moved, and at the
+     * extrapolated start: the prediction is kept when it is lower */
+    double Em = 0;
+    int evaluated = 0;
+    defo_status st = moved_energy(d, b, t, x, &Em, &evaluated);
+    if (st) return st;
+    extrapolate(d, b, t);
+    double Ep = 0;
+    if (eq_evaluate(d, d->xt, d->ft, &Ep) == DEFO_OK && Ep < Em) {
+        memcpy(x, d->xt, m * sizeof(double));
+        d->predicted = 1;
+    }
+    return DEFO_OK;
+}
+
+defo_status defo_equilibrium_step(defo_stepper *stp, defo_step_body *const *bodies, int count,
+                                  const defo_step_context *ctx, int with_time) {
+    const defo_integrator_def *def = &stp->def;
+    defo_status st = defo_stepper_scratch(stp, count);
+    if (st) return st;
+    const double t = ctx->t + ctx->dt;
+    double target = INFINITY;
+    int predicted = count > 0;
+    for (int i = 0; i < count; i++) {
+        defo_step_body *b = bodies[i];
+        defo_equilibrium_body *d = b->data;
+        d->b = b;
+        d->ctx = ctx;
+        d->t = t;
+        memcpy(d->x0, b->x, 3 * (size_t)b->n * sizeof(double));
+        if (b->changed) defo_joint_invalidate(stp->joint); /* plastic flow in this step */
+        st = start_of(d, b, t, with_time);
+        if (st) {
+            for (int k = 0; k <= i; k++) {
+                defo_equilibrium_body *e = bodies[k]->data;
+                memcpy(bodies[k]->x, e->x0, 3 * (size_t)bodies[k]->n * sizeof(double));
+            }
+            return defo_error_prefix("body '%s' at t = %g", b->name, t);
         }
+        predicted &= d->predicted;
+        defo_joint_part *p = &stp->parts[i];
+        memset(p, 0, sizeof *p);
+        p->b = b;
+        p->pctx = d;
+        p->u = b->x;
+        p->constraint = d->constraint;
+        p->scale = 1.0;
+        p->y = d->y;
+        p->x_fact = d->x_fact;
+        p->evaluate = eq_evaluate;
+        p->matrix = eq_matrix;
+        p->apply = eq_apply;
+        p->diagonal = eq_diagonal;
+        p->cap = eq_cap_step;
+        p->linearize_at = eq_linearize_at;
+        target = fmin(target, def->tolerance * b->reference_force);
     }
-    if (!st && !evaluated) st = eq_evaluate(d, x, d->f, &E);
-    if (st) {
-        memcpy(b->x, d->x0, m * sizeof(double));
-        return defo_error_prefix("body '%s' at t = %g", b->name, t);
-    }
-    defo_newton_problem p;
-    eq_problem(d, &p);
     defo_newton_stats ns;
-    const double target = def->tolerance * b->reference_force;
-    st = defo_newton_solve(d->newton, &p, target, x, d->f, E, predicted, &ns);
-    defo_step_body_stats *s = &b->stats;
-    s->newton_iterations += ns.iterations;
-    s->cg_iterations += ns.cg_iterations;
-    if (ns.cg_iterations > s->cg_max_iterations) s->cg_max_iterations = ns.cg_iterations;
-    const double rel = b->reference_force > 0 ? ns.residual / b->reference_force : ns.residual;
-    if (rel > s->residual) s->residual = rel;
-    if (ns.reason > s->reason) s->reason = ns.reason;
-    s->negative_curvature += ns.negative_curvature;
-    s->backtracks += ns.backtracks;
-    s->precond_setups += ns.precond_setups;
-    s->collisions = d->contacts;
+    st = defo_joint_solve(stp->joint, stp->parts, count, bodies, ctx, t, NULL, 0.0, target,
+                          predicted, &ns);
+    for (int i = 0; i < count; i++) {
+        defo_step_body *b = bodies[i];
+        defo_equilibrium_body *d = b->data;
+        const size_t m = 3 * (size_t)b->n;
+        defo_step_body_stats *s = &b->stats;
+        /* the driver's iterations count once, on the first body */
+        if (i == 0) {
+            s->newton_iterations += ns.iterations;
+            s->cg_iterations += ns.cg_iterations;
+            s->negative_curvature += ns.negative_curvature;
+            s->backtracks += ns.backtracks;
+            s->precond_setups += ns.precond_setups;
+            if (st > 0) s->not_converged++;
+        }
+        if (ns.cg_iterations > s->cg_max_iterations) s->cg_max_iterations = ns.cg_iterations;
+        const double rel = b->reference_force > 0 ? ns.residual / b->reference_force : ns.residual;
+        if (rel > s->residual) s->residual = rel;
+        if (ns.reason > s->reason) s->reason = ns.reason;
+        s->collisions = d->contacts;
+        if (st < 0) continue;
+        if (ns.reason == DEFO_REASON_CONVERGED) {
+            remember(d, b, t, b->x);
+            d->psi_last = d->psi; /* Newton's last evaluation was at x */
+        } else {
+            d->nhist = 0;
+        }
+        /* velocities: the motion over the frame (quasistatic) or none (static) */
+        for (size_t j = 0; j < m; j++) b->v[j] = with_time ? (b->x[j] - d->x0[j]) / ctx->dt : 0.0;
+    }
     if (st < 0) {
-        memcpy(b->x, d->x0, m * sizeof(double));
-        return defo_error_prefix("body '%s' at t = %g", b->name, t);
+        for (int i = 0; i < count; i++) {
+            defo_equilibrium_body *d = bodies[i]->data;
+            memcpy(bodies[i]->x, d->x0, 3 * (size_t)bodies[i]->n * sizeof(double));
+        }
+        if (count == 1) return defo_error_prefix("body '%s' at t = %g", bodies[0]->name, t);
+        return defo_error_prefix("bodies '%s' and %d more at t = %g", bodies[0]->name, count - 1,
+                                 t);
     }
-    if (st > 0) s->not_converged++;
-    if (ns.reason == DEFO_REASON_CONVERGED) {
-        remember(d, b, t, x);
-        d->psi_last = d->psi; /* Newton's last evaluation was at x */
-    } else {
-        d->nhist = 0;
-    }
-    /* velocities: the motion over the frame (quasistatic) or none (static) */
-    for (size_t j = 0; j < m; j++) b->v[j] = with_time ? (x[j] - d->x0[j]) / ctx->dt : 0.0;
     return st;
 }
 
@@ -528,25 +480,25 @@ void defo_equilibrium_op_detach(defo_stepper *s, defo_step_body *b) {
 }
 defo_status defo_equilibrium_op_topology_changed(defo_stepper *s, defo_step_body *b,
                                                  defo_index old_n, const defo_index *parent) {
-    (void)s, (void)old_n, (void)parent;
+    (void)old_n, (void)parent;
+    defo_joint_invalidate(s->joint);
     return defo_equilibrium_resize(b);
 }
 void defo_equilibrium_op_frame_start(defo_stepper *s, defo_step_body *b) {
-    (void)s;
-    defo_equilibrium_frame_start(b);
+    /* the factor is kept while the stiffness is the same function of x and
+     * the state is the steps' own */
+    if (b->changed) defo_joint_invalidate(s->joint);
 }
 size_t defo_equilibrium_op_history_bytes(const defo_stepper *s, const defo_step_body *b) {
     (void)s;
     return defo_equilibrium_history_bytes(b);
 }
 void defo_equilibrium_op_save(const defo_stepper *s, const defo_step_body *b, void *out) {
-    (void)s;
-    defo_equilibrium_save_history(b, out);
+    defo_equilibrium_save_history(s, b, out);
 }
 defo_status defo_equilibrium_op_restore(defo_stepper *s, defo_step_body *b, const void *in,
                                         size_t size) {
-    (void)s;
-    return defo_equilibrium_restore_history(b, in, size);
+    return defo_equilibrium_restore_history(s, b, in, size);
 }
 size_t defo_equilibrium_op_bytes(const defo_stepper *s, const defo_step_body *b) {
     (void)s;

@@ -24,7 +24,9 @@
  * Hessian h² K_pen): a body meets the ground during the solve instead of
  * being projected out of it afterwards, which inverted elements.
  * Prescribed nodes move with (target − x_b)/h, so they land on their targets.
- * Then the ITF04 §9 response (projection, normal velocity, friction).
+ * Then the ITF04 §9 response (projection, normal velocity, friction), and
+ * for corotated bodies, whose linear step has no contact term, the
+ * explicit response between bodies.
  *
  * Failure: the solve works in scratch arrays; x and v change only when it
  * succeeded.
@@ -70,25 +72,26 @@ void defo_implicit_detach(defo_step_body *b) {
     if (!d) return;
     free_arrays(d);
     defo_linear_solver_destroy(d->linear);
-    defo_newton_destroy(d->newton);
     defo_free(d);
     b->data = NULL;
+}
+
+static int is_linear(const defo_step_body *b) {
+    return defo_force_model_formulation(b->force) == DEFO_FORMULATION_COROTATED;
 }
 
 defo_status defo_implicit_attach(const defo_integrator_def *def, defo_step_body *b, int history) {
     defo_implicit_body *d = defo_calloc(1, sizeof *d);
     if (!d) return defo_error_oom("implicit integrator", sizeof *d);
     b->data = d;
+    d->b = b;
     defo_status st = alloc_arrays(d, b->n, history);
-    if (!st && defo_force_model_formulation(b->force) == DEFO_FORMULATION_COROTATED) {
+    if (!st && is_linear(b)) {
         defo_linear_solver_def ld = def->linear;
         ld.curvature = DEFO_CURVATURE_ERROR; /* positive definite */
         st = defo_linear_solver_create(&ld, &d->linear);
     } else if (!st) {
-        defo_newton_def nd = def->newton;
-        nd.linear = def->linear;
-        nd.linear.curvature = DEFO_CURVATURE_STOP;
-        st = defo_newton_create(&nd, b->n, &d->newton);
+        st = defo_joint_check(def); /* the joint Newton solve takes this body */
     }
     if (st) defo_implicit_detach(b);
     return st;
@@ -114,102 +117,94 @@ defo_status defo_implicit_resize(defo_step_body *b, defo_index old_n, const defo
     }
     defo_free(xp);
     defo_free(vp);
-    if (!st && d->newton) {
-        defo_newton_def nd = *defo_newton_get_def(d->newton);
-        defo_newton_destroy(d->newton);
-        d->newton = NULL;
-        st = defo_newton_create(&nd, b->n, &d->newton);
-    }
     if (d->linear) defo_linear_solver_invalidate(d->linear);
     return st;
 }
 
-/* A state set from outside or another stiffness: the factor is not kept. */
-static void forget_factor(defo_step_body *b) {
+/* A state set from outside or another stiffness: the factor is not kept
+ * (a Newton body's is the joint solve's: every body of it forgets). */
+static void forget_factor(defo_stepper *s, defo_step_body *b) {
     defo_implicit_body *d = b->data;
-    if (d->linear) defo_linear_solver_invalidate(d->linear);
-    if (d->newton) defo_newton_invalidate(d->newton);
-    d->have_fact = d->rebuild = 0;
+    if (d->linear) {
+        defo_linear_solver_invalidate(d->linear);
+        d->have_fact = d->rebuild = 0;
+    } else {
+        defo_joint_invalidate(s->joint);
+    }
 }
 
-void defo_implicit_frame_start(defo_step_body *b) {
-    if (b->changed) forget_factor(b);
-}
-
-/* record: have_fact, lag.valid, lag.age, 0 (int32 each), h_fact, t_fact,
- * lag.first_rate, lag.last_rate, then x_fact (3n) */
-#define FACT_HEAD (16 + 4 * sizeof(double))
+/* record: have_fact, lag.valid, lag.age, 0 (int32 each), t_fact,
+ * lag.first_rate, lag.last_rate (the joint record's head), then h_fact,
+ * then x_fact (3n) */
 size_t defo_implicit_fact_bytes(const defo_step_body *b) {
-    return FACT_HEAD + 3 * (size_t)b->n * sizeof(double);
+    return defo_joint_record_bytes(b) + sizeof(double);
 }
 
-void defo_implicit_fact_save(const defo_step_body *b, void *out) {
+void defo_implicit_fact_save(const defo_stepper *s, const defo_step_body *b, void *out) {
     const defo_implicit_body *d = b->data;
-    defo_linear_lag lag;
-    memset(&lag, 0, sizeof lag);
-    if (d->rebuild)
-        lag = d->lag; /* restored, not yet rebuilt */
-    else if (d->have_fact && d->linear)
-        defo_linear_solver_get_lag(d->linear, &lag);
-    else if (d->have_fact)
-        defo_newton_get_lag(d->newton, &lag);
     unsigned char *o = out;
-    const int32_t head[4] = {d->have_fact && lag.valid, lag.valid, lag.age, 0};
-    const double dh[4] = {d->h_fact, d->t_fact, lag.first_rate, lag.last_rate};
-    memcpy(o, head, 16);
-    memcpy(o + 16, dh, sizeof dh);
-    memcpy(o + FACT_HEAD, d->x_fact, 3 * (size_t)b->n * sizeof(double));
+    if (d->linear) {
+        /* the body's own factor, in the same layout */
+        defo_linear_lag lag;
+        memset(&lag, 0, sizeof lag);
+        if (d->rebuild)
+            lag = d->lag; /* restored, not yet rebuilt */
+        else if (d->have_fact)
+            defo_linear_solver_get_lag(d->linear, &lag);
+        const int32_t head[4] = {d->have_fact && lag.valid, lag.valid, lag.age, 0};
+        const double dh[3] = {d->t_fact, lag.first_rate, lag.last_rate};
+        memcpy(o, head, 16);
+        memcpy(o + 16, dh, sizeof dh);
+        memcpy(o + DEFO_JOINT_HEAD, d->x_fact, 3 * (size_t)b->n * sizeof(double));
+    } else {
+        defo_joint_record_save(s->joint, b, d->x_fact, o);
+    }
+    memcpy(o + defo_joint_record_bytes(b), &d->h_fact, sizeof(double));
 }
 
-defo_status defo_implicit_fact_restore(defo_step_body *b, const void *in) {
+defo_status defo_implicit_fact_restore(defo_stepper *s, defo_step_body *b, const void *in) {
     defo_implicit_body *d = b->data;
     const unsigned char *p = in;
+    double h;
+    memcpy(&h, p + defo_joint_record_bytes(b), sizeof h);
     int32_t head[4];
-    double dh[4];
     memcpy(head, p, 16);
-    memcpy(dh, p + 16, sizeof dh);
-    if (head[0] < 0 || head[0] > 1 || head[1] < 0 || head[1] > 1 || head[2] < 0 ||
-        (head[0] && !(dh[0] > 0 && isfinite(dh[1]))))
+    if (head[0] && !(h > 0 && isfinite(h)))
         return defo_error(DEFO_ERR_PARSE, "body '%s': bad factorisation record", b->name);
-    forget_factor(b);
+    d->h_fact = h;
+    if (!d->linear) return defo_joint_record_restore(s->joint, b, d->x_fact, in);
+    double dh[3];
+    memcpy(dh, p + 16, sizeof dh);
+    if (head[0] < 0 || head[0] > 1 || head[1] < 0 || head[1] > 1 || head[2] < 0 || !isfinite(dh[0]))
+        return defo_error(DEFO_ERR_PARSE, "body '%s': bad factorisation record", b->name);
+    forget_factor(s, b);
     d->have_fact = d->rebuild = head[0];
     d->lag.valid = head[1];
     d->lag.age = head[2];
-    d->h_fact = dh[0];
-    d->t_fact = dh[1];
-    d->lag.first_rate = dh[2];
-    d->lag.last_rate = dh[3];
-    memcpy(d->x_fact, p + FACT_HEAD, 3 * (size_t)b->n * sizeof(double));
+    d->t_fact = dh[0];
+    d->lag.first_rate = dh[1];
+    d->lag.last_rate = dh[2];
+    memcpy(d->x_fact, p + DEFO_JOINT_HEAD, 3 * (size_t)b->n * sizeof(double));
     return DEFO_OK;
 }
 
+size_t defo_implicit_bytes(const defo_step_body *b);
 size_t defo_implicit_bytes(const defo_step_body *b) {
     const defo_implicit_body *d = b->data;
     size_t s = sizeof *d + (size_t)d->cap * ((d->x_prev ? 11 : 9) * 3 * sizeof(double) + 2);
     if (d->linear) s += defo_linear_solver_bytes(d->linear);
-    if (d->newton) s += defo_newton_bytes(d->newton);
     return s;
 }
 
-/* ------------------------------------------------ the Newton problem */
-typedef struct implicit_problem {
-    defo_step_body *b;
-    const double *x_b, *v_b;
-    double h, alpha, beta;
-    defo_status status;
-    const defo_step_context *ctx; /* penalty contact at t_end (may be NULL) */
-    double t_end;
-} implicit_problem;
-
+/* ------------------------------------------------ a Newton body's part */
 /* f = −r(v) and E(v) (top of the file); the linearisation becomes y's. */
 static defo_status ip_evaluate(void *vctx, const double *v, double *f, double *energy) {
-    implicit_problem *p = vctx;
-    defo_step_body *b = p->b;
-    defo_implicit_body *d = b->data;
+    defo_implicit_body *d = vctx;
+    defo_step_body *b = d->b;
     const defo_index n = b->n;
     const size_t m = 3 * (size_t)n;
-    const double h = p->h;
-    for (size_t i = 0; i < m; i++) d->y[i] = p->x_b[i] + h * v[i];
+    const double h = d->h;
+    for (size_t i = 0; i < m; i++) d->y[i] = d->x_base[i] + h * v[i];
     double psi = 0;
     defo_status s = defo_force_model_evaluate(b->force, d->y, DEFO_EVAL_TANGENT, f, &psi);
     if (s) return s;
@@ -217,11 +212,11 @@ static defo_status ip_evaluate(void *vctx, const double *v, double *f, double *e
      * potential: colliders push during the solve, not only after it */
     d->contacts = 0;
     d->have_contact = 0;
-    if (p->ctx && p->ctx->penalty) {
+    if (d->ctx && d->ctx->penalty) {
         /* from xⁿ (b->x until the commit): a node that starts inside comes
          * out no faster than separation_speed */
         defo_index capped = 0;
-        s = p->ctx->penalty(p->ctx->ctx, b, p->t_end, d->y, b->x, p->ctx->dt, &psi, f, d->cblock,
+        s = d->ctx->penalty(d->ctx->ctx, b, d->t_end, d->y, b->x, d->ctx->dt, &psi, f, d->cblock,
                             &d->contacts, &capped);
         if (s) return s;
         d->have_contact = 1;
@@ -230,19 +225,19 @@ static defo_status ip_evaluate(void *vctx, const double *v, double *f, double *e
     /* damping (βK + D) v at the iterate */
     double *t = d->tmp, *t2 = d->rhs;
     defo_force_model_damping_apply(b->force, v, t);
-    if (p->beta > 0) {
+    if (d->beta > 0) {
         defo_force_model_tangent_apply(b->force, v, t2);
-        for (size_t i = 0; i < m; i++) t[i] += p->beta * t2[i];
+        for (size_t i = 0; i < m; i++) t[i] += d->beta * t2[i];
     }
     double kin = 0, damp = 0, ext = 0;
     for (defo_index i = 0; i < n; i++)
         for (int k = 0; k < 3; k++) {
             const size_t j = 3 * (size_t)i + (size_t)k;
-            const double dv = v[j] - p->v_b[j];
-            kin += b->mass[i] * (dv * dv + h * p->alpha * v[j] * v[j]);
+            const double dv = v[j] - d->v_base[j];
+            kin += b->mass[i] * (dv * dv + h * d->alpha * v[j] * v[j]);
             damp += v[j] * t[j];
             ext += b->load[j] * v[j];
-            f[j] = h * (f[j] + b->load[j]) - b->mass[i] * (dv + h * p->alpha * v[j]) - h * t[j];
+            f[j] = h * (f[j] + b->load[j]) - b->mass[i] * (dv + h * d->alpha * v[j]) - h * t[j];
         }
     if (energy) *energy = 0.5 * kin + 0.5 * h * damp + psi - h * ext;
     return energy && !isfinite(*energy) ? defo_error(DEFO_ERR_NUMERICAL, "non-finite energy")
@@ -250,33 +245,28 @@ static defo_status ip_evaluate(void *vctx, const double *v, double *f, double *e
 }
 
 static const defo_bcsr *ip_matrix(void *vctx) {
-    implicit_problem *p = vctx;
-    const double h = p->h;
-    defo_bcsr *A = defo_force_model_assemble(p->b->force, h * h + h * p->beta, h, p->b->mass,
-                                             1.0 + h * p->alpha);
-    if (!A) {
-        p->status = defo_last_status();
-        return NULL;
-    }
-    const defo_implicit_body *d = p->b->data;
+    defo_implicit_body *d = vctx;
+    const double h = d->h;
+    defo_bcsr *A = defo_force_model_assemble(d->b->force, h * h + h * d->beta, h, d->b->mass,
+                                             1.0 + h * d->alpha);
+    if (!A) return NULL;
     if (d->have_contact && d->contacts > 0) defo_bcsr_add_diagonal_blocks(A, d->cblock, h * h);
     return A;
 }
 
-static void ip_apply(void *vctx, const double *d, double *y) {
-    implicit_problem *p = vctx;
-    defo_step_body *b = p->b;
-    defo_implicit_body *ib = b->data;
-    const double h = p->h;
+static void ip_apply(void *vctx, const double *dv, double *y) {
+    defo_implicit_body *d = vctx;
+    defo_step_body *b = d->b;
+    const double h = d->h;
     const size_t m = 3 * (size_t)b->n;
-    defo_force_model_tangent_apply(b->force, d, y);
-    defo_force_model_damping_apply(b->force, d, ib->tmp);
+    defo_force_model_tangent_apply(b->force, dv, y);
+    defo_force_model_damping_apply(b->force, dv, d->tmp);
     for (size_t j = 0; j < m; j++)
-        y[j] = (h * h + h * p->beta) * y[j] + h * ib->tmp[j] +
-               (1.0 + h * p->alpha) * b->mass[j / 3] * d[j];
-    if (ib->have_contact && ib->contacts > 0)
+        y[j] = (h * h + h * d->beta) * y[j] + h * d->tmp[j] +
+               (1.0 + h * d->alpha) * b->mass[j / 3] * dv[j];
+    if (d->have_contact && d->contacts > 0)
         for (defo_index i = 0; i < b->n; i++) {
-            const double *C = ib->cblock + 9 * (size_t)i, *a = d + 3 * (size_t)i;
+            const double *C = d->cblock + 9 * (size_t)i, *a = dv + 3 * (size_t)i;
             double *o = y + 3 * (size_t)i;
             for (int k = 0; k < 3; k++)
                 o[k] += h * h * (C[3 * k] * a[0] + C[3 * k + 1] * a[1] + C[3 * k + 2] * a[2]);
@@ -284,22 +274,42 @@ static void ip_apply(void *vctx, const double *d, double *y) {
 }
 
 static void ip_diagonal(void *vctx, double *blocks) {
-    implicit_problem *p = vctx;
-    defo_step_body *b = p->b;
-    defo_implicit_body *ib = b->data;
-    const double h = p->h;
+    defo_implicit_body *d = vctx;
+    defo_step_body *b = d->b;
+    const double h = d->h;
     defo_force_model_tangent_diagonal(b->force, blocks);
     for (defo_index i = 0; i < b->n; i++) {
         double *B = blocks + 9 * (size_t)i;
-        for (int k = 0; k < 9; k++) B[k] *= h * h + h * p->beta;
-        for (int k = 0; k < 3; k++) B[4 * k] += (1.0 + h * p->alpha) * b->mass[i];
+        for (int k = 0; k < 9; k++) B[k] *= h * h + h * d->beta;
+        for (int k = 0; k < 3; k++) B[4 * k] += (1.0 + h * d->alpha) * b->mass[i];
     }
     if (defo_force_model_has_damping(b->force)) {
-        defo_force_model_damping_diagonal(b->force, ib->diag);
-        for (size_t k = 0; k < 9 * (size_t)b->n; k++) blocks[k] += h * ib->diag[k];
+        defo_force_model_damping_diagonal(b->force, d->diag);
+        for (size_t k = 0; k < 9 * (size_t)b->n; k++) blocks[k] += h * d->diag[k];
     }
-    if (ib->have_contact && ib->contacts > 0)
-        for (size_t k = 0; k < 9 * (size_t)b->n; k++) blocks[k] += h * h * ib->cblock[k];
+    if (d->have_contact && d->contacts > 0)
+        for (size_t k = 0; k < 9 * (size_t)b->n; k++) blocks[k] += h * h * d->cblock[k];
+}
+
+/* The linearisation at positions x and step end t with the recorded step
+ * h_fact (a restored factor made again). */
+static defo_status ip_linearize_at(void *vctx, const double *x, double t) {
+    defo_implicit_body *d = vctx;
+    defo_step_body *b = d->b;
+    d->h = d->h_fact;
+    memcpy(d->y, x, 3 * (size_t)b->n * sizeof(double));
+    defo_status s = defo_force_model_evaluate(b->force, x, DEFO_EVAL_TANGENT, NULL, NULL);
+    d->contacts = 0;
+    d->have_contact = 0;
+    if (!s && d->ctx && d->ctx->penalty) {
+        double e = 0;
+        /* no step start: a factor made while separation_speed held nodes
+         * back is never kept past its step (defo_joint_solve) */
+        s = d->ctx->penalty(d->ctx->ctx, b, t, x, NULL, 0.0, &e, NULL, d->cblock, &d->contacts,
+                            NULL);
+        d->have_contact = s == DEFO_OK;
+    }
+    return s;
 }
 
 static void accumulate(defo_step_body *b, int newton, int cg, int cg_max, double residual,
@@ -313,27 +323,15 @@ static void accumulate(defo_step_body *b, int newton, int cg, int cg_max, double
     if (reason > s->reason) s->reason = reason;
 }
 
-static void ip_factored(void *vctx, const double *v) {
-    (void)v;
-    implicit_problem *p = vctx;
-    defo_implicit_body *d = p->b->data;
-    /* the matrix was assembled at the positions of this iterate */
-    memcpy(d->x_fact, d->y, 3 * (size_t)p->b->n * sizeof(double));
-    d->h_fact = p->h;
-    d->t_fact = p->t_end;
-    d->have_fact = 1;
-}
-
+/* ------------------------------------------------ a corotated body */
 /* After a restore: the factor the run had, made again from the matrix at
  * the positions and step length it was made at. */
-static defo_status rebuild_factor(const defo_integrator_def *def, defo_step_body *b,
-                                  const defo_step_context *ctx) {
+static defo_status rebuild_linear(const defo_integrator_def *def, defo_step_body *b) {
     defo_implicit_body *d = b->data;
     d->rebuild = 0;
     const double h = d->h_fact, alpha = def->rayleigh_mass, beta = def->rayleigh_stiffness;
-    defo_status s = defo_force_model_evaluate(b->force, d->x_fact,
-                                              d->linear ? 0 : DEFO_EVAL_TANGENT, NULL, NULL);
-    if (!s && d->linear) {
+    defo_status s = defo_force_model_evaluate(b->force, d->x_fact, 0, NULL, NULL);
+    if (!s) {
         const defo_bcsr *A =
             defo_force_model_assemble(b->force, h * h + h * beta, h, b->mass, 1.0 + h * alpha);
         if (!A) return defo_last_status();
@@ -344,138 +342,197 @@ static defo_status rebuild_factor(const defo_integrator_def *def, defo_step_body
         sys.constraint = d->constraint;
         sys.coords = d->x_fact;
         s = defo_linear_solver_restore_lag(d->linear, &sys, &d->lag);
-    } else if (!s) {
-        implicit_problem ip = {b, NULL, NULL, h, alpha, beta, DEFO_OK, ctx, d->t_fact};
-        d->contacts = 0;
-        d->have_contact = 0;
-        if (ctx && ctx->penalty) {
-            double e = 0;
-            /* no step start: a factor made while separation_speed held
-             * nodes back is never kept past its step (defo_implicit_solve) */
-            s = ctx->penalty(ctx->ctx, b, d->t_fact, d->x_fact, NULL, 0.0, &e, NULL, d->cblock,
-                             &d->contacts, NULL);
-            d->have_contact = s == DEFO_OK;
-        }
-        defo_newton_problem np;
-        memset(&np, 0, sizeof np);
-        np.n = b->n;
-        np.ctx = &ip;
-        np.matrix = ip_matrix;
-        np.constraint = d->constraint;
-        memcpy(d->y, d->x_fact, 3 * (size_t)b->n * sizeof(double));
-        np.coords = d->y;
-        s = defo_newton_restore_lag(d->newton, &np, d->x_fact, &d->lag);
-        if (!s && ip.status) s = ip.status;
     }
     if (s) d->have_fact = 0;
     return s;
 }
 
-defo_status defo_implicit_solve(const defo_integrator_def *def, defo_step_body *b,
-                                const double *x_b, const double *v_b, double h,
-                                const defo_step_context *ctx) {
+/* MG04 §6: rotations of xⁿ, kept through the step; one linear solve. */
+static defo_status linear_step(const defo_integrator_def *def, defo_step_body *b, const double *x_b,
+                               const double *v_b, double h, defo_status *warn) {
     defo_implicit_body *d = b->data;
     const defo_index n = b->n;
     const size_t m = 3 * (size_t)n;
     const double alpha = def->rayleigh_mass, beta = def->rayleigh_stiffness;
-    defo_status s, warn = DEFO_OK;
-    /* guess vⁿ, prescribed nodes (target − x_b)/h */
-    for (defo_index i = 0; i < n; i++) {
-        const int p = b->prescribed && b->prescribed[i];
-        d->constraint[i] = p ? DEFO_CONSTRAINT_FIXED : DEFO_CONSTRAINT_NONE;
-        for (int k = 0; k < 3; k++) {
-            const size_t j = 3 * (size_t)i + (size_t)k;
-            d->vn[j] = p ? (b->target[j] - x_b[j]) / h : b->v[j];
-        }
-    }
-    if (b->changed) forget_factor(b); /* plastic flow in this step */
+    defo_status s;
     if (d->rebuild) {
-        s = rebuild_factor(def, b, ctx);
+        s = rebuild_linear(def, b);
         if (s) return defo_error_prefix("body '%s': rebuilding the factorisation", b->name);
     }
-    if (d->linear) {
-        /* MG04 §6: rotations of xⁿ, kept through the step; f(x_b) with
-         * them — one evaluation when x_b is xⁿ (backward Euler passes b->x) */
-        if (x_b == b->x) {
-            s = defo_force_model_evaluate(b->force, b->x, 0, d->f, NULL);
-        } else {
-            s = defo_force_model_evaluate(b->force, b->x, 0, NULL, NULL);
-            if (!s)
-                s = defo_force_model_evaluate(b->force, x_b, DEFO_EVAL_KEEP_ROTATIONS, d->f, NULL);
-        }
-        if (s) return defo_error_prefix("body '%s'", b->name);
-        for (defo_index i = 0; i < n; i++)
-            for (int k = 0; k < 3; k++) {
-                const size_t j = 3 * (size_t)i + (size_t)k;
-                d->rhs[j] = b->mass[i] * v_b[j] + h * (d->f[j] + b->load[j]);
-            }
-        const defo_bcsr *A =
-            defo_force_model_assemble(b->force, h * h + h * beta, h, b->mass, 1.0 + h * alpha);
-        if (!A) return defo_error_prefix("body '%s'", b->name);
-        defo_linear_system sys;
-        memset(&sys, 0, sizeof sys);
-        sys.n = n;
-        sys.matrix = A;
-        sys.constraint = d->constraint;
-        sys.coords = b->x; /* the two-level aggregates */
-        defo_linear_stats ls;
-        s = defo_linear_solver_solve(d->linear, &sys, d->rhs, d->vn, 0.0, &ls);
-        if (ls.refactored && s >= 0) {
-            memcpy(d->x_fact, b->x, m * sizeof(double));
-            d->h_fact = h;
-            d->have_fact = 1;
-        }
-        accumulate(b, 0, ls.iterations, ls.iterations, ls.residual, s == DEFO_WARN_NOT_CONVERGED,
-                   DEFO_REASON_CONVERGED);
-        b->stats.precond_setups += ls.refactored;
-        if (s < 0) return defo_error_prefix("body '%s': implicit step", b->name);
-        if (s > 0) warn = s;
+    /* f(x_b) with the rotations of xⁿ — one evaluation when x_b is xⁿ
+     * (backward Euler passes b->x) */
+    if (x_b == b->x) {
+        s = defo_force_model_evaluate(b->force, b->x, 0, d->f, NULL);
     } else {
-        implicit_problem ip = {b, x_b, v_b, h, alpha, beta, DEFO_OK, ctx, ctx->t + ctx->dt};
-        defo_newton_problem np;
-        memset(&np, 0, sizeof np);
-        np.n = n;
-        np.ctx = &ip;
-        np.evaluate = ip_evaluate;
-        np.matrix = ip_matrix;
-        np.apply = ip_apply;
-        np.diagonal = ip_diagonal;
-        np.factored = ip_factored;
-        np.constraint = d->constraint;
-        np.coords = d->y;
-        defo_newton_stats ns;
-        const double target = def->tolerance * h * b->reference_force;
+        s = defo_force_model_evaluate(b->force, b->x, 0, NULL, NULL);
+        if (!s) s = defo_force_model_evaluate(b->force, x_b, DEFO_EVAL_KEEP_ROTATIONS, d->f, NULL);
+    }
+    if (s) return defo_error_prefix("body '%s'", b->name);
+    for (defo_index i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            const size_t j = 3 * (size_t)i + (size_t)k;
+            d->rhs[j] = b->mass[i] * v_b[j] + h * (d->f[j] + b->load[j]);
+        }
+    const defo_bcsr *A =
+        defo_force_model_assemble(b->force, h * h + h * beta, h, b->mass, 1.0 + h * alpha);
+    if (!A) return defo_error_prefix("body '%s'", b->name);
+    defo_linear_system sys;
+    memset(&sys, 0, sizeof sys);
+    sys.n = n;
+    sys.matrix = A;
+    sys.constraint = d->constraint;
+    sys.coords = b->x; /* the two-level aggregates */
+    defo_linear_stats ls;
+    s = defo_linear_solver_solve(d->linear, &sys, d->rhs, d->vn, 0.0, &ls);
+    if (ls.refactored && s >= 0) {
+        memcpy(d->x_fact, b->x, m * sizeof(double));
+        d->h_fact = h;
+        d->have_fact = 1;
+    }
+    accumulate(b, 0, ls.iterations, ls.iterations, ls.residual, s == DEFO_WARN_NOT_CONVERGED,
+               DEFO_REASON_CONVERGED);
+    b->stats.precond_setups += ls.refactored;
+    if (s < 0) return defo_error_prefix("body '%s': implicit step", b->name);
+    if (s > 0) *warn = s;
+    return DEFO_OK;
+}
+
+/* ------------------------------------------------ the step */
+defo_status defo_implicit_step(defo_stepper *stp, defo_step_body *const *bodies, int count,
+                               const double *const *xb, const double *const *vb, const double *h,
+                               const defo_step_context *ctx) {
+    const defo_integrator_def *def = &stp->def;
+    defo_status s = defo_stepper_scratch(stp, count), warn = DEFO_OK;
+    if (s) return s;
+    const double t_end = ctx->t + ctx->dt;
+    /* guesses vⁿ, prescribed nodes (target − x_b)/h */
+    for (int i = 0; i < count; i++) {
+        defo_step_body *b = bodies[i];
+        defo_implicit_body *d = b->data;
+        for (defo_index q = 0; q < b->n; q++) {
+            const int p = b->prescribed && b->prescribed[q];
+            d->constraint[q] = p ? DEFO_CONSTRAINT_FIXED : DEFO_CONSTRAINT_NONE;
+            for (int k = 0; k < 3; k++) {
+                const size_t j = 3 * (size_t)q + (size_t)k;
+                d->vn[j] = p ? (b->target[j] - xb[i][j]) / h[i] : b->v[j];
+            }
+        }
+        if (b->changed) forget_factor(stp, b); /* plastic flow in this step */
+    }
+    /* corotated bodies: one linear solve each */
+    for (int i = 0; i < count; i++)
+        if (is_linear(bodies[i])) {
+            s = linear_step(def, bodies[i], xb[i], vb[i], h[i], &warn);
+            if (s) return s;
+        }
+    /* invertible bodies: one Newton problem */
+    int np = 0;
+    double target = INFINITY;
+    for (int i = 0; i < count; i++) {
+        defo_step_body *b = bodies[i];
+        if (is_linear(b)) continue;
+        defo_implicit_body *d = b->data;
+        d->x_base = xb[i];
+        d->v_base = vb[i];
+        d->h = h[i];
+        d->alpha = def->rayleigh_mass;
+        d->beta = def->rayleigh_stiffness;
+        d->t_end = t_end;
+        d->ctx = ctx;
         d->capped = 0;
-        s = defo_newton_solve(d->newton, &np, target, d->vn, NULL, 0.0, 0, &ns);
-        /* a factor of a matrix whose penalty depended on xⁿ (nodes held back
-         * by separation_speed) is not kept: a checkpoint could not rebuild it */
-        if (d->capped) forget_factor(b);
-        accumulate(b, ns.iterations, ns.cg_iterations, ns.cg_iterations,
-                   target > 0 ? ns.residual / (h * b->reference_force) : ns.residual,
-                   s == DEFO_WARN_NOT_CONVERGED, ns.reason);
-        b->stats.negative_curvature += ns.negative_curvature;
-        b->stats.backtracks += ns.backtracks;
-        b->stats.precond_setups += ns.precond_setups;
-        if (s < 0) return defo_error_prefix("body '%s': implicit step", b->name);
+        defo_joint_part *p = &stp->parts[np];
+        memset(p, 0, sizeof *p);
+        p->b = b;
+        p->pctx = d;
+        p->u = d->vn;
+        p->constraint = d->constraint;
+        p->scale = h[i];
+        p->y = d->y;
+        p->x_fact = d->x_fact;
+        p->unkept = &d->capped;
+        p->evaluate = ip_evaluate;
+        p->matrix = ip_matrix;
+        p->apply = ip_apply;
+        p->diagonal = ip_diagonal;
+        p->linearize_at = ip_linearize_at;
+        stp->set[np] = b;
+        stp->xs[np] = b->x; /* xⁿ: the step's start */
+        target = fmin(target, def->tolerance * h[i] * b->reference_force);
+        np++;
+    }
+    if (np > 0) {
+        defo_newton_stats ns;
+        s = defo_joint_solve(stp->joint, stp->parts, np, stp->set, ctx, t_end,
+                             (const double *const *)stp->xs, ctx->dt, target, 0, &ns);
+        for (int k = 0; k < np; k++) {
+            defo_step_body *b = stp->set[k];
+            defo_implicit_body *d = b->data;
+            /* the driver's iterations count once, on the first body */
+            const double hb = d->h;
+            accumulate(b, k == 0 ? ns.iterations : 0, k == 0 ? ns.cg_iterations : 0,
+                       ns.cg_iterations,
+                       target > 0 ? ns.residual / (hb * b->reference_force) : ns.residual,
+                       k == 0 && s == DEFO_WARN_NOT_CONVERGED, ns.reason);
+            if (k == 0) {
+                b->stats.negative_curvature += ns.negative_curvature;
+                b->stats.backtracks += ns.backtracks;
+                b->stats.precond_setups += ns.precond_setups;
+            }
+            if (stp->joint->have_fact) d->h_fact = d->h, d->t_fact = t_end;
+        }
+        if (s < 0) {
+            if (np == 1) return defo_error_prefix("body '%s': implicit step", stp->set[0]->name);
+            return defo_error_prefix("bodies '%s' and %d more: implicit step", stp->set[0]->name,
+                                     np - 1);
+        }
         if (s > 0) warn = s;
     }
-    for (size_t j = 0; j < m; j++) d->y[j] = x_b[j] + h * d->vn[j];
-    defo_index bad = defo_first_non_finite(n, d->y, d->vn);
-    if (bad >= 0)
-        return defo_error(DEFO_ERR_NUMERICAL,
-                          "body '%s': node %ld has a non-finite position or velocity after the "
-                          "step (t = %g)",
-                          b->name, (long)bad, ctx->t);
-    /* commit, then the response with the step's own friction time */
-    memcpy(d->tmp, b->x, m * sizeof(double)); /* xⁿ */
-    memcpy(b->x, d->y, m * sizeof(double));
-    memcpy(b->v, d->vn, m * sizeof(double));
-    if (ctx->respond) {
-        defo_index hits = 0;
-        s = ctx->respond(ctx->ctx, b, ctx->t + ctx->dt, ctx->dt, ctx->dt, d->tmp, b->x, b->v,
-                         d->contact, d->normal, d->friction, &hits);
-        if (s < 0) return defo_error_prefix("body '%s': collisions", b->name);
-        b->stats.collisions = hits;
+    /* commit, then the responses with the step's own friction time */
+    for (int i = 0; i < count; i++) {
+        defo_step_body *b = bodies[i];
+        defo_implicit_body *d = b->data;
+        const size_t m = 3 * (size_t)b->n;
+        for (size_t j = 0; j < m; j++) d->y[j] = xb[i][j] + h[i] * d->vn[j];
+        defo_index bad = defo_first_non_finite(b->n, d->y, d->vn);
+        if (bad >= 0)
+            return defo_error(DEFO_ERR_NUMERICAL,
+                              "body '%s': node %ld has a non-finite position or velocity after "
+                              "the step (t = %g)",
+                              b->name, (long)bad, ctx->t);
+    }
+    for (int i = 0; i < count; i++) {
+        defo_step_body *b = bodies[i];
+        defo_implicit_body *d = b->data;
+        const size_t m = 3 * (size_t)b->n;
+        memcpy(d->tmp, b->x, m * sizeof(double)); /* xⁿ */
+        memcpy(b->x, d->y, m * sizeof(double));
+        memcpy(b->v, d->vn, m * sizeof(double));
+        if (ctx->respond) {
+            defo_index hits = 0;
+            s = ctx->respond(ctx->ctx, b, t_end, ctx->dt, ctx->dt, d->tmp, b->x, b->v, d->contact,
+                             d->normal, d->friction, &hits);
+            if (s < 0) return defo_error_prefix("body '%s': collisions", b->name);
+            b->stats.collisions = hits;
+        }
+    }
+    /* corotated bodies meet other bodies through the explicit response */
+    if (ctx->contact_respond) {
+        int nl = 0;
+        for (int i = 0; i < count; i++)
+            if (is_linear(bodies[i])) {
+                defo_implicit_body *d = bodies[i]->data;
+                stp->set[nl] = bodies[i];
+                stp->xs[nl] = d->tmp;
+                stp->vs[nl] = bodies[i]->x;
+                stp->ws[nl] = bodies[i]->v;
+                nl++;
+            }
+        if (nl > 0) {
+            defo_index pairs = 0;
+            s = ctx->contact_respond(ctx->ctx, stp->set, nl, ctx->dt, ctx->dt,
+                                     (const double *const *)stp->xs, stp->vs, stp->ws, 1, &pairs);
+            if (s < 0) return s;
+        }
     }
     return warn;
 }
@@ -487,14 +544,14 @@ void defo_implicit_op_detach(defo_stepper *s, defo_step_body *b) {
 }
 defo_status defo_implicit_op_topology_changed(defo_stepper *s, defo_step_body *b, defo_index old_n,
                                               const defo_index *parent) {
-    (void)s;
+    defo_joint_invalidate(s->joint);
     return defo_implicit_resize(b, old_n, parent);
 }
 void defo_implicit_op_frame_start(defo_stepper *s, defo_step_body *b) {
-    (void)s;
-    defo_implicit_frame_start(b);
+    if (b->changed) forget_factor(s, b);
 }
 size_t defo_implicit_op_bytes(const defo_stepper *s, const defo_step_body *b) {
+    /* the joint solve's share is counted with the first body */
     (void)s;
     return defo_implicit_bytes(b);
 }

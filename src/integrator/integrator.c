@@ -136,12 +136,57 @@ defo_status defo_stepper_create(const defo_integrator_def *def, defo_stepper **o
     defo_stepper *s = defo_calloc(1, sizeof *s);
     if (!s) return defo_error_oom(defo_integrator_name(def->kind), sizeof *s);
     s->def = *def;
+    if (def->kind != DEFO_INTEGRATOR_NEWMARK) {
+        /* the Newton steppers' joint solve: the integrator's linear solver,
+         * stopping at non-positive curvature with a descent direction */
+        defo_newton_def nd = def->newton;
+        nd.linear = def->linear;
+        nd.linear.curvature = DEFO_CURVATURE_STOP;
+        defo_status st = defo_joint_create(&nd, &s->joint);
+        if (st) {
+            defo_free(s);
+            return st;
+        }
+    }
     *out = s;
     return DEFO_OK;
 }
 
 void defo_stepper_destroy(defo_stepper *s) {
+    if (!s) return;
+    defo_joint_destroy(s->joint);
+    defo_free(s->parts);
+    defo_free(s->set);
+    defo_free((void *)s->xs);
+    defo_free(s->vs);
+    defo_free(s->ws);
+    defo_free((void *)s->base);
+    defo_free(s->hs);
     defo_free(s);
+}
+
+defo_status defo_stepper_scratch(defo_stepper *s, int count) {
+    if (count <= s->cap_parts) return DEFO_OK;
+    defo_free(s->parts);
+    defo_free(s->set);
+    defo_free((void *)s->xs);
+    defo_free(s->vs);
+    defo_free(s->ws);
+    defo_free((void *)s->base);
+    defo_free(s->hs);
+    s->parts = defo_calloc((size_t)count, sizeof *s->parts);
+    s->base = defo_calloc(2 * (size_t)count, sizeof *s->base);
+    s->hs = defo_calloc((size_t)count, sizeof *s->hs);
+    s->set = defo_calloc((size_t)count, sizeof *s->set);
+    s->xs = defo_calloc((size_t)count, sizeof *s->xs);
+    s->vs = defo_calloc((size_t)count, sizeof *s->vs);
+    s->ws = defo_calloc((size_t)count, sizeof *s->ws);
+    if (!s->parts || !s->set || !s->xs || !s->vs || !s->ws || !s->base || !s->hs) {
+        s->cap_parts = 0;
+        return defo_error_oom("stepper scratch", (size_t)count * 160);
+    }
+    s->cap_parts = count;
+    return DEFO_OK;
 }
 
 int defo_time_step_steps(const defo_integrator_def *def, defo_step_body *const *bodies, int count,

@@ -30,9 +30,19 @@ static inline defo_index defo_first_non_finite(defo_index n, const double *x, co
  * integrator files (integrator.c). */
 struct defo_stepper {
     defo_integrator_def def;
+    struct defo_joint *joint;      /* Newton steppers: the bodies' joint solve */
+    struct defo_joint_part *parts; /* scratch: the parts of a step */
+    int cap_parts;
+    defo_step_body **set; /* scratch: a subset of the step's bodies */
+    const double **xs;    /* scratch: per-body pointers */
+    double **vs, **ws;
+    const double **base; /* scratch: 2 per body (a step's x_b, v_b) */
+    double *hs;          /* scratch: a step length per body */
 };
 defo_status defo_stepper_create(const defo_integrator_def *def, defo_stepper **out);
 void defo_stepper_destroy(defo_stepper *s);
+/* Scratch arrays for steps of `count` bodies (grown, never shrunk). */
+defo_status defo_stepper_scratch(defo_stepper *s, int count);
 /* Equal steps of at most def->time_step (implicit integrators). */
 int defo_time_step_steps(const defo_integrator_def *def, defo_step_body *const *bodies, int count,
                          double T);
@@ -46,13 +56,89 @@ void defo_no_history_save(const defo_stepper *s, const defo_step_body *b, void *
 defo_status defo_no_history_restore(defo_stepper *s, defo_step_body *b, const void *in,
                                     size_t size);
 
+/* ------------------------------------------------------- joint Newton solve */
+/* One body of a joint Newton solve (joint.c): unknowns u (3n) with
+ * positions y = base + scale·u. */
+typedef struct defo_joint_part {
+    defo_step_body *b;
+    void *pctx;
+    double *u;                       /* in: the start; out: the solution */
+    const unsigned char *constraint; /* n: DEFO_CONSTRAINT_FIXED or NONE */
+    double scale;                    /* dy/du */
+    const double *y;                 /* positions at the last evaluation (the part's) */
+    double *x_fact;                  /* 3n: where the factor was made (history) */
+    int *unkept;                     /* set by the part when its factor must not outlive the step */
+    /* f = −∇E_k(u) (3n), *E = E_k(u); the linearisation becomes u's */
+    defo_status (*evaluate)(void *pctx, const double *u, double *f, double *E);
+    const defo_bcsr *(*matrix)(void *pctx); /* ∇²E_k at the last evaluation */
+    void (*apply)(void *pctx, const double *d, double *out);
+    void (*diagonal)(void *pctx, double *blocks);
+    void (*cap)(void *pctx, const double *u, double *du); /* may be NULL */
+    /* the linearisation (for matrix) at positions x and time t: a restored
+     * factor made again */
+    defo_status (*linearize_at)(void *pctx, const double *x, double t);
+} defo_joint_part;
+
+typedef struct defo_joint {
+    defo_newton_def def;
+    defo_newton *newton;
+    defo_index n; /* all parts' nodes */
+    int count, cap_parts;
+    defo_joint_part *parts;
+    defo_index *offset;
+    double *u, *f, *coords, *dx, *cforce; /* 3n each */
+    unsigned char *constraint;
+    defo_bcsr *matrix; /* the joined matrix */
+    /* the solve in progress */
+    defo_step_body *const *bodies;
+    const defo_step_context *ctx;
+    double t, dt;
+    const double *const *x_start;
+    const double **ys;
+    double **fs, **dxs;
+    const defo_contact_term *terms;
+    size_t num_terms;
+    int64_t *extra_rc;
+    double *extra_val;
+    size_t extra_cap, num_extra;
+    int held, any_outside;
+    defo_status status;
+    /* the factorisation's record (history) */
+    int have_fact, rebuild, fact_unkept;
+    double t_fact;
+    defo_linear_lag lag;
+} defo_joint;
+
+defo_status defo_joint_create(const defo_newton_def *def, defo_joint **out);
+void defo_joint_destroy(defo_joint *J);
+/* The Newton settings of def are those a joint solve takes (the message
+ * names the bad field otherwise): checked when a body joins. */
+defo_status defo_joint_check(const defo_integrator_def *def);
+/* Forget the factor (the operator changed beyond drift). */
+void defo_joint_invalidate(defo_joint *J);
+/* Newton on the parts together, body–body contact (ctx->contact) between
+ * them, until max |f_i| <= target over free nodes; t the time of the
+ * positions, x_start/dt the step (separation speed; NULL: none).  Stats of
+ * the driver into *stats. */
+defo_status defo_joint_solve(defo_joint *J, const defo_joint_part *parts, int count,
+                             defo_step_body *const *bodies, const defo_step_context *ctx, double t,
+                             const double *const *x_start, double dt, double target, int predicted,
+                             defo_newton_stats *stats);
+#define DEFO_JOINT_HEAD (16 + 3 * sizeof(double))
+size_t defo_joint_record_bytes(const defo_step_body *b);
+void defo_joint_record_save(const defo_joint *J, const defo_step_body *b, const double *x_fact,
+                            void *out);
+defo_status defo_joint_record_restore(defo_joint *J, const defo_step_body *b, double *x_fact,
+                                      const void *in);
+size_t defo_joint_bytes(const defo_joint *J);
+
 /* ------------------------------------------------- implicit velocity solve */
 /* Per-body state of backward Euler and BDF2. */
 typedef struct defo_implicit_body {
+    defo_step_body *b;
     defo_linear_solver *linear; /* corotated (linear) steps */
-    defo_newton *newton;        /* invertible (Newton) steps */
     defo_index cap;
-    double *xb, *vb; /* the step's base position and velocity */
+    double *xb, *vb; /* BDF2: the step's base position and velocity */
     double *vn;      /* the unknown velocity */
     double *y;       /* positions of the current iterate xb + h vn */
     double *f, *rhs, *tmp;
@@ -66,9 +152,15 @@ typedef struct defo_implicit_body {
     /* BDF2 history: the previous state */
     double *x_prev, *v_prev;
     int have_prev;
+    /* the step being solved (Newton parts) */
+    const double *x_base, *v_base;
+    double h, alpha, beta, t_end;
+    const defo_step_context *ctx;
+    defo_status status;
     /* the lagged factorisation carried from frame to frame: the positions
-     * and step it was made at and the lag state (history), so a restored
-     * run rebuilds the same factor before its first step */
+     * and step it was made at (history), so a restored run rebuilds the
+     * same factor before its first step; the lag state is the body's own
+     * (corotated) or the joint solve's (Newton) */
     double *x_fact;
     double h_fact, t_fact; /* t_fact: the step's end (penalty contact) */
     int have_fact, rebuild;
@@ -78,8 +170,6 @@ typedef struct defo_implicit_body {
 defo_status defo_implicit_attach(const defo_integrator_def *def, defo_step_body *b, int history);
 void defo_implicit_detach(defo_step_body *b);
 defo_status defo_implicit_resize(defo_step_body *b, defo_index old_n, const defo_index *parent);
-void defo_implicit_frame_start(defo_step_body *b);
-size_t defo_implicit_bytes(const defo_step_body *b);
 /* The ops backward Euler and BDF2 share (implicit.c). */
 void defo_implicit_op_detach(defo_stepper *s, defo_step_body *b);
 defo_status defo_implicit_op_topology_changed(defo_stepper *s, defo_step_body *b, defo_index old_n,
@@ -88,31 +178,34 @@ void defo_implicit_op_frame_start(defo_stepper *s, defo_step_body *b);
 size_t defo_implicit_op_bytes(const defo_stepper *s, const defo_step_body *b);
 /* The factorisation record (history of backward Euler and BDF2). */
 size_t defo_implicit_fact_bytes(const defo_step_body *b);
-void defo_implicit_fact_save(const defo_step_body *b, void *out);
-defo_status defo_implicit_fact_restore(defo_step_body *b, const void *in);
+void defo_implicit_fact_save(const defo_stepper *s, const defo_step_body *b, void *out);
+defo_status defo_implicit_fact_restore(defo_stepper *s, defo_step_body *b, const void *in);
 
-/* Solve M (v⁺ − v_b) = h (f(x_b + h v⁺) + f_ext − C v⁺) for v⁺ and commit
- * x = x_b + h v⁺, v = v⁺ (then the response, over ctx->dt).  x_b, v_b may be
- * b->x, b->v themselves (backward Euler): they are read before the commit.
- * The rotations of b->x (xⁿ) linearise a corotated body (MG04 §6); C = αM +
- * βK + the material's damping. */
-defo_status defo_implicit_solve(const defo_integrator_def *def, defo_step_body *b,
-                                const double *x_b, const double *v_b, double h,
-                                const defo_step_context *ctx);
+/* One step of the bodies: for each body i solve
+ *   M (v⁺ − v_b) = h_i (f(x_b + h_i v⁺) + f_ext − C v⁺)
+ * for v⁺ with x_b = xb[i], v_b = vb[i], and commit x = x_b + h_i v⁺, v = v⁺
+ * (then the responses, over ctx->dt).  xb[i], vb[i] may be the body's x, v
+ * themselves (backward Euler).  Invertible bodies are solved together, as
+ * one Newton problem with body–body contact (joint.c); corotated ones by
+ * MG04 §6's one linear solve each (rotations of xⁿ). */
+defo_status defo_implicit_step(defo_stepper *s, defo_step_body *const *bodies, int count,
+                               const double *const *xb, const double *const *vb, const double *h,
+                               const defo_step_context *ctx);
 
 /* --------------------------------------------------- equilibrium solve */
 typedef struct defo_equilibrium_body defo_equilibrium_body;
 defo_status defo_equilibrium_attach(const defo_integrator_def *def, defo_step_body *b);
 void defo_equilibrium_detach(defo_step_body *b);
-/* One equilibrium of body b at time t (prescribed nodes at their targets),
- * from x; with_time: quasistatic (predictor, v = Δx/dt) or static (v = 0). */
-defo_status defo_equilibrium_solve(const defo_integrator_def *def, defo_step_body *b,
-                                   const defo_step_context *ctx, int with_time);
+/* One equilibrium of the bodies at the step's end (prescribed nodes at
+ * their targets), from x, solved together (joint.c); with_time: quasistatic
+ * (predictor, v = Δx/dt) or static (v = 0). */
+defo_status defo_equilibrium_step(defo_stepper *s, defo_step_body *const *bodies, int count,
+                                  const defo_step_context *ctx, int with_time);
 defo_status defo_equilibrium_resize(defo_step_body *b);
-void defo_equilibrium_frame_start(defo_step_body *b);
 size_t defo_equilibrium_history_bytes(const defo_step_body *b);
-void defo_equilibrium_save_history(const defo_step_body *b, void *out);
-defo_status defo_equilibrium_restore_history(defo_step_body *b, const void *in, size_t size);
+void defo_equilibrium_save_history(const defo_stepper *s, const defo_step_body *b, void *out);
+defo_status defo_equilibrium_restore_history(defo_stepper *s, defo_step_body *b, const void *in,
+                                             size_t size);
 size_t defo_equilibrium_bytes(const defo_step_body *b);
 /* The ops quasistatic and static share (equilibrium.c). */
 defo_status defo_equilibrium_op_attach(defo_stepper *s, defo_step_body *b);

@@ -9,12 +9,7 @@
 
 static defo_status st_step(defo_stepper *s, defo_step_body *const *bodies, int count,
                            const defo_step_context *ctx) {
-    defo_status st = DEFO_OK, warn = DEFO_OK;
-    for (int i = 0; i < count && st >= 0; i++) {
-        st = defo_equilibrium_solve(&s->def, bodies[i], ctx, 0);
-        if (st > 0) warn = st;
-    }
-    return st < 0 ? st : warn;
+    return defo_equilibrium_step(s, bodies, count, ctx, 0);
 }
 
 const defo_integrator_ops defo_static_ops = {DEFO_INTEGRATOR_STATIC,

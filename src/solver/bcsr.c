@@ -23,6 +23,7 @@
 #include "base/parallel.h"
 #include "solver/solver_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void defo_bcsr_destroy(defo_bcsr *A) {
@@ -35,6 +36,11 @@ void defo_bcsr_destroy(defo_bcsr *A) {
     defo_free(A->src_offset);
     defo_free(A->src);
     defo_free(A->transpose);
+    defo_free((void *)A->join_part);
+    defo_free(A->join_part_blocks);
+    defo_free(A->join_dest);
+    defo_free(A->join_pos);
+    defo_free(A->join_pos_dest);
     defo_free(A);
 }
 
@@ -273,4 +279,174 @@ size_t defo_bcsr_bytes(const defo_bcsr *A) {
     size_t slots = (size_t)A->num_elems * (size_t)A->per_elem * (size_t)A->per_elem;
     return nb * (9 * sizeof(double) + sizeof(defo_index) + 2 * sizeof(int64_t)) +
            nr * 2 * sizeof(int64_t) + slots * 2 * sizeof(int64_t);
+}
+
+/* ---------------------------------------------------------------- join */
+typedef struct join_key {
+    int64_t row, col;
+    size_t idx;
+} join_key;
+
+static int join_cmp(const void *pa, const void *pb) {
+    const join_key *a = pa, *b = pb;
+    if (a->row != b->row) return a->row < b->row ? -1 : 1;
+    if (a->col != b->col) return a->col < b->col ? -1 : 1;
+    return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* The pattern of the join: rows of each part merged with the distinct extra
+ * positions (pos, sorted by row then column). */
+static defo_status join_pattern(defo_bcsr *A, const defo_bcsr *const *parts, int count,
+                                const int64_t *pos, int64_t npos) {
+    defo_index n = 0;
+    int64_t blocks = 0;
+    for (int k = 0; k < count; k++) {
+        n += parts[k]->num_rows;
+        blocks += parts[k]->num_blocks;
+    }
+    defo_free(A->row_offset);
+    defo_free(A->col);
+    defo_free(A->diag);
+    defo_free(A->val);
+    defo_free(A->join_dest);
+    defo_free(A->join_pos_dest);
+    A->num_rows = n;
+    A->row_offset = defo_calloc((size_t)n + 1, sizeof *A->row_offset);
+    A->diag = defo_malloc(((size_t)n + 1) * sizeof *A->diag);
+    A->col = defo_malloc(((size_t)(blocks + npos) + 1) * sizeof *A->col);
+    A->join_dest = defo_malloc(((size_t)blocks + 1) * sizeof *A->join_dest);
+    A->join_pos_dest = defo_malloc(((size_t)npos + 1) * sizeof *A->join_pos_dest);
+    if (!A->row_offset || !A->diag || !A->col || !A->join_dest || !A->join_pos_dest)
+        return defo_error_oom("joined matrix", (size_t)(blocks + npos) * 80);
+    int64_t w = 0, pe = 0, src = 0;
+    defo_index off = 0;
+    for (int k = 0; k < count; k++) {
+        const defo_bcsr *P = parts[k];
+        for (defo_index r = 0; r < P->num_rows; r++) {
+            const int64_t grow = off + r;
+            int64_t a = P->row_offset[r], ae = P->row_offset[r + 1];
+            while (a < ae || (pe < npos && pos[2 * pe] == grow)) {
+                const int64_t ca = a < ae ? (int64_t)P->col[a] + off : INT64_MAX;
+                const int64_t ce = pe < npos && pos[2 * pe] == grow ? pos[2 * pe + 1] : INT64_MAX;
+                const int64_t c = ca < ce ? ca : ce;
+                A->col[w] = (defo_index)c;
+                if (ca == c) A->join_dest[src + (a - P->row_offset[0])] = w, a++;
+                if (ce == c) A->join_pos_dest[pe] = w, pe++;
+                w++;
+            }
+            A->row_offset[grow + 1] = w;
+        }
+        src += P->num_blocks;
+        off += P->num_rows;
+    }
+    if (pe != npos)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "bcsr join: extra position out of range");
+    A->num_blocks = w;
+    A->val = defo_calloc((size_t)w * 9 + 1, sizeof *A->val);
+    if (!A->val) return defo_error_oom("joined matrix", (size_t)w * 72);
+    for (defo_index r = 0; r < n; r++) {
+        A->diag[r] = defo_bcsr_find(A, r, r);
+        if (A->diag[r] < 0)
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "bcsr join: row %ld has no diagonal",
+                              (long)r);
+    }
+    A->view = (defo_bcsr_pattern){A->num_rows, A->num_blocks, A->row_offset, A->col, A->diag, 0,
+                                  0,           NULL,          NULL,          NULL,   NULL};
+    return DEFO_OK;
+}
+
+defo_status defo_bcsr_join(defo_bcsr **Ap, const defo_bcsr *const *parts, int count,
+                           const int64_t *extra_rc, const double *extra_val, size_t num_extra) {
+    if (!Ap || count < 1 || !parts || (num_extra > 0 && (!extra_rc || !extra_val)))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "bcsr join: bad arguments");
+    defo_index n = 0;
+    for (int k = 0; k < count; k++) {
+        if (!parts[k])
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "bcsr join: part %d is NULL", k);
+        n += parts[k]->num_rows;
+    }
+    for (size_t e = 0; e < num_extra; e++)
+        if (extra_rc[2 * e] < 0 || extra_rc[2 * e] >= n || extra_rc[2 * e + 1] < 0 ||
+            extra_rc[2 * e + 1] >= n)
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "bcsr join: extra block %zu at (%lld, %lld) outside %ld rows", e,
+                              (long long)extra_rc[2 * e], (long long)extra_rc[2 * e + 1], (long)n);
+    defo_bcsr *A = *Ap;
+    if (!A) {
+        A = defo_calloc(1, sizeof *A);
+        if (!A) return defo_error_oom("joined matrix", sizeof *A);
+        *Ap = A;
+    }
+    join_key *keys = defo_malloc((num_extra + 1) * sizeof *keys);
+    if (!keys) return defo_error_oom("joined matrix", num_extra * sizeof *keys);
+    for (size_t e = 0; e < num_extra; e++)
+        keys[e] = (join_key){extra_rc[2 * e], extra_rc[2 * e + 1], e};
+    qsort(keys, num_extra, sizeof *keys, join_cmp);
+    /* distinct positions, compared with the last build's */
+    int64_t npos = 0;
+    for (size_t e = 0; e < num_extra; e++)
+        if (e == 0 || keys[e].row != keys[e - 1].row || keys[e].col != keys[e - 1].col) npos++;
+    int same = A->join_count == count && A->join_num_pos == npos && A->val;
+    for (int k = 0; same && k < count; k++)
+        same = A->join_part[k] == parts[k] && A->join_part_blocks[k] == parts[k]->num_blocks;
+    if (npos > A->join_pos_cap) {
+        int64_t *np = defo_realloc(A->join_pos, 2 * (size_t)npos * sizeof *np);
+        if (!np) {
+            defo_free(keys);
+            return defo_error_oom("joined matrix", (size_t)npos * 16);
+        }
+        A->join_pos = np;
+        A->join_pos_cap = npos;
+        same = 0;
+    }
+    int64_t q = -1;
+    for (size_t e = 0; e < num_extra; e++) {
+        if (e > 0 && keys[e].row == keys[e - 1].row && keys[e].col == keys[e - 1].col) continue;
+        q++;
+        if (same && (A->join_pos[2 * q] != keys[e].row || A->join_pos[2 * q + 1] != keys[e].col))
+            same = 0;
+        A->join_pos[2 * q] = keys[e].row;
+        A->join_pos[2 * q + 1] = keys[e].col;
+    }
+    defo_status st = DEFO_OK;
+    if (!same) {
+        A->join_num_pos = npos;
+        const defo_bcsr **jp = defo_realloc((void *)A->join_part, (size_t)count * sizeof *jp);
+        int64_t *jb = defo_realloc(A->join_part_blocks, (size_t)count * sizeof *jb);
+        if (jp) A->join_part = jp;
+        if (jb) A->join_part_blocks = jb;
+        if (!jp || !jb) st = defo_error_oom("joined matrix", (size_t)count * 16);
+        if (!st) st = join_pattern(A, parts, count, A->join_pos, npos);
+        if (st) {
+            A->join_count = 0; /* rebuilt next time */
+            defo_free(keys);
+            return st;
+        }
+        A->join_count = count;
+        for (int k = 0; k < count; k++) {
+            A->join_part[k] = parts[k];
+            A->join_part_blocks[k] = parts[k]->num_blocks;
+        }
+    }
+    /* values: the parts' blocks, then the extra blocks in sorted order */
+    memset(A->val, 0, (size_t)A->num_blocks * 9 * sizeof *A->val);
+    int64_t src = 0;
+    for (int k = 0; k < count; k++) {
+        const defo_bcsr *P = parts[k];
+        for (int64_t b = 0; b < P->num_blocks; b++) {
+            double *d = A->val + 9 * A->join_dest[src + b];
+            const double *v = P->val + 9 * b;
+            for (int c = 0; c < 9; c++) d[c] += v[c];
+        }
+        src += P->num_blocks;
+    }
+    q = -1;
+    for (size_t e = 0; e < num_extra; e++) {
+        if (e == 0 || keys[e].row != keys[e - 1].row || keys[e].col != keys[e - 1].col) q++;
+        double *d = A->val + 9 * A->join_pos_dest[q];
+        const double *v = extra_val + 9 * keys[e].idx;
+        for (int c = 0; c < 9; c++) d[c] += v[c];
+    }
+    defo_free(keys);
+    return DEFO_OK;
 }

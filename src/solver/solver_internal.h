@@ -25,6 +25,15 @@ struct defo_bcsr {
     int64_t *src;        /* num_elems · p² slots, grouped by block */
     int64_t *transpose;  /* num_blocks: index of the block at the mirrored position */
     defo_bcsr_pattern view;
+    /* a joined matrix (defo_bcsr_join): where each part block and each
+     * distinct extra position goes, and what the pattern was built from */
+    int join_count;
+    const defo_bcsr **join_part; /* join_count: the parts it was built from */
+    int64_t *join_part_blocks;   /* join_count: their block counts */
+    int64_t *join_dest;          /* Σ part blocks: destination block of each */
+    int64_t *join_pos;           /* 2 per distinct extra position (row, col) */
+    int64_t *join_pos_dest;      /* destination block of each */
+    int64_t join_num_pos, join_pos_cap;
 };
 
 struct defo_precond {
