@@ -181,7 +181,7 @@ static void test_pairs_between_boxes(void) {
     CHECK_OK(defo_contact_surface_create(b, &sd, &sb));
     defo_contact_body cb[2] = {{sa, a->x, 1e3, 0.5, 0}, {sb, b->x, 2e3, 0.2, 0}};
     defo_contact_list L = {0};
-    CHECK_OK(defo_contact_find(cb, 2, &L));
+    CHECK_OK(defo_contact_find(cb, 2, DEFO_CONTACT_SIGNED, &L));
     int vt = 0, ee = 0, bad = 0;
     for (size_t i = 0; i < L.count; i++) {
         const defo_contact_pair *p = &L.pairs[i];
@@ -216,7 +216,7 @@ static void test_pairs_between_boxes(void) {
     CHECK_OK(defo_contact_surface_update(sb, x2));
     cb[1].x = x2;
     L.count = 0;
-    CHECK_OK(defo_contact_find(cb, 2, &L));
+    CHECK_OK(defo_contact_find(cb, 2, DEFO_CONTACT_SIGNED, &L));
     int found = 0;
     for (size_t i = 0; i < L.count; i++) {
         const defo_contact_pair *p = &L.pairs[i];
@@ -246,7 +246,7 @@ static void test_penalty_gradient(void) {
     CHECK_OK(defo_contact_surface_create(b, &sd, &sb));
     defo_contact_body cb[2] = {{sa, a->x, 5e3, 0.5, 0}, {sb, b->x, 5e3, 0.5, 0}};
     defo_contact_list L = {0};
-    CHECK_OK(defo_contact_find(cb, 2, &L));
+    CHECK_OK(defo_contact_find(cb, 2, DEFO_CONTACT_SIGNED, &L));
     CHECK(L.count > 0);
     const size_t na = 3 * (size_t)a->num_nodes, nb = 3 * (size_t)b->num_nodes;
     double *xa = malloc(na * sizeof *xa), *xb = malloc(nb * sizeof *xb);
@@ -256,7 +256,7 @@ static void test_penalty_gradient(void) {
     const double *x[2] = {xa, xb};
     double *f[2] = {fa, fb};
     double E = 0, depth = 0;
-    defo_contact_penalty(L.pairs, L.count, x, &E, f, &depth);
+    defo_contact_penalty(L.pairs, L.count, x, &E, f, NULL, &depth);
     CHECK(E > 0);
     double worst = 0, fmax_ = 0, sum[3] = {0, 0, 0};
     for (int side = 0; side < 2; side++) {
@@ -266,9 +266,9 @@ static void test_penalty_gradient(void) {
             const double h = 1e-7, keep = xs[j];
             double Ep = 0, Em = 0;
             xs[j] = keep + h;
-            defo_contact_penalty(L.pairs, L.count, x, &Ep, NULL, NULL);
+            defo_contact_penalty(L.pairs, L.count, x, &Ep, NULL, NULL, NULL);
             xs[j] = keep - h;
-            defo_contact_penalty(L.pairs, L.count, x, &Em, NULL, NULL);
+            defo_contact_penalty(L.pairs, L.count, x, &Em, NULL, NULL, NULL);
             xs[j] = keep;
             const double fd = -(Ep - Em) / (2 * h), fa_ = (side ? fb : fa)[j];
             worst = fmax(worst, fabs(fd - fa_));
@@ -318,7 +318,7 @@ static void test_respond_momentum(void) {
     }
     defo_contact_body cb[2] = {{sa, xa, 1e3, 0.4, 0}, {sb, xb, 1e3, 0.4, 0}};
     defo_contact_list L = {0};
-    CHECK_OK(defo_contact_find(cb, 2, &L));
+    CHECK_OK(defo_contact_find(cb, 2, DEFO_CONTACT_SIGNED, &L));
     CHECK(L.count > 0);
     double *x[2] = {xa, xb}, *v[2] = {va, vb};
     const double *im[2] = {ia, ib};
@@ -377,7 +377,7 @@ static void test_self_contact_at_rest(void) {
         CHECK_OK(defo_contact_surface_create(m, &sd, &s));
         defo_contact_body cb = {s, m->x, 1e3, 0.5, 0};
         defo_contact_list L = {0};
-        CHECK_OK(defo_contact_find(&cb, 1, &L));
+        CHECK_OK(defo_contact_find(&cb, 1, DEFO_CONTACT_SIGNED, &L));
         CHECK(L.count == 0);
         /* fold the bar's right half back over its left: pairs appear */
         double *x = malloc(3 * (size_t)m->num_nodes * sizeof *x);
@@ -388,7 +388,7 @@ static void test_self_contact_at_rest(void) {
         }
         CHECK_OK(defo_contact_surface_update(s, x));
         cb.x = x;
-        CHECK_OK(defo_contact_find(&cb, 1, &L));
+        CHECK_OK(defo_contact_find(&cb, 1, DEFO_CONTACT_SIGNED, &L));
         CHECK(L.count > 0);
         TEST_REPORT("tet%d bar: 0 pairs at rest, %zu when folded onto itself", order == 1 ? 4 : 10,
                     L.count);

@@ -120,39 +120,44 @@ DEFO_API defo_status defo_penalty_eval(const defo_contact_source *src, int num_s
  * boundary faces (tet10 faces as the 4 flat triangles of defo_tri6_split,
  * which every picture draws), their edges and their vertices (surface nodes).
  *
- * Distance.  A closed (volumetric) boundary has an inside: the distance of a
- * point p to it is SIGNED, φ = ±|p − q| with q the closest point on its
- * triangles and the sign that of (p − q)·n̂, n̂ the pseudo-normal of the
- * feature holding q (face normal, the sum of an edge's two face normals, the
- * angle-weighted normal of a vertex; Bærentzen & Aanæs 2005), so a vertex that
- * got inside is pushed back out, never further in.  A two-sided surface (a
- * shell) uses the unsigned distance.  Edges of two surfaces are signed by
- * both edges' pseudo-normals (p₁ − p₂)·(n̂₂ − n̂₁).
+ * Every pair is a vertex and a triangle, or two edges, with a distance φ and
+ * its gradient
+ *     ∇φ = Σ wₐ eₐ ⊗ n   (exact, by the envelope theorem),
+ * wₐ = (1, −b₀, −b₁, −b₂) for a vertex p and the barycentric weights bᵢ of
+ * its closest point q on the triangle, (1 − s, s, −(1 − t), −t) for two
+ * edges' closest points, n the unit direction from q to p.  Σ wₐ = 0, so
+ * whatever acts along n through a pair moves no centre of mass, and since n
+ * is parallel to p − q it exerts no moment either.
  *
- * Pairs.  Every vertex of one surface against the closest triangle of every
- * other surface (and of its own, with self contact) within `reach`, and
- * every two edges closer than the thickness, each pair with
- *     φ = n·Σ wₐ xₐ  to first order,   ∇φ = Σ wₐ eₐ ⊗ n   (exact: envelope),
- * wₐ = (1, −b₀, −b₁, −b₂) for a vertex and the barycentric weights bᵢ of q,
- * (1 − s, s, −(1 − t), −t) for two edges; Σ wₐ = 0, so whatever acts along n
- * through the pair moves no centre of mass, and since n ∥ p − q it exerts
- * no torque either.  A pair is active when φ < δ, the thickness (a skin
- * around every surface: bodies at rest sit about δ apart).
+ * Two kinds of pair, for two kinds of response:
+ *   barrier pairs (the Newton solves; after IPC, Li et al. 2020): every
+ *     vertex–triangle and edge–edge pair closer than the thickness δ, with
+ *     the unsigned distance φ = |p − q| > 0 and the energy
+ *         ψ = k δ² b(φ/δ),  b(u) = −(u − 1)² ln u  (0 < u < 1),
+ *     zero with its first two derivatives at φ = δ and unbounded as φ → 0,
+ *     so any impact is stopped short of the surface.  Its Hessian is taken
+ *     as ψ''(φ) ∇φ∇φᵀ (Gauss–Newton; b'' > 0: positive semidefinite, TSIF05
+ *     §8).  A Newton step is first cut by conservative advancement (additive
+ *     CCD, Li et al. 2021) so no pair's distance falls to zero along it:
+ *     surfaces never pass through each other in a solve;
+ *   signed pairs (the explicit response, and vertices found inside another
+ *     closed surface at a solve's start — bodies placed overlapping): the
+ *     vertex against the closest point of the other surface within `reach`,
+ *     φ = ±|p − q| signed by the pseudo-normal n̂ of the feature holding q
+ *     (face normal, the sum of an edge's two face normals, the
+ *     angle-weighted normal of a vertex; Bærentzen & Aanæs 2005), so a
+ *     vertex inside is pushed back out, never further in; edges are signed
+ *     by both edges' pseudo-normals, (p₁ − p₂)·(n̂₂ − n̂₁).  Their penalty is
+ *     ½ k (δ − φ)² (φ shifted by a depth held back by a separation speed)
+ *     and the impulses push them apart to δ.
+ * A two-sided surface (a shell) has no inside: its pairs are unsigned.
  *
  * Self contact excludes what touches at rest: a vertex and a triangle that
  * share a node or lie within 2·reach of each other in the rest shape, two
  * edges likewise — so adjacent triangles never repel.
  *
- * Responses (contact_response.c): the penalty energy ½ k (δ − φ)² of the
- * Newton solves with its gradient and its Gauss–Newton Hessian k ∇φ ∇φᵀ
- * (positive semidefinite, TSIF05 §8); the impulses of the explicit steppers
- * (ITF04 §9 generalised to a moving deformable surface: inelastic normal
- * response, Coulomb friction, equal and opposite through the weights, so
- * linear momentum is kept exactly); and the step bound that keeps a Newton
- * step from carrying a vertex through a surface.
- *
- * Determinism: detection is parallel over vertices and edges with per-item
- * results gathered in a fixed order; pairs come sorted; sums in pair order. */
+ * Determinism: detection is parallel over vertices with per-vertex results
+ * gathered in order; pairs come in a fixed order; sums in pair order. */
 typedef struct defo_contact_surface defo_contact_surface;
 
 typedef struct defo_contact_surface_def {
@@ -191,13 +196,14 @@ typedef struct defo_contact_pair {
     int32_t side[4];
     defo_index node[4];
     double w[4];
-    double n[3];   /* unit; ∇φ = Σ wₐ eₐ ⊗ n */
-    double phi;    /* signed distance [m] */
-    double delta;  /* the pair's thickness [m] */
-    double k;      /* penalty stiffness [N/m] */
-    double mu;     /* Coulomb coefficient */
-    double kept;   /* depth held back by a separation speed [m] (0: none) */
-    defo_index id; /* the vertex or first edge within its surface, for messages */
+    double n[3];     /* unit; ∇φ = Σ wₐ eₐ ⊗ n */
+    double phi;      /* signed distance [m] */
+    double delta;    /* the pair's thickness [m] */
+    double k;        /* penalty stiffness [N/m] */
+    double mu;       /* Coulomb coefficient */
+    double kept;     /* depth held back by a separation speed [m] (0: none) */
+    defo_index id;   /* the vertex or first edge within its surface, for messages */
+    int32_t barrier; /* 1: a barrier pair (unsigned, the Newton solves); 0: signed */
 } defo_contact_pair;
 
 /* A growable list of pairs (capacity kept between calls: warm steps do not
@@ -219,22 +225,47 @@ typedef struct defo_contact_body {
     int obstacle;
 } defo_contact_body;
 
+/* Which pairs defo_contact_find looks for. */
+typedef enum defo_contact_mode {
+    DEFO_CONTACT_SIGNED = 0, /* each vertex's closest point of every other surface; edges */
+    DEFO_CONTACT_BARRIER = 1 /* barrier pairs, and signed pairs of the vertices marked inside */
+} defo_contact_mode;
+
+/* Mark the vertices of every surface that lie inside another closed
+ * surface (or its own, with self contact) within its reach, at the bodies'
+ * positions: what a Newton solve treats as placed overlapping (signed
+ * pairs) for its whole course.  Kept by each surface until the next call. */
+DEFO_API defo_status defo_contact_classify(const defo_contact_body *bodies, int count);
+/* Unmark every vertex (nothing overlaps). */
+DEFO_API void defo_contact_unclassify(const defo_contact_body *bodies, int count);
+
 /* Every active pair among the bodies (each pair of distinct surfaces both
  * ways for vertices, once for edges; a surface with itself when it has self
- * contact), sorted by (surface, kind, item).  Pairs deeper than the reach
- * are not found.  Appends nothing on error. */
+ * contact), in a fixed order.  Signed pairs deeper than the reach are not
+ * found.  Bodies must be the same, in the same order, as at the last
+ * classification (BARRIER mode).  Appends nothing on error. */
 DEFO_API defo_status defo_contact_find(const defo_contact_body *bodies, int count,
-                                       defo_contact_list *out);
+                                       defo_contact_mode mode, defo_contact_list *out);
 
-/* Penalty of the pairs at the positions of bodies[] (each pair's φ
+/* How the vertices of a lie inside b's closed surface (b's signed distance
+ * over its whole box, not only within the reach): *count vertices deeper
+ * than tolerance [m], the deepest one's node and depth.  A two-sided b has
+ * no inside: *count = 0. */
+DEFO_API defo_status defo_contact_inside(const defo_contact_body *a, const defo_contact_body *b,
+                                         double tolerance, defo_index *count,
+                                         defo_index *deepest_node, double *depth);
+
+/* Energy of the pairs at the positions of bodies[] (each pair's φ
  * recomputed from its nodes with its normal and weights kept — the
- * linearisation of the detection): energy Σ ½ k (δ − φ − kept)² over the
- * pairs with φ + kept < δ (added to *energy, may be NULL), forces −∇E added
- * to force[b] (3 per node of body b; NULL entries skipped).  *depth (may be
- * NULL): the largest −φ (0 when none penetrates). */
+ * linearisation of the detection, exact where it was detected): barrier
+ * pairs k δ² b(φ/δ) (+∞ at φ <= 0), signed pairs ½ k (δ − φ − kept)²
+ * (added to *energy, may be NULL); forces −∇E added to force[b] (3 per node
+ * of body b; NULL entries skipped); hess[i] (may be NULL) the pair's ψ''(φ),
+ * 0 when inactive.  *depth (may be NULL): the largest −φ of a signed pair
+ * (0 when none penetrates). */
 DEFO_API void defo_contact_penalty(const defo_contact_pair *pairs, size_t count,
                                    const double *const *x, double *energy, double *const *force,
-                                   double *depth);
+                                   double *hess, double *depth);
 
 /* The explicit steppers' response to the pairs at positions x[b] with
  * velocities v[b] (both changed in place), inverse lumped masses inv_mass[b]
@@ -250,10 +281,10 @@ DEFO_API size_t defo_contact_respond(const defo_contact_pair *pairs, size_t coun
                                      int positions, int sweeps);
 
 /* The largest α in (0, 1] such that moving every body b from x[b] by α·dx[b]
- * (NULL dx: not moving) cannot carry a vertex or an edge through a surface:
- * near another surface no node moves, relative to it, farther than half of
- * that surface's mean edge (signed surfaces, at least one element thick) or
- * 0.9 of their current distance (two-sided ones). */
+ * (NULL dx: not moving) keeps every vertex–triangle and edge–edge distance
+ * above a tenth of its current value (additive CCD, Li et al. 2021): no
+ * surface passes through another.  Vertices marked inside (classified) are
+ * left out.  Surfaces must be updated to x. */
 DEFO_API double defo_contact_step_bound(const defo_contact_body *bodies, int count,
                                         const double *const *dx);
 

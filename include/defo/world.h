@@ -82,6 +82,17 @@ typedef struct defo_body_def {
     const defo_plasticity_def *plasticity;
     /* MG04 §4 brittle fracture (NULL: never breaks); copied */
     const defo_fracture_def *fracture;
+    /* Contact with the world's other bodies (defo_world_set_contact): 1
+     * (default) takes part, 0 passes through them (colliders still act). */
+    int collide;
+    /* Contact of the body with itself (a bar folding, flesh at a joint):
+     * default 0.  Costs a search of its own surface every step (about as
+     * much as contact with one more body of its size) and excludes what
+     * touches at rest. */
+    int self_contact;
+    /* Coulomb coefficient against other bodies, >= 0 (a pair takes
+     * √(μ₁μ₂)); default 0.5 */
+    double friction;
 } defo_body_def;
 DEFO_API defo_body_def defo_default_body_def(void);
 
@@ -168,6 +179,50 @@ DEFO_API defo_status defo_body_components(const defo_world *world, defo_body_id 
 DEFO_API defo_status defo_body_plastic_strain(const defo_world *world, defo_body_id id,
                                               double *out);
 
+/* Contact between bodies (ITF04 §9–10, TSIF05 §10, MMDJ01 §2.8; the layer
+ * is defo/contact.h): every colliding body's boundary against every other's
+ * and, with self_contact, its own — the Newton solves (backward Euler and
+ * BDF2 of invertible bodies, quasistatic, static) minimise its penalty
+ * ½ k (δ − φ)² together with the bodies' energies, the explicit steppers
+ * (newmark; corotated bodies under backward Euler and BDF2) take equal and
+ * opposite impulses (inelastic, Coulomb friction).  Bodies of different
+ * integrators meet too: each sees the other held where it is during its own
+ * step. */
+typedef struct defo_contact_def {
+    int enabled; /* 1 (default): bodies collide with each other */
+    /* The skin δ around every surface, relative to the body's mean surface
+     * edge (bodies at rest sit about δ apart); (0, 1], default 0.1 */
+    double thickness;
+    /* Penalty per node [N/m]; 0 (default): 10 (2μ+λ) h of each body (h its
+     * mean rest edge; a pair takes the softer) */
+    double stiffness;
+    /* A pair that starts interpenetrating comes apart no faster than this
+     * [m/s] in the dynamic steppers (never a launch); > 0, default 0.5 */
+    double separation_speed;
+    /* Gauss–Seidel sweeps of the explicit response per step, >= 1;
+     * default 8 */
+    int sweeps;
+} defo_contact_def;
+DEFO_API defo_contact_def defo_default_contact_def(void);
+/* Validated (DEFO_ERR_INVALID_ARGUMENT naming the field, e.g.
+ * "contact.thickness: 2 is not in (0, 1]"). */
+DEFO_API defo_status defo_world_set_contact(defo_world *world, const defo_contact_def *def);
+DEFO_API const defo_contact_def *defo_world_contact(const defo_world *world);
+
+/* Two bodies whose surfaces interpenetrate (defo_world_overlaps). */
+typedef struct defo_body_overlap {
+    int body, other;  /* body indices (defo_world_body) */
+    defo_index nodes; /* surface nodes of `body` inside `other` */
+    defo_index deepest_node;
+    double depth; /* how far that node is inside [m] */
+} defo_body_overlap;
+/* The pairs of colliding bodies that interpenetrate now (a surface node of
+ * one inside the other's closed surface, by more than 1e-9 of its size), up
+ * to max of them into out; *count gets how many there are.  What a scene
+ * reports at its start. */
+DEFO_API defo_status defo_world_overlaps(defo_world *world, defo_body_overlap *out, int max,
+                                         int *count);
+
 /* Borrowed: the collider must outlive the world. */
 DEFO_API defo_status defo_world_add_collider(defo_world *world, defo_collider *collider);
 
@@ -185,6 +240,9 @@ typedef struct defo_step_stats {
     defo_index inverted;      /* inverted elements at the end, all bodies */
     defo_index inverted_peak; /* the largest count after any step */
     defo_index collisions;    /* nodes in contact at the end */
+    defo_index contacts;      /* pairs in contact between bodies at the end */
+    double contact_depth;     /* deepest penetration between bodies over the frame [m] */
+    double contact_seconds;   /* wall time of body-body contact (search and response) */
     defo_index splits;        /* MG04 §4 vertex splits */
     int yielding;             /* MG04 §3 points that flowed, summed over the frame's steps */
     double seconds;           /* wall time */

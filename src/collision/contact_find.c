@@ -7,21 +7,29 @@
  * lies in that surface's grown box.  Narrow phase through each surface's
  * hierarchy of triangles or edges (refit to the surfaces' current
  * positions):
- *   vertex–triangle  the closest point q of the other surface within
+ *   signed vertex–triangle  the closest point q of the other surface within
  *                    R = max(reach, δ) (box query, then exact distances;
  *                    the closest triangle wins, ties to the first found);
  *                    φ = ±|p − q| signed by the pseudo-normal of q's feature
  *                    (two-sided: unsigned); a pair when −reach < φ < δ;
- *   edge–edge        every edge of the other surface whose closest points to
- *                    this edge are interior to both (an end point is a vertex
- *                    near an edge, already a vertex–triangle pair) and whose
- *                    distance is below δ; signed by (p₁ − p₂)·(n̂₂ − n̂₁).
- * A pair's normal n is the unit ∇φ at p (the direction from q to p, or its
+ *   barrier vertex–triangle  every triangle of the other surface closer than
+ *                    δ, φ = |p − q|;
+ *   edge–edge        every edge of the other surface closer than δ (their
+ *                    closest points wherever they are, so the energy stays
+ *                    continuous as edges slide past an end); signed pairs
+ *                    by (p₁ − p₂)·(n̂₂ − n̂₁), barrier pairs unsigned.
+ * In barrier mode a vertex classified inside another surface takes a signed
+ * pair with it instead, and no primitive touching such a vertex takes a
+ * barrier pair with that surface: placed-overlapping parts are pushed
+ * apart, not held together by barriers across the overlap.
+ *
+ * A pair's normal n is the unit ∇φ at p (the direction from q to p, or the
  * pseudo-normal when p lies on the surface), so φ = n·Σ wₐxₐ.
  *
- * Determinism: surfaces in order, vertices and edges in order, the hierarchy
- * walked in its fixed order; vertices are examined in parallel into one slot
- * each and compacted in order, so the list is the same for any thread count.
+ * Determinism: surfaces in order, vertices and edges in order, each
+ * hierarchy walked in its fixed order; signed vertex pairs are examined in
+ * parallel into one slot per vertex and compacted in order, so the list is
+ * the same for any thread count.
  */
 #include "collision/contact_internal.h"
 
@@ -62,7 +70,14 @@ static double dot3(const double a[3], const double b[3]) {
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
-/* ------------------------------------------------------- vertex–triangle */
+/* 1 when node `node` of surface S is classified inside surface `other`. */
+static int node_inside(const defo_contact_surface *S, defo_index node, int other) {
+    if (!S->any_inside) return 0;
+    const defo_index v = S->vert_of[node];
+    return v >= 0 && S->inside[v] == other;
+}
+
+/* ------------------------------------------------ signed vertex–triangle */
 typedef struct vt_ctx {
     const defo_contact_surface *B;
     const double *xb;
@@ -109,12 +124,37 @@ static void feature_normal(const defo_contact_surface *B, defo_index t, int f, d
     memcpy(n, src, 3 * sizeof(double));
 }
 
-/* Vertex v of A against surface B: *pair filled, returns 1 when active. */
-static int vertex_pair(const defo_contact_body *ba, const defo_contact_body *bb, int ia, int ib,
-                       defo_index v, const double bbox[6], defo_contact_pair *pair) {
+static void fill_pair(defo_contact_pair *pair, const defo_contact_body *ba,
+                      const defo_contact_body *bb, int ia, int ib, int kind, const defo_index nd[4],
+                      const double w[4], const double n[3], double phi, double delta, defo_index id,
+                      int barrier) {
+    memset(pair, 0, sizeof *pair);
+    pair->surface[0] = ia;
+    pair->surface[1] = ib;
+    pair->kind = kind;
+    for (int a = 0; a < 4; a++) {
+        pair->side[a] = kind == 0 ? a > 0 : a >= 2;
+        pair->node[a] = nd[a];
+        pair->w[a] = w[a];
+    }
+    memcpy(pair->n, n, 3 * sizeof(double));
+    pair->phi = phi;
+    pair->delta = delta;
+    pair->k = fmin(ba->stiffness, bb->stiffness);
+    pair->mu = sqrt(ba->friction * bb->friction);
+    pair->id = id;
+    pair->barrier = barrier;
+}
+
+/* Signed distance of vertex v of A to B within reach: *phi, and the pair
+ * when active (returns 1); *phi = INFINITY when nothing is within reach. */
+static int signed_vertex(const defo_contact_body *ba, const defo_contact_body *bb, int ia, int ib,
+                         defo_index v, const double bbox[6], double *phi_out,
+                         defo_contact_pair *pair) {
     const defo_contact_surface *A = ba->surface, *B = bb->surface;
     const defo_index node = A->vert[v];
     const double *p = ba->x + 3 * (size_t)node;
+    *phi_out = INFINITY;
     if (!in_box(bbox, p)) return 0;
     const double delta = fmax(A->thickness, B->thickness);
     const double R = fmax(B->reach, delta);
@@ -130,12 +170,11 @@ static int vertex_pair(const defo_contact_body *ba, const defo_contact_body *bb,
     defo_bvh_query(B->tri_bvh, q6, vt_visit, &c);
     if (c.tri < 0) return 0;
     const defo_index *tv = B->tri + 3 * (size_t)c.tri;
-    double q[3], d[3];
-    for (int k = 0; k < 3; k++) {
-        q[k] = c.w[0] * bb->x[3 * (size_t)tv[0] + k] + c.w[1] * bb->x[3 * (size_t)tv[1] + k] +
-               c.w[2] * bb->x[3 * (size_t)tv[2] + k];
-        d[k] = p[k] - q[k];
-    }
+    double d[3];
+    for (int k = 0; k < 3; k++)
+        d[k] =
+            p[k] - (c.w[0] * bb->x[3 * (size_t)tv[0] + k] + c.w[1] * bb->x[3 * (size_t)tv[1] + k] +
+                    c.w[2] * bb->x[3 * (size_t)tv[2] + k]);
     const double dist = sqrt(dot3(d, d));
     double nh[3];
     feature_normal(B, c.tri, c.feature, nh);
@@ -153,26 +192,65 @@ static int vertex_pair(const defo_contact_body *ba, const defo_contact_body *bb,
     } else {
         return 0; /* a degenerate spot on a degenerate surface: no direction */
     }
+    *phi_out = phi;
     if (!(phi < delta) || !(phi > -B->reach)) return 0;
-    memset(pair, 0, sizeof *pair);
-    pair->surface[0] = ia;
-    pair->surface[1] = ib;
-    pair->kind = 0;
-    pair->side[0] = 0;
-    pair->node[0] = node;
-    pair->w[0] = 1.0;
-    for (int a = 0; a < 3; a++) {
-        pair->side[a + 1] = 1;
-        pair->node[a + 1] = tv[a];
-        pair->w[a + 1] = -c.w[a];
+    if (pair) {
+        const defo_index nd[4] = {node, tv[0], tv[1], tv[2]};
+        const double w[4] = {1.0, -c.w[0], -c.w[1], -c.w[2]};
+        fill_pair(pair, ba, bb, ia, ib, 0, nd, w, n, phi, delta, v, 0);
     }
-    memcpy(pair->n, n, sizeof n);
-    pair->phi = phi;
-    pair->delta = delta;
-    pair->k = fmin(ba->stiffness, bb->stiffness);
-    pair->mu = sqrt(ba->friction * bb->friction);
-    pair->id = v;
     return 1;
+}
+
+/* ------------------------------------------------ barrier vertex–triangle */
+typedef struct bv_ctx {
+    const defo_contact_body *ba, *bb;
+    int ia, ib;
+    defo_index v;
+    double delta;
+    defo_contact_list *out;
+    defo_status status;
+} bv_ctx;
+
+static int bv_visit(void *vctx, defo_index t) {
+    bv_ctx *c = vctx;
+    const defo_contact_surface *A = c->ba->surface, *B = c->bb->surface;
+    const defo_index *tv = B->tri + 3 * (size_t)t;
+    const defo_index node = A->vert[c->v];
+    if (A == B) {
+        if (tv[0] == node || tv[1] == node || tv[2] == node) return 0;
+        if (defo_contact_excluded(B, 0, c->v, t)) return 0;
+    }
+    for (int a = 0; a < 3; a++)
+        if (node_inside(B, tv[a], c->ia)) return 0; /* the triangle crosses A */
+    const double *p = c->ba->x + 3 * (size_t)node;
+    double w[3];
+    const double d2 =
+        defo_point_triangle_closest(p, c->bb->x + 3 * (size_t)tv[0], c->bb->x + 3 * (size_t)tv[1],
+                                    c->bb->x + 3 * (size_t)tv[2], w, NULL);
+    if (!(d2 < c->delta * c->delta)) return 0;
+    const double dist = sqrt(d2);
+    double d[3];
+    for (int k = 0; k < 3; k++)
+        d[k] = p[k] -
+               (w[0] * c->bb->x[3 * (size_t)tv[0] + k] + w[1] * c->bb->x[3 * (size_t)tv[1] + k] +
+                w[2] * c->bb->x[3 * (size_t)tv[2] + k]);
+    double n[3];
+    if (dist > 1e-12 * fmax(A->mean_edge, B->mean_edge)) {
+        for (int k = 0; k < 3; k++) n[k] = d[k] / dist;
+    } else {
+        const double *f = B->fn + 3 * (size_t)t; /* on the triangle: its normal */
+        memcpy(n, f, sizeof n);
+    }
+    if (reserve(c->out, c->out->count + 1)) {
+        c->status = DEFO_ERR_OUT_OF_MEMORY;
+        return 1;
+    }
+    const defo_index nd[4] = {node, tv[0], tv[1], tv[2]};
+    const double wp[4] = {1.0, -w[0], -w[1], -w[2]};
+    fill_pair(&c->out->pairs[c->out->count++], c->ba, c->bb, c->ia, c->ib, 0, nd, wp, n, dist,
+              c->delta, c->v, 1);
+    return 0;
 }
 
 /* ------------------------------------------------------------ edge–edge */
@@ -180,7 +258,7 @@ typedef struct ee_ctx {
     const defo_contact_body *ba, *bb;
     int ia, ib;
     defo_index e;
-    int self;
+    int self, barrier;
     double delta, reach;
     defo_contact_list *out;
     defo_status status;
@@ -193,18 +271,20 @@ static int ee_visit(void *vctx, defo_index e2) {
     const defo_index *a = A->edge + 2 * (size_t)c->e, *b = B->edge + 2 * (size_t)e2;
     if (c->self && (a[0] == b[0] || a[0] == b[1] || a[1] == b[0] || a[1] == b[1])) return 0;
     if (c->self && defo_contact_excluded(A, 1, c->e, e2)) return 0;
+    if (c->barrier && (node_inside(A, a[0], c->ib) || node_inside(A, a[1], c->ib) ||
+                       node_inside(B, b[0], c->ia) || node_inside(B, b[1], c->ia)))
+        return 0;
     const double *p0 = c->ba->x + 3 * (size_t)a[0], *p1 = c->ba->x + 3 * (size_t)a[1];
     const double *q0 = c->bb->x + 3 * (size_t)b[0], *q1 = c->bb->x + 3 * (size_t)b[1];
     double s, t;
     const double d2 = defo_segment_segment_closest(p0, p1, q0, q1, &s, &t);
-    if (!(s > 0 && s < 1 && t > 0 && t < 1)) return 0; /* an end point: vertex–triangle */
     if (!(d2 < c->delta * c->delta)) return 0;
     double d[3];
     for (int k = 0; k < 3; k++) d[k] = p0[k] + s * (p1[k] - p0[k]) - q0[k] - t * (q1[k] - q0[k]);
     const double dist = sqrt(d2);
     if (!(dist > 1e-12 * fmax(A->mean_edge, B->mean_edge))) return 0;
     double sg = 1.0;
-    if (!A->two_sided && !B->two_sided) {
+    if (!c->barrier && !A->two_sided && !B->two_sided) {
         const double *na = A->en + 3 * (size_t)c->e, *nb = B->en + 3 * (size_t)e2;
         const double m[3] = {nb[0] - na[0], nb[1] - na[1], nb[2] - na[2]};
         if (dot3(d, m) < 0) sg = -1.0;
@@ -215,30 +295,17 @@ static int ee_visit(void *vctx, defo_index e2) {
         c->status = DEFO_ERR_OUT_OF_MEMORY;
         return 1;
     }
-    defo_contact_pair *pr = &c->out->pairs[c->out->count++];
-    memset(pr, 0, sizeof *pr);
-    pr->surface[0] = c->ia;
-    pr->surface[1] = c->ib;
-    pr->kind = 1;
     const double w[4] = {1 - s, s, -(1 - t), -t};
     const defo_index nd[4] = {a[0], a[1], b[0], b[1]};
-    for (int k = 0; k < 4; k++) {
-        pr->side[k] = k >= 2;
-        pr->node[k] = nd[k];
-        pr->w[k] = w[k];
-    }
-    for (int k = 0; k < 3; k++) pr->n[k] = sg * d[k] / dist;
-    pr->phi = phi;
-    pr->delta = c->delta;
-    pr->k = fmin(c->ba->stiffness, c->bb->stiffness);
-    pr->mu = sqrt(c->ba->friction * c->bb->friction);
-    pr->id = c->e;
+    const double n[3] = {sg * d[0] / dist, sg * d[1] / dist, sg * d[2] / dist};
+    fill_pair(&c->out->pairs[c->out->count++], c->ba, c->bb, c->ia, c->ib, 1, nd, w, n, phi,
+              c->delta, c->e, c->barrier);
     return 0;
 }
 
-/* ------------------------------------------------------------------ find */
-defo_status defo_contact_find(const defo_contact_body *bodies, int count, defo_contact_list *out) {
-    if (!out || count < 0 || (count > 0 && !bodies))
+/* ------------------------------------------------------------ classify */
+static defo_status check_bodies(const defo_contact_body *bodies, int count) {
+    if (count < 0 || (count > 0 && !bodies))
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "contact: bad arguments");
     for (int i = 0; i < count; i++)
         if (!bodies[i].surface || !bodies[i].x || !(bodies[i].stiffness > 0) ||
@@ -247,6 +314,58 @@ defo_status defo_contact_find(const defo_contact_body *bodies, int count, defo_c
                               "contact: body %d lacks a surface, positions, a stiffness > 0 or a "
                               "friction >= 0",
                               i);
+    return DEFO_OK;
+}
+
+void defo_contact_unclassify(const defo_contact_body *bodies, int count) {
+    for (int i = 0; i < count; i++) {
+        defo_contact_surface *S = bodies[i].surface;
+        if (!S->any_inside) continue;
+        for (defo_index v = 0; v < S->nv; v++) S->inside[v] = -1;
+        S->any_inside = 0;
+    }
+}
+
+defo_status defo_contact_classify(const defo_contact_body *bodies, int count) {
+    defo_status st = check_bodies(bodies, count);
+    if (st) return st;
+    defo_contact_unclassify(bodies, count);
+    for (int ia = 0; ia < count; ia++) {
+        const defo_contact_body *ba = &bodies[ia];
+        defo_contact_surface *A = ba->surface;
+        double abox[6];
+        defo_contact_surface_bounds(A, abox);
+        for (int ib = 0; ib < count; ib++) {
+            const defo_contact_body *bb = &bodies[ib];
+            const defo_contact_surface *B = bb->surface;
+            if ((ia == ib && !A->self_contact) || B->two_sided) continue;
+            if (ba->obstacle && bb->obstacle) continue;
+            double bbox[6];
+            defo_contact_surface_bounds(B, bbox);
+            if (!boxes_overlap(abox, bbox)) continue;
+            const defo_index nv = A->nv;
+            int any = 0;
+            DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_WORTH(nv, 150))
+            for (defo_index v = 0; v < nv; v++) {
+                if (A->inside[v] >= 0) continue; /* the first surface it is inside */
+                double phi;
+                (void)signed_vertex(ba, bb, ia, ib, v, bbox, &phi, NULL);
+                if (phi < 0) A->inside[v] = ib;
+            }
+            for (defo_index v = 0; v < nv; v++) any |= A->inside[v] >= 0;
+            A->any_inside |= any;
+        }
+    }
+    return DEFO_OK;
+}
+
+/* ------------------------------------------------------------------ find */
+defo_status defo_contact_find(const defo_contact_body *bodies, int count, defo_contact_mode mode,
+                              defo_contact_list *out) {
+    if (!out) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "contact: no list");
+    defo_status st = check_bodies(bodies, count);
+    if (st) return st;
+    const int barrier = mode == DEFO_CONTACT_BARRIER;
     const size_t start = out->count;
     for (int ia = 0; ia < count; ia++) {
         const defo_contact_body *ba = &bodies[ia];
@@ -261,25 +380,47 @@ defo_status defo_contact_find(const defo_contact_body *bodies, int count, defo_c
             double bbox[6];
             defo_contact_surface_bounds(B, bbox);
             if (!boxes_overlap(abox, bbox)) continue;
-            /* vertices of A against B: one slot per vertex, compacted in order */
+            const double delta = fmax(A->thickness, B->thickness);
             const defo_index nv = A->nv;
-            defo_status st = reserve(out, out->count + (size_t)nv);
-            if (st) {
-                out->count = start;
-                return st;
-            }
-            defo_contact_pair *slot = out->pairs + out->count;
-            unsigned char *hit = (unsigned char *)A->wtmp; /* nv bytes of the nv doubles */
-            DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_WORTH(nv, 150))
-            for (defo_index v = 0; v < nv; v++)
-                hit[v] = (unsigned char)vertex_pair(ba, bb, ia, ib, v, bbox, &slot[v]);
-            size_t w = 0;
-            for (defo_index v = 0; v < nv; v++)
-                if (hit[v]) {
-                    if (w != (size_t)v) slot[w] = slot[v];
-                    w++;
+            if (!barrier || A->any_inside) {
+                /* signed pairs: one slot per vertex, compacted in order */
+                st = reserve(out, out->count + (size_t)nv);
+                if (st) {
+                    out->count = start;
+                    return st;
                 }
-            out->count += w;
+                defo_contact_pair *slot = out->pairs + out->count;
+                unsigned char *hit = (unsigned char *)A->wtmp; /* nv bytes of its nv doubles */
+                DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_WORTH(nv, 150))
+                for (defo_index v = 0; v < nv; v++) {
+                    double phi;
+                    hit[v] = (!barrier || A->inside[v] == ib) &&
+                             signed_vertex(ba, bb, ia, ib, v, bbox, &phi, &slot[v]);
+                }
+                size_t w = 0;
+                for (defo_index v = 0; v < nv; v++)
+                    if (hit[v]) {
+                        if (w != (size_t)v) slot[w] = slot[v];
+                        w++;
+                    }
+                out->count += w;
+            }
+            if (barrier) {
+                bv_ctx c = {ba, bb, ia, ib, 0, delta, out, DEFO_OK};
+                for (defo_index v = 0; v < nv && !c.status; v++) {
+                    if (A->any_inside && A->inside[v] == ib) continue;
+                    const double *p = ba->x + 3 * (size_t)A->vert[v];
+                    if (!in_box(bbox, p)) continue;
+                    c.v = v;
+                    const double q6[6] = {p[0] - delta, p[1] - delta, p[2] - delta,
+                                          p[0] + delta, p[1] + delta, p[2] + delta};
+                    defo_bvh_query(B->tri_bvh, q6, bv_visit, &c);
+                }
+                if (c.status) {
+                    out->count = start;
+                    return defo_error_oom("contact pairs", 0);
+                }
+            }
             /* edges, once per unordered pair of surfaces */
             if (ib < ia) continue;
             ee_ctx c;
@@ -288,7 +429,8 @@ defo_status defo_contact_find(const defo_contact_body *bodies, int count, defo_c
             c.ia = ia;
             c.ib = ib;
             c.self = ia == ib;
-            c.delta = fmax(A->thickness, B->thickness);
+            c.barrier = barrier;
+            c.delta = delta;
             c.reach = B->reach;
             c.out = out;
             c.status = DEFO_OK;
@@ -307,6 +449,56 @@ defo_status defo_contact_find(const defo_contact_body *bodies, int count, defo_c
                 out->count = start;
                 return defo_error_oom("contact pairs", 0);
             }
+        }
+    }
+    return DEFO_OK;
+}
+
+defo_status defo_contact_inside(const defo_contact_body *a, const defo_contact_body *b,
+                                double tolerance, defo_index *count, defo_index *deepest_node,
+                                double *depth) {
+    *count = 0;
+    *deepest_node = -1;
+    *depth = 0;
+    if (!a || !b || !a->surface || !b->surface || !a->x || !b->x)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "contact: missing surface");
+    const defo_contact_surface *A = a->surface, *B = b->surface;
+    if (B->two_sided) return DEFO_OK;
+    double box[6];
+    defo_bvh_bounds(B->tri_bvh, box);
+    const double R =
+        sqrt((box[3] - box[0]) * (box[3] - box[0]) + (box[4] - box[1]) * (box[4] - box[1]) +
+             (box[5] - box[2]) * (box[5] - box[2]));
+    for (defo_index v = 0; v < A->nv; v++) {
+        const defo_index node = A->vert[v];
+        const double *p = a->x + 3 * (size_t)node;
+        if (!in_box(box, p)) continue;
+        vt_ctx c;
+        c.B = B;
+        c.xb = b->x;
+        c.p = p;
+        c.self_vertex = A == B ? v : -1;
+        c.best = INFINITY;
+        c.tri = -1;
+        c.feature = 0;
+        const double q6[6] = {p[0] - R, p[1] - R, p[2] - R, p[0] + R, p[1] + R, p[2] + R};
+        defo_bvh_query(B->tri_bvh, q6, vt_visit, &c);
+        if (c.tri < 0) continue;
+        const defo_index *tv = B->tri + 3 * (size_t)c.tri;
+        double d[3];
+        for (int k = 0; k < 3; k++)
+            d[k] = p[k] -
+                   (c.w[0] * b->x[3 * (size_t)tv[0] + k] + c.w[1] * b->x[3 * (size_t)tv[1] + k] +
+                    c.w[2] * b->x[3 * (size_t)tv[2] + k]);
+        double nh[3];
+        feature_normal(B, c.tri, c.feature, nh);
+        if (dot3(d, nh) >= 0) continue;
+        const double dist = sqrt(c.best);
+        if (!(dist > tolerance)) continue;
+        (*count)++;
+        if (dist > *depth) {
+            *depth = dist;
+            *deepest_node = node;
         }
     }
     return DEFO_OK;

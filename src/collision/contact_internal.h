@@ -30,6 +30,10 @@ struct defo_contact_surface {
     int64_t *ex_vstart, *ex_estart;
     defo_index *ex_vtri, *ex_edge;
     double *wtmp; /* nv scratch */
+    /* classification (defo_contact_classify): the surface each vertex was
+     * found inside, −1 for none (nv); any: whether one is */
+    int32_t *inside;
+    int any_inside;
 };
 
 /* 1 when (vertex item, triangle other) — edge = 0 — or (edge item, edge

@@ -1,15 +1,17 @@
 /*
  * collision/contact_response.c — what contact pairs do (defo/contact.h):
- * penalty forces for the Newton solves, impulses for the explicit steppers,
+ * the energy of the Newton solves, the impulses of the explicit steppers,
  * and the step bound of the Newton line search.
  *
  * Every response works through a pair's linearisation φ(x) = n·Σ wₐxₐ (+ its
- * kept depth), exact for a vertex over a face's interior and to first order
- * elsewhere, whose gradient Σ wₐ eₐ ⊗ n has Σ wₐ = 0.
+ * kept depth), exact where the pair was detected, whose gradient
+ * Σ wₐ eₐ ⊗ n has Σ wₐ = 0.
  *
- * Penalty (TSIF05 §10): ψ = ½ k (δ − φ)² while φ < δ; fₐ = k (δ − φ) wₐ n.
- * The forces sum to zero and, n being parallel to p − q, have no moment:
- * the pair keeps linear and angular momentum.
+ * Energy: barrier pairs ψ = k δ² b(φ/δ), b(u) = −(u − 1)² ln u (IPC, Li et
+ * al. 2020), so ψ' = k δ b'(u), ψ'' = k b''(u); signed pairs the penalty
+ * ψ = ½ k (δ − φ)² while φ < δ (TSIF05 §10).  Forces fₐ = −ψ'(φ) wₐ n sum to
+ * zero and, n being parallel to p − q, have no moment: a pair keeps linear
+ * and angular momentum.
  *
  * Impulses (ITF04 §9 with the surface of another body in place of a rigid
  * object): with W = Σ wₐ² / mₐ (inverse masses; a prescribed node has none)
@@ -24,13 +26,11 @@
  * rounding.  Pairs are swept in order (Gauss–Seidel), a fixed order: the
  * same input gives the same bits.
  *
- * Step bound: the Newton solves must not carry a vertex through a body in one
- * step.  A signed (closed) surface is at least an element thick, so a vertex
- * moving less than half a mean edge relative to it cannot pass through it
- * (it may enter; the signed penalty then pushes it back out); a two-sided
- * surface has no thickness, so relative motion must stay below 0.9 of the
- * current distance (conservative advancement).  Relative motion is bounded
- * by |Δp| + the largest displacement of the other surface's nodes.
+ * Step bound: additive CCD (Li, Kaufman, Jiang 2021) over every vertex–
+ * triangle and edge–edge pair whose boxes, swept along the step and grown by
+ * the thickness, meet: the step is cut to the smallest fraction at which a
+ * pair's distance could fall below a tenth of what it is now, so the
+ * barrier's distances stay positive along every line search.
  */
 #include "collision/contact_internal.h"
 
@@ -48,20 +48,49 @@ static double pair_phi(const defo_contact_pair *p, const double *const *x) {
     return p->n[0] * s[0] + p->n[1] * s[1] + p->n[2] * s[2] + p->kept;
 }
 
+/* The barrier b(u) = −(u − 1)² ln u on (0, 1) and its first two
+ * derivatives (zero at u = 1 with b' and b''; b'' > 0). */
+static void barrier(double u, double *b, double *b1, double *b2) {
+    const double l = log(u), m = u - 1.0;
+    *b = -m * m * l;
+    *b1 = -2.0 * m * l - m * m / u;
+    *b2 = -2.0 * l - 4.0 * m / u + m * m / (u * u);
+}
+
 void defo_contact_penalty(const defo_contact_pair *pairs, size_t count, const double *const *x,
-                          double *energy, double *const *force, double *depth) {
+                          double *energy, double *const *force, double *hess, double *depth) {
     double e = 0, deep = 0;
     for (size_t i = 0; i < count; i++) {
         const defo_contact_pair *p = &pairs[i];
         const double phi = pair_phi(p, x);
-        if (-(phi - p->kept) > deep) deep = -(phi - p->kept);
-        const double gap = p->delta - phi;
-        if (!(gap > 0)) continue;
-        e += 0.5 * p->k * gap * gap;
+        double c1, c2; /* −ψ'(φ) and ψ''(φ) */
+        if (p->barrier) {
+            const double u = phi / p->delta;
+            if (hess) hess[i] = 0;
+            if (!(u < 1.0)) continue;
+            if (!(u > 0.0)) { /* through the surface: no energy can say how far */
+                e = INFINITY;
+                continue;
+            }
+            double b, b1, b2;
+            barrier(u, &b, &b1, &b2);
+            e += p->k * p->delta * p->delta * b;
+            c1 = -p->k * p->delta * b1;
+            c2 = p->k * b2;
+        } else {
+            if (-(phi - p->kept) > deep) deep = -(phi - p->kept);
+            const double gap = p->delta - phi;
+            if (hess) hess[i] = 0;
+            if (!(gap > 0)) continue;
+            e += 0.5 * p->k * gap * gap;
+            c1 = p->k * gap;
+            c2 = p->k;
+        }
+        if (hess) hess[i] = c2;
         for (int a = 0; a < 4; a++) {
             double *f = force ? force[p->surface[p->side[a]]] : NULL;
             if (!f) continue;
-            const double c = p->k * gap * p->w[a];
+            const double c = c1 * p->w[a];
             for (int k = 0; k < 3; k++) f[3 * (size_t)p->node[a] + (size_t)k] += c * p->n[k];
         }
     }
@@ -131,45 +160,138 @@ size_t defo_contact_respond(const defo_contact_pair *pairs, size_t count, double
 }
 
 /* ----------------------------------------------------------- step bound */
+/* Additive CCD (Li, Kaufman, Jiang 2021, "Codimensional Incremental
+ * Potential Contact", Alg. 1) of one pair of primitives: the four nodes at
+ * x[0..3] move by dx[0..3] (vertex + triangle: 1 + 3; two edges: 2 + 2).
+ * With the displacements centred and l_p bounding how fast the distance can
+ * shrink, the pair advances by steps (1 − s)·d/l_p, then 0.9·d/l_p, each
+ * certain not to close the gap, until its distance falls below s·d₀ or the
+ * whole step (1) is covered.  Returns the fraction of the step that keeps
+ * the distance above s·d₀. */
+#define ACCD_S        0.1
+#define ACCD_MAX_ITER 200
+
+static double pair_dist(int kind, double y[4][3]) {
+    double w[3], s, t;
+    if (kind == 0) return sqrt(defo_point_triangle_closest(y[0], y[1], y[2], y[3], w, NULL));
+    return sqrt(defo_segment_segment_closest(y[0], y[1], y[2], y[3], &s, &t));
+}
+
+static double accd(int kind, const double *const x[4], const double *const dx[4]) {
+    double p[4][3], m[3] = {0, 0, 0};
+    for (int a = 0; a < 4; a++)
+        for (int k = 0; k < 3; k++) m[k] += 0.25 * (dx[a] ? dx[a][k] : 0.0);
+    for (int a = 0; a < 4; a++)
+        for (int k = 0; k < 3; k++) p[a][k] = (dx[a] ? dx[a][k] : 0.0) - m[k];
+    const int split = kind == 0 ? 1 : 2;
+    double l1 = 0, l2 = 0;
+    for (int a = 0; a < 4; a++) {
+        const double l = sqrt(p[a][0] * p[a][0] + p[a][1] * p[a][1] + p[a][2] * p[a][2]);
+        if (a < split)
+            l1 = fmax(l1, l);
+        else
+            l2 = fmax(l2, l);
+    }
+    const double lp = l1 + l2;
+    if (!(lp > 0)) return 1.0;
+    double y[4][3];
+    for (int a = 0; a < 4; a++)
+        for (int k = 0; k < 3; k++) y[a][k] = x[a][k];
+    double d = pair_dist(kind, y);
+    const double g = ACCD_S * d;
+    double t = 0, tl = (1.0 - ACCD_S) * d / lp;
+    for (int it = 0; it < ACCD_MAX_ITER; it++) {
+        for (int a = 0; a < 4; a++)
+            for (int k = 0; k < 3; k++) y[a][k] = x[a][k] + (t + tl) * (dx[a] ? dx[a][k] : 0.0);
+        d = pair_dist(kind, y);
+        if (t > 0 && d < g) return t;
+        t += tl;
+        if (t >= 1.0) return 1.0;
+        tl = 0.9 * d / lp;
+    }
+    return t;
+}
+
 typedef struct sb_ctx {
-    const defo_contact_surface *B;
-    const double *dxb;
-    const double *p;
-    const double *dp; /* Δp (NULL: 0) */
-    double limit;     /* allowed relative motion (signed surfaces) */
-    double alpha;     /* running bound */
-    defo_index self;  /* the vertex's node when B is its own surface, else −1 */
+    const defo_contact_body *ba, *bb;
+    int ia, ib;
+    const double *dxa, *dxb;
+    defo_index item; /* vertex (node) or edge of A */
+    double alpha;
 } sb_ctx;
+
+static int inside_of(const defo_contact_surface *S, defo_index node, int other) {
+    if (!S->any_inside) return 0;
+    const defo_index v = S->vert_of[node];
+    return v >= 0 && S->inside[v] == other;
+}
+
+static int sb_tri(void *vctx, defo_index t) {
+    sb_ctx *c = vctx;
+    const defo_contact_surface *A = c->ba->surface, *B = c->bb->surface;
+    const defo_index *v = B->tri + 3 * (size_t)t;
+    const defo_index node = c->item;
+    if (A == B) {
+        if (v[0] == node || v[1] == node || v[2] == node) return 0;
+        if (defo_contact_excluded(B, 0, A->vert_of[node], t)) return 0;
+    }
+    for (int a = 0; a < 3; a++)
+        if (inside_of(B, v[a], c->ia)) return 0;
+    const double *x[4] = {c->ba->x + 3 * (size_t)node, c->bb->x + 3 * (size_t)v[0],
+                          c->bb->x + 3 * (size_t)v[1], c->bb->x + 3 * (size_t)v[2]};
+    const double *d[4] = {
+        c->dxa ? c->dxa + 3 * (size_t)node : NULL, c->dxb ? c->dxb + 3 * (size_t)v[0] : NULL,
+        c->dxb ? c->dxb + 3 * (size_t)v[1] : NULL, c->dxb ? c->dxb + 3 * (size_t)v[2] : NULL};
+    const double a = accd(0, x, d);
+    if (a < c->alpha) c->alpha = a;
+    return 0;
+}
+
+static int sb_edge(void *vctx, defo_index e2) {
+    sb_ctx *c = vctx;
+    const defo_contact_surface *A = c->ba->surface, *B = c->bb->surface;
+    if (A == B && e2 <= c->item) return 0;
+    const defo_index *ea = A->edge + 2 * (size_t)c->item, *eb = B->edge + 2 * (size_t)e2;
+    if (A == B) {
+        if (ea[0] == eb[0] || ea[0] == eb[1] || ea[1] == eb[0] || ea[1] == eb[1]) return 0;
+        if (defo_contact_excluded(A, 1, c->item, e2)) return 0;
+    }
+    if (inside_of(A, ea[0], c->ib) || inside_of(A, ea[1], c->ib) || inside_of(B, eb[0], c->ia) ||
+        inside_of(B, eb[1], c->ia))
+        return 0;
+    const double *x[4] = {c->ba->x + 3 * (size_t)ea[0], c->ba->x + 3 * (size_t)ea[1],
+                          c->bb->x + 3 * (size_t)eb[0], c->bb->x + 3 * (size_t)eb[1]};
+    const double *d[4] = {
+        c->dxa ? c->dxa + 3 * (size_t)ea[0] : NULL, c->dxa ? c->dxa + 3 * (size_t)ea[1] : NULL,
+        c->dxb ? c->dxb + 3 * (size_t)eb[0] : NULL, c->dxb ? c->dxb + 3 * (size_t)eb[1] : NULL};
+    const double a = accd(1, x, d);
+    if (a < c->alpha) c->alpha = a;
+    return 0;
+}
 
 static double norm3(const double *a) {
     return sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
 }
 
-static int sb_visit(void *vctx, defo_index t) {
-    sb_ctx *c = vctx;
-    const defo_index *v = c->B->tri + 3 * (size_t)t;
-    if (c->self >= 0 && (v[0] == c->self || v[1] == c->self || v[2] == c->self)) return 0;
-    if (c->self >= 0 && defo_contact_excluded(c->B, 0, c->B->vert_of[c->self], t)) return 0;
-    /* the relative motion of p and any point of the triangle is at most the
-     * largest relative motion of p and a corner (a convex combination) */
-    double l = 0;
-    for (int a = 0; a < 3; a++) {
-        double r[3];
-        for (int k = 0; k < 3; k++)
-            r[k] = (c->dp ? c->dp[k] : 0.0) - (c->dxb ? c->dxb[3 * (size_t)v[a] + k] : 0.0);
-        l = fmax(l, norm3(r));
+static double max_disp(const defo_contact_surface *S, const double *dx) {
+    double m = 0;
+    if (!dx) return 0;
+    for (defo_index v = 0; v < S->nv; v++) m = fmax(m, norm3(dx + 3 * (size_t)S->vert[v]));
+    return m;
+}
+
+/* The box of a primitive moved from x by dx (NULL: not moving), grown. */
+static void swept(const double *x, const double *dx, const defo_index *nodes, int count,
+                  double grow, double q[6]) {
+    for (int k = 0; k < 3; k++) q[k] = INFINITY, q[3 + k] = -INFINITY;
+    for (int a = 0; a < count; a++) {
+        const double *p = x + 3 * (size_t)nodes[a];
+        for (int k = 0; k < 3; k++) {
+            const double e = dx ? p[k] + dx[3 * (size_t)nodes[a] + k] : p[k];
+            q[k] = fmin(q[k], fmin(p[k], e) - grow);
+            q[3 + k] = fmax(q[3 + k], fmax(p[k], e) + grow);
+        }
     }
-    if (!(l > 0)) return 0;
-    double lim = c->limit;
-    if (c->B->two_sided) {
-        double w[3];
-        const double *x = c->B->x;
-        const double d = sqrt(defo_point_triangle_closest(
-            c->p, x + 3 * (size_t)v[0], x + 3 * (size_t)v[1], x + 3 * (size_t)v[2], w, NULL));
-        lim = 0.9 * d;
-    }
-    if (c->alpha * l > lim) c->alpha = lim / l;
-    return 0;
 }
 
 double defo_contact_step_bound(const defo_contact_body *bodies, int count,
@@ -179,19 +301,13 @@ double defo_contact_step_bound(const defo_contact_body *bodies, int count,
     for (int ia = 0; ia < count; ia++) {
         const defo_contact_surface *A = bodies[ia].surface;
         const double *dxa = dx[ia];
+        const double ma = max_disp(A, dxa);
         for (int ib = 0; ib < count; ib++) {
             const defo_contact_surface *B = bodies[ib].surface;
             if (ia == ib && !A->self_contact) continue;
             const double *dxb = dx[ib];
             if (!dxa && !dxb) continue;
-            /* B's largest surface displacement grows its box */
-            double mb = 0, ma = 0;
-            if (dxb)
-                for (defo_index v = 0; v < B->nv; v++)
-                    mb = fmax(mb, norm3(dxb + 3 * (size_t)B->vert[v]));
-            if (dxa)
-                for (defo_index v = 0; v < A->nv; v++)
-                    ma = fmax(ma, norm3(dxa + 3 * (size_t)A->vert[v]));
+            const double mb = ia == ib ? ma : max_disp(B, dxb);
             double ab[6], bb[6];
             defo_contact_surface_bounds(A, ab);
             defo_contact_surface_bounds(B, bb);
@@ -199,27 +315,26 @@ double defo_contact_step_bound(const defo_contact_body *bodies, int count,
             if (!(ab[0] <= bb[3] + grow && bb[0] <= ab[3] + grow && ab[1] <= bb[4] + grow &&
                   bb[1] <= ab[4] + grow && ab[2] <= bb[5] + grow && bb[2] <= ab[5] + grow))
                 continue;
-            sb_ctx c;
-            c.B = B;
-            c.dxb = dxb;
-            c.limit = 0.5 * B->mean_edge;
-            c.alpha = alpha;
+            sb_ctx c = {&bodies[ia], &bodies[ib], ia, ib, dxa, dxb, 0, alpha};
+            /* vertices of A against B's triangles: the swept vertex grown by
+             * what B's nodes may move and the thickness */
+            const double g = mb + fmax(A->thickness, B->thickness);
             for (defo_index v = 0; v < A->nv; v++) {
                 const defo_index node = A->vert[v];
-                const double *p = bodies[ia].x + 3 * (size_t)node;
-                const double *d = dxa ? dxa + 3 * (size_t)node : NULL;
-                c.p = p;
-                c.dp = d;
-                c.self = ia == ib ? node : -1;
-                /* the swept vertex, grown by what B's nodes may move and the reach */
-                const double g = mb + B->reach;
+                if (inside_of(A, node, ib)) continue;
                 double q[6];
-                for (int k = 0; k < 3; k++) {
-                    const double e = d ? p[k] + d[k] : p[k];
-                    q[k] = fmin(p[k], e) - g;
-                    q[3 + k] = fmax(p[k], e) + g;
+                swept(bodies[ia].x, dxa, &node, 1, g, q);
+                c.item = node;
+                defo_bvh_query(B->tri_bvh, q, sb_tri, &c);
+            }
+            /* edges, once per unordered pair */
+            if (ib >= ia) {
+                for (defo_index e = 0; e < A->ne; e++) {
+                    double q[6];
+                    swept(bodies[ia].x, dxa, A->edge + 2 * (size_t)e, 2, g, q);
+                    c.item = e;
+                    defo_bvh_query(B->edge_bvh, q, sb_edge, &c);
                 }
-                defo_bvh_query(B->tri_bvh, q, sb_visit, &c);
             }
             alpha = c.alpha;
         }

@@ -45,9 +45,10 @@ void defo_contact_surface_destroy(defo_contact_surface *s) {
     if (!s) return;
     defo_bvh_destroy(s->tri_bvh);
     defo_bvh_destroy(s->edge_bvh);
-    void *a[] = {s->tri_edge,   s->tri,       s->edge,    s->edge_tri,  s->vert,    s->vert_of,
-                 s->vtri_start, s->vtri,      s->fn,      s->en,        s->vn,      s->tbox,
-                 s->ebox,       s->ex_vstart, s->ex_vtri, s->ex_estart, s->ex_edge, s->wtmp};
+    void *a[] = {s->tri_edge,  s->tri,        s->edge, s->edge_tri,  s->vert,
+                 s->vert_of,   s->vtri_start, s->vtri, s->fn,        s->en,
+                 s->vn,        s->tbox,       s->ebox, s->ex_vstart, s->ex_vtri,
+                 s->ex_estart, s->ex_edge,    s->wtmp, s->inside};
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) defo_free(a[i]);
     defo_free(s);
 }
@@ -375,8 +376,11 @@ defo_status defo_contact_surface_create(const defo_mesh *mesh, const defo_contac
     s->tbox = defo_malloc(6 * (size_t)nt * sizeof(double) + 1);
     s->ebox = defo_malloc(6 * (size_t)ne * sizeof(double) + 1);
     s->wtmp = defo_malloc(((size_t)nv + 1) * sizeof(double));
-    if (!s->vert || !s->vtri_start || !s->vtri || !s->fn || !s->en || !s->vn || !s->tbox ||
-        !s->ebox || !s->wtmp) {
+    s->inside = defo_malloc(((size_t)nv + 1) * sizeof *s->inside);
+    if (s->inside)
+        for (defo_index v = 0; v < nv; v++) s->inside[v] = -1;
+    if (!s->inside || !s->vert || !s->vtri_start || !s->vtri || !s->fn || !s->en || !s->vn ||
+        !s->tbox || !s->ebox || !s->wtmp) {
         defo_contact_surface_destroy(s);
         return defo_error_oom("contact surface", 24 * (size_t)nt * sizeof(double));
     }

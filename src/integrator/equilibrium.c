@@ -409,6 +409,7 @@ defo_status defo_equilibrium_step(defo_stepper *stp, defo_step_body *const *bodi
             return defo_error_prefix("body '%s' at t = %g", b->name, t);
         }
         predicted &= d->predicted;
+        stp->xs[i] = d->x0; /* what overlaps at the last equilibrium is pushed apart */
         defo_joint_part *p = &stp->parts[i];
         memset(p, 0, sizeof *p);
         p->b = b;
@@ -416,6 +417,7 @@ defo_status defo_equilibrium_step(defo_stepper *stp, defo_step_body *const *bodi
         p->u = b->x;
         p->constraint = d->constraint;
         p->scale = 1.0;
+        p->x_safe = d->x0; /* the last equilibrium */
         p->y = d->y;
         p->x_fact = d->x_fact;
         p->evaluate = eq_evaluate;
@@ -427,8 +429,8 @@ defo_status defo_equilibrium_step(defo_stepper *stp, defo_step_body *const *bodi
         target = fmin(target, def->tolerance * b->reference_force);
     }
     defo_newton_stats ns;
-    st = defo_joint_solve(stp->joint, stp->parts, count, bodies, ctx, t, NULL, 0.0, target,
-                          predicted, &ns);
+    st = defo_joint_solve(stp->joint, stp->parts, count, bodies, ctx, t,
+                          (const double *const *)stp->xs, 0.0, target, predicted, &ns);
     for (int i = 0; i < count; i++) {
         defo_step_body *b = bodies[i];
         defo_equilibrium_body *d = b->data;

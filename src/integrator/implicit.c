@@ -447,6 +447,8 @@ defo_status defo_implicit_step(defo_stepper *stp, defo_step_body *const *bodies,
         p->u = d->vn;
         p->constraint = d->constraint;
         p->scale = h[i];
+        p->base = xb[i];
+        p->x_safe = b->x; /* xⁿ */
         p->y = d->y;
         p->x_fact = d->x_fact;
         p->unkept = &d->capped;

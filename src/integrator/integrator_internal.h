@@ -65,9 +65,13 @@ typedef struct defo_joint_part {
     double *u;                       /* in: the start; out: the solution */
     const unsigned char *constraint; /* n: DEFO_CONSTRAINT_FIXED or NONE */
     double scale;                    /* dy/du */
-    const double *y;                 /* positions at the last evaluation (the part's) */
-    double *x_fact;                  /* 3n: where the factor was made (history) */
-    int *unkept;                     /* set by the part when its factor must not outlive the step */
+    const double *base;              /* y = base + scale·u (NULL: 0) */
+    /* positions the solve may start from without a surface having passed
+     * through another (the step's start); NULL: u itself is such a start */
+    const double *x_safe;
+    const double *y; /* positions at the last evaluation (the part's) */
+    double *x_fact;  /* 3n: where the factor was made (history) */
+    int *unkept;     /* set by the part when its factor must not outlive the step */
     /* f = −∇E_k(u) (3n), *E = E_k(u); the linearisation becomes u's */
     defo_status (*evaluate)(void *pctx, const double *u, double *f, double *E);
     const defo_bcsr *(*matrix)(void *pctx); /* ∇²E_k at the last evaluation */

@@ -31,9 +31,8 @@ void defo_joint_destroy(defo_joint *J) {
     if (!J) return;
     defo_newton_destroy(J->newton);
     defo_bcsr_destroy(J->matrix);
-    void *a[] = {J->parts, J->offset,    J->u,         J->f,  J->constraint, J->coords,
-                 J->dx,    J->extra_rc,  J->extra_val, J->ys, J->fs,         J->cforce,
-                 J->dxs};
+    void *a[] = {J->parts,    J->offset,    J->u,  J->f,  J->constraint, J->coords, J->dx,
+                 J->extra_rc, J->extra_val, J->ys, J->fs, J->cforce,     J->dxs};
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) defo_free(a[i]);
     defo_free(J);
 }
@@ -197,7 +196,8 @@ static defo_status term_blocks(defo_joint *J) {
                 J->extra_rc[2 * e] = J->offset[T->body[a]] + T->node[a];
                 J->extra_rc[2 * e + 1] = J->offset[T->body[b]] + T->node[b];
                 for (int r = 0; r < 3; r++)
-                    for (int q = 0; q < 3; q++) J->extra_val[9 * e + 3 * r + q] = c * T->n[r] * T->n[q];
+                    for (int q = 0; q < 3; q++)
+                        J->extra_val[9 * e + 3 * r + q] = c * T->n[r] * T->n[q];
                 e++;
             }
         }
@@ -221,8 +221,7 @@ static const defo_bcsr *jt_matrix(void *vctx) {
         if (!pm[k]) s = defo_last_status();
     }
     if (!s) s = term_blocks(J);
-    if (!s)
-        s = defo_bcsr_join(&J->matrix, pm, J->count, J->extra_rc, J->extra_val, J->num_extra);
+    if (!s) s = defo_bcsr_join(&J->matrix, pm, J->count, J->extra_rc, J->extra_val, J->num_extra);
     if (pm != mats) defo_free((void *)pm);
     if (s) {
         J->status = s;
@@ -283,9 +282,9 @@ static void jt_cap_step(void *vctx, const double *u, double *du) {
             J->dxs[k] = dk;
             J->ys[k] = J->parts[k].y;
         }
-        const double a = ctx->contact_bound(ctx->ctx, J->bodies, J->count,
-                                            (const double *const *)J->ys,
-                                            (const double *const *)J->dxs);
+        const double a =
+            ctx->contact_bound(ctx->ctx, J->bodies, J->count, (const double *const *)J->ys,
+                               (const double *const *)J->dxs);
         if (a < 1.0)
             for (size_t j = 0; j < 3 * (size_t)J->n; j++) du[j] *= a;
     }
@@ -321,6 +320,47 @@ static void jt_problem(defo_joint *J, defo_newton_problem *p) {
     p->coords = J->coords;
 }
 
+/* A start no surface has passed through to get to: the guess u (inertia,
+ * a predictor) moved from the parts' safe positions only as far as the
+ * contact step bound allows (prescribed nodes go all the way: their motion
+ * is the script's). */
+static defo_status safe_start(defo_joint *J) {
+    const defo_step_context *ctx = J->ctx;
+    if (!ctx || !ctx->contact_bound) return DEFO_OK;
+    int any = 0;
+    for (int k = 0; k < J->count; k++) any |= J->parts[k].x_safe != NULL;
+    if (!any) return DEFO_OK;
+    for (int k = 0; k < J->count; k++) {
+        const defo_joint_part *p = &J->parts[k];
+        double *dk = slice(J->dx, J, k);
+        const double *uk = slice(J->u, J, k);
+        const size_t m = 3 * (size_t)p->b->n;
+        for (size_t j = 0; j < m; j++) {
+            const double y = (p->base ? p->base[j] : 0.0) + p->scale * uk[j];
+            dk[j] = p->x_safe ? y - p->x_safe[j] : 0.0;
+        }
+        J->dxs[k] = dk;
+        J->ys[k] = p->x_safe ? p->x_safe : p->y;
+    }
+    const double a = ctx->contact_bound(ctx->ctx, J->bodies, J->count, (const double *const *)J->ys,
+                                        (const double *const *)J->dxs);
+    if (!(a < 1.0)) return DEFO_OK;
+    for (int k = 0; k < J->count; k++) {
+        const defo_joint_part *p = &J->parts[k];
+        if (!p->x_safe) continue;
+        double *uk = slice(J->u, J, k);
+        const double *dk = slice(J->dx, J, k);
+        for (defo_index i = 0; i < p->b->n; i++) {
+            if (p->constraint[i]) continue;
+            for (int c = 0; c < 3; c++) {
+                const size_t j = 3 * (size_t)i + (size_t)c;
+                uk[j] -= (1.0 - a) * dk[j] / p->scale;
+            }
+        }
+    }
+    return DEFO_OK;
+}
+
 /* The factor a restored run had, made again at the recorded positions. */
 static defo_status rebuild(defo_joint *J) {
     J->rebuild = 0;
@@ -342,9 +382,9 @@ static defo_status rebuild(defo_joint *J) {
 }
 
 defo_status defo_joint_solve(defo_joint *J, const defo_joint_part *parts, int count,
-                             defo_step_body *const *bodies, const defo_step_context *ctx,
-                             double t, const double *const *x_start, double dt, double target,
-                             int predicted, defo_newton_stats *stats) {
+                             defo_step_body *const *bodies, const defo_step_context *ctx, double t,
+                             const double *const *x_start, double dt, double target, int predicted,
+                             defo_newton_stats *stats) {
     defo_status st = joint_size(J, parts, count);
     if (st) return st;
     J->bodies = bodies;
@@ -362,6 +402,8 @@ defo_status defo_joint_solve(defo_joint *J, const defo_joint_part *parts, int co
         st = rebuild(J);
         if (st) return defo_error_prefix("rebuilding the factorisation");
     }
+    st = safe_start(J);
+    if (st) return st;
     defo_newton_problem p;
     jt_problem(J, &p);
     st = defo_newton_solve(J->newton, &p, target, J->u, NULL, 0.0, predicted, stats);
@@ -405,8 +447,7 @@ defo_status defo_joint_record_restore(defo_joint *J, const defo_step_body *b, do
     double dh[3];
     memcpy(head, p, 16);
     memcpy(dh, p + 16, sizeof dh);
-    if (head[0] < 0 || head[0] > 1 || head[1] < 0 || head[1] > 1 || head[2] < 0 ||
-        !isfinite(dh[0]))
+    if (head[0] < 0 || head[0] > 1 || head[1] < 0 || head[1] > 1 || head[2] < 0 || !isfinite(dh[0]))
         return defo_error(DEFO_ERR_PARSE, "body '%s': bad factorisation record", b->name);
     memcpy(x_fact, p + DEFO_JOINT_HEAD, 3 * (size_t)b->n * sizeof(double));
     defo_joint_invalidate(J);

@@ -194,8 +194,10 @@ static defo_status solve_velocity(defo_step_body *b, double c, double alpha, con
     return s;
 }
 
-static defo_status step_body(const defo_integrator_def *def, defo_step_body *b,
-                             const double *target, const defo_step_context *ctx) {
+/* Lines 1-3 of body b: the half-step velocity, the position update, the
+ * response to colliders. */
+static defo_status step_body_start(const defo_integrator_def *def, defo_step_body *b,
+                                   const double *target, const defo_step_context *ctx) {
     nm_body *d = b->data;
     const defo_index n = b->n;
     const double dt = ctx->dt, h = 0.5 * dt, t1 = ctx->t + dt;
@@ -242,6 +244,21 @@ static defo_status step_body(const defo_integrator_def *def, defo_step_body *b,
     }
     b->stats.collisions = hits;
 
+    return warn;
+}
+
+/* Line 4 and 4b of body b (after the responses of line 3 made x^{n+1} and
+ * ṽⁿ, in d->x_new and d->vt). */
+static defo_status step_body_end(const defo_integrator_def *def, defo_step_body *b,
+                                 const defo_step_context *ctx) {
+    nm_body *d = b->data;
+    const defo_index n = b->n;
+    const double dt = ctx->dt, h = 0.5 * dt;
+    const double alpha = def->rayleigh_mass;
+    const double *m = b->mass, *fx = b->load;
+    defo_status s, warn = DEFO_OK;
+    double *xn = d->x_new, *vn = d->v_new, *vt = d->vt, *rhs = d->rhs;
+    const defo_index hits = b->stats.collisions;
     /* 4, explicit half with the rotations of xⁿ:
      * rhs = M ṽⁿ + Δt/2 (f_e(xⁿ) − (αM + Dⁿ) ṽⁿ + 2 f_ext) */
     defo_force_model_damping_apply(b->force, vt, d->tmp);
@@ -343,8 +360,49 @@ static defo_status nm_substep(defo_stepper *s, defo_step_body *const *bodies, in
     for (int i = 0; i < count; i++) ((nm_body *)bodies[i]->data)->stepped = 0;
     for (int i = 0; i < count && st >= 0; i++) {
         const nm_body *d = bodies[i]->data;
-        st = step_body(&s->def, bodies[i], sub ? d->target : bodies[i]->target, ctx);
+        st = step_body_start(&s->def, bodies[i], sub ? d->target : bodies[i]->target, ctx);
         if (st > 0) warn = st;
+    }
+    /* 3, between bodies: positions x^{n+1} and velocities ṽⁿ of every body
+     * at once (equal and opposite impulses), after the colliders' */
+    const int between = st >= 0 && ctx->contact_respond;
+    if (between) {
+        st = defo_stepper_scratch(s, count);
+        for (int i = 0; !st && i < count; i++) {
+            nm_body *d = bodies[i]->data;
+            s->xs[i] = bodies[i]->x;
+            s->vs[i] = d->x_new;
+            s->ws[i] = d->vt;
+        }
+        defo_index pairs = 0;
+        if (!st)
+            st = ctx->contact_respond(ctx->ctx, bodies, count, ctx->dt, 0.5 * ctx->dt, s->xs, s->vs,
+                                      s->ws, 1, &pairs);
+    }
+    for (int i = 0; i < count && st >= 0; i++) {
+        defo_status e = step_body_end(&s->def, bodies[i], ctx);
+        if (e < 0) st = e;
+        if (e > 0) warn = e;
+    }
+    /* 4c: the final velocities of pairs still in contact do not approach
+     * (the elastic half of line 4 knows no contact) */
+    if (between && st >= 0) {
+        for (int i = 0; i < count; i++) {
+            nm_body *d = bodies[i]->data;
+            s->ws[i] = d->v_new;
+        }
+        defo_index pairs = 0;
+        st = ctx->contact_respond(ctx->ctx, bodies, count, ctx->dt, 0.5 * ctx->dt, s->xs, s->vs,
+                                  s->ws, 0, &pairs);
+        for (int i = 0; st >= 0 && i < count; i++) {
+            nm_body *d = bodies[i]->data;
+            defo_index bad = defo_first_non_finite(bodies[i]->n, d->x_new, d->v_new);
+            if (bad >= 0)
+                st = defo_error(DEFO_ERR_NUMERICAL,
+                                "body '%s': node %ld has a non-finite position or velocity after "
+                                "contact (t = %g)",
+                                bodies[i]->name, (long)bad, ctx->t);
+        }
     }
     if (st >= 0 && reject) {
         const double lim = nm_limit(s, bodies, count);

@@ -1,13 +1,29 @@
 /*
- * world/contact.c — how contact reaches the steppers (defo/integrator.h): the
- * ITF04 §9 response of dynamic steppers is the collision module's one
- * routine (defo_collision_respond) over the world's colliders; the TSIF05
- * §10 penalty term of the equilibrium solvers is defo_penalty_eval with one
- * source per collider at the body's stiffness (the integrator's
+ * world/contact.c — how contact reaches the steppers (defo/integrator.h).
+ *
+ * Colliders: the ITF04 §9 response of dynamic steppers is the collision
+ * module's one routine (defo_collision_respond) over the world's colliders;
+ * the TSIF05 §10 penalty term of the Newton solves is defo_penalty_eval with
+ * one source per collider at the body's stiffness (the integrator's
  * contact_stiffness, or 10 (2μ+λ) h with h the body's mean rest edge).
  * Prescribed nodes never collide.
+ *
+ * Bodies (defo/contact.h): every colliding body keeps a contact surface of
+ * its boundary.  A stepper's call names some bodies with their positions of
+ * the moment (a Newton iterate, a Newmark update); every other colliding
+ * body takes part where it is, as an obstacle: paired with the call's
+ * bodies, never moved, its nodes outside the solve.  Each call updates the
+ * surfaces (refit), finds the pairs (defo_contact_find) and then adds the
+ * penalty with its Hessian terms, bounds a Newton step, or applies the
+ * impulses.  A pair that started the step interpenetrating is held back by
+ * the depth it had less separation_speed·Δt (its φ shifted by that much), so
+ * bodies placed inside each other come apart slowly instead of launching.
  */
 #include "world/world_internal.h"
+
+#include <math.h>
+#include <string.h>
+#include <time.h>
 
 defo_status defo_world_respond(void *ctx, const defo_step_body *sb, double t_end, double dt,
                                double tau, const double *x_prev, double *x, double *v,
@@ -30,6 +46,74 @@ defo_status defo_world_penalty(void *ctx, const defo_step_body *sb, double t, co
     return s;
 }
 
+defo_contact_def defo_default_contact_def(void) {
+    defo_contact_def d;
+    memset(&d, 0, sizeof d);
+    d.enabled = 1;
+    d.thickness = 0.1;
+    d.stiffness = 0;
+    d.separation_speed = 0.5;
+    d.sweeps = 8;
+    return d;
+}
+
+const defo_contact_def *defo_world_contact(const defo_world *w) {
+    return w ? &w->contact : NULL;
+}
+
+/* The body's contact surface for its current mesh (none when it does not
+ * collide or contact is off). */
+static defo_status make_surface(defo_world *w, world_body *b) {
+    defo_contact_surface_destroy(b->surface);
+    b->surface = NULL;
+    if (!w->contact.enabled || !b->collide) return DEFO_OK;
+    defo_contact_surface_def sd = defo_default_contact_surface_def();
+    const double h = defo_mesh_mean_edge(b->mesh);
+    sd.thickness = w->contact.thickness * h;
+    sd.reach = h;
+    sd.self_contact = b->self_contact;
+    defo_status s = defo_contact_surface_create(b->mesh, &sd, &b->surface);
+    if (s) return defo_error_prefix("body '%s': contact surface", b->name);
+    s = defo_contact_surface_update(b->surface, b->x);
+    if (s) return defo_error_prefix("body '%s': contact surface", b->name);
+    defo_free(b->inv_mass);
+    b->inv_mass = defo_malloc(((size_t)b->cap + 1) * sizeof *b->inv_mass);
+    if (!b->inv_mass) return defo_error_oom("contact", (size_t)b->cap * sizeof(double));
+    return DEFO_OK;
+}
+
+defo_status defo_world_set_contact(defo_world *w, const defo_contact_def *def) {
+    if (!w || !def) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_world_set_contact: NULL");
+    if (def->enabled != 0 && def->enabled != 1)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "contact.enabled: %d is not 0 or 1",
+                          def->enabled);
+    if (!(def->thickness > 0 && def->thickness <= 1))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "contact.thickness: %g is not in (0, 1]",
+                          def->thickness);
+    if (!(def->stiffness >= 0) || !isfinite(def->stiffness))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "contact.stiffness: %g is not >= 0",
+                          def->stiffness);
+    if (!(def->separation_speed > 0))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "contact.separation_speed: %g is not > 0",
+                          def->separation_speed);
+    if (def->sweeps < 1)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "contact.sweeps: %d is not >= 1", def->sweeps);
+    w->contact = *def;
+    for (int i = 0; i < w->num_bodies; i++) {
+        if (!w->bodies[i].generation) continue;
+        defo_status s = make_surface(w, &w->bodies[i]);
+        if (s) return s;
+    }
+    return DEFO_OK;
+}
+
+void defo_world_contact_free(world_body *b) {
+    defo_contact_surface_destroy(b->surface);
+    b->surface = NULL;
+    defo_free(b->inv_mass);
+    b->inv_mass = NULL;
+}
+
 defo_status defo_world_contact_sources(defo_world *w, world_body *b) {
     defo_contact_source *ns = defo_realloc(b->src, (size_t)(w->num_colliders + 1) * sizeof *ns);
     if (!ns) return defo_error_oom("contact sources", sizeof *ns);
@@ -39,5 +123,287 @@ defo_status defo_world_contact_sources(defo_world *w, world_body *b) {
     for (int c = 0; c < w->num_colliders; c++)
         b->src[c] = defo_contact_from_collider(w->colliders[c], k);
     b->num_src = w->num_colliders;
+    return make_surface(w, b);
+}
+
+int defo_world_has_body_contact(const defo_world *w) {
+    if (!w->contact.enabled) return 0;
+    int surfaces = 0;
+    for (int i = 0; i < w->num_bodies; i++) {
+        const world_body *b = &w->bodies[i];
+        if (!b->generation || !b->surface) continue;
+        if (b->self_contact) return 1;
+        surfaces++;
+    }
+    return surfaces >= 2;
+}
+
+/* ------------------------------------------------------------ a call */
+static double now_seconds(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static defo_status scratch(defo_world *w) {
+    const int n = w->body_capacity > 0 ? w->body_capacity : 1;
+    if (w->cbody && w->num_surfaces >= n) return DEFO_OK;
+    defo_free(w->cbody);
+    defo_free(w->call_of);
+    defo_free((void *)w->cx);
+    defo_free(w->cf);
+    defo_free(w->cv);
+    defo_free((void *)w->cm);
+    defo_free((void *)w->cs);
+    defo_free(w->surface_body);
+    w->cbody = defo_calloc((size_t)n, sizeof *w->cbody);
+    w->call_of = defo_malloc((size_t)n * sizeof *w->call_of);
+    w->cx = defo_calloc((size_t)n, sizeof *w->cx);
+    w->cf = defo_calloc((size_t)n, sizeof *w->cf);
+    w->cv = defo_calloc((size_t)n, sizeof *w->cv);
+    w->cm = defo_calloc((size_t)n, sizeof *w->cm);
+    w->cs = defo_calloc((size_t)n, sizeof *w->cs);
+    w->surface_body = defo_calloc((size_t)n, sizeof *w->surface_body);
+    if (!w->cbody || !w->call_of || !w->cx || !w->cf || !w->cv || !w->cm || !w->cs ||
+        !w->surface_body) {
+        w->num_surfaces = 0;
+        return defo_error_oom("contact scratch", (size_t)n * 80);
+    }
+    for (int i = 0; i < n; i++) w->call_of[i] = -1;
+    w->num_surfaces = n; /* capacity */
+    return DEFO_OK;
+}
+
+/* The colliding bodies of a call: the call's at x (NULL: where they are),
+ * the others where they are, obstacles; surfaces updated.  *ns surfaces. */
+static defo_status gather(defo_world *w, defo_step_body *const *bodies, int count,
+                          const double *const *x, int *ns) {
+    defo_status s = scratch(w);
+    if (s) return s;
+    for (int i = 0; i < count; i++) w->call_of[bodies[i]->index] = i;
+    int n = 0;
+    for (int i = 0; i < w->num_bodies && !s; i++) {
+        world_body *b = &w->bodies[i];
+        if (!b->generation || !b->surface) continue;
+        const int ci = w->call_of[i];
+        const double *xi = ci >= 0 && x ? x[ci] : b->x;
+        s = defo_contact_surface_update(b->surface, xi);
+        if (s) {
+            defo_error_prefix("body '%s': contact", b->name);
+            break;
+        }
+        double k = w->contact.stiffness;
+        if (!(k > 0)) k = 10.0 * defo_material_stiffness_scale(b->mat) * b->mean_edge;
+        w->cbody[n].surface = b->surface;
+        w->cbody[n].x = xi;
+        w->cbody[n].stiffness = k;
+        w->cbody[n].friction = b->friction;
+        w->cbody[n].obstacle = ci < 0;
+        w->surface_body[n] = i;
+        n++;
+    }
+    for (int i = 0; i < count; i++) w->call_of[bodies[i]->index] = -1;
+    *ns = n;
+    return s;
+}
+
+/* The call index of surface j's body, −1 for an obstacle. */
+static int call_index(defo_world *w, defo_step_body *const *bodies, int count, int j) {
+    const int b = w->surface_body[j];
+    for (int i = 0; i < count; i++)
+        if (bodies[i]->index == b) return i;
+    return -1;
+}
+
+/* Each pair's depth held back: what it had at the start less a step's
+ * separation (x_start per call body; obstacles did not move). */
+static defo_index keep_depths(defo_world *w, defo_step_body *const *bodies, int count,
+                              const double *const *x_start, double dt, int ns) {
+    for (int j = 0; j < ns; j++) {
+        const int ci = call_index(w, bodies, count, j);
+        w->cs[j] = ci >= 0 ? x_start[ci] : w->bodies[w->surface_body[j]].x;
+    }
+    defo_index held = 0;
+    const double sep = w->contact.separation_speed * dt;
+    for (size_t i = 0; i < w->pairs.count; i++) {
+        defo_contact_pair *p = &w->pairs.pairs[i];
+        double phi0 = 0;
+        for (int a = 0; a < 4; a++) {
+            const double *xa = w->cs[p->surface[p->side[a]]] + 3 * (size_t)p->node[a];
+            phi0 += p->w[a] * (p->n[0] * xa[0] + p->n[1] * xa[1] + p->n[2] * xa[2]);
+        }
+        const double keep = -phi0 - sep;
+        p->kept = keep > 0 ? keep : 0.0;
+        held += p->kept > 0;
+    }
+    return held;
+}
+
+defo_status defo_world_body_contact(void *ctx, defo_step_body *const *bodies, int count,
+                                    const double *const *x, const double *const *x_start, double dt,
+                                    double *energy, double *const *force,
+                                    const defo_contact_term **terms, size_t *num_terms,
+                                    defo_index *held) {
+    defo_world *w = ctx;
+    const double t0 = now_seconds();
+    if (terms) *terms = NULL;
+    if (num_terms) *num_terms = 0;
+    if (held) *held = 0;
+    int ns = 0;
+    defo_status s;
+    /* what lies inside another body at the solve's start is pushed out by
+     * signed pairs; everything else meets through barriers */
+    if (x_start) {
+        s = gather(w, bodies, count, x_start, &ns);
+        if (!s) s = defo_contact_classify(w->cbody, ns);
+    } else {
+        s = gather(w, bodies, count, x, &ns);
+        if (!s) defo_contact_unclassify(w->cbody, ns);
+    }
+    if (!s && x_start) s = gather(w, bodies, count, x, &ns);
+    if (s) return s;
+    w->pairs.count = 0;
+    s = defo_contact_find(w->cbody, ns, DEFO_CONTACT_BARRIER, &w->pairs);
+    if (s) return s;
+    if (x_start && dt > 0) {
+        const defo_index h = keep_depths(w, bodies, count, x_start, dt, ns);
+        if (held) *held = h;
+    }
+    for (int j = 0; j < ns; j++) {
+        const int ci = call_index(w, bodies, count, j);
+        w->cx[j] = w->cbody[j].x;
+        w->cf[j] = ci >= 0 && force ? force[ci] : NULL;
+    }
+    if (w->pairs.count > w->terms_cap) {
+        size_t c = w->terms_cap ? w->terms_cap : 256;
+        while (c < w->pairs.count) c *= 2;
+        defo_contact_term *nt = defo_realloc(w->terms, c * sizeof *nt);
+        double *hh = defo_realloc(w->hess, c * sizeof *hh);
+        if (nt) w->terms = nt;
+        if (hh) w->hess = hh;
+        if (!nt || !hh) return defo_error_oom("contact terms", c * sizeof *nt);
+        w->terms_cap = c;
+    }
+    double depth = 0;
+    defo_contact_penalty(w->pairs.pairs, w->pairs.count, w->cx, energy, w->cf, w->hess, &depth);
+    /* the active pairs' Hessian terms */
+    size_t nt = 0;
+    for (size_t i = 0; i < w->pairs.count; i++) {
+        if (!(w->hess[i] > 0)) continue;
+        const defo_contact_pair *p = &w->pairs.pairs[i];
+        defo_contact_term *T = &w->terms[nt++];
+        for (int a = 0; a < 4; a++) {
+            T->body[a] = call_index(w, bodies, count, p->surface[p->side[a]]);
+            T->node[a] = p->node[a];
+            T->w[a] = p->w[a];
+        }
+        memcpy(T->n, p->n, sizeof T->n);
+        T->k = w->hess[i];
+    }
+    if (terms) *terms = w->terms;
+    if (num_terms) *num_terms = nt;
+    w->stats.contacts = (defo_index)nt;
+    if (depth > w->stats.contact_depth) w->stats.contact_depth = depth;
+    w->stats.contact_seconds += now_seconds() - t0;
+    return DEFO_OK;
+}
+
+double defo_world_contact_bound(void *ctx, defo_step_body *const *bodies, int count,
+                                const double *const *x, const double *const *dx) {
+    defo_world *w = ctx;
+    const double t0 = now_seconds();
+    int ns = 0;
+    if (gather(w, bodies, count, x, &ns)) return 1.0;
+    for (int j = 0; j < ns; j++) {
+        const int ci = call_index(w, bodies, count, j);
+        w->cs[j] = ci >= 0 ? dx[ci] : NULL;
+    }
+    const double a = defo_contact_step_bound(w->cbody, ns, w->cs);
+    w->stats.contact_seconds += now_seconds() - t0;
+    return a;
+}
+
+defo_status defo_world_contact_respond(void *ctx, defo_step_body *const *bodies, int count,
+                                       double dt, double tau, const double *const *x_prev,
+                                       double *const *x, double *const *v, int positions,
+                                       defo_index *pairs) {
+    defo_world *w = ctx;
+    const double t0 = now_seconds();
+    if (pairs) *pairs = 0;
+    int ns = 0;
+    defo_status s = gather(w, bodies, count, (const double *const *)x, &ns);
+    if (s) return s;
+    w->pairs.count = 0;
+    s = defo_contact_find(w->cbody, ns, DEFO_CONTACT_SIGNED, &w->pairs);
+    if (s) return s;
+    if (w->pairs.count == 0) {
+        w->stats.contacts = 0;
+        w->stats.contact_seconds += now_seconds() - t0;
+        return DEFO_OK;
+    }
+    if (positions && x_prev) (void)keep_depths(w, bodies, count, x_prev, dt, ns);
+    /* inverse masses: 0 for prescribed nodes and bodies held still */
+    defo_index most = 0;
+    for (int j = 0; j < ns; j++) {
+        const world_body *b = &w->bodies[w->surface_body[j]];
+        if (b->n > most) most = b->n;
+    }
+    if (most > w->zeros_n) {
+        defo_free(w->zeros);
+        w->zeros = defo_calloc((size_t)most + 1, sizeof *w->zeros);
+        if (!w->zeros) {
+            w->zeros_n = 0;
+            return defo_error_oom("contact", (size_t)most * sizeof(double));
+        }
+        w->zeros_n = most;
+    }
+    for (int j = 0; j < ns; j++) {
+        world_body *b = &w->bodies[w->surface_body[j]];
+        const int ci = call_index(w, bodies, count, j);
+        w->cf[j] = ci >= 0 ? x[ci] : b->x;
+        w->cv[j] = ci >= 0 ? v[ci] : b->v;
+        if (ci >= 0) {
+            for (defo_index i = 0; i < b->n; i++)
+                b->inv_mass[i] = b->prescribed[i] ? 0.0 : 1.0 / b->mass[i];
+            w->cm[j] = b->inv_mass;
+        } else {
+            w->cm[j] = w->zeros;
+        }
+    }
+    const size_t acted = defo_contact_respond(w->pairs.pairs, w->pairs.count, w->cf, w->cv, w->cm,
+                                              tau, positions, w->contact.sweeps);
+    if (pairs) *pairs = (defo_index)acted;
+    w->stats.contacts = (defo_index)w->pairs.count;
+    for (size_t i = 0; i < w->pairs.count; i++)
+        if (-w->pairs.pairs[i].phi > w->stats.contact_depth)
+            w->stats.contact_depth = -w->pairs.pairs[i].phi;
+    w->stats.contact_seconds += now_seconds() - t0;
+    return DEFO_OK;
+}
+
+defo_status defo_world_overlaps(defo_world *w, defo_body_overlap *out, int max, int *count) {
+    if (!w || !count || max < 0 || (max > 0 && !out))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_world_overlaps: bad arguments");
+    *count = 0;
+    int ns = 0;
+    defo_status s = gather(w, NULL, 0, NULL, &ns);
+    if (s) return s;
+    for (int a = 0; a < ns; a++)
+        for (int b = 0; b < ns; b++) {
+            if (a == b) continue;
+            const world_body *wa = &w->bodies[w->surface_body[a]];
+            double box[6];
+            defo_contact_surface_bounds(wa->surface, box);
+            const double size = fmax(box[3] - box[0], fmax(box[4] - box[1], box[5] - box[2]));
+            defo_index n = 0, node = -1;
+            double depth = 0;
+            s = defo_contact_inside(&w->cbody[a], &w->cbody[b], 1e-9 * size, &n, &node, &depth);
+            if (s) return s;
+            if (!n) continue;
+            if (*count < max)
+                out[*count] =
+                    (defo_body_overlap){w->surface_body[a], w->surface_body[b], n, node, depth};
+            (*count)++;
+        }
     return DEFO_OK;
 }

@@ -43,6 +43,9 @@ defo_body_def defo_default_body_def(void) {
     d.material = defo_default_material();
     d.force = defo_default_force_model_def();
     d.integrator = -1;
+    d.collide = 1;
+    d.self_contact = 0;
+    d.friction = 0.5;
     return d;
 }
 
@@ -57,6 +60,7 @@ defo_status defo_world_create(const defo_world_def *def, defo_world **out) {
     defo_world *w = defo_calloc(1, sizeof *w);
     if (!w) return defo_error_oom("world", sizeof *w);
     w->def = d;
+    w->contact = defo_default_contact_def();
     w->serial = __atomic_fetch_add(&next_serial, 1, __ATOMIC_RELAXED);
     *out = w;
     return DEFO_OK;
@@ -86,6 +90,7 @@ static void body_free(defo_world *w, world_body *b) {
     defo_free(b->sets);
     defo_free(b->parent);
     defo_free(b->src);
+    defo_world_contact_free(b);
     memset(b, 0, sizeof *b);
 }
 
@@ -99,6 +104,18 @@ void defo_world_destroy(defo_world *w) {
     defo_free(w->colliders);
     defo_free(w->snapshot.p);
     defo_free(w->set);
+    defo_free(w->cbody);
+    defo_free(w->call_of);
+    defo_free((void *)w->cx);
+    defo_free(w->cf);
+    defo_free(w->cv);
+    defo_free((void *)w->cm);
+    defo_free((void *)w->cs);
+    defo_free(w->surface_body);
+    defo_contact_list_free(&w->pairs);
+    defo_free(w->terms);
+    defo_free(w->hess);
+    defo_free(w->zeros);
     defo_free(w);
 }
 
@@ -303,6 +320,13 @@ defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_bo
         if (!isfinite(def->velocity[i]) || !isfinite(def->angular_velocity[i]))
             return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                               "body velocity or angular_velocity[%d] is not finite", i);
+    if ((def->collide != 0 && def->collide != 1) ||
+        (def->self_contact != 0 && def->self_contact != 1))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "body collide (%d) and self_contact (%d) must be 0 or 1", def->collide,
+                          def->self_contact);
+    if (!(def->friction >= 0) || !isfinite(def->friction))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "body friction %g is not >= 0", def->friction);
     if (w->num_integrators == 0) {
         defo_integrator_def nd = defo_default_integrator_def(DEFO_INTEGRATOR_NEWMARK);
         defo_status s = defo_world_add_integrator(w, &nd, NULL);
@@ -334,6 +358,9 @@ defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_bo
     b->integrator = integ;
     b->mat_def = def->material;
     b->force_def = def->force;
+    b->collide = def->collide;
+    b->self_contact = def->self_contact;
+    b->friction = def->friction;
     defo_status s = defo_material_def_validate(&def->material);
     if (!s) s = defo_mesh_clone(def->mesh, &b->mesh);
     if (!s) s = defo_mesh_validate(b->mesh);
@@ -350,13 +377,15 @@ defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_bo
         }
     }
     if (!s && def->fracture) s = defo_fracture_create(b->mesh, def->fracture, &b->frac);
-    if (!s) s = defo_world_body_rebuild(w, b, -1);
+    if (!s) {
+        b->mean_edge = defo_mesh_mean_edge(b->mesh);
+        s = defo_world_body_rebuild(w, b, -1);
+    }
     if (s) {
         defo_error_prefix("body '%s'", b->name);
         body_free(w, b);
         return s;
     }
-    b->mean_edge = defo_mesh_mean_edge(b->mesh);
     /* initial velocity: v + ω × (x − c), c the centre of mass */
     double c[3] = {0, 0, 0}, mt = 0;
     for (defo_index i = 0; i < b->n; i++) {
@@ -377,7 +406,6 @@ defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_bo
     b->sb.name = b->name;
     world_integrator *wi = &w->integrators[integ];
     s = wi->ops->attach(wi->stepper, &b->sb);
-    if (!s) s = defo_world_contact_sources(w, b);
     if (!s) s = loads(b);
     if (s) {
         defo_error_prefix("body '%s' (%s)", b->name, wi->ops->name);
@@ -854,6 +882,11 @@ static defo_status step_integrator(defo_world *w, int integ, double t0, double T
     if (w->num_colliders > 0) {
         ctx.respond = defo_world_respond;
         ctx.penalty = defo_world_penalty;
+    }
+    if (defo_world_has_body_contact(w)) {
+        ctx.contact = defo_world_body_contact;
+        ctx.contact_bound = defo_world_contact_bound;
+        ctx.contact_respond = defo_world_contact_respond;
     }
     defo_status worst = DEFO_OK;
     for (int j = 0; j < k; j++) {

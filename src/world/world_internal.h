@@ -60,7 +60,12 @@ typedef struct world_body {
     defo_fracture *frac;
     defo_contact_source *src; /* TSIF05 §10 penalty sources (equilibrium solvers) */
     int num_src;
-    defo_step_body sb; /* the stepper's view */
+    /* contact with other bodies (contact.c) */
+    int collide, self_contact;
+    double friction;
+    defo_contact_surface *surface; /* NULL: does not collide */
+    double *inv_mass;              /* n: 1/m, 0 for prescribed nodes (the response) */
+    defo_step_body sb;             /* the stepper's view */
 } world_body;
 
 typedef struct world_integrator {
@@ -90,6 +95,21 @@ struct defo_world {
     defo_step_stats stats;
     world_buf snapshot;   /* the state at the frame's start */
     defo_step_body **set; /* scratch: the bodies of one integrator */
+    /* contact between bodies (contact.c) */
+    defo_contact_def contact;
+    defo_contact_body *cbody; /* scratch: one per body */
+    int *call_of;             /* scratch: each body's index in a stepper's call, or −1 */
+    const double **cx;        /* scratch: per-surface pointers */
+    double **cf, **cv;
+    const double **cm, **cs;
+    int *surface_body; /* the body of each surface of a call */
+    int num_surfaces;
+    defo_contact_list pairs;
+    defo_contact_term *terms;
+    double *hess; /* terms_cap: each pair's ψ'' */
+    size_t terms_cap;
+    double *zeros; /* for bodies held still: no inverse mass */
+    defo_index zeros_n;
 };
 
 /* contact.c: the step context's callbacks */
@@ -100,8 +120,27 @@ defo_status defo_world_respond(void *ctx, const defo_step_body *b, double t_end,
 defo_status defo_world_penalty(void *ctx, const defo_step_body *b, double t, const double *x,
                                const double *x_start, double dt, double *energy, double *force,
                                double *blocks, defo_index *count, defo_index *capped);
-/* (Re)build body b's penalty sources for its integrator's stiffness. */
+/* (Re)build body b's penalty sources for its integrator's stiffness, and
+ * its contact surface for its (new) mesh. */
 defo_status defo_world_contact_sources(defo_world *w, world_body *b);
+/* Body–body contact (the step context's contact, contact_bound and
+ * contact_respond; NULL ctx entries when fewer than two surfaces). */
+defo_status defo_world_body_contact(void *ctx, defo_step_body *const *bodies, int count,
+                                    const double *const *x, const double *const *x_start, double dt,
+                                    double *energy, double *const *force,
+                                    const defo_contact_term **terms, size_t *num_terms,
+                                    defo_index *held);
+double defo_world_contact_bound(void *ctx, defo_step_body *const *bodies, int count,
+                                const double *const *x, const double *const *dx);
+defo_status defo_world_contact_respond(void *ctx, defo_step_body *const *bodies, int count,
+                                       double dt, double tau, const double *const *x_prev,
+                                       double *const *x, double *const *v, int positions,
+                                       defo_index *pairs);
+/* 1 when body–body contact can act (enabled, and two colliding bodies or
+ * one with self contact). */
+int defo_world_has_body_contact(const defo_world *w);
+/* Free a body's contact data. */
+void defo_world_contact_free(world_body *b);
 
 /* world.c, used by checkpoint.c */
 defo_status defo_world_body_resize(defo_world *w, world_body *b, defo_index n);
