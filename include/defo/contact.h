@@ -131,7 +131,9 @@ DEFO_API defo_status defo_penalty_eval(const defo_contact_source *src, int num_s
  *
  * Two kinds of pair, for two kinds of response:
  *   barrier pairs (the Newton solves; after IPC, Li et al. 2020): every
- *     vertex–triangle and edge–edge pair closer than the thickness δ, with
+ *     vertex–triangle pair closer than the thickness δ (a vertex of each
+ *     surface against the triangles of the other: no edge–edge pairs, whose
+ *     distance is not differentiable where the edges turn parallel), with
  *     the unsigned distance φ = |p − q| > 0 and the energy
  *         ψ = k δ² b(φ/δ),  b(u) = −(u − 1)² ln u  (0 < u < 1),
  *     zero with its first two derivatives at φ = δ and unbounded as φ → 0,
@@ -269,22 +271,63 @@ DEFO_API void defo_contact_penalty(const defo_contact_pair *pairs, size_t count,
 
 /* The explicit steppers' response to the pairs at positions x[b] with
  * velocities v[b] (both changed in place), inverse lumped masses inv_mass[b]
- * (0 for prescribed nodes): Gauss–Seidel sweeps in pair order, at most
- * `sweeps`, each pair pushed apart to its thickness (less its kept depth)
- * when positions is 1, its approaching normal velocity removed and Coulomb
- * friction applied over the friction time tau (the tangential impulse at
- * most μ times the normal one, the position's included as Δφ/τ).  Impulses
- * are equal and opposite through the weights: linear momentum is kept to
- * rounding.  Returns the pairs that were acted on in the last sweep. */
+ * (0 for prescribed nodes): Jacobi sweeps, at most `sweeps`, each computing
+ * every pair's impulses from the same state — pushed apart to its
+ * thickness (less its kept depth) when positions is 1, its approaching
+ * normal velocity removed, Coulomb friction applied over the friction time
+ * tau (the tangential impulse at most μ times the normal one, the
+ * position's included as Δφ/τ) — and applying each scaled by the inverse of
+ * the largest number of pairs at its nodes, so no node is corrected more
+ * than once over.  No pair goes before another: bodies placed as mirror
+ * images stay mirror images.  Impulses are equal and opposite through the
+ * weights: linear momentum is kept to rounding.  node_work[b]: scratch of
+ * the body's node count; pair_work: 7·count doubles.  Returns the pairs
+ * acted on in the last sweep. */
 DEFO_API size_t defo_contact_respond(const defo_contact_pair *pairs, size_t count, double *const *x,
                                      double *const *v, const double *const *inv_mass, double tau,
-                                     int positions, int sweeps);
+                                     int positions, int sweeps, double *const *node_work,
+                                     double *pair_work);
+
+/* Coulomb friction of a Newton solve, lagged from its start (after IPC, Li
+ * et al. 2020 §5): each pair in contact at the start keeps its normal force
+ * λ, tangent plane T (3×2, orthonormal columns ⟂ n) and weights; over the
+ * solve the relative tangential slip u = Tᵀ Σ wₐ (xₐ − xₐ⁰) dissipates
+ *     D = μ λ f₀(|u|),   f₀(y) = y for y >= ε, −y³/(3ε²) + y²/ε + ε/3 below,
+ * Coulomb's law with a static zone |u| < ε smoothed so D is C¹; its Hessian
+ * μ λ T [f₁' ûûᵀ + (f₁/y)(I − ûûᵀ)] Tᵀ (f₁ = f₀') is positive semidefinite. */
+typedef struct defo_contact_friction {
+    int32_t surface[2];
+    int32_t side[4];
+    defo_index node[4];
+    double w[4];
+    double T[6];  /* the tangent plane: two columns, row-major 3×2 */
+    double r0[3]; /* Σ wₐ xₐ⁰ */
+    double force; /* λ [N] */
+    double mu;    /* Coulomb coefficient */
+    double eps;   /* ε [m] */
+} defo_contact_friction;
+
+/* Friction of the pairs at positions x (each pair with φ below its
+ * thickness and μ > 0), its static zone ε = eps_rel times the pair's
+ * thickness, appended to *out (count and capacity in *num, *cap; grown with
+ * the library allocator). */
+DEFO_API defo_status defo_contact_friction_lag(const defo_contact_pair *pairs, size_t count,
+                                               const double *const *x, double eps_rel,
+                                               defo_contact_friction **out, size_t *num,
+                                               size_t *cap);
+/* D at positions x added to *energy (may be NULL), −∇D added to force[b]
+ * (NULL entries skipped), each pair's S (9 doubles, row-major) into S (may
+ * be NULL). */
+DEFO_API void defo_contact_friction_eval(const defo_contact_friction *f, size_t count,
+                                         const double *const *x, double *energy,
+                                         double *const *force, double *S);
 
 /* The largest α in (0, 1] such that moving every body b from x[b] by α·dx[b]
- * (NULL dx: not moving) keeps every vertex–triangle and edge–edge distance
- * above a tenth of its current value (additive CCD, Li et al. 2021): no
- * surface passes through another.  Vertices marked inside (classified) are
- * left out.  Surfaces must be updated to x. */
+ * (NULL dx: not moving) keeps every vertex–triangle distance (and edge–edge
+ * distance where a surface is two-sided) above a tenth of its current value
+ * (additive CCD, Li et al. 2021): no vertex passes through a surface.
+ * Vertices marked inside (classified) are left out.  Surfaces must be
+ * updated to x. */
 DEFO_API double defo_contact_step_bound(const defo_contact_body *bodies, int count,
                                         const double *const *dx);
 

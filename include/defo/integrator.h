@@ -156,18 +156,19 @@ enum {
     DEFO_CHANGED_MODEL = 1u << 1
 };
 
-/* A term of body–body contact in a Newton solve (TSIF05 §10 penalty between
- * two bodies' surfaces): its Hessian is the Gauss–Newton matrix
- *     k ∇φ ∇φᵀ,   ∇φ = Σₐ wₐ e_{body[a], node[a]} ⊗ n,
- * positive semidefinite (TSIF05 §8), with off-diagonal blocks between the
- * nodes of the two bodies.  body[a] < 0: a node of a body outside the call
- * (held where it is), which takes no part in the solve. */
+/* A term of body–body contact in a Newton solve (TSIF05 §10 penalty and
+ * lagged Coulomb friction between two bodies' surfaces): its Hessian has
+ * the blocks
+ *     H_ab = wₐ w_b S   (3×3, between node a and node b),
+ * S symmetric positive semidefinite (TSIF05 §8): the normal part ψ'' n nᵀ,
+ * the tangential part of friction — so the blocks couple the nodes of the
+ * two bodies.  body[a] < 0: a node of a body outside the call (held where
+ * it is), which takes no part in the solve. */
 typedef struct defo_contact_term {
     int body[4];        /* index into the bodies of the call, or −1 */
     defo_index node[4]; /* node within that body */
     double w[4];
-    double n[3]; /* unit */
-    double k;    /* [N/m] */
+    double S[9]; /* row-major */
 } defo_contact_term;
 
 /* What a stepper may call back into. */
@@ -197,18 +198,25 @@ typedef struct defo_step_context {
     defo_status (*penalty)(void *ctx, const defo_step_body *b, double t, const double *x,
                            const double *x_start, double dt, double *energy, double *force,
                            double *blocks, defo_index *count, defo_index *capped);
-    /* Body–body contact of the Newton solves: the penalty ½ k (δ − φ)² of
-     * every pair among the bodies of the call at positions x[i] (3n each),
-     * and between them and the world's other colliding bodies where those
-     * are: energy added to *energy, forces added to force[i] (NULL entries
-     * skipped), the pairs' Hessian terms in *terms (owned by the world, valid
-     * until the next call), *held pairs held back by a separation speed
-     * (only with x_start: the positions at the step's start, dt its length).
-     * Any output may be NULL.  NULL when no two bodies can touch. */
+    /* The start of a Newton solve of the bodies over a step of length dt (0:
+     * an equilibrium, no separation speed) from positions x_start[i]: what
+     * lies inside another body there (pushed apart by signed pairs), and
+     * the Coulomb friction of the step, lagged from there (normal forces and
+     * tangent planes).  NULL when no two bodies can touch. */
+    defo_status (*contact_begin)(void *ctx, defo_step_body *const *bodies, int count,
+                                 const double *const *x_start, double dt);
+    /* Body–body contact of the Newton solves at positions x[i] (3n each),
+     * among the bodies of the call and between them and the world's other
+     * colliding bodies where those are: the energy of every pair and of the
+     * step's friction added to *energy, forces added to force[i] (NULL
+     * entries skipped), the Hessian terms in *terms (owned by the world,
+     * valid until the next call), *held pairs held back by a separation
+     * speed, *lagged whether friction terms are among them.  Any output may
+     * be NULL.  NULL when no two bodies can touch. */
     defo_status (*contact)(void *ctx, defo_step_body *const *bodies, int count,
-                           const double *const *x, const double *const *x_start, double dt,
-                           double *energy, double *const *force, const defo_contact_term **terms,
-                           size_t *num_terms, defo_index *held);
+                           const double *const *x, double *energy, double *const *force,
+                           const defo_contact_term **terms, size_t *num_terms, defo_index *held,
+                           int *lagged);
     /* The largest α in (0, 1] such that moving the bodies from x[i] by
      * α·dx[i] cannot carry a surface through another (the line search's
      * guard; defo_contact_step_bound).  NULL with contact. */

@@ -2,13 +2,14 @@
  * cli/cmd_plot.c — `defo plot OUTDIR [-o OUT.png] [--size WxH]`: the
  * statistics of a run (OUTDIR/stats.jsonl, one JSON object per frame, see
  * run_output.c) as line plots over simulated time in one PNG (default
- * OUTDIR/stats.png), five panels stacked:
+ * OUTDIR/stats.png), six panels stacked:
  *
  *   energy [J]          kinetic, elastic and their sum
  *   inverted elements   all bodies
  *   volume ratio        current / rest volume, one line per body
  *   iterations / frame  CG iterations, Newton iterations, substeps
  *   ms / frame          wall-clock time of the frame's simulation
+ *   contact             pairs in contact between bodies at the frame's end
  *
  * Each panel has its own y range (the data's, padded by 5 %, not below 0
  * for data that never is; a constant series gets ±5 % of its value, or ±1
@@ -40,7 +41,7 @@ typedef struct series {
 typedef struct stats {
     int n, cap;
     double *t;
-    double *kin, *ela, *tot, *inv, *cg, *newton, *sub, *ms;
+    double *kin, *ela, *tot, *inv, *cg, *newton, *sub, *ms, *contacts;
     double *vol[MAX_BODIES];
     char names[MAX_BODIES][64];
     int nbodies;
@@ -48,7 +49,7 @@ typedef struct stats {
 
 static void stats_free(stats *s) {
     double **arr[] = {&s->t,  &s->kin,    &s->ela, &s->tot, &s->inv,
-                      &s->cg, &s->newton, &s->sub, &s->ms};
+                      &s->cg, &s->newton, &s->sub, &s->ms,  &s->contacts};
     for (size_t i = 0; i < sizeof arr / sizeof arr[0]; i++) free(*arr[i]);
     for (int b = 0; b < MAX_BODIES; b++) free(s->vol[b]);
 }
@@ -58,7 +59,7 @@ static int grow(stats *s) {
     int cap = s->cap ? 2 * s->cap : 256;
     double **arr[] = {&s->t,      &s->kin,    &s->ela,    &s->tot,    &s->inv,    &s->cg,
                       &s->newton, &s->sub,    &s->ms,     &s->vol[0], &s->vol[1], &s->vol[2],
-                      &s->vol[3], &s->vol[4], &s->vol[5], &s->vol[6], &s->vol[7]};
+                      &s->vol[3], &s->vol[4], &s->vol[5], &s->vol[6], &s->vol[7], &s->contacts};
     for (size_t i = 0; i < sizeof arr / sizeof arr[0]; i++) {
         double *p = realloc(*arr[i], (size_t)cap * sizeof(double));
         if (!p) return -1;
@@ -132,6 +133,7 @@ static int read_stats(const char *path, stats *s) {
         s->newton[i] = key_number(line, top_end, "newton_iters");
         s->sub[i] = key_number(line, top_end, "substeps");
         s->ms[i] = key_number(line, top_end, "wall_ms");
+        s->contacts[i] = key_number(line, top_end, "contacts");
         /* bodies: {"name": "...", ..., "volume_ratio": v} in order */
         int b = 0;
         for (const char *q = bodies; q && b < MAX_BODIES; b++) {
@@ -292,17 +294,19 @@ int cmd_plot(int argc, char **argv) {
                        {"Newton", {214, 39, 40}, s.newton},
                        {"substeps", {44, 160, 44}, s.sub}};
     series ms[1] = {{"ms", {148, 103, 189}, s.ms}};
+    series contacts[1] = {{"pairs", {23, 190, 207}, s.contacts}};
     const unsigned char ink[3] = {30, 30, 36};
     char title[512];
     snprintf(title, sizeof title, "%s: %d frame%s, t = %.4g .. %.4g s", dir, s.n, cli_s(s.n),
              s.t[0], s.t[s.n - 1]);
     defo_image_draw_text(&img, 12, 10, 2, ink, title);
-    int top = 34, ph = (h - top - 24) / 5;
+    int top = 34, ph = (h - top - 24) / 6;
     draw_panel(&img, 0, top, w, ph, "energy [J]", &s, energy, 3);
     draw_panel(&img, 0, top + ph, w, ph, "inverted elements", &s, inverted, 1);
     draw_panel(&img, 0, top + 2 * ph, w, ph, "volume ratio (current / rest)", &s, vol, s.nbodies);
     draw_panel(&img, 0, top + 3 * ph, w, ph, "iterations per frame", &s, iters, 3);
     draw_panel(&img, 0, top + 4 * ph, w, ph, "ms per frame (simulation)", &s, ms, 1);
+    draw_panel(&img, 0, top + 5 * ph, w, ph, "contact pairs between bodies", &s, contacts, 1);
     char tl[64];
     snprintf(tl, sizeof tl, "time [s]: %.4g .. %.4g", s.t[0], s.t[s.n - 1]);
     defo_image_draw_text(&img, 80, h - 16, 1, ink, tl);

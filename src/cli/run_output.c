@@ -598,6 +598,11 @@ defo_status run_output_frame(run_output *r, const run_frame_info *fi) {
     sb_printf(&b, "%.17g", fi->stats.dt);
     sb_printf(&b, ", \"inverted_peak\": %ld, \"collisions\": %ld, \"splits\": %ld, ",
               (long)fi->stats.inverted_peak, (long)fi->stats.collisions, (long)fi->stats.splits);
+    sb_printf(&b, "\"contacts\": %ld, ", (long)fi->stats.contacts);
+    sb_num(&b, "contact_depth", fi->stats.contact_depth);
+    sb_printf(&b, ", ");
+    sb_num(&b, "contact_ms", 1e3 * fi->stats.contact_seconds);
+    sb_printf(&b, ", ");
     sbuf bodies = {NULL, 0, 0};
     for (int i = 0; i < r->nb && !s; i++) {
         defo_body_id id = defo_simulation_body(r->sim, i);

@@ -14,10 +14,12 @@
  *                    (two-sided: unsigned); a pair when −reach < φ < δ;
  *   barrier vertex–triangle  every triangle of the other surface closer than
  *                    δ, φ = |p − q|;
- *   edge–edge        every edge of the other surface closer than δ (their
- *                    closest points wherever they are, so the energy stays
- *                    continuous as edges slide past an end); signed pairs
- *                    by (p₁ − p₂)·(n̂₂ − n̂₁), barrier pairs unsigned.
+ *   edge–edge        (signed mode) every edge of the other surface closer
+ *                    than δ, pushed along the edges' pseudo-normals
+ *                    n̂₂ − n̂₁ with the gap projected on it.  Barrier mode
+ *                    takes no edge pairs: the distance of two edges is not
+ *                    differentiable where they turn parallel, which stalls
+ *                    Newton in a flattened contact patch.
  * In barrier mode a vertex classified inside another surface takes a signed
  * pair with it instead, and no primitive touching such a vertex takes a
  * barrier pair with that surface: placed-overlapping parts are pushed
@@ -181,14 +183,16 @@ static int signed_vertex(const defo_contact_body *ba, const defo_contact_body *b
     const double lnh = sqrt(dot3(nh, nh));
     double n[3], phi;
     const double tiny = 1e-12 * fmax(B->mean_edge, A->mean_edge);
-    if (dist > tiny) {
-        double s = 1.0;
-        if (!B->two_sided && dot3(d, nh) < 0) s = -1.0;
-        for (int k = 0; k < 3; k++) n[k] = s * d[k] / dist;
-        phi = s * dist;
-    } else if (lnh > 0) {
+    if (!B->two_sided && lnh > 0) {
+        /* along the feature's pseudo-normal: a direction the surface gives,
+         * not p − q, which turns any way as p and q meet; the gap n̂·(p − q)
+         * is the distance over a face and its projection at an edge or a
+         * corner */
         for (int k = 0; k < 3; k++) n[k] = nh[k] / lnh;
-        phi = 0.0;
+        phi = dot3(d, n);
+    } else if (dist > tiny) {
+        for (int k = 0; k < 3; k++) n[k] = d[k] / dist;
+        phi = dist;
     } else {
         return 0; /* a degenerate spot on a degenerate surface: no direction */
     }
@@ -283,21 +287,25 @@ static int ee_visit(void *vctx, defo_index e2) {
     for (int k = 0; k < 3; k++) d[k] = p0[k] + s * (p1[k] - p0[k]) - q0[k] - t * (q1[k] - q0[k]);
     const double dist = sqrt(d2);
     if (!(dist > 1e-12 * fmax(A->mean_edge, B->mean_edge))) return 0;
-    double sg = 1.0;
+    double n[3] = {d[0] / dist, d[1] / dist, d[2] / dist};
+    double phi = dist;
     if (!c->barrier && !A->two_sided && !B->two_sided) {
+        /* signed pairs push along the edges' pseudo-normals (B's outward,
+         * A's inward): a direction the surfaces give, not p₁ − p₂ */
         const double *na = A->en + 3 * (size_t)c->e, *nb = B->en + 3 * (size_t)e2;
-        const double m[3] = {nb[0] - na[0], nb[1] - na[1], nb[2] - na[2]};
-        if (dot3(d, m) < 0) sg = -1.0;
+        double m[3] = {nb[0] - na[0], nb[1] - na[1], nb[2] - na[2]};
+        const double lm = sqrt(dot3(m, m));
+        if (!(lm > 0)) return 0;
+        for (int k = 0; k < 3; k++) n[k] = m[k] / lm;
+        phi = dot3(d, n);
     }
-    const double phi = sg * dist;
-    if (!(phi > -c->reach)) return 0;
+    if (!(phi > -c->reach) || !(phi < c->delta)) return 0;
     if (reserve(c->out, c->out->count + 1)) {
         c->status = DEFO_ERR_OUT_OF_MEMORY;
         return 1;
     }
     const double w[4] = {1 - s, s, -(1 - t), -t};
     const defo_index nd[4] = {a[0], a[1], b[0], b[1]};
-    const double n[3] = {sg * d[0] / dist, sg * d[1] / dist, sg * d[2] / dist};
     fill_pair(&c->out->pairs[c->out->count++], c->ba, c->bb, c->ia, c->ib, 1, nd, w, n, phi,
               c->delta, c->e, c->barrier);
     return 0;
@@ -423,6 +431,11 @@ defo_status defo_contact_find(const defo_contact_body *bodies, int count, defo_c
             }
             /* edges, once per unordered pair of surfaces */
             if (ib < ia) continue;
+            /* no edge–edge barrier: the distance of two edges is not
+             * differentiable where they turn parallel (a flattened contact
+             * patch is full of such pairs) and stalls Newton; vertices
+             * against triangles both ways hold volumetric bodies apart */
+            if (barrier) continue;
             ee_ctx c;
             c.ba = ba;
             c.bb = bb;

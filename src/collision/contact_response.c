@@ -100,63 +100,203 @@ void defo_contact_penalty(const defo_contact_pair *pairs, size_t count, const do
 
 size_t defo_contact_respond(const defo_contact_pair *pairs, size_t count, double *const *x,
                             double *const *v, const double *const *inv_mass, double tau,
-                            int positions, int sweeps) {
+                            int positions, int sweeps, double *const *node_work,
+                            double *pair_work) {
+    /* the relaxation of each pair: 1 / the most pairs at one of its nodes */
+    for (size_t i = 0; i < count; i++)
+        for (int a = 0; a < 4; a++)
+            node_work[pairs[i].surface[pairs[i].side[a]]][pairs[i].node[a]] = 0;
+    for (size_t i = 0; i < count; i++)
+        for (int a = 0; a < 4; a++)
+            node_work[pairs[i].surface[pairs[i].side[a]]][pairs[i].node[a]] += 1;
     size_t acted = 0;
     for (int sweep = 0; sweep < sweeps; sweep++) {
         acted = 0;
+        /* every pair's impulses from the same state */
         for (size_t i = 0; i < count; i++) {
             const defo_contact_pair *p = &pairs[i];
-            double *xa[4], *va[4], im[4], W = 0;
+            double *o = pair_work + 7 * i; /* Jx, J, Jt, t̂ (3), ω */
+            memset(o, 0, 7 * sizeof *o);
+            double W = 0, most = 1;
+            double vr[3] = {0, 0, 0};
             for (int a = 0; a < 4; a++) {
                 const int b = p->surface[p->side[a]];
-                xa[a] = x[b] + 3 * (size_t)p->node[a];
-                va[a] = v[b] + 3 * (size_t)p->node[a];
-                im[a] = inv_mass[b][p->node[a]];
-                W += p->w[a] * p->w[a] * im[a];
+                const double im = inv_mass[b][p->node[a]];
+                W += p->w[a] * p->w[a] * im;
+                if (im > 0) most = fmax(most, node_work[b][p->node[a]]);
+                const double *va = v[b] + 3 * (size_t)p->node[a];
+                for (int k = 0; k < 3; k++) vr[k] += p->w[a] * va[k];
             }
             if (!(W > 0)) continue; /* every node prescribed */
             const double *n = p->n;
             double Jx = 0;
             if (positions) {
                 const double phi = pair_phi(p, (const double *const *)x);
-                /* a relative tolerance: a pair pushed to δ in a sweep stays
-                 * acted on only when it moved back in */
-                if (phi < p->delta * (1.0 - 1e-9)) {
-                    Jx = (p->delta - phi) / W;
-                    for (int a = 0; a < 4; a++)
-                        for (int k = 0; k < 3; k++) xa[a][k] += p->w[a] * Jx * im[a] * n[k];
-                }
+                /* a relative tolerance: a pair pushed to δ stays still */
+                if (phi < p->delta * (1.0 - 1e-9)) Jx = (p->delta - phi) / W;
             }
-            double vr[3] = {0, 0, 0};
-            for (int a = 0; a < 4; a++)
-                for (int k = 0; k < 3; k++) vr[k] += p->w[a] * va[a][k];
             const double vn = vr[0] * n[0] + vr[1] * n[1] + vr[2] * n[2];
-            double J = 0;
-            if (vn < 0) {
-                J = -vn / W;
-                for (int a = 0; a < 4; a++)
-                    for (int k = 0; k < 3; k++) va[a][k] += p->w[a] * J * im[a] * n[k];
-            } else if (Jx == 0) {
-                continue; /* separating and not overlapping: nothing to do */
-            }
+            const double J = vn < 0 ? -vn / W : 0.0;
+            if (J == 0 && Jx == 0) continue; /* separating and not overlapping */
             acted++;
+            o[0] = Jx;
+            o[1] = J;
+            o[6] = 1.0 / most;
             /* friction against the tangential relative velocity */
-            const double vnn = vn + J * W; /* the new relative normal velocity */
             double vt[3], lt = 0;
             for (int k = 0; k < 3; k++) {
-                vt[k] = vr[k] + (vnn - vn) * n[k] - vnn * n[k];
+                vt[k] = vr[k] - vn * n[k];
                 lt += vt[k] * vt[k];
             }
             lt = sqrt(lt);
             if (!(lt > 0) || !(p->mu > 0)) continue;
             double Jt = p->mu * (J + Jx / tau);
             if (Jt > lt / W) Jt = lt / W;
-            for (int a = 0; a < 4; a++)
-                for (int k = 0; k < 3; k++) va[a][k] -= p->w[a] * Jt * im[a] * vt[k] / lt;
+            o[2] = Jt;
+            for (int k = 0; k < 3; k++) o[3 + k] = vt[k] / lt;
         }
         if (!acted) break;
+        /* then applied, each relaxed: Σ mₐ Δvₐ = 0 pair by pair */
+        for (size_t i = 0; i < count; i++) {
+            const defo_contact_pair *p = &pairs[i];
+            const double *o = pair_work + 7 * i;
+            if (o[6] == 0) continue;
+            for (int a = 0; a < 4; a++) {
+                const int b = p->surface[p->side[a]];
+                const double im = inv_mass[b][p->node[a]] * o[6] * p->w[a];
+                if (im == 0) continue;
+                double *xa = x[b] + 3 * (size_t)p->node[a], *va = v[b] + 3 * (size_t)p->node[a];
+                for (int k = 0; k < 3; k++) {
+                    xa[k] += im * o[0] * p->n[k];
+                    va[k] += im * (o[1] * p->n[k] - o[2] * o[3 + k]);
+                }
+            }
+        }
     }
     return acted;
+}
+
+/* ------------------------------------------------------------ friction */
+/* Two unit vectors completing n to an orthonormal frame (columns of T). */
+static void tangent_plane(const double n[3], double T[6]) {
+    double a[3] = {1, 0, 0};
+    if (fabs(n[0]) > 0.6) a[0] = 0, a[1] = 1;
+    double t1[3] = {n[1] * a[2] - n[2] * a[1], n[2] * a[0] - n[0] * a[2],
+                    n[0] * a[1] - n[1] * a[0]};
+    const double l = sqrt(t1[0] * t1[0] + t1[1] * t1[1] + t1[2] * t1[2]);
+    for (int k = 0; k < 3; k++) t1[k] /= l;
+    const double t2[3] = {n[1] * t1[2] - n[2] * t1[1], n[2] * t1[0] - n[0] * t1[2],
+                          n[0] * t1[1] - n[1] * t1[0]};
+    for (int k = 0; k < 3; k++) {
+        T[2 * k] = t1[k];
+        T[2 * k + 1] = t2[k];
+    }
+}
+
+defo_status defo_contact_friction_lag(const defo_contact_pair *pairs, size_t count,
+                                      const double *const *x, double eps_rel,
+                                      defo_contact_friction **out, size_t *num, size_t *cap) {
+    if (!(eps_rel > 0)) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "friction: eps %g", eps_rel);
+    for (size_t i = 0; i < count; i++) {
+        const defo_contact_pair *p = &pairs[i];
+        if (!(p->mu > 0)) continue;
+        const double phi = pair_phi(p, x);
+        double lambda = 0;
+        if (p->barrier) {
+            const double u = phi / p->delta;
+            if (!(u > 0 && u < 1)) continue;
+            double b, b1, b2;
+            barrier(u, &b, &b1, &b2);
+            lambda = -p->k * p->delta * b1;
+        } else {
+            if (!(phi < p->delta)) continue;
+            lambda = p->k * (p->delta - phi);
+        }
+        if (!(lambda > 0)) continue;
+        if (*num == *cap) {
+            size_t c = *cap ? 2 * *cap : 256;
+            defo_contact_friction *nf = defo_realloc(*out, c * sizeof *nf);
+            if (!nf) return defo_error_oom("friction", c * sizeof *nf);
+            *out = nf;
+            *cap = c;
+        }
+        defo_contact_friction *f = &(*out)[(*num)++];
+        memset(f, 0, sizeof *f);
+        f->surface[0] = p->surface[0];
+        f->surface[1] = p->surface[1];
+        for (int a = 0; a < 4; a++) {
+            f->side[a] = p->side[a];
+            f->node[a] = p->node[a];
+            f->w[a] = p->w[a];
+            const double *xa = x[p->surface[p->side[a]]] + 3 * (size_t)p->node[a];
+            for (int k = 0; k < 3; k++) f->r0[k] += p->w[a] * xa[k];
+        }
+        tangent_plane(p->n, f->T);
+        f->force = lambda;
+        f->mu = p->mu;
+        f->eps = eps_rel * p->delta;
+    }
+    return DEFO_OK;
+}
+
+void defo_contact_friction_eval(const defo_contact_friction *fr, size_t count,
+                                const double *const *x, double *energy, double *const *force,
+                                double *S) {
+    double e = 0;
+    for (size_t i = 0; i < count; i++) {
+        const defo_contact_friction *f = &fr[i];
+        double r[3] = {-f->r0[0], -f->r0[1], -f->r0[2]};
+        for (int a = 0; a < 4; a++) {
+            const double *xa = x[f->surface[f->side[a]]] + 3 * (size_t)f->node[a];
+            for (int k = 0; k < 3; k++) r[k] += f->w[a] * xa[k];
+        }
+        const double *T = f->T;
+        const double u[2] = {T[0] * r[0] + T[2] * r[1] + T[4] * r[2],
+                             T[1] * r[0] + T[3] * r[1] + T[5] * r[2]};
+        const double y = sqrt(u[0] * u[0] + u[1] * u[1]), ep = f->eps, c = f->mu * f->force;
+        double f0, f1, f1p;
+        if (y >= ep) {
+            f0 = y, f1 = 1, f1p = 0;
+        } else {
+            f0 = -y * y * y / (3 * ep * ep) + y * y / ep + ep / 3;
+            f1 = -y * y / (ep * ep) + 2 * y / ep;
+            f1p = -2 * y / (ep * ep) + 2 / ep;
+        }
+        e += c * f0;
+        /* −∇D = −c f₁(y)/y T u per unit weight (y → 0: f₁/y → 2/ε) */
+        const double g = y > 0 ? f1 / y : 2 / ep;
+        const double tu[3] = {T[0] * u[0] + T[1] * u[1], T[2] * u[0] + T[3] * u[1],
+                              T[4] * u[0] + T[5] * u[1]};
+        if (force)
+            for (int a = 0; a < 4; a++) {
+                double *fa = force[f->surface[f->side[a]]];
+                if (!fa) continue;
+                for (int k = 0; k < 3; k++)
+                    fa[3 * (size_t)f->node[a] + (size_t)k] -= c * g * f->w[a] * tu[k];
+            }
+        if (S) {
+            /* in the plane: M = f₁' ûûᵀ + (f₁/y)(I − ûûᵀ); S = c T M Tᵀ */
+            double M[4];
+            if (y > 0) {
+                const double uh[2] = {u[0] / y, u[1] / y};
+                for (int p = 0; p < 2; p++)
+                    for (int q = 0; q < 2; q++)
+                        M[2 * p + q] = f1p * uh[p] * uh[q] + g * ((p == q) - uh[p] * uh[q]);
+            } else {
+                M[0] = M[3] = 2 / ep;
+                M[1] = M[2] = 0;
+            }
+            double *o = S + 9 * i;
+            for (int p = 0; p < 3; p++)
+                for (int q = 0; q < 3; q++) {
+                    double v = 0;
+                    for (int a = 0; a < 2; a++)
+                        for (int b = 0; b < 2; b++) v += T[2 * p + a] * M[2 * a + b] * T[2 * q + b];
+                    o[3 * p + q] = c * v;
+                }
+        }
+    }
+    if (energy) *energy += e;
 }
 
 /* ----------------------------------------------------------- step bound */
@@ -327,8 +467,10 @@ double defo_contact_step_bound(const defo_contact_body *bodies, int count,
                 c.item = node;
                 defo_bvh_query(B->tri_bvh, q, sb_tri, &c);
             }
-            /* edges, once per unordered pair */
-            if (ib >= ia) {
+            /* edges, once per unordered pair: for two-sided surfaces only
+             * (a closed surface is at least an element thick: its vertices
+             * and triangles hold it; the barrier takes no edge pairs) */
+            if (ib >= ia && (A->two_sided || B->two_sided)) {
                 for (defo_index e = 0; e < A->ne; e++) {
                     double q[6];
                     swept(bodies[ia].x, dxa, A->edge + 2 * (size_t)e, 2, g, q);

@@ -204,6 +204,7 @@ static defo_status ip_evaluate(void *vctx, const double *v, double *f, double *e
     const defo_index n = b->n;
     const size_t m = 3 * (size_t)n;
     const double h = d->h;
+    d->h_lin = h;
     for (size_t i = 0; i < m; i++) d->y[i] = d->x_base[i] + h * v[i];
     double psi = 0;
     defo_status s = defo_force_model_evaluate(b->force, d->y, DEFO_EVAL_TANGENT, f, &psi);
@@ -246,7 +247,7 @@ static defo_status ip_evaluate(void *vctx, const double *v, double *f, double *e
 
 static const defo_bcsr *ip_matrix(void *vctx) {
     defo_implicit_body *d = vctx;
-    const double h = d->h;
+    const double h = d->h_lin;
     defo_bcsr *A = defo_force_model_assemble(d->b->force, h * h + h * d->beta, h, d->b->mass,
                                              1.0 + h * d->alpha);
     if (!A) return NULL;
@@ -257,7 +258,7 @@ static const defo_bcsr *ip_matrix(void *vctx) {
 static void ip_apply(void *vctx, const double *dv, double *y) {
     defo_implicit_body *d = vctx;
     defo_step_body *b = d->b;
-    const double h = d->h;
+    const double h = d->h_lin;
     const size_t m = 3 * (size_t)b->n;
     defo_force_model_tangent_apply(b->force, dv, y);
     defo_force_model_damping_apply(b->force, dv, d->tmp);
@@ -276,7 +277,7 @@ static void ip_apply(void *vctx, const double *dv, double *y) {
 static void ip_diagonal(void *vctx, double *blocks) {
     defo_implicit_body *d = vctx;
     defo_step_body *b = d->b;
-    const double h = d->h;
+    const double h = d->h_lin;
     defo_force_model_tangent_diagonal(b->force, blocks);
     for (defo_index i = 0; i < b->n; i++) {
         double *B = blocks + 9 * (size_t)i;
@@ -296,7 +297,7 @@ static void ip_diagonal(void *vctx, double *blocks) {
 static defo_status ip_linearize_at(void *vctx, const double *x, double t) {
     defo_implicit_body *d = vctx;
     defo_step_body *b = d->b;
-    d->h = d->h_fact;
+    d->h_lin = d->h_fact; /* the matrix of the factor's step, not this step's */
     memcpy(d->y, x, 3 * (size_t)b->n * sizeof(double));
     defo_status s = defo_force_model_evaluate(b->force, x, DEFO_EVAL_TANGENT, NULL, NULL);
     d->contacts = 0;
@@ -451,6 +452,8 @@ defo_status defo_implicit_step(defo_stepper *stp, defo_step_body *const *bodies,
         p->x_safe = b->x; /* xⁿ */
         p->y = d->y;
         p->x_fact = d->x_fact;
+        p->param = h[i];
+        p->param_fact = &d->h_fact;
         p->unkept = &d->capped;
         p->evaluate = ip_evaluate;
         p->matrix = ip_matrix;
@@ -480,7 +483,6 @@ defo_status defo_implicit_step(defo_stepper *stp, defo_step_body *const *bodies,
                 b->stats.backtracks += ns.backtracks;
                 b->stats.precond_setups += ns.precond_setups;
             }
-            if (stp->joint->have_fact) d->h_fact = d->h, d->t_fact = t_end;
         }
         if (s < 0) {
             if (np == 1) return defo_error_prefix("body '%s': implicit step", stp->set[0]->name);

@@ -71,7 +71,10 @@ typedef struct defo_joint_part {
     const double *x_safe;
     const double *y; /* positions at the last evaluation (the part's) */
     double *x_fact;  /* 3n: where the factor was made (history) */
-    int *unkept;     /* set by the part when its factor must not outlive the step */
+    /* the part's own setting the factor was made with (implicit: h), kept
+     * in *param_fact when it is made (may be NULL) */
+    double param, *param_fact;
+    int *unkept; /* set by the part when its factor must not outlive the step */
     /* f = −∇E_k(u) (3n), *E = E_k(u); the linearisation becomes u's */
     defo_status (*evaluate)(void *pctx, const double *u, double *f, double *E);
     const defo_bcsr *(*matrix)(void *pctx); /* ∇²E_k at the last evaluation */
@@ -105,7 +108,7 @@ typedef struct defo_joint {
     int64_t *extra_rc;
     double *extra_val;
     size_t extra_cap, num_extra;
-    int held, any_outside;
+    int held;
     defo_status status;
     /* the factorisation's record (history) */
     int have_fact, rebuild, fact_unkept;
@@ -159,6 +162,7 @@ typedef struct defo_implicit_body {
     /* the step being solved (Newton parts) */
     const double *x_base, *v_base;
     double h, alpha, beta, t_end;
+    double h_lin; /* the step length of the linearisation (h, or h_fact when rebuilt) */
     const defo_step_context *ctx;
     defo_status status;
     /* the lagged factorisation carried from frame to frame: the positions

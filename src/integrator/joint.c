@@ -121,7 +121,7 @@ static double *slice(double *v, const defo_joint *J, int k) {
 }
 
 /* ------------------------------------------------------- the problem */
-static defo_status contact_at(defo_joint *J, const double *const *x_start, double *E) {
+static defo_status contact_at(defo_joint *J, double *E) {
     J->terms = NULL;
     J->num_terms = 0;
     const defo_step_context *ctx = J->ctx;
@@ -132,9 +132,10 @@ static defo_status contact_at(defo_joint *J, const double *const *x_start, doubl
     }
     memset(J->cforce, 0, 3 * (size_t)J->n * sizeof(double));
     defo_index held = 0;
+    int lagged = 0;
     double e = 0;
-    defo_status s = ctx->contact(ctx->ctx, J->bodies, J->count, (const double *const *)J->ys,
-                                 x_start, J->dt, &e, J->fs, &J->terms, &J->num_terms, &held);
+    defo_status s = ctx->contact(ctx->ctx, J->bodies, J->count, (const double *const *)J->ys, &e,
+                                 J->fs, &J->terms, &J->num_terms, &held, &lagged);
     if (s) return s;
     J->held |= held > 0;
     if (E) *E += e;
@@ -153,12 +154,9 @@ static defo_status jt_evaluate(void *vctx, const double *u, double *f, double *e
         E += Ek;
         memcpy(J->coords + o, p->y, 3 * (size_t)p->b->n * sizeof(double));
     }
-    defo_status s = contact_at(J, J->x_start, &E);
+    defo_status s = contact_at(J, &E);
     if (s) return s;
     if (J->num_terms > 0) {
-        J->any_outside = 0;
-        for (size_t t = 0; t < J->num_terms; t++)
-            for (int a = 0; a < 4; a++) J->any_outside |= J->terms[t].body[a] < 0;
         for (int k = 0; k < J->count; k++) {
             const double sk = J->parts[k].scale;
             double *fk = slice(f, J, k);
@@ -192,12 +190,10 @@ static defo_status term_blocks(defo_joint *J) {
             for (int b = 0; b < 4; b++) {
                 if (T->body[b] < 0 || T->w[b] == 0) continue;
                 const double sb = J->parts[T->body[b]].scale;
-                const double c = T->k * sa * sb * T->w[a] * T->w[b];
+                const double c = sa * sb * T->w[a] * T->w[b];
                 J->extra_rc[2 * e] = J->offset[T->body[a]] + T->node[a];
                 J->extra_rc[2 * e + 1] = J->offset[T->body[b]] + T->node[b];
-                for (int r = 0; r < 3; r++)
-                    for (int q = 0; q < 3; q++)
-                        J->extra_val[9 * e + 3 * r + q] = c * T->n[r] * T->n[q];
+                for (int q = 0; q < 9; q++) J->extra_val[9 * e + q] = c * T->S[q];
                 e++;
             }
         }
@@ -238,18 +234,21 @@ static void jt_apply(void *vctx, const double *d, double *y) {
     }
     for (size_t t = 0; t < J->num_terms; t++) {
         const defo_contact_term *T = &J->terms[t];
-        double g = 0;
+        double g[3] = {0, 0, 0}; /* Σ wₐ sₐ dₐ */
         for (int a = 0; a < 4; a++) {
             if (T->body[a] < 0) continue;
             const double *da = d + 3 * (size_t)(J->offset[T->body[a]] + T->node[a]);
-            g += T->w[a] * J->parts[T->body[a]].scale *
-                 (T->n[0] * da[0] + T->n[1] * da[1] + T->n[2] * da[2]);
+            const double c = T->w[a] * J->parts[T->body[a]].scale;
+            for (int r = 0; r < 3; r++) g[r] += c * da[r];
         }
+        const double Sg[3] = {T->S[0] * g[0] + T->S[1] * g[1] + T->S[2] * g[2],
+                              T->S[3] * g[0] + T->S[4] * g[1] + T->S[5] * g[2],
+                              T->S[6] * g[0] + T->S[7] * g[1] + T->S[8] * g[2]};
         for (int b = 0; b < 4; b++) {
             if (T->body[b] < 0) continue;
             double *yb = y + 3 * (size_t)(J->offset[T->body[b]] + T->node[b]);
-            const double c = T->k * T->w[b] * J->parts[T->body[b]].scale * g;
-            for (int r = 0; r < 3; r++) yb[r] += c * T->n[r];
+            const double c = T->w[b] * J->parts[T->body[b]].scale;
+            for (int r = 0; r < 3; r++) yb[r] += c * Sg[r];
         }
     }
 }
@@ -264,8 +263,7 @@ static void jt_diagonal(void *vctx, double *blocks) {
             if (T->body[a] < 0) continue;
             const double s = J->parts[T->body[a]].scale * T->w[a];
             double *B = blocks + 9 * (size_t)(J->offset[T->body[a]] + T->node[a]);
-            for (int r = 0; r < 3; r++)
-                for (int q = 0; q < 3; q++) B[3 * r + q] += T->k * s * s * T->n[r] * T->n[q];
+            for (int q = 0; q < 9; q++) B[q] += s * s * T->S[q];
         }
     }
 }
@@ -298,12 +296,16 @@ static void jt_cap_step(void *vctx, const double *u, double *du) {
 static void jt_factored(void *vctx, const double *u) {
     (void)u;
     defo_joint *J = vctx;
-    for (int k = 0; k < J->count; k++)
+    for (int k = 0; k < J->count; k++) {
         memcpy(J->parts[k].x_fact, J->parts[k].y, 3 * (size_t)J->parts[k].b->n * sizeof(double));
+        if (J->parts[k].param_fact) *J->parts[k].param_fact = J->parts[k].param;
+    }
     J->t_fact = J->t;
     J->have_fact = 1;
-    /* a factor whose matrix held pairs that the record cannot rebuild */
-    J->fact_unkept = J->num_terms > 0 && (J->any_outside || J->held);
+    /* a factor whose matrix held contact between bodies depends on more than
+     * the record (the step's start, other integrators' bodies): it is not
+     * kept past its step */
+    J->fact_unkept = J->num_terms > 0;
 }
 
 static void jt_problem(defo_joint *J, defo_newton_problem *p) {
@@ -370,7 +372,7 @@ static defo_status rebuild(defo_joint *J) {
         s = p->linearize_at(p->pctx, p->x_fact, J->t_fact);
         if (!s) memcpy(slice(J->coords, J, k), p->y, 3 * (size_t)p->b->n * sizeof(double));
     }
-    if (!s) s = contact_at(J, NULL, NULL);
+    J->num_terms = 0; /* a kept factor held no contact between bodies */
     if (!s) {
         defo_newton_problem p;
         jt_problem(J, &p);
@@ -394,6 +396,7 @@ defo_status defo_joint_solve(defo_joint *J, const defo_joint_part *parts, int co
     J->dt = dt;
     J->status = DEFO_OK;
     J->held = 0;
+    J->fact_unkept = 0;
     for (int k = 0; k < count; k++) {
         memcpy(J->constraint + J->offset[k], parts[k].constraint, (size_t)parts[k].b->n);
         memcpy(slice(J->u, J, k), parts[k].u, 3 * (size_t)parts[k].b->n * sizeof(double));
@@ -401,6 +404,10 @@ defo_status defo_joint_solve(defo_joint *J, const defo_joint_part *parts, int co
     if (J->rebuild) {
         st = rebuild(J);
         if (st) return defo_error_prefix("rebuilding the factorisation");
+    }
+    if (ctx && ctx->contact_begin && x_start) {
+        st = ctx->contact_begin(ctx->ctx, bodies, count, x_start, dt);
+        if (st) return st;
     }
     st = safe_start(J);
     if (st) return st;

@@ -148,6 +148,9 @@ static defo_status add_body(const defo_scene *sc, scene_build *out, int i) {
         bd.force.constant_extrapolation = 1;
     if (b->has_plasticity) bd.plasticity = &b->plasticity;
     if (b->has_fracture) bd.fracture = &b->fracture;
+    bd.collide = b->collide;
+    bd.self_contact = b->self_contact;
+    bd.friction = b->friction;
     s = defo_world_add_body(out->world, &bd, &out->ids[i]);
     if (s < 0) {
         defo_mesh_destroy(m);
@@ -226,6 +229,35 @@ static void find_penetrations(const defo_scene *sc, scene_build *out) {
     if (more && len < cap - 1)
         snprintf(w + len, cap - len, "; and %d more bod%s inside colliders", more,
                  more == 1 ? "y" : "ies");
+    /* bodies placed inside each other */
+    defo_body_overlap ov[4];
+    int count = 0;
+    if (defo_world_overlaps(out->world, ov, 4, &count) != DEFO_OK) return;
+    for (int k = 0; k < count && k < 4; k++) {
+        len = strlen(w);
+        if (len >= cap - 1) break;
+        const defo_body_id a = defo_world_body(out->world, ov[k].body);
+        const int dyn =
+            defo_world_integrator(out->world, defo_body_integrator(out->world, a))->kind <
+            DEFO_INTEGRATOR_QUASISTATIC;
+        const double speed = defo_world_contact(out->world)->separation_speed;
+        char how[160];
+        if (dyn)
+            snprintf(how, sizeof how, "pushed apart at no more than %g m/s (about %.2g s)", speed,
+                     ov[k].depth / speed);
+        else
+            snprintf(how, sizeof how, "contact pushes them apart in the first frame");
+        int q = snprintf(w + len, cap - len,
+                         "%sbodies[%d] '%s' starts inside bodies[%d] '%s': %ld surface nodes, "
+                         "node %ld %.3g m deep; %s",
+                         len ? "; " : "", ov[k].body, sc->bodies[ov[k].body].name, ov[k].other,
+                         sc->bodies[ov[k].other].name, (long)ov[k].nodes, (long)ov[k].deepest_node,
+                         ov[k].depth, how);
+        (void)q;
+    }
+    len = strlen(w);
+    if (count > 4 && len < cap - 1)
+        snprintf(w + len, cap - len, "; and %d more overlaps between bodies", count - 4);
 }
 
 void scene_build_free(scene_build *b) {
@@ -248,6 +280,10 @@ defo_status scene_build_world(const defo_scene *sc, scene_build *out) {
     for (int i = 0; i < sc->num_integrators && !s; i++) {
         s = defo_world_add_integrator(out->world, &sc->integrators[i].def, NULL);
         if (s) defo_error_prefix("integrator");
+    }
+    if (!s) {
+        s = defo_world_set_contact(out->world, &sc->contact);
+        if (s) defo_error_prefix("contact");
     }
     for (int i = 0; i < sc->num_colliders && !s; i++) {
         s = defo_collider_create(&sc->colliders[i].def, &out->colliders[i]);

@@ -83,6 +83,8 @@ typedef struct scene_body {
     defo_fracture_def fracture;
     int has_embedded;
     char embedded_file[SCENE_PATH_MAX];
+    int collide, self_contact; /* contact with other bodies and itself */
+    double friction;
 } scene_body;
 
 typedef struct scene_collider {
@@ -104,6 +106,7 @@ struct defo_scene {
     int num_bodies;
     scene_collider *colliders;
     int num_colliders;
+    defo_contact_def contact; /* the top-level "contact" */
     uint64_t hash;
     char *canonical; /* the whole document with base_dir, as JSON text */
 };

@@ -574,9 +574,18 @@ static void parse_body(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s, sc
                                        "fracture",
                                        "embedded",
                                        "integrator",
+                                       "collide",
+                                       "self_contact",
+                                       "friction",
                                        NULL};
     jv_check_keys(c, o, p, keys);
     snprintf(b->name, sizeof b->name, "body%zu", index);
+    b->collide = 1;
+    b->self_contact = 0;
+    b->friction = 0.5;
+    jv_bool(c, o, p, "collide", &b->collide);
+    jv_bool(c, o, p, "self_contact", &b->self_contact);
+    jv_num(c, o, p, "friction", JV_NONNEG, &b->friction);
     const char *name = jv_str(c, o, p, "name");
     if (name) snprintf(b->name, sizeof b->name, "%s", name);
     b->box = defo_default_box_def();
@@ -943,8 +952,9 @@ static void parse_outputs(jv_ctx *c, json_t *o, const jv_path *p, defo_scene_out
 
 void scene_parse_root(jv_ctx *c, json_t *root, defo_scene *s, const char *base_dir) {
     jv_path p = {{0}};
-    static const char *const keys[] = {"name",       "version", "base_dir",  "gravity", "duration",
-                                       "integrator", "bodies",  "colliders", "outputs", NULL};
+    static const char *const keys[] = {"name",     "version",    "base_dir", "gravity",
+                                       "duration", "integrator", "bodies",   "colliders",
+                                       "outputs",  "contact",    NULL};
     jv_check_keys(c, root, &p, keys);
     snprintf(s->name, sizeof s->name, "scene");
     const char *name = jv_str(c, root, &p, "name");
@@ -1049,6 +1059,27 @@ void scene_parse_root(jv_ctx *c, json_t *root, defo_scene *s, const char *base_d
                 continue;
             }
             parse_collider(c, o, &ep, &s->colliders[s->num_colliders++], i);
+        }
+    }
+
+    /* contact between bodies: on, unless switched off or tuned */
+    s->contact = defo_default_contact_def();
+    json_t *ct = json_object_get(root, "contact");
+    if (ct) {
+        jv_path kp = jv_key(&p, "contact");
+        if (json_is_boolean(ct)) {
+            s->contact.enabled = json_is_true(ct);
+        } else if (json_is_object(ct)) {
+            static const char *const ck[] = {"enabled",          "thickness", "stiffness",
+                                             "separation_speed", "sweeps",    NULL};
+            jv_check_keys(c, ct, &kp, ck);
+            jv_bool(c, ct, &kp, "enabled", &s->contact.enabled);
+            jv_num(c, ct, &kp, "thickness", (jv_range){0, 1, 0, 1}, &s->contact.thickness);
+            jv_num(c, ct, &kp, "stiffness", JV_NONNEG, &s->contact.stiffness);
+            jv_num(c, ct, &kp, "separation_speed", JV_POS, &s->contact.separation_speed);
+            jv_int(c, ct, &kp, "sweeps", 1, 1000, &s->contact.sweeps);
+        } else {
+            jv_error(c, kp.s, "expected true, false or an object, got %s", jv_type_name(ct));
         }
     }
 

@@ -156,6 +156,8 @@ static defo_status scratch(defo_world *w) {
     defo_free((void *)w->cm);
     defo_free((void *)w->cs);
     defo_free(w->surface_body);
+    defo_free((void *)w->start);
+    w->start = defo_calloc((size_t)n, sizeof *w->start);
     w->cbody = defo_calloc((size_t)n, sizeof *w->cbody);
     w->call_of = defo_malloc((size_t)n * sizeof *w->call_of);
     w->cx = defo_calloc((size_t)n, sizeof *w->cx);
@@ -165,7 +167,7 @@ static defo_status scratch(defo_world *w) {
     w->cs = defo_calloc((size_t)n, sizeof *w->cs);
     w->surface_body = defo_calloc((size_t)n, sizeof *w->surface_body);
     if (!w->cbody || !w->call_of || !w->cx || !w->cf || !w->cv || !w->cm || !w->cs ||
-        !w->surface_body) {
+        !w->surface_body || !w->start) {
         w->num_surfaces = 0;
         return defo_error_oom("contact scratch", (size_t)n * 80);
     }
@@ -215,18 +217,18 @@ static int call_index(defo_world *w, defo_step_body *const *bodies, int count, i
     return -1;
 }
 
-/* Each pair's depth held back: what it had at the start less a step's
- * separation (x_start per call body; obstacles did not move). */
-static defo_index keep_depths(defo_world *w, defo_step_body *const *bodies, int count,
-                              const double *const *x_start, double dt, int ns) {
+/* Each pair's depth held back: what it had at the start (start[b] by body,
+ * NULL: where the body is) less a step's separation. */
+static defo_index keep_depths(defo_world *w, const double *const *start, double dt, int ns) {
     for (int j = 0; j < ns; j++) {
-        const int ci = call_index(w, bodies, count, j);
-        w->cs[j] = ci >= 0 ? x_start[ci] : w->bodies[w->surface_body[j]].x;
+        const int b = w->surface_body[j];
+        w->cs[j] = start[b] ? start[b] : w->bodies[b].x;
     }
     defo_index held = 0;
     const double sep = w->contact.separation_speed * dt;
     for (size_t i = 0; i < w->pairs.count; i++) {
         defo_contact_pair *p = &w->pairs.pairs[i];
+        if (p->barrier) continue;
         double phi0 = 0;
         for (int a = 0; a < 4; a++) {
             const double *xa = w->cs[p->surface[p->side[a]]] + 3 * (size_t)p->node[a];
@@ -239,34 +241,71 @@ static defo_index keep_depths(defo_world *w, defo_step_body *const *bodies, int 
     return held;
 }
 
+/* The static zone of friction: slips below a hundredth of the thickness
+ * per solve count as sticking. */
+#define FRICTION_EPS_REL 1e-2
+
+defo_status defo_world_contact_begin(void *ctx, defo_step_body *const *bodies, int count,
+                                     const double *const *x_start, double dt) {
+    defo_world *w = ctx;
+    const double t0 = now_seconds();
+    int ns = 0;
+    defo_status s = gather(w, bodies, count, x_start, &ns);
+    /* what lies inside another body at the start is pushed apart by signed
+     * pairs; everything else meets through barriers */
+    if (!s) s = defo_contact_classify(w->cbody, ns);
+    w->pairs.count = 0;
+    if (!s) s = defo_contact_find(w->cbody, ns, DEFO_CONTACT_BARRIER, &w->pairs);
+    if (s) return s;
+    for (int i = 0; i < w->num_bodies; i++) w->start[i] = NULL;
+    for (int i = 0; i < count; i++) w->start[bodies[i]->index] = x_start[i];
+    w->start_dt = dt;
+    for (int j = 0; j < ns; j++) w->cx[j] = w->cbody[j].x;
+    if (dt > 0) (void)keep_depths(w, w->start, dt, ns);
+    /* Coulomb friction of the solve, lagged from here */
+    w->num_fric = 0;
+    s = defo_contact_friction_lag(w->pairs.pairs, w->pairs.count, w->cx, FRICTION_EPS_REL, &w->fric,
+                                  &w->num_fric, &w->fric_cap);
+    if (!s && w->num_fric) {
+        defo_free(w->fric_S);
+        w->fric_S = defo_malloc(9 * w->fric_cap * sizeof *w->fric_S);
+        if (!w->fric_S) s = defo_error_oom("friction", 72 * w->fric_cap);
+    }
+    w->stats.contact_seconds += now_seconds() - t0;
+    return s;
+}
+
+static defo_status grow_terms(defo_world *w, size_t need) {
+    if (need <= w->terms_cap) return DEFO_OK;
+    size_t c = w->terms_cap ? w->terms_cap : 256;
+    while (c < need) c *= 2;
+    defo_contact_term *nt = defo_realloc(w->terms, c * sizeof *nt);
+    if (nt) w->terms = nt;
+    double *hh = defo_realloc(w->hess, c * sizeof *hh);
+    if (hh) w->hess = hh;
+    if (!nt || !hh) return defo_error_oom("contact terms", c * sizeof *nt);
+    w->terms_cap = c;
+    return DEFO_OK;
+}
+
 defo_status defo_world_body_contact(void *ctx, defo_step_body *const *bodies, int count,
-                                    const double *const *x, const double *const *x_start, double dt,
-                                    double *energy, double *const *force,
+                                    const double *const *x, double *energy, double *const *force,
                                     const defo_contact_term **terms, size_t *num_terms,
-                                    defo_index *held) {
+                                    defo_index *held, int *lagged) {
     defo_world *w = ctx;
     const double t0 = now_seconds();
     if (terms) *terms = NULL;
     if (num_terms) *num_terms = 0;
     if (held) *held = 0;
+    if (lagged) *lagged = w->num_fric > 0;
     int ns = 0;
-    defo_status s;
-    /* what lies inside another body at the solve's start is pushed out by
-     * signed pairs; everything else meets through barriers */
-    if (x_start) {
-        s = gather(w, bodies, count, x_start, &ns);
-        if (!s) s = defo_contact_classify(w->cbody, ns);
-    } else {
-        s = gather(w, bodies, count, x, &ns);
-        if (!s) defo_contact_unclassify(w->cbody, ns);
-    }
-    if (!s && x_start) s = gather(w, bodies, count, x, &ns);
+    defo_status s = gather(w, bodies, count, x, &ns);
     if (s) return s;
     w->pairs.count = 0;
     s = defo_contact_find(w->cbody, ns, DEFO_CONTACT_BARRIER, &w->pairs);
     if (s) return s;
-    if (x_start && dt > 0) {
-        const defo_index h = keep_depths(w, bodies, count, x_start, dt, ns);
+    if (w->start_dt > 0) {
+        const defo_index h = keep_depths(w, w->start, w->start_dt, ns);
         if (held) *held = h;
     }
     for (int j = 0; j < ns; j++) {
@@ -274,19 +313,13 @@ defo_status defo_world_body_contact(void *ctx, defo_step_body *const *bodies, in
         w->cx[j] = w->cbody[j].x;
         w->cf[j] = ci >= 0 && force ? force[ci] : NULL;
     }
-    if (w->pairs.count > w->terms_cap) {
-        size_t c = w->terms_cap ? w->terms_cap : 256;
-        while (c < w->pairs.count) c *= 2;
-        defo_contact_term *nt = defo_realloc(w->terms, c * sizeof *nt);
-        double *hh = defo_realloc(w->hess, c * sizeof *hh);
-        if (nt) w->terms = nt;
-        if (hh) w->hess = hh;
-        if (!nt || !hh) return defo_error_oom("contact terms", c * sizeof *nt);
-        w->terms_cap = c;
-    }
+    s = grow_terms(w, w->pairs.count + w->num_fric);
+    if (s) return s;
     double depth = 0;
     defo_contact_penalty(w->pairs.pairs, w->pairs.count, w->cx, energy, w->cf, w->hess, &depth);
-    /* the active pairs' Hessian terms */
+    if (w->num_fric)
+        defo_contact_friction_eval(w->fric, w->num_fric, w->cx, energy, w->cf, w->fric_S);
+    /* the Hessian terms: the active pairs' ψ'' n nᵀ, then friction's */
     size_t nt = 0;
     for (size_t i = 0; i < w->pairs.count; i++) {
         if (!(w->hess[i] > 0)) continue;
@@ -297,12 +330,22 @@ defo_status defo_world_body_contact(void *ctx, defo_step_body *const *bodies, in
             T->node[a] = p->node[a];
             T->w[a] = p->w[a];
         }
-        memcpy(T->n, p->n, sizeof T->n);
-        T->k = w->hess[i];
+        for (int r = 0; r < 3; r++)
+            for (int q = 0; q < 3; q++) T->S[3 * r + q] = w->hess[i] * p->n[r] * p->n[q];
+    }
+    for (size_t i = 0; i < w->num_fric; i++) {
+        const defo_contact_friction *f = &w->fric[i];
+        defo_contact_term *T = &w->terms[nt++];
+        for (int a = 0; a < 4; a++) {
+            T->body[a] = call_index(w, bodies, count, f->surface[f->side[a]]);
+            T->node[a] = f->node[a];
+            T->w[a] = f->w[a];
+        }
+        memcpy(T->S, w->fric_S + 9 * i, sizeof T->S);
     }
     if (terms) *terms = w->terms;
     if (num_terms) *num_terms = nt;
-    w->stats.contacts = (defo_index)nt;
+    w->stats.contacts = (defo_index)(nt - w->num_fric);
     if (depth > w->stats.contact_depth) w->stats.contact_depth = depth;
     w->stats.contact_seconds += now_seconds() - t0;
     return DEFO_OK;
@@ -341,7 +384,12 @@ defo_status defo_world_contact_respond(void *ctx, defo_step_body *const *bodies,
         w->stats.contact_seconds += now_seconds() - t0;
         return DEFO_OK;
     }
-    if (positions && x_prev) (void)keep_depths(w, bodies, count, x_prev, dt, ns);
+    if (positions && x_prev) {
+        for (int i = 0; i < w->num_bodies; i++) w->start[i] = NULL;
+        for (int i = 0; i < count; i++) w->start[bodies[i]->index] = x_prev[i];
+        (void)keep_depths(w, w->start, dt, ns);
+        for (int i = 0; i < count; i++) w->start[bodies[i]->index] = NULL;
+    }
     /* inverse masses: 0 for prescribed nodes and bodies held still */
     defo_index most = 0;
     for (int j = 0; j < ns; j++) {
@@ -370,8 +418,18 @@ defo_status defo_world_contact_respond(void *ctx, defo_step_body *const *bodies,
             w->cm[j] = w->zeros;
         }
     }
-    const size_t acted = defo_contact_respond(w->pairs.pairs, w->pairs.count, w->cf, w->cv, w->cm,
-                                              tau, positions, w->contact.sweeps);
+    if (w->pairs.count > w->pair_work_cap) {
+        size_t c = w->pair_work_cap ? w->pair_work_cap : 256;
+        while (c < w->pairs.count) c *= 2;
+        double *pw = defo_realloc(w->pair_work, 7 * c * sizeof *pw);
+        if (!pw) return defo_error_oom("contact response", 56 * c);
+        w->pair_work = pw;
+        w->pair_work_cap = c;
+    }
+    for (int j = 0; j < ns; j++) w->cx[j] = w->bodies[w->surface_body[j]].work;
+    const size_t acted =
+        defo_contact_respond(w->pairs.pairs, w->pairs.count, w->cf, w->cv, w->cm, tau, positions,
+                             w->contact.sweeps, (double *const *)w->cx, w->pair_work);
     if (pairs) *pairs = (defo_index)acted;
     w->stats.contacts = (defo_index)w->pairs.count;
     for (size_t i = 0; i < w->pairs.count; i++)

@@ -116,6 +116,10 @@ void defo_world_destroy(defo_world *w) {
     defo_free(w->terms);
     defo_free(w->hess);
     defo_free(w->zeros);
+    defo_free(w->pair_work);
+    defo_free((void *)w->start);
+    defo_free(w->fric);
+    defo_free(w->fric_S);
     defo_free(w);
 }
 
@@ -884,6 +888,7 @@ static defo_status step_integrator(defo_world *w, int integ, double t0, double T
         ctx.penalty = defo_world_penalty;
     }
     if (defo_world_has_body_contact(w)) {
+        ctx.contact_begin = defo_world_contact_begin;
         ctx.contact = defo_world_body_contact;
         ctx.contact_bound = defo_world_contact_bound;
         ctx.contact_respond = defo_world_contact_respond;

@@ -110,6 +110,16 @@ struct defo_world {
     size_t terms_cap;
     double *zeros; /* for bodies held still: no inverse mass */
     defo_index zeros_n;
+    double *pair_work; /* the response's, 7 per pair */
+    size_t pair_work_cap;
+    /* the Newton solve in progress (contact_begin): each body's positions at
+     * its start (by body index; NULL outside it), the step, the friction
+     * lagged from there and its Hessians */
+    const double **start;
+    double start_dt;
+    defo_contact_friction *fric;
+    size_t num_fric, fric_cap;
+    double *fric_S;
 };
 
 /* contact.c: the step context's callbacks */
@@ -125,11 +135,12 @@ defo_status defo_world_penalty(void *ctx, const defo_step_body *b, double t, con
 defo_status defo_world_contact_sources(defo_world *w, world_body *b);
 /* Body–body contact (the step context's contact, contact_bound and
  * contact_respond; NULL ctx entries when fewer than two surfaces). */
+defo_status defo_world_contact_begin(void *ctx, defo_step_body *const *bodies, int count,
+                                     const double *const *x_start, double dt);
 defo_status defo_world_body_contact(void *ctx, defo_step_body *const *bodies, int count,
-                                    const double *const *x, const double *const *x_start, double dt,
-                                    double *energy, double *const *force,
+                                    const double *const *x, double *energy, double *const *force,
                                     const defo_contact_term **terms, size_t *num_terms,
-                                    defo_index *held);
+                                    defo_index *held, int *lagged);
 double defo_world_contact_bound(void *ctx, defo_step_body *const *bodies, int count,
                                 const double *const *x, const double *const *dx);
 defo_status defo_world_contact_respond(void *ctx, defo_step_body *const *bodies, int count,

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CLI contract for `defo plot OUTDIR`: a PNG of the run's stats.jsonl over
-# time — energies, inverted elements, volume ratio, iterations, ms per frame.
+# time — energies, inverted elements, volume ratio, iterations, ms per frame,
+# contact pairs between bodies.
 # The picture is checked against the data it draws: each series' colour is
 # present in its panel, and a ball falling freely (kinetic energy rising
 # every frame, never touching the ground) draws its kinetic line rising from
@@ -48,7 +49,7 @@ def png_rgb(path):
     return w, h, rows
 w, h, rows = png_rgb(sys.argv[1])
 assert (w, h) == (900, 1000), (w, h)
-top, ph = 34, (1000 - 34 - 24) // 5
+top, ph = 34, (1000 - 34 - 24) // 6
 def pixels(panel, rgb, x0=80, x1=890):
     out = []
     for y in range(top + panel * ph + 20, top + (panel + 1) * ph):   # below the panel's legend line
@@ -59,9 +60,10 @@ def pixels(panel, rgb, x0=80, x1=890):
 kin, total = pixels(0, (31, 119, 180)), pixels(0, (255, 127, 14))
 inv, vol = pixels(1, (214, 39, 40)), pixels(2, (31, 119, 180))
 cg, ms = pixels(3, (31, 119, 180)), pixels(4, (148, 103, 189))
-print("series pixels: kinetic %d, elastic %d, inverted %d, volume %d, CG %d, ms %d"
-      % (len(kin), len(total), len(inv), len(vol), len(cg), len(ms)))
-assert min(len(kin), len(total), len(inv), len(vol), len(cg), len(ms)) > 100
+con = pixels(5, (23, 190, 207))
+print("series pixels: kinetic %d, elastic %d, inverted %d, volume %d, CG %d, ms %d, contact %d"
+      % (len(kin), len(total), len(inv), len(vol), len(cg), len(ms), len(con)))
+assert min(len(kin), len(total), len(inv), len(vol), len(cg), len(ms), len(con)) > 100
 # free fall: kinetic energy rises every frame, so its line rises left to right
 left = [y for x, y in kin if x < 160]; right = [y for x, y in kin if x > 810]
 assert left and right and sum(left) / len(left) > sum(right) / len(right) + 50, (left[:3], right[:3])
