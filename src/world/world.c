@@ -15,8 +15,8 @@
  * step's end, the stepper's step; then statistics.  The state at the frame's
  * start is kept (checkpoint format, in memory) so a failed or interrupted
  * frame leaves the world there.  Every frame starts with the steppers'
- * frame_start (lagged factorisations and lazy rotations forgotten), so a
- * frame depends only on the state a checkpoint holds.
+ * frame_start; a frame depends only on the state a checkpoint holds (lazily
+ * kept rotations and lagged factorisations included).
  */
 #include "world/world_internal.h"
 
@@ -940,10 +940,9 @@ defo_status defo_world_step(defo_world *w, double frame_dt) {
         world_body *b = &w->bodies[i];
         if (!b->generation) continue;
         world_integrator *wi = &w->integrators[b->integrator];
-        /* lazily kept rotations change the forces as a function of x from
-         * frame to frame: nothing made from them is kept (plastic flow is
-         * flagged in the step that makes it) */
-        if (defo_force_model_forget_history(b->sb.force)) b->sb.changed |= DEFO_CHANGED_MODEL;
+        /* lazily kept rotations (MTPS08 §4.4) and what is made from them
+         * carry on: checkpoints hold them (plastic flow is flagged in the
+         * step that makes it) */
         wi->ops->frame_start(wi->stepper, &b->sb);
         b->sb.changed = 0;
         s = loads(b);
