@@ -170,8 +170,7 @@ static void test_resume(void) {
     for (int direct = 0; direct < 2; direct++) {
         if (direct && !defo_cholesky_available()) continue;
         sim a, b;
-        if (!sim_make(&a, m, 1, direct, 1, -9.81) || !sim_make(&b, m, 1, direct, 1, -9.81))
-            return;
+        if (!sim_make(&a, m, 1, direct, 1, -9.81) || !sim_make(&b, m, 1, direct, 1, -9.81)) return;
         void *s0 = NULL, *s1 = NULL, *s2 = NULL, *s3 = NULL;
         size_t n0 = 0, n1 = 0, n2 = 0, n3 = 0;
         run_frames(&a, 4);
