@@ -70,6 +70,13 @@ DEFO_API const double *defo_embed_rest_normals(const defo_embed *e);
 DEFO_API defo_status defo_embed_update(const defo_embed *e, const double *x,
                                        const double *rotations, double *positions, double *normals);
 
+/* Per-vertex values from per-node values of the tets (one scalar per node),
+ * interpolated with the element's shape functions at the vertex (linear for
+ * tet4, quadratic for tet10: MTPS08 §6.2's stress colours on the detail
+ * surface, from the stresses extrapolated to the nodes). */
+DEFO_API defo_status defo_embed_interpolate(const defo_embed *e, const double *node_values,
+                                            double *out);
+
 /* Wavefront OBJ of the surface with the given positions and normals
  * (normals may be NULL), atomically. */
 DEFO_API defo_status defo_embed_write_obj(const defo_embed *e, const char *path,

@@ -466,6 +466,25 @@ defo_status defo_embed_update(const defo_embed *e, const double *x, const double
     return DEFO_OK;
 }
 
+defo_status defo_embed_interpolate(const defo_embed *e, const double *node_values, double *out) {
+    if (!e || !node_values || !out)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "embed: missing argument");
+    const defo_element_ops *ops = defo_element_ops_for_mesh(e->tets);
+    if (!ops) return defo_error_prefix("embed");
+    const int P = ops->nodes;
+    const defo_index nv = e->nv;
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_NODES(nv))
+    for (defo_index i = 0; i < nv; i++) {
+        const defo_index *en = e->tets->elems + (size_t)P * (size_t)e->elem[i];
+        double N[DEFO_ELEMENT_MAX_NODES];
+        ops->shape(e->bary + 4 * (size_t)i, N);
+        double s = 0;
+        for (int a = 0; a < P; a++) s += N[a] * node_values[en[a]];
+        out[i] = s;
+    }
+    return DEFO_OK;
+}
+
 /* Write an OBJ to path atomically: path.tmp, then rename. */
 static defo_status write_obj(const char *path, defo_index nv, const double *pos, const double *nrm,
                              defo_index nt, const defo_index *tris, const defo_index *vmap) {

@@ -494,6 +494,14 @@ defo_status defo_body_set_transform(defo_world *w, defo_body_id id, int set, con
     return DEFO_OK;
 }
 
+defo_status defo_body_pause_fracture(defo_world *w, defo_body_id id, int paused) {
+    world_body *b = get_body(w, id);
+    if (!b)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_pause_fracture: invalid body id");
+    b->frac_paused = paused != 0;
+    return DEFO_OK;
+}
+
 double *defo_body_external_force(defo_world *w, defo_body_id id) {
     world_body *b = get_body(w, id);
     return b ? b->dead : NULL;
@@ -897,7 +905,7 @@ static defo_status step_integrator(defo_world *w, int integ, double t0, double T
         for (int i = 0; i < count; i++) {
             world_body *b = &w->bodies[w->set[i]->index];
             defo_status s = DEFO_OK;
-            if (b->frac) s = fracture(w, b);
+            if (b->frac && !b->frac_paused) s = fracture(w, b);
             if (!s && b->plast) {
                 defo_plasticity_stats ps;
                 s = defo_plasticity_update(b->plast, b->force, b->x, dt, &ps);
