@@ -115,6 +115,8 @@ typedef struct defo_render_def {
     double ground_height;  /* used when ground_height_set; else the lowest of the framing box
                                  and of any +z plane collider */
     int ground_height_set; /* default 0 */
+    int fast; /* 1: a frame for a window (OpenGL: no multisampling, one hardware-filtered
+                 shadow comparison instead of 5x5); default 0 */
 } defo_render_def;
 DEFO_API defo_render_def defo_default_render_def(void);
 

@@ -1035,6 +1035,7 @@ defo_status defo_render_parts(defo_renderer *r, const defo_render_def *def_in,
         f.light[2] = (float)L.z;
         f.ground = &ground;
         f.objects = &objects;
+        f.fast = def.fast;
         if (r->gl) {
             f.shadow_texel = 1.0f / RN_SHADOW_SIZE;
             s = rn_gl_draw(r->gl, &f, rgba);
