@@ -103,8 +103,8 @@ static defo_status host_checkpoint(void *ctx, char *dir, size_t size) {
         if (!lines) return fail_in(dir, size, DEFO_ERR_OUT_OF_MEMORY, "out of memory in", name);
         for (int f = 0; f <= frame; f++)
             n += (size_t)snprintf(lines + n, cap - n,
-                                  "{\"frame\": %d, \"time\": %.17g, \"source\": \"defo play\"}\n", f,
-                                  f / defo_scene_fps(c->scene));
+                                  "{\"frame\": %d, \"time\": %.17g, \"source\": \"defo play\"}\n",
+                                  f, f / defo_scene_fps(c->scene));
         int bad = run_output_write_text(name, "stats.jsonl", lines);
         free(lines);
         if (bad) return fail_in(dir, size, DEFO_ERR_IO, "cannot write stats.jsonl in", name);

@@ -97,8 +97,8 @@ int play_events_read(const char *path, play_event **out, int *count, int *width,
         switch (e.kind) {
         case PLAY_EV_PRESS:
         case PLAY_EV_RELEASE:
-            ok = sscanf(a, "%d %d %lf %lf", &e.button, &e.mods, &e.x, &e.y) == 4 &&
-                 e.button >= 0 && e.button <= 2;
+            ok = sscanf(a, "%d %d %lf %lf", &e.button, &e.mods, &e.x, &e.y) == 4 && e.button >= 0 &&
+                 e.button <= 2;
             break;
         case PLAY_EV_MOVE:
             ok = sscanf(a, "%lf %lf", &e.x, &e.y) == 2;

@@ -8,13 +8,17 @@
  * coordinates λ (an embedded vertex's binding, or defo_element_locate in the
  * current element) give the shape-function weights N_a(λ) of the point.
  *
- * Spring handle (MG04: user forces): f = k (target − p) − c ṗ at the point
- * p = Σ N_a x_a, |target − p| capped at `reach` (so a handle dragged
- * arbitrarily far pulls with a bounded force), spread as the consistent
- * loads N_a f on the element's nodes — dead loads, renewed before every
- * frame.  k = 0.3 (λ + 2μ) h (a fraction of one element's stiffness, h the
- * mean edge: stiff enough to drag the body, soft enough to stay stable with
- * a force held over a frame), c = √(k m) with m = Σ|N_a| m_a.
+ * Spring handle (MG04: user forces) on a patch, the nodes within 1.5 h of
+ * the point's rest position (h the mean edge): f = k (target − p) − c ṗ
+ * with p the patch's centre of mass (plus the grabbed point's offset from
+ * it when taken), |target − p| capped at `reach` = 5 h (a handle dragged
+ * arbitrarily far pulls with a bounded force), spread over the patch in
+ * proportion to the nodes' masses m_i/M (the patch accelerates as one, none
+ * of its elements distorts) — dead loads, renewed before every frame of
+ * length T.  A force held over a frame is explicit: over T it moves the
+ * patch at most f T²/(2M) (less when the body resists), so k = ½ M/T²
+ * keeps the frame-to-frame feedback at most ½ — stable whatever the
+ * material — and c = ½ M/T.
  *
  * Hard handle (MTPS08's handles, one node each; several handles make a
  * region): the element's node nearest the point becomes a prescribed set
@@ -104,9 +108,9 @@ static void pick_body(play_session *ps, int i, const double o[3], const double d
         const defo_index *fc = b->bd.faces + (size_t)per * (size_t)f;
         for (int q = 0; q < split; q++) {
             double u, v;
-            const double s = ray_tri(o, d, x + 3 * (size_t)fc[sub[q][0]],
-                                     x + 3 * (size_t)fc[sub[q][1]], x + 3 * (size_t)fc[sub[q][2]],
-                                     &u, &v);
+            const double s =
+                ray_tri(o, d, x + 3 * (size_t)fc[sub[q][0]], x + 3 * (size_t)fc[sub[q][1]],
+                        x + 3 * (size_t)fc[sub[q][2]], &u, &v);
             if (s < 0 || (best->body >= 0 && s >= best->t)) continue;
             best->t = s;
             best->body = i;
@@ -201,15 +205,41 @@ int play_grab(play_session *ps, double px, double py, int hard) {
             return -1;
         }
     } else {
-        h->nn = P;
-        for (int a = 0; a < P; a++) {
-            h->node[a] = en[a];
-            h->w[a] = N[a];
+        /* a patch: the nodes within 1.5 h of the point's rest position (at
+         * most as many as a handle holds), each pushed in proportion to its
+         * mass — the patch accelerates as one, no element of it distorts */
+        const int cap = (int)(sizeof h->node / sizeof h->node[0]);
+        double rad = 1.5 * hm;
+        defo_index *nodes = NULL, count = 0;
+        for (int tries = 0; tries < 20; tries++, rad *= 0.8) {
+            defo_region_nodes_free(nodes);
+            nodes = NULL;
+            defo_region reg = defo_region_sphere(X, rad);
+            if (defo_region_nodes(m, &reg, &nodes, &count) != DEFO_OK) count = 0;
+            if (count <= cap) break;
         }
-        const defo_material_def *md = defo_body_material(ps->world, b->id);
-        double mu, la;
-        defo_lame(md->youngs_modulus, md->poisson, &mu, &la);
-        h->k = 0.3 * (la + 2 * mu) * hm;
+        if (count == 0 || count > cap) { /* the element's corners, then */
+            defo_region_nodes_free(nodes);
+            nodes = NULL;
+            count = 4;
+        }
+        const double *mass = defo_body_masses(ps->world, b->id);
+        double M = 0, c[3] = {0, 0, 0};
+        h->nn = (int)count;
+        for (int a = 0; a < h->nn; a++) {
+            h->node[a] = nodes ? nodes[a] : en[a];
+            M += mass[h->node[a]];
+        }
+        defo_region_nodes_free(nodes);
+        for (int a = 0; a < h->nn; a++) {
+            h->w[a] = mass[h->node[a]] / M;
+            for (int r = 0; r < 3; r++) c[r] += h->w[a] * x[3 * (size_t)h->node[a] + r];
+        }
+        /* the grabbed point rides with the patch's centre of mass */
+        for (int r = 0; r < 3; r++) h->offset[r] = h->grab[r] - c[r];
+        const double T = 1.0 / defo_scene_fps(ps->def->scene);
+        h->k = 0.5 * M / (T * T);
+        h->c = 0.5 * M / T;
         h->reach = 5 * hm;
     }
     h->used = 1;
@@ -288,12 +318,11 @@ defo_status play_apply_handles(play_session *ps) {
         const defo_body_id id = ps->bodies[h->body].id;
         unload(ps, h);
         double *f = defo_body_external_force(ps->world, id);
-        const double *x = defo_body_positions(ps->world, id), *v = defo_body_velocities(ps->world, id),
-                     *mass = defo_body_masses(ps->world, id);
-        if (!f || !x || !v || !mass) return DEFO_ERR_INVALID_ARGUMENT;
-        double p[3] = {0, 0, 0}, pv[3] = {0, 0, 0}, me = 0;
+        const double *x = defo_body_positions(ps->world, id),
+                     *v = defo_body_velocities(ps->world, id);
+        if (!f || !x || !v) return DEFO_ERR_INVALID_ARGUMENT;
+        double p[3] = {0, 0, 0}, pv[3] = {0, 0, 0};
         for (int a = 0; a < h->nn; a++) {
-            me += fabs(h->w[a]) * mass[h->node[a]];
             for (int k = 0; k < 3; k++) {
                 p[k] += h->w[a] * x[3 * (size_t)h->node[a] + k];
                 pv[k] += h->w[a] * v[3 * (size_t)h->node[a] + k];
@@ -301,14 +330,13 @@ defo_status play_apply_handles(play_session *ps) {
         }
         double s[3], len = 0;
         for (int k = 0; k < 3; k++) {
-            s[k] = h->target[k] - p[k];
+            s[k] = h->target[k] - p[k] - h->offset[k];
             len += s[k] * s[k];
         }
         len = sqrt(len);
         const double cap = len > h->reach ? h->reach / len : 1.0;
-        const double c = sqrt(h->k * me);
         for (int k = 0; k < 3; k++) {
-            const double fk = h->k * cap * s[k] - c * pv[k];
+            const double fk = h->k * cap * s[k] - h->c * pv[k];
             for (int a = 0; a < h->nn; a++) {
                 h->applied[3 * a + k] = h->w[a] * fk;
                 f[3 * (size_t)h->node[a] + k] += h->applied[3 * a + k];

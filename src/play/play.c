@@ -57,6 +57,7 @@ typedef struct loop_state {
     FILE *log;
     int quit, shots, shot_pending, checkpoints;
     double sim_ms, render_ms, ratio; /* last pass; real-time ratio (smoothed) */
+    double step_s, rec_ms;           /* the frames' own time; recording a frame */
     int frames_last;                 /* frames simulated in the last pass */
     char message[2600];              /* shown in the HUD for a few seconds */
     double message_until;
@@ -87,7 +88,7 @@ static defo_status with_handles_lifted(loop_state *L, defo_status (*fn)(loop_sta
     const uint64_t tag = defo_scene_hash(ps->def->scene);
     defo_status s = defo_world_serialize(ps->world, tag, &state, &size);
     if (s) return s;
-    double applied[PLAY_MAX_HANDLES][3 * DEFO_ELEMENT_MAX_NODES];
+    double applied[PLAY_MAX_HANDLES][3 * DEFO_ELEMENT_MAX_NODES * 4];
     int used[PLAY_MAX_HANDLES];
     for (int h = 0; h < PLAY_MAX_HANDLES; h++) {
         memcpy(applied[h], ps->handles[h].applied, sizeof applied[h]);
@@ -115,13 +116,15 @@ static defo_status write_checkpoint(loop_state *L) {
     return s;
 }
 
-/* One scene frame: handles, the simulation, the recording. */
+/* One scene frame: handles, the simulation (its time added to L->step_s),
+ * the recording. */
 static int tick(loop_state *L) {
     play_session *ps = &L->ps;
     defo_status s = play_apply_handles(ps);
     const double t0 = now_s();
     if (!s) s = defo_simulation_step_frame(ps->def->sim);
     const double ms = 1e3 * (now_s() - t0);
+    L->step_s += 1e-3 * ms;
     if (s < 0) {
         fprintf(stderr, "defo play: frame %d: %s\n", defo_simulation_frame(ps->def->sim) + 1,
                 defo_last_error());
@@ -152,8 +155,9 @@ static void reset(loop_state *L) {
 static void anneal(loop_state *L) {
     /* MTPS08 §5.3: the current shape becomes the rest shape and the plastic
      * strains are reset — the plasticity interface's defo_body_anneal */
-    say(L, "anneal (MTPS08 §5.3) is not available yet: it needs defo_body_anneal from the "
-           "plasticity interface%s",
+    say(L,
+        "anneal (MTPS08 §5.3) is not available yet: it needs defo_body_anneal from the "
+        "plasticity interface%s",
         NULL);
 }
 
@@ -296,12 +300,13 @@ static void hud(loop_state *L, defo_image *img) {
         inv += c;
     }
     const defo_integrator_def *id = defo_world_integrator(ps->world, 0);
-    char line[256];
+    char line[320], rec[48] = "";
+    if (ps->def->host.record) snprintf(rec, sizeof rec, "  record %.1f ms", L->rec_ms);
     snprintf(line, sizeof line,
-             "frame %d  t %.2f s  sim %.1f ms (%d fr)  render %.1f ms  steps/frame %d  inverted "
+             "frame %d  t %.2f s  sim %.1f ms x%d  render %.1f ms%s  steps/frame %d  inverted "
              "%ld  %s",
              defo_simulation_frame(ps->def->sim), defo_world_time(ps->world), L->sim_ms,
-             L->frames_last, L->render_ms, st.steps, (long)inv,
+             L->frames_last, L->render_ms, rec, st.steps, (long)inv,
              id ? defo_integrator_name(id->kind) : "-");
     defo_image_draw_text(img, 8 * sc, 8 * sc, sc, ink, line);
     int y = 20 * sc;
@@ -337,7 +342,8 @@ static void hud(loop_state *L, defo_image *img) {
         if (!play_project(ps, hd->target, &tx, &ty)) continue;
         const unsigned char *c = hd->pinned ? pc : hc;
         for (int k = 0; k < 16; k++) {
-            const double a0 = 2 * 3.14159265358979 * k / 16, a1 = 2 * 3.14159265358979 * (k + 1) / 16;
+            const double a0 = 2 * 3.14159265358979 * k / 16,
+                         a1 = 2 * 3.14159265358979 * (k + 1) / 16;
             defo_image_draw_line(img, tx + 6 * sc * cos(a0), ty + 6 * sc * sin(a0),
                                  tx + 6 * sc * cos(a1), ty + 6 * sc * sin(a1), sc, c);
         }
@@ -392,8 +398,8 @@ static void on_button(GLFWwindow *w, int button, int action, int mods) {
     glfwGetCursorPos(w, &x, &y);
     scale_cursor(w, &x, &y);
     /* GLFW: 0 left, 1 right, 2 middle */
-    play_event e = {0, action == GLFW_PRESS ? PLAY_EV_PRESS : PLAY_EV_RELEASE, button,
-                    mods & 3, 0, x, y};
+    play_event e = {
+        0, action == GLFW_PRESS ? PLAY_EV_PRESS : PLAY_EV_RELEASE, button, mods & 3, 0, x, y};
     push(g_loop, e);
 }
 
@@ -420,8 +426,8 @@ static void on_scroll(GLFWwindow *w, double dx, double dy) {
 static void on_size(GLFWwindow *w, int width, int height) {
     (void)w;
     if (!g_loop || g_loop->ps.def->events_in || width < 16 || height < 16) return;
-    play_event e = {0, PLAY_EV_RESIZE, width > 8192 ? 8192 : width, 0,
-                    height > 8192 ? 8192 : height, 0, 0};
+    play_event e = {
+        0, PLAY_EV_RESIZE, width > 8192 ? 8192 : width, 0, height > 8192 ? 8192 : height, 0, 0};
     push(g_loop, e);
 }
 
@@ -508,6 +514,7 @@ static int run_window(loop_state *L, play_event *replay, int nreplay) {
         const double t_pass = now_s();
         int frames = 0;
         double sim_s = 0;
+        L->step_s = 0;
         if (replay) {
             /* every event stamped with this frame, then (not paused) one frame */
             const int frame = defo_simulation_frame(def->sim);
@@ -570,7 +577,10 @@ static int run_window(loop_state *L, play_event *replay, int nreplay) {
         }
         if (L->failed) break;
         L->frames_last = frames;
-        if (frames) L->sim_ms = 1e3 * sim_s / frames;
+        if (frames) {
+            L->sim_ms = 1e3 * L->step_s / frames;
+            L->rec_ms = 1e3 * (sim_s - L->step_s) / frames;
+        }
         /* the picture */
         const double r0 = now_s();
         defo_image_free(&img);

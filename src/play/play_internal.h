@@ -48,11 +48,11 @@ enum { PLAY_COLOR_PLAIN = 0, PLAY_COLOR_STRESS = 1, PLAY_COLOR_J = 2 };
  * current positions, with the fields its colours need. */
 typedef struct play_body {
     defo_body_id id;
-    defo_index nodes; /* node count the caches below were made for */
-    defo_boundary bd; /* boundary faces (picking and wireframe of the tet mesh) */
+    defo_index nodes;         /* node count the caches below were made for */
+    defo_boundary bd;         /* boundary faces (picking and wireframe of the tet mesh) */
     const defo_mesh *surface; /* embedded surface (MG04 §5.1) or NULL */
     defo_embed *embed;
-    double *sx, *sn, *sval; /* its positions, normals (MTPS08 §6.2), von Mises values */
+    double *sx, *sn, *sval;   /* its positions, normals (MTPS08 §6.2), von Mises values */
     double *J, *vm, *node_vm; /* fields: per element, per element, per node */
     defo_mesh view;           /* the body's mesh with the fields below */
     defo_field fields[2];
@@ -67,12 +67,13 @@ typedef struct play_handle {
     int frame; /* grabbed before this frame */
     int nn;
     defo_index node[DEFO_ELEMENT_MAX_NODES * 4];
-    double w[DEFO_ELEMENT_MAX_NODES];             /* spring: shape functions at the point */
-    double applied[3 * DEFO_ELEMENT_MAX_NODES];   /* spring: the loads added last frame */
-    double grab[3];                               /* the point when grabbed */
-    double target[3];                             /* where it is pulled */
-    double R[9], T0[3];                           /* hard: x = R X + T0 + (target − grab) */
-    double k, reach;                              /* spring: stiffness [N/m], force cap length */
+    double w[DEFO_ELEMENT_MAX_NODES * 4];           /* spring: each node's share, m_i / M */
+    double applied[3 * DEFO_ELEMENT_MAX_NODES * 4]; /* spring: the loads added last frame */
+    double grab[3];                                 /* the point when grabbed */
+    double target[3];                               /* where it is pulled */
+    double R[9], T0[3];                             /* hard: x = R X + T0 + (target − grab) */
+    double offset[3];   /* spring: the grabbed point from the patch's centre of mass */
+    double k, c, reach; /* spring: stiffness [N/m], damping [N s/m], force cap length [m] */
 } play_handle;
 
 enum { PLAY_MAX_HANDLES = 32 };
@@ -84,7 +85,7 @@ typedef struct play_session {
     int nb;
     play_body *bodies;
     play_handle handles[PLAY_MAX_HANDLES];
-    int drag; /* handle being dragged, −1 none */
+    int drag;  /* handle being dragged, −1 none */
     int orbit; /* camera drag with the button held */
     double cursor[2], orbit_from[2];
     /* view */

@@ -162,7 +162,8 @@ defo_status play_draw(play_session *ps, defo_image *img) {
 int play_project(const play_session *ps, const double p[3], double *x, double *y) {
     const double *m = ps->vp;
     double c[4];
-    for (int i = 0; i < 4; i++) c[i] = m[4 * i] * p[0] + m[4 * i + 1] * p[1] + m[4 * i + 2] * p[2] + m[4 * i + 3];
+    for (int i = 0; i < 4; i++)
+        c[i] = m[4 * i] * p[0] + m[4 * i + 1] * p[1] + m[4 * i + 2] * p[2] + m[4 * i + 3];
     if (!(c[3] > 0)) return 0;
     *x = (1 + c[0] / c[3]) * 0.5 * ps->rd.width;
     *y = (1 - c[1] / c[3]) * 0.5 * ps->rd.height;
@@ -210,7 +211,8 @@ void play_pixel_ray(const play_session *ps, double x, double y, double o[3], dou
     for (int s = 0; s < 2; s++) {
         const double nz = s ? 1 : -1;
         double c[4];
-        for (int i = 0; i < 4; i++) c[i] = inv[4 * i] * nx + inv[4 * i + 1] * ny + inv[4 * i + 2] * nz + inv[4 * i + 3];
+        for (int i = 0; i < 4; i++)
+            c[i] = inv[4 * i] * nx + inv[4 * i + 1] * ny + inv[4 * i + 2] * nz + inv[4 * i + 3];
         for (int k = 0; k < 3; k++) q[s][k] = c[k] / c[3];
     }
     double l = 0;
