@@ -142,11 +142,12 @@ static void bench_lazy(void) {
         moved += pow(tips[0][k] - rest[k], 2);
         off += pow(tips[0][k] - tips[1][k], 2);
     }
-    printf("  \"lazy\": {\"elements\": %ld, \"solver\": \"%s\", \"steps\": 40, \"ms_per_step_full\": "
-           "%.3f, \"ms_per_step_lazy\": %.3f, \"speedup\": %.2f, \"factorisations_full\": %d, "
-           "\"factorisations_lazy\": %d, \"tip_offset_of_move\": %.2e},\n",
-           (long)m->num_elems, defo_cholesky_available() ? "cholesky" : "pcg", ms[0], ms[1],
-           ms[0] / ms[1], fact[0], fact[1], sqrt(off) / sqrt(moved));
+    printf(
+        "  \"lazy\": {\"elements\": %ld, \"solver\": \"%s\", \"steps\": 40, \"ms_per_step_full\": "
+        "%.3f, \"ms_per_step_lazy\": %.3f, \"speedup\": %.2f, \"factorisations_full\": %d, "
+        "\"factorisations_lazy\": %d, \"tip_offset_of_move\": %.2e},\n",
+        (long)m->num_elems, defo_cholesky_available() ? "cholesky" : "pcg", ms[0], ms[1],
+        ms[0] / ms[1], fact[0], fact[1], sqrt(off) / sqrt(moved));
     defo_mesh_destroy(m);
 }
 
@@ -198,8 +199,8 @@ static defo_mesh *split4(const defo_mesh *s) {
     }
     for (defo_index t = 0; t < s->num_tris; t++) {
         const defo_index *v = s->tris + 3 * t, *e = mid + 3 * t;
-        const defo_index q[4][3] = {{v[0], e[0], e[2]}, {e[0], v[1], e[1]}, {e[2], e[1], v[2]},
-                                    {e[0], e[1], e[2]}};
+        const defo_index q[4][3] = {
+            {v[0], e[0], e[2]}, {e[0], v[1], e[1]}, {e[2], e[1], v[2]}, {e[0], e[1], e[2]}};
         for (int k = 0; k < 4; k++) defo_mesh_add_tri(o, q[k], 3, 0);
     }
     free(key);

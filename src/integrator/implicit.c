@@ -335,8 +335,7 @@ static defo_status rebuild_linear(const defo_integrator_def *def, defo_step_body
     d->rebuild = 0;
     const double h = d->h_fact, alpha = def->rayleigh_mass, beta = def->rayleigh_stiffness;
     /* kept rotations are the factor's own (it follows them): keep them */
-    const unsigned keep =
-        defo_force_model_keeps_rotations(b->force) ? DEFO_EVAL_KEEP_ROTATIONS : 0;
+    const unsigned keep = defo_force_model_keeps_rotations(b->force) ? DEFO_EVAL_KEEP_ROTATIONS : 0;
     defo_status s = defo_force_model_evaluate(b->force, d->x_fact, keep, NULL, NULL);
     if (!s) {
         const defo_bcsr *A =

@@ -11,7 +11,8 @@
 #      the nodes moved by exactly target − grab between the frame of the
 #      press and the last frame held (1e-9 m);
 #   4. replaying the same events again gives bit-identical frames;
-#   5. `defo run --resume` continues the recorded session;
+#   5. `defo run --resume` continues the recorded session, and the folder the
+#      K key writes without --record;
 #   6. a hard handle dragged absurdly far (the cursor a million pixels away)
 #      and let go: every frame finite, and the block (ITF04 invertible
 #      neo-Hookean) recovers: no element inverted at the end.
@@ -157,6 +158,12 @@ cmp -s recA/events.txt drag.txt; [ $? = 1 ] && grep -q "^24 end" recA/events.txt
 # 5. the recorded session continues as a run
 "$DEFO" run --resume recA --frames 30 --quiet > out 2> err && [ -f recA/frames/frame_0030.vtu ] \
   && ok || bad "resume the session: $(cat err)"
+
+# K without --record: a folder of its own that defo run --resume continues
+printf 'size 320 200\n3 key 75 0\n5 end\n' > k.txt
+xplay block.json --events k.txt --quiet > k.log 2>&1 || bad "checkpoint key: exit $?: $(cat k.log)"
+"$DEFO" run --resume defo-play-001 --frames 6 --quiet > out 2> err \
+  && grep -q '"frame": 6' defo-play-001/stats.jsonl && ok || bad "resume the K folder: $(cat err)"
 
 # 6. dragged absurdly far, then let go: the invertible (ITF04) block
 sed 's/"formulation": "corotated",//; s/"model": "corotated"/"model": "neo_hookean"/' block.json > soft.json
