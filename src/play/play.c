@@ -90,6 +90,7 @@ static defo_status with_handles_lifted(loop_state *L, defo_status (*fn)(loop_sta
     if (s) return s;
     double applied[PLAY_MAX_HANDLES][3 * DEFO_ELEMENT_MAX_NODES * 4];
     int used[PLAY_MAX_HANDLES];
+    const int drag = ps->drag;
     for (int h = 0; h < PLAY_MAX_HANDLES; h++) {
         memcpy(applied[h], ps->handles[h].applied, sizeof applied[h]);
         used[h] = ps->handles[h].used;
@@ -102,6 +103,7 @@ static defo_status with_handles_lifted(loop_state *L, defo_status (*fn)(loop_sta
         ps->handles[h].used = used[h];
         memcpy(ps->handles[h].applied, applied[h], sizeof applied[h]);
     }
+    ps->drag = drag;
     return s ? s : r;
 }
 
