@@ -3,7 +3,7 @@
 # Usage: scripts/deps.sh build|test|fuzz
 # "build": compile the library, the CLI and the demo.
 # "test":  also the real tools the interoperability tests run (Gmsh, meshio,
-#          ffmpeg for `defo render --video`)
+#          ffmpeg for `defo render --video`, Xvfb for `defo play`'s window)
 #          and clang for the fuzzers.
 set -eu
 profile=${1:-build}
@@ -12,9 +12,11 @@ pkgs="cmake make gcc libc6-dev pkg-config libpng-dev zlib1g-dev libjansson-dev"
 pkgs="$pkgs libsuitesparse-dev"
 # render: OpenGL ES through EGL on Mesa's software renderer (llvmpipe), no display needed
 pkgs="$pkgs libegl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri"
+# defo play: a window (GLFW) with a desktop OpenGL context (GLX on Mesa)
+pkgs="$pkgs libglfw3-dev libgl-dev libglx-mesa0"
 case "$profile" in
   build) ;;
-  test|fuzz) pkgs="$pkgs gmsh python3-meshio python3-numpy clang libclang-rt-14-dev ffmpeg" ;;
+  test|fuzz) pkgs="$pkgs gmsh python3-meshio python3-numpy clang libclang-rt-14-dev ffmpeg xvfb xauth" ;;
   *) echo "deps.sh: unknown profile '$profile' (build, test or fuzz)" >&2; exit 2 ;;
 esac
 missing=""

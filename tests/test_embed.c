@@ -13,9 +13,13 @@
  *     with the largest smallest barycentric coordinate (the tie rule);
  *   - tet10 (MTPS08 §6.2): a quadratic map of the nodes moves the surface by
  *     the same quadratic map, exactly (tet4 corners cannot: checked too);
+ *   - normals (MTPS08 §6.2, the cofactor of the map's gradient): A⁻ᵀ n0
+ *     under an affine map; outward by the winding number after a quadratic
+ *     bend of a tet10 mesh;
  *   - round trip: the OBJ files read back with the same counts.
  */
 #include "defo/element.h"
+#include "defo/geometry.h"
 #include "defo/embed.h"
 #include "defo/io.h"
 #include "defo/math.h"
@@ -260,6 +264,44 @@ static double quadratic_error(const defo_mesh *tets) {
     return err / L;
 }
 
+/* MTPS08 §6.2 stress colours: node values interpolated with the quadratic
+ * shape functions reproduce a quadratic field at the vertices exactly
+ * (tet10), the linear ones do not (tet4: checked too). */
+static double field_error(const defo_mesh *tets) {
+    defo_embed *e = NULL;
+    CHECK_OK(defo_embed_create(tets, g_surface, &e));
+    if (!e) return INFINITY;
+    const double L = model_size(g_surface);
+    double *nodev = malloc((size_t)tets->num_nodes * sizeof(double)),
+           *out = malloc((size_t)g_surface->num_nodes * sizeof(double));
+    for (defo_index i = 0; i < tets->num_nodes; i++) {
+        const double *X = tets->x + 3 * i;
+        nodev[i] = 1 + (X[0] * X[1] - 0.5 * X[2] * X[2]) / (L * L);
+    }
+    CHECK_OK(defo_embed_interpolate(e, nodev, out));
+    double err = 0;
+    for (defo_index i = 0; i < g_surface->num_nodes; i++) {
+        const double *X = g_surface->x + 3 * i;
+        err = fmax(err, fabs(out[i] - (1 + (X[0] * X[1] - 0.5 * X[2] * X[2]) / (L * L))));
+    }
+    free(nodev);
+    free(out);
+    defo_embed_destroy(e);
+    return err;
+}
+
+static void test_interpolate(void) {
+    defo_mesh *q = NULL;
+    CHECK_OK(defo_mesh_to_quadratic(g_tets, &q));
+    if (!q) return;
+    const double e10 = field_error(q), e4 = field_error(g_tets);
+    TEST_REPORT("quadratic field at the vertices from node values: error %.2e (tet10), %.2e (tet4)",
+                e10, e4);
+    CHECK(e10 <= 1e-12);
+    CHECK(e4 > 1e-5);
+    defo_mesh_destroy(q);
+}
+
 static void test_tet10_quadratic_map(void) {
     defo_mesh *q = NULL;
     CHECK_OK(defo_mesh_to_quadratic(g_tets, &q));
@@ -273,6 +315,129 @@ static void test_tet10_quadratic_map(void) {
     defo_mesh_destroy(q);
 }
 
+/* A milder quadratic bend than quadratic_map, whose image of the bunny does
+ * not overlap itself (the ears stay apart). */
+static void bend_map(const double *X, double L, double *x) {
+    x[0] = X[0] + 0.15 * X[1] * X[1] / L;
+    x[1] = X[1] - 0.1 * X[0] * X[2] / L;
+    x[2] = X[2] + 0.125 * X[2] * X[2] / L;
+}
+
+/* Normals of the deformed surface (MTPS08 §6.2: the cofactor of the map's
+ * gradient): under an affine map A exactly A⁻ᵀ n0 normalised (the normal's
+ * transform); under a quadratic bend of a tet10 mesh they are the exact
+ * cof(∇φ) n0 (the tet10 reproduces the bend and its gradient) and every one
+ * points outward — p + δn is outside the deformed surface and p − δn inside, by its
+ * exact generalised winding number (δ 1 % of the vertex's shortest
+ * deformed edge). */
+static void test_normals_outward(void) {
+    defo_embed *e = NULL;
+    CHECK_OK(defo_embed_create(g_tets, g_surface, &e));
+    if (!e) return;
+    const size_t nt = (size_t)g_tets->num_nodes, nv = (size_t)g_surface->num_nodes;
+    double *x = malloc(3 * nt * sizeof(double)), *p = malloc(3 * nv * sizeof(double)),
+           *n = malloc(3 * nv * sizeof(double));
+    const double A[3][3] = {{1.3, 0.2, -0.1}, {0.05, 0.8, 0.3}, {-0.2, 0.1, 1.1}};
+    /* A⁻ᵀ by cofactors: cof(A) / det A */
+    double C[3][3];
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++)
+            C[r][c] = A[(r + 1) % 3][(c + 1) % 3] * A[(r + 2) % 3][(c + 2) % 3] -
+                      A[(r + 1) % 3][(c + 2) % 3] * A[(r + 2) % 3][(c + 1) % 3];
+    for (size_t i = 0; i < nt; i++)
+        for (int r = 0; r < 3; r++)
+            x[3 * i + r] = A[r][0] * g_tets->x[3 * i] + A[r][1] * g_tets->x[3 * i + 1] +
+                           A[r][2] * g_tets->x[3 * i + 2];
+    CHECK_OK(defo_embed_update(e, x, NULL, p, n));
+    const double *n0 = defo_embed_rest_normals(e);
+    double aff = 0;
+    for (size_t i = 0; i < nv; i++) {
+        double w[3], l = 0;
+        for (int r = 0; r < 3; r++) {
+            w[r] = C[r][0] * n0[3 * i] + C[r][1] * n0[3 * i + 1] + C[r][2] * n0[3 * i + 2];
+            l += w[r] * w[r];
+        }
+        for (int r = 0; r < 3; r++) aff = fmax(aff, fabs(n[3 * i + r] - w[r] / sqrt(l)));
+    }
+    defo_embed_destroy(e);
+    /* the quadratic bend on the tet10 mesh */
+    defo_mesh *q = NULL;
+    CHECK_OK(defo_mesh_to_quadratic(g_tets, &q));
+    defo_mesh *bent = NULL;
+    CHECK_OK(defo_mesh_clone(g_surface, &bent));
+    long inward = 0, checked = 0;
+    double exact = 0;
+    if (q && bent) {
+        CHECK_OK(defo_embed_create(q, g_surface, &e));
+        const double L = model_size(g_surface);
+        double *xq = malloc(3 * (size_t)q->num_nodes * sizeof(double));
+        for (defo_index i = 0; i < q->num_nodes; i++) bend_map(q->x + 3 * i, L, xq + 3 * i);
+        if (e) CHECK_OK(defo_embed_update(e, xq, NULL, p, n));
+        n0 = defo_embed_rest_normals(e);
+        /* the exact normal: cof(∇φ) n0, normalised */
+        for (size_t i = 0; n0 && i < nv; i++) {
+            const double *X = g_surface->x + 3 * i;
+            const double G[3][3] = {{1, 0.3 * X[1] / L, 0},
+                                    {-0.1 * X[2] / L, 1, -0.1 * X[0] / L},
+                                    {0, 0, 1 + 0.25 * X[2] / L}};
+            double w[3], l = 0;
+            for (int r = 0; r < 3; r++) {
+                w[r] = 0;
+                for (int c = 0; c < 3; c++)
+                    w[r] += (G[(r + 1) % 3][(c + 1) % 3] * G[(r + 2) % 3][(c + 2) % 3] -
+                             G[(r + 1) % 3][(c + 2) % 3] * G[(r + 2) % 3][(c + 1) % 3]) *
+                            n0[3 * i + (size_t)c];
+                l += w[r] * w[r];
+            }
+            for (int r = 0; r < 3; r++) exact = fmax(exact, fabs(n[3 * i + r] - w[r] / sqrt(l)));
+        }
+        memcpy(bent->x, p, 3 * nv * sizeof(double));
+        defo_surface_sdf *sdf = NULL;
+        CHECK_OK(defo_surface_sdf_create(bent, NULL, &sdf));
+        /* δ: a hundredth of the shortest deformed edge at the vertex (thin
+         * features such as the ears stay thicker than 2δ) */
+        double *dv = malloc(nv * sizeof(double));
+        for (size_t i = 0; i < nv; i++) dv[i] = INFINITY;
+        for (defo_index t = 0; t < g_surface->num_tris; t++)
+            for (int k = 0; k < 3; k++) {
+                const defo_index a = g_surface->tris[3 * t + k],
+                                 b = g_surface->tris[3 * t + (k + 1) % 3];
+                double l = 0;
+                for (int r = 0; r < 3; r++)
+                    l += (p[3 * a + r] - p[3 * b + r]) * (p[3 * a + r] - p[3 * b + r]);
+                dv[a] = fmin(dv[a], 0.01 * sqrt(l));
+                dv[b] = fmin(dv[b], 0.01 * sqrt(l));
+            }
+        for (size_t i = 0; sdf && i < nv; i++) {
+            const double d = dv[i];
+            double out[3], in[3];
+            for (int r = 0; r < 3; r++) {
+                out[r] = p[3 * i + r] + d * n[3 * i + r];
+                in[r] = p[3 * i + r] - d * n[3 * i + r];
+            }
+            const double wo = defo_surface_sdf_winding_exact(sdf, out),
+                         wi = defo_surface_sdf_winding_exact(sdf, in);
+            inward += !(wo < 0.5 && wi > 0.5);
+            checked++;
+        }
+        defo_surface_sdf_destroy(sdf);
+        free(dv);
+        free(xq);
+        defo_embed_destroy(e);
+    }
+    TEST_REPORT("affine map: normals off A^-T n0 by %.2e; quadratic bend (tet10): off cof(grad "
+                "phi) n0 by %.2e, %ld of %ld normals not outward by the winding number",
+                aff, exact, inward, checked);
+    CHECK(aff <= 1e-12);
+    CHECK(exact <= 1e-10);
+    CHECK(checked == (long)nv && inward == 0);
+    defo_mesh_destroy(bent);
+    defo_mesh_destroy(q);
+    free(x);
+    free(p);
+    free(n);
+}
+
 int main(void) {
     setup();
     if (!g_tets) return 1;
@@ -281,6 +446,8 @@ int main(void) {
     RUN(test_obj_round_trip);
     RUN(test_boundary_obj_tet10);
     RUN(test_tet10_quadratic_map);
+    RUN(test_normals_outward);
+    RUN(test_interpolate);
     defo_mesh_destroy(g_tets);
     defo_mesh_destroy(g_surface);
     return test_summary();

@@ -20,8 +20,11 @@
  * (N_a = λ_a for tet4, the quadratic shape functions for tet10; the maps the
  * element represents — affine for tet4, quadratic for tet10, rigid motions
  * included — are reproduced exactly, also for extrapolated λ since Σ N = 1),
- * and n = Re n_rest with the element's rotation (MG04 Fig. 5; given, or the
- * polar factor of the corner tetrahedron's F).
+ * and normals either n = Re n_rest with a given rotation per element (MG04
+ * Fig. 5), or n ∝ cof(F) n_rest with F the gradient of the element's map at
+ * the vertex (the affine map of a tet4, the quadratic map of a tet10: MTPS08
+ * §6.2) — the exact transform of a normal under that map, stretch included,
+ * so an outward rest normal stays outward.
  *
  * A fracturing body has no consistent embedded surface yet (MG04 §5.2 is a
  * later issue): write its tet boundary with defo_boundary_write_obj instead.
@@ -60,12 +63,19 @@ DEFO_API const double *defo_embed_barycentric(const defo_embed *e);
 /* Rest normals, 3 per vertex (unit). */
 DEFO_API const double *defo_embed_rest_normals(const defo_embed *e);
 
-/* Positions (3 per vertex) from tet positions x; normals (3 per vertex, may
- * be NULL) rotated by rotations (9 per element, row-major) or, when
- * rotations is NULL, by the polar rotation of each tet's deformation
- * gradient (for a tet4 body the rotation of its corotated kernel). */
+/* Positions (3 per vertex) from tet positions x; unit normals (3 per
+ * vertex, may be NULL) rotated by rotations (9 per element, row-major) or,
+ * when rotations is NULL, transformed by the cofactor of the map's gradient
+ * at the vertex (above; the rest normal where the map is degenerate). */
 DEFO_API defo_status defo_embed_update(const defo_embed *e, const double *x,
                                        const double *rotations, double *positions, double *normals);
+
+/* Per-vertex values from per-node values of the tets (one scalar per node),
+ * interpolated with the element's shape functions at the vertex (linear for
+ * tet4, quadratic for tet10: MTPS08 §6.2's stress colours on the detail
+ * surface, from the stresses extrapolated to the nodes). */
+DEFO_API defo_status defo_embed_interpolate(const defo_embed *e, const double *node_values,
+                                            double *out);
 
 /* Wavefront OBJ of the surface with the given positions and normals
  * (normals may be NULL), atomically. */

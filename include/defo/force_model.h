@@ -106,11 +106,26 @@ DEFO_API defo_status defo_force_model_evaluate(defo_force_model *fm, const doubl
 
 /* The next evaluation recomputes everything it may otherwise keep from an
  * earlier one (COROTATED: every lazily kept rotation, MTPS08 §4.4), as after
- * creation.  A frame start calls it, so a run resumed from a checkpoint at
- * a frame boundary takes the same steps as an uninterrupted one.  Returns 1
- * when evaluations may depend on earlier ones (lazy rotations), so the
- * forces as a function of x can differ from frame to frame. */
+ * creation.  Returns 1 when evaluations may depend on earlier ones (lazy
+ * rotations).  Lazily kept rotations carry from frame to frame: checkpoints
+ * hold them (defo_force_model_save_history). */
 DEFO_API int defo_force_model_forget_history(defo_force_model *fm);
+/* 1 when rotations are kept from one evaluation to the next (COROTATED with
+ * rotation_interval != 1: MTPS08 §4.4 lazy updates). */
+DEFO_API int defo_force_model_keeps_rotations(const defo_force_model *fm);
+/* A count of the evaluations that recomputed a rotation.  While it stands
+ * the rotations, hence the corotated matrix K' (and a factorisation of
+ * k K' + m M), are those of the last such evaluation. */
+DEFO_API uint64_t defo_force_model_rotation_serial(const defo_force_model *fm);
+/* The kept rotations as a record for checkpoints, so that a run resumed at
+ * a frame boundary continues with the rotations an uninterrupted run keeps
+ * (bit for bit): its size (0 when none are kept), a copy into out (that
+ * many bytes), and the restore (DEFO_ERR_PARSE for a record of another
+ * size or with non-finite entries, the model unchanged). */
+DEFO_API size_t defo_force_model_history_bytes(const defo_force_model *fm);
+DEFO_API void defo_force_model_save_history(const defo_force_model *fm, void *out);
+DEFO_API defo_status defo_force_model_restore_history(defo_force_model *fm, const void *in,
+                                                      size_t size);
 
 /* Σ ψ_e [J] over the listed elements at positions x (each element's own
  * energy, plastic strain included), summed in list order; nothing of the

@@ -115,6 +115,8 @@ typedef struct defo_render_def {
     double ground_height;  /* used when ground_height_set; else the lowest of the framing box
                                  and of any +z plane collider */
     int ground_height_set; /* default 0 */
+    int fast; /* 1: a frame for a window (OpenGL: no multisampling, one hardware-filtered
+                 shadow comparison instead of 5x5); default 0 */
 } defo_render_def;
 DEFO_API defo_render_def defo_default_render_def(void);
 
@@ -156,6 +158,13 @@ typedef struct defo_render_part {
     const double *surface_positions;
     const defo_index *surface_elem;
     const double *surface_bary;
+    /* Optional, for an embedded surface: unit normals per vertex (3 each;
+     * smooth shading, e.g. defo_embed_update's), NULL: each triangle's own;
+     * and the value of the coloured field at each vertex (e.g. a stress
+     * interpolated with the element's shape functions, MTPS08 §6.2), NULL:
+     * from the mesh's field as above.  The colour range stays the mesh's. */
+    const double *surface_normals;
+    const double *surface_values;
 } defo_render_part;
 
 /* Draw several parts (e.g. every body of a scene) in one picture: one
@@ -165,6 +174,14 @@ DEFO_API defo_status defo_render_parts(defo_renderer *r, const defo_render_def *
                                        const defo_render_part *parts, int num_parts,
                                        const defo_render_shape *shapes, int num_shapes,
                                        defo_image *out);
+
+/* The camera a picture of def is drawn with, when def's framing box is
+ * given (frame_lo < frame_hi on every axis; else DEFO_ERR_INVALID_ARGUMENT):
+ * view_proj maps world points to clip space (row-major 4×4; pixel x =
+ * (1 + X/W) width/2, y = (1 − Y/W) height/2 from the top), eye is the camera
+ * position.  For picking in a window and drawing over a picture. */
+DEFO_API defo_status defo_render_camera(const defo_render_def *def, double view_proj[16],
+                                        double eye[3]);
 
 /* Scalar value range of a field (the values defo_render_mesh would colour
  * by), min and max.  Errors as defo_render_mesh. */

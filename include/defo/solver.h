@@ -237,6 +237,11 @@ typedef struct defo_linear_system {
     const unsigned char *constraint; /* n DEFO_CONSTRAINT_* kinds, or NULL */
     const double *normal;            /* 3n unit normals of NORMAL nodes, or NULL */
     const double *coords;            /* 3n node positions: TWO_LEVEL (else NULL) */
+    /* 1: matrix and constraints are those of the last solve of this solver
+     * (the caller knows, e.g. corotated rotations kept by the MTPS08 §4.4
+     * lazy rule): a direct solve keeps its factorisation unless invalidated.
+     * Default 0: the direct method factors at every solve. */
+    int same_matrix;
 } defo_linear_system;
 
 /* What one solve did (data, never an error). */

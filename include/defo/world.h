@@ -121,6 +121,11 @@ DEFO_API defo_status defo_body_release(defo_world *world, defo_body_id id, int s
  * (R row-major rotation; a skeleton's animation), replacing its motion. */
 DEFO_API defo_status defo_body_set_transform(defo_world *world, defo_body_id id, int set,
                                              const double R[9], const double T[3]);
+/* Pause (paused = 1) or resume (0) a fracturing body's MG04 §4 splits from
+ * the next step on, e.g. while a person reshapes it interactively; a
+ * setting, not state: checkpoints do not hold it.  No effect on a body
+ * without fracture. */
+DEFO_API defo_status defo_body_pause_fracture(defo_world *world, defo_body_id id, int paused);
 /* Dead loads [N] per node (3n, writable, zero initially), added to gravity in
  * every step until changed.  A non-finite entry makes defo_world_step fail
  * (DEFO_ERR_INVALID_ARGUMENT naming the body and node) with the world

@@ -47,6 +47,7 @@ int cmd_convert(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_render(int argc, char **argv);
 int cmd_mesh(int argc, char **argv);
+int cmd_play(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
@@ -76,6 +77,9 @@ defo_status run_output_frame(run_output *r, const run_frame_info *info);
 defo_status run_output_resume(run_output *r, int frame);
 defo_status run_output_summary(run_output *r, const run_summary_info *info);
 int run_output_peak_inverted(const run_output *r, int *frame);
+/* Frames without checkpoint.bin (defo play writes it itself, without its
+ * handles). */
+void run_output_skip_checkpoints(run_output *r);
 int run_output_write_text(const char *dir, const char *file, const char *text);
 /* What OUTDIR holds before a run: nothing (absent or empty), a resumable
  * run of this very scene (its scene.json equal to scene_dump, and a

@@ -31,6 +31,10 @@ static const char *usage_text =
     "                            .pvd/.vtu frames, .obj surfaces, PNGs, stats.jsonl, "
     "summary.json;\n"
     "                            an OUTDIR holding another run is refused (--force replaces it)\n"
+    "  play SCENE.json [--size WxH] [--record OUTDIR] [--events FILE] [--force]\n"
+    "                            the scene live in a window: drag bodies with the mouse\n"
+    "                            (H in the window for the keys); --record writes the session\n"
+    "                            like run plus its events, --events replays them\n"
     "  plot OUTDIR [-o OUT.png]  energies, inverted elements, volume ratio, iterations and ms\n"
     "                            per frame of a run over time (default OUTDIR/stats.png)\n"
     "  validate SCENE.json       check a scene file; every error with its JSON path\n"
@@ -159,7 +163,9 @@ static void short_spin(char **argv) {
 }
 
 int main(int argc, char **argv) {
-    if (argc >= 2 && (!strcmp(argv[1], "run") || !strcmp(argv[1], "mesh"))) short_spin(argv);
+    if (argc >= 2 &&
+        (!strcmp(argv[1], "run") || !strcmp(argv[1], "mesh") || !strcmp(argv[1], "play")))
+        short_spin(argv);
     if (argc < 2) {
         fputs(usage_text, stderr);
         return CLI_BAD_INPUT;
@@ -177,13 +183,15 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "convert")) return cmd_convert(argc - 1, argv + 1);
     if (!strcmp(cmd, "demo")) return cmd_demo(argc - 1, argv + 1);
     if (!strcmp(cmd, "render")) return cmd_render(argc - 1, argv + 1);
+    if (!strcmp(cmd, "play")) return cmd_play(argc - 1, argv + 1);
     if (!strcmp(cmd, "mesh")) return cmd_mesh(argc - 1, argv + 1);
     if (!strcmp(cmd, "plot")) return cmd_plot(argc - 1, argv + 1);
     if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "validate")) return cmd_validate(argc - 1, argv + 1);
-    fprintf(stderr,
-            "defo: unknown command '%s' (commands: run, validate, info, convert, mesh, render, "
-            "plot, demo; see 'defo --help')\n",
-            cmd);
+    fprintf(
+        stderr,
+        "defo: unknown command '%s' (commands: run, play, validate, info, convert, mesh, render, "
+        "plot, demo; see 'defo --help')\n",
+        cmd);
     return CLI_BAD_INPUT;
 }

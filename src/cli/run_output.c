@@ -130,6 +130,7 @@ struct run_output {
     defo_renderer *renderer;
     double frame_lo[3], frame_hi[3];
     int peak_inverted, peak_frame;
+    int skip_checkpoints;
 };
 
 /* Body b of the run through the world (defo/world.h). */
@@ -663,7 +664,7 @@ defo_status run_output_frame(run_output *r, const run_frame_info *fi) {
     r->count++;
     s = write_index_files(r);
     if (s) return s;
-    if (r->o->checkpoint) {
+    if (r->o->checkpoint && !r->skip_checkpoints) {
         snprintf(path, sizeof path, "%s/checkpoint.bin", r->dir);
         s = defo_simulation_save_checkpoint(r->sim, path);
     }
@@ -719,6 +720,10 @@ defo_status run_output_resume(run_output *r, int frame) {
         s = run_error(DEFO_ERR_PARSE, "%s has %d frames, the checkpoint is at frame %d", path, k,
                       frame);
     return s;
+}
+
+void run_output_skip_checkpoints(run_output *r) {
+    r->skip_checkpoints = 1;
 }
 
 int run_output_peak_inverted(const run_output *r, int *frame) {

@@ -40,6 +40,7 @@ struct defo_embed {
     defo_index *elem; /* per vertex */
     double *bary;     /* 4 per vertex */
     double *normal0;  /* 3 per vertex, rest */
+    double *covec;    /* 3 per vertex: J_Xᵀ n0, the rest normal in reference coordinates */
     defo_index *tris; /* 3 per triangle */
     defo_embed_info info;
 };
@@ -49,6 +50,7 @@ void defo_embed_destroy(defo_embed *e) {
     defo_free(e->elem);
     defo_free(e->bary);
     defo_free(e->normal0);
+    defo_free(e->covec);
     defo_free(e->tris);
     defo_free(e);
 }
@@ -355,6 +357,25 @@ defo_status defo_embed_create(const defo_mesh *tets, const defo_mesh *surface, d
                 ok)
                 memcpy(e->bary + 4 * (size_t)i, l, sizeof l);
         }
+    /* the rest normal as a covector of the reference element, J_Xᵀ n0 (the
+     * map's gradient at the vertex turns it into the deformed normal) */
+    e->covec = defo_malloc(3 * nv * sizeof(double) + 1);
+    if (!e->covec) {
+        defo_free(dist);
+        defo_free(cdm);
+        grid_free(&g);
+        defo_embed_destroy(e);
+        return defo_error_oom("embed", 3 * nv * sizeof(double));
+    }
+    for (defo_index i = 0; i < nvi; i++) {
+        double J[9];
+        defo_element_jacobian(ops, tets->x, tets->elems + (size_t)ops->nodes * (size_t)e->elem[i],
+                              e->bary + 4 * (size_t)i, J);
+        const double *n0 = e->normal0 + 3 * (size_t)i;
+        for (int k = 0; k < 3; k++)
+            e->covec[3 * (size_t)i + (size_t)k] =
+                J[k] * n0[0] + J[3 + k] * n0[1] + J[6 + k] * n0[2];
+    }
     for (defo_index i = 0; i < nvi; i++) {
         if (dist[i] > 0) info.outside++;
         info.max_distance = fmax(info.max_distance, dist[i]);
@@ -392,7 +413,6 @@ defo_status defo_embed_update(const defo_embed *e, const double *x, const double
     const defo_element_ops *ops = defo_element_ops_for_mesh(m);
     if (!ops) return defo_error_prefix("embed");
     const int P = ops->nodes;
-    /* the polar fallback needs the rest shape: the corner tet's Dm⁻¹ */
     DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_NODES(nv))
     for (defo_index i = 0; i < nv; i++) {
         const defo_index t = e->elem[i];
@@ -410,29 +430,57 @@ defo_status defo_embed_update(const defo_embed *e, const double *x, const double
             p[k] = x0[k] + s;
         }
         if (!normals) continue;
-        defo_mat3 R;
-        if (rotations) {
-            memcpy(R.m, rotations + 9 * (size_t)t, 9 * sizeof(double));
-        } else {
-            defo_mat3 Ds, Dm;
-            const double *X0 = m->x + 3 * (size_t)en[0];
-            for (int j = 0; j < 3; j++)
-                for (int r = 0; r < 3; r++) {
-                    Ds.m[r][j] = x[3 * (size_t)en[j + 1] + r] - x0[r];
-                    Dm.m[r][j] = m->x[3 * (size_t)en[j + 1] + r] - X0[r];
-                }
-            defo_mat3 Dmi = defo_m3_identity();
-            defo_m3_inverse(Dm, &Dmi); /* rest tets are valid (checked at binding) */
-            defo_mat3 F = defo_m3_mul(Ds, Dmi);
-            if (defo_m3_isfinite(F))
-                defo_polar3(&F, &R, NULL);
-            else
-                R = defo_m3_identity();
-        }
         const double *n0 = e->normal0 + 3 * (size_t)i;
         double *n = normals + 3 * (size_t)i;
-        for (int r = 0; r < 3; r++)
-            n[r] = R.m[r][0] * n0[0] + R.m[r][1] * n0[1] + R.m[r][2] * n0[2];
+        if (rotations) {
+            const double *R = rotations + 9 * (size_t)t;
+            for (int r = 0; r < 3; r++)
+                n[r] = R[3 * r] * n0[0] + R[3 * r + 1] * n0[1] + R[3 * r + 2] * n0[2];
+            continue;
+        }
+        /* n ∝ cof(F) n0 with F = J_x J_X⁻¹ the gradient of the element's map
+         * at the vertex (affine for tet4, quadratic for tet10: MTPS08 §6.2),
+         * cof(F) = cof(J_x) cof(J_X⁻¹) ∝ cof(J_x) J_Xᵀ: the cofactor of J_x
+         * (columns j_k) applied to the covector c = J_Xᵀ n0 is
+         * c0 j1×j2 + c1 j2×j0 + c2 j0×j1 */
+        double J[9];
+        defo_element_jacobian(ops, x, en, l, J);
+        const double *c = e->covec + 3 * (size_t)i;
+        double j[3][3];
+        for (int k = 0; k < 3; k++)
+            for (int r = 0; r < 3; r++) j[k][r] = J[3 * r + k];
+        double len = 0;
+        for (int r = 0; r < 3; r++) {
+            const int a = (r + 1) % 3, b = (r + 2) % 3;
+            n[r] = c[0] * (j[1][a] * j[2][b] - j[1][b] * j[2][a]) +
+                   c[1] * (j[2][a] * j[0][b] - j[2][b] * j[0][a]) +
+                   c[2] * (j[0][a] * j[1][b] - j[0][b] * j[1][a]);
+            len += n[r] * n[r];
+        }
+        len = sqrt(len);
+        if (len > 0 && isfinite(len))
+            for (int r = 0; r < 3; r++) n[r] /= len;
+        else
+            memcpy(n, n0, 3 * sizeof(double)); /* a degenerate map: the rest normal */
+    }
+    return DEFO_OK;
+}
+
+defo_status defo_embed_interpolate(const defo_embed *e, const double *node_values, double *out) {
+    if (!e || !node_values || !out)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "embed: missing argument");
+    const defo_element_ops *ops = defo_element_ops_for_mesh(e->tets);
+    if (!ops) return defo_error_prefix("embed");
+    const int P = ops->nodes;
+    const defo_index nv = e->nv;
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_NODES(nv))
+    for (defo_index i = 0; i < nv; i++) {
+        const defo_index *en = e->tets->elems + (size_t)P * (size_t)e->elem[i];
+        double N[DEFO_ELEMENT_MAX_NODES];
+        ops->shape(e->bary + 4 * (size_t)i, N);
+        double s = 0;
+        for (int a = 0; a < P; a++) s += N[a] * node_values[en[a]];
+        out[i] = s;
     }
     return DEFO_OK;
 }

@@ -91,10 +91,11 @@ struct defo_force_model {
     defo_index lane_elems; /* elements it finished at the last evaluation */
     defo_dpdf *dpdf;       /* INVERTIBLE tangent blocks */
     /* COROTATED lazy rotations */
-    double *F_last;  /* 9 per point, lazy_tolerance > 0 */
-    int32_t *age;    /* per point */
-    int all_stale;   /* the next update recomputes every rotation */
-    double max_jinv; /* max |J⁻¹ entry|: bounds |F| by |x| */
+    double *F_last;      /* 9 per point, lazy_tolerance > 0 */
+    int32_t *age;        /* per point */
+    int all_stale;       /* the next update recomputes every rotation */
+    uint64_t rot_serial; /* evaluations that recomputed a rotation (kernel_corotated.c) */
+    double max_jinv;     /* max |J⁻¹ entry|: bounds |F| by |x| */
     const double *eps_plastic;
     defo_bcsr *A; /* the model's matrix (built by the first assemble) */
     defo_index inverted;

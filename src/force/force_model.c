@@ -63,6 +63,79 @@ int defo_force_model_forget_history(defo_force_model *fm) {
     return defo_fm_lazy(&fm->def);
 }
 
+int defo_force_model_keeps_rotations(const defo_force_model *fm) {
+    return fm && defo_fm_lazy(&fm->def);
+}
+
+uint64_t defo_force_model_rotation_serial(const defo_force_model *fm) {
+    return fm ? fm->rot_serial : 0;
+}
+
+/* History record (lazy rotations only): u64 rot_serial | i32 all_stale |
+ * i32 0 | R, M (9 per point each) | F_last (9 per point, when kept) | i32
+ * age per point | zeros to a multiple of 8. */
+size_t defo_force_model_history_bytes(const defo_force_model *fm) {
+    if (!defo_force_model_keeps_rotations(fm)) return 0;
+    const size_t np = (size_t)fm->ne * (size_t)fm->nq;
+    const size_t b = 16 + (18 + (fm->F_last ? 9 : 0)) * np * sizeof(double) + 4 * np;
+    return (b + 7) / 8 * 8;
+}
+
+void defo_force_model_save_history(const defo_force_model *fm, void *out) {
+    const size_t bytes = defo_force_model_history_bytes(fm);
+    if (!bytes) return;
+    const size_t np = (size_t)fm->ne * (size_t)fm->nq;
+    unsigned char *o = out;
+    memset(o, 0, bytes);
+    const int32_t head[2] = {fm->all_stale, 0};
+    memcpy(o, &fm->rot_serial, 8);
+    memcpy(o + 8, head, 8);
+    o += 16;
+    memcpy(o, fm->R, 9 * np * sizeof(double));
+    o += 9 * np * sizeof(double);
+    memcpy(o, fm->M, 9 * np * sizeof(double));
+    o += 9 * np * sizeof(double);
+    if (fm->F_last) {
+        memcpy(o, fm->F_last, 9 * np * sizeof(double));
+        o += 9 * np * sizeof(double);
+    }
+    memcpy(o, fm->age, np * sizeof(int32_t));
+}
+
+defo_status defo_force_model_restore_history(defo_force_model *fm, const void *in, size_t size) {
+    if (!fm) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model: NULL");
+    const size_t bytes = defo_force_model_history_bytes(fm);
+    if (size != bytes || (bytes && !in))
+        return defo_error(DEFO_ERR_PARSE,
+                          "force model: a rotation record of %zu bytes, this model keeps %zu", size,
+                          bytes);
+    if (!bytes) return DEFO_OK;
+    const size_t np = (size_t)fm->ne * (size_t)fm->nq;
+    const unsigned char *p = in;
+    int32_t head[2];
+    memcpy(head, p + 8, 8);
+    if (head[0] < 0 || head[0] > 1)
+        return defo_error(DEFO_ERR_PARSE, "force model: bad rotation record");
+    const unsigned char *r = p + 16;
+    for (size_t k = 0; k < 18 * np; k++) {
+        double v;
+        memcpy(&v, r + 8 * k, 8);
+        if (!isfinite(v)) return defo_error(DEFO_ERR_PARSE, "force model: non-finite rotation");
+    }
+    memcpy(&fm->rot_serial, p, 8);
+    fm->all_stale = head[0];
+    memcpy(fm->R, r, 9 * np * sizeof(double));
+    r += 9 * np * sizeof(double);
+    memcpy(fm->M, r, 9 * np * sizeof(double));
+    r += 9 * np * sizeof(double);
+    if (fm->F_last) {
+        memcpy(fm->F_last, r, 9 * np * sizeof(double));
+        r += 9 * np * sizeof(double);
+    }
+    memcpy(fm->age, r, np * sizeof(int32_t));
+    return DEFO_OK;
+}
+
 void defo_force_model_destroy(defo_force_model *fm) {
     if (!fm) return;
     defo_material_destroy(fm->own_mat);

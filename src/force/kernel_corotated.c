@@ -22,6 +22,15 @@
  * μ (c_a·c_b) I) (force_internal.h), K' d by the same map matrix-free.
  * Damping D = τ K'.
  *
+ * Lazy rule (MTPS08 §4.4): with a lazy_tolerance, d = ‖F − F_last‖∞ (max
+ * row sum) is measured at every point first; when it exceeds the tolerance
+ * at one point or more, every rotation of the body is recomputed — the
+ * stiffness matrix K' has to be made again anyway, and all points then start
+ * afresh — else every rotation is kept (rotation_interval still renews a
+ * point once it is that many updates old).  rot_serial counts the
+ * evaluations that recomputed a rotation: while it stands, K' is the same
+ * matrix and a factorisation of it may be kept (integrator/implicit.c).
+ *
  * Invariants: rotations are proper (det +1) or I; M = R J⁻ᵀ for the stored
  * R; rotations are written only once every F is known finite, so an error
  * leaves them intact; per-element buffers gathered in fixed order.
@@ -39,14 +48,33 @@ static inline double rowsum_dist(const defo_mat3 *a, const double *b) {
     return m;
 }
 
-/* Rotations of element e at x following the lazy rules; returns the number of
- * points whose rotation was recomputed. */
+/* d = ‖F − F_last‖∞ exceeds the lazy tolerance at some point of element e
+ * (MTPS08 §4.4). */
+FM_INLINE int corot_drifted(const defo_force_model *fm, const int P, const int NQ, defo_index e,
+                            const double *x) {
+    const defo_index *v = fm->mesh->elems + (size_t)e * P;
+    const defo_quadrature *rule = &fm->ops->stiffness;
+    for (int q = 0; q < NQ; q++) {
+        const size_t pq = (size_t)e * NQ + (size_t)q;
+        const double *Ji = fm->jinv + 9 * pq;
+        double H[9];
+        fm_grad_sum(P, x, v, rule->grad + 3 * P * q, H);
+        defo_mat3 F;
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++)
+                F.m[r][k] = H[3 * r] * Ji[k] + H[3 * r + 1] * Ji[3 + k] + H[3 * r + 2] * Ji[6 + k];
+        if (rowsum_dist(&F, fm->F_last + 9 * pq) > fm->def.lazy_tolerance) return 1;
+    }
+    return 0;
+}
+
+/* Rotations of element e at x: all of them, or those the interval rule
+ * renews; returns the number of points whose rotation was recomputed. */
 FM_INLINE int corot_rotations(defo_force_model *fm, const int P, const int NQ, defo_index e,
                               const double *x, int all) {
     const defo_index *v = fm->mesh->elems + (size_t)e * P;
     const defo_quadrature *rule = &fm->ops->stiffness;
     const int interval = fm->def.rotation_interval;
-    const double tol = fm->def.lazy_tolerance;
     int updated = 0;
     for (int q = 0; q < NQ; q++) {
         const size_t pq = (size_t)e * NQ + (size_t)q;
@@ -66,8 +94,7 @@ FM_INLINE int corot_rotations(defo_force_model *fm, const int P, const int NQ, d
         for (int r = 0; r < 3; r++)
             for (int k = 0; k < 3; k++)
                 F.m[r][k] = H[3 * r] * Ji[k] + H[3 * r + 1] * Ji[3 + k] + H[3 * r + 2] * Ji[6 + k];
-        int redo = all || (interval > 0 && age >= interval);
-        if (!redo && tol > 0) redo = rowsum_dist(&F, fm->F_last + 9 * pq) > tol;
+        const int redo = all || (interval > 0 && age >= interval);
         if (!redo) {
             fm->age[pq] = age;
             continue;
@@ -217,17 +244,32 @@ defo_status defo_fm_corot_evaluate(defo_force_model *fm, const double *x, unsign
     }
     /* never-computed rotations are computed whatever the flags say */
     const int rotate = !(flags & DEFO_EVAL_KEEP_ROTATIONS) || fm->all_stale;
-    const int all = fm->all_stale || fm->def.rotation_interval == 1;
-    defo_index inverted = 0, bad = 0;
+    int all = fm->all_stale || fm->def.rotation_interval == 1;
+    if (rotate && !all && fm->def.lazy_tolerance > 0 && !fm->def.linear) {
+        /* MTPS08 §4.4: one point past the tolerance renews every rotation */
+        defo_index drifted = 0;
+        DEFO_PARALLEL_REGION_IF(FM_WORTH(fm, FM_NS_COROT_FORCE4 / 4, FM_NS_COROT_FORCE10 / 4)) {
+            if (P == 4) {
+                DEFO_FOR_SUM(drifted)
+                for (defo_index e = 0; e < ne; e++) drifted += corot_drifted(fm, 4, 1, e, x);
+            } else {
+                DEFO_FOR_SUM(drifted)
+                for (defo_index e = 0; e < ne; e++) drifted += corot_drifted(fm, 10, 4, e, x);
+            }
+        }
+        all = drifted > 0;
+    }
+    defo_index inverted = 0, bad = 0, updated = 0;
     /* one region: rotations, forces, then (no element bad) the gather */
     DEFO_PARALLEL_REGION_IF(FM_WORTH(fm, FM_NS_COROT_FORCE4, FM_NS_COROT_FORCE10)) {
         if (rotate) {
             if (P == 4) {
-                DEFO_FOR
-                for (defo_index e = 0; e < ne; e++) corot_rotations(fm, 4, 1, e, x, all);
+                DEFO_FOR_SUM(updated)
+                for (defo_index e = 0; e < ne; e++) updated += corot_rotations(fm, 4, 1, e, x, all);
             } else {
-                DEFO_FOR
-                for (defo_index e = 0; e < ne; e++) corot_rotations(fm, 10, 4, e, x, all);
+                DEFO_FOR_SUM(updated)
+                for (defo_index e = 0; e < ne; e++)
+                    updated += corot_rotations(fm, 10, 4, e, x, all);
             }
         }
         if (P == 4) {
@@ -248,6 +290,7 @@ defo_status defo_fm_corot_evaluate(defo_force_model *fm, const double *x, unsign
         if (force && !bad) defo_gather3_team(&fm->inc, fm->slot, force);
     }
     if (rotate) fm->all_stale = 0;
+    if (updated > 0 || (rotate && all)) fm->rot_serial++;
     fm->inverted = inverted;
     if (bad) return defo_fm_report_bad(fm, x);
     if (energy) *energy = defo_fm_sum_energy(fm);

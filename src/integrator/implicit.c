@@ -11,7 +11,10 @@
  * Corotated bodies (MG04 §6): the rotations are those of xⁿ and kept through
  * the step, so f(x) = −(K'x + f'0) is linear and the step is one linear solve
  *   ((1 + hα) M + (h² + hβ) K' + h D) v⁺ = M v_b + h (f(x_b) + f_ext),
- * PCG from v⁺ = vⁿ (MG04's warm start) or the direct solver.
+ * PCG from v⁺ = vⁿ (MG04's warm start) or the direct solver.  With rotations
+ * kept by the MTPS08 §4.4 lazy rule the factorisation follows them: kept
+ * (the direct solver not refactoring, the matrix not reassembled) while no
+ * rotation was recomputed, made again as soon as one was.
  * Invertible bodies (TSIF05, MMDJ01 §2.6): Newton on the incremental
  * potential in the velocity
  *   E(v) = ½(v − v_b)ᵀM(v − v_b) + ½hα vᵀMv + ½h vᵀ(βK + D)v + Ψ(x_b + h v)
@@ -128,6 +131,7 @@ static void forget_factor(defo_stepper *s, defo_step_body *b) {
     if (d->linear) {
         defo_linear_solver_invalidate(d->linear);
         d->have_fact = d->rebuild = 0;
+        d->A_fact = NULL;
     } else {
         defo_joint_invalidate(s->joint);
     }
@@ -331,7 +335,9 @@ static defo_status rebuild_linear(const defo_integrator_def *def, defo_step_body
     defo_implicit_body *d = b->data;
     d->rebuild = 0;
     const double h = d->h_fact, alpha = def->rayleigh_mass, beta = def->rayleigh_stiffness;
-    defo_status s = defo_force_model_evaluate(b->force, d->x_fact, 0, NULL, NULL);
+    /* kept rotations are the factor's own (it follows them): keep them */
+    const unsigned keep = defo_force_model_keeps_rotations(b->force) ? DEFO_EVAL_KEEP_ROTATIONS : 0;
+    defo_status s = defo_force_model_evaluate(b->force, d->x_fact, keep, NULL, NULL);
     if (!s) {
         const defo_bcsr *A =
             defo_force_model_assemble(b->force, h * h + h * beta, h, b->mass, 1.0 + h * alpha);
@@ -343,6 +349,8 @@ static defo_status rebuild_linear(const defo_integrator_def *def, defo_step_body
         sys.constraint = d->constraint;
         sys.coords = d->x_fact;
         s = defo_linear_solver_restore_lag(d->linear, &sys, &d->lag);
+        d->serial_fact = defo_force_model_rotation_serial(b->force);
+        d->A_fact = A;
     }
     if (s) d->have_fact = 0;
     return s;
@@ -374,8 +382,16 @@ static defo_status linear_step(const defo_integrator_def *def, defo_step_body *b
             const size_t j = 3 * (size_t)i + (size_t)k;
             d->rhs[j] = b->mass[i] * v_b[j] + h * (d->f[j] + b->load[j]);
         }
+    /* MTPS08 §4.4: while every rotation is kept, K' and the factor are the
+     * last step's; once one was recomputed, the factor is remade */
+    const int lazy = defo_force_model_keeps_rotations(b->force);
+    const uint64_t serial = defo_force_model_rotation_serial(b->force);
+    const int same =
+        lazy && d->have_fact && d->A_fact && serial == d->serial_fact && h == d->h_fact;
+    if (lazy && !same) defo_linear_solver_invalidate(d->linear);
     const defo_bcsr *A =
-        defo_force_model_assemble(b->force, h * h + h * beta, h, b->mass, 1.0 + h * alpha);
+        same ? d->A_fact
+             : defo_force_model_assemble(b->force, h * h + h * beta, h, b->mass, 1.0 + h * alpha);
     if (!A) return defo_error_prefix("body '%s'", b->name);
     defo_linear_system sys;
     memset(&sys, 0, sizeof sys);
@@ -383,12 +399,15 @@ static defo_status linear_step(const defo_integrator_def *def, defo_step_body *b
     sys.matrix = A;
     sys.constraint = d->constraint;
     sys.coords = b->x; /* the two-level aggregates */
+    sys.same_matrix = same;
     defo_linear_stats ls;
     s = defo_linear_solver_solve(d->linear, &sys, d->rhs, d->vn, 0.0, &ls);
     if (ls.refactored && s >= 0) {
         memcpy(d->x_fact, b->x, m * sizeof(double));
         d->h_fact = h;
         d->have_fact = 1;
+        d->serial_fact = serial;
+        d->A_fact = A;
     }
     accumulate(b, 0, ls.iterations, ls.iterations, ls.residual, s == DEFO_WARN_NOT_CONVERGED,
                DEFO_REASON_CONVERGED);

@@ -172,6 +172,10 @@ typedef struct defo_implicit_body {
     double *x_fact;
     double h_fact, t_fact; /* t_fact: the step's end (penalty contact) */
     int have_fact, rebuild;
+    /* corotated bodies with kept rotations (MTPS08 §4.4): the rotation serial
+     * the factor was made with (defo_force_model_rotation_serial) */
+    uint64_t serial_fact;
+    const defo_bcsr *A_fact; /* the matrix factored (the force model's), or NULL */
     defo_linear_lag lag;
 } defo_implicit_body;
 

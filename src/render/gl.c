@@ -10,7 +10,8 @@
  *      framebuffer; the fragment shader applies the shared lighting model
  *      (render_internal.h) with a 5x5 percentage-closer filter over the
  *      hardware-filtered shadow comparisons (sampler2DShadow, GL_LINEAR),
- *      i.e. soft shadow edges;
+ *      i.e. soft shadow edges (a fast frame, for a window: one hardware-
+ *      filtered comparison and no multisampling);
  *   3. resolve (blit) to a single-sample framebuffer, glReadPixels, flip rows.
  * The output is premultiplied RGBA: cleared to 0, the ground writes
  * (colour * a, a) with a fading toward its edge.
@@ -72,11 +73,11 @@ struct rn_gl {
     EGLDisplay dpy;
     EGLContext ctx;
     GLuint prog, depth_prog;
-    GLint u_vp, u_lvp, u_eye, u_light, u_texel, u_spec, u_shadow, u_depth_lvp;
+    GLint u_vp, u_lvp, u_eye, u_light, u_texel, u_spec, u_shadow, u_depth_lvp, u_pcf;
     GLuint vao, vbo;
     GLuint shadow_fbo, shadow_tex;
     GLuint ms_fbo, ms_color, ms_depth, res_fbo, res_color;
-    int fb_w, fb_h, samples;
+    int fb_w, fb_h, fb_samples, samples;
 };
 
 static const char *vs_src = "#version 300 es\n"
@@ -98,6 +99,7 @@ static const char *fs_src =
     "precision highp sampler2DShadow;\n"
     "in vec3 v_pos; in vec3 v_nrm; in vec4 v_col; in vec4 v_lpos;\n"
     "uniform vec3 u_eye; uniform vec3 u_light; uniform float u_texel; uniform float u_spec;\n"
+    "uniform int u_pcf;\n"
     "uniform sampler2DShadow u_shadow;\n"
     "out vec4 o_col;\n"
     "void main() {\n"
@@ -108,11 +110,11 @@ static const char *fs_src =
     "  float sh = 1.0;\n"
     "  if (lp.x > 0.0 && lp.x < 1.0 && lp.y > 0.0 && lp.y < 1.0 && lp.z < 1.0) {\n"
     "    sh = 0.0;\n"
-    "    for (int i = -2; i <= 2; i++)\n"
-    "      for (int j = -2; j <= 2; j++)\n"
+    "    for (int i = -u_pcf; i <= u_pcf; i++)\n"
+    "      for (int j = -u_pcf; j <= u_pcf; j++)\n"
     "        sh += texture(u_shadow, vec3(lp.xy + vec2(float(i), float(j)) * 1.5 * u_texel,\n"
     "                                     lp.z - 0.0015));\n"
-    "    sh /= 25.0;\n"
+    "    sh /= float((2 * u_pcf + 1) * (2 * u_pcf + 1));\n"
     "  }\n"
     "  float ndl = max(dot(n, u_light), 0.0);\n"
     "  float amb = 0.24 + 0.12 * n.z + 0.22 * max(dot(n, V), 0.0);\n"
@@ -248,6 +250,7 @@ static defo_status gl_setup(rn_gl *gl) {
         gl->u_texel = glGetUniformLocation(gl->prog, "u_texel");
         gl->u_spec = glGetUniformLocation(gl->prog, "u_spec");
         gl->u_shadow = glGetUniformLocation(gl->prog, "u_shadow");
+        gl->u_pcf = glGetUniformLocation(gl->prog, "u_pcf");
         gl->u_depth_lvp = glGetUniformLocation(gl->depth_prog, "u_lvp");
         glGenVertexArrays(1, &gl->vao);
         glGenBuffers(1, &gl->vbo);
@@ -291,15 +294,15 @@ static defo_status gl_setup(rn_gl *gl) {
     return s;
 }
 
-static defo_status ensure_targets(rn_gl *gl, int w, int h) {
-    if (gl->fb_w == w && gl->fb_h == h) return DEFO_OK;
+static defo_status ensure_targets(rn_gl *gl, int w, int h, int samples) {
+    if (gl->fb_w == w && gl->fb_h == h && gl->fb_samples == samples) return DEFO_OK;
     release_targets(gl);
     glGenRenderbuffers(1, &gl->ms_color);
     glBindRenderbuffer(GL_RENDERBUFFER, gl->ms_color);
-    glRenderbufferStorageMultisample(GL_RENDERBUFFER, gl->samples, GL_RGBA8, w, h);
+    glRenderbufferStorageMultisample(GL_RENDERBUFFER, samples, GL_RGBA8, w, h);
     glGenRenderbuffers(1, &gl->ms_depth);
     glBindRenderbuffer(GL_RENDERBUFFER, gl->ms_depth);
-    glRenderbufferStorageMultisample(GL_RENDERBUFFER, gl->samples, GL_DEPTH_COMPONENT24, w, h);
+    glRenderbufferStorageMultisample(GL_RENDERBUFFER, samples, GL_DEPTH_COMPONENT24, w, h);
     glGenFramebuffers(1, &gl->ms_fbo);
     glBindFramebuffer(GL_FRAMEBUFFER, gl->ms_fbo);
     glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, gl->ms_color);
@@ -318,6 +321,7 @@ static defo_status ensure_targets(rn_gl *gl, int w, int h) {
     }
     gl->fb_w = w;
     gl->fb_h = h;
+    gl->fb_samples = samples;
     return DEFO_OK;
 }
 
@@ -331,7 +335,7 @@ static void draw_list(const rn_list *l) {
 static defo_status gl_draw(rn_gl *gl, const rn_frame *f, unsigned char *rgba) {
     while (glGetError() != GL_NO_ERROR) {
     }
-    defo_status s = ensure_targets(gl, f->width, f->height);
+    defo_status s = ensure_targets(gl, f->width, f->height, f->fast ? 0 : gl->samples);
     if (s < 0) return s;
     glBindVertexArray(gl->vao);
     glBindBuffer(GL_ARRAY_BUFFER, gl->vbo);
@@ -366,6 +370,7 @@ static defo_status gl_draw(rn_gl *gl, const rn_frame *f, unsigned char *rgba) {
     glActiveTexture(GL_TEXTURE0);
     glBindTexture(GL_TEXTURE_2D, gl->shadow_tex);
     glUniform1i(gl->u_shadow, 0);
+    glUniform1i(gl->u_pcf, f->fast ? 0 : 2);
     glUniform1f(gl->u_spec, 0.0f);
     draw_list(f->ground);
     glUniform1f(gl->u_spec, 0.25f);

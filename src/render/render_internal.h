@@ -51,6 +51,7 @@ typedef struct rn_frame {
     float shadow_texel;     /* one shadow-map texel in light NDC/2 units (1/size) */
     const rn_list *ground;  /* receives shadows, casts none, no specular */
     const rn_list *objects; /* body and colliders: cast and receive */
+    int fast;               /* defo_render_def.fast: cheaper shadows, no multisampling */
 } rn_frame;
 
 #define RN_PI 3.14159265358979323846

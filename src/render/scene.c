@@ -477,6 +477,44 @@ static void fit_camera(const defo_render_def *def, const double lo[3], const dou
     cam->target = c;
 }
 
+/* A flat or point-like object still gets a box relative to its size. */
+static void widen_box(double lo[3], double hi[3]) {
+    double ext = fmax(hi[0] - lo[0], fmax(hi[1] - lo[1], hi[2] - lo[2]));
+    if (!(ext > 0)) ext = 1;
+    for (int k = 0; k < 3; k++)
+        if (hi[k] - lo[k] < 0.05 * ext) {
+            double mid = 0.5 * (lo[k] + hi[k]);
+            lo[k] = mid - 0.025 * ext;
+            hi[k] = mid + 0.025 * ext;
+        }
+}
+
+defo_status defo_render_camera(const defo_render_def *def, double view_proj[16], double eye[3]) {
+    if (!def || !view_proj)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_render_camera: NULL argument");
+    double lo[3], hi[3];
+    for (int k = 0; k < 3; k++) {
+        if (!(def->frame_lo[k] < def->frame_hi[k]))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "defo_render_camera: the framing box is not given");
+        lo[k] = def->frame_lo[k];
+        hi[k] = def->frame_hi[k];
+    }
+    if (def->width < 16 || def->height < 16)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_render_camera: picture size %dx%d",
+                          def->width, def->height);
+    widen_box(lo, hi);
+    camera cam;
+    fit_camera(def, lo, hi, &cam);
+    memcpy(view_proj, cam.vp, sizeof cam.vp);
+    if (eye) {
+        eye[0] = cam.eye.x;
+        eye[1] = cam.eye.y;
+        eye[2] = cam.eye.z;
+    }
+    return DEFO_OK;
+}
+
 /* Orthographic light matrix (row-major) looking along -L, covering the
  * casters' extent (capped to 3R around the target: huge colliders would
  * waste the shadow map) and every vertex's depth. */
@@ -628,7 +666,11 @@ static defo_status emit_embedded(rn_list *l, const defo_render_part *p, const de
         for (int k = 0; k < 3; k++) {
             defo_index v = tri[k], e = p->surface_elem[v];
             double val = 0;
-            if (f && f->location == DEFO_FIELD_CELL) {
+            defo_vec3 nv = n;
+            if (p->surface_normals) nv = defo_v3_load(p->surface_normals + 3 * (size_t)v);
+            if (f && p->surface_values) {
+                val = p->surface_values[v];
+            } else if (f && f->location == DEFO_FIELD_CELL) {
                 val = field_scalar(f, e);
             } else if (f) {
                 const defo_index *c = m->elems + (size_t)e * (size_t)m->nodes_per_elem;
@@ -637,7 +679,7 @@ static defo_status emit_embedded(rn_list *l, const defo_render_part *p, const de
             }
             float col[4];
             vertex_color(bc, f, magenta, val, col);
-            rn_list_vertex(l, q[k], n, col);
+            rn_list_vertex(l, q[k], nv, col);
         }
     }
     return DEFO_OK;
@@ -935,15 +977,7 @@ defo_status defo_render_parts(defo_renderer *r, const defo_render_def *def_in,
                 }
         }
     }
-    /* a flat or point-like object still gets a box relative to its size */
-    double ext = fmax(hi[0] - lo[0], fmax(hi[1] - lo[1], hi[2] - lo[2]));
-    if (!(ext > 0)) ext = 1;
-    for (int k = 0; k < 3; k++)
-        if (hi[k] - lo[k] < 0.05 * ext) {
-            double mid = 0.5 * (lo[k] + hi[k]);
-            lo[k] = mid - 0.025 * ext;
-            hi[k] = mid + 0.025 * ext;
-        }
+    widen_box(lo, hi);
 
     camera cam;
     fit_camera(&def, lo, hi, &cam);
@@ -1001,6 +1035,7 @@ defo_status defo_render_parts(defo_renderer *r, const defo_render_def *def_in,
         f.light[2] = (float)L.z;
         f.ground = &ground;
         f.objects = &objects;
+        f.fast = def.fast;
         if (r->gl) {
             f.shadow_texel = 1.0f / RN_SHADOW_SIZE;
             s = rn_gl_draw(r->gl, &f, rgba);

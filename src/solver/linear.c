@@ -30,7 +30,9 @@
  *
  * Direct method: CHOLMOD factors the matrix with the couplings of fixed
  * nodes dropped (exactly the operator projected CG sees), the analysis kept
- * while the pattern holds; x = x₀ + S (L Lᵀ)⁻¹ S (b − A x₀).  A failed
+ * while the pattern holds; x = x₀ + S (L Lᵀ)⁻¹ S (b − A x₀).  The factor is
+ * made at every solve, unless the caller says the matrix is the last one
+ * (same_matrix: kept rotations, MTPS08 §4.4).  A failed
  * factorisation or a non-finite solution falls back to block-Jacobi PCG for
  * that solve.
  *
@@ -59,6 +61,7 @@ struct defo_linear_solver {
     defo_index work_n;
     /* lag policy */
     int valid, age;
+    int direct_valid; /* chol holds the factor of the last direct solve's matrix */
     double first_rate, last_rate;
 };
 
@@ -149,7 +152,7 @@ const defo_linear_solver_def *defo_linear_solver_get_def(const defo_linear_solve
 }
 
 void defo_linear_solver_invalidate(defo_linear_solver *s) {
-    if (s) s->valid = 0;
+    if (s) s->valid = s->direct_valid = 0;
 }
 
 size_t defo_linear_solver_bytes(const defo_linear_solver *s) {
@@ -238,9 +241,14 @@ static defo_status direct_solve(defo_linear_solver *s, const defo_linear_system 
     const defo_index n = sys->n;
     const size_t m = 3 * (size_t)n;
     double *r = s->work, *d = s->work + 4 * m;
-    defo_status st = defo_cholesky_factor(s->chol, sys->matrix, sys->constraint);
-    if (st) return st;
-    ls->refactored = 1;
+    defo_status st = DEFO_OK;
+    if (!(sys->same_matrix && s->direct_valid)) {
+        s->direct_valid = 0;
+        st = defo_cholesky_factor(s->chol, sys->matrix, sys->constraint);
+        if (st) return st;
+        s->direct_valid = 1;
+        ls->refactored = 1;
+    }
     memcpy(r, b, m * sizeof *r);
     defo_pcg_project(n, sys->constraint, sys->normal, r);
     const double bnorm = sqrt(defo_dot(r, r, m));

@@ -3,7 +3,7 @@
  * (defo/world.h): checkpoints on disk and the frame-start snapshot that a
  * failed or interrupted frame returns to.
  *
- * Layout (version 3; native little-endian, as written by this machine):
+ * Layout (version 4; native little-endian, as written by this machine):
  *   "DEFOWRLD" | u32 version | u32 bodies | u64 tag | i32 frame | i32 0 |
  *   f64 time | per body:
  *     i32 n | i32 elements | u32 nodes per element | u32 flags
@@ -12,11 +12,14 @@
  *     fracture: u64 generator | i32 connectivity[npe · elements] |
  *               i32 parent[n] | u8 crack_tip[n] | zero bytes to a multiple of 8 |
  *     plasticity: u64 values | f64 ε_plastic[values] |
+ *     u64 rotation bytes | the force model's kept rotations (MTPS08 §4.4
+ *       lazy updates; 0 bytes without) |
  *     u64 history bytes | the integrator's history | zeros to a multiple of 8 |
  *   u64 FNV-1a 64 of every byte before it.
  * Everything that carries from one frame to the next is here: the state,
  * the topology of fracturing bodies (an added node's rest position is its
- * parent's), plastic strains, crack tips, the generator, the integrators'
+ * parent's), plastic strains, crack tips, the generator, lazily kept
+ * rotations, the integrators'
  * history (BDF2's previous state, the quasistatic equilibria).  Restore
  * checks the whole file before it changes anything.
  */
@@ -26,7 +29,7 @@
 #include <string.h>
 
 #define WORLD_MAGIC   "DEFOWRLD"
-#define WORLD_VERSION 3u
+#define WORLD_VERSION 4u
 #define FNV_BASIS     14695981039346656037ull
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t size) {
@@ -143,6 +146,14 @@ static defo_status serialize(const defo_world *w, uint64_t tag, world_buf *b, in
             defo_world_buf_put(b, &values, 8);
             defo_world_buf_put(b, defo_plasticity_strain(bd->plast),
                                (size_t)values * sizeof(double));
+        }
+        const uint64_t rb = defo_force_model_history_bytes(bd->force);
+        defo_world_buf_put(b, &rb, 8);
+        if (rb && !b->oom) {
+            const size_t at = b->n;
+            unsigned char tmp[8] = {0};
+            for (uint64_t k = 0; k < rb && !b->oom; k += 8) defo_world_buf_put(b, tmp, 8);
+            if (!b->oom) defo_force_model_save_history(bd->force, b->p + at);
         }
         const world_integrator *wi = &w->integrators[bd->integrator];
         const uint64_t hb = wi->ops->history_bytes(wi->stepper, &bd->sb);
@@ -288,7 +299,13 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
                 return defo_error(DEFO_ERR_PARSE, "%s: body %d: plastic strain size", what, i);
             pl = take(&r, (size_t)values * sizeof(double));
         }
+        uint64_t rb = 0;
         const unsigned char *g = take(&r, 8);
+        if (g) memcpy(&rb, g, 8);
+        if (!r.bad && rb != (uint64_t)defo_force_model_history_bytes(bd->force))
+            return defo_error(DEFO_ERR_PARSE, "%s: body %d: rotation record size", what, i);
+        const unsigned char *rot = take(&r, (size_t)rb);
+        g = take(&r, 8);
         if (g) memcpy(&hb, g, 8);
         const unsigned char *hist = take(&r, (size_t)hb);
         skip_pad(&r);
@@ -344,6 +361,8 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
             bd->prescribed[k] = v >= 0;
         }
         if (pl) memcpy(defo_plasticity_strain(bd->plast), pl, (size_t)values * sizeof(double));
+        s = defo_force_model_restore_history(bd->force, rot, (size_t)rb);
+        if (s) return defo_error_prefix("%s: body %d", what, i);
         world_integrator *wi = &w->integrators[bd->integrator];
         s = wi->ops->restore_history(wi->stepper, &bd->sb, hist, (size_t)hb);
         if (s) return defo_error_prefix("%s: body %d", what, i);

@@ -15,8 +15,8 @@
  * step's end, the stepper's step; then statistics.  The state at the frame's
  * start is kept (checkpoint format, in memory) so a failed or interrupted
  * frame leaves the world there.  Every frame starts with the steppers'
- * frame_start (lagged factorisations and lazy rotations forgotten), so a
- * frame depends only on the state a checkpoint holds.
+ * frame_start; a frame depends only on the state a checkpoint holds (lazily
+ * kept rotations and lagged factorisations included).
  */
 #include "world/world_internal.h"
 
@@ -498,6 +498,14 @@ defo_status defo_body_set_transform(defo_world *w, defo_body_id id, int set, con
     return DEFO_OK;
 }
 
+defo_status defo_body_pause_fracture(defo_world *w, defo_body_id id, int paused) {
+    world_body *b = get_body(w, id);
+    if (!b)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_pause_fracture: invalid body id");
+    b->frac_paused = paused != 0;
+    return DEFO_OK;
+}
+
 double *defo_body_external_force(defo_world *w, defo_body_id id) {
     world_body *b = get_body(w, id);
     return b ? b->dead : NULL;
@@ -902,7 +910,7 @@ static defo_status step_integrator(defo_world *w, int integ, double t0, double T
         for (int i = 0; i < count; i++) {
             world_body *b = &w->bodies[w->set[i]->index];
             defo_status s = DEFO_OK;
-            if (b->frac) s = fracture(w, b);
+            if (b->frac && !b->frac_paused) s = fracture(w, b);
             if (!s && b->plast) {
                 defo_plasticity_stats ps;
                 s = defo_plasticity_update(b->plast, b->force, b->x, dt, &ps);
@@ -945,10 +953,9 @@ defo_status defo_world_step(defo_world *w, double frame_dt) {
         world_body *b = &w->bodies[i];
         if (!b->generation) continue;
         world_integrator *wi = &w->integrators[b->integrator];
-        /* lazily kept rotations change the forces as a function of x from
-         * frame to frame: nothing made from them is kept (plastic flow is
-         * flagged in the step that makes it) */
-        if (defo_force_model_forget_history(b->sb.force)) b->sb.changed |= DEFO_CHANGED_MODEL;
+        /* lazily kept rotations (MTPS08 §4.4) and what is made from them
+         * carry on: checkpoints hold them (plastic flow is flagged in the
+         * step that makes it) */
         wi->ops->frame_start(wi->stepper, &b->sb);
         b->sb.changed = 0;
         s = loads(b);

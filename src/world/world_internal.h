@@ -58,6 +58,7 @@ typedef struct world_body {
     double mean_edge;   /* rest, for tolerances and penalty stiffness */
     defo_plasticity *plast;
     defo_fracture *frac;
+    int frac_paused;          /* defo_body_pause_fracture */
     defo_contact_source *src; /* TSIF05 §10 penalty sources (equilibrium solvers) */
     int num_src;
     /* contact with other bodies (contact.c) */
