@@ -1,8 +1,8 @@
 /*
  * cli/cli.h — the `defo` command: shared helpers of the subcommands.
  *
- * Contract (DESIGN.md "The CLI contract"): exit 0 on success, 2 on bad input
- * with a one-line reason on stderr, 1 on an internal failure.  The CLI uses
+ * Contract (docs/architecture.md "The command line"): exit 0 on success, 2
+ * on bad input with a one-line reason on stderr, 1 on an internal failure.  The CLI uses
  * only the public API (include/defo/).
  */
 #ifndef DEFO_CLI_H
