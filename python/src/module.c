@@ -320,9 +320,12 @@ static PyMethodDef module_methods[] = {
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "defo._defo",
-    "defo's C library, on its public API (include/defo/).  Use the package `defo`.", -1,
-    module_methods};
+    PyModuleDef_HEAD_INIT,
+    .m_name = "defo._defo",
+    .m_doc = "defo's C library, on its public API (include/defo/).  Use the package `defo`.",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
 
 static PyObject *new_error(PyObject *m, const char *name, PyObject *base2, const char *doc) {
     char full[96];

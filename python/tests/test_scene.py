@@ -122,3 +122,26 @@ def test_demo_and_embedded_surface(root):
         mesh, pos = sim.embedded_surface(0)
         assert mesh.num_triangles == 634 and pos.shape == (315, 3)
         assert np.allclose(pos, mesh.points, atol=1e-12)  # at rest: the surface as read
+
+
+def test_ctrl_c_stops_a_step():
+    """SIGINT during a long step (what Ctrl-C sends) stops it at defo's next
+    safe point: KeyboardInterrupt, the world at the last complete frame, and
+    stepping again goes on from there.  Python's own handler is back after."""
+    import os
+    import signal
+    import threading
+
+    with defo.Scene.demo().build() as sim:
+        sim.step()
+        timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            sim.step(10000)  # minutes of work
+        timer.join()
+        done = sim.frame
+        assert 1 <= done < 10000
+        assert sim.time == pytest.approx(done / sim.scene.fps, rel=1e-12)
+        sim.step()
+        assert sim.frame == done + 1
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
