@@ -21,8 +21,10 @@ static PyObject *class_of(defo_status s) {
 
 PyObject *raise_status(defo_status status, const char *what) {
     const char *msg = defo_last_error();
-    if (!msg || !msg[0]) msg = defo_status_name(status);
-    if (status == DEFO_ERR_OUT_OF_MEMORY && !(msg && msg[0])) return PyErr_NoMemory();
+    if (!msg || !msg[0]) {
+        if (status == DEFO_ERR_OUT_OF_MEMORY) return PyErr_NoMemory();
+        msg = defo_status_name(status);
+    }
     PyObject *e = what ? PyUnicode_FromFormat("%s: %s", what, msg) : PyUnicode_FromString(msg);
     if (!e) return NULL;
     PyErr_SetObject(class_of(status), e);

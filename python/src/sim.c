@@ -746,6 +746,10 @@ static PyObject *World_exit(World *w, PyObject *args) {
 static PyObject *World_add_integrator(World *w, PyObject *args, PyObject *kw) {
     defo_world *dw = world_get(w, "add_integrator");
     if (!dw) return NULL;
+    if (w->sim)
+        return PyErr_Format(defo_py_Error,
+                            "add_integrator: this world belongs to a Simulation (its scene says "
+                            "its integrators)");
     PyObject *def = NULL, *first = PyTuple_GET_SIZE(args) ? PyTuple_GET_ITEM(args, 0) : NULL;
     if (PyTuple_GET_SIZE(args) > 1 || (first && !PyUnicode_Check(first) && kw))
         return PyErr_Format(PyExc_TypeError,

@@ -121,6 +121,8 @@ def test_simulation_close():
         world.close()
     with pytest.raises(defo.Error, match="belongs to a Simulation"):
         world.add_body(defo.box())
+    with pytest.raises(defo.Error, match="belongs to a Simulation"):
+        world.add_integrator("static")
     sim.close()
     for call in (lambda: sim.step(), lambda: sim.world, lambda: body.positions,
                  lambda: world.step(0.1), lambda: sim.frame):
