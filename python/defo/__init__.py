@@ -54,6 +54,7 @@ from ._defo import (  # noqa: F401  (re-exported)
 )
 from ._defs import (  # noqa: F401
     Biphasic,
+    Contact,
     ForceModel,
     Fracture,
     Integrator,
@@ -70,7 +71,7 @@ from ._cache import MddCache, PointCache, read_mdd, read_pc2  # noqa: F401
 __version__ = version()
 
 __all__ = [
-    "Biphasic", "Body", "ClosedError", "Collider", "DefoWarning", "Error", "FileError",
+    "Biphasic", "Body", "ClosedError", "Collider", "Contact", "DefoWarning", "Error", "FileError",
     "ForceModel", "Fracture", "Integrator", "InternalError", "Interrupted",
     "InvalidArgumentError", "Inversion", "Material", "MddCache", "Mesh", "MeshError",
     "MesherOptions", "Motion", "NumericalError", "OutOfMemoryError", "ParseError", "Plasticity",

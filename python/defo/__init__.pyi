@@ -127,6 +127,14 @@ class Shape:
     half_length: float = 1.0
     rotation: Tuple[float, ...] = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
 
+@dataclass
+class Contact:
+    enabled: bool = True
+    thickness: float = 0.1
+    stiffness: float = 0.0
+    separation_speed: float = 0.5
+    sweeps: int = 8
+
 @dataclass(frozen=True)
 class Region:
     kind: str
@@ -256,7 +264,9 @@ class World:
                  velocity: Optional[Sequence[float]] = None,
                  angular_velocity: Optional[Sequence[float]] = None,
                  plasticity: Optional[Union[Plasticity, Mapping[str, Any]]] = None,
-                 fracture: Optional[Union[Fracture, Mapping[str, Any]]] = None) -> Body: ...
+                 fracture: Optional[Union[Fracture, Mapping[str, Any]]] = None,
+                 collide: bool = True, self_contact: bool = False,
+                 friction: float = 0.5) -> Body: ...
     def add_collider(self, collider: Collider) -> None: ...
     def body(self, key: Union[int, str]) -> Body: ...
     def step(self, dt: float, frames: int = 1) -> Dict[str, Any]: ...
@@ -279,6 +289,7 @@ class World:
     def stats(self) -> Dict[str, Any]: ...
     @property
     def integrators(self) -> List[Integrator]: ...
+    contact: Contact
     @property
     def closed(self) -> bool: ...
 

@@ -92,6 +92,13 @@ Shape = _make(
     "One shape of a Collider, in the collider's frame: plane, sphere, box, cylinder or capsule.",
     {},
 )
+Contact = _make(
+    "contact",
+    "Contact",
+    "Contact between a World's bodies (World.contact): penalty in the Newton solves, impulses "
+    "in the explicit steppers (ITF04 §9-10, TSIF05 §10).",
+    {},
+)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -92,6 +92,7 @@ typedef enum def_kind {
     DEF_CYLINDER,
     DEF_TORUS,
     DEF_SHAPE,
+    DEF_CONTACT,
     DEF_COUNT
 } def_kind;
 /* Fill out (a defo_*_def of kind) from obj (None: the defaults); a field

@@ -70,6 +70,7 @@ DEFAULTS(d_sphere, defo_sphere_def, defo_default_sphere_def())
 DEFAULTS(d_cylinder, defo_cylinder_def, defo_default_cylinder_def())
 DEFAULTS(d_torus, defo_torus_def, defo_default_torus_def())
 DEFAULTS(d_shape, defo_shape_def, defo_default_shape_def())
+DEFAULTS(d_contact, defo_contact_def, defo_default_contact_def())
 
 /* ------------------------------------------------------------ tables */
 #define FD(s, f, t, doc)                                                                           \
@@ -186,6 +187,14 @@ static const field f_shape[] = {
     FD(defo_shape_def, rotation, F_MAT3, "row-major rotation, local -> collider frame"),
     FEND};
 
+static const field f_contact[] = {
+    FD(defo_contact_def, enabled, F_BOOL, "bodies collide with each other"),
+    FD(defo_contact_def, thickness, F_DOUBLE, "skin around surfaces, x mean surface edge, (0, 1]"),
+    FD(defo_contact_def, stiffness, F_DOUBLE, "penalty per node [N/m] (0: 10 (2 mu + lambda) h)"),
+    FD(defo_contact_def, separation_speed, F_DOUBLE, "overlaps come apart at most this [m/s]"),
+    FD(defo_contact_def, sweeps, F_INT, "Gauss-Seidel sweeps of the explicit response"),
+    FEND};
+
 static const def_spec specs[DEF_COUNT] = {
     [DEF_MATERIAL] = {"material", sizeof(defo_material_def), d_material, f_material},
     [DEF_INVERSION] = {"inversion", sizeof(defo_inversion_def), d_inversion, f_inversion},
@@ -201,6 +210,7 @@ static const def_spec specs[DEF_COUNT] = {
     [DEF_CYLINDER] = {"cylinder", sizeof(defo_cylinder_def), d_cylinder, f_cylinder},
     [DEF_TORUS] = {"torus", sizeof(defo_torus_def), d_torus, f_torus},
     [DEF_SHAPE] = {"shape", sizeof(defo_shape_def), d_shape, f_shape},
+    [DEF_CONTACT] = {"contact", sizeof(defo_contact_def), d_contact, f_contact},
 };
 
 static int kind_of(PyObject *name, def_kind *out) {

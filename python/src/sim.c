@@ -377,14 +377,14 @@ static defo_status run_unlocked(Life *life, defo_status (*fn)(void *), void *arg
 static PyObject *stats_dict(const defo_world *w) {
     defo_step_stats st;
     defo_world_stats(w, &st);
-    return Py_BuildValue("{s:i,s:d,s:i,s:i,s:i,s:d,s:i,s:s,s:l,s:l,s:l,s:l,s:i,s:d}", "steps",
-                         st.steps, "dt", st.dt, "newton_iterations", st.newton_iterations,
-                         "cg_iterations", st.cg_iterations, "cg_max_iterations",
-                         st.cg_max_iterations, "residual", st.residual, "not_converged",
-                         st.not_converged, "reason", defo_convergence_reason_name(st.reason),
-                         "inverted", (long)st.inverted, "inverted_peak", (long)st.inverted_peak,
-                         "collisions", (long)st.collisions, "splits", (long)st.splits, "yielding",
-                         st.yielding, "seconds", st.seconds);
+    return Py_BuildValue(
+        "{s:i,s:d,s:i,s:i,s:i,s:d,s:i,s:s,s:l,s:l,s:l,s:l,s:d,s:l,s:i,s:d}", "steps", st.steps,
+        "dt", st.dt, "newton_iterations", st.newton_iterations, "cg_iterations", st.cg_iterations,
+        "cg_max_iterations", st.cg_max_iterations, "residual", st.residual, "not_converged",
+        st.not_converged, "reason", defo_convergence_reason_name(st.reason), "inverted",
+        (long)st.inverted, "inverted_peak", (long)st.inverted_peak, "collisions",
+        (long)st.collisions, "contacts", (long)st.contacts, "contact_depth", st.contact_depth,
+        "splits", (long)st.splits, "yielding", st.yielding, "seconds", st.seconds);
 }
 
 /* ------------------------------------------------------------ World access */
@@ -779,14 +779,18 @@ static PyObject *World_add_integrator(World *w, PyObject *args, PyObject *kw) {
 }
 
 static PyObject *World_add_body(World *w, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"mesh",     "material",         "force_model", "integrator", "name",
-                             "velocity", "angular_velocity", "plasticity",  "fracture",   NULL};
+    static char *kwlist[] = {"mesh",     "material", "force_model",      "integrator",
+                             "name",     "velocity", "angular_velocity", "plasticity",
+                             "fracture", "collide",  "self_contact",     "friction",
+                             NULL};
     PyObject *mesh, *mat = Py_None, *force = Py_None, *vel = Py_None, *ang = Py_None,
                     *plast = Py_None, *frac = Py_None;
     int integrator = -1;
     const char *name = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|OOizOOOO:add_body", kwlist, &Mesh_Type, &mesh,
-                                     &mat, &force, &integrator, &name, &vel, &ang, &plast, &frac))
+    defo_body_def d = defo_default_body_def();
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|OOizOOOOppd:add_body", kwlist, &Mesh_Type, &mesh,
+                                     &mat, &force, &integrator, &name, &vel, &ang, &plast, &frac,
+                                     &d.collide, &d.self_contact, &d.friction))
         return NULL;
     if (w->sim)
         return PyErr_Format(defo_py_Error,
@@ -794,7 +798,6 @@ static PyObject *World_add_body(World *w, PyObject *args, PyObject *kw) {
                             "bodies)");
     defo_world *dw = world_get(w, "add_body");
     if (!dw) return NULL;
-    defo_body_def d = defo_default_body_def();
     defo_plasticity_def pd;
     defo_fracture_def fd;
     d.mesh = ((Mesh *)mesh)->mesh;
@@ -933,6 +936,25 @@ static PyObject *World_stats(World *w, void *c) {
     defo_world *dw = world_get(w, "World.stats");
     return dw ? stats_dict(dw) : NULL;
 }
+static PyObject *World_contact(World *w, void *c) {
+    (void)c;
+    defo_world *dw = world_get(w, "World.contact");
+    return dw ? def_to_object(DEF_CONTACT, defo_world_contact(dw)) : NULL;
+}
+
+static int World_set_contact(World *w, PyObject *v, void *c) {
+    (void)c;
+    if (!v) {
+        PyErr_SetString(PyExc_AttributeError, "contact cannot be deleted (enabled=False)");
+        return -1;
+    }
+    defo_world *dw = world_get(w, "World.contact");
+    if (!dw) return -1;
+    defo_contact_def d = *defo_world_contact(dw);
+    if (def_apply(DEF_CONTACT, v, &d) < 0) return -1;
+    return check_status(defo_world_set_contact(dw, &d), NULL);
+}
+
 static PyObject *World_closed(World *w, void *c) {
     (void)c;
     return PyBool_FromLong(w->life->closed);
@@ -1038,10 +1060,12 @@ static PyMethodDef World_methods[] = {
      "the fields not given).  Returns its index (add_body's integrator)."},
     {"add_body", (PyCFunction)(void (*)(void))World_add_body, METH_VARARGS | METH_KEYWORDS,
      "add_body(mesh, material=None, force_model=None, integrator=-1, name=None, velocity=None, "
-     "angular_velocity=None, plasticity=None, fracture=None) -> Body\n\n"
+     "angular_velocity=None, plasticity=None, fracture=None, collide=True, self_contact=False, "
+     "friction=0.5) -> Body\n\n"
      "A body at its rest positions: a tet4/tet10 Mesh (copied), a Material, a ForceModel (or "
      "'invertible' / 'corotated'), an integrator index (-1: the first, a newmark one being "
-     "added when there is none), Plasticity (MG04 §3) and Fracture (MG04 §4) or None."},
+     "added when there is none), Plasticity (MG04 §3) and Fracture (MG04 §4) or None; contact "
+     "with other bodies (collide), with itself, and its Coulomb coefficient against them."},
     {"add_collider", (PyCFunction)World_add_collider, METH_O,
      "add_collider(collider): a rigid Collider the bodies meet (kept alive by the world)."},
     {"body", (PyCFunction)World_body, METH_O,
@@ -1077,6 +1101,8 @@ static PyGetSetDef World_getset[] = {
     {"frame", (getter)World_frame, NULL, "Frames stepped.", NULL},
     {"stats", (getter)World_stats, NULL, "Statistics of the last frame (dict).", NULL},
     {"integrators", (getter)World_integrators, NULL, "The integrators' definitions.", NULL},
+    {"contact", (getter)World_contact, (setter)World_set_contact,
+     "Contact between bodies (a Contact); assign one, or a dict of some of its fields.", NULL},
     {"closed", (getter)World_closed, NULL, "True once closed.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 

@@ -39,7 +39,7 @@ def test_stub_fields_match_definitions():
     classes = {n.name: n for n in stub_tree().body if isinstance(n, ast.ClassDef)}
     for cls in (defo.Material, defo.Inversion, defo.Biphasic, defo.ForceModel, defo.Plasticity,
                 defo.Fracture, defo.Integrator, defo.Motion, defo.MesherOptions, defo.Shape,
-                defo.Region):
+                defo.Region, defo.Contact):
         stub = [s.target.id for s in classes[cls.__name__].body if isinstance(s, ast.AnnAssign)]
         assert stub == [f.name for f in dataclasses.fields(cls)], cls.__name__
 

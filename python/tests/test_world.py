@@ -161,3 +161,29 @@ def test_colliders_and_stats():
     assert b.positions[:, 2].min() > -1e-6  # resting on the ground, not through it
     assert st["steps"] >= 1 and st["collisions"] > 0
     assert w.integrators[0].kind == "newmark"
+
+
+@pytest.mark.parametrize("collide", [True, False])
+def test_bodies_collide(collide):
+    """A box thrown down onto a fixed box: with contact between bodies it
+    stops on it (never deeper than the contact skin), with collide=False it
+    falls through."""
+    w = defo.World(gravity=(0, 0, 0))
+    w.contact = {"thickness": 0.1}
+    lower = w.add_body(defo.box(origin=(-0.1, -0.1, 0), size=(0.2, 0.2, 0.1), cells=2), name="lower",
+                       material=defo.Material(youngs_modulus=1e6))
+    lower.prescribe(defo.Region.box((-1, -1, -1), (1, 1, 1)))
+    upper = w.add_body(defo.box(origin=(-0.05, -0.05, 0.15), size=(0.1, 0.1, 0.1), cells=2),
+                       name="upper", material=defo.Material(youngs_modulus=1e5),
+                       velocity=(0, 0, -1.0), collide=collide)
+    lowest, depth = [], 0.0
+    for _ in range(18):  # 0.3 s at 1 m/s: 0.3 m down, the gap is 0.05 m
+        depth = max(depth, w.step(1 / 60)["contact_depth"])
+        lowest.append(upper.positions[:, 2].min())
+    skin = 0.1 * 0.05  # thickness x the mean surface edge, about
+    if collide:
+        assert 0.1 - 2 * skin < min(lowest) < 0.1 + 0.02, lowest  # reached it, did not enter
+        assert depth < 2 * skin
+        assert lowest[-1] > min(lowest)  # and came back up
+    else:
+        assert lowest[-1] < 0.0, lowest  # passed through the lower box
