@@ -1,7 +1,9 @@
 # defo — the two commands a new user needs:
 #   make demo   install what is missing, build, run the built-in demo
 #   make test   install what is missing, build twice (optimised, ASan+UBSan), run every test
-# and also: make bench, make install [PREFIX=...], make fuzz, make format, make format-check, make clean.
+# and also: make python (the Python package, built in place in python/defo/),
+# make test-clients (defo's files in the real Blender and ParaView), make bench,
+# make install [PREFIX=...], make fuzz, make format, make format-check, make clean.
 
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD     ?= build
@@ -12,7 +14,7 @@ FUZZ_SECONDS ?= 60
 CMAKE_Q   = cmake -S . -Wno-dev --log-level=WARNING
 
 .PHONY: all deps deps-test build build-asan demo test test-opt test-asan bench install fuzz \
-        format format-check clean
+        format format-check clean python test-clients
 
 all: build
 
@@ -45,6 +47,23 @@ test: deps-test format-check
 test-opt: deps-test build
 	@cd $(BUILD) && ctest -j $(JOBS) --output-on-failure --timeout 900
 
+# The Python package built in place: the extension module beside python/defo/*.py, so
+# `PYTHONPATH=python python3 -c 'import defo'` works (python/README.md; `pip install
+# ./python` installs it instead).
+python:
+	@sh scripts/deps.sh python
+	@$(CMAKE_Q) -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DDEFO_WERROR=ON -DDEFO_PYTHON=ON >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target defo_python -- --no-print-directory -s
+	@cp $(BUILD)/python/defo/_defo*.so python/defo/
+	@echo "defo: python/defo/$$(basename $(BUILD)/python/defo/_defo*.so) built (PYTHONPATH=$(CURDIR)/python)"
+
+# defo's outputs in the real Blender and ParaView (Debian's blender, paraview and
+# python3-paraview, installed when missing): tests/clients/run.sh.
+test-clients:
+	@sh scripts/deps.sh clients
+	@$(MAKE) --no-print-directory build
+	@bash tests/clients/run.sh $(BUILD)
+
 bench: build
 	@mkdir -p bench/out
 	@for b in $(BUILD)/bench_*; do \
@@ -72,4 +91,4 @@ format-check:
 	  { echo "format-check: run 'make format'"; exit 1; }
 
 clean:
-	@rm -rf $(BUILD) $(ASAN) $(FUZZ) bench/out
+	@rm -rf $(BUILD) $(ASAN) $(FUZZ) bench/out python/build python/defo/_defo*.so

@@ -7,7 +7,7 @@
  * and range of the wall time per frame of each count, their ratio, the
  * loops per frame that met their work threshold and the regions the 2-thread
  * runs opened, and whether the final positions of all runs are bitwise
- * identical (they must be: DESIGN.md "Threads").
+ * identical (they must be: docs/architecture.md "Threads").
  *
  * --busy N forks N processes that spin on the CPU for as long as the scene
  * runs (the "loaded machine" case: on 2 cores, 1 leaves one core to defo, 2

@@ -1,10 +1,13 @@
 #!/bin/sh
 # Install the Debian packages defo needs, only those that are missing.
-# Usage: scripts/deps.sh build|test|fuzz
-# "build": compile the library, the CLI and the demo.
-# "test":  also the real tools the interoperability tests run (Gmsh, meshio,
-#          ffmpeg for `defo render --video`, Xvfb for `defo play`'s window)
-#          and clang for the fuzzers.
+# Usage: scripts/deps.sh build|python|test|fuzz|clients
+# "build":   compile the library, the CLI and the demo.
+# "python":  also the Python package (python/): headers and NumPy.
+# "test":    also the real tools the interoperability tests run (Gmsh, meshio,
+#            ffmpeg for `defo render --video`, Xvfb for `defo play`'s window),
+#            clang for the fuzzers, and the Python package's tests (pytest;
+#            SciPy for examples/python/).
+# "clients": Blender and ParaView (pvpython) for `make test-clients`.
 set -eu
 profile=${1:-build}
 pkgs="cmake make gcc libc6-dev pkg-config libpng-dev zlib1g-dev libjansson-dev"
@@ -14,10 +17,14 @@ pkgs="$pkgs libsuitesparse-dev"
 pkgs="$pkgs libegl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri"
 # defo play: a window (GLFW) with a desktop OpenGL context (GLX on Mesa)
 pkgs="$pkgs libglfw3-dev libgl-dev libglx-mesa0"
+python="python3-dev python3-numpy"
 case "$profile" in
   build) ;;
-  test|fuzz) pkgs="$pkgs gmsh python3-meshio python3-numpy clang libclang-rt-14-dev ffmpeg xvfb xauth" ;;
-  *) echo "deps.sh: unknown profile '$profile' (build, test or fuzz)" >&2; exit 2 ;;
+  python) pkgs="$pkgs $python" ;;
+  test|fuzz) pkgs="$pkgs gmsh python3-meshio python3-numpy clang libclang-rt-14-dev ffmpeg xvfb xauth"
+             pkgs="$pkgs $python python3-pytest python3-scipy" ;;
+  clients) pkgs="$pkgs python3-meshio python3-numpy blender paraview python3-paraview" ;;
+  *) echo "deps.sh: unknown profile '$profile' (build, python, test, fuzz or clients)" >&2; exit 2 ;;
 esac
 missing=""
 for p in $pkgs; do

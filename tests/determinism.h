@@ -1,7 +1,7 @@
 /*
  * tests/determinism.h — run a computation with 1 and with 2 threads and
- * compare the outputs bit for bit (DESIGN.md "Threads": results are bitwise
- * identical for any thread count).  Every parallel kernel's test uses it:
+ * compare the outputs bit for bit (docs/architecture.md "Threads": results
+ * are bitwise identical for any thread count).  Every parallel kernel's test uses it:
  *
  *   static void compute(void *ctx, void *out) { ... fill out ... }
  *   CHECK(test_bitwise_same_for_threads(compute, &ctx, bytes, 3));

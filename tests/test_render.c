@@ -415,6 +415,99 @@ static void test_inverted_count_all(void) {
     defo_mesh_destroy(m);
 }
 
+/* Bounding box and count of the pixels where two pictures differ. */
+typedef struct pixel_box {
+    int x0, y0, x1, y1; /* inclusive; x0 > x1 when none differ */
+    long count;
+} pixel_box;
+
+static pixel_box diff_box(const defo_image *a, const defo_image *b) {
+    pixel_box r = {a->width, a->height, -1, -1, 0};
+    for (int y = 0; y < a->height; y++)
+        for (int x = 0; x < a->width; x++)
+            if (memcmp(px(a, x, y), px(b, x, y), 3)) {
+                r.count++;
+                r.x0 = x < r.x0 ? x : r.x0;
+                r.x1 = x > r.x1 ? x : r.x1;
+                r.y0 = y < r.y0 ? y : r.y0;
+                r.y1 = y > r.y1 ? y : r.y1;
+            }
+    return r;
+}
+
+/* The legend's pixel extent: the pixels a legend changes (the picture with
+ * the legend against the same picture without it) are its panel — colour
+ * bar, labels, field name — and, when elements are inverted, one line
+ * "inverted N of M" with its magenta swatch.  That line must not widen the
+ * panel: at the sheet's tile size (400x300) and at 640x480, the panel over
+ * the bar keeps the width it has with nothing inverted, and the line adds
+ * one strip of at most 12 px (24 at text scale 2) under it.  (It used to widen
+ * the whole translucent panel to the line's width: a rectangle across the
+ * top right of every frame with inversions, 3-4x the panel's area.) */
+static void test_legend_extent(void) {
+    defo_mesh *m = make_box(-0.5, -0.5, 0, 1, 1, 1, 4);
+    size_t n = 3 * (size_t)m->num_nodes;
+    double *x = malloc(n * sizeof *x), *J = malloc((size_t)m->num_elems * sizeof *J);
+    memcpy(x, m->x, n * sizeof *x);
+    for (defo_index i = 0; i < m->num_nodes; i++) /* the centre node past its neighbours */
+        if (fabs(m->x[3 * i]) < 1e-12 && fabs(m->x[3 * i + 1]) < 1e-12 &&
+            fabs(m->x[3 * i + 2] - 0.5) < 1e-12)
+            x[3 * i] = 0.4;
+    for (defo_index e = 0; e < m->num_elems; e++) J[e] = 0.5 + (double)(e % 7) / 6;
+    CHECK_OK(defo_mesh_add_field(m, "J", DEFO_FIELD_CELL, 1, J));
+    const int sizes[2][2] = {{400, 300}, {640, 480}};
+    for (int k = 0; k < 2; k++) {
+        const int sc = sizes[k][1] >= 480 ? 2 : 1;
+        defo_render_def def = defo_default_render_def();
+        def.width = sizes[k][0];
+        def.height = sizes[k][1];
+        def.field = "J";
+        defo_image im[2][2]; /* [inverted][legend] */
+        pixel_box box[2];
+        for (int inv = 0; inv < 2; inv++) {
+            for (int leg = 0; leg < 2; leg++) {
+                def.legend = leg;
+                CHECK_OK(defo_render_mesh(soft_renderer, &def, m, inv ? x : NULL, NULL, 0,
+                                          &im[inv][leg]));
+            }
+            box[inv] = diff_box(&im[inv][0], &im[inv][1]);
+        }
+        const pixel_box *a = &box[0], *b = &box[1];
+        /* the pixels of the inverted picture's legend beside the panel (left
+         * of it, in the panel's rows) and under it */
+        long beside = 0;
+        int below_y1 = a->y1;
+        for (int y = 0; y < def.height; y++)
+            for (int xx = 0; xx < def.width; xx++) {
+                if (!memcmp(px(&im[1][0], xx, y), px(&im[1][1], xx, y), 3)) continue;
+                if (y <= a->y1 && xx < a->x0) beside++;
+                if (y > a->y1 && y > below_y1) below_y1 = y;
+            }
+        TEST_REPORT("%dx%d: legend without inversions x %d..%d y %d..%d (%ld px); with the "
+                    "inverted line x %d..%d y %d..%d (%ld px), %ld px beside the panel, a strip of "
+                    "%d px under it",
+                    def.width, def.height, a->x0, a->x1, a->y0, a->y1, a->count, b->x0, b->x1,
+                    b->y0, b->y1, b->count, beside, below_y1 - a->y1);
+        CHECK(a->count > 0 && b->count > a->count); /* both drawn; the line adds pixels */
+        CHECK(b->x1 == a->x1 && b->y0 == a->y0);    /* one anchor, the top right corner */
+        CHECK(beside == 0);
+        CHECK(below_y1 - a->y1 <= 12 * sc);
+        /* the line adds at most its strip: the legend's width by 12 px a text scale */
+        CHECK(b->count - a->count <= (long)(b->x1 - b->x0 + 1) * 12 * sc);
+        /* the magenta swatch is drawn in the strip */
+        int mag = 0;
+        for (int y = a->y1 + 1; y <= below_y1; y++)
+            for (int xx = b->x0; xx <= b->x1; xx++) mag += is_magenta(px(&im[1][1], xx, y));
+        CHECK(mag > 20 * sc * sc);
+        if (k == 0) save(&im[1][1], "legend_inverted.png");
+        for (int inv = 0; inv < 2; inv++)
+            for (int leg = 0; leg < 2; leg++) defo_image_free(&im[inv][leg]);
+    }
+    free(J);
+    free(x);
+    defo_mesh_destroy(m);
+}
+
 /* Automatic colour ranges: J is [0, 2] whatever its values (the sheet and
  * every frame agree); other fields use their 1st and 99th percentiles
  * (nearest rank), so one outlier of 1e6 among 0..99 leaves the range 1..99. */
@@ -791,6 +884,7 @@ int main(void) {
     RUN(test_inverted_highlight);
     RUN(test_tet10_curved);
     RUN(test_inverted_count_all);
+    RUN(test_legend_extent);
     RUN(test_auto_range);
     RUN(test_embedded_surface);
     RUN(test_errors);

@@ -1,7 +1,7 @@
 /*
  * defo/element.h — the element layer: what every kernel needs to know about an
- * element kind, and nothing about materials or time (DESIGN.md "Target
- * architecture").  One ops table per kind:
+ * element kind, and nothing about materials or time (docs/architecture.md
+ * "Adding an element kind").  One ops table per kind:
  *
  *   tet4   linear tetrahedron, 4 nodes (ITF04 §3);
  *   tet10  quadratic tetrahedron, 10 nodes in VTK order — corners 0..3, then the

@@ -1,6 +1,6 @@
 /*
  * defo/integrator.h — integrators as interchangeable steppers behind one ops
- * table (DESIGN.md "Target architecture").
+ * table (docs/architecture.md "Adding an integrator").
  *
  * A stepper advances a set of bodies over one step of length dt.  It sees a
  * body only through defo_step_body — its state arrays, lumped masses, dead

@@ -85,6 +85,10 @@ typedef struct defo_scene_outputs {
     int checkpoint;                /* checkpoint.bin each frame (needed by --resume); default 1 */
     /* which frame fields: bit per DEFO_OUT_FIELD_*; default all */
     unsigned fields;
+    /* Blender point caches of every body's surface: cache/NAME.obj (rest)
+     * with cache/NAME.pc2 (pc2) and/or cache/NAME.mdd (mdd); default 0 */
+    int pc2;
+    int mdd;
 } defo_scene_outputs;
 enum {
     DEFO_OUT_FIELD_DISPLACEMENT = 1u << 0,

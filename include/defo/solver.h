@@ -7,9 +7,10 @@
  * search, forcing, the convergence reason as data; TSIF05 §3–4).  Solvers
  * see operators and matrices (defo/sparse.h), never meshes or physics.
  *
- * Constraints are projections inside CG (DESIGN.md; ITF04 §9 and [BW98]):
- * a fixed node keeps its whole initial value, a node with a constraint
- * normal n keeps its initial n-component and is free in the plane ⟂ n.  The
+ * Constraints are projections inside CG (docs/architecture.md
+ * "Constraints"; ITF04 §9 and [BW98]): a fixed node keeps its whole initial
+ * value, a node with a constraint normal n keeps its initial n-component and
+ * is free in the plane ⟂ n.  The
  * caller writes the constrained values into the initial guess.
  *
  * Every CG of the library runs the same loop; its dot products use a fixed

@@ -1,8 +1,9 @@
 /*
  * defo/sparse.h — 3×3-block compressed sparse row matrices over nodes and
  * their element-by-element assembly (MG04 §2.3 and §6: the global stiffness
- * K' summed from rotated element matrices every step; DESIGN.md "Sparse
- * matrices keep their pattern until the topology changes").  The
+ * K' summed from rotated element matrices every step; a matrix keeps its
+ * pattern until the topology changes: docs/architecture.md "Sparse
+ * matrices").  The
  * preconditioners and solvers that use them: defo/solver.h.
  *
  * defo_bcsr is an opaque handle: its pattern is read through a read-only view

@@ -1,5 +1,5 @@
 /*
- * base/parallel.h — deterministic parallel loops (DESIGN.md "Threads").
+ * base/parallel.h — deterministic parallel loops (docs/architecture.md "Threads").
  *
  * The rule every module follows: a parallel loop over elements writes each
  * element's contribution into its own slot of a per-element buffer; a second

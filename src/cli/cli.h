@@ -1,8 +1,8 @@
 /*
  * cli/cli.h — the `defo` command: shared helpers of the subcommands.
  *
- * Contract (DESIGN.md "The CLI contract"): exit 0 on success, 2 on bad input
- * with a one-line reason on stderr, 1 on an internal failure.  The CLI uses
+ * Contract (docs/architecture.md "The command line"): exit 0 on success, 2
+ * on bad input with a one-line reason on stderr, 1 on an internal failure.  The CLI uses
  * only the public API (include/defo/).
  */
 #ifndef DEFO_CLI_H
@@ -93,9 +93,10 @@ typedef enum run_folder_state {
 run_folder_state run_output_folder_state(const char *dir, const char *scene_dump);
 /* Remove the files defo run writes from dir (scene.pvd, scene.json,
  * stats.jsonl, summary.json, checkpoint.bin, stats.png, frames/frame_*.vtu,
- * surface/frame_*.obj, png/frame_*.png, and their .tmp files) and the three
- * subfolders when that leaves them empty; other files stay.  *removed counts
- * the files.  0, or -1 with errno. */
+ * surface/frame_*.obj, png/frame_*.png, the .obj, .pc2 and .mdd files in
+ * cache/, and their .tmp files) and the four subfolders when that leaves
+ * them empty; other files stay.  *removed counts the files.  0, or -1 with
+ * errno. */
 int run_output_clear(const char *dir, int *removed);
 /* Errors raised by the CLI side of `defo run` (run_output.c): record a
  * message and return status; run_last_error gives it (or the library's);
@@ -107,6 +108,27 @@ defo_status run_error(defo_status status, const char *fmt, ...)
     ;
 const char *run_last_error(void);
 int run_fail(defo_status status);
+
+/* Blender point caches of the bodies' surfaces (point_cache.c): OUTDIR/cache/
+ * NAME.obj (rest surface), NAME.pc2 grown frame by frame, NAME.mdd when the
+ * run ends.  run_cache_create makes none (*out NULL) unless the scene asks
+ * for outputs.pc2 or outputs.mdd; resume_frame < 0 starts new caches, else
+ * an earlier run's frames up to resume_frame are kept.  Bodies with
+ * "fracture" get none: run_cache_notes says so (lines for stderr). */
+typedef struct run_cache run_cache;
+defo_status run_cache_create(const char *outdir, const defo_scene *scene, defo_simulation *sim,
+                             int resume_frame, run_cache **out);
+void run_cache_destroy(run_cache *c);
+const char *run_cache_notes(const run_cache *c);
+/* Append frame `frame` (the next one) of every cached body. */
+defo_status run_cache_frame(run_cache *c, int frame);
+/* The .mdd files (when asked), from the .pc2 files. */
+defo_status run_cache_finish(run_cache *c);
+/* Caches written: body index and file stem of cache i (NULL out of range). */
+int run_cache_count(const run_cache *c);
+const char *run_cache_name(const run_cache *c, int i, int *body);
+/* 1 when some body fractures: its surface is then written as frame OBJs. */
+int run_cache_needs_surface_obj(const defo_simulation *sim);
 
 /* "s" unless n is 1: "1 body", "2 bodies" are spelt out where they differ. */
 const char *cli_s(long long n);

@@ -7,9 +7,9 @@
  * canonical copy, and a checkpoint): that run is continued as --resume
  * would.  Anything else is refused (exit 2) unless --force, which first
  * removes the files defo run writes (run_output_clear: scene.pvd,
- * scene.json, stats.jsonl, summary.json, checkpoint.bin, stats.png and the
- * frame files in frames/, surface/, png/) and keeps any other file: defo
- * never deletes what it did not write.
+ * scene.json, stats.jsonl, summary.json, checkpoint.bin, stats.png, the
+ * frame files in frames/, surface/, png/ and the caches in cache/) and keeps
+ * any other file: defo never deletes what it did not write.
  *
  * Order of work, so that bad input never costs a half-done run: parse and
  * validate the scene, build every body (meshes read, generated or meshed),
@@ -471,6 +471,9 @@ int cmd_run(int argc, char **argv) {
         printf("defo run: outputs in %s/:\n", outdir);
         if (o->vtu) printf("  scene.pvd + frames/frame_NNNN.vtu   open in ParaView\n");
         if (o->surface_obj) printf("  surface/frame_NNNN.obj             import in Blender\n");
+        if (o->pc2 || o->mdd)
+            printf("  cache/NAME.obj + NAME.%s        Blender: the OBJ + a Mesh Cache modifier\n",
+                   o->pc2 ? "pc2" : "mdd");
         if (o->png)
             printf("  png/frame_NNNN.png                 pictures (defo render %s --sheet)\n",
                    outdir);

@@ -16,6 +16,9 @@
  *                          (MG04 §5.1)
  *   png/frame_NNNN.png     when the scene asks (colliders drawn too; a body
  *                          with an embedded surface is drawn as that surface)
+ *   cache/NAME.obj, .pc2, .mdd  when the scene asks (outputs.pc2, .mdd): a
+ *                          Blender point cache of each body's surface
+ *                          beside its rest surface (point_cache.c)
  *   stats.jsonl            one JSON object per frame
  *   summary.json           totals, timings, peak inverted, final state, paths
  *   checkpoint.bin         state after the last completed frame (--resume)
@@ -131,6 +134,10 @@ struct run_output {
     double frame_lo[3], frame_hi[3];
     int peak_inverted, peak_frame;
     int skip_checkpoints;
+    /* point caches: made by the first frame written (or by a resume) */
+    run_cache *cache;
+    int cache_ready;
+    int surface_obj; /* frame OBJs: asked for, or standing in for a cache (fracture) */
 };
 
 /* Body b of the run through the world (defo/world.h). */
@@ -202,6 +209,7 @@ void run_output_destroy(run_output *r) {
     free(r->files);
     free(r->lines);
     defo_renderer_destroy(r->renderer);
+    run_cache_destroy(r->cache);
     free(r);
 }
 
@@ -282,12 +290,16 @@ defo_status run_output_create(const char *outdir, const defo_scene *scene, defo_
     r->o = defo_scene_get_outputs(scene);
     r->nb = defo_simulation_num_bodies(sim);
     r->peak_frame = -1;
+    /* a fracturing body's surface cannot be a point cache: its frame OBJs
+     * stand in for it (point_cache.c) */
+    r->surface_obj =
+        r->o->surface_obj || ((r->o->pc2 || r->o->mdd) && run_cache_needs_surface_obj(sim));
     char sub[2200];
     int bad = make_dir(outdir);
     snprintf(sub, sizeof sub, "%s/frames", outdir);
     if (!bad && r->o->vtu) bad = make_dir(sub);
     snprintf(sub, sizeof sub, "%s/surface", outdir);
-    if (!bad && r->o->surface_obj) bad = make_dir(sub);
+    if (!bad && r->surface_obj) bad = make_dir(sub);
     snprintf(sub, sizeof sub, "%s/png", outdir);
     if (!bad && r->o->png) bad = make_dir(sub);
     if (bad) {
@@ -547,6 +559,17 @@ static defo_status render_frame(run_output *r, int frame, double t, const char *
     return s;
 }
 
+/* The point caches (when the scene asks): new ones (resume_frame < 0) or an
+ * earlier run's continued after resume_frame; what they cannot hold is said
+ * on stderr. */
+static defo_status start_cache(run_output *r, int resume_frame) {
+    r->cache_ready = 1;
+    defo_status s = run_cache_create(r->dir, r->scene, r->sim, resume_frame, &r->cache);
+    const char *notes = run_cache_notes(r->cache);
+    if (notes[0]) fputs(notes, stderr);
+    return s;
+}
+
 defo_status run_output_frame(run_output *r, const run_frame_info *fi) {
     defo_world *w = defo_simulation_world(r->sim);
     double min_j;
@@ -556,7 +579,7 @@ defo_status run_output_frame(run_output *r, const run_frame_info *fi) {
     double t = defo_world_time(w);
     char name[64], path[2200];
     unsigned f = r->o->fields;
-    if (r->o->vtu || r->o->surface_obj || r->o->png) s = update_embedded(r);
+    if (r->o->vtu || r->surface_obj || r->o->png) s = update_embedded(r);
     if (s) return s;
     defo_write_options wo = defo_default_write_options();
     wo.positions = r->x;
@@ -572,7 +595,7 @@ defo_status run_output_frame(run_output *r, const run_frame_info *fi) {
         free(parts);
         if (s < 0) return s;
     }
-    if (r->o->surface_obj) {
+    if (r->surface_obj) {
         snprintf(path, sizeof path, "%s/surface/frame_%04d.obj", r->dir, frame);
         set_views(r, 0);
         s = write_obj(r, path);
@@ -584,6 +607,12 @@ defo_status run_output_frame(run_output *r, const run_frame_info *fi) {
         s = render_frame(r, frame, t, path);
         if (s < 0) return s;
     }
+    if (!r->cache_ready) {
+        s = start_cache(r, -1);
+        if (s < 0) return s;
+    }
+    s = run_cache_frame(r->cache, frame);
+    if (s < 0) return s;
     /* stats line */
     sbuf b = {NULL, 0, 0};
     defo_index inverted = 0;
@@ -719,6 +748,7 @@ defo_status run_output_resume(run_output *r, int frame) {
     if (!s && k != frame + 1)
         s = run_error(DEFO_ERR_PARSE, "%s has %d frames, the checkpoint is at frame %d", path, k,
                       frame);
+    if (!s) s = start_cache(r, frame);
     return s;
 }
 
@@ -731,8 +761,10 @@ int run_output_peak_inverted(const run_output *r, int *frame) {
     return r->peak_inverted;
 }
 
-/* summary.json (atomically). */
+/* summary.json (atomically), after the .mdd caches (made from the .pc2). */
 defo_status run_output_summary(run_output *r, const run_summary_info *si) {
+    defo_status cs = run_cache_finish(r->cache);
+    if (cs < 0) return cs;
     char path[2200], tmp[2300];
     snprintf(path, sizeof path, "%s/summary.json", r->dir);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -794,7 +826,32 @@ defo_status run_output_summary(run_output *r, const run_summary_info *si) {
         cli_json_string(&j, "pvd", "scene.pvd");
         cli_json_string(&j, "frames", "frames/frame_NNNN.vtu");
     }
-    if (r->o->surface_obj) cli_json_string(&j, "surface", "surface/frame_NNNN.obj");
+    if (r->surface_obj) cli_json_string(&j, "surface", "surface/frame_NNNN.obj");
+    if (r->cache) { /* each cached body: its rest surface and its caches */
+        cli_json_begin_array(&j, "caches");
+        for (int i = 0; i < run_cache_count(r->cache); i++) {
+            int b = 0;
+            const char *stem = run_cache_name(r->cache, i, &b);
+            char file[256];
+            cli_json_begin_object(&j, NULL);
+            cli_json_string(&j, "body", defo_body_name(w, defo_simulation_body(r->sim, b)));
+            snprintf(file, sizeof file, "cache/%s.obj", stem);
+            cli_json_string(&j, "obj", file);
+            snprintf(file, sizeof file, "cache/%s.pc2", stem);
+            cli_json_string(&j, "pc2", file);
+            if (r->o->mdd) {
+                snprintf(file, sizeof file, "cache/%s.mdd", stem);
+                cli_json_string(&j, "mdd", file);
+            }
+            cli_json_end_object(&j);
+        }
+        cli_json_end_array(&j);
+        cli_json_begin_array(&j, "uncached"); /* bodies with fracture: frame OBJs */
+        for (int b = 0; b < r->nb; b++)
+            if (defo_simulation_body_fractures(r->sim, b))
+                cli_json_string(&j, NULL, defo_body_name(w, defo_simulation_body(r->sim, b)));
+        cli_json_end_array(&j);
+    }
     if (r->o->png) cli_json_string(&j, "png", "png/frame_NNNN.png");
     cli_json_string(&j, "stats", "stats.jsonl");
     if (r->o->checkpoint) cli_json_string(&j, "checkpoint", "checkpoint.bin");
@@ -824,6 +881,16 @@ static const char *const top_files[] = {
 static const struct {
     const char *dir, *ext;
 } frame_files[] = {{"frames", ".vtu"}, {"surface", ".obj"}, {"png", ".png"}};
+/* cache/ is defo's: every .obj, .pc2 and .mdd there (point_cache.c) */
+static const char *const cache_exts[] = {".obj", ".pc2", ".mdd", NULL};
+
+static int is_cache_file(const char *name) {
+    size_t n = strlen(name);
+    if (n > 4 && !strcmp(name + n - 4, ".tmp")) n -= 4;
+    for (int i = 0; cache_exts[i]; i++)
+        if (n > 4 && !strncmp(name + n - 4, cache_exts[i], 4)) return 1;
+    return 0;
+}
 
 static int is_frame_file(const char *name, const char *ext) {
     size_t n = strlen(name), e = strlen(ext);
@@ -904,5 +971,20 @@ int run_output_clear(const char *dir, int *removed) {
         closedir(d);
         rmdir(sub); /* only when nothing else is left in it */
     }
+    char sub[2100];
+    snprintf(sub, sizeof sub, "%s/cache", dir);
+    d = opendir(sub);
+    if (!d) return 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (is_cache_file(e->d_name)) {
+            snprintf(path, sizeof path, "%s/%s", sub, e->d_name);
+            if (remove(path) != 0) {
+                closedir(d);
+                return -1;
+            }
+            (*removed)++;
+        }
+    closedir(d);
+    rmdir(sub);
     return 0;
 }

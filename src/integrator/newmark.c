@@ -19,7 +19,7 @@
  * f_e(xⁿ) and the rotations of xⁿ are the previous step's, so Dⁿ ṽⁿ is
  * evaluated before the force model moves to x^{n+1}.
  *
- * Constraints are projections inside CG (DESIGN.md): prescribed nodes move
+ * Constraints are projections inside CG (docs/architecture.md): prescribed nodes move
  * with v = (target − xⁿ)/Δt in both solves (so they land on their targets);
  * nodes the response put in contact keep the normal component of ṽⁿ in line
  * 4 only (ITF04 §9), sticking nodes all of it.  Without damping M + Δt/2 D =

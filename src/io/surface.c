@@ -3,7 +3,8 @@
  * (ASCII, binary little- and big-endian) readers, and the OBJ writer.
  *
  * Surfaces become meshes of order 0 (mesh->tris, no elements): they feed the
- * mesher (DESIGN: surface -> tet mesh) and the embedded render surfaces.
+ * mesher (docs/architecture.md "Surfaces to meshes") and the embedded
+ * render surfaces.
  * Polygons are fan-triangulated (i0, ik, ik+1).  STL stores every triangle's
  * corners separately; they are welded by exact equality of coordinates with
  * a sort (O(n log n)), so a closed STL becomes a closed indexed surface, and

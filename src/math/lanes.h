@@ -4,8 +4,9 @@
  * kernels over four elements at a time need.  Never installed.
  *
  * Every operation is lanewise IEEE arithmetic and contraction is off
- * (DESIGN.md), so a lane gives bit for bit what the same scalar expression
- * gives: a four-wide kernel is checked against its scalar twin exactly.
+ * (docs/architecture.md "Floating point"), so a lane gives bit for bit what
+ * the same scalar expression gives: a four-wide kernel is checked against
+ * its scalar twin exactly.
  * Without AVX a defo_d4 is two SSE2 registers; the compiler splits it.
  */
 #ifndef DEFO_MATH_LANES_H

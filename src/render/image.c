@@ -3,7 +3,7 @@
  * font for labels, blitting, contact sheets and the colour maps.
  *
  * PNGs are written to "<path>.tmp" and renamed, so an output file is either
- * complete or absent (DESIGN: never a half-written output).  The font covers
+ * complete or absent (docs/architecture.md: never a half-written output).  The font covers
  * digits, upper-case letters and the punctuation numbers and captions need;
  * lower case is drawn as upper case and anything else as '?'.
  *

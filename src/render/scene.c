@@ -697,10 +697,17 @@ static void fill_rect(defo_image *img, int x0, int y0, int w, int h, const unsig
         }
 }
 
+/* The legend in the top right corner: a translucent panel just wide enough
+ * for the field name, the range note and the colour bar with its labels;
+ * when elements are inverted, the line "inverted N of M" with its magenta
+ * swatch goes in a strip of its own under the panel, one text line high.
+ * The line is the widest text of the legend: sizing the panel by it made a
+ * translucent rectangle several times the bar's area across the top of
+ * every frame with inversions (tests/test_render.c: the legend's extent). */
 static void draw_legend(defo_image *img, const char *name, const char *note, const body_colors *bc,
                         defo_index inverted, defo_index total) {
     const int sc = img->height >= 480 ? 2 : 1;
-    const int margin = 10 * sc, barw = 12 * sc, barh = img->height * 45 / 100;
+    const int margin = 10 * sc, barw = 12 * sc, barh = img->height * 45 / 100, pad = 5 * sc;
     char lab[3][32];
     double vals[3] = {bc->hi, 0.5 * (bc->lo + bc->hi), bc->lo};
     int labw = 0;
@@ -709,23 +716,18 @@ static void draw_legend(defo_image *img, const char *name, const char *note, con
         int w = defo_image_text_width(lab[i], sc);
         labw = w > labw ? w : labw;
     }
-    char inv_text[64];
-    snprintf(inv_text, sizeof inv_text, "inverted %lld of %lld", (long long)inverted,
-             (long long)total);
     int namew = defo_image_text_width(name, sc);
     int notew = note && note[0] ? defo_image_text_width(note, sc) : 0;
     int panel_w = barw + 6 * sc + labw;
     if (namew > panel_w) panel_w = namew;
     if (notew > panel_w) panel_w = notew;
-    if (inverted > 0 && defo_image_text_width(inv_text, sc) + barw + 4 * sc > panel_w)
-        panel_w = defo_image_text_width(inv_text, sc) + barw + 4 * sc;
     int x1 = img->width - margin; /* right edge of the bar */
     int head = notew ? 24 * sc : 14 * sc;
     int bx = x1 - barw, by = margin + head; /* bar top-left */
     const unsigned char white[3] = {255, 255, 255}, ink[3] = {25, 25, 30};
-    int extra = inverted > 0 ? 14 * sc : 0;
-    fill_rect(img, x1 - panel_w - 5 * sc, margin - 5 * sc, panel_w + 10 * sc,
-              barh + head + 10 * sc + 4 * sc + extra, white, 0.72);
+    const int panel_bottom = by + barh + pad; /* exclusive */
+    fill_rect(img, x1 - panel_w - pad, margin - pad, panel_w + 2 * pad, panel_bottom - margin + pad,
+              white, 0.72);
     defo_image_draw_text(img, x1 - namew, margin, sc, ink, name);
     if (notew) defo_image_draw_text(img, x1 - notew, margin + 10 * sc, sc, ink, note);
     for (int y = 0; y < barh; y++) {
@@ -741,11 +743,16 @@ static void draw_legend(defo_image *img, const char *name, const char *note, con
                              lab[i]);
     }
     if (inverted > 0) {
+        char inv_text[64];
+        snprintf(inv_text, sizeof inv_text, "inverted %lld of %lld", (long long)inverted,
+                 (long long)total);
         const unsigned char mag[3] = {255, 0, 255};
-        int y = by + barh + 5 * sc;
+        const int textw = defo_image_text_width(inv_text, sc);
+        const int line_w = textw + 4 * sc + barw; /* text, gap, swatch */
+        const int y = panel_bottom + 3 * sc;      /* the line's text top */
+        fill_rect(img, x1 - line_w - pad, panel_bottom + sc, line_w + 2 * pad, 9 * sc, white, 0.72);
         fill_rect(img, bx, y, barw, 7 * sc, mag, 1.0);
-        defo_image_draw_text(img, bx - 4 * sc - defo_image_text_width(inv_text, sc), y, sc, ink,
-                             inv_text);
+        defo_image_draw_text(img, bx - 4 * sc - textw, y, sc, ink, inv_text);
     }
 }
 

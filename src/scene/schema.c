@@ -905,9 +905,12 @@ static const char *const field_names[] = {"displacement",   "velocity",  "J",
                                           "plastic_strain", "body_id",   NULL};
 
 static void parse_outputs(jv_ctx *c, json_t *o, const jv_path *p, defo_scene_outputs *out) {
-    static const char *const keys[] = {"vtu", "surface_obj", "png", "checkpoint", "fields", NULL};
+    static const char *const keys[] = {"vtu",    "surface_obj", "png", "checkpoint",
+                                       "fields", "pc2",         "mdd", NULL};
     jv_check_keys(c, o, p, keys);
     jv_bool(c, o, p, "vtu", &out->vtu);
+    jv_bool(c, o, p, "pc2", &out->pc2);
+    jv_bool(c, o, p, "mdd", &out->mdd);
     jv_bool(c, o, p, "surface_obj", &out->surface_obj);
     jv_bool(c, o, p, "checkpoint", &out->checkpoint);
     json_t *png = json_object_get(o, "png");
@@ -1092,6 +1095,8 @@ void scene_parse_root(jv_ctx *c, json_t *root, defo_scene *s, const char *base_d
     snprintf(o->png_color, sizeof o->png_color, "J");
     o->checkpoint = 1;
     o->fields = DEFO_OUT_FIELD_ALL;
+    o->pc2 = 0;
+    o->mdd = 0;
     json_t *outs = jv_obj(c, root, &p, "outputs");
     if (outs) {
         jv_path op = jv_key(&p, "outputs");

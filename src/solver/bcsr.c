@@ -16,7 +16,7 @@
  * Invariants: columns strictly increasing per row; every row has its diagonal
  * block; src lists every slot exactly once.  Assembly is a parallel loop over
  * blocks summing their sources in list order: bitwise identical for any
- * thread count (DESIGN.md "Threads").
+ * thread count (docs/architecture.md "Threads").
  */
 #include "defo/sparse.h"
 

@@ -7,7 +7,8 @@
  * the element rotations, so a factor of an earlier step's matrix makes PCG
  * converge in a few iterations and costs one forward/back substitution per
  * iteration.  (MG04 §6 solves the same system with plain CG; the direct
- * factor is the "sparse Cholesky" entry of DESIGN.md's solver module.)
+ * factor sits behind defo's own interface: docs/architecture.md "Sparse
+ * matrices".)
  *
  * Conversion: CHOLMOD takes a compressed-column matrix; we pass its lower
  * triangle (stype −1).  Scalar column c = 3I + a of the lower triangle is
@@ -21,8 +22,8 @@
  * `factored` is 1 only after CHOLMOD reported a complete LLᵀ.  CHOLMOD
  * would otherwise keep an LDLᵀ of an indefinite matrix with negative
  * pivots and report success: final_ll = 1 makes the simplicial path fail on
- * a non-positive pivot like the supernodal one (DESIGN.md), and the status
- * and L->minor are checked.
+ * a non-positive pivot like the supernodal one (docs/architecture.md
+ * "Sparse matrices"), and the status and L->minor are checked.
  *
  * Licence: libcholmod's Supernodal module is GPL-2+; linking it makes the
  * resulting binary GPL.  -DDEFO_CHOLMOD=OFF builds defo without any GPL

@@ -10,7 +10,7 @@
  * Loads: gravity is the consistent body force ∫ρ N_a dV · g (element layer;
  * for tet4 the lumped ρV/4 per corner), plus the user's dead loads.
  *
- * Step order (DESIGN.md): per integrator, per step of its frame: fracture
+ * Step order (docs/architecture.md): per integrator, per step of its frame: fracture
  * (topology; the stepper is told), plasticity, prescribed targets at the
  * step's end, the stepper's step; then statistics.  The state at the frame's
  * start is kept (checkpoint format, in memory) so a failed or interrupted

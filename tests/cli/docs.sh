@@ -8,7 +8,7 @@ fail=0; pass=0
 cd "$DEFO_SRC" || exit 1
 for f in README.md docs/*.md; do
   dir=$(dirname "$f")
-  for ref in $(grep -o '[A-Za-z0-9_./-]*\.md' "$f" | sort -u); do
+  for ref in $(grep -oE '[A-Za-z0-9_./-]*\.md\b' "$f" | sort -u); do  # not .mdd
     if [ -e "$dir/$ref" ] || [ -e "$ref" ]; then pass=$((pass + 1))
     else echo "FAIL: $f mentions $ref, which the repository does not have"; fail=$((fail + 1)); fi
   done

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CLI contract for `defo run` (DESIGN.md "The CLI contract", issue 7):
+# CLI contract for `defo run` (docs/architecture.md "The command line", issue 7):
 #   - the built-in demo (no files) writes scene.pvd, frames/*.vtu,
 #     surface/*.obj, png/*.png of the asked size, stats.jsonl with the
 #     documented keys, summary.json and a scene copy;
