@@ -67,19 +67,23 @@ static defo_mat3 random_F(test_rng *r, int family, defo_vec3 *a) {
     double s[3];
     switch (family % 5) {
     case 0:
-        s[0] = test_range(r, 1.05, 1.9), s[1] = test_range(r, 0.7, 1.0), s[2] = test_range(r, 0.7, 1);
+        s[0] = test_range(r, 1.05, 1.9), s[1] = test_range(r, 0.7, 1.0),
+        s[2] = test_range(r, 0.7, 1);
         break;
     case 1:
         s[0] = test_range(r, 0.5, 0.95), s[1] = test_range(r, 1, 1.3), s[2] = test_range(r, 1, 1.3);
         break;
     case 2:
-        s[0] = test_range(r, 0.7, 0.98), s[1] = test_range(r, 1.1, 1.8), s[2] = test_range(r, 0.9, 1);
+        s[0] = test_range(r, 0.7, 0.98), s[1] = test_range(r, 1.1, 1.8),
+        s[2] = test_range(r, 0.9, 1);
         break;
     case 3:
-        s[0] = test_range(r, 0.8, 1.6), s[1] = test_range(r, 0.8, 1.2), s[2] = test_range(r, 1e-3, 1e-2);
+        s[0] = test_range(r, 0.8, 1.6), s[1] = test_range(r, 0.8, 1.2),
+        s[2] = test_range(r, 1e-3, 1e-2);
         break;
     default:
-        s[0] = test_range(r, 0.8, 1.6), s[1] = test_range(r, 0.8, 1.2), s[2] = -test_range(r, 0.1, 0.6);
+        s[0] = test_range(r, 0.8, 1.6), s[1] = test_range(r, 0.8, 1.2),
+        s[2] = -test_range(r, 0.1, 0.6);
         break;
     }
     defo_mat3 Q = random_rotation(r), R = random_rotation(r);

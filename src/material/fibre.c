@@ -36,8 +36,8 @@
 defo_status defo_fibre_def_validate(const defo_fibre_def *f) {
     const int p = (int)f->passive;
     if (p < DEFO_FIBRE_PASSIVE_NONE || p > DEFO_FIBRE_PASSIVE_POLYNOMIAL)
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "fibre.passive: %d is not a defo_fibre_passive",
-                          p);
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "fibre.passive: %d is not a defo_fibre_passive", p);
     if (p == DEFO_FIBRE_PASSIVE_EXPONENTIAL) {
         if (!(f->exp_stress >= 0) || !isfinite(f->exp_stress))
             return defo_error(DEFO_ERR_INVALID_ARGUMENT, "fibre.exp_stress: %g is not >= 0",
@@ -177,14 +177,13 @@ double defo_material_fibre_bound(const defo_material *m, double lam, double alph
     return fmax(g, fabs(K));
 }
 
-double defo_material_fibre_P(const defo_material *m, const defo_mat3 *F, defo_vec3 a,
-                             double alpha, defo_mat3 *P) {
+double defo_material_fibre_P(const defo_material *m, const defo_mat3 *F, defo_vec3 a, double alpha,
+                             defo_mat3 *P) {
     if (P) *P = defo_m3_zero();
     if (!m->fibres) return 0.0;
     const double av[3] = {a.x, a.y, a.z};
     double b[3];
-    for (int r = 0; r < 3; r++)
-        b[r] = F->m[r][0] * av[0] + F->m[r][1] * av[1] + F->m[r][2] * av[2];
+    for (int r = 0; r < 3; r++) b[r] = F->m[r][0] * av[0] + F->m[r][1] * av[1] + F->m[r][2] * av[2];
     const double lam = sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2]);
     double T;
     const double psi = defo_material_fibre_eval(m, lam, alpha, &T, NULL);
