@@ -103,8 +103,8 @@ static double energy(fixture *fx, const double *x) {
 /* Deformed states: x = F X + small noise with F from the fibre axis a:
  * 0 rest, 1 stretched along, 2 compressed along, 3 stretched across,
  * 4 near-flat across, 5 inverted (a reflection across the fibre). */
-static const char *const state_name[6] = {"rest",       "stretched along", "compressed along",
-                                          "stretched across", "near-flat", "inverted"};
+static const char *const state_name[6] = {
+    "rest", "stretched along", "compressed along", "stretched across", "near-flat", "inverted"};
 static void state(const fixture *fx, int which, const double a[3], test_rng *r, double *x) {
     /* b ⊥ a */
     double b[3] = {-a[1], a[0], 0};
@@ -118,14 +118,14 @@ static void state(const fixture *fx, int which, const double a[3], test_rng *r, 
     static const double across[6] = {1, 0.95, 1.05, 1.3, 0.05, -0.4};
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
-            F[i][j] = (i == j) + (along[which] - 1) * u[i] * u[j] +
-                      (across[which] - 1) * b[i] * b[j];
+            F[i][j] =
+                (i == j) + (along[which] - 1) * u[i] * u[j] + (across[which] - 1) * b[i] * b[j];
     const double noise = which == 0 ? 0 : 0.01;
     for (defo_index i = 0; i < fx->mesh->num_nodes; i++) {
         const double *X = fx->mesh->x + 3 * i;
         for (int k = 0; k < 3; k++)
-            x[3 * i + k] = F[k][0] * X[0] + F[k][1] * X[1] + F[k][2] * X[2] +
-                           noise * test_range(r, -1, 1);
+            x[3 * i + k] =
+                F[k][0] * X[0] + F[k][1] * X[1] + F[k][2] * X[2] + noise * test_range(r, -1, 1);
     }
 }
 
@@ -137,7 +137,8 @@ static void check_fd(int order) {
     defo_material_def md = fibre_material();
     CHECK(fixture_init(&fx, box(1, order, 1, 1, 1), &md, 0, &r, axis));
     double *x = malloc(fx.m * sizeof *x), *f = malloc(fx.m * sizeof *f), *y = malloc(fx.m * 8);
-    double *xp = malloc(fx.m * 8), *fp = malloc(fx.m * 8), *fq = malloc(fx.m * 8), *d = malloc(fx.m * 8);
+    double *xp = malloc(fx.m * 8), *fp = malloc(fx.m * 8), *fq = malloc(fx.m * 8),
+           *d = malloc(fx.m * 8);
     for (int st = 0; st < 6; st++) {
         state(&fx, st, axis, &r, x);
         double e0;

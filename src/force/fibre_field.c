@@ -61,10 +61,9 @@ defo_status defo_fibre_field_constant(const defo_mesh *mesh, const double a[3], 
     if (!ops) return defo_last_status();
     if (!a || !out) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "fibre field: NULL argument");
     if (!usable(a))
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "fibre direction (%g, %g, %g) is %s", a[0],
-                          a[1], a[2],
-                          isfinite(a[0]) && isfinite(a[1]) && isfinite(a[2]) ? "zero"
-                                                                              : "not finite");
+        return defo_error(
+            DEFO_ERR_INVALID_ARGUMENT, "fibre direction (%g, %g, %g) is %s", a[0], a[1], a[2],
+            isfinite(a[0]) && isfinite(a[1]) && isfinite(a[2]) ? "zero" : "not finite");
     double u[3];
     unit3(a, u);
     const size_t np = defo_fibre_field_points(mesh);
@@ -81,11 +80,10 @@ defo_status defo_fibre_field_cells(const defo_mesh *mesh, const double *per_elem
     for (defo_index e = 0; e < mesh->num_elems; e++) {
         const double *v = per_elem + 3 * (size_t)e;
         if (!usable(v))
-            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                              "element %ld: fibre direction (%g, %g, %g) is %s", (long)e, v[0],
-                              v[1], v[2],
-                              isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]) ? "zero"
-                                                                                  : "not finite");
+            return defo_error(
+                DEFO_ERR_INVALID_ARGUMENT, "element %ld: fibre direction (%g, %g, %g) is %s",
+                (long)e, v[0], v[1], v[2],
+                isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]) ? "zero" : "not finite");
         for (int q = 0; q < nq; q++) unit3(v, out + 3 * ((size_t)e * (size_t)nq + (size_t)q));
     }
     return DEFO_OK;
@@ -99,11 +97,10 @@ defo_status defo_fibre_field_nodes(const defo_mesh *mesh, const double *per_node
     for (defo_index i = 0; i < mesh->num_nodes; i++) {
         const double *v = per_node + 3 * (size_t)i;
         if (!usable(v))
-            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                              "node %ld: fibre direction (%g, %g, %g) is %s", (long)i, v[0], v[1],
-                              v[2],
-                              isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]) ? "zero"
-                                                                                  : "not finite");
+            return defo_error(
+                DEFO_ERR_INVALID_ARGUMENT, "node %ld: fibre direction (%g, %g, %g) is %s", (long)i,
+                v[0], v[1], v[2],
+                isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]) ? "zero" : "not finite");
     }
     const int P = ops->nodes, nq = ops->stiffness.num_points;
     for (defo_index e = 0; e < mesh->num_elems; e++) {
@@ -129,7 +126,8 @@ defo_status defo_fibre_field_nodes(const defo_mesh *mesh, const double *per_node
                                   "interpolation is %.3g long): the field turns too fast for "
                                   "the mesh",
                                   (long)e, q, n);
-            for (int c = 0; c < 3; c++) out[3 * ((size_t)e * (size_t)nq + (size_t)q) + c] = s[c] / n;
+            for (int c = 0; c < 3; c++)
+                out[3 * ((size_t)e * (size_t)nq + (size_t)q) + c] = s[c] / n;
         }
     }
     return DEFO_OK;
@@ -157,15 +155,15 @@ static void laplace_apply(void *ctx, const double *x, double *y) {
             for (int a = 0; a < P; a++)
                 for (int k = 0; k < 3; k++) g[k] += x[3 * (size_t)v[a]] * G[3 * a + k];
             for (int a = 0; a < P; a++)
-                y[3 * (size_t)v[a]] += L->w[pq] * (G[3 * a] * g[0] + G[3 * a + 1] * g[1] +
-                                                   G[3 * a + 2] * g[2]);
+                y[3 * (size_t)v[a]] +=
+                    L->w[pq] * (G[3 * a] * g[0] + G[3 * a + 1] * g[1] + G[3 * a + 2] * g[2]);
         }
     }
 }
 
 defo_status defo_fibre_field_line_of_action(const defo_mesh *mesh, const unsigned char *from,
-                                             const unsigned char *to, double *out,
-                                             defo_fibre_line_stats *stats) {
+                                            const unsigned char *to, double *out,
+                                            defo_fibre_line_stats *stats) {
     const defo_element_ops *ops = kind_of(mesh, "fibre line of action");
     if (!ops) return defo_last_status();
     if (!from || !to || !out)
@@ -201,14 +199,15 @@ defo_status defo_fibre_field_line_of_action(const defo_mesh *mesh, const unsigne
     for (defo_index e = 0; e < mesh->num_elems; e++)
         for (int q = 0; q < nq; q++) {
             const size_t pq = (size_t)e * (size_t)nq + (size_t)q;
-            const double *Ji = L.jinv + 9 * pq, *g = ops->stiffness.grad + 3 * (size_t)P * (size_t)q;
+            const double *Ji = L.jinv + 9 * pq,
+                         *g = ops->stiffness.grad + 3 * (size_t)P * (size_t)q;
             double *G = L.grad + 3 * (size_t)P * pq;
             for (int a = 0; a < P; a++) {
                 for (int k = 0; k < 3; k++)
-                    G[3 * a + k] = Ji[k] * g[3 * a] + Ji[3 + k] * g[3 * a + 1] +
-                                   Ji[6 + k] * g[3 * a + 2];
-                const double d = G[3 * a] * G[3 * a] + G[3 * a + 1] * G[3 * a + 1] +
-                                 G[3 * a + 2] * G[3 * a + 2];
+                    G[3 * a + k] =
+                        Ji[k] * g[3 * a] + Ji[3 + k] * g[3 * a + 1] + Ji[6 + k] * g[3 * a + 2];
+                const double d =
+                    G[3 * a] * G[3 * a] + G[3 * a + 1] * G[3 * a + 1] + G[3 * a + 2] * G[3 * a + 2];
                 ud[3 * (size_t)mesh->elems[(size_t)e * (size_t)P + (size_t)a]] += L.w[pq] * d;
             }
         }
@@ -239,9 +238,8 @@ defo_status defo_fibre_field_line_of_action(const defo_mesh *mesh, const unsigne
      * across the body) */
     double lo[3], hi[3];
     defo_mesh_bbox(mesh, lo, hi);
-    const double diag =
-        sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
-             (hi[2] - lo[2]) * (hi[2] - lo[2]));
+    const double diag = sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
+                             (hi[2] - lo[2]) * (hi[2] - lo[2]));
     s = DEFO_OK;
     for (defo_index e = 0; e < mesh->num_elems && !s; e++) {
         const defo_index *v = mesh->elems + (size_t)e * (size_t)P;
