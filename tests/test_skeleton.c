@@ -81,7 +81,8 @@ static void expected(int bone, int k, const double d[3], const double X[3], doub
     if (bone == 1) { /* G_b⁻¹ of the elbow, then its local rotation and offset */
         y[0] -= 30;
         double z[3];
-        for (int i = 0; i < 3; i++) z[i] = Re[3 * i] * y[0] + Re[3 * i + 1] * y[1] + Re[3 * i + 2] * y[2];
+        for (int i = 0; i < 3; i++)
+            z[i] = Re[3 * i] * y[0] + Re[3 * i + 1] * y[1] + Re[3 * i + 2] * y[2];
         y[0] = z[0] + 30, y[1] = z[1], y[2] = z[2];
     }
     memcpy(R, Rs, sizeof R);
@@ -164,7 +165,8 @@ static void test_interpolation_and_velocity(void) {
                 defo_skeleton_transform(sk, b, t, R, T, Rd, Td);
                 defo_skeleton_transform(sk, b, t + h, Rp, Tp, NULL, NULL);
                 defo_skeleton_transform(sk, b, t - h, Rm, Tm, NULL, NULL);
-                for (int i = 0; i < 9; i++) worst = fmax(worst, fabs((Rp[i] - Rm[i]) / (2 * h) - Rd[i]));
+                for (int i = 0; i < 9; i++)
+                    worst = fmax(worst, fabs((Rp[i] - Rm[i]) / (2 * h) - Rd[i]));
                 for (int i = 0; i < 3; i++)
                     worst = fmax(worst, fabs((Tp[i] - Tm[i]) / (2 * h) - Td[i]) / 0.1);
             }

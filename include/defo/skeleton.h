@@ -52,10 +52,10 @@ extern "C" {
 
 /* One joint of a keyframed skeleton built in code (or from a scene). */
 typedef struct defo_joint_def {
-    const char *name;  /* unique (copied; at most DEFO_NAME_MAX − 1 bytes) */
-    int parent;        /* an earlier joint's index, or −1 for a root */
-    double offset[3];  /* bind-pose origin relative to the parent's [skeleton units] */
-    int num_keys;      /* ≥ 0 (0: fixed to its parent) */
+    const char *name;           /* unique (copied; at most DEFO_NAME_MAX − 1 bytes) */
+    int parent;                 /* an earlier joint's index, or −1 for a root */
+    double offset[3];           /* bind-pose origin relative to the parent's [skeleton units] */
+    int num_keys;               /* ≥ 0 (0: fixed to its parent) */
     const double *times;        /* num_keys increasing times [s] */
     const double *rotations;    /* 4 per key, quaternion (w, x, y, z), any nonzero length */
     const double *translations; /* 3 per key added to the offset, or NULL (none) */
@@ -85,8 +85,7 @@ DEFO_API defo_status defo_skeleton_read_bvh(const char *path, const defo_skeleto
                                             defo_skeleton **out);
 /* The same from memory; name is used in messages. */
 DEFO_API defo_status defo_skeleton_parse_bvh(const char *text, size_t size, const char *name,
-                                             const defo_skeleton_place *place,
-                                             defo_skeleton **out);
+                                             const defo_skeleton_place *place, defo_skeleton **out);
 DEFO_API void defo_skeleton_destroy(defo_skeleton *sk);
 
 DEFO_API int defo_skeleton_num_bones(const defo_skeleton *sk);

@@ -93,6 +93,10 @@ typedef struct defo_body_def {
     /* Coulomb coefficient against other bodies, >= 0 (a pair takes
      * √(μ₁μ₂)); default 0.5 */
     double friction;
+    /* ITF04 §6.1 fibre directions, 3 per (element, stiffness point) in rest
+     * space (defo/fibre.h builds them); copied and normalised.  Required
+     * when the material has a fibre term; NULL: none. */
+    const double *fibres;
 } defo_body_def;
 DEFO_API defo_body_def defo_default_body_def(void);
 
@@ -121,6 +125,38 @@ DEFO_API defo_status defo_body_release(defo_world *world, defo_body_id id, int s
  * (R row-major rotation; a skeleton's animation), replacing its motion. */
 DEFO_API defo_status defo_body_set_transform(defo_world *world, defo_body_id id, int set,
                                              const double R[9], const double T[3]);
+/* Activation of the fibre term's active curve (ITF04 §6.1 muscle, defo/
+ * material.h) over time, per group of elements: keyframed levels in
+ * [0, 1] (held before the first key and after the last; linear or smooth
+ * between), or a constant level.  Each step uses the levels at its end
+ * time, as the prescribed sets do.  An element in several groups follows
+ * the last added; in none, 0. */
+typedef struct defo_activation_def {
+    /* the elements whose corner nodes the region all selects (TAG: the
+     * elements with that tag); NULL: every element of the body */
+    const defo_region *region;
+    int num_keys;                     /* ≥ 0; 0: the constant level */
+    const double *times;              /* num_keys increasing times [s] (copied) */
+    const double *levels;             /* num_keys levels in [0, 1] (copied) */
+    double level;                     /* num_keys 0: the level, in [0, 1]; default 0 */
+    defo_interpolation interpolation; /* default LINEAR */
+} defo_activation_def;
+DEFO_API defo_activation_def defo_default_activation_def(void);
+/* Add a group (validated: levels in [0, 1], times increasing and finite, a
+ * region that selects at least one element).  *group (may be NULL) gets
+ * its index. */
+DEFO_API defo_status defo_body_add_activation(defo_world *world, defo_body_id id,
+                                              const defo_activation_def *def, int *group);
+/* A controller's level for group `group` from now on (its keys are
+ * dropped): in [0, 1].  Like an explicit transform this is an input, not
+ * state: a checkpoint keeps the scheduled levels (functions of time) but
+ * not levels set here, which a controller sets again after restoring. */
+DEFO_API defo_status defo_body_set_activation(defo_world *world, defo_body_id id, int group,
+                                              double level);
+/* The activation per element (num_elems values) the last step used (or
+ * set since), NULL for a body without activation groups. */
+DEFO_API const double *defo_body_activation(const defo_world *world, defo_body_id id);
+
 /* Dead loads [N] per node (3n, writable, zero initially), added to gravity in
  * every step until changed.  A non-finite entry makes defo_world_step fail
  * (DEFO_ERR_INVALID_ARGUMENT naming the body and node) with the world

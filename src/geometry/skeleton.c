@@ -287,8 +287,8 @@ defo_status defo_skeleton_create(const defo_joint_def *joints, int n,
             const double qq = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
             if (!(qq > 0) || !isfinite(qq))
                 return defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                                  "skeleton joint '%s': key %d rotation is zero or not finite",
-                                  nm, k);
+                                  "skeleton joint '%s': key %d rotation is zero or not finite", nm,
+                                  k);
             for (int c = 0; j->translations && c < 3; c++)
                 if (!isfinite(j->translations[3 * k + c]))
                     return defo_error(DEFO_ERR_INVALID_ARGUMENT,
