@@ -23,6 +23,7 @@
  */
 #include "defo/element.h"
 #include "defo/fibre.h"
+#include "defo/io.h"
 #include "defo/force_model.h"
 #include "defo/material.h"
 #include "defo/mesh.h"
@@ -363,6 +364,63 @@ static void test_line_of_action(void) {
     defo_mesh_destroy(b);
 }
 
+/* Gmsh data views as fibre fields: "fibre" per element = (1, y_c, 0) and
+ * "node_fibre" per node = (x, 1, 0), written by meshio (data/gmsh/README.md)
+ * in 2.2 ASCII and binary and 4.1 binary; the cell entries of triangles and
+ * lines are skipped. */
+static void test_gmsh_views(void) {
+    static const char *const files[3] = {"fibre_views_msh22.msh", "fibre_views_msh22_bin.msh",
+                                         "fibre_views_msh41_bin.msh"};
+    for (int f = 0; f < 3; f++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/gmsh/%s", DEFO_DATA_DIR, files[f]);
+        defo_mesh *m = NULL;
+        CHECK(defo_mesh_read(path, NULL, &m) >= 0);
+        if (!m) continue;
+        const defo_field *c = defo_mesh_find_field(m, "fibre", DEFO_FIELD_CELL);
+        const defo_field *p = defo_mesh_find_field(m, "node_fibre", DEFO_FIELD_POINT);
+        CHECK(c && c->components == 3 && p && p->components == 3);
+        double worst = 0;
+        for (defo_index e = 0; c && e < m->num_elems; e++) {
+            double yc = 0;
+            for (int a = 0; a < 4; a++) yc += 0.25 * m->x[3 * m->elems[4 * e + a] + 1];
+            worst = fmax(worst, fabs(c->data[3 * e] - 1) + fabs(c->data[3 * e + 1] - yc) +
+                                    fabs(c->data[3 * e + 2]));
+        }
+        for (defo_index i = 0; p && i < m->num_nodes; i++)
+            worst = fmax(worst, fabs(p->data[3 * i] - m->x[3 * i]) + fabs(p->data[3 * i + 1] - 1) +
+                                    fabs(p->data[3 * i + 2]));
+        TEST_REPORT("%s: %ld tets, worst view error %.1e", files[f], (long)m->num_elems, worst);
+        CHECK(worst < 1e-12);
+        double *out = malloc(3 * defo_fibre_field_points(m) * sizeof(double));
+        if (c) CHECK_OK(defo_fibre_field_cells(m, c->data, out));
+        if (p) CHECK_OK(defo_fibre_field_nodes(m, p->data, out));
+        free(out);
+        defo_mesh_destroy(m);
+    }
+    /* a view before the elements, and one naming a node that does not exist */
+    static const char head[] = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n4\n1 0 0 0\n2 1 0 "
+                               "0\n3 0 1 0\n4 0 0 1\n$EndNodes\n";
+    static const char view[] = "$ElementData\n1\n\"fibre\"\n1\n0.0\n3\n0\n3\n1\n1 1 0 0\n"
+                               "$EndElementData\n";
+    static const char elems[] = "$Elements\n1\n1 4 2 0 0 1 2 3 4\n$EndElements\n";
+    static const char node_view[] = "$NodeData\n1\n\"nf\"\n0\n3\n0\n3\n1\n9 1 0 0\n"
+                                    "$EndNodeData\n";
+    char text[1024];
+    defo_mesh *m = NULL;
+    snprintf(text, sizeof text, "%s%s%s", head, view, elems);
+    CHECK(defo_mesh_read_memory(text, strlen(text), "v.msh", NULL, &m) == DEFO_ERR_PARSE && !m);
+    CHECK(strstr(defo_last_error(), "v.msh:11: $ElementData before any tetrahedron") != NULL);
+    snprintf(text, sizeof text, "%s%s%s", head, elems, node_view);
+    CHECK(defo_mesh_read_memory(text, strlen(text), "v.msh", NULL, &m) == DEFO_ERR_PARSE && !m);
+    CHECK(strstr(defo_last_error(), "node tag 9 is not in $Nodes") != NULL);
+    snprintf(text, sizeof text, "%s%s%s", head, elems, view);
+    CHECK(defo_mesh_read_memory(text, strlen(text), "v.msh", NULL, &m) >= 0 && m);
+    const defo_field *f = m ? defo_mesh_find_field(m, "fibre", DEFO_FIELD_CELL) : NULL;
+    CHECK(f && f->data[0] == 1 && f->data[1] == 0);
+    defo_mesh_destroy(m);
+}
+
 int main(void) {
     RUN(test_fd_tet4);
     RUN(test_fd_tet10);
@@ -370,5 +428,6 @@ int main(void) {
     RUN(test_refusals);
     RUN(test_fields);
     RUN(test_line_of_action);
+    RUN(test_gmsh_views);
     return test_summary();
 }

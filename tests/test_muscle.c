@@ -50,7 +50,8 @@ static double lateral(double l1) {
     double mu, la, l2 = 1;
     lame(&mu, &la);
     for (int it = 0; it < 60; it++) {
-        const double f = mu * (l2 * l2 - 1) + la * log(l1 * l2 * l2), df = 2 * mu * l2 + 2 * la / l2;
+        const double f = mu * (l2 * l2 - 1) + la * log(l1 * l2 * l2),
+                     df = 2 * mu * l2 + 2 * la / l2;
         l2 -= f / df;
     }
     return l2;
@@ -106,7 +107,8 @@ static void bar_make(bar *b, double L, int cx, int cyz, int order, const double 
     CHECK_OK(defo_generate_box(&bd, &b->mesh));
     for (defo_index i = 0; i < b->mesh->num_nodes; i++) {
         double *x = b->mesh->x + 3 * i, y[3];
-        for (int k = 0; k < 3; k++) y[k] = Q[3 * k] * x[0] + Q[3 * k + 1] * x[1] + Q[3 * k + 2] * x[2];
+        for (int k = 0; k < 3; k++)
+            y[k] = Q[3 * k] * x[0] + Q[3 * k + 1] * x[1] + Q[3 * k + 2] * x[2];
         memcpy(x, y, sizeof y);
     }
     double qa[3];
@@ -339,9 +341,9 @@ static void test_every_integrator(void) {
     defo_material_def md = muscle();
     md.density = 1000;
     md.damping_time = 0.01;
-    static const defo_integrator_kind kinds[5] = {DEFO_INTEGRATOR_NEWMARK, DEFO_INTEGRATOR_BACKWARD_EULER,
-                                                  DEFO_INTEGRATOR_BDF2, DEFO_INTEGRATOR_QUASISTATIC,
-                                                  DEFO_INTEGRATOR_STATIC};
+    static const defo_integrator_kind kinds[5] = {
+        DEFO_INTEGRATOR_NEWMARK, DEFO_INTEGRATOR_BACKWARD_EULER, DEFO_INTEGRATOR_BDF2,
+        DEFO_INTEGRATOR_QUASISTATIC, DEFO_INTEGRATOR_STATIC};
     for (int k = 0; k < 5; k++) {
         bar b;
         bar_make(&b, 3, 6, 2, 1, I, a, kinds[k], 1, &md);
@@ -357,8 +359,8 @@ static void test_every_integrator(void) {
         }
         defo_index inv = -1;
         CHECK_OK(defo_body_count_inverted(b.w, b.id, &inv));
-        TEST_REPORT("%s: free end at %.4f m (rest 3), inverted %ld",
-                    defo_integrator_name(kinds[k]), tip, (long)inv);
+        TEST_REPORT("%s: free end at %.4f m (rest 3), inverted %ld", defo_integrator_name(kinds[k]),
+                    tip, (long)inv);
         CHECK(tip < 2.97);
         CHECK(inv == 0);
         bar_free(&b);
@@ -389,8 +391,7 @@ static void test_recovers_from_inversion(void) {
         CHECK_OK(defo_world_step(b.w, 1.0 / 30));
         CHECK_OK(defo_body_count_inverted(b.w, b.id, &inv));
     }
-    TEST_REPORT("inverted elements: %ld at the start, %ld after the frames", (long)inv0,
-                (long)inv);
+    TEST_REPORT("inverted elements: %ld at the start, %ld after the frames", (long)inv0, (long)inv);
     CHECK(inv0 > (defo_index)b.mesh->num_elems / 3);
     CHECK(inv == 0);
     free(x);

@@ -104,8 +104,8 @@ defo_status defo_body_add_activation(defo_world *w, defo_body_id id, const defo_
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "activation interpolation: %d is unknown",
                           (int)def->interpolation);
     if (def->num_keys < 0 || (def->num_keys > 0 && (!def->times || !def->levels)))
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                          "activation: %d keys without times or levels", def->num_keys);
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "activation: %d keys without times or levels",
+                          def->num_keys);
     if (def->num_keys == 0) {
         defo_status s = check_level(def->level);
         if (s) return s;
@@ -164,8 +164,9 @@ defo_status defo_body_add_activation(defo_world *w, defo_body_id id, const defo_
     for (defo_index e = 0; e < ne; e++) count += selected(b, def->region, mark, e);
     if (!count) {
         defo_free(a.times), defo_free(a.levels), defo_free(mark);
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "activation: the region selects no element of "
-                                                     "body '%s'",
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "activation: the region selects no element of "
+                          "body '%s'",
                           b->name);
     }
     for (defo_index e = 0; e < ne; e++)
