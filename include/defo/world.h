@@ -196,6 +196,9 @@ DEFO_API int defo_body_integrator(const defo_world *world, defo_body_id id);
 /* Parent of each node (itself for original nodes; the node it was split from
  * for nodes added by fracture), num_nodes entries. */
 DEFO_API const defo_index *defo_body_parents(const defo_world *world, defo_body_id id);
+/* 1 per node held by a prescribed set (fixed, moved or following a bone),
+ * num_nodes flags; NULL for an invalid id. */
+DEFO_API const unsigned char *defo_body_prescribed(const defo_world *world, defo_body_id id);
 
 /* Energies [J] at the current state: kinetic ½ Σ m v², elastic (the force
  * model's), gravitational −Σ m g·x.  Any output may be NULL. */

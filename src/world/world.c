@@ -670,6 +670,10 @@ const defo_index *defo_body_parents(const defo_world *w, defo_body_id id) {
     world_body *b = get_body(w, id);
     return b ? b->parent : NULL;
 }
+const unsigned char *defo_body_prescribed(const defo_world *w, defo_body_id id) {
+    world_body *b = get_body(w, id);
+    return b ? b->prescribed : NULL;
+}
 
 defo_status defo_body_energy(defo_world *w, defo_body_id id, double *kinetic, double *elastic,
                              double *gravitational) {
