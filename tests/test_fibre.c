@@ -318,6 +318,22 @@ static void test_line_of_action(void) {
     TEST_REPORT("bar: worst 1 − a·x %.1e (CG %d iterations, residual %.1e)", worst, st.iterations,
                 st.residual);
     CHECK(worst < 1e-8);
+    /* attachments that hold whole elements (x ≤ 1, x ≥ 3): those take
+     * their neighbours' axis, still along the bar */
+    for (defo_index i = 0; i < n; i++) {
+        from[i] = m->x[3 * i] < 1 + 1e-9;
+        to[i] = m->x[3 * i] > 3 - 1e-9;
+    }
+    CHECK_OK(defo_fibre_field_line_of_action(m, from, to, out, &st));
+    worst = 0;
+    for (size_t p = 0; p < defo_fibre_field_points(m); p++)
+        worst = fmax(worst, 1 - fabs(out[3 * p]));
+    TEST_REPORT("bar with thick attachments: worst 1 − |a·x| %.1e", worst);
+    CHECK(worst < 1e-8);
+    for (defo_index i = 0; i < n; i++) {
+        from[i] = m->x[3 * i] < 1e-9;
+        to[i] = m->x[3 * i] > 4 - 1e-9;
+    }
     /* bad sets */
     CHECK(defo_fibre_field_line_of_action(m, from, from, out, NULL) == DEFO_ERR_INVALID_ARGUMENT);
     CHECK(strstr(defo_last_error(), "both point sets") != NULL);

@@ -99,15 +99,16 @@ static void test_scene_runs(void) {
             const int b = X[0] <= 0.16 + 1e-9 ? 0 : X[0] >= 0.44 - 1e-9 ? 1 : -1;
             if (b < 0) continue;
             for (int k = 0; k < 3; k++) {
-                const double want = R[b][3 * k] * X[0] + R[b][3 * k + 1] * X[1] +
-                                    R[b][3 * k + 2] * X[2] + T[b][k];
+                const double want =
+                    R[b][3 * k] * X[0] + R[b][3 * k + 1] * X[1] + R[b][3 * k + 2] * X[2] + T[b][k];
                 worst = fmax(worst, fabs(x[3 * i + k] - want));
             }
         }
         /* the schedule 0 → 1 over 0.2 s on the body, 0.25 on x ≥ 0.5 */
         const double *act = defo_body_activation(w, id);
         double lo = 1, hi = 0;
-        for (defo_index el = 0; el < m->num_elems; el++) lo = fmin(lo, act[el]), hi = fmax(hi, act[el]);
+        for (defo_index el = 0; el < m->num_elems; el++)
+            lo = fmin(lo, act[el]), hi = fmax(hi, act[el]);
         CHECK_NEAR(lo, fmin(0.25, 5 * t), 1e-12);
         CHECK_NEAR(hi, fmax(0.25, 5 * t), 1e-12);
     }
@@ -148,8 +149,9 @@ static void test_bad_scenes(void) {
     } cases[] = {
         {NULL, "", ", \"fibres\": {\"direction\": [0, 0, 0], \"passive\": {}}", NULL,
          "bodies[0].material.fibres.direction: the direction is zero"},
-        {NULL, ", \"activation\": 1.5", ", \"fibres\": {\"direction\": [1, 0, 0], \"active\": "
-                                        "{\"max_stress\": 1e4}}",
+        {NULL, ", \"activation\": 1.5",
+         ", \"fibres\": {\"direction\": [1, 0, 0], \"active\": "
+         "{\"max_stress\": 1e4}}",
          NULL, "bodies[0].activation: 1.5 is not in [0, 1]"},
         {NULL, ", \"activation\": {\"keyframes\": [[0, 0], [1, 2]]}",
          ", \"fibres\": {\"direction\": [1, 0, 0], \"active\": {\"max_stress\": 1e4}}", NULL,
@@ -160,8 +162,9 @@ static void test_bad_scenes(void) {
          "skeleton.file: " DEFO_TEST_TMP "/flesh_cut.bvh:11: truncated: frame 2 of 3"},
         {"{\"file\": \"flesh_arm.bvh\"}",
          ", \"fixed\": [{\"box\": {\"min\": [0, 0, 0], \"max\": [1, 1, 1]}, \"bone\": \"foer\"}]",
-         "", NULL, "bodies[0].fixed[0].bone: 'foer' is not a bone of the skeleton (bones: upper, "
-                   "fore)"},
+         "", NULL,
+         "bodies[0].fixed[0].bone: 'foer' is not a bone of the skeleton (bones: upper, "
+         "fore)"},
         {NULL, ", \"fixed\": [{\"tag\": 1, \"bone\": \"fore\"}]", "", NULL,
          "bodies[0].fixed[0].bone: 'fore': the scene has no \"skeleton\""},
         {"{\"file\": \"flesh_arm.bvh\"}", "", "",
@@ -173,29 +176,32 @@ static void test_bad_scenes(void) {
          "skeleton: give \"file\" (a .bvh motion capture) or \"joints\", not both"},
         {NULL, "", ", \"model\": \"transversely_isotropic\"", NULL,
          "bodies[0].material.model: not a model: a transversely isotropic material"},
-        {NULL, ", \"formulation\": \"corotated\"", ", \"fibres\": {\"direction\": [1, 0, 0], "
-                                                   "\"passive\": {}}",
+        {NULL, ", \"formulation\": \"corotated\"",
+         ", \"fibres\": {\"direction\": [1, 0, 0], "
+         "\"passive\": {}}",
          NULL, "bodies[0].formulation: 'corotated' cannot carry a fibre term"},
-        {NULL, ", \"material_changes\": [{\"time\": 1, \"material\": {\"fibres\": {}}}]", "",
-         NULL, "bodies[0].material_changes[0].material.fibres: not in material_changes"},
+        {NULL, ", \"material_changes\": [{\"time\": 1, \"material\": {\"fibres\": {}}}]", "", NULL,
+         "bodies[0].material_changes[0].material.fibres: not in material_changes"},
         {NULL, "", ", \"fibres\": {\"passive\": {\"curve\": \"exponential\"}}", NULL,
          "bodies[0].material.fibres: a fibre term needs its directions"},
         {NULL, "", ", \"fibres\": {\"field\": \"fibre\", \"passive\": {}}", NULL,
          "bodies[0].material.fibres.field: 'fibre': a field is read from the body's \"mesh\""},
-        {NULL, "", ", \"fibres\": {\"direction\": [1, 0, 0], \"active\": {\"max_stress\": 1e4, "
-                   "\"width\": 1}}",
+        {NULL, "",
+         ", \"fibres\": {\"direction\": [1, 0, 0], \"active\": {\"max_stress\": 1e4, "
+         "\"width\": 1}}",
          NULL, "bodies[0].material.fibres.active.width: 1 is not in (0, 1)"},
         {NULL, "", ", \"fibres\": {\"direction\": [1, 0, 0], \"passive\": {\"curve\": \"expo\"}}",
-         NULL, "bodies[0].material.fibres.passive.curve: unknown value 'expo' (one of: "
-               "exponential, polynomial)"},
+         NULL,
+         "bodies[0].material.fibres.passive.curve: unknown value 'expo' (one of: "
+         "exponential, polynomial)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[4096], sk[512] = "", col[512] = "";
         if (cases[i].skeleton) snprintf(sk, sizeof sk, "\"skeleton\": %s, ", cases[i].skeleton);
-        if (cases[i].colliders) snprintf(col, sizeof col, ", \"colliders\": %s", cases[i].colliders);
-        snprintf(text, sizeof text,
-                 "{%s\"bodies\": [{%s, \"material\": {\"youngs\": 1e5%s}%s}]%s}", sk, body,
-                 cases[i].material_extra, cases[i].body_extra, col);
+        if (cases[i].colliders)
+            snprintf(col, sizeof col, ", \"colliders\": %s", cases[i].colliders);
+        snprintf(text, sizeof text, "{%s\"bodies\": [{%s, \"material\": {\"youngs\": 1e5%s}%s}]%s}",
+                 sk, body, cases[i].material_extra, cases[i].body_extra, col);
         defo_scene *s = NULL;
         defo_scene_errors e;
         const defo_status st = parse(text, &s, &e);

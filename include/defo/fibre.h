@@ -53,8 +53,10 @@ DEFO_API defo_status defo_fibre_field_nodes(const defo_mesh *mesh, const double 
  * the element Laplacian K_ab = Σ_q w_q ∇N_a·∇N_b, and the fibre ∇u/|∇u| at
  * each point: the fibres run from one attachment to the other and follow
  * the body's shape, fanning out where it widens.  from and to: num_nodes
- * flags each, both non-empty and disjoint.  A point where ∇u vanishes
- * (a part of the body the two sets do not bracket) is an error naming the
+ * flags each, both non-empty and disjoint.  Elements whose nodes all lie
+ * in the sets (inside an attachment, u constant) take the mean axis of the
+ * elements they share a node with.  A point where ∇u vanishes otherwise (a
+ * part of the body the two sets do not bracket) is an error naming the
  * element.  stats (may be NULL): the CG iterations and final relative
  * residual (DEFO_WARN_NOT_CONVERGED with the directions of the last iterate
  * when it stopped above 1e-8). */

@@ -161,6 +161,67 @@ static void laplace_apply(void *ctx, const double *x, double *y) {
     }
 }
 
+/* The elements inside an attachment (out all zero there) take the mean axis
+ * of the elements they share a node with, pass by pass outward from the
+ * field (each pass reads only the previous passes' results). */
+static defo_status fill_attached(const defo_mesh *mesh, int nq, double *out, defo_index pending) {
+    defo_node_elems ne;
+    defo_status s = defo_mesh_node_elems(mesh, &ne);
+    if (s) return s;
+    const defo_index nel = mesh->num_elems;
+    const int P = mesh->nodes_per_elem;
+    unsigned char *done = defo_malloc((size_t)nel + 1), *now = defo_malloc((size_t)nel + 1);
+    if (!done || !now) {
+        defo_free(done), defo_free(now), defo_node_elems_free(&ne);
+        return defo_error_oom("fibre line of action", 2 * (size_t)nel);
+    }
+    for (defo_index e = 0; e < nel; e++) {
+        const double *a = out + 3 * (size_t)e * (size_t)nq;
+        done[e] = a[0] != 0 || a[1] != 0 || a[2] != 0;
+    }
+    while (pending > 0 && !s) {
+        memcpy(now, done, (size_t)nel);
+        defo_index filled = 0;
+        for (defo_index e = 0; e < nel; e++) {
+            if (done[e]) continue;
+            double sum[3] = {0, 0, 0}, ref[3] = {0, 0, 0};
+            int any = 0;
+            for (int k = 0; k < P; k++) {
+                const defo_index v = mesh->elems[(size_t)e * (size_t)P + (size_t)k];
+                for (int64_t j = ne.offset[v]; j < ne.offset[v + 1]; j++) {
+                    const defo_index f = ne.elem[j];
+                    if (!done[f]) continue;
+                    for (int q = 0; q < nq; q++) {
+                        const double *a = out + 3 * ((size_t)f * (size_t)nq + (size_t)q);
+                        if (!any) memcpy(ref, a, sizeof ref), any = 1;
+                        const double sg =
+                            a[0] * ref[0] + a[1] * ref[1] + a[2] * ref[2] < 0 ? -1 : 1;
+                        for (int c = 0; c < 3; c++) sum[c] += sg * a[c];
+                    }
+                }
+            }
+            const double n = sqrt(sum[0] * sum[0] + sum[1] * sum[1] + sum[2] * sum[2]);
+            if (!any || !(n > 0)) continue;
+            for (int q = 0; q < nq; q++)
+                for (int c = 0; c < 3; c++)
+                    out[3 * ((size_t)e * (size_t)nq + (size_t)q) + (size_t)c] = sum[c] / n;
+            now[e] = 1;
+            filled++;
+        }
+        if (!filled)
+            s = defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                           "fibre line of action: %ld elements lie inside the point sets with no "
+                           "neighbour the field runs through",
+                           (long)pending);
+        pending -= filled;
+        memcpy(done, now, (size_t)nel);
+    }
+    defo_free(done);
+    defo_free(now);
+    defo_node_elems_free(&ne);
+    return s;
+}
+
 defo_status defo_fibre_field_line_of_action(const defo_mesh *mesh, const unsigned char *from,
                                             const unsigned char *to, double *out,
                                             defo_fibre_line_stats *stats) {
@@ -241,8 +302,14 @@ defo_status defo_fibre_field_line_of_action(const defo_mesh *mesh, const unsigne
     const double diag = sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
                              (hi[2] - lo[2]) * (hi[2] - lo[2]));
     s = DEFO_OK;
+    /* elements whose every node is in a set (an attachment's own elements,
+     * u constant there) take the fibres of their neighbours (fill_attached) */
+    defo_index pending = 0;
     for (defo_index e = 0; e < mesh->num_elems && !s; e++) {
         const defo_index *v = mesh->elems + (size_t)e * (size_t)P;
+        int attached = 1;
+        for (int a = 0; a < P; a++) attached &= con[v[a]] != DEFO_CONSTRAINT_NONE;
+        pending += attached;
         for (int q = 0; q < nq; q++) {
             const size_t pq = (size_t)e * (size_t)nq + (size_t)q;
             const double *G = L.grad + 3 * (size_t)P * pq;
@@ -250,6 +317,10 @@ defo_status defo_fibre_field_line_of_action(const defo_mesh *mesh, const unsigne
             for (int a = 0; a < P; a++)
                 for (int k = 0; k < 3; k++) g[k] += ud[3 * (size_t)v[a]] * G[3 * a + k];
             const double len = sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
+            if (attached) {
+                for (int k = 0; k < 3; k++) out[3 * pq + (size_t)k] = 0.0;
+                continue;
+            }
             if (!(len * diag > 1e-9)) {
                 s = defo_error(DEFO_ERR_INVALID_ARGUMENT,
                                "fibre line of action: element %ld lies where the field from "
@@ -261,6 +332,7 @@ defo_status defo_fibre_field_line_of_action(const defo_mesh *mesh, const unsigne
             for (int k = 0; k < 3; k++) out[3 * pq + (size_t)k] = g[k] / len;
         }
     }
+    if (!s && pending) s = fill_attached(mesh, nq, out, pending);
     if (!s && warn)
         s = defo_error(DEFO_WARN_NOT_CONVERGED,
                        "fibre line of action: CG stopped after %d iterations at relative "

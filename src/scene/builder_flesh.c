@@ -28,15 +28,16 @@ defo_status scene_body_fibres(const scene_body *b, const defo_mesh *m, double **
         break;
     case FIBRES_FIELD: {
         const defo_field *f = defo_mesh_find_field(m, b->fibres.field, DEFO_FIELD_CELL);
-        if (!f || f->components != 3) f = defo_mesh_find_field(m, b->fibres.field, DEFO_FIELD_POINT);
+        if (!f || f->components != 3)
+            f = defo_mesh_find_field(m, b->fibres.field, DEFO_FIELD_POINT);
         if (!f || f->components != 3) {
             char list[512] = "";
             size_t len = 0;
             for (int i = 0; i < m->num_fields && len < sizeof list - 80; i++) {
-                const int k = snprintf(list + len, sizeof list - len, "%s%s '%s' (%d)",
-                                       i ? "," : "",
-                                       m->fields[i].location == DEFO_FIELD_CELL ? " cell" : " point",
-                                       m->fields[i].name, m->fields[i].components);
+                const int k =
+                    snprintf(list + len, sizeof list - len, "%s%s '%s' (%d)", i ? "," : "",
+                             m->fields[i].location == DEFO_FIELD_CELL ? " cell" : " point",
+                             m->fields[i].name, m->fields[i].components);
                 if (k > 0) len += (size_t)k;
             }
             s = defo_error(DEFO_ERR_INVALID_ARGUMENT,

@@ -134,9 +134,10 @@ void scene_parse_skeleton(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s)
         double q[4];
         parse_quat(c, t, &tp, "rotate", q);
         const double w = q[0], x = q[1], y = q[2], z = q[3];
-        const double R[9] = {1 - 2 * (y * y + z * z), 2 * (x * y - w * z),     2 * (x * z + w * y),
-                             2 * (x * y + w * z),     1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
-                             2 * (x * z - w * y),     2 * (y * z + w * x),     1 - 2 * (x * x + y * y)};
+        const double R[9] = {
+            1 - 2 * (y * y + z * z), 2 * (x * y - w * z),     2 * (x * z + w * y),
+            2 * (x * y + w * z),     1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+            2 * (x * z - w * y),     2 * (y * z + w * x),     1 - 2 * (x * x + y * y)};
         memcpy(pl.rotation, R, sizeof R);
         jv_vec3(c, t, &tp, "translate", JV_ANY, pl.translate);
     }
@@ -193,8 +194,8 @@ int scene_parse_bone(jv_ctx *c, json_t *m, const jv_path *p, const defo_scene *s
         for (int i = 0; i < n; i++) {
             words[i] = defo_skeleton_bone_name(s->skeleton, i);
             if (len < sizeof list - 80) {
-                const int k = snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "",
-                                       words[i]);
+                const int k =
+                    snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", words[i]);
                 if (k > 0) len += (size_t)k;
             }
         }
@@ -214,8 +215,8 @@ int scene_parse_bone(jv_ctx *c, json_t *m, const jv_path *p, const defo_scene *s
 }
 
 /* ------------------------------------------------------------- fibres */
-static const char *const fibre_keys[] = {"direction", "field", "line_of_action", "passive",
-                                         "active",    NULL};
+static const char *const fibre_keys[] = {"direction", "field",  "line_of_action",
+                                         "passive",   "active", NULL};
 
 void scene_parse_fibre_curves(jv_ctx *c, json_t *f, const jv_path *p, defo_material_def *mat) {
     jv_check_keys(c, f, p, fibre_keys);
@@ -272,8 +273,9 @@ static void parse_set(jv_ctx *c, json_t *o, const jv_path *p, const char *key, s
     jv_path rp = jv_key(p, key);
     if (!r) {
         if (!json_object_get(o, key))
-            jv_error(c, rp.s, "missing (a node set: {\"box\"}, {\"sphere\"}, {\"plane\"} or "
-                              "{\"tag\"})");
+            jv_error(c, rp.s,
+                     "missing (a node set: {\"box\"}, {\"sphere\"}, {\"plane\"} or "
+                     "{\"tag\"})");
         return;
     }
     static const char *const keys[] = {"box", "sphere", "plane", "tag", NULL};
@@ -295,9 +297,10 @@ void scene_parse_fibre_source(jv_ctx *c, json_t *f, const jv_path *p, scene_body
         if (!field[0] || strlen(field) >= DEFO_NAME_MAX)
             jv_error(c, fp.s, "an array name of 1 to %d bytes", DEFO_NAME_MAX - 1);
         else if (b->source != SRC_FILE)
-            jv_error(c, fp.s, "'%s': a field is read from the body's \"mesh\" file (this body is "
-                              "generated or meshed from a surface: give \"direction\" or "
-                              "\"line_of_action\")",
+            jv_error(c, fp.s,
+                     "'%s': a field is read from the body's \"mesh\" file (this body is "
+                     "generated or meshed from a surface: give \"direction\" or "
+                     "\"line_of_action\")",
                      field);
         else {
             snprintf(fs->field, sizeof fs->field, "%s", field);
@@ -334,16 +337,17 @@ static void parse_group(jv_ctx *c, json_t *o, const jv_path *p, scene_activation
         return;
     }
     if (!json_is_object(o)) {
-        jv_error(c, p->s, "expected a level in [0, 1] or an object {\"level\" | \"keyframes\"}, "
-                          "got %s",
+        jv_error(c, p->s,
+                 "expected a level in [0, 1] or an object {\"level\" | \"keyframes\"}, "
+                 "got %s",
                  jv_type_name(o));
         return;
     }
-    static const char *const keys[] = {"level", "keyframes", "interpolation", "box",
+    static const char *const keys[] = {"level",  "keyframes", "interpolation", "box",
                                        "sphere", "plane",     "tag",           NULL};
     jv_check_keys(c, o, p, keys);
-    if (json_object_get(o, "box") || json_object_get(o, "sphere") ||
-        json_object_get(o, "plane") || json_object_get(o, "tag"))
+    if (json_object_get(o, "box") || json_object_get(o, "sphere") || json_object_get(o, "plane") ||
+        json_object_get(o, "tag"))
         a->has_region = scene_parse_region(c, o, p, &a->region, 1);
     const char *interp = jv_str(c, o, p, "interpolation");
     if (interp) {
@@ -426,8 +430,9 @@ void scene_check_fibres(jv_ctx *c, const jv_path *p, const scene_body *b) {
     const int term = f->passive != DEFO_FIBRE_PASSIVE_NONE || f->max_active_stress > 0;
     jv_path mp = jv_key(p, "material"), fp = jv_key(&mp, "fibres");
     if (term && b->fibres.source == FIBRES_NONE)
-        jv_error(c, fp.s, "a fibre term needs its directions: give \"direction\", \"field\" or "
-                          "\"line_of_action\"");
+        jv_error(c, fp.s,
+                 "a fibre term needs its directions: give \"direction\", \"field\" or "
+                 "\"line_of_action\"");
     if (!term && b->fibres.source != FIBRES_NONE)
         jv_error(c, fp.s, "directions without a fibre term: give \"passive\" or \"active\"");
     if (term && b->formulation == DEFO_FORMULATION_COROTATED) {
@@ -439,8 +444,9 @@ void scene_check_fibres(jv_ctx *c, const jv_path *p, const scene_body *b) {
     }
     if (b->num_acts && !(f->max_active_stress > 0)) {
         jv_path ap = jv_key(p, "activation");
-        jv_error(c, ap.s, "the material has no active fibre term to activate "
-                          "(material.fibres.active.max_stress)");
+        jv_error(c, ap.s,
+                 "the material has no active fibre term to activate "
+                 "(material.fibres.active.max_stress)");
     }
 }
 
