@@ -274,6 +274,11 @@ DEFO_API int defo_material_has_fibres(const defo_material *mat);
  * 0 everywhere for a material without fibres. */
 DEFO_API double defo_material_fibre_eval(const defo_material *mat, double stretch,
                                          double activation, double *T, double *K);
+/* The same without ψ_f: T (returned) and K (*K, may be NULL), equal to
+ * defo_material_fibre_eval's up to rounding (the exponential's T as
+ * P1 (expm1(y) − y), one exponential). */
+DEFO_API double defo_material_fibre_stress(const defo_material *mat, double stretch,
+                                           double activation, double *K);
 /* The fibre term at F for the unit rest direction a (ITF04 §6.1): ψ_f
  * (returned) and its first Piola stress P_f = (T/λ) F a aᵀ (*P, may be
  * NULL; λ = |F a|).  In the diagonal frame F = U F̂ Vᵀ this is

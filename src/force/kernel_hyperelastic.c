@@ -69,7 +69,8 @@ static inline double fm_stable_len(const defo_force_model *fm, defo_index e, dou
  * added to the isotropic bound (the spectral norm of a sum is at most the
  * sum of the norms). */
 FM_INLINE double fm_fibre(defo_force_model *fm, defo_index e, size_t pq, const defo_mat3 *F,
-                          const defo_mat3 *Ji, double w, double W[9], double *bound) {
+                          const defo_mat3 *Ji, double w, double W[9], double *bound,
+                          int with_energy) {
     const double *a = fm->fibre + 3 * pq;
     double *d = fm->fib + FM_FIB * pq, b[3];
     for (int r = 0; r < 3; r++) {
@@ -77,9 +78,12 @@ FM_INLINE double fm_fibre(defo_force_model *fm, defo_index e, size_t pq, const d
         d[3 + r] = Ji->m[r][0] * a[0] + Ji->m[r][1] * a[1] + Ji->m[r][2] * a[2];
     }
     const double lam = sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2]);
-    double T, K;
-    const double psi =
-        defo_material_fibre_eval(fm->mat, lam, fm->activation ? fm->activation[e] : 0.0, &T, &K);
+    double T, K, psi = 0.0;
+    const double al = fm->activation ? fm->activation[e] : 0.0;
+    if (with_energy)
+        psi = defo_material_fibre_eval(fm->mat, lam, al, &T, &K);
+    else
+        T = defo_material_fibre_stress(fm->mat, lam, al, &K);
     /* T > 0 only where λ ≥ min(1, λ_o(1 − w)) > 0 */
     const double g = T > 0.0 ? T / lam : 0.0, il = lam > 0.0 ? 1.0 / lam : 0.0;
     const int fix = fm->def.definiteness_fix;
@@ -179,7 +183,7 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
                 for (int k = 0; k < 3; k++)
                     W[3 * r + k] = -w * (Pd.m[r][0] * Ji.m[k][0] + Pd.m[r][1] * Ji.m[k][1] +
                                          Pd.m[r][2] * Ji.m[k][2]);
-            if (fm->fibres) psi_e += fm_fibre(fm, e, pq, &F, &Ji, w, W, &fb);
+            if (fm->fibres) psi_e += fm_fibre(fm, e, pq, &F, &Ji, w, W, &fb, with_energy);
             if (fm->track_stable_time) {
                 /* first the rough bound (no σ); exact when it has none */
                 defo_mat3 C;
@@ -220,7 +224,7 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
                 W[3 * r + k] = -w * t;
             }
         double fb = 0.0;
-        if (fm->fibres) psi_e += fm_fibre(fm, e, pq, &F, &Ji, w, W, &fb);
+        if (fm->fibres) psi_e += fm_fibre(fm, e, pq, &F, &Ji, w, W, &fb, 1);
         /* tracked, the tangent's bound sets the stable step (the material may
          * stiffen: neo-Hookean at σ = 0.5 is ~7× its rest modulus) */
         if (fm->track_stable_time)

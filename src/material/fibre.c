@@ -169,6 +169,38 @@ double defo_material_fibre_eval(const defo_material *m, double lam, double alpha
     return psi;
 }
 
+double defo_material_fibre_stress(const defo_material *m, double lam, double alpha, double *K) {
+    const defo_fibre_def *f = &m->def.fibre;
+    double t = 0.0, k = 0.0;
+    const double x = lam - 1.0;
+    if (x > 0.0) {
+        if (f->passive == DEFO_FIBRE_PASSIVE_EXPONENTIAL) {
+            if (x <= m->fx_star) {
+                const double y = f->exp_rate * x, e = expm1(y);
+                t = f->exp_stress * (e - y);
+                k = f->exp_stress * f->exp_rate * e;
+            } else {
+                t = m->fT_star + m->fK_star * (x - m->fx_star);
+                k = m->fK_star;
+            }
+        } else if (f->passive == DEFO_FIBRE_PASSIVE_POLYNOMIAL) {
+            t = x * x * (f->poly2 + f->poly3 * x);
+            k = x * (2.0 * f->poly2 + 3.0 * f->poly3 * x);
+        }
+    }
+    if (f->max_active_stress > 0 && alpha != 0.0) {
+        const double lo = f->optimal_stretch, w = f->active_width;
+        const double u = (lam / lo - 1.0) / w;
+        if (u > -1.0 && u < 1.0) {
+            const double smax = alpha * f->max_active_stress, q = 1.0 - u * u;
+            t += smax * q * q;
+            k += -4.0 * smax * u * q / (w * lo);
+        }
+    }
+    if (K) *K = k;
+    return t;
+}
+
 double defo_material_fibre_bound(const defo_material *m, double lam, double alpha) {
     if (!m->fibres) return 0.0;
     double T, K;
