@@ -27,6 +27,7 @@
 #include "defo/force_model.h"
 #include "defo/material.h"
 #include "defo/mesh.h"
+#include "force/force_internal.h"
 #include "test.h"
 
 #include <string.h>
@@ -437,6 +438,62 @@ static void test_gmsh_views(void) {
     defo_mesh_destroy(m);
 }
 
+/* The four-wide explicit tet4 pass with a fibre term (added lane by lane)
+ * equals the one-element pass bit for bit: forces, kept F, fibre state,
+ * flags, stable lengths and time, near rest, stretched and tangled (where
+ * inverted lanes go one by one), untracked and tracked. */
+static void test_lanes_bitwise(void) {
+    test_rng r = {0x1a7e5};
+    const double axis[3] = {0.3, 0.9, 0.2};
+    fixture fx;
+    defo_material_def md = fibre_material();
+    CHECK(fixture_init(&fx, box(3, 1, 1, 1, 1), &md, 1, &r, axis));
+    defo_force_model *fm = fx.fm;
+    if (!fm || !fm->jinv4) {
+        TEST_REPORT("this CPU has no 256-bit lanes: the four-wide pass is never taken");
+        fixture_free(&fx);
+        return;
+    }
+    const defo_index ne = fx.mesh->num_elems;
+    double *x = malloc(fx.m * 8), *g1 = malloc(fx.m * 8), *g2 = malloc(fx.m * 8),
+           *M1 = malloc(9 * (size_t)ne * 8), *L1 = malloc((size_t)ne * 8),
+           *B1 = malloc(FM_FIB * (size_t)ne * 8);
+    unsigned char *fl1 = malloc((size_t)ne);
+    long finished = 0, left = 0;
+    for (int track = 0; track < 2; track++)
+        for (int a = 0; a < 3; a++) {
+            static const double amp[3] = {0.005, 0.05, 0.3};
+            for (size_t i = 0; i < fx.m; i++)
+                x[i] = fx.mesh->x[i] * (a == 1 ? 1.25 : 1.0) + amp[a] * test_range(&r, -1, 1);
+            if (track) defo_force_model_track_stable_time(fm);
+            fm->lanes = 1;
+            CHECK_OK(defo_force_model_evaluate(fm, x, 0, g1, NULL));
+            const double t1 = defo_force_model_stable_time(fm);
+            const defo_index lanes = fm->lane_elems;
+            memcpy(M1, fm->M, 9 * (size_t)ne * 8);
+            memcpy(L1, fm->stable_len, (size_t)ne * 8);
+            memcpy(B1, fm->fib, FM_FIB * (size_t)ne * 8);
+            memcpy(fl1, fm->flag, (size_t)ne);
+            fm->lanes = 0;
+            CHECK_OK(defo_force_model_evaluate(fm, x, 0, g2, NULL));
+            const double t2 = defo_force_model_stable_time(fm);
+            CHECK(memcmp(g1, g2, fx.m * 8) == 0);
+            CHECK(memcmp(M1, fm->M, 9 * (size_t)ne * 8) == 0);
+            CHECK(memcmp(L1, fm->stable_len, (size_t)ne * 8) == 0);
+            CHECK(memcmp(B1, fm->fib, FM_FIB * (size_t)ne * 8) == 0);
+            CHECK(memcmp(fl1, fm->flag, (size_t)ne) == 0);
+            CHECK(memcmp(&t1, &t2, sizeof t1) == 0);
+            if (a == 0) CHECK(lanes == ne - ne % 4);
+            finished += lanes;
+            left += ne - lanes;
+        }
+    TEST_REPORT("fibre four-wide = one by one, bit for bit: %ld elements four-wide, %ld one by one",
+                finished, left);
+    CHECK(left > 0);
+    free(x), free(g1), free(g2), free(M1), free(L1), free(B1), free(fl1);
+    fixture_free(&fx);
+}
+
 int main(void) {
     RUN(test_fd_tet4);
     RUN(test_fd_tet10);
@@ -445,5 +502,6 @@ int main(void) {
     RUN(test_fields);
     RUN(test_line_of_action);
     RUN(test_gmsh_views);
+    RUN(test_lanes_bitwise);
     return test_summary();
 }

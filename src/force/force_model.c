@@ -167,9 +167,9 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
             fm->fib = defo_calloc(FM_FIB * np + 1, sizeof(double));
             if (!fm->fib) st = defo_error_oom("fibre state", FM_FIB * np * sizeof(double));
         }
-        /* four-wide: neo-Hookean without fibres (defo_material_eval_direct4's
-         * model; the fibre term goes point by point) */
-        if (!fibres && fm->npe == 4 && ne >= 4 && defo_lanes_supported() &&
+        /* four-wide: neo-Hookean (defo_material_eval_direct4's model; a
+         * fibre term is added lane by lane) */
+        if (fm->npe == 4 && ne >= 4 && defo_lanes_supported() &&
             defo_material_get_def(fm->mat)->model == DEFO_MODEL_NEO_HOOKEAN) {
             const size_t nb = ne / 4; /* the last ne % 4 go one by one */
             fm->jinv4 = defo_malloc(36 * nb * sizeof(double));

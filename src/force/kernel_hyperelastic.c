@@ -248,7 +248,8 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
 }
 
 /* Four tet4 elements 4b..4b+3 of an explicit force pass (forces only: no
- * tangent, damping, energy or plastic strain) in lockstep: hyper_element's
+ * tangent, damping, energy or plastic strain) in lockstep (a fibre term
+ * lane by lane): hyper_element's
  * SVD-free path written over lanes (math/lanes.h), the same expressions in
  * the same order, so every lane's forces, F, flag and stable length equal
  * the one-element pass bit for bit.  Every lane's outputs are written;
@@ -279,6 +280,26 @@ DEFO_LANES_TARGET static unsigned hyper_tet4_block(defo_force_model *fm, defo_in
     unsigned done = defo_m4_bits(finite);
     if (done) done &= defo_material_eval_direct4(fm->mat, (const double(*)[4])Fl, Pl);
     if (!done) return 15u;
+    /* W = −w P J⁻ᵀ; forces: its columns on nodes 1..3, minus their sum on 0 */
+    const defo_d4 mw = -defo_d4_load(fm->w + e0);
+    const defo_d4u *P = (const defo_d4u *)Pl;
+    defo_d4 W[9];
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++)
+            W[3 * r + k] = mw * (P[3 * r] * Ji[3 * k] + P[3 * r + 1] * Ji[3 * k + 1] +
+                                 P[3 * r + 2] * Ji[3 * k + 2]);
+    /* the fibre term lane by lane, by fm_fibre itself on each lane's F, J⁻¹
+     * and W (the one-element pass's arithmetic, so the same bits) */
+    double fb[4] = {0, 0, 0, 0};
+    if (fm->fibres)
+        for (int l = 0; l < 4; l++) {
+            defo_mat3 Fm, Jm;
+            double Wl[9];
+            for (int i = 0; i < 9; i++) Fm.m[i / 3][i % 3] = Fl[i][l], Wl[i] = W[i][l];
+            memcpy(Jm.m, fm->jinv + 9 * (size_t)(e0 + l), sizeof Jm.m);
+            fm_fibre(fm, e0 + l, (size_t)(e0 + l), &Fm, &Jm, fm->w[e0 + l], Wl, &fb[l], 0);
+            for (int i = 0; i < 9; i++) W[i][l] = Wl[i];
+        }
     defo_d4 stiff = defo_d4_splat(0.0);
     if (fm->track_stable_time) {
         /* C = FᵀF and its Gershgorin discs' lower end (gershgorin_low) */
@@ -299,16 +320,8 @@ DEFO_LANES_TARGET static unsigned hyper_tet4_block(defo_force_model *fm, defo_in
         defo_material_stiffness_bound_rough4(fm->mat, Ja, La, Ba);
         const defo_d4 bound = defo_d4_load(Ba);
         done &= ~defo_m4_bits(~(bound < INFINITY)); /* σ needed: one by one */
-        stiff = defo_d4_max(bound, stiff);
+        stiff = defo_d4_max(bound + defo_d4_load(fb), stiff);
     }
-    /* W = −w P J⁻ᵀ; forces: its columns on nodes 1..3, minus their sum on 0 */
-    const defo_d4 mw = -defo_d4_load(fm->w + e0);
-    const defo_d4u *P = (const defo_d4u *)Pl;
-    defo_d4 W[9];
-    for (int r = 0; r < 3; r++)
-        for (int k = 0; k < 3; k++)
-            W[3 * r + k] = mw * (P[3 * r] * Ji[3 * k] + P[3 * r + 1] * Ji[3 * k + 1] +
-                                 P[3 * r + 2] * Ji[3 * k + 2]);
     /* the 12 force components per element (node-major), then element-major
      * through three 4×4 transposes: slot e holds them contiguously */
     defo_d4 o[12];
