@@ -123,6 +123,15 @@ DEFO_API const double *defo_element_rest_volume(const defo_element_rest *rest);
  * is 2/ω_e's bound — the explicit step's stability limit (force_model.h).
  * tet4: 2/√λmax(Σ_a ∇N_a∇N_aᵀ). */
 DEFO_API const double *defo_element_rest_eigen_length(const defo_element_rest *rest);
+/* Fibre directions (ITF04 §6.1 transversely isotropic materials): a unit
+ * vector in rest space per stiffness point, 3 per (element, point),
+ * element-major (defo/fibre.h builds them from constants, cell or node data
+ * and lines of action).  dir is copied and normalised; a non-finite or zero
+ * vector is DEFO_ERR_INVALID_ARGUMENT naming the element and point, and the
+ * rest data keeps what it had.  NULL removes them. */
+DEFO_API defo_status defo_element_rest_set_fibres(defo_element_rest *rest, const double *dir);
+/* The unit fibre directions (3 per point), or NULL when none were set. */
+DEFO_API const double *defo_element_rest_fibres(const defo_element_rest *rest);
 /* Bytes held. */
 DEFO_API size_t defo_element_rest_bytes(const defo_element_rest *rest);
 

@@ -20,6 +20,12 @@
  *               damping time: the same stiffness-proportional damping as the
  *               ITF04 §6.2 moduli μ_d = τμ, λ_d = τλ).
  *
+ * Fibres (ITF04 §6.1, TSIF05 §11): a material with a fibre term reads the
+ * rest data's fibre directions (defo_element_rest_set_fibres; required) and
+ * the activation per element (defo_force_model_set_activation); INVERTIBLE
+ * only — COROTATED refuses it (its stress is linear in a lagged rotated
+ * strain; the fibre stress is nonlinear in |F a|).
+ *
  * One closed form serves every isotropic block: with c_a = M ∇ξN_a,
  *   B_ab = w (λ c_a c_bᵀ + μ c_b c_aᵀ + μ (c_a·c_b) I),
  * M = R J⁻ᵀ for the corotated stiffness and damping and M = U Vᵀ J⁻ᵀ (the
@@ -225,6 +231,12 @@ DEFO_API defo_status defo_force_model_strain(defo_force_model *fm, const double 
  * NULL = none): COROTATED subtracts them from the strain (MG04 §3);
  * INVERTIBLE evaluates F_e = F (I + ε_p)⁻¹ (ITF04 §6.3). */
 DEFO_API void defo_force_model_set_plastic_strain(defo_force_model *fm, const double *eps_plastic);
+/* Activation α ∈ [0, 1] per element of the fibre term (ITF04 §6.1, the
+ * active force–length curve's factor; defo/material.h), borrowed (the
+ * caller keeps it alive and may change it between evaluations: the next
+ * evaluation reads it); NULL: 0 everywhere.  Ignored by materials without
+ * an active term. */
+DEFO_API void defo_force_model_set_activation(defo_force_model *fm, const double *activation);
 /* Stress tensor [Pa] at one point (element e, point q) of the last
  * evaluation in world axes, symmetric 3×3 row-major: the Cauchy stress
  * (INVERTIBLE) or R σ Rᵀ with the corotated stress σ = λ tr ε I + 2μ ε

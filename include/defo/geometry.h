@@ -187,6 +187,17 @@ DEFO_API defo_status defo_region_mark(const defo_mesh *mesh, const defo_region *
                                       unsigned char *mark);
 
 /* ------------------------------------------------------------------- motion */
+/* How keyframed values run between their keys (skeletons, defo/skeleton.h;
+ * activation schedules, defo/world.h): LINEAR at constant rate (rotations
+ * by spherical interpolation), SMOOTH eased in and out with the parameter
+ * s ↦ s²(3 − 2s), so the value's rate is 0 at every key. */
+typedef enum defo_interpolation {
+    DEFO_INTERP_LINEAR = 0,
+    DEFO_INTERP_SMOOTH = 1
+} defo_interpolation;
+
+typedef struct defo_skeleton defo_skeleton; /* defo/skeleton.h */
+
 /* Scripted rigid motion of a frame (a collider, a signed-distance grid, a
  * bone, a kinematic handle).  At time t a frame point p is at
  *     x(t) = R(t) (p − pivot) + pivot + velocity·t,
@@ -194,17 +205,24 @@ DEFO_API defo_status defo_region_mark(const defo_mesh *mesh, const defo_region *
  * (right-hand rule).  So the pivot moves with the translation, pivot(t) =
  * pivot + velocity·t, and the velocity of the frame at a world point x is
  *     v = velocity + ω × (x − pivot(t)),  ω = angular_speed · axis/|axis|.
+ * Or the frame follows a bone of an animated skeleton (TSIF05 §11): with
+ * skeleton set, x(t) = R_b(t) p + T_b(t), the bone's transform from the
+ * bind pose (defo_skeleton_transform), and v = Ṫ_b + ω_b × (x − T_b); the
+ * scripted fields must then be left at their defaults.
  * Default (defo_default_motion_def): at rest (zero velocity, angular_speed
- * 0, axis +z, pivot 0). */
+ * 0, axis +z, pivot 0, no skeleton). */
 typedef struct defo_motion_def {
     double velocity[3];     /* [m/s] */
     double pivot[3];        /* rotation centre at t = 0, frame = world at t = 0 [m] */
     double angular_axis[3]; /* need not be unit (normalised); nonzero when angular_speed != 0 */
     double angular_speed;   /* [rad/s] */
+    const defo_skeleton *skeleton; /* borrowed (must outlive every user); NULL: scripted */
+    int bone;                      /* with skeleton: its bone index; default −1 */
 } defo_motion_def;
 DEFO_API defo_motion_def defo_default_motion_def(void);
 
-/* Every value finite, angular_axis nonzero when angular_speed != 0.
+/* Every value finite, angular_axis nonzero when angular_speed != 0; with a
+ * skeleton, a bone in range and the scripted fields at their defaults.
  * DEFO_ERR_INVALID_ARGUMENT otherwise, the message starting with what (e.g.
  * "colliders[2].motion"; NULL: "motion") and naming the field. */
 DEFO_API defo_status defo_motion_validate(const defo_motion_def *m, const char *what);
@@ -214,10 +232,11 @@ DEFO_API defo_status defo_motion_validate(const defo_motion_def *m, const char *
 typedef struct defo_motion_pose {
     double t;           /* [s] */
     double R[9];        /* R(t), row-major; exactly the identity when angular_speed·t = 0 */
-    double pivot[3];    /* pivot at t = 0 (frame) [m] */
-    double velocity[3]; /* [m/s] */
+    double pivot[3];    /* pivot at t = 0 (frame) [m]; a bone: 0 */
+    double velocity[3]; /* [m/s]; a bone: Ṫ_b */
     double omega[3];    /* angular velocity ω [rad/s] */
-    double pivot_t[3];  /* pivot(t) = pivot + velocity·t (world) [m] */
+    double pivot_t[3];  /* pivot(t) = pivot + velocity·t (world) [m]; a bone: T_b */
+    int bone;           /* 1: a bone's pose, x = R p + pivot_t */
 } defo_motion_pose;
 
 /* The only place a defo_motion_def is evaluated: *pose (not NULL) is the

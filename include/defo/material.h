@@ -103,6 +103,54 @@ typedef struct defo_biphasic_def {
     double elongation_slope;      /* × 2μ, ≥ 0; default 4 (stiffens) */
 } defo_biphasic_def;
 
+/* ------------------------------------------------------------- fibres */
+/* Transversely isotropic materials (ITF04 §6.1, TSIF05 §11): the isotropic
+ * model above plus a term of the fibre stretch λ = |F a|, a the unit fibre
+ * direction in rest space (one per quadrature point: defo/fibre.h),
+ *
+ *     ψ = ψ_iso(σ) + ψ_p(λ) + α ψ_a(λ),   α ∈ [0, 1] the activation.
+ *
+ * T = dψ_f/dλ is the fibre's nominal stress (force per rest area across the
+ * fibre) [Pa]; the first Piola stress of the term is P_f = (T/λ) F a aᵀ.
+ * With x = λ − 1:
+ *   passive (fibres resist stretch, never compression: T_p = 0 for λ ≤ 1)
+ *     EXPONENTIAL  T_p = P1 (e^{P2 x} − 1 − P2 x) up to λ*, continued along
+ *                  its tangent beyond (the exponential muscle curve of
+ *                  Blemker et al. 2005 that TSIF05 §11 cites, with its
+ *                  slope at rest taken out: T_p starts with zero slope, the
+ *                  "toe" of collagen fibres straightening, so T_p is C1 and
+ *                  Newton's tangent continuous at rest);
+ *     POLYNOMIAL   T_p = c2 x² + c3 x³;
+ *   active (force–length curve times the activation; max_active_stress 0
+ *   leaves it out)
+ *     T_a = σ_max f_L(λ/λ_o),  f_L(s) = (1 − ((s − 1)/w)²)² for |s − 1| < w,
+ *     0 outside: a C1 bump, 1 at the optimal stretch λ_o, zero outside
+ *     [λ_o(1 − w), λ_o(1 + w)] (the shape of the Gordon–Huxley–Julian
+ *     curve that Blemker's piecewise quadratic follows, without its slope
+ *     jumps).
+ * Energies are the integrals from λ = 1, so ψ_f(1) = 0 for any α.  Both
+ * stresses vanish near λ = 0 (w < 1), which keeps T/λ bounded through flat
+ * and inverted elements: the term needs no inversion extension and the
+ * isotropic part's extension acts as without it (force_model.h). */
+typedef enum defo_fibre_passive {
+    DEFO_FIBRE_PASSIVE_NONE = 0,
+    DEFO_FIBRE_PASSIVE_EXPONENTIAL = 1,
+    DEFO_FIBRE_PASSIVE_POLYNOMIAL = 2
+} defo_fibre_passive;
+
+typedef struct defo_fibre_def {
+    defo_fibre_passive passive; /* default NONE */
+    /* EXPONENTIAL: P1 [Pa] ≥ 0 (default 5e4), P2 ≥ 0 (default 6.6) and the
+     * stretch λ* > 1 where the curve turns linear (default 1.4): the
+     * magnitudes Blemker et al. 2005 give for skeletal muscle. */
+    double exp_stress, exp_rate, linear_stretch;
+    /* POLYNOMIAL: c2, c3 [Pa] ≥ 0 (default 1e5, 0) */
+    double poly2, poly3;
+    /* active: σ_max [Pa] ≥ 0 (default 0: no active term; 3e5 is Blemker's
+     * for skeletal muscle), λ_o > 0 (default 1), w in (0, 1) (default 0.5) */
+    double max_active_stress, optimal_stretch, active_width;
+} defo_fibre_def;
+
 typedef struct defo_material_def {
     defo_material_model model; /* default DEFO_MODEL_NEO_HOOKEAN */
     double youngs_modulus;     /* E [Pa], > 0; default 1e5 (soft rubber) */
@@ -115,6 +163,9 @@ typedef struct defo_material_def {
      * mode of angular frequency ω is damped with ratio ζ ≈ ω·damping_time/2.
      * [s], ≥ 0; default 0 (no damping). */
     double damping_time;
+    /* ITF04 §6.1 fibre term (see defo_fibre_def); default none.  Needs
+     * fibre directions (defo/fibre.h) and the invertible formulation. */
+    defo_fibre_def fibre;
 } defo_material_def;
 
 DEFO_API defo_material_def defo_default_material(void);
@@ -214,6 +265,42 @@ DEFO_API double defo_material_psi_F(const defo_material *mat, const defo_mat3 *F
 /* δP = dP/dF|F : δF; with project_psd the blocks are clamped first. */
 DEFO_API defo_mat3 defo_material_dP(const defo_material *mat, const defo_mat3 *F,
                                     const defo_mat3 *dF, int project_psd);
+
+/* ------------------------------------------------------------ fibres */
+/* 1 when the material has a fibre term (a passive curve or σ_max > 0). */
+DEFO_API int defo_material_has_fibres(const defo_material *mat);
+/* The fibre term at fibre stretch λ ≥ 0 and activation α: ψ_f (returned)
+ * [Pa = J/m³], T = dψ_f/dλ (*T) and dT/dλ (*K) [Pa] (either may be NULL).
+ * 0 everywhere for a material without fibres. */
+DEFO_API double defo_material_fibre_eval(const defo_material *mat, double stretch,
+                                         double activation, double *T, double *K);
+/* The same without ψ_f: T (returned) and K (*K, may be NULL), equal to
+ * defo_material_fibre_eval's up to rounding (the exponential's T as
+ * P1 (expm1(y) − y), one exponential). */
+DEFO_API double defo_material_fibre_stress(const defo_material *mat, double stretch,
+                                           double activation, double *K);
+/* The fibre term at F for the unit rest direction a (ITF04 §6.1): ψ_f
+ * (returned) and its first Piola stress P_f = (T/λ) F a aᵀ (*P, may be
+ * NULL; λ = |F a|).  In the diagonal frame F = U F̂ Vᵀ this is
+ * P̂_f = (T/λ) F̂ â âᵀ with â = Vᵀ a — F̂ times a symmetric matrix, as §6.1
+ * asks, so Ŝ = F̂⁻¹P̂ stays symmetric — and P_f = U P̂_f Vᵀ: the same
+ * matrix, formed here without the SVD. */
+DEFO_API double defo_material_fibre_P(const defo_material *mat, const defo_mat3 *F, defo_vec3 a,
+                                      double activation, defo_mat3 *P);
+/* The fibre term's stress differential at F: δP_f = (K_f δF a) aᵀ with the
+ * 3×3 K_f = (T/λ)(I − t tᵀ) + K t tᵀ, t = F a / λ — as a form in δF,
+ * δF : δP_f = (T/λ)|v⊥|² + K (t·v)² with v = δF a, so its eigenvalues are
+ * T/λ (twice), K and 0 (six times).  project_psd clamps T/λ and K at 0:
+ * the exact PSD projection of the term on its own (TSIF05 §8 applied to
+ * the fibre term separately; T/λ ≥ 0 always, K < 0 on the descending limb
+ * of the force–length curve).  λ = 0 (F a = 0) gives 0. */
+DEFO_API defo_mat3 defo_material_fibre_dP(const defo_material *mat, const defo_mat3 *F, defo_vec3 a,
+                                          double activation, const defo_mat3 *dF, int project_psd);
+/* Largest eigenvalue magnitude of the fibre term's dP/dF at stretch λ,
+ * max(|T/λ|, |K|) [Pa], for the explicit step bound (an upper bound of the
+ * whole tangent's is this plus the isotropic one's). */
+DEFO_API double defo_material_fibre_bound(const defo_material *mat, double stretch,
+                                          double activation);
 
 /* ---------------------------------------------------------- damping */
 /* ITF04 §6.2 damping stress in the rotated frame, linear in Ḟ̂ = Uᵀ Ḟ V:

@@ -93,6 +93,10 @@ typedef struct defo_body_def {
     /* Coulomb coefficient against other bodies, >= 0 (a pair takes
      * √(μ₁μ₂)); default 0.5 */
     double friction;
+    /* ITF04 §6.1 fibre directions, 3 per (element, stiffness point) in rest
+     * space (defo/fibre.h builds them); copied and normalised.  Required
+     * when the material has a fibre term; NULL: none. */
+    const double *fibres;
 } defo_body_def;
 DEFO_API defo_body_def defo_default_body_def(void);
 
@@ -126,6 +130,38 @@ DEFO_API defo_status defo_body_set_transform(defo_world *world, defo_body_id id,
  * setting, not state: checkpoints do not hold it.  No effect on a body
  * without fracture. */
 DEFO_API defo_status defo_body_pause_fracture(defo_world *world, defo_body_id id, int paused);
+/* Activation of the fibre term's active curve (ITF04 §6.1 muscle, defo/
+ * material.h) over time, per group of elements: keyframed levels in
+ * [0, 1] (held before the first key and after the last; linear or smooth
+ * between), or a constant level.  Each step uses the levels at its end
+ * time, as the prescribed sets do.  An element in several groups follows
+ * the last added; in none, 0. */
+typedef struct defo_activation_def {
+    /* the elements whose corner nodes the region all selects (TAG: the
+     * elements with that tag); NULL: every element of the body */
+    const defo_region *region;
+    int num_keys;                     /* ≥ 0; 0: the constant level */
+    const double *times;              /* num_keys increasing times [s] (copied) */
+    const double *levels;             /* num_keys levels in [0, 1] (copied) */
+    double level;                     /* num_keys 0: the level, in [0, 1]; default 0 */
+    defo_interpolation interpolation; /* default LINEAR */
+} defo_activation_def;
+DEFO_API defo_activation_def defo_default_activation_def(void);
+/* Add a group (validated: levels in [0, 1], times increasing and finite, a
+ * region that selects at least one element).  *group (may be NULL) gets
+ * its index. */
+DEFO_API defo_status defo_body_add_activation(defo_world *world, defo_body_id id,
+                                              const defo_activation_def *def, int *group);
+/* A controller's level for group `group` from now on (its keys are
+ * dropped): in [0, 1].  Like an explicit transform this is an input, not
+ * state: a checkpoint keeps the scheduled levels (functions of time) but
+ * not levels set here, which a controller sets again after restoring. */
+DEFO_API defo_status defo_body_set_activation(defo_world *world, defo_body_id id, int group,
+                                              double level);
+/* The activation per element (num_elems values) the last step used (or
+ * set since), NULL for a body without activation groups. */
+DEFO_API const double *defo_body_activation(const defo_world *world, defo_body_id id);
+
 /* Dead loads [N] per node (3n, writable, zero initially), added to gravity in
  * every step until changed.  A non-finite entry makes defo_world_step fail
  * (DEFO_ERR_INVALID_ARGUMENT naming the body and node) with the world
@@ -165,6 +201,9 @@ DEFO_API int defo_body_integrator(const defo_world *world, defo_body_id id);
 /* Parent of each node (itself for original nodes; the node it was split from
  * for nodes added by fracture), num_nodes entries. */
 DEFO_API const defo_index *defo_body_parents(const defo_world *world, defo_body_id id);
+/* 1 per node held by a prescribed set (fixed, moved or following a bone),
+ * num_nodes flags; NULL for an invalid id. */
+DEFO_API const unsigned char *defo_body_prescribed(const defo_world *world, defo_body_id id);
 
 /* Energies [J] at the current state: kinetic ½ Σ m v², elastic (the force
  * model's), gravitational −Σ m g·x.  Any output may be NULL. */

@@ -10,6 +10,9 @@
  * element's highest frequency for the explicit step (γ from its gradients
  * and lumped masses, eigen_length below).
  *
+ * Fibre directions (ITF04 §6.1), when set, are unit vectors per stiffness
+ * point: the transversely isotropic kernels read them beside J⁻¹ and w.
+ *
  * Invariants: det J > 1e-12 L³ at every stiffness point and every corner
  * (L the longest corner edge), so J⁻¹ and w are finite and w > 0; arrays are
  * element-major; nothing depends on the thread count (sequential loop).
@@ -27,6 +30,7 @@ struct defo_element_rest {
     double *weight; /* per (e, q) */
     double *volume; /* per e */
     double *eigen;  /* per e: eigenvalue length */
+    double *fibre;  /* 3 per (e, q): unit fibre directions, or NULL */
 };
 
 void defo_element_rest_destroy(defo_element_rest *r) {
@@ -35,6 +39,7 @@ void defo_element_rest_destroy(defo_element_rest *r) {
     defo_free(r->weight);
     defo_free(r->volume);
     defo_free(r->eigen);
+    defo_free(r->fibre);
     defo_free(r);
 }
 
@@ -203,7 +208,43 @@ const double *defo_element_rest_volume(const defo_element_rest *r) {
 const double *defo_element_rest_eigen_length(const defo_element_rest *r) {
     return r ? r->eigen : NULL;
 }
+defo_status defo_element_rest_set_fibres(defo_element_rest *r, const double *dir) {
+    if (!r) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_element_rest_set_fibres: NULL");
+    if (!dir) {
+        defo_free(r->fibre);
+        r->fibre = NULL;
+        return DEFO_OK;
+    }
+    const size_t np = (size_t)r->num_elems * (size_t)r->points;
+    for (size_t p = 0; p < np; p++) {
+        const double *a = dir + 3 * p;
+        const int finite = isfinite(a[0]) && isfinite(a[1]) && isfinite(a[2]);
+        if (!finite || (a[0] == 0 && a[1] == 0 && a[2] == 0))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "element %ld point %d: fibre direction (%g, %g, %g) is %s",
+                              (long)(p / (size_t)r->points), (int)(p % (size_t)r->points), a[0],
+                              a[1], a[2], finite ? "zero" : "not finite");
+    }
+    double *f = r->fibre ? r->fibre : defo_malloc(3 * np * sizeof(double) + 1);
+    if (!f) return defo_error_oom("fibre directions", 3 * np * sizeof(double));
+    for (size_t p = 0; p < np; p++) {
+        /* scaled by the largest component first: no overflow or underflow */
+        const double *a = dir + 3 * p;
+        const double m = fmax(fabs(a[0]), fmax(fabs(a[1]), fabs(a[2])));
+        const double b[3] = {a[0] / m, a[1] / m, a[2] / m};
+        const double inv = 1.0 / sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2]);
+        for (int k = 0; k < 3; k++) f[3 * p + (size_t)k] = b[k] * inv;
+    }
+    r->fibre = f;
+    return DEFO_OK;
+}
+
+const double *defo_element_rest_fibres(const defo_element_rest *r) {
+    return r ? r->fibre : NULL;
+}
+
 size_t defo_element_rest_bytes(const defo_element_rest *r) {
     if (!r) return 0;
-    return sizeof *r + (size_t)r->num_elems * ((size_t)r->points * 10 + 2) * sizeof(double);
+    return sizeof *r + (size_t)r->num_elems * ((size_t)r->points * 10 + 2) * sizeof(double) +
+           (r->fibre ? 3 * (size_t)r->num_elems * (size_t)r->points * sizeof(double) : 0);
 }

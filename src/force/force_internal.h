@@ -97,6 +97,14 @@ struct defo_force_model {
     uint64_t rot_serial; /* evaluations that recomputed a rotation (kernel_corotated.c) */
     double max_jinv;     /* max |J⁻¹ entry|: bounds |F| by |x| */
     const double *eps_plastic;
+    /* ITF04 §6.1 fibre term (material with fibres, INVERTIBLE): the unit
+     * rest directions a per point (the rest data's), the activation per
+     * element (borrowed; NULL: 0) and, per point at the last evaluation,
+     * FM_FIB values (fm_fibre in kernel_hyperelastic.c) */
+    int fibres;
+    const double *fibre;
+    const double *activation;
+    double *fib;
     defo_bcsr *A; /* the model's matrix (built by the first assemble) */
     defo_index inverted;
 };
@@ -108,6 +116,10 @@ struct defo_force_model {
 static inline int defo_fm_lazy(const defo_force_model_def *d) {
     return d->formulation == DEFO_FORMULATION_COROTATED && !d->linear && d->rotation_interval != 1;
 }
+
+/* Per point of a fibre model (fm->fib): t = F a/λ (3), ã = J⁻¹ a (3), the
+ * tangent's T/λ and K (projected under definiteness_fix), T and λ. */
+enum { FM_FIB = 10, FM_FIB_KPERP = 6, FM_FIB_KPAR = 7, FM_FIB_T = 8, FM_FIB_LAM = 9 };
 
 /* J⁻¹ (I + ε_p)⁻¹ for a point's plastic strain ε_p (Voigt, engineering shear). */
 static inline defo_mat3 defo_fm_plastic_jinv(const defo_mat3 *Ji, const double *ep) {

@@ -151,6 +151,7 @@ void defo_force_model_destroy(defo_force_model *fm) {
     defo_free(fm->direct);
     defo_free(fm->jinv4);
     defo_free(fm->dpdf);
+    defo_free(fm->fib);
     defo_free(fm->F_last);
     defo_free(fm->age);
     defo_bcsr_destroy(fm->A);
@@ -185,6 +186,17 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
                           "elements of %d nodes; use defo_element_rest_create on it)",
                           (long)defo_element_rest_num_elems(rest), (long)mesh->num_elems,
                           mesh->nodes_per_elem);
+    const int fibres = defo_material_has_fibres(material);
+    if (fibres && d.formulation == DEFO_FORMULATION_COROTATED)
+        return defo_error(DEFO_ERR_UNSUPPORTED,
+                          "force model: the corotated formulation cannot carry a fibre term: its "
+                          "stress is linear in a lagged rotated strain (MG04 §2.3, MTPS08 §4.4), "
+                          "while the fibre stress (ITF04 §6.1) is a nonlinear function of the "
+                          "fibre stretch |F a| — use the invertible formulation");
+    if (fibres && !defo_element_rest_fibres(rest))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "force model: the material has a fibre term (ITF04 §6.1) but the rest "
+                          "data has no fibre directions (defo_element_rest_set_fibres)");
     defo_force_model *fm = defo_calloc(1, sizeof *fm);
     if (!fm) return defo_error_oom("force model", sizeof *fm);
     fm->def = d;
@@ -222,7 +234,14 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
     if (d.formulation == DEFO_FORMULATION_INVERTIBLE) {
         fm->dpdf = defo_calloc(np + 1, sizeof(defo_dpdf));
         fm->direct = defo_calloc(np + 1, 1);
-        /* four-wide: neo-Hookean (defo_material_eval_direct4's model) */
+        if (fibres) {
+            fm->fibres = 1;
+            fm->fibre = defo_element_rest_fibres(rest);
+            fm->fib = defo_calloc(FM_FIB * np + 1, sizeof(double));
+            if (!fm->fib) st = defo_error_oom("fibre state", FM_FIB * np * sizeof(double));
+        }
+        /* four-wide: neo-Hookean (defo_material_eval_direct4's model; a
+         * fibre term is added lane by lane) */
         if (fm->npe == 4 && ne >= 4 && defo_lanes_supported() &&
             defo_material_get_def(fm->mat)->model == DEFO_MODEL_NEO_HOOKEAN) {
             const size_t nb = ne / 4; /* the last ne % 4 go one by one */
@@ -271,7 +290,9 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
     fm->elen = defo_element_rest_eigen_length(rest);
     fm->wave_speed = c;
     fm->stiffness_scale = defo_material_stiffness_scale(material);
-    fm->rest_bound = defo_material_stiffness_bound(fm->mat, defo_v3(1, 1, 1));
+    /* fibres: the term's rest bound at full activation (any level is below) */
+    fm->rest_bound = defo_material_stiffness_bound(fm->mat, defo_v3(1, 1, 1)) +
+                     defo_material_fibre_bound(fm->mat, 1.0, 1.0);
     const double r0 = sqrt(fm->rest_bound / fm->stiffness_scale);
     double lmin = INFINITY;
     for (size_t e = 0; e < ne; e++) {
@@ -430,6 +451,7 @@ size_t defo_force_model_bytes(const defo_force_model *fm) {
                np * 24 * sizeof(double) +
                ((size_t)fm->n + 1 + ne * (size_t)fm->npe) * sizeof(int64_t);
     if (fm->dpdf) b += np * sizeof(defo_dpdf);
+    if (fm->fib) b += FM_FIB * np * sizeof(double);
     if (fm->age) b += np * sizeof(int32_t);
     if (fm->F_last) b += 9 * np * sizeof(double);
     if (fm->A) b += defo_bcsr_bytes(fm->A);
@@ -438,6 +460,10 @@ size_t defo_force_model_bytes(const defo_force_model *fm) {
 
 void defo_force_model_set_plastic_strain(defo_force_model *fm, const double *eps_plastic) {
     fm->eps_plastic = eps_plastic;
+}
+
+void defo_force_model_set_activation(defo_force_model *fm, const double *activation) {
+    fm->activation = activation;
 }
 
 defo_status defo_force_model_strain(defo_force_model *fm, const double *x, double *eps) {
@@ -475,6 +501,20 @@ defo_status defo_force_model_strain(defo_force_model *fm, const double *x, doubl
             o[3] = 2 * E[1], o[4] = 2 * E[5], o[5] = 2 * E[2];
         }
     return DEFO_OK;
+}
+
+/* The fibre term's Cauchy stress σ_f = P_f Fᵀ/J = T λ t tᵀ / J (J held at
+ * ≥ 0.01 as below) added to sig, and the principal values recomputed. */
+static void fibre_stress(const defo_force_model *fm, size_t pq, double J, double sig[9],
+                         double pr[3]) {
+    const double *f = fm->fib + FM_FIB * pq, d = J > 0.01 ? J : 0.01;
+    const double c = f[FM_FIB_T] * f[FM_FIB_LAM] / d;
+    defo_mat3 S, Q;
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++) S.m[r][k] = sig[3 * r + k] += c * f[r] * f[k];
+    defo_vec3 l;
+    defo_sym3_eigen(&S, &l, &Q);
+    pr[0] = l.x, pr[1] = l.y, pr[2] = l.z;
 }
 
 /* Principal stresses (descending) and J at point pq of the last evaluation. */
@@ -518,6 +558,7 @@ static double point_stress(const defo_force_model *fm, size_t pq, double sig[9],
         defo_vec3 l;
         defo_sym3_eigen(&S, &l, &Q);
         pr[0] = l.x, pr[1] = l.y, pr[2] = l.z;
+        if (fm->fibres) fibre_stress(fm, pq, J, sig, pr);
         return J;
     }
     const double *s = fm->sig + 3 * pq, *p = fm->phat + 3 * pq, *U = fm->R + 9 * pq;
@@ -527,6 +568,7 @@ static double point_stress(const defo_force_model *fm, size_t pq, double sig[9],
         for (int k = 0; k < 3; k++)
             sig[3 * r + k] = U[3 * r] * pr[0] * U[3 * k] + U[3 * r + 1] * pr[1] * U[3 * k + 1] +
                              U[3 * r + 2] * pr[2] * U[3 * k + 2];
+    if (fm->fibres) fibre_stress(fm, pq, J, sig, pr);
     return J;
 }
 

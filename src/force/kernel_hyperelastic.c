@@ -19,6 +19,20 @@
  *   (D v)_a = w U P̂_d D̂ᵀ g_a; its blocks are the isotropic closed form with
  *   c_a = U D̂ᵀ g_a = (U Vᵀ) J⁻ᵀ g_a.
  *
+ * Fibre term (ITF04 §6.1, TSIF05 §11; material.h): ψ_f(λ), λ = |F a| for the
+ *   point's unit rest direction a.  §6.1 rotates a into the diagonal frame
+ *   (â = Vᵀ a) where P̂_f = (T/λ) F̂ â âᵀ; rotated back, U P̂_f Vᵀ = (T/λ) F a aᵀ,
+ *   which the kernel forms directly (no SVD: the SVD-free path keeps it):
+ *   with b = F a and ã = J⁻¹ a, f_a = −w (T/λ) b (ã·g_a), a rank-one
+ *   addition to W.  Tangent: (K δx)_a = w K_f (δH ã)(ã·g_a) with
+ *   K_f = (T/λ)(I − t tᵀ) + K t tᵀ, t = b/λ, blocks w (ã·g_a)(ã·g_b) K_f.  The
+ *   TSIF05 §8 fix clamps the isotropic blocks as above and, separately, T/λ
+ *   and K at 0 (the exact PSD part of the fibre term, whose dP/dF
+ *   eigenvalues are T/λ twice, K and 0): a sum of two PSD parts, so K stays
+ *   PSD.  The inversion extension keeps acting on the isotropic part; the
+ *   fibre stresses vanish near λ = 0, so flat and inverted points need
+ *   nothing more.
+ *
  * Plasticity (defo/plasticity.h): with plastic strains ε_p the point's
  *   F_e = F (I + ε_p)⁻¹ (ITF04 §6.3 split with the symmetric plastic stretch):
  *   every formula above with J⁻¹ replaced by J⁻¹ (I + ε_p)⁻¹.
@@ -48,6 +62,43 @@ static inline double fm_stable_len(const defo_force_model *fm, defo_index e, dou
     return fm->elen[e] / sqrt(b / fm->stiffness_scale);
 }
 
+/* The fibre term at point pq of element e (top of the file): W (= −w P J⁻ᵀ,
+ * row-major) gains −w (T/λ) b ãᵀ; the point keeps t, ã, the tangent's T/λ
+ * and K (clamped at 0 under the definiteness fix), T and λ.  Returns w ψ_f;
+ * *bound gets the term's largest dP/dF eigenvalue magnitude max(T/λ, |K|),
+ * added to the isotropic bound (the spectral norm of a sum is at most the
+ * sum of the norms). */
+FM_INLINE double fm_fibre(defo_force_model *fm, defo_index e, size_t pq, const defo_mat3 *F,
+                          const defo_mat3 *Ji, double w, double W[9], double *bound,
+                          int with_energy) {
+    const double *a = fm->fibre + 3 * pq;
+    double *d = fm->fib + FM_FIB * pq, b[3];
+    for (int r = 0; r < 3; r++) {
+        b[r] = F->m[r][0] * a[0] + F->m[r][1] * a[1] + F->m[r][2] * a[2];
+        d[3 + r] = Ji->m[r][0] * a[0] + Ji->m[r][1] * a[1] + Ji->m[r][2] * a[2];
+    }
+    const double lam = sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2]);
+    double T, K, psi = 0.0;
+    const double al = fm->activation ? fm->activation[e] : 0.0;
+    if (with_energy)
+        psi = defo_material_fibre_eval(fm->mat, lam, al, &T, &K);
+    else
+        T = defo_material_fibre_stress(fm->mat, lam, al, &K);
+    /* T > 0 only where λ ≥ min(1, λ_o(1 − w)) > 0 */
+    const double g = T > 0.0 ? T / lam : 0.0, il = lam > 0.0 ? 1.0 / lam : 0.0;
+    const int fix = fm->def.definiteness_fix;
+    for (int r = 0; r < 3; r++) d[r] = b[r] * il;
+    d[FM_FIB_KPERP] = fix && g < 0.0 ? 0.0 : g;
+    d[FM_FIB_KPAR] = fix && K < 0.0 ? 0.0 : K;
+    d[FM_FIB_T] = T;
+    d[FM_FIB_LAM] = lam;
+    const double c = -w * g;
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++) W[3 * r + k] += c * b[r] * d[3 + k];
+    *bound = fmax(g, fabs(K));
+    return w * psi;
+}
+
 /* C = FᵀF and the lower end of its Gershgorin discs (≤ σ_min²). */
 static inline double gershgorin_low(const defo_mat3 *F, defo_mat3 *C) {
     for (int i = 0; i < 3; i++)
@@ -75,16 +126,24 @@ static inline double direct_exact_bound(const defo_force_model *fm, const defo_m
 /* The tracked stiffness bound of one point of a forces-only evaluation
  * exactly as hyper_element's exact paths compute it (SVD-free form: σ from
  * C; otherwise from the SVD). */
-static double point_exact_bound(const defo_force_model *fm, const defo_mat3 *F) {
+static double point_exact_bound(const defo_force_model *fm, defo_index e, size_t pq,
+                                const defo_mat3 *F) {
+    double fb = 0.0;
+    if (fm->fibres) {
+        const double *a = fm->fibre + 3 * pq;
+        const defo_vec3 b = defo_m3_mulv(*F, defo_v3(a[0], a[1], a[2]));
+        fb = defo_material_fibre_bound(fm->mat, defo_v3_norm(b),
+                                       fm->activation ? fm->activation[e] : 0.0);
+    }
     defo_mat3 Pd, C;
     if (defo_material_eval_direct(fm->mat, F, NULL, &Pd)) {
         (void)gershgorin_low(F, &C);
-        return direct_exact_bound(fm, &C);
+        return direct_exact_bound(fm, &C) + fb;
     }
     defo_mat3 U, V;
     defo_vec3 s;
     defo_svd3(F, &U, &s, &V);
-    return defo_material_stiffness_bound(fm->mat, s);
+    return defo_material_stiffness_bound(fm->mat, s) + fb;
 }
 
 /* One element: forces into its slot (3 per node), energy, flags, and the
@@ -118,24 +177,25 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
         defo_mat3 Pd;
         double psi_d = 0.0;
         if (direct && defo_material_eval_direct(fm->mat, &F, with_energy ? &psi_d : NULL, &Pd)) {
+            /* W = −w P J⁻ᵀ */
+            double W[9], fb = 0.0;
+            for (int r = 0; r < 3; r++)
+                for (int k = 0; k < 3; k++)
+                    W[3 * r + k] = -w * (Pd.m[r][0] * Ji.m[k][0] + Pd.m[r][1] * Ji.m[k][1] +
+                                         Pd.m[r][2] * Ji.m[k][2]);
+            if (fm->fibres) psi_e += fm_fibre(fm, e, pq, &F, &Ji, w, W, &fb, with_energy);
             if (fm->track_stable_time) {
                 /* first the rough bound (no σ); exact when it has none */
                 defo_mat3 C;
                 const double lo = gershgorin_low(&F, &C);
                 const double b = defo_material_stiffness_bound_rough(fm->mat, defo_m3_det(F), lo);
                 if (b < INFINITY) {
-                    rough = b > rough ? b : rough;
+                    rough = b + fb > rough ? b + fb : rough;
                 } else {
-                    const double be = direct_exact_bound(fm, &C);
+                    const double be = direct_exact_bound(fm, &C) + fb;
                     stiff = be > stiff ? be : stiff;
                 }
             }
-            /* W = −w P J⁻ᵀ */
-            double W[9];
-            for (int r = 0; r < 3; r++)
-                for (int k = 0; k < 3; k++)
-                    W[3 * r + k] = -w * (Pd.m[r][0] * Ji.m[k][0] + Pd.m[r][1] * Ji.m[k][1] +
-                                         Pd.m[r][2] * Ji.m[k][2]);
             fm_scatter(P, W, g, out, q > 0);
             memcpy(fm->M + 9 * pq, F.m, 9 * sizeof(double));
             fm->direct[pq] = 1;
@@ -149,9 +209,6 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
         defo_dpdf dp;
         const double psi = defo_material_eval(fm->mat, s, &ph, tangent ? &dp : NULL);
         if (s.z <= 0.0) fl |= FM_INVERTED;
-        /* tracked, the tangent's bound sets the stable step (the material may
-         * stiffen: neo-Hookean at σ = 0.5 is ~7× its rest modulus) */
-        if (fm->track_stable_time) stiff = fmax(stiff, defo_material_stiffness_bound(fm->mat, s));
         if (tangent) {
             if (fix && defo_dpdf_project_psd(&dp) > 0) fl |= FM_CLAMPED;
             fm->dpdf[pq] = dp;
@@ -166,6 +223,12 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
                 for (int j = 0; j < 3; j++) t += U.m[r][j] * p3[j] * Dh.m[k][j];
                 W[3 * r + k] = -w * t;
             }
+        double fb = 0.0;
+        if (fm->fibres) psi_e += fm_fibre(fm, e, pq, &F, &Ji, w, W, &fb, 1);
+        /* tracked, the tangent's bound sets the stable step (the material may
+         * stiffen: neo-Hookean at σ = 0.5 is ~7× its rest modulus) */
+        if (fm->track_stable_time)
+            stiff = fmax(stiff, defo_material_stiffness_bound(fm->mat, s) + fb);
         fm_scatter(P, W, g, out, q > 0);
         memcpy(fm->R + 9 * pq, U.m, 9 * sizeof(double));
         memcpy(fm->M + 9 * pq, Dh.m, 9 * sizeof(double));
@@ -185,7 +248,8 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
 }
 
 /* Four tet4 elements 4b..4b+3 of an explicit force pass (forces only: no
- * tangent, damping, energy or plastic strain) in lockstep: hyper_element's
+ * tangent, damping, energy or plastic strain) in lockstep (a fibre term
+ * lane by lane): hyper_element's
  * SVD-free path written over lanes (math/lanes.h), the same expressions in
  * the same order, so every lane's forces, F, flag and stable length equal
  * the one-element pass bit for bit.  Every lane's outputs are written;
@@ -216,6 +280,26 @@ DEFO_LANES_TARGET static unsigned hyper_tet4_block(defo_force_model *fm, defo_in
     unsigned done = defo_m4_bits(finite);
     if (done) done &= defo_material_eval_direct4(fm->mat, (const double(*)[4])Fl, Pl);
     if (!done) return 15u;
+    /* W = −w P J⁻ᵀ; forces: its columns on nodes 1..3, minus their sum on 0 */
+    const defo_d4 mw = -defo_d4_load(fm->w + e0);
+    const defo_d4u *P = (const defo_d4u *)Pl;
+    defo_d4 W[9];
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++)
+            W[3 * r + k] = mw * (P[3 * r] * Ji[3 * k] + P[3 * r + 1] * Ji[3 * k + 1] +
+                                 P[3 * r + 2] * Ji[3 * k + 2]);
+    /* the fibre term lane by lane, by fm_fibre itself on each lane's F, J⁻¹
+     * and W (the one-element pass's arithmetic, so the same bits) */
+    double fb[4] = {0, 0, 0, 0};
+    if (fm->fibres)
+        for (int l = 0; l < 4; l++) {
+            defo_mat3 Fm, Jm;
+            double Wl[9];
+            for (int i = 0; i < 9; i++) Fm.m[i / 3][i % 3] = Fl[i][l], Wl[i] = W[i][l];
+            memcpy(Jm.m, fm->jinv + 9 * (size_t)(e0 + l), sizeof Jm.m);
+            fm_fibre(fm, e0 + l, (size_t)(e0 + l), &Fm, &Jm, fm->w[e0 + l], Wl, &fb[l], 0);
+            for (int i = 0; i < 9; i++) W[i][l] = Wl[i];
+        }
     defo_d4 stiff = defo_d4_splat(0.0);
     if (fm->track_stable_time) {
         /* C = FᵀF and its Gershgorin discs' lower end (gershgorin_low) */
@@ -236,16 +320,8 @@ DEFO_LANES_TARGET static unsigned hyper_tet4_block(defo_force_model *fm, defo_in
         defo_material_stiffness_bound_rough4(fm->mat, Ja, La, Ba);
         const defo_d4 bound = defo_d4_load(Ba);
         done &= ~defo_m4_bits(~(bound < INFINITY)); /* σ needed: one by one */
-        stiff = defo_d4_max(bound, stiff);
+        stiff = defo_d4_max(bound + defo_d4_load(fb), stiff);
     }
-    /* W = −w P J⁻ᵀ; forces: its columns on nodes 1..3, minus their sum on 0 */
-    const defo_d4 mw = -defo_d4_load(fm->w + e0);
-    const defo_d4u *P = (const defo_d4u *)Pl;
-    defo_d4 W[9];
-    for (int r = 0; r < 3; r++)
-        for (int k = 0; k < 3; k++)
-            W[3 * r + k] = mw * (P[3 * r] * Ji[3 * k] + P[3 * r + 1] * Ji[3 * k + 1] +
-                                 P[3 * r + 2] * Ji[3 * k + 2]);
     /* the 12 force components per element (node-major), then element-major
      * through three 4×4 transposes: slot e holds them contiguously */
     defo_d4 o[12];
@@ -293,7 +369,7 @@ static double exact_stable_len(const defo_force_model *fm, defo_index e, const d
         defo_mat3 Ji;
         const defo_mat3 F =
             fm->npe == 4 ? fm_point_F(fm, 4, e, q, x, &Ji) : fm_point_F(fm, 10, e, q, x, &Ji);
-        const double b = point_exact_bound(fm, &F);
+        const double b = point_exact_bound(fm, e, (size_t)e * (size_t)fm->nq + (size_t)q, &F);
         stiff = b > stiff ? b : stiff;
     }
     return fm_stable_len(fm, e, stiff);
@@ -412,6 +488,13 @@ defo_status defo_fm_hyper_energy_of(const defo_force_model *fm, const double *x,
             defo_vec3 sg, ph;
             defo_svd3(&F, &U, &sg, &V);
             psi_e += fm->w[pq] * defo_material_eval(fm->mat, sg, &ph, NULL);
+            if (fm->fibres) {
+                const double *a = fm->fibre + 3 * pq;
+                const double lam = defo_v3_norm(defo_m3_mulv(F, defo_v3(a[0], a[1], a[2])));
+                psi_e += fm->w[pq] *
+                         defo_material_fibre_eval(
+                             fm->mat, lam, fm->activation ? fm->activation[e] : 0.0, NULL, NULL);
+            }
         }
         total += psi_e;
     }
@@ -453,6 +536,19 @@ FM_INLINE void hyper_apply_element(defo_force_model *fm, const int P, const int 
         const defo_mat3 Wm = defo_m3_scale(defo_m3_mult(UP, Dh), fm->w[pq]);
         double W[9];
         memcpy(W, Wm.m, sizeof W);
+        if (mode == 0 && fm->fibres) {
+            /* + w K_f (δH ã) ãᵀ */
+            const double *f = fm->fib + FM_FIB * pq, *ar = f + 3;
+            double u[3];
+            for (int r = 0; r < 3; r++)
+                u[r] = dH[3 * r] * ar[0] + dH[3 * r + 1] * ar[1] + dH[3 * r + 2] * ar[2];
+            const double kp = f[FM_FIB_KPERP],
+                         tv = (f[FM_FIB_KPAR] - kp) * (f[0] * u[0] + f[1] * u[1] + f[2] * u[2]);
+            for (int r = 0; r < 3; r++) {
+                const double kv = fm->w[pq] * (kp * u[r] + tv * f[r]);
+                for (int k = 0; k < 3; k++) W[3 * r + k] += kv * ar[k];
+            }
+        }
         fm_scatter(P, W, g, out, q > 0);
     }
 }
@@ -550,6 +646,18 @@ FM_INLINE void hyper_pair(const defo_force_model *fm, const int P, const int NQ,
             hyper_dvec(P, Dh, g, i, dm);
             hyper_dvec(P, Dh, g, j, dn);
             hyper_block(fm, pq, dm, dn, s);
+            if (fm->fibres) {
+                /* + w (ã·g_i)(ã·g_j) K_f */
+                const double *f = fm->fib + FM_FIB * pq, *ar = f + 3;
+                const double ci = ar[0] * g[3 * i] + ar[1] * g[3 * i + 1] + ar[2] * g[3 * i + 2];
+                const double cj = ar[0] * g[3 * j] + ar[1] * g[3 * j + 1] + ar[2] * g[3 * j + 2];
+                const double c = fm->w[pq] * ci * cj, kp = c * f[FM_FIB_KPERP],
+                             kt = c * (f[FM_FIB_KPAR] - f[FM_FIB_KPERP]);
+                for (int r = 0; r < 3; r++) {
+                    for (int k = 0; k < 3; k++) s[3 * r + k] += kt * f[r] * f[k];
+                    s[4 * r] += kp;
+                }
+            }
         } else {
             double ci[3], cj[3];
             hyper_cvec(P, fm->R + 9 * pq, Dh, g, i, ci);

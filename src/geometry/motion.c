@@ -14,6 +14,11 @@
  * pivot(t) = pivot + velocity·t, so the rigid velocity field is
  *     v(x) = velocity + ω × (x − pivot(t)).
  *
+ * A bone (TSIF05 §11, defo/skeleton.h) gives its transform x = R p + T
+ * instead, with the rigid velocity field v = Ṫ + ω × (x − T), [ω]× = Ṙ Rᵀ
+ * (stored as pivot = 0, pivot(t) = T, velocity = Ṫ, so unmap and velocity
+ * read it unchanged).
+ *
  * Invariants: R is exactly the identity when θ = 0 (a motion at rest moves
  * nothing, not even by rounding); the axis is normalised once per pose
  * (k = a · (1/|a|), scaled first when |a|² would overflow or underflow, so
@@ -21,6 +26,7 @@
  * the formula is written in, in every caller.
  */
 #include "defo/geometry.h"
+#include "defo/skeleton.h"
 
 #include "base/base.h"
 #include "defo/math.h"
@@ -32,6 +38,8 @@ defo_motion_def defo_default_motion_def(void) {
     defo_motion_def d;
     memset(&d, 0, sizeof d);
     d.angular_axis[2] = 1.0;
+    d.skeleton = NULL;
+    d.bone = -1;
     return d;
 }
 
@@ -53,6 +61,23 @@ defo_status defo_motion_validate(const defo_motion_def *m, const char *what) {
         return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                           "%s: angular_axis is zero but angular_speed is %g (rad/s)", w,
                           m->angular_speed);
+    if (m->skeleton) {
+        const int nb = defo_skeleton_num_bones(m->skeleton);
+        if (m->bone < 0 || m->bone >= nb)
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "%s: bone %d is not one of the skeleton's %d bones", w, m->bone, nb);
+        for (int k = 0; k < 3; k++)
+            if (m->velocity[k] != 0 || m->pivot[k] != 0)
+                return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                                  "%s: follows bone '%s' and has a scripted motion too (give "
+                                  "one of them)",
+                                  w, defo_skeleton_bone_name(m->skeleton, m->bone));
+        if (m->angular_speed != 0)
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "%s: follows bone '%s' and has an angular_speed too (give one of "
+                              "them)",
+                              w, defo_skeleton_bone_name(m->skeleton, m->bone));
+    }
     return DEFO_OK;
 }
 
@@ -72,9 +97,32 @@ static int unit_axis(const double a[3], double k[3]) {
     return 1;
 }
 
+/* A bone's pose (TSIF05 §11): x = R p + T, v = Ṫ + ω × (x − T) with [ω]× = Ṙ Rᵀ. */
+static void bone_pose(const defo_motion_def *m, double t, defo_motion_pose *P) {
+    double Rd[9];
+    defo_skeleton_transform(m->skeleton, m->bone, t, P->R, P->pivot_t, Rd, P->velocity);
+    const double *R = P->R;
+    double W[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            W[3 * i + j] =
+                Rd[3 * i] * R[3 * j] + Rd[3 * i + 1] * R[3 * j + 1] + Rd[3 * i + 2] * R[3 * j + 2];
+    /* the skew part (W is skew up to rounding) */
+    P->omega[0] = 0.5 * (W[7] - W[5]);
+    P->omega[1] = 0.5 * (W[2] - W[6]);
+    P->omega[2] = 0.5 * (W[3] - W[1]);
+    P->pivot[0] = P->pivot[1] = P->pivot[2] = 0.0;
+    P->bone = 1;
+}
+
 void defo_motion_pose_at(const defo_motion_def *m, double t, defo_motion_pose *pose) {
     defo_motion_pose *P = pose;
     P->t = t;
+    P->bone = 0;
+    if (m->skeleton) {
+        bone_pose(m, t, P);
+        return;
+    }
     double k[3] = {0, 0, 0};
     const int rotating = unit_axis(m->angular_axis, k);
     const double angle = rotating ? m->angular_speed * t : 0.0;
@@ -113,9 +161,13 @@ void defo_motion_pose_map(const defo_motion_pose *P, const double p[3], double x
     const double *R = P->R;
     const double r[3] = {p[0] - P->pivot[0], p[1] - P->pivot[1], p[2] - P->pivot[2]};
     double y[3];
-    for (int i = 0; i < 3; i++)
-        y[i] = R[3 * i] * r[0] + R[3 * i + 1] * r[1] + R[3 * i + 2] * r[2] + P->pivot[i] +
-               P->velocity[i] * P->t;
+    if (P->bone)
+        for (int i = 0; i < 3; i++)
+            y[i] = R[3 * i] * p[0] + R[3 * i + 1] * p[1] + R[3 * i + 2] * p[2] + P->pivot_t[i];
+    else
+        for (int i = 0; i < 3; i++)
+            y[i] = R[3 * i] * r[0] + R[3 * i + 1] * r[1] + R[3 * i + 2] * r[2] + P->pivot[i] +
+                   P->velocity[i] * P->t;
     if (v) defo_motion_pose_velocity(P, y, v);
     if (x) memcpy(x, y, sizeof y);
 }

@@ -6,8 +6,13 @@
  * first physical tag of the element's entity in $Entities) and
  * $PhysicalNames.  Points and lines (types 15, 1, 8, 26-28) are boundary
  * decorations and are skipped; any other type is refused by name, since
- * defo's elements are tetrahedra.  Unknown sections ($NodeData, $Periodic...)
- * are skipped up to their $End line.
+ * defo's elements are tetrahedra.  Data views ($ElementData, $NodeData,
+ * after $Elements) become cell and point fields named by the view's first
+ * string tag, e.g. a fibre direction field (3 components) for transversely
+ * isotropic bodies; tetrahedra a view does not list get zeros, entries for
+ * other elements are skipped, and a later view of the same name (another
+ * time step) replaces an earlier one.  Other unknown sections ($Periodic,
+ * $ElementNodeData...) are skipped up to their $End line.
  *
  * Invariants and why:
  *   - Node tags are arbitrary positive integers (sparse, unordered).  They
@@ -134,6 +139,8 @@ typedef struct msh_reader {
     int64_t num_elems, elem_cap;
     defo_index *elems;
     int32_t *elem_tag;
+    msh_tag_index *elem_ids; /* (file tag, index) of the tetrahedra, sorted for data views */
+    int64_t elem_ids_cap;
     int tri_type;
     int64_t num_tris, tri_cap;
     defo_index *tris;
@@ -142,7 +149,19 @@ typedef struct msh_reader {
     /* physical names */
     msh_name *names;
     int64_t num_names;
+
+    /* data views read so far, attached to the mesh at the end */
+    struct msh_field *fields;
+    int num_fields;
 } msh_reader;
+
+/* A data view ($ElementData / $NodeData) as a field. */
+typedef struct msh_field {
+    char name[DEFO_NAME_MAX];
+    defo_field_location location;
+    int components;
+    double *data;
+} msh_field;
 
 static void msh_reader_free(msh_reader *r) {
     defo_free(r->node_tag);
@@ -152,6 +171,8 @@ static void msh_reader_free(msh_reader *r) {
     for (int d = 0; d < 4; d++) defo_free(r->ent[d]);
     defo_free(r->elems);
     defo_free(r->elem_tag);
+    defo_free(r->elem_ids);
+    defo_free(r->fields);
     defo_free(r->tris);
     defo_free(r->tri_tag);
     defo_free(r->names);
@@ -618,6 +639,10 @@ static defo_status msh_add_element(msh_reader *r, int64_t id, int64_t type, int6
             if (!t) return defo_error_oom("element tags", (size_t)r->elem_cap * 4);
             r->elem_tag = t;
         }
+        if ((s = msh_grow((void **)&r->elem_ids, &r->elem_ids_cap, r->num_elems + 1,
+                          sizeof(msh_tag_index))) != DEFO_OK)
+            return s;
+        r->elem_ids[r->num_elems] = (msh_tag_index){id, (defo_index)r->num_elems};
         memcpy(&r->elems[r->num_elems * info.nodes], nodes, (size_t)info.nodes * sizeof *nodes);
         r->elem_tag[r->num_elems++] = (int32_t)phys;
     } else {
@@ -776,6 +801,121 @@ static defo_status msh_skip_section(msh_reader *r, const char *name, size_t len)
                       r->c.name, (long long)at - 1, (int)len, name, end);
 }
 
+/* ------------------------------------------------------ data views */
+static void msh_fields_free(msh_reader *r) {
+    for (int i = 0; i < r->num_fields; i++) defo_free(r->fields[i].data);
+}
+
+/* A view's string tag: "quoted" (spaces allowed) or one token, up to the
+ * end of its line. */
+static defo_status msh_string_tag(msh_reader *r, char *out, size_t cap) {
+    defo_cursor_skip_space(&r->c);
+    const char *line;
+    size_t len;
+    if (!defo_cursor_next_line(&r->c, &line, &len))
+        return msh_error(r, DEFO_ERR_PARSE, "truncated data view (string tag)");
+    while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '	')) len--;
+    if (len >= 2 && line[0] == '"' && line[len - 1] == '"') line++, len -= 2;
+    if (len == 0 || len >= cap) {
+        r->c.line--;
+        return msh_error(r, DEFO_ERR_PARSE, "data view name is empty or longer than %zu bytes",
+                         cap - 1);
+    }
+    memcpy(out, line, len);
+    out[len] = 0;
+    return DEFO_OK;
+}
+
+/* $ElementData (cell) or $NodeData (node) after its header line. */
+static defo_status msh_read_data(msh_reader *r, int cell, int64_t at) {
+    const char *section = cell ? "$ElementData" : "$NodeData";
+    if (cell && !r->elem_ids && r->num_elems == 0)
+        return defo_error(DEFO_ERR_PARSE, "%s:%lld: %s before any tetrahedron ($Elements)",
+                          r->c.name, (long long)at, section);
+    if (!cell && r->num_nodes == 0)
+        return defo_error(DEFO_ERR_PARSE, "%s:%lld: %s before $Nodes", r->c.name, (long long)at,
+                          section);
+    int64_t ns, nr, ni, v[4] = {0, 0, 0, 0};
+    char name[DEFO_NAME_MAX] = "";
+    defo_status s = defo_cursor_int64(&r->c, "number of string tags", &ns);
+    if (!s && (ns < 0 || ns > 16))
+        s = defo_cursor_error(&r->c, DEFO_ERR_PARSE, "%s: %lld string tags", section,
+                              (long long)ns);
+    for (int64_t k = 0; !s && k < ns; k++) {
+        char tmp[DEFO_NAME_MAX];
+        s = msh_string_tag(r, k == 0 ? name : tmp, sizeof name);
+    }
+    if (!s && !name[0])
+        s = defo_cursor_error(&r->c, DEFO_ERR_PARSE, "%s without a name (string tag)", section);
+    if (!s) s = defo_cursor_int64(&r->c, "number of real tags", &nr);
+    if (!s && (nr < 0 || nr > 16))
+        s = defo_cursor_error(&r->c, DEFO_ERR_PARSE, "%s: %lld real tags", section, (long long)nr);
+    for (int64_t k = 0; !s && k < nr; k++) {
+        double t;
+        s = defo_cursor_double(&r->c, "real tag", &t);
+    }
+    if (!s) s = defo_cursor_int64(&r->c, "number of integer tags", &ni);
+    if (!s && (ni < 3 || ni > 16))
+        s = defo_cursor_error(&r->c, DEFO_ERR_PARSE,
+                              "%s: %lld integer tags (time step, components, entries ...)", section,
+                              (long long)ni);
+    for (int64_t k = 0; !s && k < ni; k++) {
+        int64_t t;
+        s = defo_cursor_int64(&r->c, "integer tag", &t);
+        if (k < 4) v[k] = t;
+    }
+    if (s) return s;
+    const int64_t comps = v[1], count = v[2];
+    if (comps < 1 || comps > 9)
+        return defo_cursor_error(&r->c, DEFO_ERR_PARSE, "%s '%s': %lld components (1 to 9)",
+                                 section, name, (long long)comps);
+    s = msh_check_count(r, count, r->binary ? 4 + 8 * (size_t)comps : 2 * (1 + (size_t)comps),
+                        "data entries");
+    if (!s && r->binary) s = msh_end_of_line(r);
+    if (s) return s;
+    const int64_t rows = cell ? r->num_elems : r->num_nodes;
+    double *data = defo_calloc((size_t)(rows * comps) + 1, sizeof(double));
+    if (!data) return defo_error_oom("data view", (size_t)(rows * comps) * 8);
+    if (cell && r->elem_ids)
+        qsort(r->elem_ids, (size_t)r->num_elems, sizeof(msh_tag_index), msh_tag_index_cmp);
+    for (int64_t k = 0; !s && k < count; k++) {
+        int64_t tag;
+        s = msh_int(r, "data entry tag", &tag);
+        defo_index row = -1;
+        if (!s && cell) {
+            const msh_tag_index key = {tag, 0};
+            const msh_tag_index *e = r->elem_ids ? bsearch(&key, r->elem_ids, (size_t)r->num_elems,
+                                                           sizeof key, msh_tag_index_cmp)
+                                                 : NULL;
+            row = e ? e->index : -1; /* not a tetrahedron: skipped */
+        } else if (!s) {
+            row = msh_lookup(r, tag);
+            if (row < 0)
+                s = msh_error(r, DEFO_ERR_PARSE, "%s '%s': node tag %lld is not in $Nodes", section,
+                              name, (long long)tag);
+        }
+        for (int64_t c = 0; !s && c < comps; c++) {
+            double x;
+            s = msh_double(r, "data value", &x);
+            if (!s && row >= 0) data[row * comps + c] = x;
+        }
+    }
+    if (!s) s = msh_expect(r, cell ? "$EndElementData" : "$EndNodeData");
+    msh_field *nf = s ? NULL : defo_realloc(r->fields, (size_t)(r->num_fields + 1) * sizeof *nf);
+    if (!s && !nf) s = defo_error_oom("data views", sizeof *nf);
+    if (s) {
+        defo_free(data);
+        return s;
+    }
+    r->fields = nf;
+    msh_field *f = &r->fields[r->num_fields++];
+    snprintf(f->name, sizeof f->name, "%s", name);
+    f->location = cell ? DEFO_FIELD_CELL : DEFO_FIELD_POINT;
+    f->components = (int)comps;
+    f->data = data;
+    return DEFO_OK;
+}
+
 static defo_status msh_build_mesh(msh_reader *r, defo_mesh **out) {
     int order = r->elem_type == MSH_TET10 ? 2 : r->elem_type == MSH_TET4 ? 1 : 0;
     int npe = order == 2 ? 10 : 4, npt = r->tri_type == MSH_TRI6 ? 6 : 3;
@@ -792,6 +932,11 @@ static defo_status msh_build_mesh(msh_reader *r, defo_mesh **out) {
         s = defo_mesh_add_tri(m, &r->tris[t * npt], npt, r->tri_tag[t]);
     for (int64_t g = 0; s == DEFO_OK && g < r->num_names; g++)
         s = defo_mesh_set_group(m, r->names[g].dim, r->names[g].tag, r->names[g].name);
+    /* cell views only with tetrahedra (they index the elements) */
+    for (int i = 0; s == DEFO_OK && i < r->num_fields; i++)
+        if (r->fields[i].location == DEFO_FIELD_POINT || r->num_elems > 0)
+            s = defo_mesh_add_field(m, r->fields[i].name, r->fields[i].location,
+                                    r->fields[i].components, r->fields[i].data);
     if (s != DEFO_OK) {
         defo_mesh_destroy(m);
         return s;
@@ -860,6 +1005,9 @@ defo_status defo_read_msh(const char *data, size_t size, const char *name, defo_
             }
             have_elems = true;
             s = r.version == 4 ? msh_read_elements4(&r) : msh_read_elements2(&r);
+        } else if (defo_token_is(line, len, "$ElementData") ||
+                   defo_token_is(line, len, "$NodeData")) {
+            s = msh_read_data(&r, line[1] == 'E', at);
         } else if (len > 4 && memcmp(line, "$End", 4) == 0) {
             s = defo_error(DEFO_ERR_PARSE, "%s:%lld: %.*s without its section", r.c.name,
                            (long long)at, (int)DEFO_MIN(len, 40), line);
@@ -873,6 +1021,7 @@ defo_status defo_read_msh(const char *data, size_t size, const char *name, defo_
     if (s == DEFO_OK && !have_nodes)
         s = defo_error(DEFO_ERR_PARSE, "%s: no $Nodes section", r.c.name);
     if (s == DEFO_OK) s = msh_build_mesh(&r, out);
+    msh_fields_free(&r);
     msh_reader_free(&r);
     return s;
 }

@@ -32,6 +32,15 @@ defo_material_def defo_default_material(void) {
     d.biphasic.compression_slope = 4.0;
     d.biphasic.elongation_slope = 4.0;
     d.damping_time = 0.0;
+    d.fibre.passive = DEFO_FIBRE_PASSIVE_NONE;
+    d.fibre.exp_stress = 5e4;
+    d.fibre.exp_rate = 6.6;
+    d.fibre.linear_stretch = 1.4;
+    d.fibre.poly2 = 1e5;
+    d.fibre.poly3 = 0.0;
+    d.fibre.max_active_stress = 0.0;
+    d.fibre.optimal_stretch = 1.0;
+    d.fibre.active_width = 0.5;
     return d;
 }
 
@@ -99,7 +108,7 @@ defo_status defo_material_def_validate(const defo_material_def *d) {
             return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                               "biphasic.elongation_slope: %g is not >= 0", b->elongation_slope);
     }
-    return DEFO_OK;
+    return defo_fibre_def_validate(&d->fibre);
 }
 
 defo_status defo_material_create(const defo_material_def *def, defo_material **out) {
@@ -116,6 +125,7 @@ defo_status defo_material_create(const defo_material_def *def, defo_material **o
     m->lambda_d = def->damping_time * m->lambda;
     defo_model_prepare(m);
     defo_inversion_prepare(m);
+    defo_fibre_prepare(m);
     *out = m;
     return DEFO_OK;
 }

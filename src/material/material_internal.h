@@ -47,6 +47,11 @@ struct defo_material {
     double k0;                  /* biphasic slope at rest [Pa] */
     defo_biphasic_side side[2]; /* 0: compression, 1: elongation */
     double mu_d, lambda_d;      /* damping moduli [Pa·s] */
+    /* fibre term (fibre.c), from def.fibre by defo_fibre_prepare */
+    int fibres;                    /* 1: a passive curve or an active term */
+    double fx_star;                /* EXPONENTIAL: λ* − 1 */
+    double fT_star, fK_star, fpsi; /* T_p, dT_p/dλ, ψ_p at λ* */
+    double fG_rest;                /* G(u) at λ = 1 (fibre.c), the active energy's zero */
 };
 
 /* models.c: the raw model (no extension). */
@@ -57,6 +62,11 @@ void defo_model_jet(const defo_material *m, double s, defo_mat_jet *j);
 void defo_model_dd(const defo_material *m, double a, double b, double *ddh, double *ddg);
 /* Precompute the biphasic spline sides from def (called by create). */
 void defo_model_prepare(defo_material *m);
+
+/* fibre.c: the fibre fields' ranges (called by validate) and the curves'
+ * constants (called by create). */
+defo_status defo_fibre_def_validate(const defo_fibre_def *f);
+void defo_fibre_prepare(defo_material *m);
 
 /* inversion.c: the extension's value at c (called by create). */
 void defo_inversion_prepare(defo_material *m);

@@ -151,7 +151,11 @@ static defo_status add_body(const defo_scene *sc, scene_build *out, int i) {
     bd.collide = b->collide;
     bd.self_contact = b->self_contact;
     bd.friction = b->friction;
-    s = defo_world_add_body(out->world, &bd, &out->ids[i]);
+    double *fibres = NULL; /* ITF04 §6.1 directions on the transformed mesh */
+    s = scene_body_fibres(b, m, &fibres);
+    bd.fibres = fibres;
+    if (!s) s = defo_world_add_body(out->world, &bd, &out->ids[i]);
+    defo_free(fibres);
     if (s < 0) {
         defo_mesh_destroy(m);
         return defo_error_prefix("bodies[%d]", i);
@@ -166,13 +170,18 @@ static defo_status add_body(const defo_scene *sc, scene_build *out, int i) {
         s = dead_loads(b, m, out->world, id);
         if (s) defo_error_prefix("bodies[%d]", i);
     }
+    if (!s) {
+        s = scene_body_activation(b, out->world, id);
+        if (s) defo_error_prefix("bodies[%d]", i);
+    }
     defo_mesh_destroy(m);
     return s;
 }
 
 /* Nodes of every body inside a collider at the start (φ < −10⁻⁹ of the
  * body's size, so a body resting on a surface is not inside), into
- * out->warning. */
+ * out->warning.  Prescribed nodes never collide (flesh bound to a bone
+ * inside the bone's collider, TSIF05 §11) and are not counted. */
 static void find_penetrations(const defo_scene *sc, scene_build *out) {
     char *w = out->warning;
     const size_t cap = sizeof out->warning;
@@ -182,6 +191,7 @@ static void find_penetrations(const defo_scene *sc, scene_build *out) {
     for (int i = 0; i < sc->num_bodies; i++) {
         const defo_index n = defo_body_num_nodes(out->world, out->ids[i]);
         const double *x = defo_body_positions(out->world, out->ids[i]);
+        const unsigned char *held = defo_body_prescribed(out->world, out->ids[i]);
         double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
         for (defo_index j = 0; j < n; j++)
             for (int k = 0; k < 3; k++) {
@@ -195,6 +205,7 @@ static void find_penetrations(const defo_scene *sc, scene_build *out) {
             long inside = 0;
             double deepest = 0;
             for (defo_index j = 0; j < n; j++) {
+                if (held && held[j]) continue;
                 const double phi =
                     defo_collider_phi(out->colliders[c], t, x + 3 * (size_t)j, NULL, NULL);
                 if (phi < -1e-9 * size) {

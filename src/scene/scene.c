@@ -32,7 +32,9 @@ static void scene_free(defo_scene *s) {
         defo_free(s->bodies[i].changes);
         defo_free(s->bodies[i].forces);
         defo_free(s->bodies[i].tractions);
+        scene_body_flesh_free(&s->bodies[i]);
     }
+    defo_skeleton_destroy(s->skeleton);
     defo_free(s->bodies);
     for (int i = 0; i < s->num_colliders; i++) defo_free(s->colliders[i].shapes);
     defo_free(s->colliders);
@@ -57,9 +59,9 @@ static char *copy_jansson_string(char *js) {
 /* Hash of the physics in canonical form: keys sorted, numbers as jansson
  * prints them (%.17g, round-trip exact). */
 static uint64_t physics_hash(json_t *root) {
-    static const char *const keys[] = {"gravity", "integrator", "bodies", "colliders"};
+    static const char *const keys[] = {"gravity", "integrator", "bodies", "colliders", "skeleton"};
     uint64_t h = SCENE_FNV_BASIS;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         json_t *v = json_object_get(root, keys[i]);
         h = defo_scene_fnv1a(h, keys[i], strlen(keys[i]) + 1);
         if (!v) continue;

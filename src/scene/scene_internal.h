@@ -15,6 +15,7 @@
 #include "defo/mesher.h"
 #include "defo/plasticity.h"
 #include "defo/scene.h"
+#include "defo/skeleton.h"
 
 #include "scene/json_check.h"
 
@@ -38,6 +39,31 @@ typedef struct scene_load {
     scene_fix region;
     double value[3];
 } scene_load;
+
+/* Where a body's ITF04 §6.1 fibre directions come from (material.fibres). */
+typedef enum {
+    FIBRES_NONE = 0,
+    FIBRES_DIRECTION, /* one direction (the scene's frame) */
+    FIBRES_FIELD,     /* a 3-component cell or point array of the mesh file */
+    FIBRES_LINE       /* a line of action between two node sets */
+} scene_fibre_source;
+
+typedef struct scene_fibres {
+    scene_fibre_source source;
+    double direction[3];
+    char field[DEFO_NAME_MAX];
+    scene_fix from, to;
+} scene_fibres;
+
+/* One activation group (bodies[i].activation). */
+typedef struct scene_activation {
+    int has_region;
+    scene_fix region;
+    int num_keys;
+    double *times, *levels; /* num_keys each */
+    double level;
+    defo_interpolation interpolation;
+} scene_activation;
 
 typedef struct scene_change {
     double time;
@@ -85,6 +111,9 @@ typedef struct scene_body {
     char embedded_file[SCENE_PATH_MAX];
     int collide, self_contact; /* contact with other bodies and itself */
     double friction;
+    scene_fibres fibres;
+    scene_activation *acts;
+    int num_acts;
 } scene_body;
 
 typedef struct scene_collider {
@@ -107,12 +136,31 @@ struct defo_scene {
     scene_collider *colliders;
     int num_colliders;
     defo_contact_def contact; /* the top-level "contact" */
+    defo_skeleton *skeleton; /* "skeleton" (TSIF05 §11), or NULL */
     uint64_t hash;
     char *canonical; /* the whole document with base_dir, as JSON text */
 };
 
 /* schema.c: the whole document into s (errors into c) */
 void scene_parse_root(jv_ctx *c, json_t *root, defo_scene *s, const char *base_dir);
+/* schema.c: one region (box, sphere, plane when allow_plane, or tag) of f
+ * into x; 1 when exactly one is given */
+int scene_parse_region(jv_ctx *c, json_t *f, const jv_path *fp, scene_fix *x, int allow_plane);
+
+/* schema_flesh.c: skeletons, bones, fibres and activation (ITF04 §6.1,
+ * TSIF05 §11) */
+void scene_parse_skeleton(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s);
+/* m[key], a bone name, into motion (skeleton and bone); 1 when given */
+int scene_parse_bone(jv_ctx *c, json_t *m, const jv_path *p, const defo_scene *s,
+                     defo_motion_def *motion);
+/* material.fibres: the curves into mat (material_changes too) */
+void scene_parse_fibre_curves(jv_ctx *c, json_t *f, const jv_path *p, defo_material_def *mat);
+/* material.fibres: where the directions come from (a body's material) */
+void scene_parse_fibre_source(jv_ctx *c, json_t *f, const jv_path *p, scene_body *b);
+void scene_parse_activation(jv_ctx *c, json_t *v, const jv_path *p, scene_body *b);
+/* the combinations refused with their reason (parse_root, once per body) */
+void scene_check_fibres(jv_ctx *c, const jv_path *p, const scene_body *b);
+void scene_body_flesh_free(scene_body *b);
 /* FNV-1a 64 over bytes, continuing from h (start with SCENE_FNV_BASIS). */
 #define SCENE_FNV_BASIS 14695981039346656037ull
 uint64_t defo_scene_fnv1a(uint64_t h, const void *data, size_t size);
@@ -130,5 +178,9 @@ defo_status scene_build_world(const defo_scene *s, scene_build *out);
 void scene_build_free(scene_build *b);
 /* the tet mesh of body b, transformed (for building and for validate) */
 defo_status scene_body_mesh(const scene_body *b, defo_mesh **out);
+/* builder_flesh.c: body b's fibre directions on its transformed mesh m
+ * (*out NULL without fibres; defo_free it), and its activation groups */
+defo_status scene_body_fibres(const scene_body *b, const defo_mesh *m, double **out);
+defo_status scene_body_activation(const scene_body *b, defo_world *w, defo_body_id id);
 
 #endif

@@ -63,8 +63,8 @@ static void parse_rotate(jv_ctx *c, json_t *obj, const jv_path *p, const char *k
 }
 
 /* ------------------------------------------------------------ material */
-static const char *const material_keys[] = {"model",   "youngs",    "poisson",  "density",
-                                            "damping", "inversion", "biphasic", NULL};
+static const char *const material_keys[] = {
+    "model", "youngs", "poisson", "density", "damping", "inversion", "biphasic", "fibres", NULL};
 
 static void parse_material(jv_ctx *c, json_t *m, const jv_path *p, defo_material_def *mat) {
     jv_check_keys(c, m, p, material_keys);
@@ -73,8 +73,14 @@ static void parse_material(jv_ctx *c, json_t *m, const jv_path *p, defo_material
     if (model) {
         static const char *const models[] = {"corotated", "neo_hookean", "stvk", "biphasic", NULL};
         jv_path kp = jv_key(p, "model");
-        int k = jv_word(c, model, &kp, models);
-        if (k >= 0) defo_material_model_from_name(models[k], &mat->model);
+        if (!strcmp(model, "transversely_isotropic")) {
+            jv_error(c, kp.s,
+                     "not a model: a transversely isotropic material (ITF04 §6.1) is an isotropic "
+                     "model (corotated, neo_hookean, stvk, biphasic) plus \"fibres\"");
+        } else {
+            int k = jv_word(c, model, &kp, models);
+            if (k >= 0) defo_material_model_from_name(models[k], &mat->model);
+        }
     }
     jv_num(c, m, p, "youngs", JV_POS, &mat->youngs_modulus);
     jv_num(c, m, p, "poisson", (jv_range){0, 0.5, 1, 0}, &mat->poisson);
@@ -116,6 +122,11 @@ static void parse_material(jv_ctx *c, json_t *m, const jv_path *p, defo_material
         jv_num(c, bi, &bp, "rest_slope", JV_POS, &b->rest_slope);
         jv_num(c, bi, &bp, "compression_slope", JV_NONNEG, &b->compression_slope);
         jv_num(c, bi, &bp, "elongation_slope", JV_NONNEG, &b->elongation_slope);
+    }
+    json_t *fib = jv_obj(c, m, p, "fibres");
+    if (fib) {
+        jv_path fp = jv_key(p, "fibres");
+        scene_parse_fibre_curves(c, fib, &fp, mat);
     }
     /* Combinations (e.g. neo-Hookean without an inversion extension) are the
      * material module's to judge; only when each field is fine on its own. */
@@ -434,7 +445,7 @@ static void parse_motion(jv_ctx *c, json_t *m, const jv_path *mp, defo_motion_de
 
 /* One region of f (box, sphere, plane when allow_plane, or tag) into x; the
  * caller checks the keys.  Returns 1 when exactly one region is given. */
-static int parse_region(jv_ctx *c, json_t *f, const jv_path *fp, scene_fix *x, int allow_plane) {
+int scene_parse_region(jv_ctx *c, json_t *f, const jv_path *fp, scene_fix *x, int allow_plane) {
     int kinds = 0;
     json_t *v;
     if ((v = jv_obj(c, f, fp, "box"))) {
@@ -484,7 +495,8 @@ static int parse_region(jv_ctx *c, json_t *f, const jv_path *fp, scene_fix *x, i
     return 1;
 }
 
-static void parse_fixed(jv_ctx *c, json_t *arr, const jv_path *p, scene_body *b) {
+static void parse_fixed(jv_ctx *c, json_t *arr, const jv_path *p, const defo_scene *s,
+                        scene_body *b) {
     size_t n = json_array_size(arr);
     if (!n) return;
     b->fixed = defo_calloc(n, sizeof *b->fixed);
@@ -502,7 +514,7 @@ static void parse_fixed(jv_ctx *c, json_t *arr, const jv_path *p, scene_body *b)
                      jv_type_name(f));
             continue;
         }
-        static const char *const keys[] = {"box", "sphere", "plane", "tag", "motion", NULL};
+        static const char *const keys[] = {"box", "sphere", "plane", "tag", "motion", "bone", NULL};
         jv_check_keys(c, f, &fp, keys);
         scene_fix *x = &b->fixed[b->num_fixed];
         memset(x, 0, sizeof *x);
@@ -513,7 +525,17 @@ static void parse_fixed(jv_ctx *c, json_t *arr, const jv_path *p, scene_body *b)
             x->motion = defo_default_motion_def();
             parse_motion(c, m, &mp, &x->motion);
         }
-        if (parse_region(c, f, &fp, x, 1)) b->num_fixed++;
+        /* TSIF05 §11: the set follows a bone of the scene's skeleton */
+        defo_motion_def bm = defo_default_motion_def();
+        if (scene_parse_bone(c, f, &fp, s, &bm)) {
+            if (m) {
+                jv_path bp = jv_key(&fp, "bone");
+                jv_error(c, bp.s, "give \"bone\" or \"motion\", not both");
+            }
+            x->has_motion = 1;
+            x->motion = bm;
+        }
+        if (scene_parse_region(c, f, &fp, x, 1)) b->num_fixed++;
     }
 }
 
@@ -542,7 +564,7 @@ static void parse_loads(jv_ctx *c, json_t *arr, const jv_path *p, const char *va
         jv_check_keys(c, f, &fp, keys);
         scene_load *l = &(*out)[*count];
         memset(l, 0, sizeof *l);
-        int ok = parse_region(c, f, &fp, &l->region, 1);
+        int ok = scene_parse_region(c, f, &fp, &l->region, 1);
         if (!json_object_get(f, value_key)) {
             jv_error(c, fp.s, "needs \"%s\" ([3] %s)", value_key,
                      !strcmp(value_key, "force") ? "N per node" : "Pa");
@@ -577,6 +599,7 @@ static void parse_body(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s, sc
                                        "collide",
                                        "self_contact",
                                        "friction",
+                                       "activation",
                                        NULL};
     jv_check_keys(c, o, p, keys);
     snprintf(b->name, sizeof b->name, "body%zu", index);
@@ -678,6 +701,15 @@ static void parse_body(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s, sc
     if ((v = jv_obj(c, o, p, "material"))) {
         jv_path mp = jv_key(p, "material");
         parse_material(c, v, &mp, &b->material);
+        json_t *fib = json_object_get(v, "fibres");
+        if (fib && json_is_object(fib)) {
+            jv_path fp = jv_key(&mp, "fibres");
+            scene_parse_fibre_source(c, fib, &fp, b);
+        }
+    }
+    if ((v = json_object_get(o, "activation"))) {
+        jv_path ap = jv_key(p, "activation");
+        scene_parse_activation(c, v, &ap, b);
     }
     if ((v = jv_arr(c, o, p, "material_changes"))) {
         jv_path cp = jv_key(p, "material_changes");
@@ -704,6 +736,12 @@ static void parse_body(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s, sc
             if (m) {
                 jv_path mp = jv_key(&ep, "material");
                 parse_material(c, m, &mp, &cur); /* a change edits the previous material */
+                if (json_object_get(m, "fibres")) {
+                    jv_path fp = jv_key(&mp, "fibres");
+                    jv_error(c, fp.s,
+                             "not in material_changes: a body's fibre term is fixed (what "
+                             "changes over time is its \"activation\")");
+                }
             }
             b->changes[b->num_changes].time = t;
             b->changes[b->num_changes].material = cur;
@@ -712,7 +750,7 @@ static void parse_body(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s, sc
     }
     if ((v = jv_arr(c, o, p, "fixed"))) {
         jv_path fp = jv_key(p, "fixed");
-        parse_fixed(c, v, &fp, b);
+        parse_fixed(c, v, &fp, s, b);
     }
     if ((v = jv_obj(c, o, p, "plasticity"))) {
         jv_path pp = jv_key(p, "plasticity");
@@ -811,20 +849,20 @@ static void parse_shape(jv_ctx *c, json_t *o, const jv_path *p, defo_shape_def *
     parse_rotate(c, o, p, "rotate", s->rotation);
 }
 
-static void parse_collider(jv_ctx *c, json_t *o, const jv_path *p, scene_collider *col,
-                           size_t index) {
+static void parse_collider(jv_ctx *c, json_t *o, const jv_path *p, const defo_scene *s,
+                           scene_collider *col, size_t index) {
     snprintf(col->name, sizeof col->name, "collider%zu", index);
     col->def = defo_default_collider_def();
     int inline_shape = json_object_get(o, "type") != NULL;
     if (inline_shape) {
         static const char *const keys[] = {
-            "type",   "point",        "center",      "normal",           "axis",
-            "radius", "half_extents", "half_length", "rotate",           "name",
-            "motion", "friction",     "origin",      "separation_speed", NULL};
+            "type",        "point",  "center", "normal", "axis",     "radius", "half_extents",
+            "half_length", "rotate", "name",   "motion", "friction", "origin", "separation_speed",
+            "bone",        NULL};
         jv_check_keys(c, o, p, keys);
     } else {
         static const char *const keys[] = {"name",   "shapes",           "motion", "friction",
-                                           "origin", "separation_speed", NULL};
+                                           "origin", "separation_speed", "bone",   NULL};
         jv_check_keys(c, o, p, keys);
     }
     const char *name = jv_str(c, o, p, "name");
@@ -888,6 +926,16 @@ static void parse_collider(jv_ctx *c, json_t *o, const jv_path *p, scene_collide
         json_t *mo = json_object_get(o, "motion");
         if (!mo || !json_object_get(mo, "pivot"))
             memcpy(col->def.motion.pivot, origin, sizeof origin);
+    }
+    /* TSIF05 §10–11: a bone's shape, following the bone (shapes given in the
+     * bind pose) */
+    defo_motion_def bm = defo_default_motion_def();
+    if (scene_parse_bone(c, o, p, s, &bm)) {
+        if (m) {
+            jv_path bp = jv_key(p, "bone");
+            jv_error(c, bp.s, "give \"bone\" or \"motion\", not both");
+        }
+        col->def.motion = bm;
     }
     /* Cross-field checks (orthonormal rotations, sizes) are the collision
      * module's: build and drop one. */
@@ -957,7 +1005,7 @@ void scene_parse_root(jv_ctx *c, json_t *root, defo_scene *s, const char *base_d
     jv_path p = {{0}};
     static const char *const keys[] = {"name",     "version",    "base_dir", "gravity",
                                        "duration", "integrator", "bodies",   "colliders",
-                                       "outputs",  "contact",    NULL};
+                                       "outputs",  "contact",    "skeleton", NULL};
     jv_check_keys(c, root, &p, keys);
     snprintf(s->name, sizeof s->name, "scene");
     const char *name = jv_str(c, root, &p, "name");
@@ -1001,6 +1049,13 @@ void scene_parse_root(jv_ctx *c, json_t *root, defo_scene *s, const char *base_d
         }
     }
 
+    /* the skeleton first: bodies and colliders name its bones */
+    json_t *sk = jv_obj(c, root, &p, "skeleton");
+    if (sk) {
+        jv_path kp = jv_key(&p, "skeleton");
+        scene_parse_skeleton(c, sk, &kp, s);
+    }
+
     /* integrators[0]: the top-level "integrator" (newmark when absent) */
     json_t *integ = jv_obj(c, root, &p, "integrator");
     jv_path ip = jv_key(&p, "integrator");
@@ -1037,6 +1092,7 @@ void scene_parse_root(jv_ctx *c, json_t *root, defo_scene *s, const char *base_d
     for (int i = 0; i < s->num_bodies; i++) {
         const scene_body *b = &s->bodies[i];
         jv_path ep = jv_index(&bp, (size_t)i);
+        scene_check_fibres(c, &ep, b);
         if (b->has_fracture && b->has_embedded) {
             /* MG04 §5.2 (the embedded surface cut along the cracks, kept
              * watertight) is not implemented: a fracturing body writes its
@@ -1061,7 +1117,7 @@ void scene_parse_root(jv_ctx *c, json_t *root, defo_scene *s, const char *base_d
                 jv_error(c, ep.s, "expected an object, got %s", jv_type_name(o));
                 continue;
             }
-            parse_collider(c, o, &ep, &s->colliders[s->num_colliders++], i);
+            parse_collider(c, o, &ep, s, &s->colliders[s->num_colliders++], i);
         }
     }
 

@@ -91,6 +91,8 @@ static void body_free(defo_world *w, world_body *b) {
     defo_free(b->parent);
     defo_free(b->src);
     defo_world_contact_free(b);
+    defo_free(b->fibres);
+    defo_world_activation_free(b);
     memset(b, 0, sizeof *b);
 }
 
@@ -240,6 +242,7 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
     defo_material *mat = NULL;
     defo_force_model *force = NULL;
     defo_status s = defo_element_rest_create(b->mesh, &rest);
+    if (!s && b->fibres) s = defo_element_rest_set_fibres(rest, b->fibres);
     if (!s) s = defo_material_create(&b->mat_def, &mat);
     if (!s) s = defo_force_model_create(b->mesh, rest, mat, &b->force_def, &force);
     if (s) {
@@ -254,6 +257,7 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
     b->rest = rest;
     b->mat = mat;
     b->force = force;
+    defo_force_model_set_activation(b->force, b->activation);
     if (b->plast) defo_plasticity_bind(b->plast, b->force);
     const double rho = b->mat_def.density;
     s = defo_element_lumped_mass(b->mesh, rho, NULL, b->mass);
@@ -381,6 +385,16 @@ defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_bo
         }
     }
     if (!s && def->fracture) s = defo_fracture_create(b->mesh, def->fracture, &b->frac);
+    if (!s && def->fibres) {
+        /* ITF04 §6.1 directions per stiffness point (checked by the rest data) */
+        const defo_element_ops *ops = defo_element_ops_for_mesh(b->mesh);
+        const size_t v = 3 * (size_t)b->mesh->num_elems * (size_t)ops->stiffness.num_points;
+        b->fibres = defo_malloc(v * sizeof(double) + 1);
+        if (!b->fibres)
+            s = defo_error_oom("fibre directions", v * sizeof(double));
+        else
+            memcpy(b->fibres, def->fibres, v * sizeof(double));
+    }
     if (!s) {
         b->mean_edge = defo_mesh_mean_edge(b->mesh);
         s = defo_world_body_rebuild(w, b, -1);
@@ -585,7 +599,13 @@ int defo_world_material_equal(const defo_material_def *a, const defo_material_de
            a->biphasic.rest_slope == b->biphasic.rest_slope &&
            a->biphasic.compression_slope == b->biphasic.compression_slope &&
            a->biphasic.elongation_slope == b->biphasic.elongation_slope &&
-           a->damping_time == b->damping_time;
+           a->damping_time == b->damping_time && a->fibre.passive == b->fibre.passive &&
+           a->fibre.exp_stress == b->fibre.exp_stress && a->fibre.exp_rate == b->fibre.exp_rate &&
+           a->fibre.linear_stretch == b->fibre.linear_stretch && a->fibre.poly2 == b->fibre.poly2 &&
+           a->fibre.poly3 == b->fibre.poly3 &&
+           a->fibre.max_active_stress == b->fibre.max_active_stress &&
+           a->fibre.optimal_stretch == b->fibre.optimal_stretch &&
+           a->fibre.active_width == b->fibre.active_width;
 }
 
 defo_status defo_body_set_material(defo_world *w, defo_body_id id, const defo_material_def *mat) {
@@ -661,6 +681,10 @@ int defo_body_integrator(const defo_world *w, defo_body_id id) {
 const defo_index *defo_body_parents(const defo_world *w, defo_body_id id) {
     world_body *b = get_body(w, id);
     return b ? b->parent : NULL;
+}
+const unsigned char *defo_body_prescribed(const defo_world *w, defo_body_id id) {
+    world_body *b = get_body(w, id);
+    return b ? b->prescribed : NULL;
 }
 
 defo_status defo_body_energy(defo_world *w, defo_body_id id, double *kinetic, double *elastic,
@@ -921,6 +945,8 @@ static defo_status step_integrator(defo_world *w, int integ, double t0, double T
             }
             if (s) return s;
             place_targets(b, t1);
+            /* the fibre activation at the step's end, as the targets */
+            if (defo_world_activation_update(b, t1)) b->sb.changed |= DEFO_CHANGED_MODEL;
             memset(&b->sb.stats, 0, sizeof b->sb.stats);
         }
         defo_status s = wi->ops->step(wi->stepper, w->set, count, &ctx);

@@ -29,6 +29,15 @@ typedef struct world_traction {
     int8_t *face;
 } world_traction;
 
+/* An activation group (defo_body_add_activation): its schedule, or a
+ * controller's constant level. */
+typedef struct world_activation {
+    int num_keys;
+    double *times, *levels;
+    double level;
+    defo_interpolation interpolation;
+} world_activation;
+
 typedef struct world_body {
     uint32_t generation; /* 0: free slot */
     char name[DEFO_NAME_MAX];
@@ -59,6 +68,11 @@ typedef struct world_body {
     defo_plasticity *plast;
     defo_fracture *frac;
     int frac_paused;          /* defo_body_pause_fracture */
+    double *fibres;         /* 3 per (element, point): ITF04 §6.1 directions, or NULL */
+    world_activation *acts; /* activation groups */
+    int num_acts;
+    int *act_of;              /* per element: its group, −1 none (NULL without groups) */
+    double *activation;       /* per element: the levels the force model reads */
     defo_contact_source *src; /* TSIF05 §10 penalty sources (equilibrium solvers) */
     int num_src;
     /* contact with other bodies (contact.c) */
@@ -122,6 +136,10 @@ struct defo_world {
     size_t num_fric, fric_cap;
     double *fric_S;
 };
+
+/* activation.c: the levels at time t into b->activation; 1 when any changed */
+int defo_world_activation_update(world_body *b, double t);
+void defo_world_activation_free(world_body *b);
 
 /* contact.c: the step context's callbacks */
 defo_status defo_world_respond(void *ctx, const defo_step_body *b, double t_end, double dt,
