@@ -99,10 +99,7 @@ def test_material_edit_between_steps():
 @pytest.mark.parametrize("kind", [
     "backward_euler",
     "quasistatic",
-    pytest.param("bdf2", marks=pytest.mark.xfail(strict=True, reason=(
-        "BDF2 of an invertible body restored from a checkpoint continues 8.8e-7 m away from "
-        "the uninterrupted run after 3 frames (since the shared factorisation record, "
-        "fb3d337); `defo run --resume` agrees only because both runs save the same record"))),
+    "bdf2",
 ])
 def test_checkpoint_round_trip(tmp_path, kind):
     """Serialize after 2 frames, step 3 more; restore into a new world, step
