@@ -167,10 +167,10 @@ static head_on run_head_on(defo_integrator_kind kind, int frames) {
         defo_step_stats st;
         defo_world_stats(w, &st);
         if (st.contacts > r.pairs) r.pairs = st.contacts;
-        const double da = depth_inside(a, defo_body_positions(w, id[0]), b,
-                                       defo_body_positions(w, id[1]));
-        const double db = depth_inside(b, defo_body_positions(w, id[1]), a,
-                                       defo_body_positions(w, id[0]));
+        const double da =
+            depth_inside(a, defo_body_positions(w, id[0]), b, defo_body_positions(w, id[1]));
+        const double db =
+            depth_inside(b, defo_body_positions(w, id[1]), a, defo_body_positions(w, id[0]));
         r.depth = fmax(r.depth, fmax(da, db) / R);
         double mt = 0;
         const double *m = defo_body_masses(w, id[0]);

@@ -136,7 +136,7 @@ struct defo_scene {
     scene_collider *colliders;
     int num_colliders;
     defo_contact_def contact; /* the top-level "contact" */
-    defo_skeleton *skeleton; /* "skeleton" (TSIF05 §11), or NULL */
+    defo_skeleton *skeleton;  /* "skeleton" (TSIF05 §11), or NULL */
     uint64_t hash;
     char *canonical; /* the whole document with base_dir, as JSON text */
 };

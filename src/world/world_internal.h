@@ -67,7 +67,7 @@ typedef struct world_body {
     double mean_edge;   /* rest, for tolerances and penalty stiffness */
     defo_plasticity *plast;
     defo_fracture *frac;
-    int frac_paused;          /* defo_body_pause_fracture */
+    int frac_paused;        /* defo_body_pause_fracture */
     double *fibres;         /* 3 per (element, point): ITF04 §6.1 directions, or NULL */
     world_activation *acts; /* activation groups */
     int num_acts;
