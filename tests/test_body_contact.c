@@ -205,7 +205,307 @@ static void test_head_on(void) {
     }
 }
 
+/* ------------------------------------------------------------ stack */
+static defo_mesh *block(double x, double y, double z, double a, int cells) {
+    defo_box_def d = defo_default_box_def();
+    d.origin[0] = x - a / 2, d.origin[1] = y - a / 2, d.origin[2] = z;
+    d.size[0] = d.size[1] = d.size[2] = a;
+    d.cells[0] = d.cells[1] = d.cells[2] = cells;
+    defo_mesh *m = NULL;
+    CHECK_OK(defo_generate_box(&d, &m));
+    return m;
+}
+
+static defo_collider *ground(void) {
+    defo_shape_def sh = defo_default_shape_def();
+    sh.type = DEFO_SHAPE_PLANE;
+    defo_collider_def cd = defo_default_collider_def();
+    cd.shapes = &sh;
+    cd.num_shapes = 1;
+    defo_collider *c = NULL;
+    CHECK_OK(defo_collider_create(&cd, &c));
+    return c;
+}
+
+/* Three blocks stacked with gaps, dropped on the ground (Newmark with
+ * material damping): after 1.5 s none is inside another, the stack has not
+ * drifted sideways, and no node moves faster than 10 g Δt. */
+static void test_stack_at_rest(void) {
+    defo_world *w = NULL;
+    CHECK_OK(defo_world_create(NULL, &w));
+    defo_collider *g = ground();
+    CHECK_OK(defo_world_add_collider(w, g));
+    defo_mesh *m[3];
+    defo_body_id id[3];
+    const double a = 0.3;
+    for (int k = 0; k < 3; k++) {
+        m[k] = block(0, 0, 0.02 + k * (a + 0.03), a, 3);
+        defo_body_def bd = defo_default_body_def();
+        bd.mesh = m[k];
+        bd.material.youngs_modulus = 5e5;
+        bd.material.damping_time = 0.02;
+        CHECK_OK(defo_world_add_body(w, &bd, &id[k]));
+    }
+    double c0[3][3], p[3], mabs = 0;
+    for (int k = 0; k < 3; k++) centre(w, id[k], c0[k], p, &mabs);
+    const int frames = 45;
+    double dt = 0;
+    for (int f = 0; f < frames; f++) {
+        CHECK_MSG(defo_world_step(w, 1.0 / 30) >= 0, "%s", defo_last_error());
+        defo_step_stats st;
+        defo_world_stats(w, &st);
+        dt = st.dt;
+    }
+    double deepest = 0, fastest = 0, drift = 0;
+    for (int k = 0; k < 3; k++) {
+        for (int j = 0; j < 3; j++)
+            if (j != k)
+                deepest = fmax(deepest, depth_inside(m[k], defo_body_positions(w, id[k]), m[j],
+                                                     defo_body_positions(w, id[j])));
+        const double *v = defo_body_velocities(w, id[k]);
+        for (defo_index i = 0; i < defo_body_num_nodes(w, id[k]); i++)
+            fastest = fmax(fastest, sqrt(v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] +
+                                         v[3 * i + 2] * v[3 * i + 2]));
+        double c[3];
+        centre(w, id[k], c, p, &mabs);
+        drift = fmax(drift, hypot(c[0] - c0[k][0], c[1] - c0[k][1]));
+    }
+    const double bound = 10 * 9.81 * dt;
+    TEST_REPORT("after %.1f s: deepest node %.2e m inside another block, fastest node %.2e m/s "
+                "(bound 10 g dt = %.2e), sideways drift %.2e m",
+                frames / 30.0, deepest, fastest, bound, drift);
+    CHECK(deepest == 0.0);
+    CHECK(fastest < bound);
+    CHECK(drift < 0.01 * a);
+    for (int k = 0; k < 3; k++) defo_mesh_destroy(m[k]);
+    defo_world_destroy(w);
+    defo_collider_destroy(g);
+}
+
+/* ------------------------------------------------------------ self fold */
+/* Do triangles (a, b, c) and (d, e, f) intersect?  Möller's test with exact
+ * orientation signs: an edge of one crossing the other's interior. */
+static double orient3(const double *a, const double *b, const double *c, const double *d) {
+    double u[3], v[3], w[3];
+    for (int k = 0; k < 3; k++) u[k] = b[k] - a[k], v[k] = c[k] - a[k], w[k] = d[k] - a[k];
+    return u[0] * (v[1] * w[2] - v[2] * w[1]) - u[1] * (v[0] * w[2] - v[2] * w[0]) +
+           u[2] * (v[0] * w[1] - v[1] * w[0]);
+}
+
+static int segment_crosses(const double *p, const double *q, const double *a, const double *b,
+                           const double *c) {
+    const double sp = orient3(a, b, c, p), sq = orient3(a, b, c, q);
+    if ((sp > 0 && sq > 0) || (sp < 0 && sq < 0) || sp == sq) return 0;
+    const double s1 = orient3(p, q, a, b), s2 = orient3(p, q, b, c), s3 = orient3(p, q, c, a);
+    return (s1 > 0 && s2 > 0 && s3 > 0) || (s1 < 0 && s2 < 0 && s3 < 0);
+}
+
+static int tris_intersect(const double *t0[3], const double *t1[3]) {
+    for (int e = 0; e < 3; e++) {
+        if (segment_crosses(t0[e], t0[(e + 1) % 3], t1[0], t1[1], t1[2])) return 1;
+        if (segment_crosses(t1[e], t1[(e + 1) % 3], t0[0], t0[1], t0[2])) return 1;
+    }
+    return 0;
+}
+
+static long intersecting_pairs(const defo_boundary *bd, const double *x) {
+    long n = 0;
+    for (defo_index i = 0; i < bd->num_faces; i++)
+        for (defo_index j = i + 1; j < bd->num_faces; j++) {
+            const defo_index *a = bd->faces + 3 * i, *b = bd->faces + 3 * j;
+            int share = 0;
+            for (int p = 0; p < 3; p++)
+                for (int q = 0; q < 3; q++) share |= a[p] == b[q];
+            if (share) continue;
+            const double *t0[3] = {x + 3 * a[0], x + 3 * a[1], x + 3 * a[2]};
+            const double *t1[3] = {x + 3 * b[0], x + 3 * b[1], x + 3 * b[2]};
+            n += tris_intersect(t0, t1);
+        }
+    return n;
+}
+
+/* A soft bar clamped at its middle, its halves swung up towards each other
+ * (self contact): no two boundary triangles intersect at any frame, and the
+ * ends did meet (pairs found). */
+static void test_self_fold(void) {
+    defo_box_def d = defo_default_box_def();
+    d.origin[0] = -1.0, d.origin[1] = -0.1, d.origin[2] = -0.1;
+    d.size[0] = 2.0, d.size[1] = d.size[2] = 0.2;
+    d.cells[0] = 20, d.cells[1] = d.cells[2] = 2;
+    defo_mesh *m = NULL;
+    CHECK_OK(defo_generate_box(&d, &m));
+    defo_world_def wd = defo_default_world_def();
+    wd.gravity[2] = 0;
+    defo_world *w = NULL;
+    CHECK_OK(defo_world_create(&wd, &w));
+    defo_body_def bd = defo_default_body_def();
+    bd.mesh = m;
+    bd.material.youngs_modulus = 3e4;
+    bd.material.damping_time = 0.01;
+    bd.self_contact = 1;
+    defo_body_id id;
+    CHECK_OK(defo_world_add_body(w, &bd, &id));
+    const double lo[3] = {-0.11, -1, -1}, hi[3] = {0.11, 1, 1};
+    defo_region mid = defo_region_box(lo, hi);
+    CHECK_OK(defo_body_prescribe(w, id, &mid, NULL, NULL));
+    /* both halves swing up about the clamp: v = ω × r, opposite ω */
+    double *v = malloc(3 * (size_t)m->num_nodes * sizeof *v);
+    for (defo_index i = 0; i < m->num_nodes; i++) {
+        const double *X = m->x + 3 * i;
+        const double om = X[0] > 0 ? -5.0 : 5.0; /* about y */
+        v[3 * i] = om * X[2];
+        v[3 * i + 1] = 0;
+        v[3 * i + 2] = -om * X[0];
+    }
+    CHECK_OK(defo_body_set_state(w, id, NULL, v));
+    free(v);
+    defo_boundary bb;
+    CHECK_OK(defo_mesh_boundary(m, 0, &bb));
+    long worst = 0;
+    defo_index most = 0;
+    const int frames = 30;
+    for (int f = 0; f < frames; f++) {
+        CHECK_MSG(defo_world_step(w, 1.0 / 60) >= 0, "%s", defo_last_error());
+        defo_step_stats st;
+        defo_world_stats(w, &st);
+        if (st.contacts > most) most = st.contacts;
+        const long n = intersecting_pairs(&bb, defo_body_positions(w, id));
+        if (n > worst) worst = n;
+    }
+    const double *x = defo_body_positions(w, id);
+    double top = -INFINITY;
+    for (defo_index i = 0; i < m->num_nodes; i++) top = fmax(top, x[3 * i + 2]);
+    TEST_REPORT("%d frames: %ld intersecting triangle pairs at worst, %ld self-contact pairs at "
+                "most, the ends rose to z = %.2f m",
+                frames, worst, (long)most, top);
+    CHECK(worst == 0);
+    CHECK(most > 0);
+    CHECK(top > 0.5);
+    defo_boundary_free(&bb);
+    defo_world_destroy(w);
+    defo_mesh_destroy(m);
+}
+
+/* ------------------------------------------------------------ determinism */
+typedef struct det_ctx {
+    defo_integrator_kind kind;
+} det_ctx;
+
+static void head_on_state(void *vctx, void *out) {
+    det_ctx *c = vctx;
+    defo_mesh *a = NULL, *b = NULL;
+    mirrored_balls(0.5, 0.25, 0.52, &a, &b);
+    defo_body_id id[2];
+    defo_world *w = head_on_world(c->kind, a, b, id);
+    for (int f = 0; f < 5; f++) CHECK(defo_world_step(w, 1.0 / 60) >= 0);
+    const size_t na = 3 * (size_t)a->num_nodes * sizeof(double);
+    memcpy(out, defo_body_positions(w, id[0]), na);
+    memcpy((char *)out + na, defo_body_positions(w, id[1]), na);
+    defo_world_destroy(w);
+    defo_mesh_destroy(a);
+    defo_mesh_destroy(b);
+}
+
+static void test_determinism_and_resume(void) {
+    defo_mesh *a = NULL, *b = NULL;
+    mirrored_balls(0.5, 0.25, 0.52, &a, &b);
+    const size_t bytes = 6 * (size_t)a->num_nodes * sizeof(double);
+    const defo_integrator_kind kinds[3] = {DEFO_INTEGRATOR_NEWMARK, DEFO_INTEGRATOR_BACKWARD_EULER,
+                                           DEFO_INTEGRATOR_BDF2};
+    for (int q = 0; q < 3; q++) {
+        det_ctx c = {kinds[q]};
+        CHECK(test_bitwise_same_for_threads(head_on_state, &c, bytes, 2));
+        /* resumed from the frame in contact equals the uninterrupted run */
+        defo_body_id ia[2], ib[2];
+        defo_world *wa = head_on_world(kinds[q], a, b, ia), *wb = head_on_world(kinds[q], a, b, ib);
+        void *ck = NULL;
+        size_t ck_size = 0;
+        for (int f = 0; f < 6; f++) {
+            CHECK(defo_world_step(wa, 1.0 / 60) >= 0);
+            if (f == 2) CHECK_OK(defo_world_serialize(wa, 7, &ck, &ck_size));
+        }
+        defo_step_stats st;
+        defo_world_stats(wa, &st);
+        CHECK_OK(defo_world_deserialize(wb, 7, ck, ck_size));
+        for (int f = 3; f < 6; f++) CHECK(defo_world_step(wb, 1.0 / 60) >= 0);
+        for (int k = 0; k < 2; k++) {
+            CHECK(!memcmp(defo_body_positions(wa, ia[k]), defo_body_positions(wb, ib[k]),
+                          3 * (size_t)a->num_nodes * sizeof(double)));
+            CHECK(!memcmp(defo_body_velocities(wa, ia[k]), defo_body_velocities(wb, ib[k]),
+                          3 * (size_t)a->num_nodes * sizeof(double)));
+        }
+        TEST_REPORT("%s: 1 and 2 threads bitwise equal; resumed in contact (%ld pairs) bit for "
+                    "bit",
+                    defo_integrator_name(kinds[q]), (long)st.contacts);
+        defo_free(ck);
+        defo_world_destroy(wa);
+        defo_world_destroy(wb);
+    }
+    defo_mesh_destroy(a);
+    defo_mesh_destroy(b);
+}
+
+/* ------------------------------------------------------------ settings */
+static void test_contact_settings(void) {
+    defo_world *w = NULL;
+    CHECK_OK(defo_world_create(NULL, &w));
+    defo_contact_def cd = defo_default_contact_def();
+    cd.thickness = 2;
+    CHECK(defo_world_set_contact(w, &cd) == DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(defo_last_error(), "contact.thickness") != NULL);
+    cd = defo_default_contact_def();
+    cd.separation_speed = 0;
+    CHECK(defo_world_set_contact(w, &cd) == DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(defo_last_error(), "separation_speed") != NULL);
+    cd = defo_default_contact_def();
+    cd.sweeps = 0;
+    CHECK(defo_world_set_contact(w, &cd) == DEFO_ERR_INVALID_ARGUMENT);
+    defo_mesh *m = block(0, 0, 0, 0.3, 2);
+    defo_body_def bd = defo_default_body_def();
+    bd.mesh = m;
+    bd.friction = -1;
+    defo_body_id id;
+    CHECK(defo_world_add_body(w, &bd, &id) == DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(defo_last_error(), "friction") != NULL);
+    bd.friction = 0.5;
+    bd.collide = 2;
+    CHECK(defo_world_add_body(w, &bd, &id) == DEFO_ERR_INVALID_ARGUMENT);
+    /* two blocks placed inside each other are reported, with the depth */
+    bd.collide = 1;
+    CHECK_OK(defo_world_add_body(w, &bd, &id));
+    defo_mesh *m2 = block(0.1, 0, 0.1, 0.3, 2);
+    bd.mesh = m2;
+    CHECK_OK(defo_world_add_body(w, &bd, &id));
+    defo_body_overlap ov[4];
+    int count = 0;
+    CHECK_OK(defo_world_overlaps(w, ov, 4, &count));
+    CHECK(count == 2);
+    if (count >= 1) {
+        CHECK(ov[0].nodes > 0);
+        CHECK(ov[0].depth > 0.05 && ov[0].depth < 0.3);
+        TEST_REPORT("overlap found: body %d in body %d, %ld nodes, %.3f m deep", ov[0].body,
+                    ov[0].other, (long)ov[0].nodes, ov[0].depth);
+    }
+    /* one that does not collide: no overlap reported, and it passes through */
+    defo_world_destroy(w);
+    CHECK_OK(defo_world_create(NULL, &w));
+    bd.mesh = m;
+    CHECK_OK(defo_world_add_body(w, &bd, &id));
+    bd.mesh = m2;
+    bd.collide = 0;
+    CHECK_OK(defo_world_add_body(w, &bd, &id));
+    CHECK_OK(defo_world_overlaps(w, ov, 4, &count));
+    CHECK(count == 0);
+    defo_world_destroy(w);
+    defo_mesh_destroy(m);
+    defo_mesh_destroy(m2);
+}
+
 int main(void) {
     RUN(test_head_on);
+    RUN(test_stack_at_rest);
+    RUN(test_self_fold);
+    RUN(test_determinism_and_resume);
+    RUN(test_contact_settings);
     return test_summary();
 }

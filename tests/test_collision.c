@@ -82,6 +82,8 @@ static double ref_phi(const defo_shape_def *s, const double p[3]) {
         double cr = fmin(rho, r), ca = fmax(-L, fmin(L, ax));
         return hypot(rho - cr, ax - ca);
     }
+    case DEFO_SHAPE_MESH: /* test_mesh_collider has its own reference */
+        break;
     }
     return NAN;
 }
@@ -118,6 +120,8 @@ static double medial_gap(const defo_shape_def *s, const double p[3]) {
         if (er > 0 || eh > 0) return INFINITY;
         return fmin(rho, fmin(fabs(ax), fabs(er - eh) / 2));
     }
+    case DEFO_SHAPE_MESH:
+        break;
     }
     return 0;
 }
@@ -676,6 +680,168 @@ static void test_respond(void) {
     }
 }
 
+/* ------------------------------------------------------- mesh colliders */
+/* The boundary triangles of a box [−h, h] (cells per side), as a mesh with
+ * no elements; drop: leave one triangle out (a hole). */
+static defo_mesh *box_surface(const double h[3], int cells, int drop) {
+    defo_box_def bd = defo_default_box_def();
+    for (int i = 0; i < 3; i++) {
+        bd.origin[i] = -h[i];
+        bd.size[i] = 2 * h[i];
+        bd.cells[i] = cells;
+    }
+    defo_mesh *m = NULL, *s = NULL;
+    CHECK_OK(defo_generate_box(&bd, &m));
+    defo_boundary b;
+    CHECK_OK(defo_mesh_boundary(m, 0, &b));
+    CHECK_OK(defo_mesh_create(0, &s));
+    for (defo_index i = 0; i < m->num_nodes; i++)
+        CHECK_OK(defo_mesh_add_node(s, m->x[3 * i], m->x[3 * i + 1], m->x[3 * i + 2], NULL));
+    for (defo_index f = drop ? 1 : 0; f < b.num_faces; f++)
+        CHECK_OK(defo_mesh_add_tri(s, b.faces + 3 * f, 3, 0));
+    defo_boundary_free(&b);
+    defo_mesh_destroy(m);
+    return s;
+}
+
+/* A mesh collider made of a box's boundary triangles against the analytic
+ * box of the same centre and rotation (the reference): near the box both are
+ * the exact signed distance to the faces, so φ agrees to rounding and the
+ * normals agree away from the medial sets; far away the mesh's φ is a
+ * positive lower bound of the reference.  A surface with a hole is reported
+ * as open (and still inside/outside by its winding number); a mesh shape
+ * without a mesh or triangles is refused naming the shape. */
+static void test_mesh_collider(void) {
+    const double h[3] = {0.5, 0.8, 0.3};
+    defo_mesh *surf = box_surface(h, 3, 0);
+    defo_shape_def sb = defo_default_shape_def(), sm = defo_default_shape_def();
+    sb.type = DEFO_SHAPE_BOX;
+    memcpy(sb.half_extent, h, sizeof h);
+    sb.center[0] = 0.3, sb.center[1] = -0.2, sb.center[2] = 1.1;
+    rot_store(defo_m3_rotation(defo_v3(1, 2, 3), 0.7), sb.rotation);
+    sm.type = DEFO_SHAPE_MESH;
+    sm.mesh = surf;
+    memcpy(sm.center, sb.center, sizeof sm.center);
+    memcpy(sm.rotation, sb.rotation, sizeof sm.rotation);
+    defo_collider *cb = make(&sb, 1, 0.5), *cm = make(&sm, 1, 0.5);
+    const defo_surface_info *info = defo_collider_surface_info(cm, 0);
+    CHECK(info && info->open_edges == 0 && info->flipped == 0);
+    CHECK_NEAR(info->volume, 8 * h[0] * h[1] * h[2], 1e-12);
+    CHECK(defo_collider_surface_info(cb, 0) == NULL);
+    test_rng rng = {777};
+    double worst = 0, worst_n = 0;
+    int near = 0, far = 0, inside = 0;
+    for (int it = 0; it < TEST_HEAVY(3000); it++) {
+        double x[3], nb[3], nm[3];
+        const double r = it % 2 ? 1.6 : 0.9;
+        for (int i = 0; i < 3; i++) x[i] = sb.center[i] + test_range(&rng, -r, r);
+        const double pb = defo_collider_phi(cb, 0, x, nb, NULL);
+        const double pm = defo_collider_phi(cm, 0, x, nm, NULL);
+        CHECK_NEAR(norm3(nm), 1, 1e-12);
+        if (pb < 0) inside++;
+        if (pb < 0.05) { /* within the mesh's box margin: exact */
+            near++;
+            worst = fmax(worst, fabs(pm - pb));
+            CHECK_MSG(fabs(pm - pb) <= 1e-12, "mesh %.17g box %.17g", pm, pb);
+            if (medial_gap(&sb, x) > 1e-3) {
+                worst_n =
+                    fmax(worst_n, norm3((double[3]){nm[0] - nb[0], nm[1] - nb[1], nm[2] - nb[2]}));
+                CHECK(fabs(nm[0] - nb[0]) + fabs(nm[1] - nb[1]) + fabs(nm[2] - nb[2]) < 1e-9);
+            }
+        } else {
+            far++;
+            CHECK(pm > 0 && pm <= pb * (1 + 1e-12));
+        }
+    }
+    CHECK(inside > 100 && near > 300 && far > 300);
+    TEST_REPORT("box of %ld triangles vs the analytic box: %d points near (%d inside) |dphi| <= "
+                "%.1e m, normals <= %.1e off; %d far points outside below the distance",
+                (long)info->num_triangles, near, inside, worst, worst_n, far);
+    defo_collider_destroy(cm);
+    /* a hole: reported, the inside still the inside */
+    defo_mesh *holed = box_surface(h, 3, 1);
+    sm.mesh = holed;
+    cm = make(&sm, 1, 0.5);
+    info = defo_collider_surface_info(cm, 0);
+    CHECK(info && info->open_edges == 3 && info->hole_length > 0);
+    double mid[3]; /* the box's centre in the collider frame: R c */
+    for (int i = 0; i < 3; i++)
+        mid[i] = sb.rotation[3 * i] * sb.center[0] + sb.rotation[3 * i + 1] * sb.center[1] +
+                 sb.rotation[3 * i + 2] * sb.center[2];
+    CHECK_NEAR(defo_collider_phi(cb, 0, mid, NULL, NULL), -h[2], 1e-14);
+    const double pc = defo_collider_phi(cm, 0, mid, NULL, NULL);
+    CHECK_NEAR(pc, -h[2], 1e-14);
+    defo_collider_destroy(cm);
+    defo_mesh_destroy(holed);
+    /* refusals */
+    defo_collider_def d = defo_default_collider_def();
+    d.num_shapes = 1;
+    d.shapes = &sm;
+    defo_collider *bad = NULL;
+    sm.mesh = NULL;
+    CHECK(defo_collider_create(&d, &bad) == DEFO_ERR_INVALID_ARGUMENT && !bad);
+    CHECK(strstr(defo_last_error(), "shape 0 (mesh)") && strstr(defo_last_error(), "no mesh"));
+    defo_mesh *empty = NULL;
+    CHECK_OK(defo_mesh_create(0, &empty));
+    sm.mesh = empty;
+    CHECK(defo_collider_create(&d, &bad) == DEFO_ERR_INVALID_ARGUMENT && !bad);
+    CHECK(strstr(defo_last_error(), "no triangles"));
+    defo_mesh_destroy(empty);
+    defo_collider_destroy(cb);
+    defo_mesh_destroy(surf);
+}
+
+/* A block dropped on a slab given once as a mesh collider and once as the
+ * analytic box (the reference): the same fall and rest, node for node. */
+static void test_mesh_collider_in_world(void) {
+    const double h[3] = {1.0, 1.0, 0.1};
+    defo_mesh *surf = box_surface(h, 2, 0);
+    double z[2] = {0, 0};
+    defo_index collisions[2] = {0, 0};
+    for (int pass = 0; pass < 2; pass++) {
+        defo_shape_def sh = defo_default_shape_def();
+        sh.type = pass ? DEFO_SHAPE_MESH : DEFO_SHAPE_BOX;
+        memcpy(sh.half_extent, h, sizeof h);
+        sh.mesh = surf;
+        sh.center[2] = -0.1;
+        defo_collider *c = make(&sh, 1, 0.5);
+        defo_world *w = NULL;
+        CHECK_OK(defo_world_create(NULL, &w));
+        CHECK_OK(defo_world_add_collider(w, c));
+        defo_box_def bd = defo_default_box_def();
+        bd.origin[0] = bd.origin[1] = -0.1, bd.origin[2] = 0.05;
+        bd.size[0] = bd.size[1] = bd.size[2] = 0.2;
+        bd.cells[0] = bd.cells[1] = bd.cells[2] = 2;
+        defo_mesh *m = NULL;
+        CHECK_OK(defo_generate_box(&bd, &m));
+        defo_body_def b = defo_default_body_def();
+        b.mesh = m;
+        b.material.youngs_modulus = 1e5;
+        b.material.damping_time = 0.01;
+        defo_body_id id;
+        CHECK_OK(defo_world_add_body(w, &b, &id));
+        for (int f = 0; f < 20; f++) {
+            CHECK_OK(defo_world_step(w, 1.0 / 30));
+            defo_step_stats st;
+            defo_world_stats(w, &st);
+            if (st.collisions > collisions[pass]) collisions[pass] = st.collisions;
+        }
+        const double *x = defo_body_positions(w, id);
+        z[pass] = INFINITY;
+        for (defo_index i = 0; i < m->num_nodes; i++) z[pass] = fmin(z[pass], x[3 * i + 2]);
+        defo_world_destroy(w);
+        defo_collider_destroy(c);
+        defo_mesh_destroy(m);
+    }
+    TEST_REPORT("lowest node at rest: %.9f m on the mesh, %.9f m on the analytic box (%ld / %ld "
+                "colliding nodes at most)",
+                z[1], z[0], (long)collisions[1], (long)collisions[0]);
+    CHECK(collisions[0] > 0 && collisions[1] == collisions[0]);
+    CHECK(fabs(z[0]) < 1e-3); /* resting on the top face at z = 0 */
+    CHECK(fabs(z[1] - z[0]) < 1e-9);
+    defo_mesh_destroy(surf);
+}
+
 int main(void) {
     RUN(test_validation);
     RUN(test_shapes_phi_and_gradient);
@@ -686,5 +852,7 @@ int main(void) {
     RUN(test_friction);
     RUN(test_determinism);
     RUN(test_respond);
+    RUN(test_mesh_collider);
+    RUN(test_mesh_collider_in_world);
     return test_summary();
 }

@@ -38,7 +38,12 @@ typedef enum defo_shape_type {
     DEFO_SHAPE_SPHERE,
     DEFO_SHAPE_BOX,
     DEFO_SHAPE_CYLINDER,
-    DEFO_SHAPE_CAPSULE
+    DEFO_SHAPE_CAPSULE,
+    /* a closed triangle surface (mesh colliders): the exact distance to its
+     * triangles through a hierarchy, inside by the generalised winding
+     * number, so small holes and a few flipped triangles do not turn it
+     * inside out (defo_surface_sdf, defo/geometry.h) */
+    DEFO_SHAPE_MESH
 } defo_shape_type;
 
 /* One primitive shape, in its local frame.  Defaults (defo_default_shape_def):
@@ -53,6 +58,9 @@ typedef struct defo_shape_def {
     double half_length; /* cylinder (> 0) / capsule (>= 0) half length along axis [m] (default 1) */
     double rotation[9]; /* row-major rotation local -> collider frame, about the collider
                               origin (default identity); must be orthonormal with det +1 */
+    /* mesh: its triangles in the shape's local frame, placed at center
+     * (borrowed until defo_collider_create, which builds what it needs) */
+    const defo_mesh *mesh;
 } defo_shape_def;
 
 DEFO_API defo_shape_def defo_default_shape_def(void);
@@ -93,6 +101,11 @@ DEFO_API double defo_collider_phi(const defo_collider *c, double t, const double
 /* Largest characteristic length of the collider's shapes (radius, half
  * extents, half length; 1 for a lone plane).  Tolerances are relative to it. */
 DEFO_API double defo_collider_size(const defo_collider *c);
+
+/* What the signed distance builder found about mesh shape `shape` (holes,
+ * flipped and degenerate triangles, self-intersections); NULL for a shape
+ * that is not a mesh. */
+DEFO_API const defo_surface_info *defo_collider_surface_info(const defo_collider *c, int shape);
 
 /* ITF04 §9 collision processing for n nodes after the position update.  For
  * every node with φ(x, t) < 0 for a collider (all nodes, interior too;

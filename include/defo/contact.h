@@ -272,21 +272,29 @@ DEFO_API void defo_contact_penalty(const defo_contact_pair *pairs, size_t count,
 /* The explicit steppers' response to the pairs at positions x[b] with
  * velocities v[b] (both changed in place), inverse lumped masses inv_mass[b]
  * (0 for prescribed nodes): Jacobi sweeps, at most `sweeps`, each computing
- * every pair's impulses from the same state — pushed apart to its
- * thickness (less its kept depth) when positions is 1, its approaching
- * normal velocity removed, Coulomb friction applied over the friction time
- * tau (the tangential impulse at most μ times the normal one, the
- * position's included as Δφ/τ) — and applying each scaled by the inverse of
- * the largest number of pairs at its nodes, so no node is corrected more
- * than once over.  No pair goes before another: bodies placed as mirror
- * images stay mirror images.  Impulses are equal and opposite through the
- * weights: linear momentum is kept to rounding.  node_work[b]: scratch of
- * the body's node count; pair_work: 7·count doubles.  Returns the pairs
- * acted on in the last sweep. */
+ * every pair's impulses from the same state — pushed back to its surface
+ * (φ with the pair's kept offset reaching 0) when positions is 1, its
+ * approaching normal velocity removed, Coulomb friction applied over the
+ * friction time tau (the tangential impulse at most μ times the normal one,
+ * the position's included as Δφ/τ) — and applying each scaled by the
+ * inverse of the largest number of pairs at its nodes, so no node is
+ * corrected more than once over.  With positions and x_start[b] (the
+ * positions at the step's start; NULL: none), the pair's relative
+ * tangential displacement over the step is reduced too, by at most μ times
+ * its normal push (positional Coulomb friction).  No pair goes before
+ * another: bodies placed as mirror images stay mirror images.  Impulses are
+ * equal and opposite through the weights: linear momentum is kept to
+ * rounding.  When `sweeps` sweeps leave a pair approaching or through its
+ * surface, up to `sweeps` more act on the normal only (each pushes pairs
+ * apart; the friction already applied stays within its bound).
+ * node_work[b]: scratch of the body's node count; pair_work: 17·count
+ * doubles.  The sweeps stop once settled: no pair through its surface by
+ * more than 1e-5 of its thickness δ, none approaching faster than 1e-5 δ per
+ * tau.  Returns the pairs that did not settle (0: settled). */
 DEFO_API size_t defo_contact_respond(const defo_contact_pair *pairs, size_t count, double *const *x,
-                                     double *const *v, const double *const *inv_mass, double tau,
-                                     int positions, int sweeps, double *const *node_work,
-                                     double *pair_work);
+                                     const double *const *x_start, double *const *v,
+                                     const double *const *inv_mass, double tau, int positions,
+                                     int sweeps, double *const *node_work, double *pair_work);
 
 /* Coulomb friction of a Newton solve, lagged from its start (after IPC, Li
  * et al. 2020 §5): each pair in contact at the start keeps its normal force

@@ -80,6 +80,7 @@ typedef struct defo_sdf_sample {
     double closest[3];   /* closest point on the surface */
     defo_index triangle; /* index (in the input) of the triangle holding it */
     double winding;      /* generalised winding number (1 inside, 0 outside) */
+    double normal[3];    /* unit normal of that triangle (its orientation; 0 if degenerate) */
 } defo_sdf_sample;
 
 /* Queries: sdf must be a built object and p finite (not checked, for speed).

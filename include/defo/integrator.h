@@ -226,7 +226,11 @@ typedef struct defo_step_context {
      * Coulomb friction over τ, momentum kept): positions x[i] (pushed apart
      * when positions is 1; x_prev[i] the step's start, for the separation
      * speed over dt) and velocities v[i], changed in place; prescribed nodes
-     * do not move.  *pairs gets the pairs acted on.  NULL with contact. */
+     * do not move.  A call with positions 0 right after one with positions 1
+     * of the same bodies (a velocity pass) acts on that call's pairs: a pair
+     * held at its gap stays in contact even where the push left it just
+     * outside the detection's reach.  *pairs gets the pairs that did not
+     * settle.  NULL with contact. */
     defo_status (*contact_respond)(void *ctx, defo_step_body *const *bodies, int count, double dt,
                                    double tau, const double *const *x_prev, double *const *x,
                                    double *const *v, int positions, defo_index *pairs);

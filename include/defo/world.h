@@ -243,8 +243,9 @@ typedef struct defo_contact_def {
     /* A pair that starts interpenetrating comes apart no faster than this
      * [m/s] in the dynamic steppers (never a launch); > 0, default 0.5 */
     double separation_speed;
-    /* Gauss–Seidel sweeps of the explicit response per step, >= 1;
-     * default 8 */
+    /* Jacobi sweeps of the explicit response per step with friction (as
+     * many again on the normals only if those did not settle), >= 1;
+     * default 64 (a settled response stops early) */
     int sweeps;
 } defo_contact_def;
 DEFO_API defo_contact_def defo_default_contact_def(void);

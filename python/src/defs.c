@@ -192,7 +192,7 @@ static const field f_contact[] = {
     FD(defo_contact_def, thickness, F_DOUBLE, "skin around surfaces, x mean surface edge, (0, 1]"),
     FD(defo_contact_def, stiffness, F_DOUBLE, "penalty per node [N/m] (0: 10 (2 mu + lambda) h)"),
     FD(defo_contact_def, separation_speed, F_DOUBLE, "overlaps come apart at most this [m/s]"),
-    FD(defo_contact_def, sweeps, F_INT, "Gauss-Seidel sweeps of the explicit response"),
+    FD(defo_contact_def, sweeps, F_INT, "Jacobi sweeps of the explicit response"),
     FEND};
 
 static const def_spec specs[DEF_COUNT] = {

@@ -27,6 +27,11 @@ void cli_fit_colliders(const defo_scene *scene, double lo[3], double hi[3]) {
                            sh->half_extent[2] * sh->half_extent[2]);
             else if (sh->type == DEFO_SHAPE_SPHERE)
                 ext = sh->radius;
+            else if (sh->type == DEFO_SHAPE_MESH && sh->mesh)
+                for (defo_index v = 0; v < sh->mesh->num_nodes; v++) {
+                    const double *x = sh->mesh->x + 3 * (size_t)v;
+                    ext = fmax(ext, sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]));
+                }
             else
                 ext = sh->radius + sh->half_length;
             for (int k = 0; k < 3; k++) {

@@ -85,7 +85,7 @@ defo_status defo_collider_create(const defo_collider_def *def, defo_collider **o
     if (!defo_mul_size((size_t)def->num_shapes, sizeof(defo_shape), &bytes))
         return defo_error_oom("collider shapes", SIZE_MAX);
     defo_collider *c = defo_calloc(1, sizeof *c);
-    defo_shape *shapes = defo_malloc(bytes);
+    defo_shape *shapes = defo_calloc((size_t)def->num_shapes, sizeof *shapes);
     if (!c || !shapes) {
         defo_free(c);
         defo_free(shapes);
@@ -114,12 +114,18 @@ defo_status defo_collider_create(const defo_collider_def *def, defo_collider **o
 
 void defo_collider_destroy(defo_collider *c) {
     if (!c) return;
+    for (int k = 0; c->shapes && k < c->num_shapes; k++) defo_shape_release(&c->shapes[k]);
     defo_free(c->shapes);
     defo_free(c);
 }
 
 double defo_collider_size(const defo_collider *c) {
     return c ? c->size : 0.0;
+}
+
+const defo_surface_info *defo_collider_surface_info(const defo_collider *c, int shape) {
+    if (!c || shape < 0 || shape >= c->num_shapes || !c->shapes[shape].sdf) return NULL;
+    return defo_surface_sdf_info(c->shapes[shape].sdf);
 }
 
 static void pose_at(const defo_collider *c, double t, pose *P) {

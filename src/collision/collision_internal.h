@@ -20,6 +20,9 @@ typedef struct defo_shape {
     double radius;
     double half[3];
     double half_length;
+    defo_surface_sdf *sdf; /* mesh: owned */
+    double box[6];         /* mesh: its bounding box (local frame, relative to center) */
+    double size;           /* mesh: half its box diagonal */
 } defo_shape;
 
 struct defo_collider {
@@ -49,5 +52,8 @@ defo_status defo_shape_init(const defo_shape_def *d, int k, defo_shape *s);
 
 /* Characteristic length of a shape (0 for a plane). */
 double defo_shape_size(const defo_shape *s);
+
+/* Release what a shape owns (a mesh's signed distance). */
+void defo_shape_release(defo_shape *s);
 
 #endif

@@ -184,11 +184,26 @@ static int signed_vertex(const defo_contact_body *ba, const defo_contact_body *b
     double n[3], phi;
     const double tiny = 1e-12 * fmax(B->mean_edge, A->mean_edge);
     if (!B->two_sided && lnh > 0) {
-        /* along the feature's pseudo-normal: a direction the surface gives,
-         * not p − q, which turns any way as p and q meet; the gap n̂·(p − q)
-         * is the distance over a face and its projection at an edge or a
-         * corner */
-        for (int k = 0; k < 3; k++) n[k] = nh[k] / lnh;
+        /* over a face: its normal (the distance's gradient).  At an edge or
+         * a corner of B: the difference of the two surfaces' pseudo-normals
+         * there, n̂_B − n̂_A(p) — p − q turns any way as p and q meet (two
+         * vertices meeting head on would balance on each other and slide
+         * off), and B's pseudo-normal alone pushes a corner resting on a
+         * corner sideways; the difference is vertical for two aligned
+         * blocks and along the line for two balls meeting pole to pole.
+         * The gap is n·(p − q) (the distance over a face) */
+        double m[3];
+        for (int k = 0; k < 3; k++) m[k] = nh[k] / lnh;
+        if (c.feature != 0 && !A->two_sided) {
+            const double *na = A->vn + 3 * (size_t)v;
+            const double la = sqrt(dot3(na, na));
+            double q[3];
+            for (int k = 0; k < 3; k++) q[k] = m[k] - (la > 0 ? na[k] / la : 0.0);
+            const double lq = sqrt(dot3(q, q));
+            if (lq > 0.1)
+                for (int k = 0; k < 3; k++) m[k] = q[k] / lq;
+        }
+        memcpy(n, m, sizeof m);
         phi = dot3(d, n);
     } else if (dist > tiny) {
         for (int k = 0; k < 3; k++) n[k] = d[k] / dist;
@@ -290,12 +305,18 @@ static int ee_visit(void *vctx, defo_index e2) {
     double n[3] = {d[0] / dist, d[1] / dist, d[2] / dist};
     double phi = dist;
     if (!c->barrier && !A->two_sided && !B->two_sided) {
-        /* signed pairs push along the edges' pseudo-normals (B's outward,
-         * A's inward): a direction the surfaces give, not p₁ − p₂ */
+        /* signed pairs push along the edges' pseudo-normals, B's outward
+         * less A's (as for a vertex at an edge), the gap projected on it */
         const double *na = A->en + 3 * (size_t)c->e, *nb = B->en + 3 * (size_t)e2;
         double m[3] = {nb[0] - na[0], nb[1] - na[1], nb[2] - na[2]};
         const double lm = sqrt(dot3(m, m));
         if (!(lm > 0)) return 0;
+        /* only edges crossing over each other: closest points at an end
+         * are a vertex near a surface, whose own pair holds it (an edge's
+         * normals say nothing of its end), and edges side by side in a
+         * surface (p₁ − p₂ across the normals) are not crossing */
+        if (!(s > 0 && s < 1 && t > 0 && t < 1)) return 0;
+        if (fabs(dot3(d, m)) < 0.5 * dist * lm) return 0;
         for (int k = 0; k < 3; k++) n[k] = m[k] / lm;
         phi = dot3(d, n);
     }

@@ -15,16 +15,20 @@
  *
  * Impulses (ITF04 §9 with the surface of another body in place of a rigid
  * object): with W = Σ wₐ² / mₐ (inverse masses; a prescribed node has none)
- *   position  J_x = (δ − φ)/W when φ < δ:  xₐ += wₐ J_x n / mₐ,
+ *   position  J_x = −φ/W when φ < 0 (φ with the kept offset: the caller
+ *             sets the target gap):  xₐ += wₐ J_x n / mₐ,
  *   normal    J = −v_N / W when the relative normal velocity v_N =
  *             n·Σ wₐvₐ < 0 (approaching): vₐ += wₐ J n / mₐ (inelastic),
  *   friction  the relative tangential velocity v_T = Σ wₐvₐ − v_N n is reduced
- *             by the impulse min(μ (J + J_x/τ), |v_T|/W) against it — Coulomb,
- *             with the position's impulse counted over the friction time τ as
- *             ITF04 does for colliders; it never reverses the slip.
+ *             against it, the friction impulse summed over the sweeps held
+ *             within μ (ΣJ + ΣJ_x/τ) — Coulomb, with the position's impulse
+ *             counted over the friction time τ as ITF04 does for colliders;
+ *   and, given the step's start, the relative tangential displacement over
+ *             the step likewise within μ ΣJ_x (Coulomb on positions).
  * Each impulse moves Σ mₐ Δvₐ = J n Σ wₐ = 0: linear momentum is kept to
- * rounding.  Pairs are swept in order (Gauss–Seidel), a fixed order: the
- * same input gives the same bits.
+ * rounding.  Sweeps are Jacobi (every pair from the same state, each
+ * relaxed by 1/the most pairs at one of its nodes): no pair goes first, so
+ * mirror images stay mirrored, and the same input gives the same bits.
  *
  * Step bound: additive CCD (Li, Kaufman, Jiang 2021) over every vertex–
  * triangle and edge–edge pair whose boxes, swept along the step and grown by
@@ -38,6 +42,15 @@
 
 #include <math.h>
 #include <string.h>
+
+/* pair_work per pair: this sweep's J_x, J, friction (3, velocity),
+ * friction (3, position), relaxation ω; then what the sweeps applied: the
+ * normal impulses ΣωJ_x, ΣωJ and the friction vectors */
+#define PW 17
+#define OX 9
+#define OV 10
+#define TV 11
+#define TX 14
 
 static double pair_phi(const defo_contact_pair *p, const double *const *x) {
     double s[3] = {0, 0, 0};
@@ -98,27 +111,53 @@ void defo_contact_penalty(const defo_contact_pair *pairs, size_t count, const do
     if (depth) *depth = deep;
 }
 
+/* Friction of one pair in a sweep (projected Jacobi): the impulse vector
+ * that would stop the slip s (tangential, per unit of W) is added to what
+ * the pair has applied so far, acc, the sum clamped to the Coulomb bound;
+ * out gets the increment. */
+static void coulomb(const double s[3], double W, double bound, const double acc[3], double out[3]) {
+    double T[3], l = 0;
+    for (int k = 0; k < 3; k++) {
+        T[k] = acc[k] + s[k] / W;
+        l += T[k] * T[k];
+    }
+    l = sqrt(l);
+    const double c = l > bound ? bound / l : 1.0;
+    for (int k = 0; k < 3; k++) out[k] = c * T[k] - acc[k];
+}
+
 size_t defo_contact_respond(const defo_contact_pair *pairs, size_t count, double *const *x,
-                            double *const *v, const double *const *inv_mass, double tau,
-                            int positions, int sweeps, double *const *node_work,
-                            double *pair_work) {
+                            const double *const *x_start, double *const *v,
+                            const double *const *inv_mass, double tau, int positions, int sweeps,
+                            double *const *node_work, double *pair_work) {
     /* the relaxation of each pair: 1 / the most pairs at one of its nodes */
     for (size_t i = 0; i < count; i++)
         for (int a = 0; a < 4; a++)
             node_work[pairs[i].surface[pairs[i].side[a]]][pairs[i].node[a]] = 0;
-    for (size_t i = 0; i < count; i++)
+    for (size_t i = 0; i < count; i++) {
         for (int a = 0; a < 4; a++)
             node_work[pairs[i].surface[pairs[i].side[a]]][pairs[i].node[a]] += 1;
+        memset(pair_work + PW * i, 0, PW * sizeof *pair_work);
+    }
+    const int rub = positions && x_start;
     size_t acted = 0;
-    for (int sweep = 0; sweep < sweeps; sweep++) {
+    /* friction sweeps, then (if they did not settle: friction along tilted
+     * normals can feed approach back in) normal-only sweeps, which only push
+     * apart and so settle as averaged projections do; the friction applied
+     * stays within its bound, the normal impulses only growing */
+    for (int sweep = 0, rubs = 1; sweep < 2 * sweeps; sweep++) {
+        if (sweep == sweeps) {
+            if (!acted) break;
+            rubs = 0;
+        }
         acted = 0;
         /* every pair's impulses from the same state */
         for (size_t i = 0; i < count; i++) {
             const defo_contact_pair *p = &pairs[i];
-            double *o = pair_work + 7 * i; /* Jx, J, Jt, t̂ (3), ω */
-            memset(o, 0, 7 * sizeof *o);
+            double *o = pair_work + PW * i;
+            memset(o, 0, 9 * sizeof *o);
             double W = 0, most = 1;
-            double vr[3] = {0, 0, 0};
+            double vr[3] = {0, 0, 0}, ur[3] = {0, 0, 0};
             for (int a = 0; a < 4; a++) {
                 const int b = p->surface[p->side[a]];
                 const double im = inv_mass[b][p->node[a]];
@@ -126,52 +165,71 @@ size_t defo_contact_respond(const defo_contact_pair *pairs, size_t count, double
                 if (im > 0) most = fmax(most, node_work[b][p->node[a]]);
                 const double *va = v[b] + 3 * (size_t)p->node[a];
                 for (int k = 0; k < 3; k++) vr[k] += p->w[a] * va[k];
+                if (rub) {
+                    const double *xa = x[b] + 3 * (size_t)p->node[a];
+                    const double *sa = x_start[b] + 3 * (size_t)p->node[a];
+                    for (int k = 0; k < 3; k++) ur[k] += p->w[a] * (xa[k] - sa[k]);
+                }
             }
             if (!(W > 0)) continue; /* every node prescribed */
             const double *n = p->n;
             double Jx = 0;
             if (positions) {
                 const double phi = pair_phi(p, (const double *const *)x);
-                /* a relative tolerance: a pair pushed to δ stays still */
-                if (phi < p->delta * (1.0 - 1e-9)) Jx = (p->delta - phi) / W;
+                /* below its target (the surface, less a kept depth or
+                 * plus a held gap): pushed back onto it */
+                if (phi < -1e-9 * p->delta) Jx = -phi / W;
             }
             const double vn = vr[0] * n[0] + vr[1] * n[1] + vr[2] * n[2];
             const double J = vn < 0 ? -vn / W : 0.0;
-            if (J == 0 && Jx == 0) continue; /* separating and not overlapping */
-            acted++;
+            const double Nx = o[OX] + Jx, Nv = o[OV] + J; /* the normal impulses, this one's too */
+            if (Nv == 0 && Nx == 0) continue;             /* separating and never overlapping */
+            /* converged: no pair more than 1e-5 of its thickness through,
+             * none approaching faster than that per τ */
+            acted += Jx * W > 1e-5 * p->delta || J * W * tau > 1e-5 * p->delta;
             o[0] = Jx;
             o[1] = J;
-            o[6] = 1.0 / most;
-            /* friction against the tangential relative velocity */
-            double vt[3], lt = 0;
-            for (int k = 0; k < 3; k++) {
-                vt[k] = vr[k] - vn * n[k];
-                lt += vt[k] * vt[k];
+            o[8] = 1.0 / most;
+            if (!rubs || !(p->mu > 0)) continue;
+            /* Coulomb against the relative tangential velocity, the bound
+             * counting the position's impulse over the friction time τ */
+            double t[3];
+            for (int k = 0; k < 3; k++) t[k] = vr[k] - vn * n[k];
+            coulomb(t, W, p->mu * (Nv + Nx / tau), o + TV, o + 2);
+            /* and against the relative tangential displacement over the
+             * step, at most μ times the normal push (a push along a normal
+             * the mesh tilts, or a body's elastic bulge, would otherwise
+             * walk a resting stack sideways however large μ is) */
+            if (rub && Nx > 0) {
+                const double un = ur[0] * n[0] + ur[1] * n[1] + ur[2] * n[2];
+                for (int k = 0; k < 3; k++) t[k] = ur[k] - un * n[k];
+                coulomb(t, W, p->mu * Nx, o + TX, o + 5);
             }
-            lt = sqrt(lt);
-            if (!(lt > 0) || !(p->mu > 0)) continue;
-            double Jt = p->mu * (J + Jx / tau);
-            if (Jt > lt / W) Jt = lt / W;
-            o[2] = Jt;
-            for (int k = 0; k < 3; k++) o[3 + k] = vt[k] / lt;
         }
-        if (!acted) break;
         /* then applied, each relaxed: Σ mₐ Δvₐ = 0 pair by pair */
         for (size_t i = 0; i < count; i++) {
             const defo_contact_pair *p = &pairs[i];
-            const double *o = pair_work + 7 * i;
-            if (o[6] == 0) continue;
+            double *o = pair_work + PW * i;
+            const double r = o[8];
+            if (r == 0) continue;
+            o[OX] += r * o[0];
+            o[OV] += r * o[1];
+            for (int k = 0; k < 3; k++) {
+                o[TV + k] += r * o[2 + k];
+                o[TX + k] += r * o[5 + k];
+            }
             for (int a = 0; a < 4; a++) {
                 const int b = p->surface[p->side[a]];
-                const double im = inv_mass[b][p->node[a]] * o[6] * p->w[a];
+                const double im = inv_mass[b][p->node[a]] * r * p->w[a];
                 if (im == 0) continue;
                 double *xa = x[b] + 3 * (size_t)p->node[a], *va = v[b] + 3 * (size_t)p->node[a];
                 for (int k = 0; k < 3; k++) {
-                    xa[k] += im * o[0] * p->n[k];
-                    va[k] += im * (o[1] * p->n[k] - o[2] * o[3 + k]);
+                    xa[k] += im * (o[0] * p->n[k] - o[5 + k]);
+                    va[k] += im * (o[1] * p->n[k] - o[2 + k]);
                 }
             }
         }
+        if (!acted) break;
     }
     return acted;
 }

@@ -58,6 +58,8 @@ static const char *shape_name(defo_shape_type t) {
         return "cylinder";
     case DEFO_SHAPE_CAPSULE:
         return "capsule";
+    case DEFO_SHAPE_MESH:
+        return "mesh";
     }
     return "?";
 }
@@ -77,7 +79,7 @@ defo_shape_def defo_default_shape_def(void) {
 
 defo_status defo_shape_init(const defo_shape_def *d, int k, defo_shape *s) {
     memset(s, 0, sizeof *s);
-    if ((int)d->type < DEFO_SHAPE_PLANE || (int)d->type > DEFO_SHAPE_CAPSULE)
+    if ((int)d->type < DEFO_SHAPE_PLANE || (int)d->type > DEFO_SHAPE_MESH)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "collider shape %d: unknown type %d", k,
                           (int)d->type);
     const char *name = shape_name(d->type);
@@ -160,8 +162,60 @@ defo_status defo_shape_init(const defo_shape_def *d, int k, defo_shape *s) {
             if (!unit3(c, s->perp)) return defo_error(DEFO_ERR_INTERNAL, "axis perpendicular");
         }
         break;
+    case DEFO_SHAPE_MESH: {
+        if (!d->mesh || d->mesh->num_tris == 0)
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "collider shape %d (mesh): %s", k,
+                              d->mesh ? "the mesh has no triangles" : "no mesh given");
+        defo_sdf_def sd = defo_default_sdf_def();
+        defo_status st = defo_surface_sdf_create(d->mesh, &sd, &s->sdf);
+        if (st) return defo_error_prefix("collider shape %d (mesh)", k);
+        const defo_surface_info *info = defo_surface_sdf_info(s->sdf);
+        double diag = 0;
+        for (int i = 0; i < 3; i++) {
+            s->box[i] = info->bbox_lo[i];
+            s->box[3 + i] = info->bbox_hi[i];
+            diag += (info->bbox_hi[i] - info->bbox_lo[i]) * (info->bbox_hi[i] - info->bbox_lo[i]);
+        }
+        s->size = 0.5 * sqrt(diag);
+        s->dir[2] = 1; /* a normal for a point on a degenerate spot */
+        break;
+    }
     }
     return DEFO_OK;
+}
+
+void defo_shape_release(defo_shape *s) {
+    defo_surface_sdf_destroy(s->sdf);
+    s->sdf = NULL;
+}
+
+/* A closed surface's signed distance at the local point d (relative to the
+ * shape's centre): far from its box, the distance to the box (a lower bound,
+ * positive: what matters is only that far points are outside); near it, the
+ * exact distance signed by the winding number, the normal from the closest
+ * point (the triangle's own normal on the surface). */
+static double mesh_phi(const defo_shape *s, const double d[3], double nl[3]) {
+    const double margin = 0.1 * s->size;
+    double o[3], out = 0;
+    for (int i = 0; i < 3; i++) {
+        const double lo = s->box[i] - margin, hi = s->box[3 + i] + margin;
+        o[i] = d[i] < lo ? d[i] - lo : d[i] > hi ? d[i] - hi : 0.0;
+        out += o[i] * o[i];
+    }
+    if (out > 0) {
+        if (!unit3(o, nl)) memcpy(nl, s->dir, 3 * sizeof(double));
+        return sqrt(out) + margin;
+    }
+    defo_sdf_sample q;
+    defo_surface_sdf_query(s->sdf, d, &q);
+    double e[3] = {d[0] - q.closest[0], d[1] - q.closest[1], d[2] - q.closest[2]};
+    const double len = sqrt(dot3(e, e));
+    if (len > 1e-12 * s->size) {
+        for (int i = 0; i < 3; i++) nl[i] = (q.distance < 0 ? -e[i] : e[i]) / len;
+    } else if (!unit3(q.normal, nl)) {
+        memcpy(nl, s->dir, 3 * sizeof(double));
+    }
+    return q.distance;
 }
 
 double defo_shape_size(const defo_shape *s) {
@@ -175,6 +229,8 @@ double defo_shape_size(const defo_shape *s) {
     case DEFO_SHAPE_CYLINDER:
     case DEFO_SHAPE_CAPSULE:
         return DEFO_MAX(s->radius, s->radius + s->half_length);
+    case DEFO_SHAPE_MESH:
+        return s->size;
     }
     return 0;
 }
@@ -257,6 +313,9 @@ double defo_shape_phi(const defo_shape *s, const double p[3], double n[3]) {
         if (!unit3(e, nl)) memcpy(nl, s->perp, sizeof nl);
         break;
     }
+    case DEFO_SHAPE_MESH:
+        phi = mesh_phi(s, d, nl);
+        break;
     default:
         phi = INFINITY;
         break;

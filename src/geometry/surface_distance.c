@@ -669,7 +669,20 @@ double defo_surface_sdf_winding_exact(const defo_surface_sdf *sdf, const double 
 }
 
 void defo_surface_sdf_query(const defo_surface_sdf *sdf, const double p[3], defo_sdf_sample *out) {
-    double d = defo_surface_sdf_distance(sdf, p, out->closest, &out->triangle);
+    double best2 = INFINITY;
+    defo_vec3 q = defo_v3(NAN, NAN, NAN);
+    const int32_t i = closest_search(sdf, p, &best2, &q, 0);
+    defo_v3_store(out->closest, q);
+    out->triangle = i >= 0 ? sdf->tri_id[i] : -1;
+    out->normal[0] = out->normal[1] = out->normal[2] = 0;
+    if (i >= 0) {
+        const double *t = sdf->tv + 9 * (size_t)i;
+        const defo_vec3 a = defo_v3_load(t), b = defo_v3_load(t + 3), c = defo_v3_load(t + 6);
+        const defo_vec3 n = defo_v3_cross(defo_v3_sub(b, a), defo_v3_sub(c, a));
+        const double l = defo_v3_norm(n);
+        if (l > 0) defo_v3_store(out->normal, defo_v3_scale(n, 1.0 / l));
+    }
+    const double d = sqrt(best2);
     out->winding = defo_surface_sdf_winding(sdf, p);
     out->distance = out->winding > 0.5 ? -d : d;
 }

@@ -357,6 +357,23 @@ static defo_status emit_shape(rn_list *l, const defo_render_shape *s, defo_vec3 
         }
         return DEFO_OK;
     }
+    case DEFO_SHAPE_MESH: {
+        /* its triangles, placed as the shape: p_collider = R (c + p) */
+        const defo_mesh *m = d->mesh;
+        if (!m) return DEFO_OK;
+        const int np = m->nodes_per_tri;
+        st = rn_list_reserve(l, 3 * (size_t)m->num_tris + 3);
+        if (st < 0) return st;
+        for (defo_index t = 0; t < m->num_tris; t++) {
+            defo_vec3 q[3];
+            for (int k = 0; k < 3; k++) {
+                const double *x = m->x + 3 * (size_t)m->tris[(size_t)np * (size_t)t + (size_t)k];
+                q[k] = shape_point(s, defo_v3(c.x + x[0], c.y + x[1], c.z + x[2]));
+            }
+            rn_list_tri(l, q[0], q[1], q[2], collider_col);
+        }
+        return DEFO_OK;
+    }
     }
     return defo_error(DEFO_ERR_INVALID_ARGUMENT, "render: unknown shape type %d", (int)d->type);
 }

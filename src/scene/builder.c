@@ -271,6 +271,40 @@ static void find_penetrations(const defo_scene *sc, scene_build *out) {
         snprintf(w + len, cap - len, "; and %d more overlaps between bodies", count - 4);
 }
 
+/* Mesh colliders: a hole too large for the winding number to tell inside
+ * from outside near it is an error; smaller holes, flipped triangles and
+ * self-intersections are reported (the collider still works: the winding
+ * number degrades gracefully). */
+static defo_status mesh_collider_checks(const defo_scene *sc, scene_build *out) {
+    for (int i = 0; i < out->num_colliders; i++)
+        for (int k = 0; k < sc->colliders[i].def.num_shapes; k++) {
+            const defo_surface_info *info = defo_collider_surface_info(out->colliders[i], k);
+            if (!info) continue;
+            const double size = sqrt(info->area);
+            if (info->hole_length > 0.25 * size)
+                return defo_error(DEFO_ERR_INVALID_MESH,
+                                  "colliders[%d] '%s': the mesh is not closed: holes %.3g m long "
+                                  "in all (%lld open edges) against a surface of %.3g m²; close "
+                                  "it (a mesh collider needs an inside)",
+                                  i, sc->colliders[i].name, info->hole_length,
+                                  (long long)info->open_edges, info->area);
+            if (!info->open_edges && !info->flipped && !info->self_intersections &&
+                !info->nonmanifold_edges)
+                continue;
+            char *w = out->warning;
+            const size_t len = strlen(w), cap = sizeof out->warning;
+            if (len >= cap - 1) continue;
+            snprintf(w + len, cap - len,
+                     "%scolliders[%d] '%s': the mesh has %lld open edges (%.3g m of holes), "
+                     "%lld non-manifold edges, %ld flipped triangles (turned back) and %lld "
+                     "self-intersections; inside is told by the winding number",
+                     len ? "; " : "", i, sc->colliders[i].name, (long long)info->open_edges,
+                     info->hole_length, (long long)info->nonmanifold_edges, (long)info->flipped,
+                     (long long)info->self_intersections);
+        }
+    return DEFO_OK;
+}
+
 void scene_build_free(scene_build *b) {
     if (!b) return;
     defo_world_destroy(b->world);
@@ -332,6 +366,7 @@ defo_status scene_build_world(const defo_scene *sc, scene_build *out) {
         }
     }
     if (!s) find_penetrations(sc, out);
+    if (!s) s = mesh_collider_checks(sc, out);
     if (s) scene_build_free(out);
     return s;
 }

@@ -36,7 +36,12 @@ static void scene_free(defo_scene *s) {
     }
     defo_skeleton_destroy(s->skeleton);
     defo_free(s->bodies);
-    for (int i = 0; i < s->num_colliders; i++) defo_free(s->colliders[i].shapes);
+    for (int i = 0; i < s->num_colliders; i++) {
+        for (int k = 0; s->colliders[i].meshes && k < s->colliders[i].def.num_shapes; k++)
+            defo_mesh_destroy(s->colliders[i].meshes[k]);
+        defo_free(s->colliders[i].meshes);
+        defo_free(s->colliders[i].shapes);
+    }
     defo_free(s->colliders);
     defo_free(s->integrators);
     defo_free(s->canonical);

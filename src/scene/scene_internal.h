@@ -119,6 +119,7 @@ typedef struct scene_body {
 typedef struct scene_collider {
     char name[DEFO_NAME_MAX];
     defo_shape_def *shapes;
+    defo_mesh **meshes;    /* per shape: a mesh shape's triangles (owned), else NULL */
     defo_collider_def def; /* def.shapes points into shapes */
 } scene_collider;
 

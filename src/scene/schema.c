@@ -822,22 +822,69 @@ static void parse_body(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s, sc
 }
 
 /* ----------------------------------------------------------- colliders */
-static const char *const shape_keys[] = {"type",   "point",        "center",      "normal", "axis",
-                                         "radius", "half_extents", "half_length", "rotate", NULL};
+static const char *const shape_keys[] = {"type",   "point",  "center",       "normal",
+                                         "axis",   "radius", "half_extents", "half_length",
+                                         "rotate", "file",   "scale",        NULL};
 
-static void parse_shape(jv_ctx *c, json_t *o, const jv_path *p, defo_shape_def *s) {
+/* A mesh shape's closed surface (.obj .stl .off .ply) read now, scaled:
+ * its triangles are the collider's (the scene keeps them, the collider
+ * builds its signed distance from them). */
+static void parse_mesh_shape(jv_ctx *c, json_t *o, const jv_path *p, const char *base,
+                             defo_shape_def *s, defo_mesh **mesh) {
+    char file[SCENE_PATH_MAX];
+    jv_path fp = jv_key(p, "file");
+    if (!json_object_get(o, "file")) {
+        jv_error(c, fp.s,
+                 "missing: a mesh collider needs its closed surface (.obj .stl .off .ply)");
+        return;
+    }
+    if (!jv_file(c, o, p, "file", base, file)) return;
+    double scale[3] = {1, 1, 1};
+    json_t *sc = json_object_get(o, "scale");
+    if (sc && json_is_number(sc)) {
+        double k = 1;
+        if (jv_num(c, o, p, "scale", JV_POS, &k)) scale[0] = scale[1] = scale[2] = k;
+    } else if (sc) {
+        jv_vec3(c, o, p, "scale", JV_POS, scale);
+    }
+    defo_mesh *m = NULL;
+    defo_status st = defo_mesh_read(file, NULL, &m);
+    if (st < 0 || !m || m->num_tris == 0) {
+        jv_error(c, fp.s, "%s", st < 0 ? defo_last_error() : "the file holds no triangles");
+        defo_mesh_destroy(m);
+        return;
+    }
+    for (defo_index i = 0; i < m->num_nodes; i++)
+        for (int k = 0; k < 3; k++) m->x[3 * (size_t)i + (size_t)k] *= scale[k];
+    s->mesh = m;
+    *mesh = m;
+}
+
+static void parse_shape(jv_ctx *c, json_t *o, const jv_path *p, const char *base, defo_shape_def *s,
+                        defo_mesh **mesh) {
     *s = defo_default_shape_def();
     const char *type = jv_str(c, o, p, "type");
     jv_path tp = jv_key(p, "type");
     if (!type) {
         if (!json_object_get(o, "type"))
-            jv_error(c, tp.s, "missing (plane, sphere, box, cylinder or capsule)");
+            jv_error(c, tp.s, "missing (plane, sphere, box, cylinder, capsule or mesh)");
         return;
     }
-    static const char *const types[] = {"plane", "sphere", "box", "cylinder", "capsule", NULL};
+    static const char *const types[] = {"plane",   "sphere", "box", "cylinder",
+                                        "capsule", "mesh",   NULL};
     int k = jv_word(c, type, &tp, types);
     if (k < 0) return;
     s->type = (defo_shape_type)k;
+    if (s->type == DEFO_SHAPE_MESH) {
+        parse_mesh_shape(c, o, p, base, s, mesh);
+    } else {
+        static const char *const mesh_only[] = {"file", "scale", NULL};
+        for (int q = 0; mesh_only[q]; q++)
+            if (json_object_get(o, mesh_only[q])) {
+                jv_path kp = jv_key(p, mesh_only[q]);
+                jv_error(c, kp.s, "only a mesh collider takes \"%s\"", mesh_only[q]);
+            }
+    }
     jv_vec3(c, o, p, "center", JV_ANY, s->center);
     if (s->type == DEFO_SHAPE_PLANE) jv_vec3(c, o, p, "point", JV_ANY, s->center);
     jv_dir(c, o, p, "normal", s->normal);
@@ -858,7 +905,7 @@ static void parse_collider(jv_ctx *c, json_t *o, const jv_path *p, const defo_sc
         static const char *const keys[] = {
             "type",        "point",  "center", "normal", "axis",     "radius", "half_extents",
             "half_length", "rotate", "name",   "motion", "friction", "origin", "separation_speed",
-            "bone",        NULL};
+            "bone",        "file",   "scale",  NULL};
         jv_check_keys(c, o, p, keys);
     } else {
         static const char *const keys[] = {"name",   "shapes",           "motion", "friction",
@@ -877,12 +924,13 @@ static void parse_collider(jv_ctx *c, json_t *o, const jv_path *p, const defo_sc
     int before = c->errs.count;
     if (inline_shape) {
         col->shapes = defo_calloc(1, sizeof *col->shapes);
-        if (!col->shapes) {
+        col->meshes = defo_calloc(1, sizeof *col->meshes);
+        if (!col->shapes || !col->meshes) {
             c->oom = 1;
             return;
         }
-        parse_shape(c, o, p, &col->shapes[0]);
         col->def.num_shapes = 1;
+        parse_shape(c, o, p, s->base_dir, &col->shapes[0], &col->meshes[0]);
     } else {
         json_t *arr = jv_arr(c, o, p, "shapes");
         jv_path sp = jv_key(p, "shapes");
@@ -893,10 +941,12 @@ static void parse_collider(jv_ctx *c, json_t *o, const jv_path *p, const defo_sc
         }
         size_t n = json_array_size(arr);
         col->shapes = defo_calloc(n, sizeof *col->shapes);
-        if (!col->shapes) {
+        col->meshes = defo_calloc(n, sizeof *col->meshes);
+        if (!col->shapes || !col->meshes) {
             c->oom = 1;
             return;
         }
+        col->def.num_shapes = (int)n;
         for (size_t i = 0; i < n; i++) {
             json_t *e = json_array_get(arr, i);
             jv_path ep = jv_index(&sp, i);
@@ -906,9 +956,8 @@ static void parse_collider(jv_ctx *c, json_t *o, const jv_path *p, const defo_sc
                 continue;
             }
             jv_check_keys(c, e, &ep, shape_keys);
-            parse_shape(c, e, &ep, &col->shapes[i]);
+            parse_shape(c, e, &ep, s->base_dir, &col->shapes[i], &col->meshes[i]);
         }
-        col->def.num_shapes = (int)n;
     }
     col->def.shapes = col->shapes;
     /* "origin" places the collider frame: shape rotations turn about it and

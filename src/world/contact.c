@@ -53,7 +53,7 @@ defo_contact_def defo_default_contact_def(void) {
     d.thickness = 0.1;
     d.stiffness = 0;
     d.separation_speed = 0.5;
-    d.sweeps = 8;
+    d.sweeps = 64;
     return d;
 }
 
@@ -219,7 +219,8 @@ static int call_index(defo_world *w, defo_step_body *const *bodies, int count, i
 
 /* Each pair's depth held back: what it had at the start (start[b] by body,
  * NULL: where the body is) less a step's separation. */
-static defo_index keep_depths(defo_world *w, const double *const *start, double dt, int ns) {
+static defo_index keep_depths(defo_world *w, const double *const *start, double dt, int ns,
+                              int hold) {
     for (int j = 0; j < ns; j++) {
         const int b = w->surface_body[j];
         w->cs[j] = start[b] ? start[b] : w->bodies[b].x;
@@ -237,6 +238,13 @@ static defo_index keep_depths(defo_world *w, const double *const *start, double 
         const double keep = -phi0 - sep;
         p->kept = keep > 0 ? keep : 0.0;
         held += p->kept > 0;
+        /* hold: a pair that was within the skin at the start is held at
+         * its start gap (never closer within a step), one farther out at δ:
+         * the projection then stops approach, as the normal impulse does,
+         * and a body resting in the skin is not kicked out to δ each step
+         * (which shakes a stack) nor let through the surface (which lets
+         * the triangles of two sheets of one fold cross) */
+        if (hold && phi0 > 0) p->kept = -fmin(phi0, p->delta);
     }
     return held;
 }
@@ -255,13 +263,14 @@ defo_status defo_world_contact_begin(void *ctx, defo_step_body *const *bodies, i
      * pairs; everything else meets through barriers */
     if (!s) s = defo_contact_classify(w->cbody, ns);
     w->pairs.count = 0;
+    w->respond_pairs = 0;
     if (!s) s = defo_contact_find(w->cbody, ns, DEFO_CONTACT_BARRIER, &w->pairs);
     if (s) return s;
     for (int i = 0; i < w->num_bodies; i++) w->start[i] = NULL;
     for (int i = 0; i < count; i++) w->start[bodies[i]->index] = x_start[i];
     w->start_dt = dt;
     for (int j = 0; j < ns; j++) w->cx[j] = w->cbody[j].x;
-    if (dt > 0) (void)keep_depths(w, w->start, dt, ns);
+    if (dt > 0) (void)keep_depths(w, w->start, dt, ns, 0);
     /* Coulomb friction of the solve, lagged from here */
     w->num_fric = 0;
     s = defo_contact_friction_lag(w->pairs.pairs, w->pairs.count, w->cx, FRICTION_EPS_REL, &w->fric,
@@ -302,10 +311,11 @@ defo_status defo_world_body_contact(void *ctx, defo_step_body *const *bodies, in
     defo_status s = gather(w, bodies, count, x, &ns);
     if (s) return s;
     w->pairs.count = 0;
+    w->respond_pairs = 0;
     s = defo_contact_find(w->cbody, ns, DEFO_CONTACT_BARRIER, &w->pairs);
     if (s) return s;
     if (w->start_dt > 0) {
-        const defo_index h = keep_depths(w, w->start, w->start_dt, ns);
+        const defo_index h = keep_depths(w, w->start, w->start_dt, ns, 0);
         if (held) *held = h;
     }
     for (int j = 0; j < ns; j++) {
@@ -376,18 +386,24 @@ defo_status defo_world_contact_respond(void *ctx, defo_step_body *const *bodies,
     int ns = 0;
     defo_status s = gather(w, bodies, count, (const double *const *)x, &ns);
     if (s) return s;
-    w->pairs.count = 0;
-    s = defo_contact_find(w->cbody, ns, DEFO_CONTACT_SIGNED, &w->pairs);
-    if (s) return s;
+    /* a velocity pass keeps the position pass's pairs (the world's pair
+     * list is that pass's while respond_pairs is set) */
+    if (!(w->respond_pairs && !positions)) {
+        w->pairs.count = 0;
+        s = defo_contact_find(w->cbody, ns, DEFO_CONTACT_SIGNED, &w->pairs);
+        if (s) return s;
+    }
+    w->respond_pairs = positions;
     if (w->pairs.count == 0) {
         w->stats.contacts = 0;
         w->stats.contact_seconds += now_seconds() - t0;
         return DEFO_OK;
     }
-    if (positions && x_prev) {
+    const int rub = positions && x_prev;
+    if (rub) {
         for (int i = 0; i < w->num_bodies; i++) w->start[i] = NULL;
         for (int i = 0; i < count; i++) w->start[bodies[i]->index] = x_prev[i];
-        (void)keep_depths(w, w->start, dt, ns);
+        (void)keep_depths(w, w->start, dt, ns, 1);
         for (int i = 0; i < count; i++) w->start[bodies[i]->index] = NULL;
     }
     /* inverse masses: 0 for prescribed nodes and bodies held still */
@@ -421,20 +437,21 @@ defo_status defo_world_contact_respond(void *ctx, defo_step_body *const *bodies,
     if (w->pairs.count > w->pair_work_cap) {
         size_t c = w->pair_work_cap ? w->pair_work_cap : 256;
         while (c < w->pairs.count) c *= 2;
-        double *pw = defo_realloc(w->pair_work, 7 * c * sizeof *pw);
-        if (!pw) return defo_error_oom("contact response", 56 * c);
+        double *pw = defo_realloc(w->pair_work, 17 * c * sizeof *pw);
+        if (!pw) return defo_error_oom("contact response", 136 * c);
         w->pair_work = pw;
         w->pair_work_cap = c;
     }
     for (int j = 0; j < ns; j++) w->cx[j] = w->bodies[w->surface_body[j]].work;
-    const size_t acted =
-        defo_contact_respond(w->pairs.pairs, w->pairs.count, w->cf, w->cv, w->cm, tau, positions,
-                             w->contact.sweeps, (double *const *)w->cx, w->pair_work);
+    const size_t acted = defo_contact_respond(
+        w->pairs.pairs, w->pairs.count, w->cf, rub ? w->cs : NULL, w->cv, w->cm, tau, positions,
+        w->contact.sweeps, (double *const *)w->cx, w->pair_work);
     if (pairs) *pairs = (defo_index)acted;
     w->stats.contacts = (defo_index)w->pairs.count;
-    for (size_t i = 0; i < w->pairs.count; i++)
+    for (size_t i = 0; i < w->pairs.count; i++) {
         if (-w->pairs.pairs[i].phi > w->stats.contact_depth)
             w->stats.contact_depth = -w->pairs.pairs[i].phi;
+    }
     w->stats.contact_seconds += now_seconds() - t0;
     return DEFO_OK;
 }

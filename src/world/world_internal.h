@@ -120,6 +120,7 @@ struct defo_world {
     int *surface_body; /* the body of each surface of a call */
     int num_surfaces;
     defo_contact_list pairs;
+    int respond_pairs; /* pairs holds the last explicit position pass's */
     defo_contact_term *terms;
     double *hess; /* terms_cap: each pair's ψ'' */
     size_t terms_cap;
