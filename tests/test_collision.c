@@ -842,6 +842,96 @@ static void test_mesh_collider_in_world(void) {
     defo_mesh_destroy(surf);
 }
 
+/* The boundary triangles of a meshed sphere as a mesh with no elements;
+ * *err gets its geometric error: the largest | |p| − r | over each
+ * triangle's corners, edge midpoints and centroid (the generator's boundary
+ * nodes lie near, not exactly on, the sphere). */
+static defo_mesh *sphere_surface(double r, double cell, double *err) {
+    defo_sphere_def sd = defo_default_sphere_def();
+    sd.radius = r;
+    sd.cell_size = cell;
+    defo_mesh *m = NULL, *s = NULL;
+    CHECK_OK(defo_generate_sphere(&sd, &m));
+    defo_boundary b;
+    CHECK_OK(defo_mesh_boundary(m, 0, &b));
+    CHECK_OK(defo_mesh_create(0, &s));
+    for (defo_index i = 0; i < m->num_nodes; i++)
+        CHECK_OK(defo_mesh_add_node(s, m->x[3 * i], m->x[3 * i + 1], m->x[3 * i + 2], NULL));
+    static const double bary[7][3] = {{1, 0, 0},
+                                      {0, 1, 0},
+                                      {0, 0, 1},
+                                      {.5, .5, 0},
+                                      {.5, 0, .5},
+                                      {0, .5, .5},
+                                      {1. / 3, 1. / 3, 1. / 3}};
+    *err = 0;
+    for (defo_index f = 0; f < b.num_faces; f++) {
+        const defo_index *t = b.faces + 3 * f;
+        CHECK_OK(defo_mesh_add_tri(s, t, 3, 0));
+        for (int q = 0; q < 7; q++) {
+            double p[3] = {0, 0, 0};
+            for (int a = 0; a < 3; a++)
+                for (int k = 0; k < 3; k++) p[k] += bary[q][a] * m->x[3 * t[a] + k];
+            *err = fmax(*err, fabs(norm3(p) - r));
+        }
+    }
+    defo_boundary_free(&b);
+    defo_mesh_destroy(m);
+    return s;
+}
+
+/* A soft block dropped on a tessellated sphere (a mesh collider) and on the
+ * analytic sphere of the same radius (the reference): its lowest node
+ * follows the same path within the tessellation's geometric error. */
+static void test_mesh_sphere_trajectory(void) {
+    const double r = 0.5;
+    double sag = 0;
+    defo_mesh *surf = sphere_surface(r, 0.06, &sag);
+    double path[2][30];
+    for (int pass = 0; pass < 2; pass++) {
+        defo_shape_def sh = defo_default_shape_def();
+        sh.type = pass ? DEFO_SHAPE_MESH : DEFO_SHAPE_SPHERE;
+        sh.radius = r;
+        sh.mesh = surf;
+        sh.center[2] = -r; /* the top at z = 0 */
+        defo_collider *c = make(&sh, 1, 0.5);
+        defo_world *w = NULL;
+        CHECK_OK(defo_world_create(NULL, &w));
+        CHECK_OK(defo_world_add_collider(w, c));
+        defo_box_def bd = defo_default_box_def();
+        bd.origin[0] = bd.origin[1] = -0.1, bd.origin[2] = 0.05;
+        bd.size[0] = bd.size[1] = bd.size[2] = 0.2;
+        bd.cells[0] = bd.cells[1] = bd.cells[2] = 2;
+        defo_mesh *m = NULL;
+        CHECK_OK(defo_generate_box(&bd, &m));
+        defo_body_def b = defo_default_body_def();
+        b.mesh = m;
+        b.material.youngs_modulus = 1e5;
+        b.material.damping_time = 0.01;
+        defo_body_id id;
+        CHECK_OK(defo_world_add_body(w, &b, &id));
+        for (int f = 0; f < 30; f++) {
+            CHECK_OK(defo_world_step(w, 1.0 / 60));
+            const double *x = defo_body_positions(w, id);
+            path[pass][f] = INFINITY;
+            for (defo_index i = 0; i < m->num_nodes; i++)
+                path[pass][f] = fmin(path[pass][f], x[3 * i + 2]);
+        }
+        defo_world_destroy(w);
+        defo_collider_destroy(c);
+        defo_mesh_destroy(m);
+    }
+    double worst = 0;
+    for (int f = 0; f < 30; f++) worst = fmax(worst, fabs(path[1][f] - path[0][f]));
+    TEST_REPORT("lowest node over 0.5 s: at most %.2e m from the analytic sphere's path (the "
+                "tessellation's error %.2e m); at rest %.5f m on the mesh, %.5f m on the sphere",
+                worst, sag, path[1][29], path[0][29]);
+    /* landed on the top (its bottom corners hang 1 cm lower over the curve) */
+    CHECK(path[0][29] < 0.005 && path[0][29] > -0.03);
+    CHECK(worst <= sag);
+    defo_mesh_destroy(surf);
+}
+
 int main(void) {
     RUN(test_validation);
     RUN(test_shapes_phi_and_gradient);
@@ -854,5 +944,6 @@ int main(void) {
     RUN(test_respond);
     RUN(test_mesh_collider);
     RUN(test_mesh_collider_in_world);
+    RUN(test_mesh_sphere_trajectory);
     return test_summary();
 }
