@@ -133,12 +133,24 @@ struct run_output {
     defo_renderer *renderer;
     double frame_lo[3], frame_hi[3];
     int peak_inverted, peak_frame;
+    long peak_pairs;   /* most contact pairs between bodies in a frame */
+    double peak_depth; /* deepest signed pair, and its frame */
+    int depth_frame;
     int skip_checkpoints;
     /* point caches: made by the first frame written (or by a resume) */
     run_cache *cache;
     int cache_ready;
     int surface_obj; /* frame OBJs: asked for, or standing in for a cache (fracture) */
 };
+
+/* The contact peaks of the run so far, with frame k's pairs and depth. */
+static void contact_peaks(run_output *r, int k, long pairs, double depth) {
+    if (pairs > r->peak_pairs) r->peak_pairs = pairs;
+    if (depth > r->peak_depth) {
+        r->peak_depth = depth;
+        r->depth_frame = k;
+    }
+}
 
 /* Body b of the run through the world (defo/world.h). */
 static const defo_mesh *body_mesh(const run_output *r, int b) {
@@ -667,6 +679,7 @@ defo_status run_output_frame(run_output *r, const run_frame_info *fi) {
         if (inverted > r->peak_inverted || r->peak_frame < 0) r->peak_frame = frame;
         if (inverted > r->peak_inverted) r->peak_inverted = (int)inverted;
     }
+    contact_peaks(r, frame, (long)fi->stats.contacts, fi->stats.contact_depth);
     /* frame k replaces any later entries (a resumed run) */
     while (r->count > frame) {
         r->count--;
@@ -740,6 +753,8 @@ defo_status run_output_resume(run_output *r, int frame) {
             r->peak_inverted = inv > r->peak_inverted ? inv : r->peak_inverted;
             r->peak_frame = k;
         }
+        const char *cp = strstr(line, "\"contacts\": "), *dp = strstr(line, "\"contact_depth\": ");
+        contact_peaks(r, k, cp ? atol(cp + 12) : 0, dp ? strtod(dp + 17, NULL) : 0);
         r->count++;
         k++;
     }
@@ -795,6 +810,11 @@ defo_status run_output_summary(run_output *r, const run_summary_info *si) {
     cli_json_begin_object(&j, "peak_inverted");
     cli_json_int(&j, "count", r->peak_inverted);
     cli_json_int(&j, "frame", r->peak_frame);
+    cli_json_end_object(&j);
+    cli_json_begin_object(&j, "peak_contact");
+    cli_json_int(&j, "pairs", r->peak_pairs);
+    cli_json_number(&j, "depth", r->peak_depth);
+    cli_json_int(&j, "depth_frame", r->peak_depth > 0 ? r->depth_frame : -1);
     cli_json_end_object(&j);
     cli_json_begin_object(&j, "final");
     cli_json_begin_array(&j, "bodies");

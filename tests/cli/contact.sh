@@ -57,6 +57,10 @@ $py - "$T/slab/stats.jsonl" <<'PY' && ok || bad "no contact pairs counted on the
 import sys, json
 print("  contact pairs at most:", max(json.loads(l)["contacts"] for l in open(sys.argv[1])))
 assert max(json.loads(l)["contacts"] for l in open(sys.argv[1])) > 0
+import os
+pc = json.load(open(os.path.join(os.path.dirname(sys.argv[1]), "summary.json")))["peak_contact"]
+assert pc["pairs"] == max(json.loads(l)["contacts"] for l in open(sys.argv[1])), pc
+assert pc["depth"] == max(json.loads(l)["contact_depth"] for l in open(sys.argv[1])), pc
 PY
 
 # 2. a mesh collider (a box written as an OBJ) against the analytic box
