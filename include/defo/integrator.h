@@ -84,8 +84,9 @@ typedef struct defo_integrator_def {
      * the material's damping_time) */
     double rayleigh_mass, rayleigh_stiffness;
     /* implicit and equilibrium solves: residual target relative to the
-     * reference force (defo/force_model.h bodies: max |f_ext| + (2μ+λ)h²,
-     * h the mean rest edge); default 1e-6, in (0, 1) */
+     * reference force (the largest load on a free node; (2μ+λ)h² when no
+     * load acts, h the mean rest edge), never below the round-off of the
+     * elastic forces; default 1e-6, in (0, 1) */
     double tolerance;
     /* The Newton solves (backward_euler and bdf2 of invertible bodies,
      * quasistatic, static); its `linear` member is ignored: see linear. */
@@ -120,6 +121,9 @@ typedef struct defo_step_body_stats {
     int precond_setups;
     defo_index collisions; /* nodes in contact at the end (response or penalty) */
     int extra_steps;       /* sub-steps beyond one a stepper took inside a step */
+    /* loaded solves that stalled, or met their target only at the round-off
+     * floor with a residual above √tolerance of the loads */
+    int unresolved;
 } defo_step_body_stats;
 
 /* One body as a stepper sees it.  The world fills it; the stepper advances
@@ -137,12 +141,14 @@ typedef struct defo_step_body {
     const unsigned char *prescribed;
     const double *target;
     defo_force_model *force;
-    double reference_force; /* [N]: max |load_i| + (2μ+λ) h² (tolerances) */
+    double reference_force; /* [N]: max |load_i| over free nodes; (2μ+λ) h² if 0 */
     void *data;             /* the stepper's */
     defo_step_body_stats stats;
     /* What changed since the last frame_start besides the steps (DEFO_CHANGED_*
      * bits, set by the world, read by frame_start, then cleared). */
     unsigned changed;
+    int loaded;            /* a load acts on a free node (reference_force is one) */
+    double residual_floor; /* [N]: round-off of the elastic forces; no target below it */
 } defo_step_body;
 
 /* defo_step_body.changed */

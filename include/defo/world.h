@@ -291,6 +291,9 @@ typedef struct defo_step_stats {
     defo_index splits;        /* MG04 §4 vertex splits */
     int yielding;             /* MG04 §3 points that flowed, summed over the frame's steps */
     double seconds;           /* wall time */
+    /* loaded equilibrium solves that stalled or met their target only at the
+     * round-off floor, short of the loads (defo_step_body_stats) */
+    int unresolved;
 } defo_step_stats;
 
 /* Advance every body by frame_dt > 0 (above).  On error the world is left

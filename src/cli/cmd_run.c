@@ -384,7 +384,7 @@ int cmd_run(int argc, char **argv) {
 
     /* 4. frames */
     long long substeps = 0, cg = 0, newton = 0;
-    int rc = CLI_OK, run = 0;
+    int rc = CLI_OK, run = 0, unresolved_said = 0;
     char failure[1024] = "";
     double loop_start = now_s();
     for (int f = start; f < total && !atomic_load(&stop_count); f++) {
@@ -401,6 +401,9 @@ int cmd_run(int argc, char **argv) {
             break;
         }
         defo_world_stats(defo_simulation_world(sim), &fi.stats);
+        if (s > 0 && fi.stats.unresolved > 0 && !unresolved_said++)
+            fprintf(stderr, "%sdefo run: warning: frame %d: %s\n", tty && !quiet ? "\n" : "", f + 1,
+                    defo_last_error());
         fi.newton_iters = fi.stats.newton_iterations;
         fi.splits = fi.stats.splits;
         newton += fi.newton_iters;

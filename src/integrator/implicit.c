@@ -481,7 +481,7 @@ defo_status defo_implicit_step(defo_stepper *stp, defo_step_body *const *bodies,
         p->linearize_at = ip_linearize_at;
         stp->set[np] = b;
         stp->xs[np] = b->x; /* xⁿ: the step's start */
-        target = fmin(target, def->tolerance * h[i] * b->reference_force);
+        target = fmin(target, h[i] * fmax(def->tolerance * b->reference_force, b->residual_floor));
         np++;
     }
     if (np > 0) {
