@@ -149,6 +149,15 @@ typedef struct defo_step_body {
     unsigned changed;
     int loaded;            /* a load acts on a free node (reference_force is one) */
     double residual_floor; /* [N]: round-off of the elastic forces; no target below it */
+    /* During topology_changed only (else NULL): new node i ≥ old_n lies at
+     * (1 − parent_w[i])·parent[i] + parent_w[i]·parent_b[i] (a fracture cut
+     * point; a copy has weight 0): history is interpolated alike. */
+    const defo_index *parent_b;
+    const double *parent_w;
+    /* n flags (may be NULL): 1 = a node of a piece that broke off a body
+     * under an equilibrium integrator, held where it is (no equilibrium: it
+     * has no support) — the equilibrium solves keep it fixed */
+    const unsigned char *held;
 } defo_step_body;
 
 /* defo_step_body.changed */

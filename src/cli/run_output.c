@@ -645,7 +645,8 @@ defo_status run_output_frame(run_output *r, const run_frame_info *fi) {
     sb_printf(&b, ", ");
     sb_num(&b, "contact_ms", 1e3 * fi->stats.contact_seconds);
     sb_printf(&b, ", ");
-    sb_printf(&b, "\"unresolved\": %d, ", fi->stats.unresolved);
+    sb_printf(&b, "\"cracks\": %d, \"held\": %d, \"unresolved\": %d, ", fi->stats.cracks,
+              fi->stats.held, fi->stats.unresolved);
     sbuf bodies = {NULL, 0, 0};
     for (int i = 0; i < r->nb && !s; i++) {
         defo_body_id id = defo_simulation_body(r->sim, i);

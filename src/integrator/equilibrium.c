@@ -362,9 +362,11 @@ static defo_status start_of(defo_equilibrium_body *d, defo_step_body *b, double 
     const size_t m = 3 * (size_t)n;
     const int predict = with_time && can_extrapolate(d, t, b->x, n);
     double *x = b->x;
+    /* the prescribed nodes at t, fixed for the solve (held ones where they are) */
     for (defo_index i = 0; i < n; i++) {
         const int pr = b->prescribed && b->prescribed[i];
-        d->constraint[i] = pr ? DEFO_CONSTRAINT_FIXED : DEFO_CONSTRAINT_NONE;
+        const int fixed = pr || (b->held && b->held[i]);
+        d->constraint[i] = fixed ? DEFO_CONSTRAINT_FIXED : DEFO_CONSTRAINT_NONE;
         if (pr) memcpy(x + 3 * (size_t)i, b->target + 3 * (size_t)i, 3 * sizeof(double));
     }
     d->predicted = 0;

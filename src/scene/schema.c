@@ -763,10 +763,10 @@ static void parse_body(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s, sc
         jv_num(c, v, &pp, "max", JV_NONNEG, &b->plasticity.max);
     }
     if ((v = jv_obj(c, o, p, "fracture"))) {
-        /* MG04 §4; which bodies may fracture is checked with the integrator
-         * (parse_root) */
+        /* MMDJ01 §2.5 planes after MG04 §4's criterion; which bodies may
+         * fracture is checked with the integrator (parse_root) */
         jv_path fp = jv_key(p, "fracture");
-        static const char *const fk[] = {"threshold", "seed", "max_splits", NULL};
+        static const char *const fk[] = {"threshold", "radius", "crack_speed", "sliver", NULL};
         jv_check_keys(c, v, &fp, fk);
         b->fracture = defo_default_fracture_def();
         if (!json_object_get(v, "threshold"))
@@ -774,19 +774,9 @@ static void parse_body(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s, sc
                      "needs \"threshold\" (the largest principal stress that breaks, Pa > 0)");
         else
             jv_num(c, v, &fp, "threshold", JV_POS, &b->fracture.threshold);
-        json_t *seed = json_object_get(v, "seed");
-        if (seed) {
-            jv_path sp = jv_key(&fp, "seed");
-            if (!json_is_integer(seed)) {
-                jv_error(c, sp.s, "expected an integer, got %s",
-                         json_is_real(seed) ? "a fraction" : jv_type_name(seed));
-            } else if (json_integer_value(seed) < 0) {
-                jv_error(c, sp.s, "%lld is not >= 0", (long long)json_integer_value(seed));
-            } else {
-                b->fracture.seed = (uint64_t)json_integer_value(seed);
-            }
-        }
-        jv_int(c, v, &fp, "max_splits", 0, 1000000000, &b->fracture.max_splits);
+        jv_num(c, v, &fp, "radius", JV_POS, &b->fracture.radius);
+        jv_num(c, v, &fp, "crack_speed", JV_POS, &b->fracture.crack_speed);
+        jv_num(c, v, &fp, "sliver", (jv_range){0, 0.45, 1, 1}, &b->fracture.sliver);
         b->has_fracture = 1;
     }
     if ((v = jv_obj(c, o, p, "embedded"))) {

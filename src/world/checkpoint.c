@@ -9,16 +9,19 @@
  *     i32 n | i32 elements | u32 nodes per element | u32 flags
  *       (1 plasticity, 2 fracture) |
  *     f64 x[3n] | f64 v[3n] |
- *     fracture: u64 generator | i32 connectivity[npe · elements] |
- *               i32 parent[n] | u8 crack_tip[n] | zero bytes to a multiple of 8 |
+ *     fracture: u64 state bytes | the fracture state (defo_fracture_save_state:
+ *               node and element origins, cracks) | zeros to a multiple of 8 |
+ *               i32 connectivity[npe · elements] | zeros to a multiple of 8 |
+ *               u8 held[n] (pieces held under equilibrium integrators) | zeros
+ *               to a multiple of 8 |
  *     plasticity: u64 values | f64 ε_plastic[values] |
  *     u64 rotation bytes | the force model's kept rotations (MTPS08 §4.4
  *       lazy updates; 0 bytes without) |
  *     u64 history bytes | the integrator's history | zeros to a multiple of 8 |
  *   u64 FNV-1a 64 of every byte before it.
  * Everything that carries from one frame to the next is here: the state,
- * the topology of fracturing bodies (an added node's rest position is its
- * parent's), plastic strains, crack tips, the generator, lazily kept
+ * the topology of fracturing bodies (an added node's rest position follows
+ * from the nodes it was made of), plastic strains, the cracks, lazily kept
  * rotations, the integrators'
  * history (BDF2's previous state, the quasistatic equilibria).  Restore
  * checks the whole file before it changes anything.
@@ -134,11 +137,17 @@ static defo_status serialize(const defo_world *w, uint64_t tag, world_buf *b, in
         defo_world_buf_put(b, bd->set_of, (size_t)n * sizeof(int32_t));
         pad8(b);
         if (bd->frac) {
-            const uint64_t rng = defo_fracture_rng_state(bd->frac);
-            defo_world_buf_put(b, &rng, 8);
+            const uint64_t fb = defo_fracture_state_bytes(bd->frac);
+            defo_world_buf_put(b, &fb, 8);
+            const size_t at = b->n;
+            unsigned char tmp[8] = {0};
+            for (uint64_t k = 0; k < fb && !b->oom; k += 8)
+                defo_world_buf_put(b, tmp, fb - k < 8 ? (size_t)(fb - k) : 8);
+            if (!b->oom) defo_fracture_save_state(bd->frac, b->p + at);
+            pad8(b);
             defo_world_buf_put(b, bd->mesh->elems, (size_t)npe * (size_t)ne * sizeof(defo_index));
-            defo_world_buf_put(b, bd->parent, (size_t)n * sizeof(defo_index));
-            defo_world_buf_put(b, defo_fracture_crack_tips(bd->frac), (size_t)n);
+            pad8(b);
+            defo_world_buf_put(b, bd->held, (size_t)n);
             pad8(b);
         }
         if (bd->plast) {
@@ -244,8 +253,9 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
         if (!h) break;
         memcpy(&n, h, 4), memcpy(&ne, h + 4, 4), memcpy(&npe, h + 8, 4), memcpy(&flags, h + 12, 4);
         const uint32_t want_flags = (bd->plast ? 1u : 0u) | (bd->frac ? 2u : 0u);
-        if (ne != bd->mesh->num_elems || npe != (uint32_t)bd->mesh->nodes_per_elem ||
-            flags != want_flags || (bd->frac ? n < bd->n0 : n != bd->n))
+        if ((bd->frac ? ne < bd->ne0 : ne != bd->mesh->num_elems) ||
+            npe != (uint32_t)bd->mesh->nodes_per_elem || flags != want_flags ||
+            (bd->frac ? n < bd->n0 : n != bd->n))
             return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                               "%s: body %d ('%s') has %d nodes and %d elements in the checkpoint, "
                               "%ld and %ld here",
@@ -269,27 +279,35 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
                 return defo_error(DEFO_ERR_PARSE, "%s: body %d: node %d in set %d of %d", what, i,
                                   (int)k, (int)v, bd->num_sets);
         }
-        const unsigned char *fr = NULL, *pl = NULL;
-        uint64_t rng = 0, values = 0, hb = 0;
+        const unsigned char *fr = NULL, *fst = NULL, *pl = NULL, *hd = NULL;
+        uint64_t fb = 0, values = 0, hb = 0;
         if (bd->frac) {
             const unsigned char *g = take(&r, 8);
-            if (g) memcpy(&rng, g, 8);
-            fr = take(&r, (size_t)npe * (size_t)ne * sizeof(defo_index) + 5 * (size_t)n);
+            if (g) memcpy(&fb, g, 8);
+            fst = take(&r, (size_t)fb);
             skip_pad(&r);
+            fr = take(&r, (size_t)npe * (size_t)ne * sizeof(defo_index));
+            skip_pad(&r);
+            hd = take(&r, (size_t)n);
+            skip_pad(&r);
+            for (int32_t k = 0; hd && k < n; k++)
+                if (hd[k] > 1)
+                    return defo_error(DEFO_ERR_PARSE, "%s: body %d: node %d held flag %d", what, i,
+                                      (int)k, (int)hd[k]);
+            defo_index fn = 0, fne = 0;
+            if (fst && defo_fracture_check_state(bd->frac, fst, (size_t)fb, &fn, &fne))
+                return defo_error_prefix("%s: body %d", what, i);
+            if (fst && (fn != n || fne != ne))
+                return defo_error(DEFO_ERR_PARSE,
+                                  "%s: body %d: fracture state of %ld nodes, %ld "
+                                  "elements in a body of %d, %d",
+                                  what, i, (long)fn, (long)fne, (int)n, (int)ne);
             for (size_t q = 0; fr && q < (size_t)npe * (size_t)ne; q++) {
                 int32_t v;
                 memcpy(&v, fr + 4 * q, 4);
                 if (v < 0 || v >= n)
                     return defo_error(DEFO_ERR_PARSE, "%s: body %d: element %zu has node %d of %d",
                                       what, i, q / npe, (int)v, (int)n);
-            }
-            for (int32_t k = 0; fr && k < n; k++) {
-                int32_t v;
-                memcpy(&v, fr + (size_t)npe * (size_t)ne * 4 + 4 * (size_t)k, 4);
-                const int ok = k < bd->n0 ? v == k : v >= 0 && v < k;
-                if (!ok)
-                    return defo_error(DEFO_ERR_PARSE, "%s: body %d: node %d has parent %d", what, i,
-                                      (int)k, (int)v);
             }
         }
         if (bd->plast) {
@@ -314,37 +332,25 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
         /* apply body i */
         defo_status s = DEFO_OK;
         if (bd->frac) {
-            const defo_index *parent =
-                (const defo_index *)(const void *)(fr + (size_t)npe * (size_t)ne * 4);
             defo_mesh *m = bd->mesh;
-            m->num_nodes = bd->n0;
-            for (int32_t k = bd->n0; k < n && !s; k++) {
-                defo_index p;
-                memcpy(&p, (const unsigned char *)parent + 4 * (size_t)k, 4);
-                double X[3];
-                memcpy(X, m->x + 3 * (size_t)p, sizeof X);
-                s = defo_mesh_add_node(m, X[0], X[1], X[2], NULL);
-            }
+            const defo_index old_n = bd->n;
+            s = defo_fracture_restore_state(bd->frac, m, bd->n0, fst, (size_t)fb);
             if (!s) {
                 memcpy(m->elems, fr, (size_t)npe * (size_t)ne * sizeof(defo_index));
-                defo_index *par = defo_malloc((size_t)n * sizeof *par + 1);
-                if (!par) return defo_error_oom("checkpoint", (size_t)n * sizeof *par);
-                memcpy(par, parent, (size_t)n * sizeof *par);
-                s = defo_fracture_restore(bd->frac, n, rng,
-                                          fr + (size_t)npe * (size_t)ne * 4 + 4 * (size_t)n, par);
-                const defo_index old_n = bd->n;
-                if (!s) s = defo_world_body_resize(w, bd, n);
-                if (!s) {
-                    memcpy(bd->parent, par, (size_t)n * sizeof *par);
-                    for (defo_index k = bd->n0; k < n; k++) {
-                        bd->set_of[k] = bd->set_of[par[k]];
-                        bd->prescribed[k] = bd->prescribed[par[k]];
-                        memset(bd->dead + 3 * (size_t)k, 0, 3 * sizeof(double));
-                    }
-                }
-                defo_free(par);
-                if (!s) s = defo_world_body_rebuild(w, bd, old_n < n ? old_n : n);
+                const defo_index *org = defo_fracture_elem_origin(bd->frac);
+                for (defo_index e = bd->ne0; m->elem_tag && e < ne; e++)
+                    m->elem_tag[e] = m->elem_tag[org[e]];
+                s = defo_world_body_resize(w, bd, n);
             }
+            if (!s) {
+                const defo_index *pa;
+                defo_fracture_node_origin(bd->frac, &pa, NULL, NULL);
+                for (defo_index k = 0; k < n; k++) bd->parent[k] = pa[k];
+                s = defo_world_plasticity_resize(bd, 0, NULL);
+            }
+            for (int k = 0; k < bd->num_tractions && !s; k++)
+                s = defo_world_traction_remap(bd, &bd->tractions[k]);
+            if (!s) s = defo_world_body_rebuild(w, bd, old_n < n ? old_n : n);
         }
         if (!s && !defo_world_material_equal(&md, &bd->mat_def)) {
             bd->mat_def = md;
@@ -363,6 +369,7 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
         if (pl) memcpy(defo_plasticity_strain(bd->plast), pl, (size_t)values * sizeof(double));
         s = defo_force_model_restore_history(bd->force, rot, (size_t)rb);
         if (s) return defo_error_prefix("%s: body %d", what, i);
+        if (hd) memcpy(bd->held, hd, (size_t)n);
         world_integrator *wi = &w->integrators[bd->integrator];
         s = wi->ops->restore_history(wi->stepper, &bd->sb, hist, (size_t)hb);
         if (s) return defo_error_prefix("%s: body %d", what, i);

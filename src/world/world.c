@@ -84,9 +84,12 @@ static void body_free(defo_world *w, world_body *b) {
     for (int k = 0; k < b->num_tractions; k++) {
         defo_free(b->tractions[k].elem);
         defo_free(b->tractions[k].face);
+        defo_free(b->tractions[k].corners);
+        defo_free(b->tractions[k].origin);
     }
     defo_free(b->tractions);
     defo_free(b->prescribed);
+    defo_free(b->held);
     defo_free(b->set_of);
     defo_free(b->sets);
     defo_free(b->parent);
@@ -206,6 +209,7 @@ defo_status defo_world_body_resize(defo_world *w, world_body *b, defo_index n) {
         GROW(mass, double, cap);
         GROW(work, double, cap);
         GROW(prescribed, unsigned char, cap);
+        GROW(held, unsigned char, cap);
         GROW(set_of, int, cap);
         GROW(parent, defo_index, cap);
         const size_t old = (size_t)b->cap;
@@ -214,6 +218,7 @@ defo_status defo_world_body_resize(defo_world *w, world_body *b, defo_index n) {
         memset(b->dead + 3 * old, 0, 3 * (size_t)(cap - b->cap) * sizeof(double));
         memset(b->target + 3 * old, 0, 3 * (size_t)(cap - b->cap) * sizeof(double));
         memset(b->prescribed + old, 0, (size_t)(cap - b->cap));
+        memset(b->held + old, 0, (size_t)(cap - b->cap));
         for (defo_index i = b->cap; i < cap; i++) b->set_of[i] = -1, b->parent[i] = i;
         b->cap = cap;
     }
@@ -309,6 +314,7 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
     b->sb.mass = b->mass;
     b->sb.load = b->load;
     b->sb.prescribed = b->prescribed;
+    b->sb.held = b->held;
     b->sb.target = b->target;
     if (b->sb.data && old_n >= 0) {
         world_integrator *wi = &w->integrators[b->integrator];
@@ -377,15 +383,16 @@ defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_bo
     if (!s) s = defo_world_body_resize(w, b, b->mesh->num_nodes);
     if (!s) {
         b->n0 = b->n;
+        b->ne0 = b->mesh->num_elems;
         memcpy(b->x, b->mesh->x, 3 * (size_t)b->n * sizeof(double));
         for (defo_index i = 0; i < b->n; i++) b->parent[i] = i;
         if (def->plasticity) {
+            b->plast_def = *def->plasticity;
             const defo_element_ops *ops = defo_element_ops_for_mesh(b->mesh);
             s = defo_plasticity_create(def->plasticity, b->mesh->num_elems,
                                        ops->stiffness.num_points, &b->plast);
         }
     }
-    if (!s && def->fracture) s = defo_fracture_create(b->mesh, def->fracture, &b->frac);
     if (!s && def->fibres) {
         /* ITF04 §6.1 directions per stiffness point (checked by the rest data) */
         const defo_element_ops *ops = defo_element_ops_for_mesh(b->mesh);
@@ -399,6 +406,13 @@ defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_bo
     if (!s) {
         b->mean_edge = defo_mesh_mean_edge(b->mesh);
         s = defo_world_body_rebuild(w, b, -1);
+    }
+    if (!s && def->fracture) {
+        /* the crack speed by default: the longitudinal wave speed (MMDJ01 §2.5) */
+        defo_fracture_def fd = *def->fracture;
+        if (fd.crack_speed == 0)
+            fd.crack_speed = sqrt(defo_material_stiffness_scale(b->mat) / b->mat_def.density);
+        s = defo_fracture_create(b->mesh, &fd, &b->frac);
     }
     if (s) {
         defo_error_prefix("body '%s'", b->name);
@@ -567,6 +581,7 @@ defo_status defo_body_add_traction(defo_world *w, defo_body_id id, const defo_re
     double a = 0, *scratch = NULL;
     if (!s && t.count == 0)
         s = defo_error(DEFO_ERR_INVALID_ARGUMENT, "selects no boundary face of body '%s'", b->name);
+    if (!s) s = defo_world_traction_record(b, &t);
     if (!s) {
         scratch = defo_calloc(3 * (size_t)b->n + 1, sizeof(double));
         s = scratch ? defo_element_face_load(b->mesh, t.elem, t.face, t.count, t.t, scratch, &a)
@@ -581,6 +596,8 @@ defo_status defo_body_add_traction(defo_world *w, defo_body_id id, const defo_re
     if (s) {
         defo_free(t.elem);
         defo_free(t.face);
+        defo_free(t.corners);
+        defo_free(t.origin);
         return s;
     }
     b->tractions = nt;
@@ -738,6 +755,13 @@ defo_status defo_body_components(const defo_world *w, defo_body_id id, defo_inde
     return defo_mesh_components(b->mesh, NULL, count);
 }
 
+const defo_crack *defo_body_cracks(const defo_world *w, defo_body_id id, int *count) {
+    world_body *b = get_body(w, id);
+    const int n = b && b->frac ? defo_fracture_num_cracks(b->frac) : 0;
+    if (count) *count = n;
+    return n ? defo_fracture_crack(b->frac, 0) : NULL;
+}
+
 defo_status defo_body_plastic_strain(const defo_world *w, defo_body_id id, double *out) {
     world_body *b = get_body(w, id);
     if (!b || !out)
@@ -843,7 +867,8 @@ static defo_status loads(world_body *b) {
     }
     for (defo_index i = 0; i < b->n; i++) {
         const double *f = b->load + 3 * (size_t)i;
-        if (!b->prescribed[i]) fbig = fmax(fbig, sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]));
+        if (!b->prescribed[i] && !b->held[i])
+            fbig = fmax(fbig, sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]));
     }
     for (size_t j = 0; j < m; j++) xbig = fmax(xbig, fmax(fabs(b->x[j]), fabs(b->mesh->x[j])));
     const double h = b->mean_edge, k = defo_material_stiffness_scale(b->mat);
@@ -853,41 +878,8 @@ static defo_status loads(world_body *b) {
     return DEFO_OK;
 }
 
-/* MG04 §4: one fracture pass on body b; a split grows its arrays (new nodes
- * copy their parent's state and prescribed set) and rebuilds it. */
-static defo_status fracture(defo_world *w, world_body *b) {
-    defo_fracture_stats fs;
-    const defo_index old_n = b->n;
-    defo_status s = defo_fracture_step(b->frac, b->mesh, b->force, b->x, &fs);
-    if (s) return defo_error_prefix("body '%s': fracture", b->name);
-    w->stats.splits += fs.splits;
-    if (fs.splits == 0) return DEFO_OK;
-    s = defo_world_body_resize(w, b, b->mesh->num_nodes);
-    if (s) return s;
-    const defo_index *par = defo_fracture_parents(b->frac);
-    for (defo_index i = old_n; i < b->n; i++) {
-        const defo_index p = par[i];
-        b->parent[i] = p;
-        memcpy(b->x + 3 * (size_t)i, b->x + 3 * (size_t)p, 3 * sizeof(double));
-        memcpy(b->v + 3 * (size_t)i, b->v + 3 * (size_t)p, 3 * sizeof(double));
-        memset(b->dead + 3 * (size_t)i, 0, 3 * sizeof(double));
-        b->set_of[i] = b->set_of[p];
-        b->prescribed[i] = b->prescribed[p];
-    }
-    s = defo_world_body_rebuild(w, b, old_n);
-    /* a split node shares its dead load with its copy in proportion to their
-     * (new) masses, as the masses themselves are shared: the total is kept */
-    for (defo_index i = old_n; !s && i < b->n; i++) {
-        const defo_index p = b->parent[i];
-        const double share = b->mass[i] / (b->mass[i] + b->mass[p]);
-        for (int k = 0; k < 3; k++) {
-            const double f = b->dead[3 * (size_t)p + k] * share;
-            b->dead[3 * (size_t)i + k] = f;
-            b->dead[3 * (size_t)p + k] -= f;
-        }
-    }
-    if (!s) s = loads(b);
-    return s;
+defo_status defo_world_body_loads(world_body *b) {
+    return loads(b);
 }
 
 static double now_seconds(void) {
@@ -949,7 +941,7 @@ static defo_status step_integrator(defo_world *w, int integ, double t0, double T
         for (int i = 0; i < count; i++) {
             world_body *b = &w->bodies[w->set[i]->index];
             defo_status s = DEFO_OK;
-            if (b->frac && !b->frac_paused) s = fracture(w, b);
+            if (b->frac && !b->frac_paused) s = defo_world_fracture(w, b, ctx.t, dt);
             if (!s && b->plast) {
                 defo_plasticity_stats ps;
                 s = defo_plasticity_update(b->plast, b->force, b->x, dt, &ps);

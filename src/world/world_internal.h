@@ -27,6 +27,11 @@ typedef struct world_traction {
     defo_index count;
     defo_index *elem;
     int8_t *face;
+    /* the faces as added: rest triangles (9 each) of original elements, so
+     * bisected faces stay loaded (topology.c) */
+    defo_index rec_count;
+    double *corners;
+    defo_index *origin;
 } world_traction;
 
 /* An activation group (defo_body_add_activation): its schedule, or a
@@ -57,6 +62,9 @@ typedef struct world_body {
     double *target;        /* 3n: prescribed positions at the end of the step */
     double *work;          /* n: per-node scratch (energy sums, penalty) */
     unsigned char *prescribed;
+    /* n: nodes of a piece that broke off a body under an equilibrium
+     * integrator, held rigidly where it broke (topology.c) */
+    unsigned char *held;
     int *set_of; /* n: prescribed set of each node, −1 for none */
     world_set *sets;
     int num_sets;
@@ -64,8 +72,10 @@ typedef struct world_body {
     int num_tractions;
     defo_index *parent; /* n */
     defo_index n0;      /* nodes before any split */
+    defo_index ne0;     /* elements before any split */
     double mean_edge;   /* rest, for tolerances and penalty stiffness */
     defo_plasticity *plast;
+    defo_plasticity_def plast_def;
     defo_fracture *frac;
     int frac_paused;        /* defo_body_pause_fracture */
     double *fibres;         /* 3 per (element, point): ITF04 §6.1 directions, or NULL */
@@ -176,8 +186,18 @@ void defo_world_contact_free(world_body *b);
 /* world.c, used by checkpoint.c */
 defo_status defo_world_body_resize(defo_world *w, world_body *b, defo_index n);
 defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old_n);
+/* The stepper's loads and residual scales from the dead loads, tractions and
+ * gravity (every frame start, and after a topology change). */
+defo_status defo_world_body_loads(world_body *b);
 /* Field by field (a struct's padding may differ). */
 int defo_world_material_equal(const defo_material_def *a, const defo_material_def *b);
+
+/* topology.c: a fracture pass and what it changes besides the mesh */
+defo_status defo_world_fracture(defo_world *w, world_body *b, double t, double dt);
+defo_status defo_world_traction_record(world_body *b, world_traction *t);
+defo_status defo_world_traction_remap(world_body *b, world_traction *t);
+defo_status defo_world_plasticity_resize(world_body *b, defo_index old_ne,
+                                         const defo_index *parent);
 
 /* checkpoint.c */
 void defo_world_buf_put(world_buf *b, const void *src, size_t n);
