@@ -37,6 +37,7 @@
 #include "defo/material.h"
 #include "defo/mesh.h"
 #include "defo/plasticity.h"
+#include "defo/rigid.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -220,6 +221,11 @@ DEFO_API defo_status defo_body_count_inverted(const defo_world *world, defo_body
 /* Connected components of the body's elements (1 until it breaks apart). */
 DEFO_API defo_status defo_body_components(const defo_world *world, defo_body_id id,
                                           defo_index *count);
+/* The rigid state of a body stepped by the rigid or hybrid integrator
+ * (defo/rigid.h: mass, principal moments, centre, orientation, velocity,
+ * angular momentum); DEFO_ERR_INVALID_ARGUMENT for another body. */
+DEFO_API defo_status defo_body_rigid(const defo_world *world, defo_body_id id,
+                                     defo_rigid_body *out);
 /* The body's cracks so far (MMDJ01 §2.5, defo/fracture.h), oldest first;
  * *count gets their number (0, and NULL returned, without fracture). */
 DEFO_API const defo_crack *defo_body_cracks(const defo_world *world, defo_body_id id, int *count);

@@ -809,8 +809,10 @@ defo_status defo_fracture_step(defo_fracture *f, defo_mesh *mesh, defo_force_mod
         if (!st) st = open_faces(f, mesh, c, &s);
         if (!st && (c->reach >= f->def.radius || c->reach >= far)) {
             c->done = 1;
-            f->next_start =
-                isinf(f->def.crack_speed) ? t + dt : t + dt + c->reach / f->def.crack_speed;
+            /* dt = ∞ (an impact's analysis): the next crack may follow at once */
+            f->next_start = isinf(dt)                   ? t
+                            : isinf(f->def.crack_speed) ? t + dt
+                                                        : t + dt + c->reach / f->def.crack_speed;
         }
     }
     f->n = mesh->num_nodes;

@@ -143,6 +143,8 @@ static void parse_material(jv_ctx *c, json_t *m, const jv_path *p, defo_material
 #define B2       (1u << DEFO_INTEGRATOR_BDF2)
 #define QS       (1u << DEFO_INTEGRATOR_QUASISTATIC)
 #define ST       (1u << DEFO_INTEGRATOR_STATIC)
+#define RG       (1u << DEFO_INTEGRATOR_RIGID)
+#define HY       (1u << DEFO_INTEGRATOR_HYBRID)
 #define IMPLICIT (BE | B2)
 #define SOLVES   (BE | B2 | QS | ST)
 #define ALL      (NM | BE | B2 | QS | ST)
@@ -249,12 +251,25 @@ static void read_cg(jv_ctx *c, json_t *o, const jv_path *p, const char *key, sce
     jv_num(c, cg, &cp, "tolerance", (jv_range){0, 1, 0, 0}, &si->def.linear.tolerance);
 }
 
+static void read_restitution(jv_ctx *c, json_t *o, const jv_path *p, const char *key,
+                             scene_integrator *si) {
+    jv_num(c, o, p, key, (jv_range){0, 1, 1, 1}, &si->def.restitution);
+}
+static void read_impact_radius(jv_ctx *c, json_t *o, const jv_path *p, const char *key,
+                               scene_integrator *si) {
+    jv_num(c, o, p, key, (jv_range){0, 10, 0, 1}, &si->def.impact_radius);
+}
+static void read_fragment_size(jv_ctx *c, json_t *o, const jv_path *p, const char *key,
+                               scene_integrator *si) {
+    jv_num(c, o, p, key, JV_POS, &si->def.fragment_size);
+}
+
 static const struct integ_row {
     const char *key;
     unsigned kinds;
     integ_reader read;
 } integ_rows[] = {
-    {"time_step", NM | IMPLICIT, read_time_step},
+    {"time_step", NM | IMPLICIT | RG | HY, read_time_step},
     {"max_dt", NM, read_time_step}, /* newmark's name for time_step in scenes before bdf2 */
     {"cfl", NM, read_cfl},
     {"rayleigh_mass", NM | IMPLICIT, read_rayleigh},
@@ -263,7 +278,7 @@ static const struct integ_row {
     {"cg_fixed_iterations", IMPLICIT, read_fixed_iterations},
     {"precond", ALL, read_precond},
     {"solver", SOLVES, read_solver},
-    {"tolerance", SOLVES, read_tolerance},
+    {"tolerance", SOLVES | HY, read_tolerance},
     {"max_iterations", SOLVES, read_max_iterations},
     {"line_search", SOLVES, read_line_search},
     {"forcing", SOLVES, read_forcing},
@@ -272,6 +287,9 @@ static const struct integ_row {
     {"contact_stiffness", QS | ST, read_contact},
     {"rotation_interval", ALL, read_rotation_interval},
     {"lazy_tolerance", ALL, read_lazy},
+    {"restitution", RG | HY, read_restitution},
+    {"impact_radius", HY, read_impact_radius},
+    {"fragment_size", HY, read_fragment_size},
 };
 
 /* Parse an "integrator" object (NULL: newmark's defaults) into the scene's
@@ -282,16 +300,11 @@ int scene_add_integrator(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s) 
     defo_integrator_kind kind = DEFO_INTEGRATOR_NEWMARK;
     const char *type = o ? jv_str(c, o, p, "type") : NULL;
     if (type) {
-        static const char *const types[] = {"newmark", "backward_euler", "bdf2", "quasistatic",
-                                            "static",  "hybrid",         NULL};
+        static const char *const types[] = {"newmark", "backward_euler", "bdf2",   "quasistatic",
+                                            "static",  "rigid",          "hybrid", NULL};
         jv_path tp = jv_key(p, "type");
         int k = jv_word(c, type, &tp, types);
-        if (k == 5)
-            jv_error(c, tp.s,
-                     "'hybrid' (MMDJ01 §2.6 rigid bodies with static analysis at impacts) is not "
-                     "available yet (newmark, backward_euler, bdf2, quasistatic, static)");
-        else if (k >= 0)
-            kind = (defo_integrator_kind)k;
+        if (k >= 0) kind = (defo_integrator_kind)k;
     }
     si.def = defo_default_integrator_def(kind);
     si.rotation_interval = -1;

@@ -114,6 +114,45 @@ void defo_world_contact_free(world_body *b) {
     b->inv_mass = NULL;
 }
 
+defo_status defo_world_probe(void *ctx, const defo_step_body *sb, double t, const double *x,
+                             double margin, defo_node_contact *out, defo_index cap,
+                             defo_index *count) {
+    defo_world *w = ctx;
+    defo_index k = 0;
+    for (defo_index i = 0; i < sb->n; i++) {
+        if (sb->prescribed && sb->prescribed[i]) continue;
+        const double *p = x + 3 * (size_t)i;
+        double best = INFINITY, n[3] = {0, 0, 1}, vel[3] = {0, 0, 0}, mu = 0;
+        for (int c = 0; c < w->num_colliders; c++) {
+            double nc[3], vc[3];
+            const double phi = defo_collider_phi(w->colliders[c], t, p, nc, vc);
+            if (!isfinite(phi))
+                return defo_error(DEFO_ERR_NUMERICAL,
+                                  "body '%s': node %ld: collider %d: "
+                                  "non-finite distance",
+                                  sb->name, (long)i, c);
+            if (phi < best) {
+                best = phi;
+                memcpy(n, nc, sizeof n);
+                memcpy(vel, vc, sizeof vel);
+                mu = defo_collider_friction(w->colliders[c]);
+            }
+        }
+        if (!(best < margin)) continue;
+        if (k < cap) {
+            defo_node_contact *o = &out[k];
+            o->node = i;
+            o->phi = best;
+            memcpy(o->normal, n, sizeof n);
+            memcpy(o->velocity, vel, sizeof vel);
+            o->friction = mu;
+        }
+        k++;
+    }
+    *count = k;
+    return DEFO_OK;
+}
+
 defo_status defo_world_contact_sources(defo_world *w, world_body *b) {
     defo_contact_source *ns = defo_realloc(b->src, (size_t)(w->num_colliders + 1) * sizeof *ns);
     if (!ns) return defo_error_oom("contact sources", sizeof *ns);

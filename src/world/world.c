@@ -308,6 +308,16 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
                               (long)i);
     b->sb.force = b->force;
     b->sb.mesh = b->mesh;
+    b->sb.wave_speed = sqrt(defo_material_stiffness_scale(b->mat) / rho);
+    b->sb.breaks = 0;
+    if (b->frac) {
+        /* hybrid: a piece below fragment_size³ no longer breaks */
+        double fs = w->integrators[b->integrator].def.fragment_size, vol = 0;
+        if (!(fs > 0)) fs = 2 * defo_mesh_mean_edge(b->mesh);
+        const double *ev = defo_element_rest_volume(rest);
+        for (defo_index e = 0; e < b->mesh->num_elems; e++) vol += ev[e];
+        b->sb.breaks = vol >= fs * fs * fs;
+    }
     b->sb.n = b->n;
     b->sb.x = b->x;
     b->sb.v = b->v;
@@ -755,6 +765,18 @@ defo_status defo_body_components(const defo_world *w, defo_body_id id, defo_inde
     return defo_mesh_components(b->mesh, NULL, count);
 }
 
+defo_status defo_body_rigid(const defo_world *w, defo_body_id id, defo_rigid_body *out) {
+    world_body *b = get_body(w, id);
+    if (!b || !out)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_rigid: invalid body id");
+    if (!b->sb.rigid)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "body '%s' is not stepped rigidly (integrator %s)", b->name,
+                          w->integrators[b->integrator].ops->name);
+    *out = *b->sb.rigid;
+    return DEFO_OK;
+}
+
 const defo_crack *defo_body_cracks(const defo_world *w, defo_body_id id, int *count) {
     world_body *b = get_body(w, id);
     const int n = b && b->frac ? defo_fracture_num_cracks(b->frac) : 0;
@@ -925,6 +947,7 @@ static defo_status step_integrator(defo_world *w, int integ, double t0, double T
     if (w->num_colliders > 0) {
         ctx.respond = defo_world_respond;
         ctx.penalty = defo_world_penalty;
+        ctx.probe = defo_world_probe;
     }
     if (defo_world_has_body_contact(w)) {
         ctx.contact_begin = defo_world_contact_begin;

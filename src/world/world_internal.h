@@ -160,6 +160,9 @@ defo_status defo_world_respond(void *ctx, const defo_step_body *b, double t_end,
 defo_status defo_world_penalty(void *ctx, const defo_step_body *b, double t, const double *x,
                                const double *x_start, double dt, double *energy, double *force,
                                double *blocks, defo_index *count, defo_index *capped);
+defo_status defo_world_probe(void *ctx, const defo_step_body *b, double t, const double *x,
+                             double margin, defo_node_contact *out, defo_index cap,
+                             defo_index *count);
 /* (Re)build body b's penalty sources for its integrator's stiffness, and
  * its contact surface for its (new) mesh. */
 defo_status defo_world_contact_sources(defo_world *w, world_body *b);
