@@ -178,6 +178,10 @@ typedef struct defo_step_body {
      * not below the fragment size); its longitudinal wave speed √((λ+2μ)/ρ) */
     int breaks;
     double wave_speed;
+    /* hybrid: the nodes the last impact's analysis anchored (n flags, or
+     * NULL): the stress next to an anchor is the anchor's, no crack starts
+     * there (defo_fracture_step's held nodes) */
+    const unsigned char *anchors;
     int loaded;            /* a load acts on a free node (reference_force is one) */
     double residual_floor; /* [N]: round-off of the elastic forces; no target below it */
     /* During topology_changed only (else NULL): new node i ≥ old_n lies at

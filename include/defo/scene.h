@@ -99,7 +99,8 @@ enum {
     DEFO_OUT_FIELD_MAX_PRINCIPAL = 1u << 5,
     DEFO_OUT_FIELD_PLASTIC_STRAIN = 1u << 6,
     DEFO_OUT_FIELD_BODY_ID = 1u << 7,
-    DEFO_OUT_FIELD_ALL = 0xffu
+    DEFO_OUT_FIELD_MIN_PRINCIPAL = 1u << 8,
+    DEFO_OUT_FIELD_ALL = 0x1ffu
 };
 DEFO_API const defo_scene_outputs *defo_scene_get_outputs(const defo_scene *scene);
 

@@ -304,6 +304,8 @@ typedef struct defo_step_stats {
     double seconds;           /* wall time */
     int cracks;               /* MMDJ01 §2.5 cracks started */
     int held;                 /* pieces broken off under static/quasistatic, held in place */
+    int impacts;              /* hybrid: impacts analysed */
+    int fragments;            /* hybrid: bodies made by breaking (the broken ones removed) */
     /* loaded equilibrium solves that stalled or met their target only at the
      * round-off floor, short of the loads (defo_step_body_stats) */
     int unresolved;

@@ -451,10 +451,10 @@ int cmd_run(int argc, char **argv) {
     int peak = run_output_peak_inverted(out, &peak_frame);
     defo_index final_inv = 0;
     defo_world *w = defo_simulation_world(sim);
-    for (int b = 0; b < defo_simulation_num_bodies(sim); b++) {
+    for (int b = 0; b < defo_world_num_bodies(w); b++) {
         defo_index bi = 0;
-        defo_body_count_inverted(w, defo_simulation_body(sim, b), &bi);
-        final_inv += bi;
+        const defo_body_id id = defo_world_body(w, b);
+        if (defo_body_is_valid(w, id) && !defo_body_count_inverted(w, id, &bi)) final_inv += bi;
     }
     if (interrupted && done < total && !rc) {
         if (tty && !quiet) fputc('\n', stderr); /* after the progress bar */

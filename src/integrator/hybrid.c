@@ -77,6 +77,7 @@ static defo_status hy_alloc(const defo_integrator_def *def, defo_step_body *b) {
         h->fixed = defo_calloc((size_t)b->n + 1, 1);
         if (!h->u || !h->f || !h->fixed)
             return defo_error_oom("hybrid body", 7 * (size_t)b->n * sizeof(double));
+        b->anchors = b->anchors ? h->fixed : NULL; /* the analysis redoes them */
         defo_newton_destroy(h->newton);
         h->newton = NULL;
         defo_newton_def nd = def->newton;
@@ -170,6 +171,9 @@ static defo_status analyse(const defo_integrator_def *def, defo_step_body *b) {
     memcpy(h->u, X, 3 * (size_t)n * sizeof(double));
     h->b = b;
     h->status = DEFO_OK;
+    /* every analysis from scratch: no factorisation carried from an earlier
+     * impact (it would be history a checkpoint does not hold) */
+    defo_newton_invalidate(h->newton);
     defo_newton_problem p;
     memset(&p, 0, sizeof p);
     p.n = n;
@@ -205,6 +209,7 @@ static defo_status analyse(const defo_integrator_def *def, defo_step_body *b) {
     }
     h->pending = 1;
     b->impact = 1;
+    b->anchors = h->fixed;
     return st;
 }
 
@@ -233,6 +238,7 @@ static defo_status hy_step(defo_stepper *s, defo_step_body *const *bodies, int c
             defo_rb_place(b);
             h->pending = 0;
             b->impact = 0;
+            b->anchors = NULL;
         }
         double approach = 0;
         defo_status st = defo_rb_step(&s->def, b, ctx, &approach);
@@ -285,35 +291,71 @@ static void hy_frame_start(defo_stepper *s, defo_step_body *b) {
     defo_rb_frame_start(b);
 }
 
-/* history: the rigid state, then whether x shows an impact's analysis */
+/* history: the rigid state, whether x shows an impact's analysis the world
+ * has not yet broken the body by, and then that impact (its point, its
+ * loads, its anchors: a crack re-analyses with them) */
+static size_t pending_bytes(const defo_step_body *b) {
+    return 24 + 24 * (size_t)b->n + ((size_t)b->n + 7) / 8 * 8;
+}
 static size_t hy_history_bytes(const defo_stepper *s, const defo_step_body *b) {
     (void)s;
-    return defo_rb_history_bytes(b) + 8;
+    const defo_rb_body *d = b->data;
+    const hy_body *h = d->extra;
+    return defo_rb_history_bytes(b) + 8 + (h->pending ? pending_bytes(b) : 0);
 }
 static void hy_save(const defo_stepper *s, const defo_step_body *b, void *out) {
     (void)s;
     const defo_rb_body *d = b->data;
     const hy_body *h = d->extra;
-    defo_rb_save(b, out);
+    unsigned char *o = out;
+    defo_rb_save(b, o);
+    o += defo_rb_history_bytes(b);
     const double pending = h->pending;
-    memcpy((unsigned char *)out + defo_rb_history_bytes(b), &pending, 8);
+    memcpy(o, &pending, 8);
+    if (!h->pending) return;
+    o += 8;
+    memcpy(o, h->point, 24);
+    memcpy(o + 24, h->fext, 24 * (size_t)b->n);
+    memset(o + 24 + 24 * (size_t)b->n, 0, ((size_t)b->n + 7) / 8 * 8);
+    memcpy(o + 24 + 24 * (size_t)b->n, h->fixed, (size_t)b->n);
 }
 static defo_status hy_restore(defo_stepper *s, defo_step_body *b, const void *in, size_t size) {
     (void)s;
     defo_rb_body *d = b->data;
     hy_body *h = d->extra;
     const size_t rb = defo_rb_history_bytes(b);
-    if (size != rb + 8)
-        return defo_error(DEFO_ERR_PARSE, "hybrid state of body '%s': %zu bytes, %zu expected",
-                          b->name, size, rb + 8);
+    double pending = 0;
+    if (size >= rb + 8) memcpy(&pending, (const unsigned char *)in + rb, 8);
+    if ((pending != 0 && pending != 1) || size != rb + 8 + (pending != 0 ? pending_bytes(b) : 0))
+        return defo_error(DEFO_ERR_PARSE, "hybrid state of body '%s': %zu bytes, bad impact record",
+                          b->name, size);
+    const unsigned char *p = (const unsigned char *)in + rb + 8;
+    if (pending != 0) {
+        double pt[3];
+        memcpy(pt, p, 24);
+        for (size_t k = 0; k < 3 * (size_t)b->n + 3; k++) {
+            double v;
+            memcpy(&v, p + 8 * k, 8);
+            if (!isfinite(v))
+                return defo_error(DEFO_ERR_PARSE, "hybrid state of body '%s': impact not finite",
+                                  b->name);
+        }
+        for (defo_index i = 0; i < b->n; i++)
+            if (p[24 + 24 * (size_t)b->n + (size_t)i] > DEFO_CONSTRAINT_FIXED)
+                return defo_error(DEFO_ERR_PARSE, "hybrid state of body '%s': bad anchors",
+                                  b->name);
+    }
     defo_status st = defo_rb_restore(b, in, rb);
     if (st) return st;
-    double pending;
-    memcpy(&pending, (const unsigned char *)in + rb, 8);
-    if (pending != 0 && pending != 1)
-        return defo_error(DEFO_ERR_PARSE, "hybrid state of body '%s': bad impact flag", b->name);
     h->pending = pending != 0;
-    b->impact = 0; /* the world's fracture passes ran before the checkpoint */
+    if (h->pending) {
+        memcpy(h->point, p, 24);
+        memcpy(h->fext, p + 24, 24 * (size_t)b->n);
+        memcpy(h->fixed, p + 24 + 24 * (size_t)b->n, (size_t)b->n);
+    }
+    /* x shows the analysis; the world breaks the body at the next step */
+    b->impact = h->pending;
+    b->anchors = h->pending ? h->fixed : NULL;
     return DEFO_OK;
 }
 static size_t hy_bytes(const defo_stepper *s, const defo_step_body *b) {

@@ -1000,9 +1000,16 @@ static void parse_collider(jv_ctx *c, json_t *o, const jv_path *p, const defo_sc
 }
 
 /* ------------------------------------------------------------- outputs */
-static const char *const field_names[] = {"displacement",   "velocity",  "J",
-                                          "inverted",       "von_mises", "max_principal_stress",
-                                          "plastic_strain", "body_id",   NULL};
+static const char *const field_names[] = {"displacement",
+                                          "velocity",
+                                          "J",
+                                          "inverted",
+                                          "von_mises",
+                                          "max_principal_stress",
+                                          "plastic_strain",
+                                          "body_id",
+                                          "min_principal_stress",
+                                          NULL};
 
 static void parse_outputs(jv_ctx *c, json_t *o, const jv_path *p, defo_scene_outputs *out) {
     static const char *const keys[] = {"vtu",    "surface_obj", "png", "checkpoint",
@@ -1145,6 +1152,23 @@ void scene_parse_root(jv_ctx *c, json_t *root, defo_scene *s, const char *base_d
         const scene_body *b = &s->bodies[i];
         jv_path ep = jv_index(&bp, (size_t)i);
         scene_check_fibres(c, &ep, b);
+        const defo_integrator_kind kind = b->integrator >= 0 && b->integrator < s->num_integrators
+                                              ? s->integrators[b->integrator].def.kind
+                                              : DEFO_INTEGRATOR_NEWMARK;
+        if ((kind == DEFO_INTEGRATOR_RIGID || kind == DEFO_INTEGRATOR_HYBRID) && b->num_fixed > 0) {
+            /* MMDJ01 §2.7: such a body moves as one piece */
+            jv_path xp = jv_key(&ep, "fixed");
+            jv_error(c, xp.s,
+                     "a body under the %s integrator moves as one rigid piece and cannot have "
+                     "fixed nodes: support it with a collider",
+                     defo_integrator_name(kind));
+        }
+        if (kind == DEFO_INTEGRATOR_HYBRID && b->has_plasticity) {
+            jv_path xp = jv_key(&ep, "plasticity");
+            jv_error(c, xp.s,
+                     "not available under the hybrid integrator (MMDJ01 §2.4's rest-shape reset "
+                     "at impacts is not built): its bodies deform only while an impact lasts");
+        }
         if (b->has_fracture && b->has_embedded) {
             /* MG04 §5.2 (the embedded surface cut along the cracks, kept
              * watertight) is not implemented: a fracturing body writes its

@@ -221,7 +221,8 @@ static defo_status hold_free_pieces(defo_world *w, world_body *b) {
 defo_status defo_world_fracture(defo_world *w, world_body *b, double t, double dt) {
     defo_fracture_stats fs;
     const defo_index old_n = b->n, old_ne = b->mesh->num_elems;
-    defo_status s = defo_fracture_step(b->frac, b->mesh, b->force, b->x, b->prescribed, t, dt, &fs);
+    defo_status s = defo_fracture_step(b->frac, b->mesh, b->force, b->x,
+                                       b->sb.anchors ? b->sb.anchors : b->prescribed, t, dt, &fs);
     if (s) return defo_error_prefix("body '%s': fracture", b->name);
     w->stats.splits += fs.nodes_added;
     w->stats.cracks += fs.cracks;

@@ -67,7 +67,7 @@ defo_status defo_world_create(const defo_world_def *def, defo_world **out) {
     return DEFO_OK;
 }
 
-static void body_free(defo_world *w, world_body *b) {
+void defo_world_body_free(defo_world *w, world_body *b) {
     if (b->sb.data && b->integrator >= 0 && b->integrator < w->num_integrators) {
         world_integrator *wi = &w->integrators[b->integrator];
         wi->ops->detach(wi->stepper, &b->sb);
@@ -78,6 +78,7 @@ static void body_free(defo_world *w, world_body *b) {
     defo_material_destroy(b->mat);
     defo_element_rest_destroy(b->rest);
     defo_mesh_destroy(b->mesh);
+    defo_mesh_destroy(b->origin_mesh);
     double *a[] = {b->x,    b->v,      b->mass, b->gravity_load, b->dead,
                    b->load, b->target, b->work, b->traction_load};
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) defo_free(a[i]);
@@ -102,7 +103,7 @@ static void body_free(defo_world *w, world_body *b) {
 
 void defo_world_destroy(defo_world *w) {
     if (!w) return;
-    for (int i = 0; i < w->num_bodies; i++) body_free(w, &w->bodies[i]);
+    for (int i = 0; i < w->num_bodies; i++) defo_world_body_free(w, &w->bodies[i]);
     for (int i = 0; i < w->num_integrators; i++)
         w->integrators[i].ops->destroy(w->integrators[i].stepper);
     defo_free(w->bodies);
@@ -163,7 +164,7 @@ static world_body *get_body(const defo_world *w, defo_body_id id) {
         id.generation == 0)
         return NULL;
     world_body *b = &w->bodies[id.index];
-    return b->generation == id.generation ? b : NULL;
+    return b->generation == id.generation && !b->removed ? b : NULL;
 }
 
 int defo_body_is_valid(const defo_world *w, defo_body_id id) {
@@ -176,7 +177,7 @@ int defo_world_num_bodies(const defo_world *w) {
 
 defo_body_id defo_world_body(const defo_world *w, int i) {
     defo_body_id id = {-1, 0, 0};
-    if (w && i >= 0 && i < w->num_bodies && w->bodies[i].generation) {
+    if (w && i >= 0 && i < w->num_bodies && defo_world_live(&w->bodies[i])) {
         id.index = i;
         id.world = w->serial;
         id.generation = w->bodies[i].generation;
@@ -238,6 +239,18 @@ static defo_status traction_loads(world_body *b) {
         if (s) return defo_error_prefix("body '%s': traction %d", b->name, k);
     }
     return DEFO_OK;
+}
+
+/* hybrid: whether an impact may break the body — it fractures and is not
+ * below fragment_size³ (default: twice its mean edge, cubed) */
+static void set_breaks(const defo_world *w, world_body *b) {
+    b->sb.breaks = 0;
+    if (!b->frac || !b->rest) return;
+    double fs = w->integrators[b->integrator].def.fragment_size, vol = 0;
+    if (!(fs > 0)) fs = 2 * defo_mesh_mean_edge(b->mesh);
+    const double *ev = defo_element_rest_volume(b->rest);
+    for (defo_index e = 0; e < b->mesh->num_elems; e++) vol += ev[e];
+    b->sb.breaks = vol >= fs * fs * fs;
 }
 
 /* Rest data, force model, masses and gravity load from the body's mesh and
@@ -309,15 +322,7 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
     b->sb.force = b->force;
     b->sb.mesh = b->mesh;
     b->sb.wave_speed = sqrt(defo_material_stiffness_scale(b->mat) / rho);
-    b->sb.breaks = 0;
-    if (b->frac) {
-        /* hybrid: a piece below fragment_size³ no longer breaks */
-        double fs = w->integrators[b->integrator].def.fragment_size, vol = 0;
-        if (!(fs > 0)) fs = 2 * defo_mesh_mean_edge(b->mesh);
-        const double *ev = defo_element_rest_volume(rest);
-        for (defo_index e = 0; e < b->mesh->num_elems; e++) vol += ev[e];
-        b->sb.breaks = vol >= fs * fs * fs;
-    }
+    set_breaks(w, b);
     b->sb.n = b->n;
     b->sb.x = b->x;
     b->sb.v = b->v;
@@ -337,6 +342,11 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
 }
 
 defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_body_id *out) {
+    return defo_world_add_body_state(w, def, NULL, NULL, out);
+}
+
+defo_status defo_world_add_body_state(defo_world *w, const defo_body_def *def, const double *x0,
+                                      const double *v0, defo_body_id *out) {
     if (out) out->index = -1, out->world = 0, out->generation = 0;
     if (!w || !def || !def->mesh)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT,
@@ -381,7 +391,9 @@ defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_bo
     else
         snprintf(b->name, sizeof b->name, "body%d", w->num_bodies);
     b->integrator = integ;
+    b->origin = -1;
     b->mat_def = def->material;
+    if (def->fracture) b->frac_def = *def->fracture;
     b->force_def = def->force;
     b->collide = def->collide;
     b->self_contact = def->self_contact;
@@ -423,10 +435,11 @@ defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_bo
         if (fd.crack_speed == 0)
             fd.crack_speed = sqrt(defo_material_stiffness_scale(b->mat) / b->mat_def.density);
         s = defo_fracture_create(b->mesh, &fd, &b->frac);
+        set_breaks(w, b);
     }
     if (s) {
         defo_error_prefix("body '%s'", b->name);
-        body_free(w, b);
+        defo_world_body_free(w, b);
         return s;
     }
     /* initial velocity: v + ω × (x − c), c the centre of mass */
@@ -445,6 +458,8 @@ defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_bo
         q[1] = def->velocity[1] + om[2] * r[0] - om[0] * r[2];
         q[2] = def->velocity[2] + om[0] * r[1] - om[1] * r[0];
     }
+    if (x0) memcpy(b->x, x0, 3 * (size_t)b->n * sizeof(double));
+    if (v0) memcpy(b->v, v0, 3 * (size_t)b->n * sizeof(double));
     b->sb.index = w->num_bodies;
     b->sb.name = b->name;
     world_integrator *wi = &w->integrators[integ];
@@ -452,7 +467,7 @@ defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_bo
     if (!s) s = loads(b);
     if (s) {
         defo_error_prefix("body '%s' (%s)", b->name, wi->ops->name);
-        body_free(w, b);
+        defo_world_body_free(w, b);
         return s;
     }
     /* Bodies are not removed yet (fracture splits within a body), so every
@@ -837,7 +852,7 @@ int defo_world_steps_per_frame(const defo_world *w, int integ, double frame_dt) 
     world_integrator *wi = &w->integrators[integ];
     int count = 0;
     for (int i = 0; i < w->num_bodies; i++)
-        if (w->bodies[i].generation && w->bodies[i].integrator == integ)
+        if (defo_world_live(&w->bodies[i]) && w->bodies[i].integrator == integ)
             w->set[count++] = &w->bodies[i].sb;
     return wi->ops->steps(&wi->def, w->set, count, frame_dt);
 }
@@ -928,7 +943,7 @@ static defo_status step_integrator(defo_world *w, int integ, double t0, double T
     world_integrator *wi = &w->integrators[integ];
     int count = 0;
     for (int i = 0; i < w->num_bodies; i++)
-        if (w->bodies[i].generation && w->bodies[i].integrator == integ)
+        if (defo_world_live(&w->bodies[i]) && w->bodies[i].integrator == integ)
             w->set[count++] = &w->bodies[i].sb;
     if (!count) return DEFO_OK;
     const int k = wi->ops->steps(&wi->def, w->set, count, T);
@@ -961,10 +976,20 @@ static defo_status step_integrator(defo_world *w, int integ, double t0, double T
             return defo_error(DEFO_ERR_INTERRUPTED, "interrupted at t = %g s", t0 + T * j / k);
         ctx.t = t0 + T * ((double)j / k);
         const double t1 = t0 + T * ((double)(j + 1) / k);
+        const int hybrid = wi->ops->kind == DEFO_INTEGRATOR_HYBRID;
+        if (hybrid) {
+            /* the last step's impacts break bodies into new ones (MMDJ01 §2.7) */
+            defo_status s = defo_world_hybrid_impacts(w, integ, ctx.t);
+            if (s) return s;
+            count = 0;
+            for (int i = 0; i < w->num_bodies; i++)
+                if (defo_world_live(&w->bodies[i]) && w->bodies[i].integrator == integ)
+                    w->set[count++] = &w->bodies[i].sb;
+        }
         for (int i = 0; i < count; i++) {
             world_body *b = &w->bodies[w->set[i]->index];
             defo_status s = DEFO_OK;
-            if (b->frac && !b->frac_paused) s = defo_world_fracture(w, b, ctx.t, dt);
+            if (b->frac && !b->frac_paused && !hybrid) s = defo_world_fracture(w, b, ctx.t, dt);
             if (!s && b->plast) {
                 defo_plasticity_stats ps;
                 s = defo_plasticity_update(b->plast, b->force, b->x, dt, &ps);
@@ -1007,7 +1032,7 @@ defo_status defo_world_step(defo_world *w, double frame_dt) {
     if (s) return s;
     for (int i = 0; i < w->num_bodies; i++) {
         world_body *b = &w->bodies[i];
-        if (!b->generation) continue;
+        if (!defo_world_live(b)) continue;
         world_integrator *wi = &w->integrators[b->integrator];
         /* lazily kept rotations (MTPS08 §4.4) and what is made from them
          * carry on: checkpoints hold them (plastic flow is flagged in the
@@ -1033,7 +1058,7 @@ defo_status defo_world_step(defo_world *w, double frame_dt) {
     w->frame++;
     defo_index inv = 0;
     for (int i = 0; i < w->num_bodies; i++) {
-        if (!w->bodies[i].generation) continue;
+        if (!defo_world_live(&w->bodies[i])) continue;
         defo_index c = 0;
         defo_body_id id = defo_world_body(w, i);
         if (defo_body_count_inverted(w, id, &c) == DEFO_OK) inv += c;

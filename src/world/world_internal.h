@@ -45,6 +45,14 @@ typedef struct world_activation {
 
 typedef struct world_body {
     uint32_t generation; /* 0: free slot */
+    /* 1: removed (a hybrid body that broke into pieces): its id is stale,
+     * its data kept so a restored checkpoint can bring it back */
+    int removed;
+    /* −1: added by the caller; else the body it broke off (a fragment made
+     * by the world: origin_mesh is its mesh when it was made) */
+    int origin;
+    defo_mesh *origin_mesh;
+    defo_fracture_def frac_def;
     char name[DEFO_NAME_MAX];
     defo_mesh *mesh; /* own copy: fracture appends nodes and relinks elements */
     defo_element_rest *rest;
@@ -187,6 +195,7 @@ int defo_world_has_body_contact(const defo_world *w);
 void defo_world_contact_free(world_body *b);
 
 /* world.c, used by checkpoint.c */
+void defo_world_body_free(defo_world *w, world_body *b);
 defo_status defo_world_body_resize(defo_world *w, world_body *b, defo_index n);
 defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old_n);
 /* The stepper's loads and residual scales from the dead loads, tractions and
@@ -194,6 +203,18 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
 defo_status defo_world_body_loads(world_body *b);
 /* Field by field (a struct's padding may differ). */
 int defo_world_material_equal(const defo_material_def *a, const defo_material_def *b);
+
+/* world.c: a body with initial positions and velocities (NULL: rest, and
+ * the def's velocity and spin) */
+defo_status defo_world_add_body_state(defo_world *w, const defo_body_def *def, const double *x,
+                                      const double *v, defo_body_id *out);
+/* a live body of the world (not a free slot, not removed) */
+static inline int defo_world_live(const world_body *b) {
+    return b->generation != 0 && !b->removed;
+}
+
+/* fragments.c: the hybrid integrator's impacts and the pieces they make */
+defo_status defo_world_hybrid_impacts(defo_world *w, int integ, double t);
 
 /* topology.c: a fracture pass and what it changes besides the mesh */
 defo_status defo_world_fracture(defo_world *w, world_body *b, double t, double dt);
