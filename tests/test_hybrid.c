@@ -98,7 +98,8 @@ static void totals(defo_world *w, double *M, double P[3], double L[3], int *live
         CHECK_OK(defo_body_rigid(w, id, &rb));
         (*live)++;
         *M += rb.mass;
-        for (int k = 0; k < 3; k++) c[k] += rb.mass * rb.center[k], P[k] += rb.mass * rb.velocity[k];
+        for (int k = 0; k < 3; k++)
+            c[k] += rb.mass * rb.center[k], P[k] += rb.mass * rb.velocity[k];
     }
     for (int k = 0; k < 3; k++) c[k] /= *M;
     for (int i = 0; i < defo_world_num_bodies(w); i++) {

@@ -718,8 +718,9 @@ defo_status run_output_frame(run_output *r, const run_frame_info *fi) {
     sb_printf(&b, ", ");
     sb_num(&b, "contact_ms", 1e3 * fi->stats.contact_seconds);
     sb_printf(&b, ", ");
-    sb_printf(&b, "\"cracks\": %d, \"held\": %d, \"unresolved\": %d, ", fi->stats.cracks,
-              fi->stats.held, fi->stats.unresolved);
+    sb_printf(&b, "\"cracks\": %d, \"held\": %d, \"impacts\": %d, \"fragments\": %d, ",
+              fi->stats.cracks, fi->stats.held, fi->stats.impacts, fi->stats.fragments);
+    sb_printf(&b, "\"unresolved\": %d, ", fi->stats.unresolved);
     sbuf bodies = {NULL, 0, 0};
     for (int i = 0; i < r->nb && !s; i++) {
         defo_body_id id = r->ids[i];

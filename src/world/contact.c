@@ -100,7 +100,7 @@ defo_status defo_world_set_contact(defo_world *w, const defo_contact_def *def) {
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "contact.sweeps: %d is not >= 1", def->sweeps);
     w->contact = *def;
     for (int i = 0; i < w->num_bodies; i++) {
-        if (!w->bodies[i].generation) continue;
+        if (!defo_world_live(&w->bodies[i])) continue;
         defo_status s = make_surface(w, &w->bodies[i]);
         if (s) return s;
     }
@@ -170,7 +170,7 @@ int defo_world_has_body_contact(const defo_world *w) {
     int surfaces = 0;
     for (int i = 0; i < w->num_bodies; i++) {
         const world_body *b = &w->bodies[i];
-        if (!b->generation || !b->surface) continue;
+        if (!defo_world_live(b) || !b->surface) continue;
         if (b->self_contact) return 1;
         surfaces++;
     }
@@ -225,7 +225,7 @@ static defo_status gather(defo_world *w, defo_step_body *const *bodies, int coun
     int n = 0;
     for (int i = 0; i < w->num_bodies && !s; i++) {
         world_body *b = &w->bodies[i];
-        if (!b->generation || !b->surface) continue;
+        if (!defo_world_live(b) || !b->surface) continue;
         const int ci = w->call_of[i];
         const double *xi = ci >= 0 && x ? x[ci] : b->x;
         s = defo_contact_surface_update(b->surface, xi);

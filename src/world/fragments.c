@@ -109,8 +109,7 @@ static defo_status split(defo_world *w, int bi) {
             vc[2] = par.velocity[2] + wp[0] * r[1] - wp[1] * r[0];
             for (defo_index i = 0; i < nn; i++) {
                 const double *X = pm->x + 3 * (size_t)i;
-                const double d[3] = {X[0] - mp.center[0], X[1] - mp.center[1],
-                                     X[2] - mp.center[2]};
+                const double d[3] = {X[0] - mp.center[0], X[1] - mp.center[1], X[2] - mp.center[2]};
                 double *xi = x + 3 * (size_t)i, *vi = v + 3 * (size_t)i;
                 double rr[3];
                 for (int q = 0; q < 3; q++)
