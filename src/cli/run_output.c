@@ -125,10 +125,9 @@ struct run_output {
     /* each body as a part of the frame: its mesh with fields into its slices */
     defo_mesh *views;
     defo_field *view_fields; /* NUM_OUT_FIELDS per body */
-    /* bodies with an "embedded" surface (MG04 §5.1): its binding (the same
-     * defo_embed_create the simulation made, for the element of each vertex)
-     * and its current positions */
-    defo_embed **embeds;
+    /* bodies with an "embedded" surface (MG04 §5.1): its current positions
+     * (the surface and its binding are the simulation's, cut along the
+     * cracks of a fracturing body, MG04 §5.2) */
     double **emb_x;
     double *obj_x; /* positions of every OBJ part, in order */
     /* frames written: times and vtu names (for the .pvd), stats lines */
@@ -169,8 +168,8 @@ static const double *body_v(const run_output *r, int b) {
     return defo_body_velocities(defo_simulation_world(r->sim), r->ids[b]);
 }
 /* its embedded surface's binding and positions (scene bodies only) */
-static defo_embed *body_embed(const run_output *r, int b) {
-    return r->scene_of[b] >= 0 ? r->embeds[r->scene_of[b]] : NULL;
+static const defo_embed *body_embed(const run_output *r, int b) {
+    return r->scene_of[b] >= 0 ? defo_simulation_embedding(r->sim, r->scene_of[b]) : NULL;
 }
 static double *body_emb_x(const run_output *r, int b) {
     return r->scene_of[b] >= 0 ? r->emb_x[r->scene_of[b]] : NULL;
@@ -221,15 +220,12 @@ void run_output_destroy(run_output *r) {
     free(r->rest_volume);
     free(r->node_off);
     free(r->elem_off);
-    for (int i = 0; i < r->scene_nb; i++) {
-        if (r->embeds) defo_embed_destroy(r->embeds[i]);
+    for (int i = 0; i < r->scene_nb; i++)
         if (r->emb_x) free(r->emb_x[i]);
-    }
     free(r->ids);
     free(r->scene_of);
     free(r->views);
     free(r->view_fields);
-    free(r->embeds);
     free(r->emb_x);
     for (int i = 0; i < r->count; i++) {
         free(r->files[i]);
@@ -397,22 +393,9 @@ defo_status run_output_create(const char *outdir, const defo_scene *scene, defo_
         return run_error(DEFO_ERR_IO, "cannot create output folder %s: %s", sub, strerror(e));
     }
     size_t sb1 = (size_t)r->scene_nb + 1;
-    r->embeds = calloc(sb1, sizeof *r->embeds);
     r->emb_x = calloc(sb1, sizeof *r->emb_x);
     defo_status s = DEFO_OK;
-    if (!r->embeds || !r->emb_x) s = run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
-    /* embedded surfaces: bound here as the simulation bound them (same tet
-     * mesh, same surface: defo_embed_create is deterministic), for the
-     * element of each vertex the pictures colour it from */
-    for (int b = 0; b < r->scene_nb && !s; b++) {
-        const defo_mesh *sf = defo_simulation_embedded_surface(sim, b);
-        if (!sf) continue;
-        s = defo_embed_create(
-            defo_body_mesh(defo_simulation_world(sim), defo_simulation_body(sim, b)), sf,
-            &r->embeds[b]);
-        r->emb_x[b] = malloc((3 * (size_t)sf->num_nodes + 1) * sizeof(double));
-        if (!s && !r->emb_x[b]) s = run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
-    }
+    if (!r->emb_x) s = run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
     int changed = 0;
     if (!s) s = refresh_bodies(r, &changed);
     if (!s) s = build_arrays(r);
@@ -563,11 +546,16 @@ static defo_status write_index_files(run_output *r) {
 
 /* The embedded surfaces' current positions (MG04 §5.1). */
 static defo_status update_embedded(run_output *r) {
-    for (int b = 0; b < r->scene_nb; b++)
-        if (r->emb_x[b]) {
-            defo_status s = defo_simulation_embedded_positions(r->sim, b, r->emb_x[b]);
-            if (s < 0) return s;
-        }
+    for (int b = 0; b < r->scene_nb; b++) {
+        const defo_mesh *sf = defo_simulation_embedded_surface(r->sim, b);
+        if (!sf) continue;
+        /* a fracturing body's surface changes as it is cut */
+        double *x = realloc(r->emb_x[b], (3 * (size_t)sf->num_nodes + 1) * sizeof(double));
+        if (!x) return run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
+        r->emb_x[b] = x;
+        defo_status s = defo_simulation_embedded_positions(r->sim, b, r->emb_x[b]);
+        if (s < 0) return s;
+    }
     return DEFO_OK;
 }
 

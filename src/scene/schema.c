@@ -1169,15 +1169,14 @@ void scene_parse_root(jv_ctx *c, json_t *root, defo_scene *s, const char *base_d
                      "not available under the hybrid integrator (MMDJ01 §2.4's rest-shape reset "
                      "at impacts is not built): its bodies deform only while an impact lasts");
         }
-        if (b->has_fracture && b->has_embedded) {
-            /* MG04 §5.2 (the embedded surface cut along the cracks, kept
-             * watertight) is not implemented: a fracturing body writes its
-             * tet boundary, cracks included */
+        if (kind == DEFO_INTEGRATOR_HYBRID && b->has_embedded) {
+            /* the pieces are new bodies of their own: their surfaces would
+             * be the cut surface's components, handed to each piece */
             jv_path xp = jv_key(&ep, "embedded");
             jv_error(c, xp.s,
-                     "not available on a body with \"fracture\" yet (cutting an embedded surface "
-                     "along the cracks, MG04 §5.2, is not implemented): a fracturing body writes "
-                     "its tet boundary surface; remove \"embedded\"");
+                     "not available under the hybrid integrator (its fragments become new bodies, "
+                     "which do not take the embedded surface's pieces): use \"fracture\" under "
+                     "another integrator, or remove \"embedded\"");
         }
     }
     json_t *cols = jv_arr(c, root, &p, "colliders");

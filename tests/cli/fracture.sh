@@ -3,8 +3,7 @@
 # planes after MG04 §4's criterion):
 #   - validation: threshold (toughness) missing, <= 0, not a number; radius
 #     (r_frac) <= 0; crack_speed <= 0; sliver out of [0, 0.45]; "fracture"
-#     not an object; a misspelt key with its suggestion; fracture together
-#     with "embedded" — each exit 2 with one line naming the JSON path, from
+#     not an object; a misspelt key with its suggestion — each exit 2 with one line naming the JSON path, from
 #     both `defo validate` and `defo run` (which then creates no output
 #     folder); fracture on an invertible body under newmark is accepted;
 #   - examples/scenes/tear.json breaks once, into 2 pieces: stats.jsonl
@@ -27,7 +26,9 @@
 #     message naming the version;
 #   - defo render reads the run folder (point counts differ between frames);
 #   - a frame that fails after splitting exits 1 with one line and leaves the
-#     body as it was at the frame's start.
+#     body as it was at the frame's start;
+#   - an embedded surface through the break (tear_capsule.json): one closed
+#     surface per piece, volumes kept, the same after a resume.
 set -uo pipefail
 fail=0; pass=0
 ok()  { pass=$((pass + 1)); }
@@ -80,8 +81,6 @@ check_invalid sliver "$(scene '"fracture": {"threshold": 6e4, "sliver": 0.5}' ba
 printf '{"bodies": [{"generator": {"type": "box", "cells": 2}, "fracture": {"threshold": 6e4}}]}' > "$T/nm.json"
 "$DEFO" validate "$T/nm.json" > "$T/out" 2>&1 && ok || bad "invertible newmark fracture refused: $(cat "$T/out")"
 printf 'v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n' > "$T/tri.obj"
-check_invalid embedded "$(scene '"fracture": {"threshold": 6e4}, "embedded": {"file": "tri.obj"}' backward_euler)" \
-  'bodies[0].embedded: not available on a body with "fracture" yet (cutting an embedded surface along the cracks, MG04 §5.2, is not implemented): a fracturing body writes its tet boundary surface; remove "embedded"'
 # a valid fracture object is accepted (and a moving handle with backward_euler)
 scene '"fracture": {"threshold": 6e4, "radius": 0.3, "crack_speed": 100, "sliver": 0.1}, "fixed": [{"plane": {"point": [0, 0, 0], "normal": [1, 0, 0]}, "motion": {"velocity": [1, 0, 0]}}]' backward_euler > "$T/good.json"
 "$DEFO" validate "$T/good.json" > "$T/out" 2>&1 && ok || bad "valid fracture scene refused: $(cat "$T/out")"
@@ -214,6 +213,65 @@ printf '{"duration": {"frames": 3}, "integrator": {"type": "backward_euler"}, "b
 grep -q '"status": "failed"' "$T/nan/summary.json" && grep -q '"nodes": 27,' "$T/nan/summary.json" \
   && ok || bad "failed frame not rolled back: $(grep -o '"nodes": [0-9]*' "$T/nan/summary.json")"
 $py -c "import meshio,sys; assert len(meshio.read(sys.argv[1]).points) == 27" "$T/nan/frames/frame_0000.vtu" && ok || bad "frame 0 after a failed step"
+
+# 7. an embedded surface through fracture (MG04 §5.2,
+#    examples/scenes/tear_capsule.json): the capsule inside the tear bar is
+#    one closed surface until the bar breaks, then one closed surface per
+#    piece (every directed edge's reverse exactly once, the components
+#    connected through shared vertices), positive volumes summing to the
+#    capsule's changed as the bar's volume (stats volume_ratio, within
+#    0.5 %); a run resumed after the break
+#    writes the same surface byte for byte
+CAPS="$T/tear_capsule.json"
+$py - "$DEFO_SRC/examples/scenes" "$CAPS" <<'PY' || bad "capsule scene"
+import sys, json
+sc = json.load(open(sys.argv[1] + "/tear_capsule.json"))
+sc["bodies"][0]["embedded"]["file"] = sys.argv[1] + "/capsule.obj"
+sc["outputs"] = {"png": False}
+json.dump(sc, open(sys.argv[2], "w"))
+PY
+"${R[@]}" "$CAPS" -o "$T/caps" > "$T/log" 2>&1 || bad "capsule run: $(tail -3 "$T/log")"
+$py - "$T/caps" "$DEFO_SRC/examples/scenes/capsule.obj" <<'PY' && ok || bad "capsule: the cut surfaces are not closed pieces"
+import sys, json, collections
+import numpy as np
+def load(path):
+    V, F = [], []
+    for l in open(path):
+        if l.startswith("v "): V.append([float(t) for t in l.split()[1:4]])
+        elif l.startswith("f "): F.append([int(t.split("/")[0]) - 1 for t in l.split()[1:4]])
+    return np.array(V), np.array(F)
+def pieces(path):
+    V, F = load(path)
+    par = list(range(len(V)))
+    def find(a):
+        while par[a] != a: par[a] = par[par[a]]; a = par[a]
+        return a
+    for f in F:
+        for k in (1, 2):
+            a, b = find(f[0]), find(f[k])
+            if a != b: par[max(a, b)] = min(a, b)
+    ed = collections.Counter((f[k], f[(k + 1) % 3]) for f in F for k in range(3))
+    assert all(n == 1 and ed.get((b, a), 0) == 1 for (a, b), n in ed.items()), path + ": open"
+    root = np.array([find(f[0]) for f in F])
+    vols = []
+    for r in sorted(set(root)):
+        a, b, c = (V[F[root == r][:, k]] for k in range(3))
+        vols.append(np.sum(np.einsum("ij,ij->i", a, np.cross(b, c))) / 6)
+    return vols
+d = sys.argv[1]
+V0 = pieces(sys.argv[2])[0]
+st = [json.loads(l) for l in open(d + "/stats.jsonl")]
+brk = next(s["frame"] for s in st if s["cracks"] > 0)
+for s in st:
+    v = pieces(d + "/surface/frame_%04d.obj" % s["frame"])
+    assert len(v) == (1 if s["frame"] < brk else 2), (s["frame"], len(v))
+    ratio = s["bodies"][0]["volume_ratio"]
+    assert min(v) > 0 and abs(sum(v) / V0 - ratio) < 0.005, (s["frame"], v, V0, ratio)
+print("capsule: breaks at frame", brk, "pieces", v, "of", V0)
+PY
+"${R[@]}" "$CAPS" -o "$T/capr" --frames 9 > "$T/log" 2>&1 || bad "capsule partial run: $(tail -3 "$T/log")"
+"$DEFO" run --threads 1 --quiet --resume "$T/capr" > "$T/log" 2>&1 || bad "capsule resume: $(tail -3 "$T/log")"
+cmp -s "$T/caps/surface/frame_0012.obj" "$T/capr/surface/frame_0012.obj" && ok || bad "capsule: resumed surface differs"
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
