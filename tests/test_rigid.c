@@ -106,6 +106,12 @@ static void test_mass_properties(void) {
     CHECK(defo_mass_properties_of(m, NULL, rho, &mp) == DEFO_ERR_INVALID_MESH);
     CHECK(strstr(defo_last_error(), "element 0") != NULL);
     CHECK(defo_mass_properties_of(m, NULL, 0, &mp) == DEFO_ERR_INVALID_ARGUMENT);
+    /* a body without mass has no rigid motion: refused */
+    defo_rigid_body rb;
+    defo_mass_properties none = mq;
+    none.mass = 0;
+    CHECK(defo_rigid_init(&rb, &none) == DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(defo_last_error(), "mass 0") != NULL);
     defo_mesh_destroy(m);
 }
 

@@ -134,7 +134,8 @@ typedef struct defo_rigid_contact_def {
     double restitution; /* e in [0, 1]; default 0.2 */
     /* approach speeds below this bounce with e = 0 [m/s]; default 0.05 */
     double bounce_speed;
-    int iterations;  /* Gauss–Seidel sweeps; default 30 */
+    int iterations;  /* Gauss–Seidel sweeps at most (default 30): they stop once no
+                        impulse moved by more than 1e-10 of the largest */
     double slop;     /* penetration left alone by the push-out [m]; default 0 */
     double push_out; /* fraction of the penetration removed per step, (0, 1]; default 0.8 */
 } defo_rigid_contact_def;

@@ -427,15 +427,17 @@ static void relative(const vel_view *V, const defo_rigid_contact *k, const doubl
     }
 }
 
-/* Both bodies' inverse world inertias and arms of contact k. */
-static void arms(const defo_rigid_contact *k, defo_rigid_body *bodies, double Ia[9], double Io[9],
-                 double ra[3], double ro[3]) {
+/* Both bodies' inverse world inertias (from Iinv: 9 per body, the
+ * orientations do not change while contacts are solved) and arms of
+ * contact k. */
+static void arms(const defo_rigid_contact *k, defo_rigid_body *bodies, const double *Iinv,
+                 double Ia[9], double Io[9], double ra[3], double ro[3]) {
     const defo_rigid_body *a = &bodies[k->body];
-    defo_rigid_world_inertia(a, NULL, Ia);
+    memcpy(Ia, Iinv + 9 * (size_t)k->body, 9 * sizeof(double));
     for (int q = 0; q < 3; q++) ra[q] = k->point[q] - a->center[q], ro[q] = 0;
     if (k->other >= 0) {
         const defo_rigid_body *o = &bodies[k->other];
-        defo_rigid_world_inertia(o, NULL, Io);
+        memcpy(Io, Iinv + 9 * (size_t)k->other, 9 * sizeof(double));
         for (int q = 0; q < 3; q++) ro[q] = k->point[q] - o->center[q];
     } else {
         memset(Io, 0, 9 * sizeof(double));
@@ -461,6 +463,21 @@ defo_status defo_rigid_solve_contacts(defo_rigid_body *bodies, int count,
         k->normal_impulse = k->push_impulse = 0;
     }
     if (pushes) memset(pushes, 0, 6 * (size_t)count * sizeof(double));
+    if (num_contacts == 0) return DEFO_OK;
+    /* what the sweeps do not change: the inverse world inertias, and per
+     * contact its arms and effective normal mass */
+    double *Iinv = defo_malloc((9 * (size_t)count + 7 * (size_t)num_contacts) * sizeof(double) + 1);
+    if (!Iinv) return defo_error_oom("rigid contacts", 72 * (size_t)count);
+    double *geo = Iinv + 9 * (size_t)count; /* ra, ro, 1/effective normal mass */
+    for (int i = 0; i < count; i++)
+        defo_rigid_world_inertia(&bodies[i], NULL, Iinv + 9 * (size_t)i);
+    for (int c = 0; c < num_contacts; c++) {
+        const defo_rigid_contact *k = &contacts[c];
+        double Ia[9], Io[9], *g = geo + 7 * (size_t)c;
+        arms(k, bodies, Iinv, Ia, Io, g, g + 3);
+        g[6] = inv_mass_along(bodies[k->body].mass, Ia, g, k->normal) +
+               (k->other >= 0 ? inv_mass_along(bodies[k->other].mass, Io, g + 3, k->normal) : 0.0);
+    }
     vel_view V = {bodies, pushes, 0};
     /* the normal speed each contact aims at: a gap may close within the
      * step and no more; a touching point stops, or bounces back with e
@@ -468,7 +485,7 @@ defo_status defo_rigid_solve_contacts(defo_rigid_body *bodies, int count,
     for (int c = 0; c < num_contacts; c++) {
         defo_rigid_contact *k = &contacts[c];
         double Ia[9], Io[9], ra[3], ro[3], rel[3];
-        arms(k, bodies, Ia, Io, ra, ro);
+        arms(k, bodies, Iinv, Ia, Io, ra, ro);
         relative(&V, k, Ia, Io, ra, ro, rel);
         const double vn = dot(rel, k->normal);
         k->bias = k->gap > 0 ? -k->gap / dt : 0.0;
@@ -477,15 +494,17 @@ defo_status defo_rigid_solve_contacts(defo_rigid_body *bodies, int count,
     }
     for (V.pass = 0; V.pass < (pushes ? 2 : 1); V.pass++) {
         for (int it = 0; it < d.iterations; it++) {
+            /* converged: no impulse moved by 1e-10 of the largest */
+            double change = 0, largest = 0;
             for (int c = 0; c < num_contacts; c++) {
                 defo_rigid_contact *k = &contacts[c];
                 const defo_rigid_body *a = &bodies[k->body];
                 const defo_rigid_body *o = k->other >= 0 ? &bodies[k->other] : NULL;
-                double Ia[9], Io[9], ra[3], ro[3], rel[3];
-                arms(k, bodies, Ia, Io, ra, ro);
+                const double *g = geo + 7 * (size_t)c, *ra = g, *ro = g + 3, mn = g[6];
+                const double *Ia = Iinv + 9 * (size_t)k->body,
+                             *Io = o ? Iinv + 9 * (size_t)k->other : Iinv;
+                double rel[3];
                 const double *n = k->normal;
-                const double mn = inv_mass_along(a->mass, Ia, ra, n) +
-                                  (o ? inv_mass_along(o->mass, Io, ro, n) : 0.0);
                 relative(&V, k, Ia, Io, ra, ro, rel);
                 double target;
                 double *acc;
@@ -502,6 +521,8 @@ defo_status defo_rigid_solve_contacts(defo_rigid_body *bodies, int count,
                 if (nj < 0) nj = 0;
                 const double dj = nj - *acc;
                 *acc = nj;
+                change = fmax(change, fabs(dj));
+                largest = fmax(largest, nj);
                 const double J[3] = {dj * n[0], dj * n[1], dj * n[2]};
                 view_kick(&V, k->body, Ia, ra, J, 1);
                 if (o) view_kick(&V, k->other, Io, ro, J, -1);
@@ -526,12 +547,15 @@ defo_status defo_rigid_solve_contacts(defo_rigid_body *bodies, int count,
                     for (int q = 0; q < 3; q++) want[q] *= lim / wl;
                 double dJ[3];
                 for (int q = 0; q < 3; q++) dJ[q] = want[q] - k->tangent_impulse[q];
+                change = fmax(change, sqrt(dot(dJ, dJ)));
                 memcpy(k->tangent_impulse, want, sizeof want);
                 view_kick(&V, k->body, Ia, ra, dJ, 1);
                 if (o) view_kick(&V, k->other, Io, ro, dJ, -1);
             }
+            if (change <= 1e-10 * largest) break;
         }
     }
+    defo_free(Iinv);
     for (int c = 0; c < num_contacts; c++) {
         defo_rigid_contact *k = &contacts[c];
         for (int q = 0; q < 3; q++)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `defo run` with the rigid and hybrid integrators (MMDJ01 §2.6–2.8):
 #   - validation: a hybrid/rigid body with fixed nodes, plasticity or an
-#     embedded surface under hybrid, restitution out of [0, 1], impact_radius <= 0, fragment_size
+#     embedded surface under hybrid, no mass (density 0), restitution out of [0, 1], impact_radius <= 0, fragment_size
 #     <= 0, the toughness (fracture.threshold) <= 0 and r_frac
 #     (fracture.radius) <= 0 — each exit 2 with one line naming the JSON
 #     path, from `defo validate` and `defo run` (no output folder);
@@ -48,6 +48,8 @@ check_invalid fragment "$(scene ', "fragment_size": -1' '')" 'integrator.fragmen
 printf 'v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n' > "$T/tri.obj"
 check_invalid embedded "$(scene '' ', "embedded": {"file": "tri.obj"}')" \
   'bodies[0].embedded: not available under the hybrid integrator (its fragments become new bodies, which do not take the embedded surface'"'"'s pieces): use "fracture" under another integrator, or remove "embedded"'
+check_invalid mass "$(scene '' ', "material": {"density": 0}')" \
+  'bodies[0].material.density: 0 is not > 0'
 check_invalid toughness '{"integrator": {"type": "hybrid"}, "bodies": [{"generator": {"type": "box"}, "fracture": {"threshold": 0}}]}' \
   'bodies[0].fracture.threshold: 0 is not > 0'
 check_invalid rfrac '{"integrator": {"type": "hybrid"}, "bodies": [{"generator": {"type": "box"}, "fracture": {"threshold": 1e6, "radius": 0}}]}' \
