@@ -24,6 +24,11 @@
  *
  * Bodies are named by ids {index, world, generation}: an id of a removed body
  * or of another world is caught (defo_body_is_valid) instead of aliasing.
+ * The hybrid integrator (MMDJ01 §2.7) removes a body that breaks at an
+ * impact and adds its pieces as new bodies ("<name>.<k>") during a step:
+ * defo_world_num_bodies then counts the removed slots too — walk them with
+ * defo_world_body and keep those defo_body_is_valid accepts.  Restoring a
+ * checkpoint makes or drops pieces to match it.
  * Units: SI.
  */
 #ifndef DEFO_WORLD_H
