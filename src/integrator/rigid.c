@@ -20,8 +20,7 @@
  * move in the step) become contact points, defo_rigid_solve_contacts
  * resolves them (restitution, Coulomb friction, no tunnelling), then the
  * body moves with its new velocities (symplectic Euler: a resting body
- * stays at rest) plus the push-out of what penetrates.  Deterministic,
- * allocation-free once attached.
+ * stays at rest) plus the push-out of what penetrates.  Deterministic.
  *
  * Body–body contact (rigid–rigid, rigid–deformable) takes its points from
  * the contact layer (defo/contact.h: defo_contact_find's pairs give nodes,
@@ -30,7 +29,9 @@
  * deformable surface's there; defo_rigid_solve_contacts already solves
  * such pairs (tests/test_rigid.c: momentum kept exactly).  The step
  * context's contact callbacks do not yet hand pairs to rigid steppers —
- * rb_contacts below is where they would be appended.
+ * defo_rb_step below is where they would be appended to d->contacts after
+ * the collider probe (the solve then takes every body of the stepper with
+ * its pairs at once, count > 1).
  */
 #include "integrator/integrator_internal.h"
 
