@@ -226,22 +226,27 @@ static int run_impact(const int cells[3], impact_result *r) {
 }
 
 static int cmp_impact(const void *a, const void *b) {
-    const double x = ((const impact_result *)a)->ms_impact, y = ((const impact_result *)b)->ms_impact;
+    const double x = ((const impact_result *)a)->ms_impact,
+                 y = ((const impact_result *)b)->ms_impact;
     return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--steps") && i + 1 < argc) g_steps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) g_warmup = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) g_repeat = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--max-tets") && i + 1 < argc) g_max_tets = atol(argv[++i]);
-        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) g_threads = atoi(argv[++i]);
+        if (!strcmp(argv[i], "--steps") && i + 1 < argc)
+            g_steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--warmup") && i + 1 < argc)
+            g_warmup = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
+            g_repeat = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--max-tets") && i + 1 < argc)
+            g_max_tets = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            g_threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
             ++i;
             g_loop = !strcmp(argv[i], "loop"), g_impact = !strcmp(argv[i], "impact");
-        }
-        else {
+        } else {
             fprintf(stderr, "usage: bench_hybrid [--steps N] [--warmup N] [--repeat N] "
                             "[--max-tets N] [--threads N] [--only loop|impact]\n");
             return 2;
@@ -279,13 +284,14 @@ int main(int argc, char **argv) {
         qsort(rr, (size_t)n, sizeof rr[0], cmp_impact);
         const impact_result *m = &rr[n / 2];
         printf("%s\n    {\"tets\": %ld, \"nodes\": %ld, \"ms_impact_step\": %.3f, "
-               "\"ms_impact_step_min\": %.3f, \"ms_impact_step_max\": %.3f, \"cpu_ms_impact_step\": %.3f, "
+               "\"ms_impact_step_min\": %.3f, \"ms_impact_step_max\": %.3f, "
+               "\"cpu_ms_impact_step\": %.3f, "
                "\"ms_flight_step\": "
                "%.4f, \"ms_analysis\": %.3f, \"ms_fracture_passes\": %.3f, \"newton_iterations\": "
                "%d, \"cg_iterations\": %d, \"cracks\": %d}",
                first ? "" : ",", m->tets, m->nodes, m->ms_impact, rr[0].ms_impact,
-               rr[n - 1].ms_impact, m->cpu_impact, m->ms_flight, m->ms_analysis, m->ms_fracture, m->newton, m->cg,
-               m->cracks);
+               rr[n - 1].ms_impact, m->cpu_impact, m->ms_flight, m->ms_analysis, m->ms_fracture,
+               m->newton, m->cg, m->cracks);
         first = 0;
         fflush(stdout);
     }
