@@ -328,7 +328,6 @@ static void bench_mg04(void) {
     pl.max = 0.5;
     defo_fracture_def fr = defo_default_fracture_def();
     fr.threshold = 1e5;
-    fr.max_splits = 3;
     printf("  \"mg04\": {\"elements\": %ld, \"fps\": [", (long)m->num_elems);
     for (int th = 1; th <= 2; th++) {
         defo_set_threads(th);

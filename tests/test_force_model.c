@@ -382,7 +382,7 @@ static void test_fields_uniaxial(void) {
         const size_t ne = (size_t)f.mesh->num_elems, n = f.n3 / 3;
         double *J = malloc(ne * sizeof *J), *vm = malloc(ne * sizeof *vm), *mp = malloc(ne * 8),
                *nvm = malloc(n * 8), *nmp = malloc(n * 8);
-        defo_force_fields ff = {J, vm, mp, nvm, nmp, 0, 0};
+        defo_force_fields ff = {J, vm, mp, nvm, nmp, 0, 0, NULL};
         CHECK_OK(defo_force_model_fields(f.fm, x, &ff));
         double worst = 0;
         for (size_t e = 0; e < ne; e++) {

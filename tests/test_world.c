@@ -483,7 +483,6 @@ static defo_world *pulled_bar(int order, defo_body_id *id, defo_mesh **mesh) {
     CHECK_OK(defo_world_add_integrator(w, &id0, NULL));
     defo_fracture_def fd = defo_default_fracture_def();
     fd.threshold = 1.5e4;
-    fd.max_splits = 2;
     defo_body_def bd = defo_default_body_def();
     bd.mesh = *mesh;
     bd.material.model = DEFO_MODEL_COROTATED;

@@ -101,6 +101,8 @@ DEFO_API double defo_collider_phi(const defo_collider *c, double t, const double
 /* Largest characteristic length of the collider's shapes (radius, half
  * extents, half length; 1 for a lone plane).  Tolerances are relative to it. */
 DEFO_API double defo_collider_size(const defo_collider *c);
+/* Its Coulomb coefficient μ. */
+DEFO_API double defo_collider_friction(const defo_collider *c);
 
 /* What the signed distance builder found about mesh shape `shape` (holes,
  * flipped and degenerate triangles, self-intersections); NULL for a shape

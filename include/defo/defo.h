@@ -28,6 +28,7 @@
 #include "defo/fracture.h"
 #include "defo/embed.h"
 #include "defo/contact.h"
+#include "defo/rigid.h"
 #include "defo/scene.h"
 /* defo/render.h belongs to the separate defo_render library (GL, PNG): include it yourself. */
 

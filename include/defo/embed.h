@@ -26,8 +26,7 @@
  * §6.2) — the exact transform of a normal under that map, stretch included,
  * so an outward rest normal stays outward.
  *
- * A fracturing body has no consistent embedded surface yet (MG04 §5.2 is a
- * later issue): write its tet boundary with defo_boundary_write_obj instead.
+ * A fracturing body: defo_embed_create_cut (MG04 §5.2) after its cracks.
  * OBJ files are written atomically (temporary file, then rename).
  */
 #ifndef DEFO_EMBED_H
@@ -47,6 +46,10 @@ typedef struct defo_embed_info {
     defo_index outside;   /* vertices outside every tet (extrapolated) */
     double max_distance;  /* largest distance of a vertex to its tet at binding [m] */
     double most_negative; /* smallest barycentric coordinate used (≤ 0 outside) */
+    /* defo_embed_create_cut: crack faces that separate pieces, and contacts
+     * with the surface too degenerate to cut (a vertex on a crack face,
+     * coplanar triangles: left whole) */
+    defo_index cut_faces, degenerate;
 } defo_embed_info;
 
 /* Bind the triangles of surface (3-node triangles; its x are the rest
@@ -57,6 +60,21 @@ DEFO_API defo_status defo_embed_create(const defo_mesh *tets, const defo_mesh *s
                                        defo_embed **out);
 DEFO_API void defo_embed_destroy(defo_embed *e);
 DEFO_API defo_embed_info defo_embed_get_info(const defo_embed *e);
+/* MG04 §5.2: surface (closed and manifold, inside the tets' rest shape)
+ * cut where the fractured tet mesh has come apart — pairs of boundary faces
+ * at the same rest position whose elements belong to different pieces — and
+ * closed with caps (the crack faces' parts inside the surface, one copy per
+ * side), each piece's triangles and vertices bound to its own elements: as
+ * the pieces move apart every piece keeps a closed surface.  A crack still
+ * inside one piece leaves the surface whole.  Without such cracks: the
+ * binding of defo_embed_create.  Vertices on a crack are one per side; the
+ * triangles are new (defo_embed_triangles).  Call it again after the mesh
+ * cracks further. */
+DEFO_API defo_status defo_embed_create_cut(const defo_mesh *tets, const defo_mesh *surface,
+                                           defo_embed **out);
+/* The embedding's triangles (3 vertex indices each) and their count. */
+DEFO_API defo_index defo_embed_num_triangles(const defo_embed *e);
+DEFO_API const defo_index *defo_embed_triangles(const defo_embed *e);
 /* Tet of each vertex and its 4 barycentric coordinates (read-only). */
 DEFO_API const defo_index *defo_embed_elements(const defo_embed *e);
 DEFO_API const double *defo_embed_barycentric(const defo_embed *e);

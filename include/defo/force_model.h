@@ -217,6 +217,8 @@ typedef struct defo_force_fields {
     double *node_max_principal; /* [Pa], per node */
     defo_index inverted;        /* out: elements with det F ≤ 0 at some point */
     double min_J;               /* out: smallest det F over all points */
+    double
+        *min_principal; /* smallest principal Cauchy stress [Pa] (compression < 0), per element */
 } defo_force_fields;
 DEFO_API defo_status defo_force_model_fields(defo_force_model *fm, const double *x,
                                              defo_force_fields *out);

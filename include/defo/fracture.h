@@ -1,27 +1,63 @@
 /*
- * defo/fracture.h — brittle fracture by vertex splitting (MG04 §4), on any
- * body of the world whatever integrator steps it (tet4 and tet10).
+ * defo/fracture.h — brittle fracture along planes (MMDJ01 §2.5, after the
+ * maximum principal stress criterion of MG04 §4), on any body of the world
+ * whatever integrator steps it (tet4 and tet10), growing per unit of time.
  *
- * Every call, for every element: the largest principal value σ_max of the
- * stress at its quadrature points (defo_force_model_stress: the Cauchy
- * stress of an invertible body, MG04's σ = E Be(Reᵀx − x0) of a corotated
- * one) and its unit direction n_max.  Elements with σ_max > threshold are
- * visited in order of decreasing σ_max (ties: lower index first).  For each,
- * a corner v is chosen — at random among its corners marked as crack tips,
- * else among all four (a seeded generator: deterministic for a given seed)
- * — and split by the plane through v normal to n_max: the elements around v
- * whose centroid (current positions) lies on the positive side get a new
- * copy v+ of v (same rest position; the caller copies its state), the
- * others keep v.  tet10: an edge node on an edge (v, w) whose elements lie
- * on both sides is split too, so the crack opens along whole faces.  For
- * every pair of elements on opposite sides that shared a face, its other
- * corners become crack tips.  A choice that would leave one side empty is
- * no split: the other candidates are tried.
+ * Every call (before each step, at time t, for a step of dt): for every
+ * element the stress at its quadrature points (defo_force_model_stress: the
+ * Cauchy stress of an invertible body, MG04's σ = E Be(Reᵀx − x0) of a
+ * corotated one) averaged over the incubation time τ — S̄ += (1 −
+ * e^(−dt/τ)) (S − S̄), the exact exponential average of a stress held over
+ * the step, so a frame-long step sees its stress and a short one the last
+ * ~τ of them: a crack needs its stress held about as long as the crack
+ * front takes to cross an element (the incubation time criterion of dynamic
+ * fracture), not the one-step overshoot of an undamped integrator — and of
+ * S̄ the largest principal value σ_max over the points and its unit
+ * direction n.
  *
- * Within one call a node is split at most once, and an element one of whose
- * nodes was split in this call is skipped (its stress predates the crack
- * that relieved it; it is re-examined next call).  Splitting moves no node,
- * so it inverts no element; element rest data never changes (MG04 §4).
+ * A crack starts at the element of largest σ_max above the threshold (ties:
+ * the lower index) among those holding no held node (a prescribed node: the
+ * stress next to a grip is the grip's, a crack may run through there but
+ * not start there): its plane α passes through that element's rest centroid
+ * p (the centroid of the original element it came from) with the rest normal
+ * N ∝ Fᵀn (the material plane whose current normal is n).  Everything a crack
+ * does is decided in rest coordinates, so it does not depend on how the body
+ * moves while it grows.  Its front runs out from p at crack_speed: by the end
+ * of a step it has reached the elements whose (original) rest centroid lies
+ * within ρ = min(radius, crack_speed · (t + dt − t_start)) of p — so a crack
+ * covers the same elements after the same time whatever the step (a static
+ * integrator's frame-long step reaches radius at once).  Within reach:
+ *
+ *   tet4: every edge of a reached element whose ends lie strictly on
+ *     opposite sides of α is bisected where α crosses it, and every element
+ *     holding that edge (reached or not: the mesh stays conforming) is split
+ *     in two; the edges are bisected in one global order (by node index), so
+ *     the two elements on either side of a face split it alike.  Afterwards
+ *     no element has corners on both sides.  Slivers: a node closer to α than
+ *     `sliver` times its longest edge counts as lying on α (its side is 0; the
+ *     crack passes through it), so every cut edge is cut at a fraction in
+ *     [sliver, 1 − sliver] and each bisection keeps at least that fraction of
+ *     the volume on either side; the crack surface then deviates from α by at
+ *     most sliver · (the longest edge at a node).
+ *   tet10: elements are not split; each reached element takes the side of
+ *     its centroid (MMDJ01 §2.5 as written).
+ *
+ * Then every face shared by a reached element on the positive side and a
+ * reached element on the negative side opens: each node of an opened face
+ * gets one copy per group of its elements still connected through unopened
+ * faces around it (tet10: edge nodes too, around their edge); the group with
+ * the lowest element keeps the node.  Nodes at the edge of the reached
+ * region stay shared (the crack front).  New nodes are appended: a cut
+ * point is (1 − w)·a + w·b of its edge's ends (rest position, and the caller
+ * interpolates its state), a copy is its node (w = 0); new elements are
+ * appended and keep their parent's original element.  No node moves, so no
+ * element inverts; rest data of untouched elements never changes.
+ *
+ * One crack at a time per body: a new one starts when the last has reached
+ * its radius (or the whole body) and then crack_speed has had the time to
+ * carry the unloading across it again (its radius / crack_speed) — the
+ * stresses that started it have relaxed, whatever the integrator — so the
+ * split budget is per unit of time, not per step.
  */
 #ifndef DEFO_FRACTURE_H
 #define DEFO_FRACTURE_H
@@ -35,56 +71,102 @@ extern "C" {
 #endif
 
 typedef struct defo_fracture_def {
-    double threshold; /* largest principal stress that breaks [Pa], > 0; default
-                         INFINITY (never); MG04 Table 1 "dragon": 60e3 */
-    uint64_t seed;    /* vertex choice; default 1 */
-    /* at most this many vertex splits per call; 0 = no limit (MG04 as
-     * written); default 1.  Under nearly uniform stress an unlimited pass
-     * splits vertices all over the body in one step (measured: 40 splits on
-     * a 240-tet bar, which then never separated); a few splits per step let
-     * the crack grow from its tips and cut cleanly. */
-    int max_splits;
+    /* toughness: the largest tensile principal stress that breaks [Pa], > 0;
+     * default INFINITY (never); MG04 Table 1 "dragon": 60e3 */
+    double threshold;
+    /* r_frac: a crack reaches the elements whose rest centroid lies within
+     * it of its origin [m], > 0; default INFINITY (through the whole body) */
+    double radius;
+    /* the crack front's speed [m/s], > 0 (INFINITY: at once).  0 (default)
+     * in a body definition: the body's longitudinal wave speed √((λ+2μ)/ρ)
+     * (MMDJ01 §2.5: brittle cracks run at about the speed of sound), filled
+     * in by the world; defo_fracture_create itself needs it > 0. */
+    double crack_speed;
+    /* tet4: a node within this fraction of its longest edge from the plane
+     * lies on it; [0, 0.45]; default 0.2 */
+    double sliver;
+    /* the incubation time τ [s] ≥ 0 over which the stress is averaged before
+     * it is compared with the threshold; 0 (default): two crossings of a
+     * mean element edge at crack_speed */
+    double incubation;
 } defo_fracture_def;
 DEFO_API defo_fracture_def defo_default_fracture_def(void);
+/* DEFO_ERR_INVALID_ARGUMENT naming the field: "fracture.threshold: 0 is not
+ * > 0"; crack_speed may be 0 here (the world's default). */
+DEFO_API defo_status defo_fracture_def_validate(const defo_fracture_def *def);
 
 typedef struct defo_fracture_stats {
     defo_index over_threshold; /* elements with σ_max > threshold */
-    defo_index splits;         /* vertex splits done */
-    defo_index nodes_added;    /* nodes appended (tet10: edge nodes too) */
+    int cracks;                /* cracks started in the call (0 or 1) */
+    int growing;               /* a crack is still growing after the call */
+    defo_index edges_cut;      /* edges bisected (tet4) */
+    defo_index faces_opened;   /* faces opened */
+    defo_index nodes_added;    /* cut points and copies appended */
+    defo_index elems_added;    /* elements appended by bisections */
     defo_index components;     /* connected components after the call */
     double max_stress;         /* largest σ_max over all elements [Pa] */
     defo_index max_stress_elem;
 } defo_fracture_stats;
 
+/* A crack: where it started and how far it has grown. */
+typedef struct defo_crack {
+    double origin[3];         /* p, rest coordinates [m] */
+    double normal[3];         /* N, unit, rest coordinates */
+    double current_normal[3]; /* n, unit, world axes, when it started */
+    double stress;            /* σ_max that started it [Pa] */
+    defo_index elem;          /* the element it started in (index then) */
+    double t_start;           /* [s] */
+    double reach;             /* ρ now [m] */
+    int done;                 /* reached its radius or the whole body */
+} defo_crack;
+
 typedef struct defo_fracture defo_fracture;
 
-/* Fracture state for mesh (tet4 or tet10; its node count now). */
+/* Fracture state for mesh (tet4 or tet10) as it is now (its elements become
+ * the original elements).  def->crack_speed must be > 0. */
 DEFO_API defo_status defo_fracture_create(const defo_mesh *mesh, const defo_fracture_def *def,
                                           defo_fracture **out);
 DEFO_API void defo_fracture_destroy(defo_fracture *f);
 
-/* One pass on mesh at positions x with its force model fm (evaluated at x
- * here): nodes are appended to mesh (rest position of their parent) and
- * element connectivity changes; x itself is not touched (the caller grows its
- * state arrays, copying each new node's parent: defo_fracture_parents, and
- * rebuilds the force model).  stats may be NULL. */
+/* One pass at time t for a step of dt > 0 (INFINITY: a crack reaches its
+ * radius at once and the next may start) on mesh at positions x with its
+ * force model fm (evaluated at x here); held (one flag per node, may be
+ * NULL): the prescribed nodes.  Nodes and elements are appended to
+ * mesh and connectivity changes; x itself is not touched: the caller grows
+ * its state arrays (defo_fracture_node_origin says how to fill new nodes)
+ * and rebuilds the force model.  stats may be NULL. */
 DEFO_API defo_status defo_fracture_step(defo_fracture *f, defo_mesh *mesh, defo_force_model *fm,
-                                        const double *x, defo_fracture_stats *stats);
+                                        const double *x, const unsigned char *held, double t,
+                                        double dt, defo_fracture_stats *stats);
 
-/* Crack-tip marks, one per node (1 = tip); part of the state. */
-DEFO_API const unsigned char *defo_fracture_crack_tips(const defo_fracture *f);
-/* Parent of each node: itself for original nodes, the node it was split
- * from for added ones (num_nodes entries; parents precede children). */
-DEFO_API const defo_index *defo_fracture_parents(const defo_fracture *f);
+/* Node i is (1 − w[i])·node a[i] + w[i]·node b[i] (original nodes: a = b =
+ * i, w = 0; a copy: its node, w = 0; a cut point: its edge's ends); a[i] and
+ * b[i] are < i.  num_nodes entries each; any output may be NULL. */
+DEFO_API void defo_fracture_node_origin(const defo_fracture *f, const defo_index **a,
+                                        const defo_index **b, const double **w);
+/* The original element of each element (num_elems entries). */
+DEFO_API const defo_index *defo_fracture_elem_origin(const defo_fracture *f);
+/* The element each element was split from in the last call (itself for
+ * elements that call did not make; a parent precedes its children). */
+DEFO_API const defo_index *defo_fracture_elem_parent(const defo_fracture *f);
+/* Cracks so far, oldest first (the last may be growing). */
+DEFO_API int defo_fracture_num_cracks(const defo_fracture *f);
+DEFO_API const defo_crack *defo_fracture_crack(const defo_fracture *f, int i);
 
-/* Checkpoints: the state carried from one call to the next is the mesh
- * (nodes appended, connectivity), the crack tips, the parents and the
- * generator state. */
-DEFO_API uint64_t defo_fracture_rng_state(const defo_fracture *f);
-/* Restore a saved state for a mesh of n nodes that the caller has already
- * put back: tips and parents hold n entries (parents[i] ≤ i). */
-DEFO_API defo_status defo_fracture_restore(defo_fracture *f, defo_index n, uint64_t rng,
-                                           const unsigned char *tips, const defo_index *parents);
+/* Checkpoints: the state carried from one call to the next besides the
+ * connectivity — node origins (from which the added nodes' rest positions
+ * follow), element origins, the cracks and the growing crack's node sides —
+ * as bytes.  Check validates bytes and gives the node and element counts
+ * they describe; restore (after a successful check) puts back the nodes
+ * added after the first n0 of mesh (the original ones), exactly as they
+ * were made, and sets mesh->num_elems to the saved count with room
+ * reserved: the caller then writes the connectivity. */
+DEFO_API size_t defo_fracture_state_bytes(const defo_fracture *f);
+DEFO_API void defo_fracture_save_state(const defo_fracture *f, void *out);
+DEFO_API defo_status defo_fracture_check_state(const defo_fracture *f, const void *in, size_t size,
+                                               defo_index *nodes, defo_index *elems);
+DEFO_API defo_status defo_fracture_restore_state(defo_fracture *f, defo_mesh *mesh, defo_index n0,
+                                                 const void *in, size_t size);
 
 #ifdef __cplusplus
 }

@@ -28,6 +28,15 @@
  *                   started from the last equilibria (predictor, history).
  *   static          MMDJ01 §2.3: one equilibrium solve of the current loads;
  *                   quasistatic without time (velocities are zero).
+ *   rigid           MMDJ01 §2.7: every body moves as one rigid body (mass
+ *                   properties of its tets, a unit quaternion and the
+ *                   angular momentum; defo/rigid.h), sequential-impulse
+ *                   contact with colliders, Coulomb friction.
+ *   hybrid          MMDJ01 §2.6–2.8: rigid between impacts; at an impact the
+ *                   contact impulses become nodal forces and a static
+ *                   analysis anchored beyond impact_radius gives the
+ *                   stresses that break the body (defo/fracture.h, at once);
+ *                   its pieces become rigid bodies of their own (the world).
  *
  * Units: SI.  Determinism: every stepper is bitwise identical for any thread
  * count and a step depends only on (x, v, history) and the loads.
@@ -50,10 +59,12 @@ typedef enum defo_integrator_kind {
     DEFO_INTEGRATOR_BDF2 = 2,
     DEFO_INTEGRATOR_QUASISTATIC = 3,
     DEFO_INTEGRATOR_STATIC = 4,
-    DEFO_INTEGRATOR_COUNT = 5
+    DEFO_INTEGRATOR_RIGID = 5,
+    DEFO_INTEGRATOR_HYBRID = 6,
+    DEFO_INTEGRATOR_COUNT = 7
 } defo_integrator_kind;
 
-/* "newmark", "backward_euler", "bdf2", "quasistatic", "static". */
+/* "newmark", "backward_euler", "bdf2", "quasistatic", "static", "rigid", "hybrid". */
 DEFO_API const char *defo_integrator_name(defo_integrator_kind kind);
 DEFO_API defo_status defo_integrator_from_name(const char *name, defo_integrator_kind *out);
 
@@ -84,8 +95,9 @@ typedef struct defo_integrator_def {
      * the material's damping_time) */
     double rayleigh_mass, rayleigh_stiffness;
     /* implicit and equilibrium solves: residual target relative to the
-     * reference force (defo/force_model.h bodies: max |f_ext| + (2μ+λ)h²,
-     * h the mean rest edge); default 1e-6, in (0, 1) */
+     * reference force (the largest load on a free node; (2μ+λ)h² when no
+     * load acts, h the mean rest edge), never below the round-off of the
+     * elastic forces; default 1e-6, in (0, 1) */
     double tolerance;
     /* The Newton solves (backward_euler and bdf2 of invertible bodies,
      * quasistatic, static); its `linear` member is ignored: see linear. */
@@ -98,6 +110,16 @@ typedef struct defo_integrator_def {
     /* quasistatic, static: penalty stiffness of contact with colliders per
      * node [N/m]; 0 (default): 10 (2μ+λ) h of each body */
     double contact_stiffness;
+    /* rigid, hybrid: coefficient of restitution of contacts, [0, 1]; 0.2 */
+    double restitution;
+    /* hybrid: r_coll, the radius around an impact within which the body
+     * deforms in its static analysis (nodes beyond are anchored, MMDJ01
+     * §2.7.1), as a fraction of the body's bounding-box diagonal, (0, 10];
+     * default 0.5 */
+    double impact_radius;
+    /* hybrid: a piece whose volume is below fragment_size³ no longer breaks
+     * [m], ≥ 0; 0 (default): twice the body's mean edge */
+    double fragment_size;
 } defo_integrator_def;
 
 /* The defaults of an integrator kind. */
@@ -120,6 +142,9 @@ typedef struct defo_step_body_stats {
     int precond_setups;
     defo_index collisions; /* nodes in contact at the end (response or penalty) */
     int extra_steps;       /* sub-steps beyond one a stepper took inside a step */
+    /* loaded solves that stalled, or met their target only at the round-off
+     * floor with a residual above √tolerance of the loads */
+    int unresolved;
 } defo_step_body_stats;
 
 /* One body as a stepper sees it.  The world fills it; the stepper advances
@@ -137,12 +162,37 @@ typedef struct defo_step_body {
     const unsigned char *prescribed;
     const double *target;
     defo_force_model *force;
-    double reference_force; /* [N]: max |load_i| + (2μ+λ) h² (tolerances) */
+    double reference_force; /* [N]: max |load_i| over free nodes; (2μ+λ) h² if 0 */
     void *data;             /* the stepper's */
     defo_step_body_stats stats;
     /* What changed since the last frame_start besides the steps (DEFO_CHANGED_*
      * bits, set by the world, read by frame_start, then cleared). */
     unsigned changed;
+    /* rigid, hybrid: the rigid state of the body (defo/rigid.h), kept by
+     * the stepper (NULL for other integrators) */
+    const struct defo_rigid_body *rigid;
+    /* hybrid: the stepper left x deformed by an impact's static analysis in
+     * its last step (the world's fracture passes read the stresses there) */
+    int impact;
+    /* hybrid (set by the world): the body may break (it has fracture and is
+     * not below the fragment size); its longitudinal wave speed √((λ+2μ)/ρ) */
+    int breaks;
+    double wave_speed;
+    /* hybrid: the nodes the last impact's analysis anchored (n flags, or
+     * NULL): the stress next to an anchor is the anchor's, no crack starts
+     * there (defo_fracture_step's held nodes) */
+    const unsigned char *anchors;
+    int loaded;            /* a load acts on a free node (reference_force is one) */
+    double residual_floor; /* [N]: round-off of the elastic forces; no target below it */
+    /* During topology_changed only (else NULL): new node i ≥ old_n lies at
+     * (1 − parent_w[i])·parent[i] + parent_w[i]·parent_b[i] (a fracture cut
+     * point; a copy has weight 0): history is interpolated alike. */
+    const defo_index *parent_b;
+    const double *parent_w;
+    /* n flags (may be NULL): 1 = a node of a piece that broke off a body
+     * under an equilibrium integrator, held where it is (no equilibrium: it
+     * has no support) — the equilibrium solves keep it fixed */
+    const unsigned char *held;
 } defo_step_body;
 
 /* defo_step_body.changed */
@@ -170,6 +220,15 @@ typedef struct defo_contact_term {
     double w[4];
     double S[9]; /* row-major */
 } defo_contact_term;
+
+/* A node near a collider (defo_step_context.probe). */
+typedef struct defo_node_contact {
+    defo_index node;
+    double phi;         /* signed distance to the nearest collider surface [m] */
+    double normal[3];   /* its outward unit normal */
+    double velocity[3]; /* the collider's velocity there [m/s] */
+    double friction;    /* its Coulomb μ */
+} defo_node_contact;
 
 /* What a stepper may call back into. */
 typedef struct defo_step_context {
@@ -234,6 +293,12 @@ typedef struct defo_step_context {
     defo_status (*contact_respond)(void *ctx, defo_step_body *const *bodies, int count, double dt,
                                    double tau, const double *const *x_prev, double *const *x,
                                    double *const *v, int positions, defo_index *pairs);
+    /* The nodes of body b at positions x (time t) closer than margin to a
+     * collider (φ < margin; the smallest φ over the colliders), in node
+     * order: the first cap into out, *count gets how many there are.
+     * Prescribed nodes are left out.  NULL when the world has no colliders. */
+    defo_status (*probe)(void *ctx, const defo_step_body *b, double t, const double *x,
+                         double margin, defo_node_contact *out, defo_index cap, defo_index *count);
     void *ctx;
 } defo_step_context;
 

@@ -27,6 +27,7 @@
 #define DEFO_SCENE_H
 
 #include "defo/collision.h"
+#include "defo/embed.h"
 #include "defo/material.h"
 #include "defo/world.h"
 
@@ -99,7 +100,8 @@ enum {
     DEFO_OUT_FIELD_MAX_PRINCIPAL = 1u << 5,
     DEFO_OUT_FIELD_PLASTIC_STRAIN = 1u << 6,
     DEFO_OUT_FIELD_BODY_ID = 1u << 7,
-    DEFO_OUT_FIELD_ALL = 0xffu
+    DEFO_OUT_FIELD_MIN_PRINCIPAL = 1u << 8,
+    DEFO_OUT_FIELD_ALL = 0x1ffu
 };
 DEFO_API const defo_scene_outputs *defo_scene_get_outputs(const defo_scene *scene);
 
@@ -148,8 +150,15 @@ DEFO_API int defo_simulation_num_bodies(const defo_simulation *sim);
 /* The world id of scene body i. */
 DEFO_API defo_body_id defo_simulation_body(const defo_simulation *sim, int i);
 /* The body's "embedded" surface (MG04 §5.1; rest positions transformed like
- * the body, 3-node triangles), NULL when it has none. */
+ * the body, 3-node triangles), NULL when it has none.  A fracturing body's
+ * once it has come apart: the surface cut along the cracks and closed with
+ * caps (MG04 §5.2, defo_embed_create_cut), one closed surface per piece —
+ * it changes as the body breaks further (after defo_simulation_step_frame
+ * and defo_simulation_load_checkpoint). */
 DEFO_API const defo_mesh *defo_simulation_embedded_surface(const defo_simulation *sim, int i);
+/* Its binding to the body's tets (the element and coordinates of each
+ * vertex of defo_simulation_embedded_surface), NULL when it has none. */
+DEFO_API const defo_embed *defo_simulation_embedding(const defo_simulation *sim, int i);
 /* Its current vertex positions (3 per vertex of that surface) from the
  * body's current positions (defo_embed_update). */
 DEFO_API defo_status defo_simulation_embedded_positions(const defo_simulation *sim, int i,

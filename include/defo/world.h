@@ -7,13 +7,13 @@
  * the state (positions x, velocities v, 3 per node), lumped masses, dead
  * loads, prescribed node sets (held at rest or moved by a scripted rigid
  * motion: fixed sets, TSIF05 §11 bones, kinematic handles), and optionally
- * MG04 §3 plasticity and MG04 §4 fracture.  Each body is stepped by one of
+ * MG04 §3 plasticity and fracture (defo/fracture.h).  Each body is stepped by one of
  * the world's integrators (defo/integrator.h); bodies of one world may use
  * different integrators on one frame clock.
  *
  * defo_world_step(frame_dt): for every integrator, the frame is cut into its
  * equal steps; each step runs, in this order,
- *   1 topology changes (MG04 §4 fracture splits; the integrator is told),
+ *   1 topology changes (fracture: MMDJ01 §2.5 cracks; the integrator is told),
  *   2 plasticity (MG04 §3 flow of the plastic strains),
  *   3 the integrator's step (the ITF04 §9 collision response inside it for
  *     dynamic integrators; TSIF05 §10 penalty contact for the equilibrium
@@ -24,6 +24,11 @@
  *
  * Bodies are named by ids {index, world, generation}: an id of a removed body
  * or of another world is caught (defo_body_is_valid) instead of aliasing.
+ * The hybrid integrator (MMDJ01 §2.7) removes a body that breaks at an
+ * impact and adds its pieces as new bodies ("<name>.<k>") during a step:
+ * defo_world_num_bodies then counts the removed slots too — walk them with
+ * defo_world_body and keep those defo_body_is_valid accepts.  Restoring a
+ * checkpoint makes or drops pieces to match it.
  * Units: SI.
  */
 #ifndef DEFO_WORLD_H
@@ -37,6 +42,7 @@
 #include "defo/material.h"
 #include "defo/mesh.h"
 #include "defo/plasticity.h"
+#include "defo/rigid.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -111,7 +117,8 @@ DEFO_API defo_body_id defo_world_body(const defo_world *world, int i);
 /* Prescribe the nodes of region (selected on the rest positions) to follow
  * motion from their rest positions X: x(t) = R(t)(X − pivot) + pivot +
  * velocity·t (NULL: held at rest).  A node in several sets follows the last;
- * a node added by a fracture split follows its parent's set.  A region that
+ * a node a crack copies follows its node's set (a cut point: its edge's,
+ * when both ends follow the same one).  A region that
  * selects no node is DEFO_ERR_INVALID_ARGUMENT.  *set (may be NULL) gets the
  * set's index. */
 DEFO_API defo_status defo_body_prescribe(defo_world *world, defo_body_id id,
@@ -165,13 +172,13 @@ DEFO_API const double *defo_body_activation(const defo_world *world, defo_body_i
 /* Dead loads [N] per node (3n, writable, zero initially), added to gravity in
  * every step until changed.  A non-finite entry makes defo_world_step fail
  * (DEFO_ERR_INVALID_ARGUMENT naming the body and node) with the world
- * unchanged.  A fracture split shares a node's load with its new copy in
- * proportion to their masses (the total is kept). */
+ * unchanged.  A crack's copy of a node shares its load in proportion to
+ * their masses (the total is kept); a cut point gets none. */
 DEFO_API double *defo_body_external_force(defo_world *world, defo_body_id id);
 /* A dead traction t [Pa] on the boundary faces whose corner nodes the region
  * selects (rest positions), as the consistent load ∫ N_a t dA
- * (defo_element_face_load).  The faces are fixed now: after fracture splits
- * the same element faces stay loaded and crack faces never are.  *area (may
+ * (defo_element_face_load).  The faces are fixed now: after cracks the same
+ * faces stay loaded (a bisected one on each part) and crack faces never are.  *area (may
  * be NULL) gets the loaded area [m²]; a region that selects no boundary face
  * is DEFO_ERR_INVALID_ARGUMENT. */
 DEFO_API defo_status defo_body_add_traction(defo_world *world, defo_body_id id,
@@ -198,8 +205,9 @@ DEFO_API const double *defo_body_loads(const defo_world *world, defo_body_id id)
 DEFO_API const char *defo_body_name(const defo_world *world, defo_body_id id);
 DEFO_API const defo_material_def *defo_body_material(const defo_world *world, defo_body_id id);
 DEFO_API int defo_body_integrator(const defo_world *world, defo_body_id id);
-/* Parent of each node (itself for original nodes; the node it was split from
- * for nodes added by fracture), num_nodes entries. */
+/* Parent of each node (itself for original nodes; for nodes added by
+ * fracture the node a copy was made of, or a cut point's first edge end:
+ * defo_fracture_node_origin has both ends), num_nodes entries. */
 DEFO_API const defo_index *defo_body_parents(const defo_world *world, defo_body_id id);
 /* 1 per node held by a prescribed set (fixed, moved or following a bone),
  * num_nodes flags; NULL for an invalid id. */
@@ -218,6 +226,14 @@ DEFO_API defo_status defo_body_count_inverted(const defo_world *world, defo_body
 /* Connected components of the body's elements (1 until it breaks apart). */
 DEFO_API defo_status defo_body_components(const defo_world *world, defo_body_id id,
                                           defo_index *count);
+/* The rigid state of a body stepped by the rigid or hybrid integrator
+ * (defo/rigid.h: mass, principal moments, centre, orientation, velocity,
+ * angular momentum); DEFO_ERR_INVALID_ARGUMENT for another body. */
+DEFO_API defo_status defo_body_rigid(const defo_world *world, defo_body_id id,
+                                     defo_rigid_body *out);
+/* The body's cracks so far (MMDJ01 §2.5, defo/fracture.h), oldest first;
+ * *count gets their number (0, and NULL returned, without fracture). */
+DEFO_API const defo_crack *defo_body_cracks(const defo_world *world, defo_body_id id, int *count);
 /* ‖ε_plastic‖₂ per element (the largest over its points; 0 without
  * plasticity), num_elems values. */
 DEFO_API defo_status defo_body_plastic_strain(const defo_world *world, defo_body_id id,
@@ -288,9 +304,16 @@ typedef struct defo_step_stats {
     defo_index contacts;      /* pairs in contact between bodies at the end */
     double contact_depth;     /* deepest penetration between bodies over the frame [m] */
     double contact_seconds;   /* wall time of body-body contact (search and response) */
-    defo_index splits;        /* MG04 §4 vertex splits */
+    defo_index splits;        /* fracture: nodes added (cut points and crack copies) */
     int yielding;             /* MG04 §3 points that flowed, summed over the frame's steps */
     double seconds;           /* wall time */
+    int cracks;               /* MMDJ01 §2.5 cracks started */
+    int held;                 /* pieces broken off under static/quasistatic, held in place */
+    int impacts;              /* hybrid: impacts analysed */
+    int fragments;            /* hybrid: bodies made by breaking (the broken ones removed) */
+    /* loaded equilibrium solves that stalled or met their target only at the
+     * round-off floor, short of the loads (defo_step_body_stats) */
+    int unresolved;
 } defo_step_stats;
 
 /* Advance every body by frame_dt > 0 (above).  On error the world is left

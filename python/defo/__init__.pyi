@@ -83,8 +83,10 @@ class Plasticity:
 @dataclass
 class Fracture:
     threshold: float = float("inf")
-    seed: int = 1
-    max_splits: int = 1
+    radius: float = float("inf")
+    crack_speed: float = 0.0
+    sliver: float = 0.2
+    incubation: float = 0.0
 
 @dataclass
 class Integrator:

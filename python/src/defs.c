@@ -120,8 +120,14 @@ static const field f_plasticity[] = {
     FEND};
 static const field f_fracture[] = {
     FD(defo_fracture_def, threshold, F_DOUBLE, "largest principal stress that breaks [Pa] > 0"),
-    FD(defo_fracture_def, seed, F_U64, "vertex choice"),
-    FD(defo_fracture_def, max_splits, F_INT, "vertex splits per step (0: no limit)"), FEND};
+    FD(defo_fracture_def, radius, F_DOUBLE, "r_frac: how far a crack reaches [m] > 0"),
+    FD(defo_fracture_def, crack_speed, F_DOUBLE,
+       "crack front speed [m/s] > 0 (0: the longitudinal wave speed)"),
+    FD(defo_fracture_def, sliver, F_DOUBLE,
+       "tet4: nodes this close to a plane lie on it, [0, 0.45]"),
+    FD(defo_fracture_def, incubation, F_DOUBLE,
+       "stress averaging time [s] >= 0 (0: two element crossings)"),
+    FEND};
 static const field f_integrator[] = {
     FE(defo_integrator_def, kind, w_integrator,
        "'newmark', 'backward_euler', 'bdf2', 'quasistatic' or 'static'"),

@@ -59,7 +59,7 @@ typedef struct run_frame_info {
     int frame;      /* 0 = initial state */
     double wall_ms; /* simulation time of this frame */
     int newton_iters;
-    defo_index splits; /* MG04 §4 vertex splits in this frame (defo_simulation_splits) */
+    defo_index splits; /* nodes cracks added in this frame (defo_step_stats.splits) */
     defo_step_stats stats;
 } run_frame_info;
 typedef struct run_summary_info {

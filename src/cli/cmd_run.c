@@ -384,7 +384,7 @@ int cmd_run(int argc, char **argv) {
 
     /* 4. frames */
     long long substeps = 0, cg = 0, newton = 0;
-    int rc = CLI_OK, run = 0;
+    int rc = CLI_OK, run = 0, unresolved_said = 0;
     char failure[1024] = "";
     double loop_start = now_s();
     for (int f = start; f < total && !atomic_load(&stop_count); f++) {
@@ -401,6 +401,9 @@ int cmd_run(int argc, char **argv) {
             break;
         }
         defo_world_stats(defo_simulation_world(sim), &fi.stats);
+        if (s > 0 && fi.stats.unresolved > 0 && !unresolved_said++)
+            fprintf(stderr, "%sdefo run: warning: frame %d: %s\n", tty && !quiet ? "\n" : "", f + 1,
+                    defo_last_error());
         fi.newton_iters = fi.stats.newton_iterations;
         fi.splits = fi.stats.splits;
         newton += fi.newton_iters;
@@ -448,10 +451,10 @@ int cmd_run(int argc, char **argv) {
     int peak = run_output_peak_inverted(out, &peak_frame);
     defo_index final_inv = 0;
     defo_world *w = defo_simulation_world(sim);
-    for (int b = 0; b < defo_simulation_num_bodies(sim); b++) {
+    for (int b = 0; b < defo_world_num_bodies(w); b++) {
         defo_index bi = 0;
-        defo_body_count_inverted(w, defo_simulation_body(sim, b), &bi);
-        final_inv += bi;
+        const defo_body_id id = defo_world_body(w, b);
+        if (defo_body_is_valid(w, id) && !defo_body_count_inverted(w, id, &bi)) final_inv += bi;
     }
     if (interrupted && done < total && !rc) {
         if (tty && !quiet) fputc('\n', stderr); /* after the progress bar */

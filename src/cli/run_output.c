@@ -8,6 +8,7 @@
  *                          bodies curved (defo_mesh_write_parts).  Point
  *                          data: displacement, velocity; cell data: J,
  *                          inverted, von_mises, max_principal_stress,
+ *                          min_principal_stress (compression < 0),
  *                          plastic_strain, body_id.
  *   scene.pvd              the collection with each frame's time
  *   surface/frame_NNNN.obj one object per body (Blender): its boundary
@@ -90,7 +91,7 @@ int run_fail(defo_status status) {
 }
 
 /* Output fields: name, location and the DEFO_OUT_FIELD_* bit. */
-#define NUM_OUT_FIELDS 8
+#define NUM_OUT_FIELDS 9
 static const struct {
     unsigned bit;
     const char *name;
@@ -104,25 +105,29 @@ static const struct {
     {DEFO_OUT_FIELD_VON_MISES, "von_mises", DEFO_FIELD_CELL, 1},
     {DEFO_OUT_FIELD_MAX_PRINCIPAL, "max_principal_stress", DEFO_FIELD_CELL, 1},
     {DEFO_OUT_FIELD_PLASTIC_STRAIN, "plastic_strain", DEFO_FIELD_CELL, 1},
-    {DEFO_OUT_FIELD_BODY_ID, "body_id", DEFO_FIELD_CELL, 1}};
+    {DEFO_OUT_FIELD_BODY_ID, "body_id", DEFO_FIELD_CELL, 1},
+    {DEFO_OUT_FIELD_MIN_PRINCIPAL, "min_principal_stress", DEFO_FIELD_CELL, 1}};
 
 struct run_output {
     char dir[2048];
     const defo_scene *scene;
     defo_simulation *sim;
     const defo_scene_outputs *o;
-    int nb;
+    /* the world's live bodies (the scene's, and pieces the hybrid integrator
+     * made: bodies come and go), scene_of: the scene body each is, or −1 */
+    int nb, cap_nb, scene_nb;
+    defo_body_id *ids;
+    int *scene_of;
     defo_index *node_off, *elem_off; /* nb + 1: each body's slice of the arrays below */
     double *x, *disp, *vel;          /* 3 per node of every body */
-    double *J, *inv, *vm, *mp, *plastic, *body_id; /* per element of every body */
-    double *rest_volume;                           /* per body */
+    double *J, *inv, *vm, *mp, *plastic, *body_id, *mn; /* per element of every body */
+    double *rest_volume;                                /* per body */
     /* each body as a part of the frame: its mesh with fields into its slices */
     defo_mesh *views;
     defo_field *view_fields; /* NUM_OUT_FIELDS per body */
-    /* bodies with an "embedded" surface (MG04 §5.1): its binding (the same
-     * defo_embed_create the simulation made, for the element of each vertex)
-     * and its current positions */
-    defo_embed **embeds;
+    /* bodies with an "embedded" surface (MG04 §5.1): its current positions
+     * (the surface and its binding are the simulation's, cut along the
+     * cracks of a fracturing body, MG04 §5.2) */
     double **emb_x;
     double *obj_x; /* positions of every OBJ part, in order */
     /* frames written: times and vtu names (for the .pvd), stats lines */
@@ -154,13 +159,23 @@ static void contact_peaks(run_output *r, int k, long pairs, double depth) {
 
 /* Body b of the run through the world (defo/world.h). */
 static const defo_mesh *body_mesh(const run_output *r, int b) {
-    return defo_body_mesh(defo_simulation_world(r->sim), defo_simulation_body(r->sim, b));
+    return defo_body_mesh(defo_simulation_world(r->sim), r->ids[b]);
 }
 static const double *body_x(const run_output *r, int b) {
-    return defo_body_positions(defo_simulation_world(r->sim), defo_simulation_body(r->sim, b));
+    return defo_body_positions(defo_simulation_world(r->sim), r->ids[b]);
 }
 static const double *body_v(const run_output *r, int b) {
-    return defo_body_velocities(defo_simulation_world(r->sim), defo_simulation_body(r->sim, b));
+    return defo_body_velocities(defo_simulation_world(r->sim), r->ids[b]);
+}
+/* its embedded surface's binding and positions (scene bodies only) */
+static const defo_embed *body_embed(const run_output *r, int b) {
+    return r->scene_of[b] >= 0 ? defo_simulation_embedding(r->sim, r->scene_of[b]) : NULL;
+}
+static double *body_emb_x(const run_output *r, int b) {
+    return r->scene_of[b] >= 0 ? r->emb_x[r->scene_of[b]] : NULL;
+}
+static const defo_mesh *body_surface(const run_output *r, int b) {
+    return r->scene_of[b] >= 0 ? defo_simulation_embedded_surface(r->sim, r->scene_of[b]) : NULL;
 }
 
 static char *xstrdup(const char *s) {
@@ -191,8 +206,8 @@ static int write_atomic(const char *path, const char *text, size_t n) {
 }
 
 static void free_arrays(run_output *r) {
-    double **arrays[] = {&r->x,  &r->disp, &r->vel,     &r->J,       &r->inv,
-                         &r->vm, &r->mp,   &r->plastic, &r->body_id, &r->obj_x};
+    double **arrays[] = {&r->x,  &r->disp,    &r->vel,     &r->J,     &r->inv, &r->vm,
+                         &r->mp, &r->plastic, &r->body_id, &r->obj_x, &r->mn};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
         free(*arrays[i]);
         *arrays[i] = NULL;
@@ -205,13 +220,12 @@ void run_output_destroy(run_output *r) {
     free(r->rest_volume);
     free(r->node_off);
     free(r->elem_off);
-    for (int i = 0; i < r->nb; i++) {
-        if (r->embeds) defo_embed_destroy(r->embeds[i]);
+    for (int i = 0; i < r->scene_nb; i++)
         if (r->emb_x) free(r->emb_x[i]);
-    }
+    free(r->ids);
+    free(r->scene_of);
     free(r->views);
     free(r->view_fields);
-    free(r->embeds);
     free(r->emb_x);
     for (int i = 0; i < r->count; i++) {
         free(r->files[i]);
@@ -238,7 +252,7 @@ static defo_status build_arrays(run_output *r) {
     size_t obj_nodes = 0;
     for (int b = 0; b < r->nb && !s; b++) {
         const defo_mesh *m = body_mesh(r, b);
-        const defo_mesh *sf = defo_simulation_embedded_surface(r->sim, b);
+        const defo_mesh *sf = body_surface(r, b);
         r->node_off[b + 1] = r->node_off[b] + m->num_nodes;
         r->elem_off[b + 1] = r->elem_off[b] + m->num_elems;
         obj_nodes += (size_t)(sf ? sf->num_nodes : m->num_nodes);
@@ -249,12 +263,13 @@ static defo_status build_arrays(run_output *r) {
     r->disp = malloc(n3 * sizeof(double));
     r->vel = malloc(n3 * sizeof(double));
     r->obj_x = malloc((3 * obj_nodes + 1) * sizeof(double));
-    double **cell[] = {&r->J, &r->inv, &r->vm, &r->mp, &r->plastic, &r->body_id};
+    double **cell[] = {&r->J, &r->inv, &r->vm, &r->mp, &r->plastic, &r->body_id, &r->mn};
     int ok = r->x && r->disp && r->vel && r->obj_x;
-    for (size_t i = 0; i < 6; i++) ok = ok && (*cell[i] = calloc(ne, sizeof(double)));
+    for (size_t i = 0; i < 7; i++) ok = ok && (*cell[i] = calloc(ne, sizeof(double)));
     if (!ok) return run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
     for (int b = 0; b < r->nb; b++)
-        for (defo_index e = r->elem_off[b]; e < r->elem_off[b + 1]; e++) r->body_id[e] = b;
+        for (defo_index e = r->elem_off[b]; e < r->elem_off[b + 1]; e++)
+            r->body_id[e] = r->ids[b].index; /* the world's index: stable across frames */
     return DEFO_OK;
 }
 
@@ -262,8 +277,8 @@ static defo_status build_arrays(run_output *r) {
  * positions; no triangles, groups or tags of its file) with the fields in
  * mask pointing into its slices. */
 static void set_views(run_output *r, unsigned mask) {
-    const double *data[NUM_OUT_FIELDS] = {r->disp, r->vel, r->J,       r->inv,
-                                          r->vm,   r->mp,  r->plastic, r->body_id};
+    const double *data[NUM_OUT_FIELDS] = {r->disp, r->vel,     r->J,       r->inv, r->vm,
+                                          r->mp,   r->plastic, r->body_id, r->mn};
     for (int b = 0; b < r->nb; b++) {
         defo_mesh *v = &r->views[b];
         *v = *body_mesh(r, b);
@@ -290,6 +305,64 @@ static void set_views(run_output *r, unsigned mask) {
     }
 }
 
+/* The world's live bodies now; when they are not those of the last call,
+ * the per-body arrays again (*changed = 1; rest volumes: a crack moves no
+ * rest position, so a body's never changes). */
+static defo_status refresh_bodies(run_output *r, int *changed) {
+    defo_world *w = defo_simulation_world(r->sim);
+    const int nw = defo_world_num_bodies(w);
+    int live = 0, same = 1;
+    for (int i = 0; i < nw; i++) {
+        const defo_body_id id = defo_world_body(w, i);
+        if (!defo_body_is_valid(w, id)) continue;
+        same &= live < r->nb && r->ids[live].index == id.index &&
+                r->ids[live].generation == id.generation;
+        live++;
+    }
+    *changed = !(same && live == r->nb && r->ids);
+    if (!*changed) return DEFO_OK;
+    if (live + 1 > r->cap_nb) {
+        const int cap = 2 * live + 4;
+        defo_body_id *ids = realloc(r->ids, (size_t)cap * sizeof *ids);
+        if (ids) r->ids = ids;
+        int *so = realloc(r->scene_of, (size_t)cap * sizeof *so);
+        if (so) r->scene_of = so;
+        if (!ids || !so) return run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
+        r->cap_nb = cap;
+    }
+    r->nb = 0;
+    for (int i = 0; i < nw; i++) {
+        const defo_body_id id = defo_world_body(w, i);
+        if (!defo_body_is_valid(w, id)) continue;
+        r->ids[r->nb] = id;
+        r->scene_of[r->nb] = -1;
+        for (int j = 0; j < r->scene_nb; j++) {
+            const defo_body_id sj = defo_simulation_body(r->sim, j);
+            if (sj.index == id.index && sj.generation == id.generation) r->scene_of[r->nb] = j;
+        }
+        r->nb++;
+    }
+    size_t nb1 = (size_t)r->nb + 1;
+    free(r->node_off);
+    free(r->elem_off);
+    free(r->rest_volume);
+    free(r->views);
+    free(r->view_fields);
+    r->node_off = calloc(nb1, sizeof *r->node_off);
+    r->elem_off = calloc(nb1, sizeof *r->elem_off);
+    r->rest_volume = calloc(nb1, sizeof(double));
+    r->views = calloc(nb1, sizeof *r->views);
+    r->view_fields = calloc(nb1 * NUM_OUT_FIELDS, sizeof *r->view_fields);
+    if (!r->node_off || !r->elem_off || !r->rest_volume || !r->views || !r->view_fields)
+        return run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
+    defo_status s = DEFO_OK;
+    for (int b = 0; b < r->nb && !s; b++) {
+        /* the rest volume of the body as it was made (its original elements) */
+        s = defo_element_volume(body_mesh(r, b), NULL, &r->rest_volume[b]);
+    }
+    return s;
+}
+
 /* The output arrays and folders.  Returns a defo_status. */
 defo_status run_output_create(const char *outdir, const defo_scene *scene, defo_simulation *sim,
                               run_output **out) {
@@ -300,7 +373,7 @@ defo_status run_output_create(const char *outdir, const defo_scene *scene, defo_
     r->scene = scene;
     r->sim = sim;
     r->o = defo_scene_get_outputs(scene);
-    r->nb = defo_simulation_num_bodies(sim);
+    r->scene_nb = defo_simulation_num_bodies(sim);
     r->peak_frame = -1;
     /* a fracturing body's surface cannot be a point cache: its frame OBJs
      * stand in for it (point_cache.c) */
@@ -319,31 +392,12 @@ defo_status run_output_create(const char *outdir, const defo_scene *scene, defo_
         run_output_destroy(r);
         return run_error(DEFO_ERR_IO, "cannot create output folder %s: %s", sub, strerror(e));
     }
-    size_t nb1 = (size_t)r->nb + 1;
-    r->node_off = calloc(nb1, sizeof *r->node_off);
-    r->elem_off = calloc(nb1, sizeof *r->elem_off);
-    r->rest_volume = calloc(nb1, sizeof(double));
-    r->views = calloc(nb1, sizeof *r->views);
-    r->view_fields = calloc(nb1 * NUM_OUT_FIELDS, sizeof *r->view_fields);
-    r->embeds = calloc(nb1, sizeof *r->embeds);
-    r->emb_x = calloc(nb1, sizeof *r->emb_x);
+    size_t sb1 = (size_t)r->scene_nb + 1;
+    r->emb_x = calloc(sb1, sizeof *r->emb_x);
     defo_status s = DEFO_OK;
-    if (!r->node_off || !r->elem_off || !r->rest_volume || !r->views || !r->view_fields ||
-        !r->embeds || !r->emb_x)
-        s = run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
-    /* rest volumes: a split moves no rest position, so they never change */
-    for (int b = 0; b < r->nb && !s; b++)
-        s = defo_element_volume(body_mesh(r, b), NULL, &r->rest_volume[b]);
-    /* embedded surfaces: bound here as the simulation bound them (same tet
-     * mesh, same surface: defo_embed_create is deterministic), for the
-     * element of each vertex the pictures colour it from */
-    for (int b = 0; b < r->nb && !s; b++) {
-        const defo_mesh *sf = defo_simulation_embedded_surface(sim, b);
-        if (!sf) continue;
-        s = defo_embed_create(body_mesh(r, b), sf, &r->embeds[b]);
-        r->emb_x[b] = malloc((3 * (size_t)sf->num_nodes + 1) * sizeof(double));
-        if (!s && !r->emb_x[b]) s = run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
-    }
+    if (!r->emb_x) s = run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
+    int changed = 0;
+    if (!s) s = refresh_bodies(r, &changed);
     if (!s) s = build_arrays(r);
     if (s) {
         run_output_destroy(r);
@@ -387,6 +441,8 @@ defo_status run_output_create(const char *outdir, const defo_scene *scene, defo_
 static defo_status compute_fields(run_output *r, double *min_j) {
     *min_j = INFINITY;
     int changed = 0;
+    defo_status rs = refresh_bodies(r, &changed);
+    if (rs) return rs;
     for (int b = 0; b < r->nb; b++)
         changed |= body_mesh(r, b)->num_nodes != r->node_off[b + 1] - r->node_off[b];
     if (changed) {
@@ -403,14 +459,14 @@ static defo_status compute_fields(run_output *r, double *min_j) {
         for (size_t j = 0; j < n3; j++) r->disp[off + j] = x[j] - bm->x[j];
         /* J and stresses: the body's force model (derived fields) */
         const defo_index e0 = r->elem_off[b];
-        defo_force_fields ff = {r->J + e0, r->vm + e0, r->mp + e0, NULL, NULL, 0, 0};
+        defo_force_fields ff = {r->J + e0, r->vm + e0, r->mp + e0, NULL, NULL, 0, 0, r->mn + e0};
         defo_world *w = defo_simulation_world(r->sim);
-        defo_status s = defo_body_fields(w, defo_simulation_body(r->sim, b), &ff);
+        defo_status s = defo_body_fields(w, r->ids[b], &ff);
         if (s) return s;
         for (defo_index e = e0; e < r->elem_off[b + 1]; e++) r->inv[e] = r->J[e] <= 0 ? 1 : 0;
         if (ff.min_J < *min_j) *min_j = ff.min_J;
         /* MG04 §3 plastic strain norm per element (0 for bodies without plasticity). */
-        s = defo_body_plastic_strain(w, defo_simulation_body(r->sim, b), r->plastic + e0);
+        s = defo_body_plastic_strain(w, r->ids[b], r->plastic + e0);
         if (s) return s;
     }
     return DEFO_OK;
@@ -490,11 +546,16 @@ static defo_status write_index_files(run_output *r) {
 
 /* The embedded surfaces' current positions (MG04 §5.1). */
 static defo_status update_embedded(run_output *r) {
-    for (int b = 0; b < r->nb; b++)
-        if (r->emb_x[b]) {
-            defo_status s = defo_simulation_embedded_positions(r->sim, b, r->emb_x[b]);
-            if (s < 0) return s;
-        }
+    for (int b = 0; b < r->scene_nb; b++) {
+        const defo_mesh *sf = defo_simulation_embedded_surface(r->sim, b);
+        if (!sf) continue;
+        /* a fracturing body's surface changes as it is cut */
+        double *x = realloc(r->emb_x[b], (3 * (size_t)sf->num_nodes + 1) * sizeof(double));
+        if (!x) return run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
+        r->emb_x[b] = x;
+        defo_status s = defo_simulation_embedded_positions(r->sim, b, r->emb_x[b]);
+        if (s < 0) return s;
+    }
     return DEFO_OK;
 }
 
@@ -511,11 +572,11 @@ static defo_status write_obj(run_output *r, const char *path) {
     }
     size_t off = 0;
     for (int b = 0; b < r->nb; b++) {
-        const defo_mesh *sf = defo_simulation_embedded_surface(r->sim, b);
+        const defo_mesh *sf = body_surface(r, b);
         parts[b] = sf ? sf : &r->views[b];
-        names[b] = defo_body_name(w, defo_simulation_body(r->sim, b));
+        names[b] = defo_body_name(w, r->ids[b]);
         size_t n3 = 3 * (size_t)parts[b]->num_nodes;
-        memcpy(r->obj_x + off, sf ? r->emb_x[b] : r->x + 3 * (size_t)r->node_off[b],
+        memcpy(r->obj_x + off, sf ? body_emb_x(r, b) : r->x + 3 * (size_t)r->node_off[b],
                n3 * sizeof(double));
         off += n3;
     }
@@ -545,11 +606,11 @@ static defo_status render_frame(run_output *r, int frame, double t, const char *
     for (int b = 0; b < r->nb; b++) {
         parts[b].mesh = &r->views[b];
         parts[b].positions = r->x + 3 * (size_t)r->node_off[b];
-        if (r->embeds[b]) {
-            parts[b].surface = defo_simulation_embedded_surface(r->sim, b);
-            parts[b].surface_positions = r->emb_x[b];
-            parts[b].surface_elem = defo_embed_elements(r->embeds[b]);
-            parts[b].surface_bary = defo_embed_barycentric(r->embeds[b]);
+        if (body_embed(r, b)) {
+            parts[b].surface = body_surface(r, b);
+            parts[b].surface_positions = body_emb_x(r, b);
+            parts[b].surface_elem = defo_embed_elements(body_embed(r, b));
+            parts[b].surface_bary = defo_embed_barycentric(body_embed(r, b));
         }
     }
     defo_render_def rd = defo_default_render_def();
@@ -645,9 +706,12 @@ defo_status run_output_frame(run_output *r, const run_frame_info *fi) {
     sb_printf(&b, ", ");
     sb_num(&b, "contact_ms", 1e3 * fi->stats.contact_seconds);
     sb_printf(&b, ", ");
+    sb_printf(&b, "\"cracks\": %d, \"held\": %d, \"impacts\": %d, \"fragments\": %d, ",
+              fi->stats.cracks, fi->stats.held, fi->stats.impacts, fi->stats.fragments);
+    sb_printf(&b, "\"unresolved\": %d, ", fi->stats.unresolved);
     sbuf bodies = {NULL, 0, 0};
     for (int i = 0; i < r->nb && !s; i++) {
-        defo_body_id id = defo_simulation_body(r->sim, i);
+        defo_body_id id = r->ids[i];
         defo_index bi = 0, comps = 0;
         double k = 0, e = 0, vol = 0;
         s = defo_body_count_inverted(w, id, &bi);
@@ -820,7 +884,7 @@ defo_status run_output_summary(run_output *r, const run_summary_info *si) {
     cli_json_begin_array(&j, "bodies");
     defo_index total_inv = 0;
     for (int i = 0; i < r->nb; i++) {
-        defo_body_id id = defo_simulation_body(r->sim, i);
+        defo_body_id id = r->ids[i];
         const defo_mesh *m = body_mesh(r, i);
         defo_index bi = 0, comps = 0;
         double vol = 0;

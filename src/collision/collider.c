@@ -128,6 +128,10 @@ const defo_surface_info *defo_collider_surface_info(const defo_collider *c, int 
     return defo_surface_sdf_info(c->shapes[shape].sdf);
 }
 
+double defo_collider_friction(const defo_collider *c) {
+    return c ? c->friction : 0.0;
+}
+
 static void pose_at(const defo_collider *c, double t, pose *P) {
     defo_motion_pose_at(&c->motion, t, P);
 }

@@ -21,7 +21,7 @@
  * Interpolation uses corner differences x_i − x_0 so a rigid translation far
  * from the origin keeps its accuracy relative to the element size.
  */
-#include "defo/embed.h"
+#include "embed/embed_internal.h"
 
 #include "defo/element.h"
 #include "defo/math.h"
@@ -32,18 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct defo_embed {
-    const defo_mesh *tets;
-    const defo_mesh *surface; /* not kept beyond create: triangles copied */
-    defo_index nv, nt;
-    defo_index *elem; /* per vertex */
-    double *bary;     /* 4 per vertex */
-    double *normal0;  /* 3 per vertex, rest */
-    double *covec;    /* 3 per vertex: J_Xᵀ n0, the rest normal in reference coordinates */
-    defo_index *tris; /* 3 per triangle */
-    defo_embed_info info;
-};
 
 void defo_embed_destroy(defo_embed *e) {
     if (!e) return;
@@ -127,14 +115,7 @@ static double min4(const double *l) {
     return fmin(fmin(l[0], l[1]), fmin(l[2], l[3]));
 }
 
-typedef struct grid {
-    double lo[3], h;
-    int dim[3];
-    int64_t *start; /* cells + 1 */
-    defo_index *item;
-} grid;
-
-static void grid_free(grid *g) {
+void defo_embed_grid_free(grid *g) {
     defo_free(g->start);
     defo_free(g->item);
 }
@@ -146,7 +127,7 @@ static int cell_of(const grid *g, double v, int k) {
     return (int)c;
 }
 
-static defo_status grid_build(grid *g, const defo_mesh *m) {
+defo_status defo_embed_grid_build(grid *g, const defo_mesh *m) {
     memset(g, 0, sizeof *g);
     double lo[3], hi[3];
     if (defo_mesh_bbox(m, lo, hi)) return defo_error_prefix("embed");
@@ -194,7 +175,7 @@ static defo_status grid_build(grid *g, const defo_mesh *m) {
             for (int64_t c = 0; c < cells; c++) g->start[c + 1] += g->start[c];
             g->item = defo_malloc((size_t)g->start[cells] * sizeof(defo_index) + 1);
             if (!g->item) {
-                grid_free(g);
+                defo_embed_grid_free(g);
                 return defo_error_oom("embed grid", (size_t)g->start[cells] * 4);
             }
         } else { /* start[c] advanced to start[c+1]: shift back */
@@ -206,8 +187,8 @@ static defo_status grid_build(grid *g, const defo_mesh *m) {
 }
 
 /* Closest tet to p: writes *elem and lam; returns the distance. */
-static double closest_tet(const grid *g, const defo_mesh *m, const double *Dm_inv, const double *p,
-                          defo_index *elem, double lam[4]) {
+double defo_embed_closest_tet(const grid *g, const defo_mesh *m, const double *Dm_inv,
+                              const double *p, defo_index *elem, double lam[4]) {
     int c0[3];
     for (int k = 0; k < 3; k++) c0[k] = cell_of(g, p[k], k);
     int rmax = 0;
@@ -247,6 +228,27 @@ static double closest_tet(const grid *g, const defo_mesh *m, const double *Dm_in
     }
     *elem = best_t;
     return best;
+}
+
+/* The rest normal of every vertex as a covector of the reference element,
+ * J_Xᵀ n0 (the map's gradient at the vertex turns it into the deformed
+ * normal).  Nonzero when out of memory. */
+int defo_embed_make_covec(defo_embed *e) {
+    const defo_mesh *tets = e->tets;
+    const defo_element_ops *ops = defo_element_ops_for_mesh(tets);
+    defo_free(e->covec);
+    e->covec = defo_malloc(3 * (size_t)e->nv * sizeof(double) + 1);
+    if (!e->covec) return 1;
+    for (defo_index i = 0; i < e->nv; i++) {
+        double J[9];
+        defo_element_jacobian(ops, tets->x, tets->elems + (size_t)ops->nodes * (size_t)e->elem[i],
+                              e->bary + 4 * (size_t)i, J);
+        const double *n0 = e->normal0 + 3 * (size_t)i;
+        for (int k = 0; k < 3; k++)
+            e->covec[3 * (size_t)i + (size_t)k] =
+                J[k] * n0[0] + J[3 + k] * n0[1] + J[6 + k] * n0[2];
+    }
+    return 0;
 }
 
 defo_status defo_embed_create(const defo_mesh *tets, const defo_mesh *surface, defo_embed **out) {
@@ -305,7 +307,7 @@ defo_status defo_embed_create(const defo_mesh *tets, const defo_mesh *surface, d
     e->tris = defo_malloc(3 * (size_t)e->nt * sizeof(defo_index) + 1);
     if (!e->elem || !e->bary || !e->normal0 || !e->tris)
         st = defo_error_oom("embed vertex data", 8 * nv * sizeof(double));
-    if (!st) st = grid_build(&g, tets);
+    if (!st) st = defo_embed_grid_build(&g, tets);
     if (st) {
         defo_free(cdm);
         defo_embed_destroy(e);
@@ -338,14 +340,14 @@ defo_status defo_embed_create(const defo_mesh *tets, const defo_mesh *surface, d
     double *dist = defo_malloc(nv * sizeof(double) + 1);
     if (!dist) {
         defo_free(cdm);
-        grid_free(&g);
+        defo_embed_grid_free(&g);
         defo_embed_destroy(e);
         return defo_error_oom("embed", nv * sizeof(double));
     }
     DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_WORTH(nvi, 160))
     for (defo_index i = 0; i < nvi; i++)
-        dist[i] = closest_tet(&g, tets, cdm, surface->x + 3 * (size_t)i, e->elem + i,
-                              e->bary + 4 * (size_t)i);
+        dist[i] = defo_embed_closest_tet(&g, tets, cdm, surface->x + 3 * (size_t)i, e->elem + i,
+                                         e->bary + 4 * (size_t)i);
     /* tet10: the reference coordinates in the curved element (MTPS08 §6.2:
      * the vertex follows the quadratic shape functions) */
     if (ops->order > 1)
@@ -357,24 +359,12 @@ defo_status defo_embed_create(const defo_mesh *tets, const defo_mesh *surface, d
                 ok)
                 memcpy(e->bary + 4 * (size_t)i, l, sizeof l);
         }
-    /* the rest normal as a covector of the reference element, J_Xᵀ n0 (the
-     * map's gradient at the vertex turns it into the deformed normal) */
-    e->covec = defo_malloc(3 * nv * sizeof(double) + 1);
-    if (!e->covec) {
+    if (defo_embed_make_covec(e)) {
         defo_free(dist);
         defo_free(cdm);
-        grid_free(&g);
+        defo_embed_grid_free(&g);
         defo_embed_destroy(e);
         return defo_error_oom("embed", 3 * nv * sizeof(double));
-    }
-    for (defo_index i = 0; i < nvi; i++) {
-        double J[9];
-        defo_element_jacobian(ops, tets->x, tets->elems + (size_t)ops->nodes * (size_t)e->elem[i],
-                              e->bary + 4 * (size_t)i, J);
-        const double *n0 = e->normal0 + 3 * (size_t)i;
-        for (int k = 0; k < 3; k++)
-            e->covec[3 * (size_t)i + (size_t)k] =
-                J[k] * n0[0] + J[3 + k] * n0[1] + J[6 + k] * n0[2];
     }
     for (defo_index i = 0; i < nvi; i++) {
         if (dist[i] > 0) info.outside++;
@@ -384,7 +374,7 @@ defo_status defo_embed_create(const defo_mesh *tets, const defo_mesh *surface, d
     e->info = info;
     defo_free(dist);
     defo_free(cdm);
-    grid_free(&g);
+    defo_embed_grid_free(&g);
     *out = e;
     return DEFO_OK;
 }

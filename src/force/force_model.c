@@ -593,7 +593,7 @@ defo_status defo_force_model_fields(defo_force_model *fm, const double *x, defo_
     double *sl = fm->slot;
     for (defo_index e = 0; e < fm->ne; e++) {
         double vm_q[DEFO_ELEMENT_MAX_POINTS], mp_q[DEFO_ELEMENT_MAX_POINTS];
-        double Jm = 0, vm = 0, mp = 0, wsum = 0;
+        double Jm = 0, vm = 0, mp = 0, mn = 0, wsum = 0;
         int inv = 0;
         for (int q = 0; q < NQ; q++) {
             const size_t pq = (size_t)e * NQ + (size_t)q;
@@ -616,6 +616,7 @@ defo_status defo_force_model_fields(defo_force_model *fm, const double *x, defo_
             Jm += w * J;
             vm += w * vm_q[q];
             mp += w * mp_q[q];
+            mn += w * fmin(pr[0], fmin(pr[1], pr[2]));
             wsum += w;
             if (J <= 0) inv = 1;
             min_J = fmin(min_J, J);
@@ -624,6 +625,7 @@ defo_status defo_force_model_fields(defo_force_model *fm, const double *x, defo_
         if (out->J) out->J[e] = Jm / wsum;
         if (out->von_mises) out->von_mises[e] = vm / wsum;
         if (out->max_principal) out->max_principal[e] = mp / wsum;
+        if (out->min_principal) out->min_principal[e] = mn / wsum;
         /* node values: the constant (tet4) or the linear fit through the points */
         double cv[4], cm[4], sv = 0, sm = 0;
         for (int q = 0; q < NQ; q++) sv += vm_q[q], sm += mp_q[q];

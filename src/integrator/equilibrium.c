@@ -362,9 +362,11 @@ static defo_status start_of(defo_equilibrium_body *d, defo_step_body *b, double 
     const size_t m = 3 * (size_t)n;
     const int predict = with_time && can_extrapolate(d, t, b->x, n);
     double *x = b->x;
+    /* the prescribed nodes at t, fixed for the solve (held ones where they are) */
     for (defo_index i = 0; i < n; i++) {
         const int pr = b->prescribed && b->prescribed[i];
-        d->constraint[i] = pr ? DEFO_CONSTRAINT_FIXED : DEFO_CONSTRAINT_NONE;
+        const int fixed = pr || (b->held && b->held[i]);
+        d->constraint[i] = fixed ? DEFO_CONSTRAINT_FIXED : DEFO_CONSTRAINT_NONE;
         if (pr) memcpy(x + 3 * (size_t)i, b->target + 3 * (size_t)i, 3 * sizeof(double));
     }
     d->predicted = 0;
@@ -426,7 +428,7 @@ defo_status defo_equilibrium_step(defo_stepper *stp, defo_step_body *const *bodi
         p->diagonal = eq_diagonal;
         p->cap = eq_cap_step;
         p->linearize_at = eq_linearize_at;
-        target = fmin(target, def->tolerance * b->reference_force);
+        target = fmin(target, fmax(def->tolerance * b->reference_force, b->residual_floor));
     }
     defo_newton_stats ns;
     st = defo_joint_solve(stp->joint, stp->parts, count, bodies, ctx, t,
@@ -451,6 +453,20 @@ defo_status defo_equilibrium_step(defo_stepper *stp, defo_step_body *const *bodi
         if (ns.reason > s->reason) s->reason = ns.reason;
         s->collisions = d->contacts;
         if (st < 0) continue;
+        /* a loaded solve that stalled, or "converged" (at iteration 0, say)
+         * with a residual above √tolerance of its loads — only the round-off
+         * floor let it pass — has not resolved its loads: said, counted */
+        if (b->loaded && (ns.reason == DEFO_REASON_STALLED ||
+                          (ns.reason == DEFO_REASON_CONVERGED &&
+                           ns.residual > sqrt(def->tolerance) * b->reference_force))) {
+            s->unresolved++;
+            st = defo_error(DEFO_WARN_NOT_CONVERGED,
+                            "body '%s' at t = %g: the equilibrium does not resolve its loads "
+                            "(residual %g N against loads of %g N, round-off floor %g N; %s)",
+                            b->name, t, ns.residual, b->reference_force, b->residual_floor,
+                            ns.reason == DEFO_REASON_STALLED ? "stalled"
+                                                             : "the floor is above them");
+        }
         if (ns.reason == DEFO_REASON_CONVERGED) {
             remember(d, b, t, b->x);
             d->psi_last = d->psi; /* Newton's last evaluation was at x */

@@ -112,10 +112,14 @@ defo_status defo_implicit_resize(defo_step_body *b, defo_index old_n, const defo
         memcpy(d->x_prev, xp, 3 * (size_t)old_n * sizeof(double));
         memcpy(d->v_prev, vp, 3 * (size_t)old_n * sizeof(double));
         for (defo_index i = old_n; i < b->n; i++) {
-            memcpy(d->x_prev + 3 * (size_t)i, d->x_prev + 3 * (size_t)parent[i],
-                   3 * sizeof(double));
-            memcpy(d->v_prev + 3 * (size_t)i, d->v_prev + 3 * (size_t)parent[i],
-                   3 * sizeof(double));
+            const defo_index p = parent[i], q = b->parent_b ? b->parent_b[i] : p;
+            const double w = b->parent_w ? b->parent_w[i] : 0.0;
+            for (int k = 0; k < 3; k++) { /* a cut point lies between two nodes */
+                d->x_prev[3 * (size_t)i + k] =
+                    (1 - w) * d->x_prev[3 * (size_t)p + k] + w * d->x_prev[3 * (size_t)q + k];
+                d->v_prev[3 * (size_t)i + k] =
+                    (1 - w) * d->v_prev[3 * (size_t)p + k] + w * d->v_prev[3 * (size_t)q + k];
+            }
         }
     }
     defo_free(xp);
@@ -481,7 +485,7 @@ defo_status defo_implicit_step(defo_stepper *stp, defo_step_body *const *bodies,
         p->linearize_at = ip_linearize_at;
         stp->set[np] = b;
         stp->xs[np] = b->x; /* xⁿ: the step's start */
-        target = fmin(target, def->tolerance * h[i] * b->reference_force);
+        target = fmin(target, h[i] * fmax(def->tolerance * b->reference_force, b->residual_floor));
         np++;
     }
     if (np > 0) {

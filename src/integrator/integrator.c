@@ -16,10 +16,12 @@ extern const defo_integrator_ops defo_backward_euler_ops;
 extern const defo_integrator_ops defo_bdf2_ops;
 extern const defo_integrator_ops defo_quasistatic_ops;
 extern const defo_integrator_ops defo_static_ops;
+extern const defo_integrator_ops defo_rigid_ops;
+extern const defo_integrator_ops defo_hybrid_ops;
 
 static const defo_integrator_ops *const table[DEFO_INTEGRATOR_COUNT] = {
-    &defo_newmark_ops, &defo_backward_euler_ops, &defo_bdf2_ops, &defo_quasistatic_ops,
-    &defo_static_ops};
+    &defo_newmark_ops, &defo_backward_euler_ops, &defo_bdf2_ops,  &defo_quasistatic_ops,
+    &defo_static_ops,  &defo_rigid_ops,          &defo_hybrid_ops};
 
 const defo_integrator_ops *defo_integrator_ops_of(defo_integrator_kind kind) {
     if ((int)kind < 0 || kind >= DEFO_INTEGRATOR_COUNT) return NULL;
@@ -39,7 +41,7 @@ defo_status defo_integrator_from_name(const char *name, defo_integrator_kind *ou
         }
     return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                       "integrator '%s' is unknown (newmark, backward_euler, bdf2, quasistatic, "
-                      "static)",
+                      "static, rigid, hybrid)",
                       name ? name : "(null)");
 }
 
@@ -52,6 +54,9 @@ defo_integrator_def defo_default_integrator_def(defo_integrator_kind kind) {
     d.newton = defo_default_newton_def();
     d.linear = d.newton.linear;
     d.predictor = DEFO_PREDICTOR_NONE;
+    d.restitution = 0.2;
+    d.impact_radius = 0.5;
+    d.fragment_size = 0;
     switch (kind) {
     case DEFO_INTEGRATOR_NEWMARK:
         /* the ITF04 §9 damping solves: matrix-free, Jacobi */
@@ -70,6 +75,10 @@ defo_integrator_def defo_default_integrator_def(defo_integrator_kind kind) {
         d.linear.tolerance = 1e-6;
         d.linear.max_iterations = 5000;
         d.linear.max_age = 0;
+        break;
+    case DEFO_INTEGRATOR_RIGID:
+    case DEFO_INTEGRATOR_HYBRID:
+        d.time_step = 1.0 / 240.0;
         break;
     case DEFO_INTEGRATOR_QUASISTATIC:
     case DEFO_INTEGRATOR_STATIC:
@@ -102,6 +111,15 @@ defo_status defo_integrator_def_validate(const defo_integrator_def *d) {
     if ((int)d->predictor < 0 || d->predictor > DEFO_PREDICTOR_CUBIC)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "integrator.predictor: %d is unknown",
                           (int)d->predictor);
+    if (!(d->restitution >= 0 && d->restitution <= 1))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "integrator.restitution: %g is not in [0, 1]",
+                          d->restitution);
+    if (!(d->impact_radius > 0 && d->impact_radius <= 10))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "integrator.impact_radius: %g is not in (0, 10]", d->impact_radius);
+    if (!(d->fragment_size >= 0) || !isfinite(d->fragment_size))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "integrator.fragment_size: %g is not >= 0",
+                          d->fragment_size);
     if (!(d->contact_stiffness >= 0) || !isfinite(d->contact_stiffness))
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "integrator.contact_stiffness: %g is not >= 0",
                           d->contact_stiffness);

@@ -232,3 +232,32 @@ defo_status defo_equilibrium_op_restore(defo_stepper *s, defo_step_body *b, cons
 size_t defo_equilibrium_op_bytes(const defo_stepper *s, const defo_step_body *b);
 
 #endif
+
+/* ------------------------------------------------------ rigid motion */
+/* Per-body state of the rigid and hybrid integrators (rigid.c). */
+#include "defo/rigid.h"
+typedef struct defo_rb_body {
+    defo_rigid_body rb;
+    defo_mass_properties rest; /* of the rest shape (density: lumped mass / volume) */
+    double radius;             /* largest |X − C| */
+    int have;                  /* the state is set */
+    defo_node_contact *probe;  /* n: scratch */
+    defo_rigid_contact *contacts;
+    double *impulse; /* 3n: the contact impulse each node took in the last step */
+    int num_contacts;
+    void *extra; /* the hybrid's */
+    void (*detach_extra)(struct defo_rb_body *d);
+} defo_rb_body;
+defo_status defo_rb_attach(defo_step_body *b);
+void defo_rb_detach(defo_step_body *b);
+defo_status defo_rb_resize(defo_step_body *b);
+/* The rigid state from the nodes (x, v, lumped masses). */
+void defo_rb_fit(defo_step_body *b);
+/* The nodes from the rigid state. */
+void defo_rb_place(defo_step_body *b);
+defo_status defo_rb_step(const defo_integrator_def *def, defo_step_body *b,
+                         const defo_step_context *ctx, double *approach);
+void defo_rb_frame_start(defo_step_body *b);
+size_t defo_rb_history_bytes(const defo_step_body *b);
+void defo_rb_save(const defo_step_body *b, void *out);
+defo_status defo_rb_restore(defo_step_body *b, const void *in, size_t size);

@@ -48,11 +48,15 @@ enum { PLAY_COLOR_PLAIN = 0, PLAY_COLOR_STRESS = 1, PLAY_COLOR_J = 2 };
  * current positions, with the fields its colours need. */
 typedef struct play_body {
     defo_body_id id;
-    defo_index nodes;         /* node count the caches below were made for */
-    defo_boundary bd;         /* boundary faces (picking and wireframe of the tet mesh) */
-    const defo_mesh *surface; /* embedded surface (MG04 §5.1) or NULL */
-    defo_embed *embed;
+    defo_index nodes; /* node count the caches below were made for */
+    defo_boundary bd; /* boundary faces (picking and wireframe of the tet mesh) */
+    /* embedded surface (MG04 §5.1) or NULL, and its binding: the
+     * simulation's (a fracturing body's is cut along its cracks, MG04 §5.2,
+     * and changes as it breaks) */
+    const defo_mesh *surface;
+    const defo_embed *embed;
     double *sx, *sn, *sval;   /* its positions, normals (MTPS08 §6.2), von Mises values */
+    size_t cap_sv;            /* vertices the three arrays hold */
     double *J, *vm, *node_vm; /* fields: per element, per element, per node */
     defo_mesh view;           /* the body's mesh with the fields below */
     defo_field fields[2];

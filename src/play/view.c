@@ -27,7 +27,6 @@ void play_bodies_destroy(play_session *ps) {
     for (int i = 0; ps->bodies && i < ps->nb; i++) {
         play_body *b = &ps->bodies[i];
         body_free_caches(b);
-        defo_embed_destroy(b->embed);
         free(b->sx);
         free(b->sn);
         free(b->sval);
@@ -44,16 +43,6 @@ defo_status play_bodies_create(play_session *ps) {
     for (int i = 0; i < ps->nb; i++) {
         play_body *b = &ps->bodies[i];
         b->id = defo_simulation_body(sim, i);
-        b->surface = defo_simulation_embedded_surface(sim, i);
-        if (!b->surface) continue;
-        /* bound as the simulation bound it (defo_embed_create is deterministic) */
-        defo_status s = defo_embed_create(defo_body_mesh(ps->world, b->id), b->surface, &b->embed);
-        if (s) return s;
-        const size_t nv = (size_t)b->surface->num_nodes + 1;
-        b->sx = malloc(3 * nv * sizeof(double));
-        b->sn = malloc(3 * nv * sizeof(double));
-        b->sval = malloc(nv * sizeof(double));
-        if (!b->sx || !b->sn || !b->sval) return DEFO_ERR_OUT_OF_MEMORY;
     }
     return play_bodies_update(ps);
 }
@@ -72,6 +61,20 @@ defo_status play_bodies_update(play_session *ps) {
             b->node_vm = malloc(((size_t)m->num_nodes + 1) * sizeof(double));
             if (!b->J || !b->vm || !b->node_vm) return DEFO_ERR_OUT_OF_MEMORY;
             b->nodes = m->num_nodes;
+        }
+        /* the embedded surface as the simulation has it now */
+        b->surface = defo_simulation_embedded_surface(ps->def->sim, i);
+        b->embed = defo_simulation_embedding(ps->def->sim, i);
+        if (b->embed && (size_t)b->surface->num_nodes + 1 > b->cap_sv) {
+            const size_t nv = (size_t)b->surface->num_nodes + 1;
+            free(b->sx);
+            free(b->sn);
+            free(b->sval);
+            b->sx = malloc(3 * nv * sizeof(double));
+            b->sn = malloc(3 * nv * sizeof(double));
+            b->sval = malloc(nv * sizeof(double));
+            if (!b->sx || !b->sn || !b->sval) return DEFO_ERR_OUT_OF_MEMORY;
+            b->cap_sv = nv;
         }
         const double *x = defo_body_positions(ps->world, b->id);
         if (ps->color != PLAY_COLOR_PLAIN) {

@@ -143,6 +143,8 @@ static void parse_material(jv_ctx *c, json_t *m, const jv_path *p, defo_material
 #define B2       (1u << DEFO_INTEGRATOR_BDF2)
 #define QS       (1u << DEFO_INTEGRATOR_QUASISTATIC)
 #define ST       (1u << DEFO_INTEGRATOR_STATIC)
+#define RG       (1u << DEFO_INTEGRATOR_RIGID)
+#define HY       (1u << DEFO_INTEGRATOR_HYBRID)
 #define IMPLICIT (BE | B2)
 #define SOLVES   (BE | B2 | QS | ST)
 #define ALL      (NM | BE | B2 | QS | ST)
@@ -249,12 +251,25 @@ static void read_cg(jv_ctx *c, json_t *o, const jv_path *p, const char *key, sce
     jv_num(c, cg, &cp, "tolerance", (jv_range){0, 1, 0, 0}, &si->def.linear.tolerance);
 }
 
+static void read_restitution(jv_ctx *c, json_t *o, const jv_path *p, const char *key,
+                             scene_integrator *si) {
+    jv_num(c, o, p, key, (jv_range){0, 1, 1, 1}, &si->def.restitution);
+}
+static void read_impact_radius(jv_ctx *c, json_t *o, const jv_path *p, const char *key,
+                               scene_integrator *si) {
+    jv_num(c, o, p, key, (jv_range){0, 10, 0, 1}, &si->def.impact_radius);
+}
+static void read_fragment_size(jv_ctx *c, json_t *o, const jv_path *p, const char *key,
+                               scene_integrator *si) {
+    jv_num(c, o, p, key, JV_POS, &si->def.fragment_size);
+}
+
 static const struct integ_row {
     const char *key;
     unsigned kinds;
     integ_reader read;
 } integ_rows[] = {
-    {"time_step", NM | IMPLICIT, read_time_step},
+    {"time_step", NM | IMPLICIT | RG | HY, read_time_step},
     {"max_dt", NM, read_time_step}, /* newmark's name for time_step in scenes before bdf2 */
     {"cfl", NM, read_cfl},
     {"rayleigh_mass", NM | IMPLICIT, read_rayleigh},
@@ -263,7 +278,7 @@ static const struct integ_row {
     {"cg_fixed_iterations", IMPLICIT, read_fixed_iterations},
     {"precond", ALL, read_precond},
     {"solver", SOLVES, read_solver},
-    {"tolerance", SOLVES, read_tolerance},
+    {"tolerance", SOLVES | HY, read_tolerance},
     {"max_iterations", SOLVES, read_max_iterations},
     {"line_search", SOLVES, read_line_search},
     {"forcing", SOLVES, read_forcing},
@@ -272,6 +287,9 @@ static const struct integ_row {
     {"contact_stiffness", QS | ST, read_contact},
     {"rotation_interval", ALL, read_rotation_interval},
     {"lazy_tolerance", ALL, read_lazy},
+    {"restitution", RG | HY, read_restitution},
+    {"impact_radius", HY, read_impact_radius},
+    {"fragment_size", HY, read_fragment_size},
 };
 
 /* Parse an "integrator" object (NULL: newmark's defaults) into the scene's
@@ -282,16 +300,11 @@ int scene_add_integrator(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s) 
     defo_integrator_kind kind = DEFO_INTEGRATOR_NEWMARK;
     const char *type = o ? jv_str(c, o, p, "type") : NULL;
     if (type) {
-        static const char *const types[] = {"newmark", "backward_euler", "bdf2", "quasistatic",
-                                            "static",  "hybrid",         NULL};
+        static const char *const types[] = {"newmark", "backward_euler", "bdf2",   "quasistatic",
+                                            "static",  "rigid",          "hybrid", NULL};
         jv_path tp = jv_key(p, "type");
         int k = jv_word(c, type, &tp, types);
-        if (k == 5)
-            jv_error(c, tp.s,
-                     "'hybrid' (MMDJ01 §2.6 rigid bodies with static analysis at impacts) is not "
-                     "available yet (newmark, backward_euler, bdf2, quasistatic, static)");
-        else if (k >= 0)
-            kind = (defo_integrator_kind)k;
+        if (k >= 0) kind = (defo_integrator_kind)k;
     }
     si.def = defo_default_integrator_def(kind);
     si.rotation_interval = -1;
@@ -763,10 +776,10 @@ static void parse_body(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s, sc
         jv_num(c, v, &pp, "max", JV_NONNEG, &b->plasticity.max);
     }
     if ((v = jv_obj(c, o, p, "fracture"))) {
-        /* MG04 §4; which bodies may fracture is checked with the integrator
-         * (parse_root) */
+        /* MMDJ01 §2.5 planes after MG04 §4's criterion; which bodies may
+         * fracture is checked with the integrator (parse_root) */
         jv_path fp = jv_key(p, "fracture");
-        static const char *const fk[] = {"threshold", "seed", "max_splits", NULL};
+        static const char *const fk[] = {"threshold", "radius", "crack_speed", "sliver", NULL};
         jv_check_keys(c, v, &fp, fk);
         b->fracture = defo_default_fracture_def();
         if (!json_object_get(v, "threshold"))
@@ -774,19 +787,9 @@ static void parse_body(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s, sc
                      "needs \"threshold\" (the largest principal stress that breaks, Pa > 0)");
         else
             jv_num(c, v, &fp, "threshold", JV_POS, &b->fracture.threshold);
-        json_t *seed = json_object_get(v, "seed");
-        if (seed) {
-            jv_path sp = jv_key(&fp, "seed");
-            if (!json_is_integer(seed)) {
-                jv_error(c, sp.s, "expected an integer, got %s",
-                         json_is_real(seed) ? "a fraction" : jv_type_name(seed));
-            } else if (json_integer_value(seed) < 0) {
-                jv_error(c, sp.s, "%lld is not >= 0", (long long)json_integer_value(seed));
-            } else {
-                b->fracture.seed = (uint64_t)json_integer_value(seed);
-            }
-        }
-        jv_int(c, v, &fp, "max_splits", 0, 1000000000, &b->fracture.max_splits);
+        jv_num(c, v, &fp, "radius", JV_POS, &b->fracture.radius);
+        jv_num(c, v, &fp, "crack_speed", JV_POS, &b->fracture.crack_speed);
+        jv_num(c, v, &fp, "sliver", (jv_range){0, 0.45, 1, 1}, &b->fracture.sliver);
         b->has_fracture = 1;
     }
     if ((v = jv_obj(c, o, p, "embedded"))) {
@@ -997,9 +1000,16 @@ static void parse_collider(jv_ctx *c, json_t *o, const jv_path *p, const defo_sc
 }
 
 /* ------------------------------------------------------------- outputs */
-static const char *const field_names[] = {"displacement",   "velocity",  "J",
-                                          "inverted",       "von_mises", "max_principal_stress",
-                                          "plastic_strain", "body_id",   NULL};
+static const char *const field_names[] = {"displacement",
+                                          "velocity",
+                                          "J",
+                                          "inverted",
+                                          "von_mises",
+                                          "max_principal_stress",
+                                          "plastic_strain",
+                                          "body_id",
+                                          "min_principal_stress",
+                                          NULL};
 
 static void parse_outputs(jv_ctx *c, json_t *o, const jv_path *p, defo_scene_outputs *out) {
     static const char *const keys[] = {"vtu",    "surface_obj", "png", "checkpoint",
@@ -1142,15 +1152,31 @@ void scene_parse_root(jv_ctx *c, json_t *root, defo_scene *s, const char *base_d
         const scene_body *b = &s->bodies[i];
         jv_path ep = jv_index(&bp, (size_t)i);
         scene_check_fibres(c, &ep, b);
-        if (b->has_fracture && b->has_embedded) {
-            /* MG04 §5.2 (the embedded surface cut along the cracks, kept
-             * watertight) is not implemented: a fracturing body writes its
-             * tet boundary, cracks included */
+        const defo_integrator_kind kind = b->integrator >= 0 && b->integrator < s->num_integrators
+                                              ? s->integrators[b->integrator].def.kind
+                                              : DEFO_INTEGRATOR_NEWMARK;
+        if ((kind == DEFO_INTEGRATOR_RIGID || kind == DEFO_INTEGRATOR_HYBRID) && b->num_fixed > 0) {
+            /* MMDJ01 §2.7: such a body moves as one piece */
+            jv_path xp = jv_key(&ep, "fixed");
+            jv_error(c, xp.s,
+                     "a body under the %s integrator moves as one rigid piece and cannot have "
+                     "fixed nodes: support it with a collider",
+                     defo_integrator_name(kind));
+        }
+        if (kind == DEFO_INTEGRATOR_HYBRID && b->has_plasticity) {
+            jv_path xp = jv_key(&ep, "plasticity");
+            jv_error(c, xp.s,
+                     "not available under the hybrid integrator (MMDJ01 §2.4's rest-shape reset "
+                     "at impacts is not built): its bodies deform only while an impact lasts");
+        }
+        if (kind == DEFO_INTEGRATOR_HYBRID && b->has_embedded) {
+            /* the pieces are new bodies of their own: their surfaces would
+             * be the cut surface's components, handed to each piece */
             jv_path xp = jv_key(&ep, "embedded");
             jv_error(c, xp.s,
-                     "not available on a body with \"fracture\" yet (cutting an embedded surface "
-                     "along the cracks, MG04 §5.2, is not implemented): a fracturing body writes "
-                     "its tet boundary surface; remove \"embedded\"");
+                     "not available under the hybrid integrator (its fragments become new bodies, "
+                     "which do not take the embedded surface's pieces): use \"fracture\" under "
+                     "another integrator, or remove \"embedded\"");
         }
     }
     json_t *cols = jv_arr(c, root, &p, "colliders");

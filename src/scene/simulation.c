@@ -2,8 +2,9 @@
  * scene/simulation.c — a scene's world run frame by frame (defo/scene.h):
  * the world from the builder, the scheduled material changes applied at the
  * first frame whose start time reaches them, one defo_world_step per frame,
- * the bodies' "embedded" surfaces (MG04 §5.1), and checkpoints — the
- * world's, tagged with the scene's physics hash.
+ * the bodies' "embedded" surfaces (MG04 §5.1; a fracturing body's cut
+ * along its cracks and closed, MG04 §5.2, whenever its mesh has changed),
+ * and checkpoints — the world's, tagged with the scene's physics hash.
  *
  * Frame times are frame/fps, not accumulated, so a resumed run and an
  * uninterrupted one see the same start times; the world's checkpoint holds
@@ -23,7 +24,9 @@ struct defo_simulation {
     scene_build build;
     int *applied; /* per body: scheduled changes applied so far */
     defo_embed **embed;
-    defo_mesh **embed_surf;
+    defo_mesh **embed_surf; /* as read and placed */
+    defo_mesh **embed_cut;  /* a fracturing body's surface as cut, or NULL */
+    defo_index *embed_size; /* 2 per body: the nodes and elements it was bound to */
 };
 
 void defo_simulation_destroy(defo_simulation *sim) {
@@ -31,9 +34,12 @@ void defo_simulation_destroy(defo_simulation *sim) {
     for (int i = 0; sim->embed && i < sim->scene->num_bodies; i++) {
         defo_embed_destroy(sim->embed[i]);
         defo_mesh_destroy(sim->embed_surf[i]);
+        defo_mesh_destroy(sim->embed_cut[i]);
     }
     defo_free(sim->embed);
     defo_free(sim->embed_surf);
+    defo_free(sim->embed_cut);
+    defo_free(sim->embed_size);
     defo_free(sim->applied);
     scene_build_free(&sim->build);
     defo_free(sim);
@@ -71,6 +77,58 @@ static defo_status add_embedded(defo_simulation *sim, int i) {
         return defo_error_prefix("embedded '%s'", b->embedded_file);
     }
     sim->embed_surf[i] = surf;
+    const defo_mesh *m = defo_body_mesh(sim->build.world, sim->build.ids[i]);
+    sim->embed_size[2 * i] = m->num_nodes, sim->embed_size[2 * i + 1] = m->num_elems;
+    return DEFO_OK;
+}
+
+/* A fracturing body's embedded surface after its mesh changed (or a
+ * checkpoint was loaded: force): bound again to the mesh as it is, cut where
+ * it has come apart and closed (defo_embed_create_cut); the cut surface
+ * (the binding's triangles, vertices at their rest positions) replaces the
+ * one read while there is a cut. */
+static defo_status refresh_embedded(defo_simulation *sim, int i, int force) {
+    if (!sim->embed[i] || !sim->scene->bodies[i].has_fracture) return DEFO_OK;
+    const defo_mesh *m = defo_body_mesh(sim->build.world, sim->build.ids[i]);
+    if (!force && sim->embed_size[2 * i] == m->num_nodes &&
+        sim->embed_size[2 * i + 1] == m->num_elems)
+        return DEFO_OK;
+    defo_embed *e = NULL;
+    defo_mesh *cut = NULL;
+    defo_status s = defo_embed_create_cut(m, sim->embed_surf[i], &e);
+    if (s < 0) return defo_error_prefix("embedded '%s'", sim->scene->bodies[i].embedded_file);
+    const defo_index nv = defo_embed_get_info(e).num_vertices, nt = defo_embed_num_triangles(e);
+    if (defo_embed_get_info(e).cut_faces > 0) {
+        double *X = defo_malloc(3 * (size_t)nv * sizeof(double) + 1);
+        s = X ? defo_embed_update(e, m->x, NULL, X, NULL)
+              : defo_error_oom("embedded", 24 * (size_t)nv);
+        if (!s) s = defo_mesh_create(1, &cut);
+        if (!s) s = defo_mesh_reserve(cut, nv, 0, nt);
+        for (defo_index v = 0; v < nv && !s; v++)
+            s = defo_mesh_add_node(cut, X[3 * v], X[3 * v + 1], X[3 * v + 2], NULL);
+        const defo_index *tr = defo_embed_triangles(e);
+        for (defo_index t = 0; t < nt && !s; t++)
+            s = defo_mesh_add_tri(cut, tr + 3 * (size_t)t, 3, 0);
+        defo_free(X);
+        if (s) {
+            defo_mesh_destroy(cut);
+            defo_embed_destroy(e);
+            return s;
+        }
+    }
+    defo_embed_destroy(sim->embed[i]);
+    defo_mesh_destroy(sim->embed_cut[i]);
+    sim->embed[i] = e;
+    sim->embed_cut[i] = cut;
+    sim->embed_size[2 * i] = m->num_nodes, sim->embed_size[2 * i + 1] = m->num_elems;
+    return DEFO_OK;
+}
+
+static defo_status refresh_all_embedded(defo_simulation *sim, int force) {
+    for (int i = 0; i < sim->scene->num_bodies; i++) {
+        defo_status s = refresh_embedded(sim, i, force);
+        if (s < 0) return defo_error_prefix("bodies[%d] '%s'", i, sim->scene->bodies[i].name);
+    }
     return DEFO_OK;
 }
 
@@ -85,8 +143,11 @@ defo_status defo_simulation_create(const defo_scene *scene, defo_simulation **ou
     sim->applied = defo_calloc(nb, sizeof *sim->applied);
     sim->embed = defo_calloc(nb, sizeof *sim->embed);
     sim->embed_surf = defo_calloc(nb, sizeof *sim->embed_surf);
+    sim->embed_cut = defo_calloc(nb, sizeof *sim->embed_cut);
+    sim->embed_size = defo_calloc(2 * nb, sizeof *sim->embed_size);
     defo_status s = DEFO_OK;
-    if (!sim->applied || !sim->embed || !sim->embed_surf) s = defo_error_oom("simulation", nb);
+    if (!sim->applied || !sim->embed || !sim->embed_surf || !sim->embed_cut || !sim->embed_size)
+        s = defo_error_oom("simulation", nb);
     if (!s) s = scene_build_world(scene, &sim->build);
     for (int i = 0; i < scene->num_bodies && !s; i++)
         if (scene->bodies[i].has_embedded) {
@@ -113,7 +174,11 @@ defo_body_id defo_simulation_body(const defo_simulation *sim, int i) {
     return i >= 0 && i < sim->scene->num_bodies ? sim->build.ids[i] : none;
 }
 const defo_mesh *defo_simulation_embedded_surface(const defo_simulation *sim, int i) {
-    return i >= 0 && i < sim->scene->num_bodies ? sim->embed_surf[i] : NULL;
+    if (i < 0 || i >= sim->scene->num_bodies) return NULL;
+    return sim->embed_cut[i] ? sim->embed_cut[i] : sim->embed_surf[i];
+}
+const defo_embed *defo_simulation_embedding(const defo_simulation *sim, int i) {
+    return i >= 0 && i < sim->scene->num_bodies ? sim->embed[i] : NULL;
 }
 defo_status defo_simulation_embedded_positions(const defo_simulation *sim, int i,
                                                double *positions) {
@@ -156,7 +221,10 @@ defo_status defo_simulation_step_frame(defo_simulation *sim) {
     /* the world's clock as frame/fps: resumed and uninterrupted runs agree */
     s = defo_world_set_time(sim->build.world, (double)frame * frame_dt, frame);
     if (s < 0) return s;
-    return defo_world_step(sim->build.world, frame_dt);
+    s = defo_world_step(sim->build.world, frame_dt);
+    if (s < 0) return s;
+    const defo_status r = refresh_all_embedded(sim, 0);
+    return r < 0 ? r : s;
 }
 
 defo_status defo_simulation_save_checkpoint(const defo_simulation *sim, const char *path) {
@@ -172,5 +240,7 @@ defo_status defo_simulation_load_checkpoint(defo_simulation *sim, const char *pa
     const int frame = defo_world_frame(sim->build.world);
     for (int i = 0; i < sim->scene->num_bodies; i++) sim->applied[i] = 0;
     if (frame > 0) s = apply_changes(sim, (double)(frame - 1) / sim->scene->fps);
-    return s;
+    if (s < 0) return s;
+    const defo_status r = refresh_all_embedded(sim, 1);
+    return r < 0 ? r : s;
 }

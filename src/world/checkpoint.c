@@ -7,18 +7,26 @@
  *   "DEFOWRLD" | u32 version | u32 bodies | u64 tag | i32 frame | i32 0 |
  *   f64 time | per body:
  *     i32 n | i32 elements | u32 nodes per element | u32 flags
- *       (1 plasticity, 2 fracture) |
+ *       (1 plasticity, 2 fracture) | u32 generation | u32 removed |
+ *     i32 origin (−1: the caller's body; else the body it broke off) | u32 0 |
+ *     char name[64] |
+ *     origin ≥ 0: i32 nodes | i32 elements | f64 rest x[3·nodes] |
+ *       i32 connectivity[npe · elements] (its mesh when it was made) | zeros
+ *       to a multiple of 8 |
  *     f64 x[3n] | f64 v[3n] |
- *     fracture: u64 generator | i32 connectivity[npe · elements] |
- *               i32 parent[n] | u8 crack_tip[n] | zero bytes to a multiple of 8 |
+ *     fracture: u64 state bytes | the fracture state (defo_fracture_save_state:
+ *               node and element origins, cracks) | zeros to a multiple of 8 |
+ *               i32 connectivity[npe · elements] | zeros to a multiple of 8 |
+ *               u8 held[n] (pieces held under equilibrium integrators) | zeros
+ *               to a multiple of 8 |
  *     plasticity: u64 values | f64 ε_plastic[values] |
  *     u64 rotation bytes | the force model's kept rotations (MTPS08 §4.4
  *       lazy updates; 0 bytes without) |
  *     u64 history bytes | the integrator's history | zeros to a multiple of 8 |
  *   u64 FNV-1a 64 of every byte before it.
  * Everything that carries from one frame to the next is here: the state,
- * the topology of fracturing bodies (an added node's rest position is its
- * parent's), plastic strains, crack tips, the generator, lazily kept
+ * the topology of fracturing bodies (an added node's rest position follows
+ * from the nodes it was made of), plastic strains, the cracks, lazily kept
  * rotations, the integrators'
  * history (BDF2's previous state, the quasistatic equilibria).  Restore
  * checks the whole file before it changes anything.
@@ -123,6 +131,26 @@ static defo_status serialize(const defo_world *w, uint64_t tag, world_buf *b, in
         defo_world_buf_put(b, &ne, 4);
         defo_world_buf_put(b, &npe, 4);
         defo_world_buf_put(b, &flags, 4);
+        /* the slot: its generation, whether removed, where it came from */
+        const uint32_t gen = bd->generation, removed = (uint32_t)bd->removed;
+        const int32_t origin = bd->origin, pad = 0;
+        defo_world_buf_put(b, &gen, 4);
+        defo_world_buf_put(b, &removed, 4);
+        defo_world_buf_put(b, &origin, 4);
+        defo_world_buf_put(b, &pad, 4);
+        char name[DEFO_NAME_MAX];
+        memset(name, 0, sizeof name);
+        snprintf(name, sizeof name, "%s", bd->name);
+        defo_world_buf_put(b, name, sizeof name);
+        if (bd->origin >= 0) { /* a piece the world made: its mesh then */
+            const defo_mesh *om = bd->origin_mesh;
+            const int32_t n0 = om->num_nodes, ne0 = om->num_elems;
+            defo_world_buf_put(b, &n0, 4);
+            defo_world_buf_put(b, &ne0, 4);
+            defo_world_buf_put(b, om->x, 3 * (size_t)n0 * sizeof(double));
+            defo_world_buf_put(b, om->elems, (size_t)npe * (size_t)ne0 * sizeof(defo_index));
+            pad8(b);
+        }
         unsigned char mat[MATERIAL_BYTES];
         pack_material(&bd->mat_def, mat);
         defo_world_buf_put(b, mat, MATERIAL_BYTES);
@@ -134,11 +162,17 @@ static defo_status serialize(const defo_world *w, uint64_t tag, world_buf *b, in
         defo_world_buf_put(b, bd->set_of, (size_t)n * sizeof(int32_t));
         pad8(b);
         if (bd->frac) {
-            const uint64_t rng = defo_fracture_rng_state(bd->frac);
-            defo_world_buf_put(b, &rng, 8);
+            const uint64_t fb = defo_fracture_state_bytes(bd->frac);
+            defo_world_buf_put(b, &fb, 8);
+            const size_t at = b->n;
+            unsigned char tmp[8] = {0};
+            for (uint64_t k = 0; k < fb && !b->oom; k += 8)
+                defo_world_buf_put(b, tmp, fb - k < 8 ? (size_t)(fb - k) : 8);
+            if (!b->oom) defo_fracture_save_state(bd->frac, b->p + at);
+            pad8(b);
             defo_world_buf_put(b, bd->mesh->elems, (size_t)npe * (size_t)ne * sizeof(defo_index));
-            defo_world_buf_put(b, bd->parent, (size_t)n * sizeof(defo_index));
-            defo_world_buf_put(b, defo_fracture_crack_tips(bd->frac), (size_t)n);
+            pad8(b);
+            defo_world_buf_put(b, bd->held, (size_t)n);
             pad8(b);
         }
         if (bd->plast) {
@@ -228,24 +262,155 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
                           "%s: checkpoint version %u, this defo reads version %u only; run the "
                           "scene again from the start",
                           what, version, WORLD_VERSION);
-    if (t64 != tag || nb != (uint32_t)w->num_bodies)
+    /* bodies the world made (pieces, origin ≥ 0) come and go with the
+     * checkpoint; the caller's must all be there */
+    int own = 0;
+    for (int i = 0; i < w->num_bodies; i++) own += w->bodies[i].origin < 0;
+    if (t64 != tag || nb < (uint32_t)own || nb > (uint32_t)DEFO_INDEX_MAX)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                           "%s: the checkpoint was written by a different scene (tag %016llx, this "
                           "one %016llx; %u bodies, this one %d)",
-                          what, (unsigned long long)t64, (unsigned long long)tag, nb,
-                          w->num_bodies);
+                          what, (unsigned long long)t64, (unsigned long long)tag, nb, own);
+    for (int i = (int)nb; i < w->num_bodies; i++)
+        if (w->bodies[i].origin < 0)
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "%s: body %d ('%s') is not in the checkpoint", what, i,
+                              w->bodies[i].name);
     if (!isfinite(time) || frame < 0)
         return defo_error(DEFO_ERR_PARSE, "%s: bad time or frame", what);
-    for (int i = 0; i < w->num_bodies; i++) {
-        world_body *bd = &w->bodies[i];
+    /* apply: slots past the checkpoint's go (pieces made after it) */
+    if (apply)
+        while (w->num_bodies > (int)nb) defo_world_body_free(w, &w->bodies[--w->num_bodies]);
+    int remake = -1; /* from this slot on, the world's pieces are made again */
+    for (int i = 0; i < (int)nb; i++) {
         int32_t n, ne;
-        uint32_t npe, flags;
-        const unsigned char *h = take(&r, 16);
+        uint32_t npe, flags, gen, removed;
+        int32_t origin;
+        const unsigned char *h = take(&r, 32);
         if (!h) break;
         memcpy(&n, h, 4), memcpy(&ne, h + 4, 4), memcpy(&npe, h + 8, 4), memcpy(&flags, h + 12, 4);
+        memcpy(&gen, h + 16, 4), memcpy(&removed, h + 20, 4), memcpy(&origin, h + 24, 4);
+        const unsigned char *nm = take(&r, DEFO_NAME_MAX);
+        if ((npe != 4 && npe != 10) || n < 0 || ne < 0 || gen == 0 || removed > 1 || origin < -1 ||
+            origin >= i || (nm && nm[DEFO_NAME_MAX - 1] != 0))
+            return defo_error(DEFO_ERR_PARSE, "%s: body %d: bad header", what, i);
+        /* a piece: its mesh when it was made */
+        int32_t n0 = 0, ne0 = 0;
+        const unsigned char *X0 = NULL, *E0 = NULL;
+        if (origin >= 0) {
+            const unsigned char *g = take(&r, 8);
+            if (g) memcpy(&n0, g, 4), memcpy(&ne0, g + 4, 4);
+            if (n0 <= 0 || ne0 <= 0 || n0 > n || ne0 > ne)
+                return defo_error(DEFO_ERR_PARSE, "%s: body %d: bad piece", what, i);
+            X0 = take(&r, 3 * (size_t)n0 * sizeof(double));
+            E0 = take(&r, (size_t)npe * (size_t)ne0 * sizeof(defo_index));
+            skip_pad(&r);
+            for (size_t q = 0; E0 && q < (size_t)npe * (size_t)ne0; q++) {
+                int32_t v;
+                memcpy(&v, E0 + 4 * q, 4);
+                if (v < 0 || v >= n0)
+                    return defo_error(DEFO_ERR_PARSE, "%s: body %d: bad piece", what, i);
+            }
+            for (size_t q = 0; X0 && q < 3 * (size_t)n0; q++) {
+                double v;
+                memcpy(&v, X0 + 8 * q, 8);
+                if (!isfinite(v))
+                    return defo_error(DEFO_ERR_PARSE, "%s: body %d: bad piece", what, i);
+            }
+        }
+        if (r.bad) break;
+        /* the world's slot: kept, or (a piece) made from the checkpoint */
+        world_body *bd = i < w->num_bodies ? &w->bodies[i] : NULL;
+        if (origin < 0 && remake >= 0)
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "%s: body %d: a body of the caller's after pieces the world made "
+                              "differently",
+                              what, i);
+        if (origin < 0 && (!bd || bd->origin >= 0))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "%s: body %d is the scene's in the checkpoint, a piece here", what,
+                              i);
+        if (origin >= 0 && bd &&
+            (remake >= 0 || bd->origin != origin || !bd->origin_mesh ||
+             bd->origin_mesh->num_nodes != n0 || bd->origin_mesh->num_elems != ne0 ||
+             memcmp(bd->origin_mesh->x, X0, 3 * (size_t)n0 * sizeof(double)) != 0 ||
+             memcmp(bd->origin_mesh->elems, E0, (size_t)npe * (size_t)ne0 * sizeof(defo_index))))
+            bd = NULL;
+        if (!bd && remake < 0) remake = i;
+        if (!bd && !apply) {
+            /* to be made: its blocks are read, checked as the pieces are
+             * made (apply) */
+            if (!take(&r, MATERIAL_BYTES + 9 * (size_t)n * sizeof(double)) ||
+                !take(&r, (size_t)n * sizeof(int32_t)))
+                break;
+            skip_pad(&r);
+            uint64_t len = 0;
+            if (flags & 2u) {
+                const unsigned char *g = take(&r, 8);
+                if (g) memcpy(&len, g, 8);
+                take(&r, (size_t)len);
+                skip_pad(&r);
+                take(&r, (size_t)npe * (size_t)ne * sizeof(defo_index));
+                skip_pad(&r);
+                take(&r, (size_t)n);
+                skip_pad(&r);
+            }
+            if (flags & 1u) {
+                const unsigned char *g = take(&r, 8);
+                if (g) memcpy(&len, g, 8);
+                take(&r, (size_t)len * sizeof(double));
+            }
+            for (int blk = 0; blk < 2; blk++) { /* kept rotations, the integrator's history */
+                const unsigned char *g = take(&r, 8);
+                if (g) memcpy(&len, g, 8);
+                take(&r, (size_t)len);
+            }
+            skip_pad(&r);
+            continue;
+        }
+        if (!bd) {
+            /* apply: make the piece again, as the world made it */
+            while (w->num_bodies > i) defo_world_body_free(w, &w->bodies[--w->num_bodies]);
+            const world_body *ob = &w->bodies[origin];
+            defo_mesh *pm = NULL;
+            defo_status ms = defo_mesh_create(npe == 10 ? 2 : 1, &pm);
+            for (int32_t k = 0; k < n0 && !ms; k++) {
+                double X[3];
+                memcpy(X, X0 + 24 * (size_t)k, 24);
+                ms = defo_mesh_add_node(pm, X[0], X[1], X[2], NULL);
+            }
+            for (int32_t e = 0; e < ne0 && !ms; e++) {
+                defo_index ev[DEFO_ELEMENT_MAX_NODES];
+                memcpy(ev, E0 + (size_t)npe * 4 * (size_t)e, (size_t)npe * 4);
+                ms = defo_mesh_add_elem(pm, ev, 0);
+            }
+            defo_body_def def = defo_default_body_def();
+            def.mesh = pm;
+            def.material = ob->mat_def;
+            def.force = ob->force_def;
+            def.integrator = ob->integrator;
+            char name[DEFO_NAME_MAX];
+            memcpy(name, nm, DEFO_NAME_MAX);
+            def.name = name;
+            const defo_plasticity_def pd = ob->plast_def;
+            const defo_fracture_def fd = ob->frac_def;
+            def.plasticity = ob->plast ? &pd : NULL;
+            def.fracture = ob->frac ? &fd : NULL;
+            defo_body_id id;
+            if (!ms) ms = defo_world_add_body_state(w, &def, NULL, NULL, &id);
+            if (!ms) {
+                bd = &w->bodies[i];
+                bd->origin = origin;
+                bd->origin_mesh = pm;
+                pm = NULL;
+            }
+            defo_mesh_destroy(pm);
+            if (ms) return defo_error_prefix("%s: body %d: making it again", what, i);
+        }
         const uint32_t want_flags = (bd->plast ? 1u : 0u) | (bd->frac ? 2u : 0u);
-        if (ne != bd->mesh->num_elems || npe != (uint32_t)bd->mesh->nodes_per_elem ||
-            flags != want_flags || (bd->frac ? n < bd->n0 : n != bd->n))
+        if ((bd->frac ? ne < bd->ne0 : ne != bd->mesh->num_elems) ||
+            npe != (uint32_t)bd->mesh->nodes_per_elem || flags != want_flags ||
+            (bd->frac ? n < bd->n0 : n != bd->n))
             return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                               "%s: body %d ('%s') has %d nodes and %d elements in the checkpoint, "
                               "%ld and %ld here",
@@ -269,13 +434,29 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
                 return defo_error(DEFO_ERR_PARSE, "%s: body %d: node %d in set %d of %d", what, i,
                                   (int)k, (int)v, bd->num_sets);
         }
-        const unsigned char *fr = NULL, *pl = NULL;
-        uint64_t rng = 0, values = 0, hb = 0;
+        const unsigned char *fr = NULL, *fst = NULL, *pl = NULL, *hd = NULL;
+        uint64_t fb = 0, values = 0, hb = 0;
         if (bd->frac) {
             const unsigned char *g = take(&r, 8);
-            if (g) memcpy(&rng, g, 8);
-            fr = take(&r, (size_t)npe * (size_t)ne * sizeof(defo_index) + 5 * (size_t)n);
+            if (g) memcpy(&fb, g, 8);
+            fst = take(&r, (size_t)fb);
             skip_pad(&r);
+            fr = take(&r, (size_t)npe * (size_t)ne * sizeof(defo_index));
+            skip_pad(&r);
+            hd = take(&r, (size_t)n);
+            skip_pad(&r);
+            for (int32_t k = 0; hd && k < n; k++)
+                if (hd[k] > 1)
+                    return defo_error(DEFO_ERR_PARSE, "%s: body %d: node %d held flag %d", what, i,
+                                      (int)k, (int)hd[k]);
+            defo_index fn = 0, fne = 0;
+            if (fst && defo_fracture_check_state(bd->frac, fst, (size_t)fb, &fn, &fne))
+                return defo_error_prefix("%s: body %d", what, i);
+            if (fst && (fn != n || fne != ne))
+                return defo_error(DEFO_ERR_PARSE,
+                                  "%s: body %d: fracture state of %ld nodes, %ld "
+                                  "elements in a body of %d, %d",
+                                  what, i, (long)fn, (long)fne, (int)n, (int)ne);
             for (size_t q = 0; fr && q < (size_t)npe * (size_t)ne; q++) {
                 int32_t v;
                 memcpy(&v, fr + 4 * q, 4);
@@ -283,19 +464,13 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
                     return defo_error(DEFO_ERR_PARSE, "%s: body %d: element %zu has node %d of %d",
                                       what, i, q / npe, (int)v, (int)n);
             }
-            for (int32_t k = 0; fr && k < n; k++) {
-                int32_t v;
-                memcpy(&v, fr + (size_t)npe * (size_t)ne * 4 + 4 * (size_t)k, 4);
-                const int ok = k < bd->n0 ? v == k : v >= 0 && v < k;
-                if (!ok)
-                    return defo_error(DEFO_ERR_PARSE, "%s: body %d: node %d has parent %d", what, i,
-                                      (int)k, (int)v);
-            }
         }
         if (bd->plast) {
             const unsigned char *g = take(&r, 8);
             if (g) memcpy(&values, g, 8);
-            if (values != (uint64_t)defo_plasticity_values(bd->plast))
+            const uint64_t per = (uint64_t)defo_plasticity_values(bd->plast) /
+                                 (uint64_t)(bd->mesh->num_elems > 0 ? bd->mesh->num_elems : 1);
+            if (values != per * (uint64_t)ne)
                 return defo_error(DEFO_ERR_PARSE, "%s: body %d: plastic strain size", what, i);
             pl = take(&r, (size_t)values * sizeof(double));
         }
@@ -313,38 +488,28 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
         if (!apply) continue;
         /* apply body i */
         defo_status s = DEFO_OK;
+        bd->generation = gen;
+        bd->removed = (int)removed;
         if (bd->frac) {
-            const defo_index *parent =
-                (const defo_index *)(const void *)(fr + (size_t)npe * (size_t)ne * 4);
             defo_mesh *m = bd->mesh;
-            m->num_nodes = bd->n0;
-            for (int32_t k = bd->n0; k < n && !s; k++) {
-                defo_index p;
-                memcpy(&p, (const unsigned char *)parent + 4 * (size_t)k, 4);
-                double X[3];
-                memcpy(X, m->x + 3 * (size_t)p, sizeof X);
-                s = defo_mesh_add_node(m, X[0], X[1], X[2], NULL);
-            }
+            const defo_index old_n = bd->n;
+            s = defo_fracture_restore_state(bd->frac, m, bd->n0, fst, (size_t)fb);
             if (!s) {
                 memcpy(m->elems, fr, (size_t)npe * (size_t)ne * sizeof(defo_index));
-                defo_index *par = defo_malloc((size_t)n * sizeof *par + 1);
-                if (!par) return defo_error_oom("checkpoint", (size_t)n * sizeof *par);
-                memcpy(par, parent, (size_t)n * sizeof *par);
-                s = defo_fracture_restore(bd->frac, n, rng,
-                                          fr + (size_t)npe * (size_t)ne * 4 + 4 * (size_t)n, par);
-                const defo_index old_n = bd->n;
-                if (!s) s = defo_world_body_resize(w, bd, n);
-                if (!s) {
-                    memcpy(bd->parent, par, (size_t)n * sizeof *par);
-                    for (defo_index k = bd->n0; k < n; k++) {
-                        bd->set_of[k] = bd->set_of[par[k]];
-                        bd->prescribed[k] = bd->prescribed[par[k]];
-                        memset(bd->dead + 3 * (size_t)k, 0, 3 * sizeof(double));
-                    }
-                }
-                defo_free(par);
-                if (!s) s = defo_world_body_rebuild(w, bd, old_n < n ? old_n : n);
+                const defo_index *org = defo_fracture_elem_origin(bd->frac);
+                for (defo_index e = bd->ne0; m->elem_tag && e < ne; e++)
+                    m->elem_tag[e] = m->elem_tag[org[e]];
+                s = defo_world_body_resize(w, bd, n);
             }
+            if (!s) {
+                const defo_index *pa;
+                defo_fracture_node_origin(bd->frac, &pa, NULL, NULL);
+                for (defo_index k = 0; k < n; k++) bd->parent[k] = pa[k];
+                s = defo_world_plasticity_resize(bd, 0, NULL);
+            }
+            for (int k = 0; k < bd->num_tractions && !s; k++)
+                s = defo_world_traction_remap(bd, &bd->tractions[k]);
+            if (!s) s = defo_world_body_rebuild(w, bd, old_n < n ? old_n : n);
         }
         if (!s && !defo_world_material_equal(&md, &bd->mat_def)) {
             bd->mat_def = md;
@@ -363,6 +528,7 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
         if (pl) memcpy(defo_plasticity_strain(bd->plast), pl, (size_t)values * sizeof(double));
         s = defo_force_model_restore_history(bd->force, rot, (size_t)rb);
         if (s) return defo_error_prefix("%s: body %d", what, i);
+        if (hd) memcpy(bd->held, hd, (size_t)n);
         world_integrator *wi = &w->integrators[bd->integrator];
         s = wi->ops->restore_history(wi->stepper, &bd->sb, hist, (size_t)hb);
         if (s) return defo_error_prefix("%s: body %d", what, i);

@@ -100,7 +100,7 @@ defo_status defo_world_set_contact(defo_world *w, const defo_contact_def *def) {
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "contact.sweeps: %d is not >= 1", def->sweeps);
     w->contact = *def;
     for (int i = 0; i < w->num_bodies; i++) {
-        if (!w->bodies[i].generation) continue;
+        if (!defo_world_live(&w->bodies[i])) continue;
         defo_status s = make_surface(w, &w->bodies[i]);
         if (s) return s;
     }
@@ -112,6 +112,45 @@ void defo_world_contact_free(world_body *b) {
     b->surface = NULL;
     defo_free(b->inv_mass);
     b->inv_mass = NULL;
+}
+
+defo_status defo_world_probe(void *ctx, const defo_step_body *sb, double t, const double *x,
+                             double margin, defo_node_contact *out, defo_index cap,
+                             defo_index *count) {
+    defo_world *w = ctx;
+    defo_index k = 0;
+    for (defo_index i = 0; i < sb->n; i++) {
+        if (sb->prescribed && sb->prescribed[i]) continue;
+        const double *p = x + 3 * (size_t)i;
+        double best = INFINITY, n[3] = {0, 0, 1}, vel[3] = {0, 0, 0}, mu = 0;
+        for (int c = 0; c < w->num_colliders; c++) {
+            double nc[3], vc[3];
+            const double phi = defo_collider_phi(w->colliders[c], t, p, nc, vc);
+            if (!isfinite(phi))
+                return defo_error(DEFO_ERR_NUMERICAL,
+                                  "body '%s': node %ld: collider %d: "
+                                  "non-finite distance",
+                                  sb->name, (long)i, c);
+            if (phi < best) {
+                best = phi;
+                memcpy(n, nc, sizeof n);
+                memcpy(vel, vc, sizeof vel);
+                mu = defo_collider_friction(w->colliders[c]);
+            }
+        }
+        if (!(best < margin)) continue;
+        if (k < cap) {
+            defo_node_contact *o = &out[k];
+            o->node = i;
+            o->phi = best;
+            memcpy(o->normal, n, sizeof n);
+            memcpy(o->velocity, vel, sizeof vel);
+            o->friction = mu;
+        }
+        k++;
+    }
+    *count = k;
+    return DEFO_OK;
 }
 
 defo_status defo_world_contact_sources(defo_world *w, world_body *b) {
@@ -131,7 +170,7 @@ int defo_world_has_body_contact(const defo_world *w) {
     int surfaces = 0;
     for (int i = 0; i < w->num_bodies; i++) {
         const world_body *b = &w->bodies[i];
-        if (!b->generation || !b->surface) continue;
+        if (!defo_world_live(b) || !b->surface) continue;
         if (b->self_contact) return 1;
         surfaces++;
     }
@@ -186,7 +225,7 @@ static defo_status gather(defo_world *w, defo_step_body *const *bodies, int coun
     int n = 0;
     for (int i = 0; i < w->num_bodies && !s; i++) {
         world_body *b = &w->bodies[i];
-        if (!b->generation || !b->surface) continue;
+        if (!defo_world_live(b) || !b->surface) continue;
         const int ci = w->call_of[i];
         const double *xi = ci >= 0 && x ? x[ci] : b->x;
         s = defo_contact_surface_update(b->surface, xi);

@@ -22,6 +22,7 @@
 
 #include "base/parallel.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -66,7 +67,7 @@ defo_status defo_world_create(const defo_world_def *def, defo_world **out) {
     return DEFO_OK;
 }
 
-static void body_free(defo_world *w, world_body *b) {
+void defo_world_body_free(defo_world *w, world_body *b) {
     if (b->sb.data && b->integrator >= 0 && b->integrator < w->num_integrators) {
         world_integrator *wi = &w->integrators[b->integrator];
         wi->ops->detach(wi->stepper, &b->sb);
@@ -77,15 +78,19 @@ static void body_free(defo_world *w, world_body *b) {
     defo_material_destroy(b->mat);
     defo_element_rest_destroy(b->rest);
     defo_mesh_destroy(b->mesh);
+    defo_mesh_destroy(b->origin_mesh);
     double *a[] = {b->x,    b->v,      b->mass, b->gravity_load, b->dead,
                    b->load, b->target, b->work, b->traction_load};
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) defo_free(a[i]);
     for (int k = 0; k < b->num_tractions; k++) {
         defo_free(b->tractions[k].elem);
         defo_free(b->tractions[k].face);
+        defo_free(b->tractions[k].corners);
+        defo_free(b->tractions[k].origin);
     }
     defo_free(b->tractions);
     defo_free(b->prescribed);
+    defo_free(b->held);
     defo_free(b->set_of);
     defo_free(b->sets);
     defo_free(b->parent);
@@ -98,7 +103,7 @@ static void body_free(defo_world *w, world_body *b) {
 
 void defo_world_destroy(defo_world *w) {
     if (!w) return;
-    for (int i = 0; i < w->num_bodies; i++) body_free(w, &w->bodies[i]);
+    for (int i = 0; i < w->num_bodies; i++) defo_world_body_free(w, &w->bodies[i]);
     for (int i = 0; i < w->num_integrators; i++)
         w->integrators[i].ops->destroy(w->integrators[i].stepper);
     defo_free(w->bodies);
@@ -159,7 +164,7 @@ static world_body *get_body(const defo_world *w, defo_body_id id) {
         id.generation == 0)
         return NULL;
     world_body *b = &w->bodies[id.index];
-    return b->generation == id.generation ? b : NULL;
+    return b->generation == id.generation && !b->removed ? b : NULL;
 }
 
 int defo_body_is_valid(const defo_world *w, defo_body_id id) {
@@ -172,7 +177,7 @@ int defo_world_num_bodies(const defo_world *w) {
 
 defo_body_id defo_world_body(const defo_world *w, int i) {
     defo_body_id id = {-1, 0, 0};
-    if (w && i >= 0 && i < w->num_bodies && w->bodies[i].generation) {
+    if (w && i >= 0 && i < w->num_bodies && defo_world_live(&w->bodies[i])) {
         id.index = i;
         id.world = w->serial;
         id.generation = w->bodies[i].generation;
@@ -205,6 +210,7 @@ defo_status defo_world_body_resize(defo_world *w, world_body *b, defo_index n) {
         GROW(mass, double, cap);
         GROW(work, double, cap);
         GROW(prescribed, unsigned char, cap);
+        GROW(held, unsigned char, cap);
         GROW(set_of, int, cap);
         GROW(parent, defo_index, cap);
         const size_t old = (size_t)b->cap;
@@ -213,6 +219,7 @@ defo_status defo_world_body_resize(defo_world *w, world_body *b, defo_index n) {
         memset(b->dead + 3 * old, 0, 3 * (size_t)(cap - b->cap) * sizeof(double));
         memset(b->target + 3 * old, 0, 3 * (size_t)(cap - b->cap) * sizeof(double));
         memset(b->prescribed + old, 0, (size_t)(cap - b->cap));
+        memset(b->held + old, 0, (size_t)(cap - b->cap));
         for (defo_index i = b->cap; i < cap; i++) b->set_of[i] = -1, b->parent[i] = i;
         b->cap = cap;
     }
@@ -232,6 +239,18 @@ static defo_status traction_loads(world_body *b) {
         if (s) return defo_error_prefix("body '%s': traction %d", b->name, k);
     }
     return DEFO_OK;
+}
+
+/* hybrid: whether an impact may break the body — it fractures and is not
+ * below fragment_size³ (default: twice its mean edge, cubed) */
+static void set_breaks(const defo_world *w, world_body *b) {
+    b->sb.breaks = 0;
+    if (!b->frac || !b->rest) return;
+    double fs = w->integrators[b->integrator].def.fragment_size, vol = 0;
+    if (!(fs > 0)) fs = 2 * defo_mesh_mean_edge(b->mesh);
+    const double *ev = defo_element_rest_volume(b->rest);
+    for (defo_index e = 0; e < b->mesh->num_elems; e++) vol += ev[e];
+    b->sb.breaks = vol >= fs * fs * fs;
 }
 
 /* Rest data, force model, masses and gravity load from the body's mesh and
@@ -302,12 +321,15 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
                               (long)i);
     b->sb.force = b->force;
     b->sb.mesh = b->mesh;
+    b->sb.wave_speed = sqrt(defo_material_stiffness_scale(b->mat) / rho);
+    set_breaks(w, b);
     b->sb.n = b->n;
     b->sb.x = b->x;
     b->sb.v = b->v;
     b->sb.mass = b->mass;
     b->sb.load = b->load;
     b->sb.prescribed = b->prescribed;
+    b->sb.held = b->held;
     b->sb.target = b->target;
     if (b->sb.data && old_n >= 0) {
         world_integrator *wi = &w->integrators[b->integrator];
@@ -320,6 +342,11 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
 }
 
 defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_body_id *out) {
+    return defo_world_add_body_state(w, def, NULL, NULL, out);
+}
+
+defo_status defo_world_add_body_state(defo_world *w, const defo_body_def *def, const double *x0,
+                                      const double *v0, defo_body_id *out) {
     if (out) out->index = -1, out->world = 0, out->generation = 0;
     if (!w || !def || !def->mesh)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT,
@@ -364,7 +391,9 @@ defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_bo
     else
         snprintf(b->name, sizeof b->name, "body%d", w->num_bodies);
     b->integrator = integ;
+    b->origin = -1;
     b->mat_def = def->material;
+    if (def->fracture) b->frac_def = *def->fracture;
     b->force_def = def->force;
     b->collide = def->collide;
     b->self_contact = def->self_contact;
@@ -376,15 +405,16 @@ defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_bo
     if (!s) s = defo_world_body_resize(w, b, b->mesh->num_nodes);
     if (!s) {
         b->n0 = b->n;
+        b->ne0 = b->mesh->num_elems;
         memcpy(b->x, b->mesh->x, 3 * (size_t)b->n * sizeof(double));
         for (defo_index i = 0; i < b->n; i++) b->parent[i] = i;
         if (def->plasticity) {
+            b->plast_def = *def->plasticity;
             const defo_element_ops *ops = defo_element_ops_for_mesh(b->mesh);
             s = defo_plasticity_create(def->plasticity, b->mesh->num_elems,
                                        ops->stiffness.num_points, &b->plast);
         }
     }
-    if (!s && def->fracture) s = defo_fracture_create(b->mesh, def->fracture, &b->frac);
     if (!s && def->fibres) {
         /* ITF04 §6.1 directions per stiffness point (checked by the rest data) */
         const defo_element_ops *ops = defo_element_ops_for_mesh(b->mesh);
@@ -399,9 +429,17 @@ defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_bo
         b->mean_edge = defo_mesh_mean_edge(b->mesh);
         s = defo_world_body_rebuild(w, b, -1);
     }
+    if (!s && def->fracture) {
+        /* the crack speed by default: the longitudinal wave speed (MMDJ01 §2.5) */
+        defo_fracture_def fd = *def->fracture;
+        if (fd.crack_speed == 0)
+            fd.crack_speed = sqrt(defo_material_stiffness_scale(b->mat) / b->mat_def.density);
+        s = defo_fracture_create(b->mesh, &fd, &b->frac);
+        set_breaks(w, b);
+    }
     if (s) {
         defo_error_prefix("body '%s'", b->name);
-        body_free(w, b);
+        defo_world_body_free(w, b);
         return s;
     }
     /* initial velocity: v + ω × (x − c), c the centre of mass */
@@ -420,6 +458,8 @@ defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_bo
         q[1] = def->velocity[1] + om[2] * r[0] - om[0] * r[2];
         q[2] = def->velocity[2] + om[0] * r[1] - om[1] * r[0];
     }
+    if (x0) memcpy(b->x, x0, 3 * (size_t)b->n * sizeof(double));
+    if (v0) memcpy(b->v, v0, 3 * (size_t)b->n * sizeof(double));
     b->sb.index = w->num_bodies;
     b->sb.name = b->name;
     world_integrator *wi = &w->integrators[integ];
@@ -427,7 +467,7 @@ defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_bo
     if (!s) s = loads(b);
     if (s) {
         defo_error_prefix("body '%s' (%s)", b->name, wi->ops->name);
-        body_free(w, b);
+        defo_world_body_free(w, b);
         return s;
     }
     /* Bodies are not removed yet (fracture splits within a body), so every
@@ -566,6 +606,7 @@ defo_status defo_body_add_traction(defo_world *w, defo_body_id id, const defo_re
     double a = 0, *scratch = NULL;
     if (!s && t.count == 0)
         s = defo_error(DEFO_ERR_INVALID_ARGUMENT, "selects no boundary face of body '%s'", b->name);
+    if (!s) s = defo_world_traction_record(b, &t);
     if (!s) {
         scratch = defo_calloc(3 * (size_t)b->n + 1, sizeof(double));
         s = scratch ? defo_element_face_load(b->mesh, t.elem, t.face, t.count, t.t, scratch, &a)
@@ -580,6 +621,8 @@ defo_status defo_body_add_traction(defo_world *w, defo_body_id id, const defo_re
     if (s) {
         defo_free(t.elem);
         defo_free(t.face);
+        defo_free(t.corners);
+        defo_free(t.origin);
         return s;
     }
     b->tractions = nt;
@@ -737,6 +780,25 @@ defo_status defo_body_components(const defo_world *w, defo_body_id id, defo_inde
     return defo_mesh_components(b->mesh, NULL, count);
 }
 
+defo_status defo_body_rigid(const defo_world *w, defo_body_id id, defo_rigid_body *out) {
+    world_body *b = get_body(w, id);
+    if (!b || !out)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_rigid: invalid body id");
+    if (!b->sb.rigid)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "body '%s' is not stepped rigidly (integrator %s)", b->name,
+                          w->integrators[b->integrator].ops->name);
+    *out = *b->sb.rigid;
+    return DEFO_OK;
+}
+
+const defo_crack *defo_body_cracks(const defo_world *w, defo_body_id id, int *count) {
+    world_body *b = get_body(w, id);
+    const int n = b && b->frac ? defo_fracture_num_cracks(b->frac) : 0;
+    if (count) *count = n;
+    return n ? defo_fracture_crack(b->frac, 0) : NULL;
+}
+
 defo_status defo_body_plastic_strain(const defo_world *w, defo_body_id id, double *out) {
     world_body *b = get_body(w, id);
     if (!b || !out)
@@ -790,7 +852,7 @@ int defo_world_steps_per_frame(const defo_world *w, int integ, double frame_dt) 
     world_integrator *wi = &w->integrators[integ];
     int count = 0;
     for (int i = 0; i < w->num_bodies; i++)
-        if (w->bodies[i].generation && w->bodies[i].integrator == integ)
+        if (defo_world_live(&w->bodies[i]) && w->bodies[i].integrator == integ)
             w->set[count++] = &w->bodies[i].sb;
     return wi->ops->steps(&wi->def, w->set, count, frame_dt);
 }
@@ -817,12 +879,22 @@ static void place_targets(world_body *b, double t) {
     }
 }
 
-/* The stepper's loads (dead + gravity) and reference force.  The dead
- * loads are the caller's writable array: a non-finite entry is refused here,
- * naming the node, before it can reach a solver as a NaN. */
+/* The stepper's loads (dead + gravity) and the scales of its residuals.
+ * The reference force is the largest load on a free node — the loads
+ * actually applied: a stiffness scale (2μ+λ)h² in it dwarfed the loads of
+ * stiff bodies (E = 1e8 under its weight: ~3e5 N against ~0.5 N a node), so
+ * a solve "converged" at the unloaded state.  (2μ+λ)h² is the reference only
+ * when no load acts (motion prescribed, contact).  The residual floor is the
+ * round-off of the elastic forces: a node's force is a sum of stresses
+ * (2μ+λ)·strain times areas h², the strain made of position differences
+ * whose round-off is ε·max|x|, so |f| cannot be resolved below ~ε (2μ+λ) h
+ * max|x| (measured on a tet10 cantilever: 1.0–1.4 times that); no solve
+ * aims below 16 times it.  The dead loads are the caller's writable array: a
+ * non-finite entry is refused here, naming the node, before it can reach a
+ * solver as a NaN. */
 static defo_status loads(world_body *b) {
     const size_t m = 3 * (size_t)b->n;
-    double fbig = 0;
+    double fbig = 0, xbig = 0;
     for (size_t j = 0; j < m; j++) {
         if (!isfinite(b->dead[j]))
             return defo_error(DEFO_ERR_INVALID_ARGUMENT,
@@ -832,48 +904,19 @@ static defo_status loads(world_body *b) {
     }
     for (defo_index i = 0; i < b->n; i++) {
         const double *f = b->load + 3 * (size_t)i;
-        fbig = fmax(fbig, sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]));
+        if (!b->prescribed[i] && !b->held[i])
+            fbig = fmax(fbig, sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]));
     }
-    const double h = b->mean_edge;
-    b->sb.reference_force = fbig + defo_material_stiffness_scale(b->mat) * h * h;
+    for (size_t j = 0; j < m; j++) xbig = fmax(xbig, fmax(fabs(b->x[j]), fabs(b->mesh->x[j])));
+    const double h = b->mean_edge, k = defo_material_stiffness_scale(b->mat);
+    b->sb.reference_force = fbig > 0 ? fbig : k * h * h;
+    b->sb.loaded = fbig > 0;
+    b->sb.residual_floor = 16 * DBL_EPSILON * k * h * xbig;
     return DEFO_OK;
 }
 
-/* MG04 §4: one fracture pass on body b; a split grows its arrays (new nodes
- * copy their parent's state and prescribed set) and rebuilds it. */
-static defo_status fracture(defo_world *w, world_body *b) {
-    defo_fracture_stats fs;
-    const defo_index old_n = b->n;
-    defo_status s = defo_fracture_step(b->frac, b->mesh, b->force, b->x, &fs);
-    if (s) return defo_error_prefix("body '%s': fracture", b->name);
-    w->stats.splits += fs.splits;
-    if (fs.splits == 0) return DEFO_OK;
-    s = defo_world_body_resize(w, b, b->mesh->num_nodes);
-    if (s) return s;
-    const defo_index *par = defo_fracture_parents(b->frac);
-    for (defo_index i = old_n; i < b->n; i++) {
-        const defo_index p = par[i];
-        b->parent[i] = p;
-        memcpy(b->x + 3 * (size_t)i, b->x + 3 * (size_t)p, 3 * sizeof(double));
-        memcpy(b->v + 3 * (size_t)i, b->v + 3 * (size_t)p, 3 * sizeof(double));
-        memset(b->dead + 3 * (size_t)i, 0, 3 * sizeof(double));
-        b->set_of[i] = b->set_of[p];
-        b->prescribed[i] = b->prescribed[p];
-    }
-    s = defo_world_body_rebuild(w, b, old_n);
-    /* a split node shares its dead load with its copy in proportion to their
-     * (new) masses, as the masses themselves are shared: the total is kept */
-    for (defo_index i = old_n; !s && i < b->n; i++) {
-        const defo_index p = b->parent[i];
-        const double share = b->mass[i] / (b->mass[i] + b->mass[p]);
-        for (int k = 0; k < 3; k++) {
-            const double f = b->dead[3 * (size_t)p + k] * share;
-            b->dead[3 * (size_t)i + k] = f;
-            b->dead[3 * (size_t)p + k] -= f;
-        }
-    }
-    if (!s) s = loads(b);
-    return s;
+defo_status defo_world_body_loads(world_body *b) {
+    return loads(b);
 }
 
 static double now_seconds(void) {
@@ -888,6 +931,7 @@ static void merge_stats(defo_step_stats *w, const defo_step_body_stats *b) {
     if (b->cg_max_iterations > w->cg_max_iterations) w->cg_max_iterations = b->cg_max_iterations;
     if (b->residual > w->residual) w->residual = b->residual;
     w->not_converged += b->not_converged;
+    w->unresolved += b->unresolved;
     if (b->reason > w->reason) w->reason = b->reason;
     w->negative_curvature += b->negative_curvature;
     w->backtracks += b->backtracks;
@@ -899,7 +943,7 @@ static defo_status step_integrator(defo_world *w, int integ, double t0, double T
     world_integrator *wi = &w->integrators[integ];
     int count = 0;
     for (int i = 0; i < w->num_bodies; i++)
-        if (w->bodies[i].generation && w->bodies[i].integrator == integ)
+        if (defo_world_live(&w->bodies[i]) && w->bodies[i].integrator == integ)
             w->set[count++] = &w->bodies[i].sb;
     if (!count) return DEFO_OK;
     const int k = wi->ops->steps(&wi->def, w->set, count, T);
@@ -918,6 +962,7 @@ static defo_status step_integrator(defo_world *w, int integ, double t0, double T
     if (w->num_colliders > 0) {
         ctx.respond = defo_world_respond;
         ctx.penalty = defo_world_penalty;
+        ctx.probe = defo_world_probe;
     }
     if (defo_world_has_body_contact(w)) {
         ctx.contact_begin = defo_world_contact_begin;
@@ -931,10 +976,20 @@ static defo_status step_integrator(defo_world *w, int integ, double t0, double T
             return defo_error(DEFO_ERR_INTERRUPTED, "interrupted at t = %g s", t0 + T * j / k);
         ctx.t = t0 + T * ((double)j / k);
         const double t1 = t0 + T * ((double)(j + 1) / k);
+        const int hybrid = wi->ops->kind == DEFO_INTEGRATOR_HYBRID;
+        if (hybrid) {
+            /* the last step's impacts break bodies into new ones (MMDJ01 §2.7) */
+            defo_status s = defo_world_hybrid_impacts(w, integ, ctx.t);
+            if (s) return s;
+            count = 0;
+            for (int i = 0; i < w->num_bodies; i++)
+                if (defo_world_live(&w->bodies[i]) && w->bodies[i].integrator == integ)
+                    w->set[count++] = &w->bodies[i].sb;
+        }
         for (int i = 0; i < count; i++) {
             world_body *b = &w->bodies[w->set[i]->index];
             defo_status s = DEFO_OK;
-            if (b->frac && !b->frac_paused) s = fracture(w, b);
+            if (b->frac && !b->frac_paused && !hybrid) s = defo_world_fracture(w, b, ctx.t, dt);
             if (!s && b->plast) {
                 defo_plasticity_stats ps;
                 s = defo_plasticity_update(b->plast, b->force, b->x, dt, &ps);
@@ -977,7 +1032,7 @@ defo_status defo_world_step(defo_world *w, double frame_dt) {
     if (s) return s;
     for (int i = 0; i < w->num_bodies; i++) {
         world_body *b = &w->bodies[i];
-        if (!b->generation) continue;
+        if (!defo_world_live(b)) continue;
         world_integrator *wi = &w->integrators[b->integrator];
         /* lazily kept rotations (MTPS08 §4.4) and what is made from them
          * carry on: checkpoints hold them (plastic flow is flagged in the
@@ -1003,7 +1058,7 @@ defo_status defo_world_step(defo_world *w, double frame_dt) {
     w->frame++;
     defo_index inv = 0;
     for (int i = 0; i < w->num_bodies; i++) {
-        if (!w->bodies[i].generation) continue;
+        if (!defo_world_live(&w->bodies[i])) continue;
         defo_index c = 0;
         defo_body_id id = defo_world_body(w, i);
         if (defo_body_count_inverted(w, id, &c) == DEFO_OK) inv += c;

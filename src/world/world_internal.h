@@ -27,6 +27,11 @@ typedef struct world_traction {
     defo_index count;
     defo_index *elem;
     int8_t *face;
+    /* the faces as added: rest triangles (9 each) of original elements, so
+     * bisected faces stay loaded (topology.c) */
+    defo_index rec_count;
+    double *corners;
+    defo_index *origin;
 } world_traction;
 
 /* An activation group (defo_body_add_activation): its schedule, or a
@@ -40,6 +45,14 @@ typedef struct world_activation {
 
 typedef struct world_body {
     uint32_t generation; /* 0: free slot */
+    /* 1: removed (a hybrid body that broke into pieces): its id is stale,
+     * its data kept so a restored checkpoint can bring it back */
+    int removed;
+    /* −1: added by the caller; else the body it broke off (a fragment made
+     * by the world: origin_mesh is its mesh when it was made) */
+    int origin;
+    defo_mesh *origin_mesh;
+    defo_fracture_def frac_def;
     char name[DEFO_NAME_MAX];
     defo_mesh *mesh; /* own copy: fracture appends nodes and relinks elements */
     defo_element_rest *rest;
@@ -57,6 +70,9 @@ typedef struct world_body {
     double *target;        /* 3n: prescribed positions at the end of the step */
     double *work;          /* n: per-node scratch (energy sums, penalty) */
     unsigned char *prescribed;
+    /* n: nodes of a piece that broke off a body under an equilibrium
+     * integrator, held rigidly where it broke (topology.c) */
+    unsigned char *held;
     int *set_of; /* n: prescribed set of each node, −1 for none */
     world_set *sets;
     int num_sets;
@@ -64,8 +80,10 @@ typedef struct world_body {
     int num_tractions;
     defo_index *parent; /* n */
     defo_index n0;      /* nodes before any split */
+    defo_index ne0;     /* elements before any split */
     double mean_edge;   /* rest, for tolerances and penalty stiffness */
     defo_plasticity *plast;
+    defo_plasticity_def plast_def;
     defo_fracture *frac;
     int frac_paused;        /* defo_body_pause_fracture */
     double *fibres;         /* 3 per (element, point): ITF04 §6.1 directions, or NULL */
@@ -150,6 +168,9 @@ defo_status defo_world_respond(void *ctx, const defo_step_body *b, double t_end,
 defo_status defo_world_penalty(void *ctx, const defo_step_body *b, double t, const double *x,
                                const double *x_start, double dt, double *energy, double *force,
                                double *blocks, defo_index *count, defo_index *capped);
+defo_status defo_world_probe(void *ctx, const defo_step_body *b, double t, const double *x,
+                             double margin, defo_node_contact *out, defo_index cap,
+                             defo_index *count);
 /* (Re)build body b's penalty sources for its integrator's stiffness, and
  * its contact surface for its (new) mesh. */
 defo_status defo_world_contact_sources(defo_world *w, world_body *b);
@@ -174,10 +195,33 @@ int defo_world_has_body_contact(const defo_world *w);
 void defo_world_contact_free(world_body *b);
 
 /* world.c, used by checkpoint.c */
+void defo_world_body_free(defo_world *w, world_body *b);
 defo_status defo_world_body_resize(defo_world *w, world_body *b, defo_index n);
 defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old_n);
+/* The stepper's loads and residual scales from the dead loads, tractions and
+ * gravity (every frame start, and after a topology change). */
+defo_status defo_world_body_loads(world_body *b);
 /* Field by field (a struct's padding may differ). */
 int defo_world_material_equal(const defo_material_def *a, const defo_material_def *b);
+
+/* world.c: a body with initial positions and velocities (NULL: rest, and
+ * the def's velocity and spin) */
+defo_status defo_world_add_body_state(defo_world *w, const defo_body_def *def, const double *x,
+                                      const double *v, defo_body_id *out);
+/* a live body of the world (not a free slot, not removed) */
+static inline int defo_world_live(const world_body *b) {
+    return b->generation != 0 && !b->removed;
+}
+
+/* fragments.c: the hybrid integrator's impacts and the pieces they make */
+defo_status defo_world_hybrid_impacts(defo_world *w, int integ, double t);
+
+/* topology.c: a fracture pass and what it changes besides the mesh */
+defo_status defo_world_fracture(defo_world *w, world_body *b, double t, double dt);
+defo_status defo_world_traction_record(world_body *b, world_traction *t);
+defo_status defo_world_traction_remap(world_body *b, world_traction *t);
+defo_status defo_world_plasticity_resize(world_body *b, defo_index old_ne,
+                                         const defo_index *parent);
 
 /* checkpoint.c */
 void defo_world_buf_put(world_buf *b, const void *src, size_t n);

@@ -109,7 +109,7 @@ cat > "$T/tear.json" <<EOF
     {"name": "bar", "formulation": "corotated",
      "generator": {"type": "box", "size": [0.4, 0.1, 0.1], "center": [0.2, 0, 0.3], "cells": [12, 3, 3], "split": "5"},
      "material": {"model": "corotated", "youngs": 1e5, "poisson": 0.33, "density": 1000},
-     "fracture": {"threshold": 6e3, "seed": 2004, "max_splits": 3},
+     "fracture": {"threshold": 6e3},
      "fixed": [{"box": {"min": [-0.01, -1, -1], "max": [0.001, 1, 1]}},
                {"box": {"min": [0.399, -1, -1], "max": [0.41, 1, 1]}, "motion": {"velocity": [0.5, 0, 0]}}]},
     {"name": "cube", "generator": {"type": "box", "size": [0.1, 0.1, 0.1], "center": [0, 0.5, 0.3], "cells": 1}}
