@@ -51,6 +51,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 struct defo_linear_solver {
     defo_linear_solver_def def;
@@ -64,6 +65,37 @@ struct defo_linear_solver {
     int direct_valid; /* chol holds the factor of the last direct solve's matrix */
     double first_rate, last_rate;
 };
+
+/* ---------------------------------------------------------------- traffic */
+static _Thread_local defo_solve_traffic traffic;
+
+defo_solve_traffic defo_solve_traffic_get(void) {
+    return traffic;
+}
+
+static double wall_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* One solve's CG iterations: per iteration a product (the matrix's blocks,
+ * columns and row offsets, p read and q written), one preconditioner
+ * application, and ~14 passes over 3n-vectors (projections, three dot
+ * products, the x/r and p updates). */
+static void count_traffic(const defo_linear_system *sys, const defo_precond *P, int iterations,
+                          double seconds) {
+    const double m = 3.0 * (double)sys->n;
+    double per = 14 * 8 * m;
+    if (sys->matrix)
+        per += (double)sys->matrix->num_blocks * (9 * sizeof(double) + sizeof(defo_index)) +
+               (double)sys->matrix->num_rows * sizeof(int64_t) + 2 * 8 * m;
+    if (P) per += defo_precond_apply_bytes(P);
+    traffic.solves++;
+    traffic.iterations += iterations;
+    traffic.seconds += seconds;
+    traffic.bytes += per * iterations;
+}
 
 defo_linear_solver_def defo_default_linear_solver_def(void) {
     defo_linear_solver_def d;
@@ -342,8 +374,10 @@ defo_status defo_linear_solver_solve(defo_linear_solver *s, const defo_linear_sy
     o.stop_at_curvature = d->curvature == DEFO_CURVATURE_STOP;
     op_ctx c = {sys, P};
     defo_pcg_out out;
+    const double t0 = wall_seconds();
     st = defo_pcg_run("PCG", sys->matrix ? "matrix" : "operator", &o, sys->n, op_apply, &c,
                       P ? op_precond : NULL, &c, sys->constraint, sys->normal, b, x, s->work, &out);
+    count_traffic(sys, P, out.iterations, wall_seconds() - t0);
     ls.iterations = out.iterations;
     ls.residual = out.residual;
     ls.converged = out.converged;

@@ -80,4 +80,18 @@ struct defo_precond {
 defo_status defo_precond_setup_diagonal(defo_precond *P, defo_index n, const double *blocks,
                                         const int64_t *diag, const unsigned char *constraint);
 
+/* What the linear solves of the calling thread streamed, since the process
+ * started (benchmarks: bench_scaling's GB/s): solves, CG iterations, their
+ * wall time and an estimate of the bytes they read and wrote — per
+ * iteration the matrix (or nothing for an operator), the preconditioner's
+ * arrays, and the CG vectors.  Counting only, never read by a solve. */
+typedef struct defo_solve_traffic {
+    long long solves, iterations;
+    double seconds, bytes;
+} defo_solve_traffic;
+defo_solve_traffic defo_solve_traffic_get(void);
+
+/* Bytes one application of P reads and writes (its arrays, r and z). */
+double defo_precond_apply_bytes(const defo_precond *P);
+
 #endif
