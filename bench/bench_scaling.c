@@ -180,8 +180,8 @@ static int bench_scene(const char *path, int reps, int frames_opt, row *out) {
     printf("%s    {\"scene\": \"%s\", \"elements\": %ld, \"frames\": %d, \"reps\": %d, "
            "\"steps_per_frame\": %.2f, \"cg_per_frame\": %.1f, \"cg_per_step\": %.1f, "
            "\"newton_per_frame\": %.2f, \"tip_displacement_m\": %.9f, \"by_threads\": [",
-           first_json ? "" : ",\n", path, out->elems, frames, reps, res[0][0].steps,
-           res[0][0].cg, res[0][0].cg / fmax(res[0][0].steps, 1), res[0][0].newton, res[0][0].tip);
+           first_json ? "" : ",\n", path, out->elems, frames, reps, res[0][0].steps, res[0][0].cg,
+           res[0][0].cg / fmax(res[0][0].steps, 1), res[0][0].newton, res[0][0].tip);
     first_json = 0;
     out->steps = res[0][0].steps;
     out->cg = res[0][0].cg;
@@ -278,8 +278,8 @@ int main(int argc, char **argv) {
             fprintf(stderr, " %.1f |", r->ms[c]);
             best = fmax(best, r->ms[0] / r->ms[c]);
         }
-        fprintf(stderr, " %.2fx | %.1f | %.1f | %s |\n", best, r->cg / fmax(r->steps, 1),
-                r->gbs[0], r->identical ? "yes" : "NO");
+        fprintf(stderr, " %.2fx | %.1f | %.1f | %s |\n", best, r->cg / fmax(r->steps, 1), r->gbs[0],
+                r->identical ? "yes" : "NO");
     }
     return 0;
 }
