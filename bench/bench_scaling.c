@@ -32,7 +32,9 @@
  * (defaults: 3 repetitions, the thread counts above, each scene's frames;
  * scene paths from the repository root, where `make bench` runs).
  * Like `defo run`, it restarts itself with a short OpenMP spin
- * (GOMP_SPINCOUNT=1000) unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set.
+ * (GOMP_SPINCOUNT=1000) unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set
+ * (or it was started through the dynamic loader, which a restart would
+ * lose: then set GOMP_SPINCOUNT; scripts/bench_scaling_device.sh does).
  */
 #define _POSIX_C_SOURCE 200809L /* setenv, execv */
 #include "defo/defo.h"
@@ -221,10 +223,28 @@ static void parse_counts(const char *s) {
     }
 }
 
+/* Whether this process was started by running the dynamic loader itself
+ * (ld-linux-x86-64.so.2 --library-path lib ./bench_scaling ...): then
+ * /proc/self/exe is the loader, and restarting it would lose its options. */
+static int started_by_loader(void) {
+    char exe[4096];
+    const ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0) return 1; /* unknown: do not restart */
+    exe[len] = '\0';
+    const char *base = strrchr(exe, '/');
+    base = base ? base + 1 : exe;
+    return strncmp(base, "ld-", 3) == 0 || strstr(base, "ld.so") != NULL;
+}
+
 int main(int argc, char **argv) {
-    if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT") &&
-        setenv("GOMP_SPINCOUNT", "1000", 1) == 0)
-        execv("/proc/self/exe", argv);
+    if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT")) {
+        if (started_by_loader())
+            fprintf(stderr, "bench_scaling: started through the dynamic loader, so it cannot "
+                            "restart itself with a short OpenMP spin: set GOMP_SPINCOUNT=1000 "
+                            "as `defo run` does\n");
+        else if (setenv("GOMP_SPINCOUNT", "1000", 1) == 0)
+            execv("/proc/self/exe", argv);
+    }
     int reps = 3, frames = 0, ns = 0;
     const char *scenes[MAX_SCENES];
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);
