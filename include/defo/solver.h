@@ -221,7 +221,16 @@ typedef struct defo_linear_solver_def {
      * Defaults 0 and 2 (> 0). */
     int max_age;
     double rate_growth;
+    /* > 0: PCG starts from the caller's x corrected by its A-orthogonal
+     * projection onto the span of the last `history` solutions (successive
+     * right-hand sides, Fischer 1998: the best guess in x + that span in
+     * the A-norm, never worse than x), at the cost of one product of the
+     * matrix with all of them.  The solutions are kept by the solver
+     * (defo_linear_solver_history_*: checkpoints).  0 (default): x as given.
+     * At most DEFO_LINEAR_HISTORY_MAX. */
+    int history;
 } defo_linear_solver_def;
+enum { DEFO_LINEAR_HISTORY_MAX = 16 };
 DEFO_API defo_linear_solver_def defo_default_linear_solver_def(void);
 
 /* The system of one solve (all arrays borrowed for the call). */
@@ -293,6 +302,17 @@ DEFO_API void defo_linear_solver_get_lag(const defo_linear_solver *s, defo_linea
 DEFO_API defo_status defo_linear_solver_restore_lag(defo_linear_solver *s,
                                                     const defo_linear_system *sys,
                                                     const defo_linear_lag *lag);
+
+/* The solutions kept for initial guesses (def.history > 0; nothing
+ * otherwise): bytes of the record for n nodes (0 without history), the
+ * record, and the history restored from one (its count checked).  A
+ * different n than the solves' starts an empty history.  Forgetting it
+ * (a changed topology) makes the next guesses the caller's x again. */
+DEFO_API size_t defo_linear_solver_history_bytes(const defo_linear_solver *s, defo_index n);
+DEFO_API void defo_linear_solver_history_save(const defo_linear_solver *s, defo_index n, void *out);
+DEFO_API defo_status defo_linear_solver_history_restore(defo_linear_solver *s, defo_index n,
+                                                        const void *in);
+DEFO_API void defo_linear_solver_forget_history(defo_linear_solver *s);
 /* Bytes held (buffers, preconditioners, factor). */
 DEFO_API size_t defo_linear_solver_bytes(const defo_linear_solver *s);
 

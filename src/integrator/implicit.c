@@ -124,7 +124,10 @@ defo_status defo_implicit_resize(defo_step_body *b, defo_index old_n, const defo
     }
     defo_free(xp);
     defo_free(vp);
-    if (d->linear) defo_linear_solver_invalidate(d->linear);
+    if (d->linear) {
+        defo_linear_solver_invalidate(d->linear);
+        defo_linear_solver_forget_history(d->linear);
+    }
     return st;
 }
 
@@ -143,9 +146,12 @@ static void forget_factor(defo_stepper *s, defo_step_body *b) {
 
 /* record: have_fact, lag.valid, lag.age, 0 (int32 each), t_fact,
  * lag.first_rate, lag.last_rate (the joint record's head), then h_fact,
- * then x_fact (3n) */
+ * then x_fact (3n); a corotated body's linear solver then adds the
+ * solutions its initial guesses are made from */
 size_t defo_implicit_fact_bytes(const defo_step_body *b) {
-    return defo_joint_record_bytes(b) + sizeof(double);
+    const defo_implicit_body *d = b->data;
+    return defo_joint_record_bytes(b) + sizeof(double) +
+           (d && d->linear ? defo_linear_solver_history_bytes(d->linear, b->n) : 0);
 }
 
 void defo_implicit_fact_save(const defo_stepper *s, const defo_step_body *b, void *out) {
@@ -168,6 +174,9 @@ void defo_implicit_fact_save(const defo_stepper *s, const defo_step_body *b, voi
         defo_joint_record_save(s->joint, b, d->x_fact, o);
     }
     memcpy(o + defo_joint_record_bytes(b), &d->h_fact, sizeof(double));
+    if (d->linear)
+        defo_linear_solver_history_save(d->linear, b->n,
+                                        o + defo_joint_record_bytes(b) + sizeof(double));
 }
 
 defo_status defo_implicit_fact_restore(defo_stepper *s, defo_step_body *b, const void *in) {
@@ -193,7 +202,8 @@ defo_status defo_implicit_fact_restore(defo_stepper *s, defo_step_body *b, const
     d->lag.first_rate = dh[1];
     d->lag.last_rate = dh[2];
     memcpy(d->x_fact, p + DEFO_JOINT_HEAD, 3 * (size_t)b->n * sizeof(double));
-    return DEFO_OK;
+    return defo_linear_solver_history_restore(d->linear, b->n,
+                                              p + defo_joint_record_bytes(b) + sizeof(double));
 }
 
 size_t defo_implicit_bytes(const defo_step_body *b);

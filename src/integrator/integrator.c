@@ -75,6 +75,7 @@ defo_integrator_def defo_default_integrator_def(defo_integrator_kind kind) {
         d.linear.tolerance = 1e-6;
         d.linear.max_iterations = 5000;
         d.linear.max_age = 0;
+        d.linear.history = 8; /* initial guesses from the last 8 steps (solver/linear.c) */
         break;
     case DEFO_INTEGRATOR_RIGID:
     case DEFO_INTEGRATOR_HYBRID:
@@ -160,6 +161,9 @@ defo_status defo_stepper_create(const defo_integrator_def *def, defo_stepper **o
         defo_newton_def nd = def->newton;
         nd.linear = def->linear;
         nd.linear.curvature = DEFO_CURVATURE_STOP;
+        /* Newton steps take no guesses from earlier solutions: those would
+         * be state the joint solve's checkpoint record does not hold */
+        nd.linear.history = 0;
         defo_status st = defo_joint_create(&nd, &s->joint);
         if (st) {
             defo_free(s);

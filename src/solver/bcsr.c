@@ -263,6 +263,30 @@ void defo_bcsr_multiply(const defo_bcsr *A, const double *x, double *y) {
     }
 }
 
+void defo_bcsr_multiply_many(const defo_bcsr *A, int k, const double *const *X, double *const *Y) {
+    const defo_index n = A->num_rows;
+    const int64_t *ro = A->row_offset;
+    const defo_index *col = A->col;
+    const double *val = A->val;
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_WORTH(n, BCSR_NS_ROW * (1 + k) / 2))
+    for (defo_index i = 0; i < n; i++) {
+        double s[3 * DEFO_BCSR_MANY_MAX];
+        for (int j = 0; j < 3 * k; j++) s[j] = 0;
+        for (int64_t q = ro[i]; q < ro[i + 1]; q++) {
+            const double *v = val + 9 * q;
+            for (int j = 0; j < k; j++) {
+                const double *xc = X[j] + 3 * (int64_t)col[q];
+                double x0 = xc[0], x1 = xc[1], x2 = xc[2];
+                s[3 * j] += v[0] * x0 + v[1] * x1 + v[2] * x2;
+                s[3 * j + 1] += v[3] * x0 + v[4] * x1 + v[5] * x2;
+                s[3 * j + 2] += v[6] * x0 + v[7] * x1 + v[8] * x2;
+            }
+        }
+        for (int j = 0; j < k; j++)
+            for (int c = 0; c < 3; c++) Y[j][3 * (size_t)i + (size_t)c] = s[3 * j + c];
+    }
+}
+
 void defo_bcsr_to_dense(const defo_bcsr *A, double *dense) {
     const size_t m = 3 * (size_t)A->num_rows;
     memset(dense, 0, m * m * sizeof *dense);

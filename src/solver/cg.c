@@ -83,7 +83,7 @@ defo_status defo_cg_solve(const defo_cg_def *def, defo_index n, defo_linop_fn ap
                           "defo_cg_solve: max_iterations %d / tolerance %g out of range",
                           d.max_iterations, d.tolerance);
     struct jacobi_ctx jac = {inv_diag, 3 * (size_t)n};
-    defo_pcg_opts o = {d.max_iterations, d.tolerance, 0, 0};
+    defo_pcg_opts o = {d.max_iterations, d.tolerance, 0, 0, 0};
     defo_pcg_out out;
     defo_status st =
         defo_pcg_run("CG", "operator", &o, n, apply, ctx, inv_diag ? jacobi_apply : NULL, &jac,

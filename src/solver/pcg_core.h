@@ -48,6 +48,9 @@ typedef struct defo_pcg_opts {
      * reaching it is no warning */
     int fixed;
     int stop_at_curvature; /* 1: stop mode (top of the file); 0: error */
+    /* 1: the caller has put S (b − A x) in the work's r (the first 3n
+     * doubles): no first product */
+    int given_residual;
 } defo_pcg_opts;
 
 /* What one run did. */
@@ -118,10 +121,11 @@ static inline defo_status defo_pcg_run(const char *name, const char *what, const
     *out = res;
 
     /* |S b| sets the scale of the stopping test. */
-    memcpy(r, b, m * sizeof *r);
-    defo_pcg_project(n, constraint, normal, r);
-    const double bnorm = sqrt(defo_dot(r, r, m));
-    if (!defo_pcg_all_zero(x, m)) {
+    double *sb = o->given_residual ? z : r;
+    memcpy(sb, b, m * sizeof *r);
+    defo_pcg_project(n, constraint, normal, sb);
+    const double bnorm = sqrt(defo_dot(sb, sb, m));
+    if (!o->given_residual && !defo_pcg_all_zero(x, m)) {
         apply(actx, x, q);
         DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_VECTOR(m))
         for (size_t i = 0; i < m; i++) r[i] = b[i] - q[i];

@@ -584,6 +584,33 @@ size_t defo_precond_bytes(const defo_precond *P) {
     return b + defo_cholesky_bytes(P->cholesky);
 }
 
+double defo_precond_apply_bytes(const defo_precond *P) {
+    const double m = 3.0 * (double)P->n, vec = 2 * 8 * m; /* r read, z written */
+    switch (P->kind) {
+    case DEFO_PRECOND_JACOBI:
+        return vec + 8 * m;
+    case DEFO_PRECOND_BLOCK_JACOBI:
+        return vec + 24 * m;
+    case DEFO_PRECOND_BLOCK_IC0:
+    case DEFO_PRECOND_TWO_LEVEL: {
+        /* two sweeps over L (floats and columns), the pivots, z twice more */
+        const double nl = (double)P->lower_offset[P->n];
+        double b = vec + 2 * nl * (9 * sizeof(float) + sizeof(defo_index)) + 24 * m + 2 * 8 * m +
+                   (double)P->n * (sizeof(defo_index) + sizeof(int64_t));
+        if (P->kind == DEFO_PRECOND_TWO_LEVEL) {
+            const double nc = 6.0 * P->num_aggregates;
+            b += nc * nc * 8 + 2 * (8 * m + 3 * 8 * m + (double)P->n * sizeof(defo_index));
+        }
+        return b;
+    }
+    case DEFO_PRECOND_CHOLESKY:
+        return vec + 2.0 * (double)defo_cholesky_bytes(P->cholesky);
+    case DEFO_PRECOND_NONE:
+    default:
+        return vec;
+    }
+}
+
 /* The inverse of a diagonal block, robust (P->robust): invertible blocks
  * (trace > 0, det > 1e-9 trace³) inverted, others scalar 1 / max(b_kk,
  * floor) per component. */

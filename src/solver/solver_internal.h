@@ -80,4 +80,24 @@ struct defo_precond {
 defo_status defo_precond_setup_diagonal(defo_precond *P, defo_index n, const double *blocks,
                                         const int64_t *diag, const unsigned char *constraint);
 
+/* Y[j] = A X[j] for k ≤ DEFO_BCSR_MANY_MAX vectors of 3n: one pass over
+ * A's blocks for all of them (each Y[j] bitwise what defo_bcsr_multiply
+ * gives). */
+enum { DEFO_BCSR_MANY_MAX = 16 };
+void defo_bcsr_multiply_many(const defo_bcsr *A, int k, const double *const *X, double *const *Y);
+
+/* What the linear solves of the calling thread streamed, since the process
+ * started (benchmarks: bench_scaling's GB/s): solves, CG iterations, their
+ * wall time and an estimate of the bytes they read and wrote — per
+ * iteration the matrix (or nothing for an operator), the preconditioner's
+ * arrays, and the CG vectors.  Counting only, never read by a solve. */
+typedef struct defo_solve_traffic {
+    long long solves, iterations;
+    double seconds, bytes;
+} defo_solve_traffic;
+defo_solve_traffic defo_solve_traffic_get(void);
+
+/* Bytes one application of P reads and writes (its arrays, r and z). */
+double defo_precond_apply_bytes(const defo_precond *P);
+
 #endif
