@@ -605,7 +605,7 @@ int defo_world_material_equal(const defo_material_def *a, const defo_material_de
            a->fibre.poly3 == b->fibre.poly3 &&
            a->fibre.max_active_stress == b->fibre.max_active_stress &&
            a->fibre.optimal_stretch == b->fibre.optimal_stretch &&
-           a->fibre.active_width == b->fibre.active_width;
+           a->fibre.active_width == b->fibre.active_width && a->thickness == b->thickness;
 }
 
 defo_status defo_body_set_material(defo_world *w, defo_body_id id, const defo_material_def *mat) {
