@@ -268,8 +268,8 @@ static void test_plane_stress(void) {
                                    defo_material_eval_plane(mat, bm[0], bm[1], NULL, NULL, NULL)) /
                                   (2 * h);
                 worst_p = fmax(worst_p, fabs(fd - ph[i]) / scale);
-                CHECK_MSG(fabs(fd - ph[i]) < 1e-6 * scale, "model %zu σ (%g, %g): P̂%d %g fd %g",
-                          mi, s1, s2, i, ph[i], fd);
+                CHECK_MSG(fabs(fd - ph[i]) < 1e-6 * scale, "model %zu σ (%g, %g): P̂%d %g fd %g", mi,
+                          s1, s2, i, ph[i], fd);
                 double pa[2], pb[2];
                 defo_material_eval_plane(mat, a[0], a[1], NULL, pa, NULL);
                 defo_material_eval_plane(mat, bm[0], bm[1], NULL, pb, NULL);
@@ -382,8 +382,7 @@ static void test_forces_fd(void) {
             deform(m, 0.15, x);
             double fe, ke;
             fd_check(f.fm, x, m->num_nodes, &fe, &ke);
-            CHECK_MSG(fe < 1e-6, "model %zu curved %d: forces vs -dE/dx %.3g", mi, rest_curved,
-                      fe);
+            CHECK_MSG(fe < 1e-6, "model %zu curved %d: forces vs -dE/dx %.3g", mi, rest_curved, fe);
             CHECK_MSG(ke < 1e-5, "model %zu curved %d: K d vs -df/dx d %.3g", mi, rest_curved, ke);
             wf = fmax(wf, fe), wk = fmax(wk, ke);
             /* an inverted triangle: node 6 pushed through its triangles */
@@ -419,7 +418,8 @@ static void test_tangent_consistency(void) {
     CHECK_OK(defo_force_model_evaluate(f.fm, x, DEFO_EVAL_TANGENT, force, NULL));
     double sum[3] = {0, 0, 0}, fm = 0;
     for (defo_index i = 0; i < n; i++)
-        for (int c = 0; c < 3; c++) sum[c] += force[3 * i + c], fm = fmax(fm, fabs(force[3 * i + c]));
+        for (int c = 0; c < 3; c++)
+            sum[c] += force[3 * i + c], fm = fmax(fm, fabs(force[3 * i + c]));
     for (int c = 0; c < 3; c++) CHECK_NEAR(sum[c], 0, 1e-12 * fm * n);
     defo_bcsr *A = defo_force_model_assemble(f.fm, 1.0, 0.0, NULL, 0.0);
     CHECK(A != NULL);
@@ -442,8 +442,7 @@ static void test_tangent_consistency(void) {
     const double *val = defo_bcsr_values_const(A);
     double dw = 0;
     for (defo_index i = 0; i < n; i++)
-        for (int c = 0; c < 9; c++)
-            dw = fmax(dw, fabs(diag[9 * i + c] - val[9 * P->diag[i] + c]));
+        for (int c = 0; c < 9; c++) dw = fmax(dw, fabs(diag[9 * i + c] - val[9 * P->diag[i] + c]));
     CHECK_MSG(dw <= 1e-12 * ym, "diagonal blocks %.3g", dw);
     free(x), free(d), free(y), free(z), free(force), free(diag);
     fixture_free(&f);
@@ -599,7 +598,8 @@ static void test_threads(void) {
     deform(m, 0.2, x);
     for (size_t j = 0; j < k; j++) d[j] = cos(0.37 * (double)j);
     thread_ctx c = {f.fm, x, d, m->num_nodes};
-    CHECK(test_bitwise_same_for_threads(compute, &c, (3 * k + 1 + 9 * (size_t)m->num_nodes) * 8, 2));
+    CHECK(
+        test_bitwise_same_for_threads(compute, &c, (3 * k + 1 + 9 * (size_t)m->num_nodes) * 8, 2));
     free(x), free(d);
     fixture_free(&f);
 }

@@ -137,7 +137,7 @@ typedef struct defo_step_body {
     const unsigned char *prescribed;
     const double *target;
     defo_force_model *force;
-    double reference_force; /* [N]: max |load_i| + (2μ+λ) h² (tolerances) */
+    double reference_force; /* [N]: max |load_i| + (2μ+λ) h² (shells t³/h) (tolerances) */
     void *data;             /* the stepper's */
     defo_step_body_stats stats;
     /* What changed since the last frame_start besides the steps (DEFO_CHANGED_*

@@ -66,48 +66,48 @@
 
 #include <stdio.h>
 
-#define SH_NS_FORCE    400
-#define SH_NS_APPLY    150
-#define SH_NS_DIAG     150
-#define SH_NS_ASSEMBLE 600
-#define SH_NS_HINGE    2000 /* a hinge's projected Hessian (Jacobi on 12×12) */
+#define SH_NS_FORCE     400
+#define SH_NS_APPLY     150
+#define SH_NS_DIAG      150
+#define SH_NS_ASSEMBLE  600
+#define SH_NS_HINGE     2000 /* a hinge's projected Hessian (Jacobi on 12×12) */
 #define SH_WORTH(n, ns) DEFO_PARALLEL_WORTH(n, ns)
 
 struct fm_shell {
-    double h, D, nu;          /* thickness, bending modulus E h³/(12(1 − ν²)), Poisson */
-    defo_index nt, nh;        /* triangles, hinges */
-    const double *frame;      /* rest frame (defo_element_rest_frame): b1 b2 Dm⁻¹ */
-    const double *area;       /* rest areas */
-    defo_index *stencil;      /* 6 per triangle */
-    defo_index *nb;           /* 3 per triangle: the triangle across edge i, −1 */
-    defo_index *tri_hinge;    /* 3 per triangle */
-    int8_t *hmap;             /* 12 per triangle: stencil positions of hinge i's a b c d */
-    defo_index *hinge;        /* 4 per hinge */
-    defo_index *hinge_tri;    /* 2 per hinge */
-    int8_t *hinge_local;      /* 2 per hinge: its local edge in each triangle */
-    double *K;                /* 9 per triangle: the condensed bending form */
-    double *theta_rest;       /* per hinge */
-    double *angle_per_strain; /* per hinge: 2(A1 + A2)/(h |e|): θ per outer-fibre strain */
+    double h, D, nu;            /* thickness, bending modulus E h³/(12(1 − ν²)), Poisson */
+    defo_index nt, nh;          /* triangles, hinges */
+    const double *frame;        /* rest frame (defo_element_rest_frame): b1 b2 Dm⁻¹ */
+    const double *area;         /* rest areas */
+    defo_index *stencil;        /* 6 per triangle */
+    defo_index *nb;             /* 3 per triangle: the triangle across edge i, −1 */
+    defo_index *tri_hinge;      /* 3 per triangle */
+    int8_t *hmap;               /* 12 per triangle: stencil positions of hinge i's a b c d */
+    defo_index *hinge;          /* 4 per hinge */
+    defo_index *hinge_tri;      /* 2 per hinge */
+    int8_t *hinge_local;        /* 2 per hinge: its local edge in each triangle */
+    double *K;                  /* 9 per triangle: the condensed bending form */
+    double *theta_rest;         /* per hinge */
+    double *angle_per_strain;   /* per hinge: 2(A1 + A2)/(h |e|): θ per outer-fibre strain */
     const double *plastic_bend; /* borrowed: plastic bending strain per hinge, or NULL */
     /* at the last evaluation */
-    double *nrm;         /* 3 per triangle: (x1 − x0) × (x2 − x0) */
-    double *theta;       /* per hinge */
-    double *gth;         /* 12 per hinge: ∇θ on a b c d */
-    unsigned char *live; /* per hinge: 1 when both triangles have an area */
-    double *Hh;          /* 78 per hinge: projected m ∇²θ, packed upper (tangent) */
-    double *u;           /* 3 per triangle: K q */
-    double *U;           /* 6 per triangle: u1, u2 */
-    double *n;           /* 3 per triangle: u1 × u2 */
-    double *G;           /* 4 per triangle: Dm⁻¹ V (row-major) */
-    double *sig, *phat;  /* 2 per triangle */
-    double *s3;          /* per triangle: thickness stretch */
-    defo_dpdf2 *dp;      /* per triangle (tangent) */
-    defo_dpdf2 damp;     /* the damping moduli as blocks (constant) */
-    double tau;          /* damping time (bending damping = τ · Gauss–Newton) */
+    double *nrm;           /* 3 per triangle: (x1 − x0) × (x2 − x0) */
+    double *theta;         /* per hinge */
+    double *gth;           /* 12 per hinge: ∇θ on a b c d */
+    unsigned char *live;   /* per hinge: 1 when both triangles have an area */
+    double *Hh;            /* 78 per hinge: projected m ∇²θ, packed upper (tangent) */
+    double *u;             /* 3 per triangle: K q */
+    double *U;             /* 6 per triangle: u1, u2 */
+    double *n;             /* 3 per triangle: u1 × u2 */
+    double *G;             /* 4 per triangle: Dm⁻¹ V (row-major) */
+    double *sig, *phat;    /* 2 per triangle */
+    double *s3;            /* per triangle: thickness stretch */
+    defo_dpdf2 *dp;        /* per triangle (tangent) */
+    defo_dpdf2 damp;       /* the damping moduli as blocks (constant) */
+    double tau;            /* damping time (bending damping = τ · Gauss–Newton) */
     double membrane_scale; /* λ* + 2μ: the plane-stress P-wave modulus */
-    double bend_omega2;  /* rest bound of the bending part's ω² (explicit steps) */
-    double rest_bound;   /* dpdf2 bound at rest */
-    int tangent_ok;      /* the last evaluation kept the tangent data */
+    double bend_omega2;    /* rest bound of the bending part's ω² (explicit steps) */
+    double rest_bound;     /* dpdf2 bound at rest */
+    int tangent_ok;        /* the last evaluation kept the tangent data */
 };
 
 /* ------------------------------------------------------------ small math */
@@ -146,7 +146,7 @@ static void jacobi_eigen(int n, double *A, double *lam, double *Q) {
             on += A[i * n + i] * A[i * n + i];
             for (int j = i + 1; j < n; j++) off += A[i * n + j] * A[i * n + j];
         }
-        if (!(off > 1e-30 * on)) break;
+        if (!(off > 1e-24 * on)) break; /* off-diagonal below 1e-12 of the diagonal */
         for (int p = 0; p < n; p++)
             for (int q = p + 1; q < n; q++) {
                 const double apq = A[p * n + q];
@@ -243,8 +243,7 @@ static void hinge_hessian(const double *p0, const double *p1, const double *p2, 
         dN2[2][k] = 0;
         dN2[3][k] = -Ce[k];
     }
-    const double dL[4][3] = {
-        {-eh[0], -eh[1], -eh[2]}, {eh[0], eh[1], eh[2]}, {0, 0, 0}, {0, 0, 0}};
+    const double dL[4][3] = {{-eh[0], -eh[1], -eh[2]}, {eh[0], eh[1], eh[2]}, {0, 0, 0}, {0, 0, 0}};
     /* g_c (J[2]) and g_d (J[3]) with their Jacobians */
     double J[4][4][9]; /* J[b][a]: ∂g_b/∂p_a */
     double gv[4][3];
@@ -300,26 +299,67 @@ static void hinge_hessian(const double *p0, const double *p1, const double *p2, 
         }
 }
 
+/* An orthonormal basis of the 12-D hinge displacements that move no
+ * centre (Helmert's contrasts of the four nodes, each ⊗ I₃): ∇²θ is zero on
+ * translations (θ is invariant), so its eigenvectors of nonzero eigenvalues
+ * lie in this 9-D space and the projection is a 9×9 eigenproblem. */
+static const double helmert[3][4] = {
+    {0.70710678118654752, -0.70710678118654752, 0, 0},
+    {0.40824829046386302, 0.40824829046386302, -0.81649658092772603, 0},
+    {0.28867513459481288, 0.28867513459481288, 0.28867513459481288, -0.86602540378443865}};
+
 /* Packed 78 of m ∇²θ, its negative eigenvalues dropped when psd. */
 static void hinge_term(const double *p0, const double *p1, const double *p2, const double *p3,
                        double m, int psd, double out[78]) {
     double H[144];
     hinge_hessian(p0, p1, p2, p3, H);
-    for (int i = 0; i < 144; i++) H[i] *= m;
-    if (psd) {
-        double lam[12], Q[144];
-        jacobi_eigen(12, H, lam, Q);
+    if (!psd) {
         for (int i = 0; i < 12; i++)
-            for (int j = i; j < 12; j++) {
-                double s = 0;
-                for (int k = 0; k < 12; k++)
-                    if (lam[k] > 0) s += lam[k] * Q[i * 12 + k] * Q[j * 12 + k];
-                out[pk(i, j)] = s;
-            }
+            for (int j = i; j < 12; j++) out[pk(i, j)] = m * H[i * 12 + j];
         return;
     }
+    /* R = Tᵀ (m H) T on the 9 contrasts (row index 3 c + k: contrast c,
+     * axis k); first HT (12×9) */
+    double HT[12 * 9], R[81];
     for (int i = 0; i < 12; i++)
-        for (int j = i; j < 12; j++) out[pk(i, j)] = H[i * 12 + j];
+        for (int c = 0; c < 3; c++)
+            for (int k = 0; k < 3; k++) {
+                double s = 0;
+                for (int a = 0; a < 4; a++) s += H[i * 12 + 3 * a + k] * helmert[c][a];
+                HT[i * 9 + 3 * c + k] = m * s;
+            }
+    for (int c = 0; c < 3; c++)
+        for (int k = 0; k < 3; k++)
+            for (int j = 0; j < 9; j++) {
+                double s = 0;
+                for (int a = 0; a < 4; a++) s += helmert[c][a] * HT[(3 * a + k) * 9 + j];
+                R[(3 * c + k) * 9 + j] = s;
+            }
+    for (int i = 0; i < 9; i++)
+        for (int j = i + 1; j < 9; j++)
+            R[i * 9 + j] = R[j * 9 + i] = 0.5 * (R[i * 9 + j] + R[j * 9 + i]);
+    double lam[9], Q[81];
+    jacobi_eigen(9, R, lam, Q);
+    /* the positive part P = Σ λ⁺ q qᵀ, back as T P Tᵀ: first W = T Q √λ⁺ */
+    double W[12 * 9];
+    int np = 0;
+    for (int k = 0; k < 9; k++) {
+        if (!(lam[k] > 0)) continue;
+        const double r = sqrt(lam[k]);
+        for (int a = 0; a < 4; a++)
+            for (int x = 0; x < 3; x++) {
+                double s = 0;
+                for (int c = 0; c < 3; c++) s += helmert[c][a] * Q[(3 * c + x) * 9 + k];
+                W[(3 * a + x) * 9 + np] = r * s;
+            }
+        np++;
+    }
+    for (int i = 0; i < 12; i++)
+        for (int j = i; j < 12; j++) {
+            double s = 0;
+            for (int k = 0; k < np; k++) s += W[i * 9 + k] * W[j * 9 + k];
+            out[pk(i, j)] = s;
+        }
 }
 
 /* -------------------------------------------------------------- helpers */
@@ -458,7 +498,8 @@ static unsigned membrane(defo_force_model *fm, defo_index t, const double *x, in
     if (!(fabs(sg[1]) > 1e-12 * fabs(sg[0]))) flag |= FM_INVERTED; /* flat: no orientation */
     double ph[2], s3;
     defo_dpdf2 dp;
-    const double psi = defo_material_eval_plane(fm->mat, sg[0], sg[1], &s3, ph, tangent ? &dp : NULL);
+    const double psi =
+        defo_material_eval_plane(fm->mat, sg[0], sg[1], &s3, ph, tangent ? &dp : NULL);
     const double w = S->h * S->area[t];
     if (psi_out) *psi_out = w * psi;
     if (!isfinite(psi) || !isfinite(ph[0]) || !isfinite(ph[1])) flag |= FM_BAD;
@@ -489,8 +530,8 @@ static unsigned membrane(defo_force_model *fm, defo_index t, const double *x, in
         if (fm->track_stable_time) {
             defo_dpdf2 db;
             if (!tangent) defo_material_eval_plane(fm->mat, sg[0], sg[1], NULL, NULL, &db);
-            const double r = fmax(defo_dpdf2_bound(tangent ? &dp : &db), S->rest_bound) /
-                             S->membrane_scale;
+            const double r =
+                fmax(defo_dpdf2_bound(tangent ? &dp : &db), S->rest_bound) / S->membrane_scale;
             fm->stable_len[t] = fm->elen[t] / sqrt(r);
         }
     }
@@ -660,9 +701,9 @@ static void hinge_pass(defo_force_model *fm, const double *x) {
     DEFO_FOR
     for (defo_index h = 0; h < nh; h++) {
         const defo_index *p = S->hinge + 4 * (size_t)h;
-        S->live[h] = (unsigned char)hinge_angle(node(x, p[0]), node(x, p[1]), node(x, p[2]),
-                                                node(x, p[3]), &S->theta[h],
-                                                S->gth + 12 * (size_t)h);
+        S->live[h] =
+            (unsigned char)hinge_angle(node(x, p[0]), node(x, p[1]), node(x, p[2]), node(x, p[3]),
+                                       &S->theta[h], S->gth + 12 * (size_t)h);
         if (!S->live[h]) {
             S->theta[h] = 0;
             memset(S->gth + 12 * (size_t)h, 0, 12 * sizeof(double));
@@ -696,7 +737,8 @@ defo_status defo_fm_shell_evaluate(defo_force_model *fm, const double *x, unsign
             for (defo_index h = 0; h < nh; h++) {
                 if (!S->live[h]) continue;
                 const defo_index *p = S->hinge + 4 * (size_t)h;
-                const defo_index t0 = S->hinge_tri[2 * (size_t)h], t1 = S->hinge_tri[2 * (size_t)h + 1];
+                const defo_index t0 = S->hinge_tri[2 * (size_t)h],
+                                 t1 = S->hinge_tri[2 * (size_t)h + 1];
                 const double m = S->u[3 * (size_t)t0 + (size_t)S->hinge_local[2 * (size_t)h]] +
                                  S->u[3 * (size_t)t1 + (size_t)S->hinge_local[2 * (size_t)h + 1]];
                 hinge_term(node(x, p[0]), node(x, p[1]), node(x, p[2]), node(x, p[3]), m,
@@ -969,8 +1011,9 @@ defo_status defo_fm_shell_strain(defo_force_model *fm, const double *x, double *
         const double V[4] = {Dm[0] * G[0] + Dm[1] * G[2], Dm[0] * G[1] + Dm[1] * G[3],
                              Dm[2] * G[0] + Dm[3] * G[2], Dm[2] * G[1] + Dm[3] * G[3]};
         const double d0 = sg[0] - 1, d1 = sg[1] - 1;
-        const double e2[2][2] = {{V[0] * d0 * V[0] + V[1] * d1 * V[1], V[0] * d0 * V[2] + V[1] * d1 * V[3]},
-                                 {V[2] * d0 * V[0] + V[3] * d1 * V[1], V[2] * d0 * V[2] + V[3] * d1 * V[3]}};
+        const double e2[2][2] = {
+            {V[0] * d0 * V[0] + V[1] * d1 * V[1], V[0] * d0 * V[2] + V[1] * d1 * V[3]},
+            {V[2] * d0 * V[0] + V[3] * d1 * V[1], V[2] * d0 * V[2] + V[3] * d1 * V[3]}};
         double E[3][3];
         for (int r = 0; r < 3; r++)
             for (int k = 0; k < 3; k++) {
@@ -1013,8 +1056,7 @@ defo_index defo_force_model_num_hinges(const defo_force_model *fm) {
     return fm && fm->shell ? fm->shell->nh : 0;
 }
 
-defo_status defo_force_model_bending_strain(defo_force_model *fm, const double *x,
-                                           double *strain) {
+defo_status defo_force_model_bending_strain(defo_force_model *fm, const double *x, double *strain) {
     if (!fm || !fm->shell || !x || !strain)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                           "bending strain: a shell force model, positions and an output are "
@@ -1054,10 +1096,11 @@ const defo_index *defo_force_model_hinges(const defo_force_model *fm) {
 /* ------------------------------------------------------------ lifecycle */
 void defo_fm_shell_destroy(struct fm_shell *S) {
     if (!S) return;
-    void *a[] = {S->stencil, S->nb,         S->tri_hinge,        S->hmap, S->hinge,
-                 S->hinge_tri, S->hinge_local, S->K,             S->theta_rest,
-                 S->angle_per_strain, S->nrm, S->theta, S->gth, S->live, S->Hh, S->u, S->U,
-                 S->n, S->G, S->sig, S->phat, S->s3, S->dp};
+    void *a[] = {S->stencil,   S->nb,          S->tri_hinge, S->hmap,       S->hinge,
+                 S->hinge_tri, S->hinge_local, S->K,         S->theta_rest, S->angle_per_strain,
+                 S->nrm,       S->theta,       S->gth,       S->live,       S->Hh,
+                 S->u,         S->U,           S->n,         S->G,          S->sig,
+                 S->phat,      S->s3,          S->dp};
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) defo_free(a[i]);
     defo_free(S);
 }
@@ -1065,8 +1108,9 @@ void defo_fm_shell_destroy(struct fm_shell *S) {
 size_t defo_fm_shell_bytes(const defo_force_model *fm) {
     const struct fm_shell *S = fm->shell;
     const size_t nt = (size_t)S->nt, nh = (size_t)S->nh;
-    return sizeof *S + nt * (6 * sizeof(defo_index) * 2 + 12 + 9 * 8 + 3 * 8 + 3 * 8 + 6 * 8 +
-                             3 * 8 + 4 * 8 + 5 * 8 + sizeof(defo_dpdf2)) +
+    return sizeof *S +
+           nt * (6 * sizeof(defo_index) * 2 + 12 + 9 * 8 + 3 * 8 + 3 * 8 + 6 * 8 + 3 * 8 + 4 * 8 +
+                 5 * 8 + sizeof(defo_dpdf2)) +
            nh * (4 * sizeof(defo_index) + 2 * sizeof(defo_index) + 2 + 8 * 2 + 8 + 12 * 8 + 1 +
                  78 * 8);
 }
@@ -1092,7 +1136,8 @@ static double bending_omega2(defo_force_model *fm, const double *mass) {
                         const double *gj = hinge_grad_at(S, t, j, q);
                         if (!gj) continue;
                         for (int r = 0; r < 3; r++)
-                            for (int c = 0; c < 3; c++) s[3 * r + c] += K[3 * i + j] * gi[r] * gj[c];
+                            for (int c = 0; c < 3; c++)
+                                s[3 * r + c] += K[3 * i + j] * gi[r] * gj[c];
                     }
                 }
                 double f = 0;

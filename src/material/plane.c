@@ -40,8 +40,7 @@
 #include <string.h>
 
 /* f(s) and f'(s) for the thickness stretch. */
-static void thickness_residual(const defo_material *m, double G, double s, double *f,
-                               double *df) {
+static void thickness_residual(const defo_material *m, double G, double s, double *f, double *df) {
     defo_mat_jet j;
     defo_material_jet(m, s, &j);
     const double lam = m->lambda, L = G + j.g0;

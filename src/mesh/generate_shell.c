@@ -131,15 +131,21 @@ defo_status defo_generate_sphere_shell(const defo_sphere_shell_def *def, defo_me
             for (int i = 0; i + j <= k && !s; i++) {
                 const int r = j * (k + 1) - j * (j - 1) / 2 + i; /* index within the face */
                 defo_index node = -1;
-                if (i == 0 && j == 0) node = c0;
-                else if (i == k && j == 0) node = c1;
-                else if (i == 0 && j == k) node = c2;
+                if (i == 0 && j == 0)
+                    node = c0;
+                else if (i == k && j == 0)
+                    node = c1;
+                else if (i == 0 && j == k)
+                    node = c2;
                 else {
                     /* on an edge of the icosahedron: shared with the neighbour */
                     int a = -1, b = -1, pos = 0;
-                    if (j == 0) a = c0, b = c1, pos = i;
-                    else if (i == 0) a = c0, b = c2, pos = j;
-                    else if (i + j == k) a = c1, b = c2, pos = j;
+                    if (j == 0)
+                        a = c0, b = c1, pos = i;
+                    else if (i == 0)
+                        a = c0, b = c2, pos = j;
+                    else if (i + j == k)
+                        a = c1, b = c2, pos = j;
                     if (a >= 0) {
                         const int lo = a < b ? a : b, hi = a < b ? b : a;
                         const int p = a < b ? pos : k - pos;

@@ -59,8 +59,7 @@ defo_status defo_mesh_shell_from_triangles(const defo_mesh *surf, defo_mesh **ou
     if (!s) s = defo_mesh_reserve(m, used, surf->num_tris, 0);
     for (size_t i = 0; !s && i < nn; i++)
         if (map[i] >= 0)
-            s = defo_mesh_add_node(m, surf->x[3 * i], surf->x[3 * i + 1], surf->x[3 * i + 2],
-                                   NULL);
+            s = defo_mesh_add_node(m, surf->x[3 * i], surf->x[3 * i + 1], surf->x[3 * i + 2], NULL);
     for (size_t t = 0; !s && t < nt; t++) {
         const defo_index *v = surf->tris + 3 * t;
         const defo_index e[3] = {map[v[0]], map[v[1]], map[v[2]]};
@@ -309,9 +308,9 @@ static double twice_area(const double *x, const defo_index *v, double *longest) 
     const double c[3] = {p2[0] - p1[0], p2[1] - p1[1], p2[2] - p1[2]};
     const double n[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
                          a[0] * b[1] - a[1] * b[0]};
-    const double l2 = fmax(a[0] * a[0] + a[1] * a[1] + a[2] * a[2],
-                           fmax(b[0] * b[0] + b[1] * b[1] + b[2] * b[2],
-                                c[0] * c[0] + c[1] * c[1] + c[2] * c[2]));
+    const double l2 = fmax(
+        a[0] * a[0] + a[1] * a[1] + a[2] * a[2],
+        fmax(b[0] * b[0] + b[1] * b[1] + b[2] * b[2], c[0] * c[0] + c[1] * c[1] + c[2] * c[2]));
     *longest = sqrt(l2);
     return sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
 }
@@ -363,8 +362,8 @@ defo_status defo_mesh_shell_orient(defo_mesh *mesh, defo_index *flipped) {
                     const int j = (int)((size_t)o % 3);
                     /* consistent when the edge runs opposite ways once both
                      * triangles carry their final orientation */
-                    const int same = edge_from(mesh->elems + 3 * t, i) ==
-                                     edge_from(mesh->elems + 3 * u, j);
+                    const int same =
+                        edge_from(mesh->elems + 3 * t, i) == edge_from(mesh->elems + 3 * u, j);
                     const int want = (flip[t] == 2) ^ same ? 2 : 1;
                     if (!flip[u]) {
                         flip[u] = (signed char)want;

@@ -259,7 +259,9 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
     b->force = force;
     defo_force_model_set_activation(b->force, b->activation);
     if (b->plast) defo_plasticity_bind(b->plast, b->force);
-    const double rho = b->mat_def.density;
+    /* a shell's masses are per area: ρ times the thickness */
+    const double rho =
+        b->mat_def.density * (b->mesh->nodes_per_elem == 3 ? b->mat_def.thickness : 1.0);
     s = defo_element_lumped_mass(b->mesh, rho, NULL, b->mass);
     if (s) return defo_error_prefix("body '%s'", b->name);
     /* Gravity.  Equilibrium solvers: consistent, Σ_b Me_ab g per element
@@ -834,8 +836,11 @@ static defo_status loads(world_body *b) {
         const double *f = b->load + 3 * (size_t)i;
         fbig = fmax(fbig, sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]));
     }
-    const double h = b->mean_edge;
-    b->sb.reference_force = fbig + defo_material_stiffness_scale(b->mat) * h * h;
+    const double h = b->mean_edge, t = b->mat_def.thickness;
+    /* the force that strains an element by its size; a shell's that bends
+     * a hinge by a radian, (2μ + λ) t³ / h ~ 12 D / h (ITF04 §8) */
+    const double scale = b->mesh->nodes_per_elem == 3 ? t * t * t / h : h * h;
+    b->sb.reference_force = fbig + defo_material_stiffness_scale(b->mat) * scale;
     return DEFO_OK;
 }
 
