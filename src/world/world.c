@@ -386,6 +386,9 @@ defo_status defo_world_add_body(defo_world *w, const defo_body_def *def, defo_bo
                                        ops->stiffness.num_points, &b->plast);
         }
     }
+    if (!s && def->fracture && b->mesh->nodes_per_elem == 3)
+        s = defo_error(DEFO_ERR_UNSUPPORTED,
+                       "fracture of a shell (tri3) is not available (MG04 splits tetrahedra)");
     if (!s && def->fracture) s = defo_fracture_create(b->mesh, def->fracture, &b->frac);
     if (!s && def->fibres) {
         /* ITF04 §6.1 directions per stiffness point (checked by the rest data) */
