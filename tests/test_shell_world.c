@@ -35,6 +35,7 @@
 #include "test.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -363,6 +364,123 @@ static void test_threads(void) {
     CHECK(test_bitwise_same_for_threads(three_frames, NULL, 3 * 81 * sizeof(double), 2));
 }
 
+/* A checkpoint after 2 frames, resumed for 2 more, equals 4 uninterrupted
+ * frames bit for bit (positions and velocities). */
+static void test_checkpoint(void) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/test_shell_world.ckpt", DEFO_TEST_TMP);
+    defo_body_id id;
+    defo_world *a = hanging(DEFO_INTEGRATOR_BDF2, 6, &id);
+    for (int f = 0; f < 2; f++) CHECK_OK(defo_world_step(a, 1.0 / 30));
+    CHECK_OK(defo_world_save(a, 7, path));
+    for (int f = 0; f < 2; f++) CHECK_OK(defo_world_step(a, 1.0 / 30));
+    defo_body_id jd;
+    defo_world *b = hanging(DEFO_INTEGRATOR_BDF2, 6, &jd);
+    CHECK_OK(defo_world_load(b, 7, path));
+    for (int f = 0; f < 2; f++) CHECK_OK(defo_world_step(b, 1.0 / 30));
+    const size_t bytes = 3 * (size_t)defo_body_num_nodes(a, id) * sizeof(double);
+    CHECK(memcmp(defo_body_positions(a, id), defo_body_positions(b, jd), bytes) == 0);
+    CHECK(memcmp(defo_body_velocities(a, id), defo_body_velocities(b, jd), bytes) == 0);
+    defo_world_destroy(a);
+    defo_world_destroy(b);
+    remove(path);
+}
+
+/* Cloth dropped on a soft volumetric ball resting on a ground plane
+ * (newmark, body contact of ITF04 §9–10 between the shell's two-sided
+ * surface and the ball's boundary): at every frame no cloth node is inside
+ * the ball's boundary (an exact test: the winding number of the deformed
+ * boundary triangles about the node), and the cloth comes to lie over it
+ * (its edges drop below the ball's top). */
+static void test_cloth_on_soft_ball(void) {
+    defo_world *w = NULL;
+    defo_world_def wd = defo_default_world_def();
+    CHECK_OK(defo_world_create(&wd, &w));
+    defo_integrator_def idf = defo_default_integrator_def(DEFO_INTEGRATOR_NEWMARK);
+    idf.rayleigh_mass = 3.0;
+    CHECK_OK(defo_world_add_integrator(w, &idf, NULL));
+    defo_sphere_def sd = defo_default_sphere_def();
+    sd.radius = 0.15;
+    sd.center[2] = 0.15;
+    sd.cell_size = 0.05;
+    defo_mesh *bm = NULL;
+    CHECK_OK(defo_generate_sphere(&sd, &bm));
+    defo_body_def bb = defo_default_body_def();
+    bb.mesh = bm;
+    bb.material.youngs_modulus = 2e4;
+    bb.material.density = 1000;
+    bb.name = "ball";
+    defo_body_id ball;
+    CHECK_OK(defo_world_add_body(w, &bb, &ball));
+    defo_mesh_destroy(bm);
+    defo_rectangle_def rd = defo_default_rectangle_def();
+    rd.size[0] = rd.size[1] = 0.6;
+    rd.cells[0] = rd.cells[1] = 10;
+    rd.center[2] = 0.33;
+    defo_mesh *cm = NULL;
+    CHECK_OK(defo_generate_rectangle(&rd, &cm));
+    defo_body_def bc = defo_default_body_def();
+    bc.mesh = cm;
+    bc.material = cloth_material();
+    bc.material.model = DEFO_MODEL_COROTATED;
+    bc.name = "cloth";
+    defo_body_id cloth;
+    CHECK_OK(defo_world_add_body(w, &bc, &cloth));
+    defo_mesh_destroy(cm);
+    defo_shape_def pl = defo_default_shape_def();
+    pl.type = DEFO_SHAPE_PLANE;
+    defo_collider_def cd = defo_default_collider_def();
+    cd.num_shapes = 1, cd.shapes = &pl;
+    defo_collider *ground = NULL;
+    CHECK_OK(defo_collider_create(&cd, &ground));
+    CHECK_OK(defo_world_add_collider(w, ground));
+    const defo_index nc = defo_body_num_nodes(w, cloth);
+    const defo_mesh *mm = defo_body_mesh(w, ball);
+    defo_boundary bd;
+    CHECK_OK(defo_mesh_boundary(mm, 0, &bd));
+    const double skin = defo_world_contact(w)->thickness * defo_mesh_mean_edge(mm);
+    long inside = 0;
+    for (int f = 0; f < 12; f++) {
+        CHECK_OK(defo_world_step(w, 1.0 / 30));
+        /* inside the ball: the winding number of its boundary about the node */
+        const double *xb = defo_body_positions(w, ball), *xc = defo_body_positions(w, cloth);
+        for (defo_index i = 0; i < nc; i++) {
+            const double *p = xc + 3 * i;
+            double wn = 0;
+            for (defo_index t = 0; t < bd.num_faces; t++) {
+                const defo_index *v = bd.faces + 3 * (size_t)t;
+                double a[3][3], l[3];
+                for (int k = 0; k < 3; k++) {
+                    for (int d = 0; d < 3; d++) a[k][d] = xb[3 * v[k] + d] - p[d];
+                    l[k] = sqrt(a[k][0] * a[k][0] + a[k][1] * a[k][1] + a[k][2] * a[k][2]);
+                }
+                const double det = a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) -
+                                   a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0]) +
+                                   a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0]);
+                const double d01 = a[0][0] * a[1][0] + a[0][1] * a[1][1] + a[0][2] * a[1][2];
+                const double d12 = a[1][0] * a[2][0] + a[1][1] * a[2][1] + a[1][2] * a[2][2];
+                const double d20 = a[2][0] * a[0][0] + a[2][1] * a[0][1] + a[2][2] * a[0][2];
+                wn += 2 * atan2(det, l[0] * l[1] * l[2] + d01 * l[2] + d12 * l[0] + d20 * l[1]);
+            }
+            /* the solid angle sums to 4π inside, 0 outside */
+            if (wn > 2 * 3.14159265358979323846) inside++;
+        }
+    }
+    CHECK(finite_state(w, cloth) && finite_state(w, ball));
+    const double *xc = defo_body_positions(w, cloth), *xb = defo_body_positions(w, ball);
+    double ztop = -INFINITY, zc = INFINITY;
+    for (defo_index i = 0; i < defo_body_num_nodes(w, ball); i++) ztop = fmax(ztop, xb[3 * i + 2]);
+    for (defo_index i = 0; i < nc; i++) zc = fmin(zc, xc[3 * i + 2]);
+    TEST_REPORT("cloth on a soft ball: lowest cloth node %.3f m, ball top %.3f m, skin %.3g m, "
+                "cloth nodes inside the ball over all frames: %ld",
+                zc, ztop, skin, inside);
+    CHECK(inside == 0);
+    CHECK(zc < ztop - 0.05); /* the cloth drapes over the sides */
+    defo_boundary_free(&bd);
+    defo_world_destroy(w);
+    defo_collider_destroy(ground);
+}
+
 int main(void) {
     RUN(test_hanging_cloth);
     RUN(test_degenerate_recovers);
@@ -370,5 +488,7 @@ int main(void) {
     RUN(test_clamped_plate);
     RUN(test_drape_sphere);
     RUN(test_threads);
+    RUN(test_checkpoint);
+    RUN(test_cloth_on_soft_ball);
     return test_summary();
 }
