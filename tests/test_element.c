@@ -79,8 +79,22 @@ static void test_rules_exact(void) {
         "rules: tet10 stiffness %d points (degree %d), mass %d points (degree %d), faces %d",
         t10->stiffness.num_points, t10->stiffness.degree, t10->mass.num_points, t10->mass.degree,
         t10->face_rule.num_points);
-    CHECK(defo_element_ops_of(DEFO_ELEMENT_TRI3) == NULL);
-    CHECK(defo_last_status() == DEFO_ERR_UNSUPPORTED);
+    /* tri3 (ITF04 §8): points carry λ3 = 0; the mass rule is exact for
+     * quadratics on the triangle (∫ λ1^a λ2^b = 2 a! b! / (a + b + 2)!) */
+    const defo_element_ops *t3 = defo_element_ops_of(DEFO_ELEMENT_TRI3);
+    CHECK(t3 && t3->nodes == 3 && t3->num_faces == 1 && t3->stiffness.num_points == 1);
+    for (int a = 0; t3 && a <= 2; a++)
+        for (int b = 0; a + b <= 2; b++) {
+            double num = 0;
+            for (int p = 0; p < t3->mass.num_points; p++) {
+                const double *l = t3->mass.point + 4 * p;
+                CHECK(l[3] == 0);
+                num += t3->mass.weight[p] * pow(l[1], a) * pow(l[2], b);
+            }
+            CHECK_NEAR(num, 2.0 * fact(a) * fact(b) / fact(a + b + 2), 1e-15);
+        }
+    CHECK(defo_element_ops_of((defo_element_kind)7) == NULL);
+    CHECK(defo_last_status() == DEFO_ERR_INVALID_ARGUMENT);
 }
 
 static void test_shape_functions(void) {

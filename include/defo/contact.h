@@ -172,8 +172,8 @@ typedef struct defo_contact_surface_def {
 } defo_contact_surface_def;
 DEFO_API defo_contact_surface_def defo_default_contact_surface_def(void);
 
-/* The boundary of a tet4 or tet10 mesh (or the triangles of a mesh with no
- * elements, two-sided), in rest positions.  The mesh is not kept.  A mesh
+/* The boundary of a tet4 or tet10 mesh (or the triangles of a shell mesh or
+ * of a mesh with no elements, two-sided), in rest positions.  The mesh is not kept.  A mesh
  * whose boundary has no triangle is DEFO_ERR_INVALID_MESH. */
 DEFO_API defo_status defo_contact_surface_create(const defo_mesh *mesh,
                                                  const defo_contact_surface_def *def,

@@ -6,7 +6,12 @@
  *   tet4   linear tetrahedron, 4 nodes (ITF04 §3);
  *   tet10  quadratic tetrahedron, 10 nodes in VTK order — corners 0..3, then the
  *          edge nodes of (0,1) (1,2) (0,2) (0,3) (1,3) (2,3) (MTPS08 §4.1);
- *   tri3   reserved for shells and cloth (ITF04 §8): no ops table yet.
+ *   tri3   a triangle of a shell or cloth (ITF04 §8), 3 nodes; its one face
+ *          is the triangle itself.  Reference coordinates ξ = (λ1, λ2) and a
+ *          third direction along the unit normal N̂: dX/dξ = [X1 − X0,
+ *          X2 − X0, N̂], det J = 2A.  Thickness and bending are the force
+ *          model's (defo/force_model.h); here a triangle is a surface, its
+ *          measure an area.
  *
  * Reference element: barycentric coordinates λ0..λ3 (Σ = 1) with the
  * reference coordinates ξ = (λ1, λ2, λ3) on the unit tetrahedron of volume
@@ -46,7 +51,7 @@ extern "C" {
 typedef enum defo_element_kind {
     DEFO_ELEMENT_TET4 = 0,
     DEFO_ELEMENT_TET10 = 1,
-    DEFO_ELEMENT_TRI3 = 2 /* reserved (shells, cloth): defo_element_ops_of returns NULL */
+    DEFO_ELEMENT_TRI3 = 2 /* shells and cloth (ITF04 §8) */
 } defo_element_kind;
 
 #define DEFO_ELEMENT_MAX_NODES  10 /* nodes of the largest element kind */
@@ -82,14 +87,16 @@ typedef struct defo_element_ops {
     void (*shape_grad)(const double bary[4], double *dN);
 } defo_element_ops;
 
-/* The ops table of a kind; NULL (and an error message) for a reserved kind. */
+/* The ops table of a kind; NULL (and an error message) for an unknown one. */
 DEFO_API const defo_element_ops *defo_element_ops_of(defo_element_kind kind);
-/* The ops table of a mesh's volume elements: tet4 (order 1) or tet10 (order
- * 2); NULL with DEFO_ERR_INVALID_ARGUMENT's message for a mesh without them. */
+/* The ops table of a mesh's elements: tet4 (order 1), tet10 (order 2) or
+ * tri3 (a shell mesh: order 1, 3 nodes per element); NULL with
+ * DEFO_ERR_INVALID_ARGUMENT's message for a mesh without elements. */
 DEFO_API const defo_element_ops *defo_element_ops_for_mesh(const defo_mesh *mesh);
 
 /* dX/dξ of element nodes v at positions x (3 per node) at bary (row-major
- * 3×3: column k is Σ_a x_a ∂N_a/∂ξ_k). */
+ * 3×3: column k is Σ_a x_a ∂N_a/∂ξ_k; tri3: the third column is the unit
+ * normal, zero for a degenerate triangle). */
 DEFO_API void defo_element_jacobian(const defo_element_ops *ops, const double *x,
                                     const defo_index *v, const double bary[4], double J[9]);
 
@@ -99,18 +106,20 @@ typedef struct defo_element_rest defo_element_rest;
 /* Rest data of every element of mesh at its rest positions mesh->x, at the
  * points of its stiffness rule.  An element whose det J is not positive at
  * a quadrature point or at a corner — relative to its size: det J ≤ 1e-12
- * L³ with L the longest corner edge — is DEFO_ERR_INVALID_MESH naming the
- * element ("inverted" or "degenerate"); run defo_mesh_orient first. */
+ * L³ with L the longest corner edge (tri3: 1e-12 L², a zero area) — is
+ * DEFO_ERR_INVALID_MESH naming the element ("inverted" or "degenerate");
+ * run defo_mesh_orient first. */
 DEFO_API defo_status defo_element_rest_create(const defo_mesh *mesh, defo_element_rest **out);
 DEFO_API void defo_element_rest_destroy(defo_element_rest *rest);
 DEFO_API const defo_element_ops *defo_element_rest_ops(const defo_element_rest *rest);
 DEFO_API defo_index defo_element_rest_num_elems(const defo_element_rest *rest);
 /* J⁻¹ = (dX/dξ)⁻¹, 9 per (element, point), row-major, element-major. */
 DEFO_API const double *defo_element_rest_jinv(const defo_element_rest *rest);
-/* Volume weights w = ω_q det J / 6 [m³], 1 per (element, point). */
+/* Volume weights w = ω_q det J / 6 [m³], 1 per (element, point); tri3:
+ * the area w = det J / 2 [m²]. */
 DEFO_API const double *defo_element_rest_weight(const defo_element_rest *rest);
 /* Exact rest volume per element [m³] (tet10: with the mass rule, exact for
- * curved elements). */
+ * curved elements; tri3: the area [m²]). */
 DEFO_API const double *defo_element_rest_volume(const defo_element_rest *rest);
 /* The eigenvalue length ℓ of each element [m]: with the element's lumped
  * masses m (defo_element_lumped_mass's shares, density ρ) and K_ab =
@@ -123,6 +132,12 @@ DEFO_API const double *defo_element_rest_volume(const defo_element_rest *rest);
  * is 2/ω_e's bound — the explicit step's stability limit (force_model.h).
  * tet4: 2/√λmax(Σ_a ∇N_a∇N_aᵀ). */
 DEFO_API const double *defo_element_rest_eigen_length(const defo_element_rest *rest);
+/* tri3 (ITF04 §8): each triangle's 2-D rest frame, 10 values per element —
+ * the unit axes b1 (along X1 − X0) and b2 = N̂ × b1 in its plane, then Dm⁻¹
+ * (2×2, row-major) with Dm = Bᵀ [X1 − X0, X2 − X0], B = [b1 b2] — so the
+ * 3×2 deformation gradient at x is F = [x1 − x0, x2 − x0] Dm⁻¹.  NULL for
+ * tetrahedra. */
+DEFO_API const double *defo_element_rest_frame(const defo_element_rest *rest);
 /* Fibre directions (ITF04 §6.1 transversely isotropic materials): a unit
  * vector in rest space per stiffness point, 3 per (element, point),
  * element-major (defo/fibre.h builds them from constants, cell or node data
@@ -137,8 +152,9 @@ DEFO_API size_t defo_element_rest_bytes(const defo_element_rest *rest);
 
 /* ------------------------------------------------------------ mass */
 /* Lumped nodal masses [kg] (num_nodes values, overwritten) from one density
- * [kg/m³] (density_per_elem NULL) or one per element.  tet4: ρV/4 per
- * corner.  tet10: HRZ lumping (Hinton, Rock, Zienkiewicz 1976) — the
+ * [kg/m³] (density_per_elem NULL) or one per element.  tri3: the density is
+ * per unit area [kg/m²] (ρ times the thickness) and each corner gets ρA/3.
+ * tet4: ρV/4 per corner.  tet10: HRZ lumping (Hinton, Rock, Zienkiewicz 1976) — the
  * diagonal of the element's consistent mass scaled so its total is ρV (for a
  * straight element: corners ρV/36, edge nodes 4ρV/27; all positive, where
  * row sums would give negative corner masses).  Curved tet10 elements use
@@ -146,20 +162,22 @@ DEFO_API size_t defo_element_rest_bytes(const defo_element_rest *rest);
 DEFO_API defo_status defo_element_lumped_mass(const defo_mesh *mesh, double density,
                                               const double *density_per_elem, double *mass);
 /* Consistent mass matrix of element e, Me_ab = ∫ ρ N_a N_b dV (nodes² values,
- * row-major; the 3-vector mass is Me ⊗ I₃), integrated exactly. */
+ * row-major; the 3-vector mass is Me ⊗ I₃), integrated exactly (tri3: ρ per
+ * area, ρA(1 + δ_ab)/12). */
 DEFO_API defo_status defo_element_mass_matrix(const defo_mesh *mesh, defo_index e, double density,
                                               double *Me);
 
 /* ------------------------------------------------------------ volumes, quality */
 /* Total signed volume [m³] at positions x (3 per node; NULL: rest), curved
  * tet10 elements integrated exactly (det J is cubic; the mass rule is exact
- * for it). */
+ * for it).  tri3: the total area [m²]. */
 DEFO_API defo_status defo_element_volume(const defo_mesh *mesh, const double *x, double *volume);
 /* Jacobian quality of every element at positions x (NULL: rest): the
  * smallest det J over the corners, edge nodes, stiffness points and centroid,
  * divided by det J of the straight element through its corners (1 for a
  * straight tet10 and for every tet4; ≤ 0 means the curved map folds; a flat
- * or inverted corner tetrahedron gives −INFINITY).  quality: num_elems values
+ * or inverted corner tetrahedron gives −INFINITY; tri3: 1, or −INFINITY for
+ * a zero area).  quality: num_elems values
  * (may be NULL); *worst (may be NULL) the smallest, *worst_elem its element. */
 DEFO_API defo_status defo_element_jacobian_quality(const defo_mesh *mesh, const double *x,
                                                    double *quality, double *worst,
@@ -185,6 +203,8 @@ DEFO_API defo_status defo_element_face_load(const defo_mesh *mesh, const defo_in
 /* ------------------------------------------------------------ embedding */
 /* Reference coordinates of point p in element e at positions x (NULL:
  * rest): barycentric λ (4 values, Σ = 1; extrapolated outside the element).
+ * tri3: those of p's closest point in the triangle's plane (λ3 = 0): the
+ * embedding weights of a point on a shell.
  * tet4: the affine inverse.  tet10: Newton's method on the quadratic map from
  * the corners' affine guess (MTPS08 §6.2), at most 20 iterations to 1e-13
  * of the element size; *converged (may be NULL) says whether it got there. */

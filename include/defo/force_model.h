@@ -20,6 +20,17 @@
  *               damping time: the same stiffness-proportional damping as the
  *               ITF04 §6.2 moduli μ_d = τμ, λ_d = τλ).
  *
+ * Shells (tri3 meshes, ITF04 §8; src/force/kernel_shell.c): F is 3×2, its
+ * diagonal frame F = U diag(σ1, σ2) Vᵀ with ITF04 §8's sign rule against a
+ * reference normal (the triangle's neighbours' normals), the material in
+ * plane stress (defo_material_eval_plane) times the thickness, and bending
+ * across the hinges (interior edges) from their dihedral angles with rest
+ * angles from the rest mesh: the Kirchhoff plate energy A D/2 [(1 − ν)
+ * tr(S²) + ν (tr S)²] of each triangle's shape operator S from its three
+ * hinges, D = E h³/(12(1 − ν²)).  Forces −dE/dx; the tangent is exact, its
+ * in-plane blocks and each hinge's curvature term made positive
+ * semidefinite under definiteness_fix (TSIF05 §8).  INVERTIBLE only.
+ *
  * Fibres (ITF04 §6.1, TSIF05 §11): a material with a fibre term reads the
  * rest data's fibre directions (defo_element_rest_set_fibres; required) and
  * the activation per element (defo_force_model_set_activation); INVERTIBLE
@@ -245,6 +256,27 @@ DEFO_API void defo_force_model_set_activation(defo_force_model *fm, const double
  * (COROTATED, MG04 §4's fracture stress). */
 DEFO_API void defo_force_model_stress(const defo_force_model *fm, defo_index e, int q,
                                       double sigma[9]);
+
+/* ------------------------------------------------------------ shells */
+/* Hinges of a shell model (0 for tets): 4 nodes each (the edge a b as its
+ * first triangle runs it, the opposite corners c d; defo_shell_topology). */
+DEFO_API defo_index defo_force_model_num_hinges(const defo_force_model *fm);
+DEFO_API const defo_index *defo_force_model_hinges(const defo_force_model *fm);
+/* Dihedral angles θ of the hinges at x (NULL: rest) [rad] (theta, may be
+ * NULL; NaN at a hinge next to a degenerate triangle) and the rest angles in
+ * use (rest, may be NULL: the rest mesh's plus the plastic part). */
+DEFO_API defo_status defo_force_model_hinge_angles(defo_force_model *fm, const double *x,
+                                                   double *theta, double *rest);
+/* The bending strain of every hinge at x: the strain of the shell's outer
+ * fibre h κ / 2, with the hinge's curvature κ = (θ − θ_rest) |e| / (A1 + A2)
+ * (θ_rest of the rest mesh, A1 A2 the two triangles' areas); NaN at a hinge
+ * next to a degenerate triangle.  Plastic bending (ITF04 §8: flowing the
+ * rest angles) keeps a plastic part of this strain per hinge: */
+DEFO_API defo_status defo_force_model_bending_strain(defo_force_model *fm, const double *x,
+                                                     double *strain);
+/* The plastic bending strains, one per hinge (borrowed; NULL = none): the
+ * rest angle of hinge h becomes θ_rest + ε_p 2(A1 + A2)/(h |e|). */
+DEFO_API void defo_force_model_set_plastic_bending(defo_force_model *fm, const double *strain);
 
 #ifdef __cplusplus
 }

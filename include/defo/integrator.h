@@ -162,7 +162,7 @@ typedef struct defo_step_body {
     const unsigned char *prescribed;
     const double *target;
     defo_force_model *force;
-    double reference_force; /* [N]: max |load_i| over free nodes; (2μ+λ) h² if 0 */
+    double reference_force; /* [N]: max |load_i| over free nodes; if 0 (2μ+λ) h² (shells t³/h) */
     void *data;             /* the stepper's */
     defo_step_body_stats stats;
     /* What changed since the last frame_start besides the steps (DEFO_CHANGED_*

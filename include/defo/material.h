@@ -166,6 +166,11 @@ typedef struct defo_material_def {
     /* ITF04 §6.1 fibre term (see defo_fibre_def); default none.  Needs
      * fibre directions (defo/fibre.h) and the invertible formulation. */
     defo_fibre_def fibre;
+    /* Shells and cloth (tri3 bodies, ITF04 §8): the thickness h [m], ≥ 0 and
+     * required > 0 by a shell body.  The in-plane energy is h times the
+     * plane-stress density per area, the mass ρh per area and the bending
+     * stiffness D = E h³ / (12 (1 − ν²)).  Ignored by solids; default 0. */
+    double thickness;
 } defo_material_def;
 
 DEFO_API defo_material_def defo_default_material(void);
@@ -301,6 +306,34 @@ DEFO_API defo_mat3 defo_material_fibre_dP(const defo_material *mat, const defo_m
  * whole tangent's is this plus the isotropic one's). */
 DEFO_API double defo_material_fibre_bound(const defo_material *mat, double stretch,
                                           double activation);
+
+/* --------------------------------------------- shells: plane stress */
+/* dP/dF of a shell point (ITF04 §8: F is 3×2, F = U diag(σ1, σ2) Vᵀ with U
+ * 3×2 orthonormal and V a 2×2 rotation) in its diagonal frame: with
+ * δF̂ = [U n̂]ᵀ δF V arranged as (f11, f22 | f12, f21 | f31, f32), A (2×2)
+ * acts on the diagonal, B (2×2) on the pair (f12, f21) as in TSIF05 §8, and
+ * N[i] on the out-of-plane entry f3i (N[i] = P̂i/σi). */
+typedef struct defo_dpdf2 {
+    double A[2][2];
+    double B[2][2];
+    double N[2];
+} defo_dpdf2;
+
+/* The material in plane stress (src/material/plane.c): the thickness
+ * stretch σ3 where ∂ψ/∂σ3 = 0 (*thickness_stretch, may be NULL), the energy
+ * density ψ(σ1, σ2, σ3) per rest volume (returned) [Pa], the in-plane stress
+ * P̂ (phat, 2 values, may be NULL) and dP/dF with σ3 condensed out (may be
+ * NULL), the inversion extension applied as in defo_material_eval.  Any
+ * model; σ in any order and signs (ITF04 §8 negates σ2 of a triangle turned
+ * over against its reference normal). */
+DEFO_API double defo_material_eval_plane(const defo_material *mat, double s1, double s2,
+                                         double *thickness_stretch, double phat[2],
+                                         defo_dpdf2 *dpdf);
+/* TSIF05 §8 on the shell blocks: negative eigenvalues of A and B and
+ * negative N[i] clamped to zero; returns how many blocks changed. */
+DEFO_API int defo_dpdf2_project_psd(defo_dpdf2 *dpdf);
+/* Gershgorin bound of the largest eigenvalue magnitude of the blocks [Pa]. */
+DEFO_API double defo_dpdf2_bound(const defo_dpdf2 *dpdf);
 
 /* ---------------------------------------------------------- damping */
 /* ITF04 §6.2 damping stress in the rotated frame, linear in Ḟ̂ = Uᵀ Ḟ V:

@@ -49,9 +49,11 @@ typedef struct defo_mesh {
     defo_index node_capacity;
     double *x; /* rest positions, 3 per node (x, y, z) */
 
-    /* volume elements; order 0 means the mesh holds only triangles */
-    int order;          /* 0, 1 (tet4) or 2 (tet10) */
-    int nodes_per_elem; /* 0, 4 or 10 */
+    /* elements; order 0 means the mesh holds only triangles (a surface).
+     * A shell mesh (defo_mesh_create_shell) has order 1 and 3 nodes per
+     * element: its elements are triangles with a thickness (tri3). */
+    int order;          /* 0, 1 (tet4, tri3) or 2 (tet10) */
+    int nodes_per_elem; /* 0, 4 (tet4), 10 (tet10) or 3 (tri3) */
     defo_index num_elems;
     defo_index elem_capacity;
     defo_index *elems; /* nodes_per_elem per element */
@@ -106,7 +108,9 @@ DEFO_API defo_status defo_mesh_validate(const defo_mesh *mesh);
 /* Make every element positively oriented: a negatively oriented one has two
  * corners swapped (tet10: and the matching edge nodes), *flipped counts them
  * (may be NULL).  An element whose volume is zero relative to its edge
- * lengths is DEFO_ERR_INVALID_MESH naming its index; nothing is changed then. */
+ * lengths is DEFO_ERR_INVALID_MESH naming its index; nothing is changed then.
+ * Shell meshes: the triangles of each connected piece are oriented like its
+ * lowest-numbered triangle across every shared edge (defo_mesh_shell_orient). */
 DEFO_API defo_status defo_mesh_orient(defo_mesh *mesh, defo_index *flipped);
 
 /* Rest data, masses, volumes and traction loads are the element layer's
@@ -114,8 +118,8 @@ DEFO_API defo_status defo_mesh_orient(defo_mesh *mesh, defo_index *flipped);
 
 /* Axis-aligned bounding box of all nodes.  Empty mesh: DEFO_ERR_INVALID_MESH. */
 DEFO_API defo_status defo_mesh_bbox(const defo_mesh *mesh, double lo[3], double hi[3]);
-/* Mean length of the elements' six corner edges (defo_tet_edges), an edge
- * shared by k elements counted k times [m]: the scale of the default penalty
+/* Mean length of the elements' six corner edges (defo_tet_edges; a shell's
+ * three), an edge shared by k elements counted k times [m]: the scale of the default penalty
  * stiffness, 10 (2μ+λ) h, and of relative tolerances.  0 without elements. */
 DEFO_API double defo_mesh_mean_edge(const defo_mesh *mesh);
 
@@ -143,7 +147,7 @@ DEFO_API void defo_node_elems_free(defo_node_elems *ne);
 typedef struct defo_edges {
     defo_index num_edges;
     defo_index *nodes;      /* 2 per edge */
-    defo_index *elem_edges; /* 6 per element, or NULL */
+    defo_index *elem_edges; /* 6 per element (shells: 3, (0,1) (1,2) (2,0)), or NULL */
 } defo_edges;
 DEFO_API defo_status defo_mesh_edges(const defo_mesh *mesh, int with_elem_edges, defo_edges *out);
 DEFO_API void defo_edges_free(defo_edges *edges);
@@ -164,7 +168,8 @@ DEFO_API extern const int defo_tri6_split[4][3];
 
 /* Boundary faces: faces used by exactly one element, oriented outward
  * (counter-clockwise seen from outside), sorted by owning element then local
- * face.  quadratic = 1 on a tet10 mesh gives 6-node triangles (corners a b c,
+ * face.  A shell's faces are its triangles (elem e, local_face 0), both of
+ * whose sides are surface.  quadratic = 1 on a tet10 mesh gives 6-node triangles (corners a b c,
  * then edge nodes (a,b) (b,c) (c,a)); otherwise 3-node.  A face shared by
  * three or more elements is DEFO_ERR_INVALID_MESH.  O(n) counting sort on the
  * smallest node of each face, then a small sort per bucket. */
@@ -186,7 +191,10 @@ DEFO_API defo_status defo_mesh_components(const defo_mesh *mesh, defo_index *ele
 
 /* Number of elements whose corners at positions x (NULL = rest) have
  * det[x1-x0, x2-x0, x3-x0] <= 0 (inverted or flat).  first (may be NULL)
- * gets the lowest such element, or -1. */
+ * gets the lowest such element, or -1.  Shells: triangles whose area is
+ * zero relative to their longest edge (|(x1−x0)×(x2−x0)| ≤ 1e-12 L²); a
+ * triangle turned over is only known against a reference normal
+ * (defo_force_model_count_inverted). */
 DEFO_API defo_status defo_mesh_count_inverted(const defo_mesh *mesh, const double *x,
                                               defo_index *count, defo_index *first);
 
@@ -201,7 +209,10 @@ DEFO_API defo_status defo_mesh_to_quadratic(const defo_mesh *mesh, defo_mesh **o
  *   edges; a regular tet has all six = acos(1/3) = 70.53°.
  *   aspect ratio = longest edge / (2·sqrt(6)·inradius), inradius = 3V/(sum
  *   of face areas): 1 for the regular tet, larger is worse, +INFINITY for a
- *   flat element.  Any output array may be NULL (num_elems entries each). */
+ *   flat element.  Any output array may be NULL (num_elems entries each).
+ * Shells: the triangles' interior angles stand for the dihedral angles (an
+ * equilateral triangle has three of 60°) and the aspect ratio is the longest
+ * edge / (2·sqrt(3)·inradius), 1 for the equilateral triangle. */
 DEFO_API defo_status defo_mesh_quality(const defo_mesh *mesh, const double *x, double *min_dihedral,
                                        double *max_dihedral, double *aspect);
 
@@ -290,6 +301,88 @@ typedef struct defo_torus_def {
 } defo_torus_def;
 DEFO_API defo_torus_def defo_default_torus_def(void);
 DEFO_API defo_status defo_generate_torus(const defo_torus_def *def, defo_mesh **out);
+
+/* --------------------------------------------------------------- shells */
+/* A shell mesh (thin shells and cloth, ITF04 §8) holds triangles as its
+ * elements: order 1, 3 nodes per element (tri3 of defo/element.h), corners
+ * counter-clockwise about the side its normal points to.  Bending couples
+ * the two triangles of every interior edge (a hinge), so a shell must be a
+ * manifold: an edge belongs to one triangle (the boundary) or two, oriented
+ * alike (the shared edge runs opposite ways in the two).  Functions of this
+ * file that take a mesh read only its connectivity and rest positions. */
+DEFO_API defo_status defo_mesh_create_shell(defo_mesh **out);
+/* A shell mesh made of the 3-node triangles of surface (a surface file's
+ * triangles, or the triangle cells of a .vtu): the same nodes in the same
+ * order except those no triangle uses, which are dropped (point fields are
+ * carried for the kept nodes, cell fields of triangles are not); triangle
+ * tags become element tags and dimension-2 groups name them.  6-node
+ * triangles are DEFO_ERR_UNSUPPORTED; no triangle is DEFO_ERR_INVALID_MESH. */
+DEFO_API defo_status defo_mesh_shell_from_triangles(const defo_mesh *surface, defo_mesh **out);
+
+/* The hinges and boundary edges of a shell mesh.  Local edge i of a
+ * triangle (v0 v1 v2) is the edge opposite corner i: (v[i+1], v[i+2]). */
+typedef struct defo_shell_topology {
+    defo_index num_hinges; /* interior edges, each shared by two triangles */
+    /* 4 per hinge: the edge (a, b) as the first triangle runs it, then the
+     * corner c of that triangle opposite it and the corner d of the second */
+    defo_index *hinge;
+    defo_index *hinge_tri; /* 2 per hinge: the first and second triangle */
+    defo_index *tri_hinge; /* 3 per triangle: the hinge of local edge i, −1 on the boundary */
+    defo_index
+        *tri_opposite; /* 3 per triangle: the corner across local edge i, −1 on the boundary */
+    defo_index num_boundary_edges;
+    defo_index *boundary_edge; /* 2 per boundary edge, as its triangle runs it */
+    defo_index *boundary_tri;  /* its triangle */
+} defo_shell_topology;
+/* Hinges sorted by (smaller node, larger node); boundary edges likewise.
+ * Deterministic.  DEFO_ERR_INVALID_MESH naming the elements for an edge
+ * shared by three or more triangles (non-manifold: bending needs exactly two
+ * faces at an edge), two triangles with the same three nodes (duplicates)
+ * and two triangles that run a shared edge the same way (inconsistent
+ * orientation: defo_mesh_orient repairs it). */
+DEFO_API defo_status defo_mesh_shell_topology(const defo_mesh *mesh, defo_shell_topology *out);
+DEFO_API void defo_shell_topology_free(defo_shell_topology *t);
+
+/* Generated shells (src/mesh/generate_shell.c), every triangle's normal on
+ * the same side (+z for the rectangle, outward for the closed ones),
+ * deterministic. */
+/* A rectangle in the plane z = center.z, size[0] along x by size[1] along
+ * y, of cells[0] × cells[1] squares each cut into two right triangles
+ * along the same diagonal (congruent triangles: the bending energy is
+ * exact for every curvature there, force_model.h). */
+typedef struct defo_rectangle_def {
+    double center[3]; /* default (0, 0, 0) */
+    double size[2];   /* [m] > 0; default (1, 1) */
+    int cells[2];     /* ≥ 1; default (10, 10) */
+    double cell_size; /* > 0 overrides cells: ceil(size / cell_size); default 0 */
+} defo_rectangle_def;
+DEFO_API defo_rectangle_def defo_default_rectangle_def(void);
+DEFO_API defo_status defo_generate_rectangle(const defo_rectangle_def *def, defo_mesh **out);
+
+/* A sphere's surface: the icosahedron's 20 faces each cut into k²
+ * triangles (k = subdivisions) and pushed onto the sphere: 20 k²
+ * triangles, 10 k² + 2 nodes. */
+typedef struct defo_sphere_shell_def {
+    double center[3];
+    double radius;    /* [m] > 0; default 1 */
+    int subdivisions; /* in [1, 2000]; default 8 */
+    double cell_size; /* > 0 overrides subdivisions: ceil(1.05 r / cell_size); default 0 */
+} defo_sphere_shell_def;
+DEFO_API defo_sphere_shell_def defo_default_sphere_shell_def(void);
+DEFO_API defo_status defo_generate_sphere_shell(const defo_sphere_shell_def *def, defo_mesh **out);
+
+/* A torus's surface about the z axis (tube centres at major_radius), or the
+ * part of it swept by `sweep` degrees from the +x axis (180: ITF04 Fig. 8's
+ * half torus), cells[0] quads around the axis by cells[1] around the tube,
+ * each cut into two triangles. */
+typedef struct defo_torus_shell_def {
+    double center[3];
+    double major_radius, minor_radius; /* 0 < minor < major; default 1, 0.4 */
+    double sweep;                      /* degrees in (0, 360]; default 360 */
+    int cells[2];                      /* default (48, 16); ≥ 1 and ≥ 3 */
+} defo_torus_shell_def;
+DEFO_API defo_torus_shell_def defo_default_torus_shell_def(void);
+DEFO_API defo_status defo_generate_torus_shell(const defo_torus_shell_def *def, defo_mesh **out);
 
 #ifdef __cplusplus
 }

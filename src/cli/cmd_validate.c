@@ -50,12 +50,20 @@ int cmd_validate(int argc, char **argv) {
         const char *why = NULL;
         if (rs < 0)
             why = defo_last_error();
-        else if (f.kind == DEFO_SCENE_FILE_MESH && m->num_elems == 0)
-            why = "holds no volume elements (a surface goes under \"surface\")";
+        else if (f.kind == DEFO_SCENE_FILE_MESH && m->num_elems == 0 &&
+                 (m->num_tris == 0 || m->nodes_per_tri != 3))
+            why = "holds neither volume elements nor 3-node triangles (a shell); a closed surface "
+                  "to fill goes under \"surface\"";
         else if (f.kind == DEFO_SCENE_FILE_SURFACE && m->num_tris == 0)
             why = "has no triangles (a closed surface: .obj .stl .off .ply)";
         else if (f.kind == DEFO_SCENE_FILE_EMBEDDED && (m->num_tris == 0 || m->nodes_per_tri != 3))
             why = "has no 3-node triangles";
+        /* triangles given as a body's mesh: a shell, checked as run makes it */
+        defo_mesh *shell = NULL;
+        if (!why && f.kind == DEFO_SCENE_FILE_MESH && m->num_elems == 0 &&
+            (defo_mesh_shell_from_triangles(m, &shell) || defo_mesh_validate(shell)))
+            why = defo_last_error();
+        defo_mesh_destroy(shell);
         if (why) {
             fprintf(stderr, "%s: bodies[%d].%s: '%s': %s\n", path, f.body, key[f.kind], f.path,
                     why);

@@ -99,6 +99,7 @@ static defo_status boundary_triangles(const defo_mesh *mesh, defo_index **tri, d
     defo_boundary bd;
     defo_status st = defo_mesh_boundary(mesh, mesh->order == 2, &bd);
     if (st) return defo_error_prefix("contact surface");
+    if (mesh->nodes_per_elem == 3) *two_sided = 1; /* a shell: both sides are surface */
     const int split = bd.nodes_per_face == 6 ? 4 : 1;
     if (bd.num_faces == 0) {
         defo_boundary_free(&bd);

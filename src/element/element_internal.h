@@ -35,7 +35,13 @@ static inline double defo_det9(const double *m) {
 void defo_element_lumped_shares(const defo_element_ops *ops, const double *x, const defo_index *v,
                                 double rho, double *m);
 
-/* Longest corner edge of element v at positions x. */
+/* Longest corner edge of element v at positions x (a tet; _n: 4 corners or,
+ * a triangle, 3: its edges (0,1) (1,2) (0,2) are the first three of
+ * defo_tet_edges). */
 double defo_element_corner_length(const double *x, const defo_index *v);
+double defo_element_corner_length_n(const double *x, const defo_index *v, int corners);
+/* Measure of the reference element: 1/6 (tetrahedron), 1/2 (triangle), so
+ * an element's measure is ω det J times it. */
+double defo_element_ref_measure(const defo_element_ops *ops);
 
 #endif

@@ -84,7 +84,7 @@ defo_status defo_element_face_load(const defo_mesh *mesh, const defo_index *elem
     for (defo_index q = 0; q < count; q++) {
         const defo_index e = elems[q];
         const int lf = local_faces[q];
-        if (e < 0 || e >= mesh->num_elems || lf < 0 || lf > 3)
+        if (e < 0 || e >= mesh->num_elems || lf < 0 || lf >= ops->num_faces)
             return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                               "defo_element_face_load: face %ld (element %ld, local face %d) "
                               "does not exist",
@@ -132,6 +132,25 @@ defo_status defo_element_locate(const defo_mesh *mesh, const double *x, defo_ind
                           (long)e, (long)mesh->num_elems);
     if (!x) x = mesh->x;
     const defo_index *v = mesh->elems + (size_t)e * (size_t)ops->nodes;
+    if (ops->kind == DEFO_ELEMENT_TRI3) {
+        /* the closest point of the triangle's plane: J = [x1 − x0, x2 − x0,
+         * n̂] takes p − x0 to (λ1, λ2, distance along n̂) */
+        double J[9];
+        defo_element_jacobian(ops, x, v, ops->stiffness.point, J);
+        defo_mat3 Jm, Ji;
+        memcpy(Jm.m, J, sizeof J);
+        if (!defo_m3_inverse(Jm, &Ji))
+            return defo_error(DEFO_ERR_INVALID_MESH,
+                              "defo_element_locate: element %ld is a degenerate triangle", (long)e);
+        const double *x0 = x + 3 * (size_t)v[0];
+        const defo_vec3 xi = defo_m3_mulv(Ji, defo_v3(p[0] - x0[0], p[1] - x0[1], p[2] - x0[2]));
+        bary[0] = 1.0 - xi.x - xi.y;
+        bary[1] = xi.x;
+        bary[2] = xi.y;
+        bary[3] = 0.0;
+        if (converged) *converged = 1;
+        return DEFO_OK;
+    }
     const defo_element_ops *lin = defo_element_ops_of(DEFO_ELEMENT_TET4);
     double J[9];
     defo_element_jacobian(lin, x, v, lin->stiffness.point, J);

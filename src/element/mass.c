@@ -36,7 +36,7 @@ static double elem_volume(const defo_element_ops *ops, const double *x, const de
     double J[9];
     if (ops->order == 1) {
         defo_element_jacobian(ops, x, v, ops->stiffness.point, J);
-        return defo_det9(J) / 6.0;
+        return defo_det9(J) * defo_element_ref_measure(ops);
     }
     double vol = 0;
     for (int q = 0; q < ops->mass.num_points; q++) {
@@ -55,7 +55,7 @@ static double elem_mass(const defo_element_ops *ops, const double *x, const defo
     for (int q = 0; q < ops->mass.num_points; q++) {
         double J[9];
         defo_element_jacobian(ops, x, v, ops->mass.point + 4 * q, J);
-        const double w = ops->mass.weight[q] * defo_det9(J) / 6.0;
+        const double w = ops->mass.weight[q] * defo_det9(J) * defo_element_ref_measure(ops);
         const double *N = ops->mass.shape + p * q;
         vol += w;
         for (int a = 0; a < p; a++)
@@ -82,10 +82,10 @@ defo_status defo_element_mass_matrix(const defo_mesh *mesh, defo_index e, double
 void defo_element_lumped_shares(const defo_element_ops *ops, const double *x, const defo_index *v,
                                 double rho, double *m) {
     const int p = ops->nodes;
-    if (p == 4) {
-        /* |V|: an inverted element still has positive mass */
+    if (p == 4 || p == 3) {
+        /* |V|: an inverted element still has positive mass (tri3: ρA/3) */
         const double mv = rho * fabs(elem_volume(ops, x, v));
-        for (int a = 0; a < 4; a++) m[a] = 0.25 * mv;
+        for (int a = 0; a < p; a++) m[a] = mv / p;
         return;
     }
     double Me[DEFO_ELEMENT_MAX_NODES * DEFO_ELEMENT_MAX_NODES];
@@ -149,6 +149,23 @@ defo_status defo_element_jacobian_quality(const defo_mesh *mesh, const double *x
     defo_status s = check_mesh(mesh, "defo_element_jacobian_quality", &ops);
     if (s) return s;
     if (!x) x = mesh->x;
+    if (ops->kind == DEFO_ELEMENT_TRI3) {
+        /* flat: a triangle's map is affine, so 1 unless it has no area */
+        double lowest = INFINITY;
+        defo_index lowest_e = -1;
+        for (defo_index e = 0; e < mesh->num_elems; e++) {
+            const defo_index *v = mesh->elems + 3 * (size_t)e;
+            double J[9];
+            defo_element_jacobian(ops, x, v, ops->stiffness.point, J);
+            const double L = defo_element_corner_length_n(x, v, 3);
+            const double qe = defo_det9(J) > 1e-12 * L * L ? 1.0 : -INFINITY;
+            if (quality) quality[e] = qe;
+            if (qe < lowest || lowest_e < 0) lowest = qe, lowest_e = e;
+        }
+        if (worst) *worst = lowest;
+        if (worst_elem) *worst_elem = lowest_e;
+        return DEFO_OK;
+    }
     const defo_element_ops *lin = defo_element_ops_of(DEFO_ELEMENT_TET4);
     /* sample points: corners, edge midpoints, stiffness points, centroid */
     double pts[4 + 6 + DEFO_ELEMENT_MAX_POINTS + 1][4];

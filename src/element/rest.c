@@ -10,11 +10,16 @@
  * element's highest frequency for the explicit step (γ from its gradients
  * and lumped masses, eigen_length below).
  *
+ * tri3 (shells, ITF04 §8): J = [X1 − X0, X2 − X0, N̂] (N̂ the unit normal),
+ * w = det J / 2 = the area, and the triangle's 2-D rest frame: axes b1
+ * along X1 − X0 and b2 = N̂ × b1, and Dm⁻¹ with Dm = Bᵀ[X1 − X0, X2 − X0]
+ * (B = [b1 b2]), so that F = Ds Dm⁻¹ is the 3×2 deformation gradient.
+ *
  * Fibre directions (ITF04 §6.1), when set, are unit vectors per stiffness
  * point: the transversely isotropic kernels read them beside J⁻¹ and w.
  *
- * Invariants: det J > 1e-12 L³ at every stiffness point and every corner
- * (L the longest corner edge), so J⁻¹ and w are finite and w > 0; arrays are
+ * Invariants: det J > 1e-12 L³ (tri3: 1e-12 L²) at every stiffness point
+ * and every corner (L the longest corner edge), so J⁻¹ and w are finite and w > 0; arrays are
  * element-major; nothing depends on the thread count (sequential loop).
  */
 #include "element/element_internal.h"
@@ -31,6 +36,7 @@ struct defo_element_rest {
     double *volume; /* per e */
     double *eigen;  /* per e: eigenvalue length */
     double *fibre;  /* 3 per (e, q): unit fibre directions, or NULL */
+    double *frame;  /* tri3: 10 per e, b1, b2, Dm⁻¹ (row-major); NULL otherwise */
 };
 
 void defo_element_rest_destroy(defo_element_rest *r) {
@@ -40,6 +46,7 @@ void defo_element_rest_destroy(defo_element_rest *r) {
     defo_free(r->volume);
     defo_free(r->eigen);
     defo_free(r->fibre);
+    defo_free(r->frame);
     defo_free(r);
 }
 
@@ -115,8 +122,32 @@ static double eigen_length(const defo_element_ops *ops, const double *x, const d
     return gamma > 0 ? 4.0 / sqrt(gamma) : 0.0;
 }
 
+/* tri3: the 2-D rest frame of J = [X1 − X0, X2 − X0, N̂] (row-major): b1,
+ * b2, then Dm⁻¹ (2×2 row-major), Dm = Bᵀ [X1 − X0, X2 − X0]. */
+static void rest_frame(const double J[9], double out[10]) {
+    const double e1[3] = {J[0], J[3], J[6]}, e2[3] = {J[1], J[4], J[7]}, n[3] = {J[2], J[5], J[8]};
+    const double l1 = sqrt(e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2]);
+    const double b1[3] = {e1[0] / l1, e1[1] / l1, e1[2] / l1};
+    const double b2[3] = {n[1] * b1[2] - n[2] * b1[1], n[2] * b1[0] - n[0] * b1[2],
+                          n[0] * b1[1] - n[1] * b1[0]};
+    const double d00 = l1, d01 = b1[0] * e2[0] + b1[1] * e2[1] + b1[2] * e2[2];
+    const double d11 = b2[0] * e2[0] + b2[1] * e2[1] + b2[2] * e2[2]; /* > 0: 2A / |e1| */
+    memcpy(out, b1, sizeof b1);
+    memcpy(out + 3, b2, sizeof b2);
+    /* Dm = [[d00, d01], [0, d11]] */
+    out[6] = 1.0 / d00;
+    out[7] = -d01 / (d00 * d11);
+    out[8] = 0.0;
+    out[9] = 1.0 / d11;
+}
+
 static defo_status bad_element(const defo_mesh *mesh, defo_index e, double det, double L) {
     const defo_index *v = mesh->elems + (size_t)e * (size_t)mesh->nodes_per_elem;
+    if (mesh->nodes_per_elem == 3)
+        return defo_error(DEFO_ERR_INVALID_MESH,
+                          "element %ld is a degenerate triangle (zero area: twice the area %.3g, "
+                          "longest edge %.3g; corners %ld %ld %ld)",
+                          (long)e, det, L, (long)v[0], (long)v[1], (long)v[2]);
     return defo_error(
         DEFO_ERR_INVALID_MESH,
         "element %ld is %s (det J = %.3g, longest edge %.3g; corners %ld %ld %ld %ld)", (long)e,
@@ -145,14 +176,17 @@ defo_status defo_element_rest_create(const defo_mesh *mesh, defo_element_rest **
     r->weight = defo_malloc(ne * (size_t)nq * sizeof(double) + 1);
     r->volume = defo_malloc(ne * sizeof(double) + 1);
     r->eigen = defo_malloc(ne * sizeof(double) + 1);
-    if (!r->jinv || !r->weight || !r->volume || !r->eigen) {
+    const int tri = ops->kind == DEFO_ELEMENT_TRI3;
+    if (tri) r->frame = defo_malloc(10 * ne * sizeof(double) + 1);
+    if (!r->jinv || !r->weight || !r->volume || !r->eigen || (tri && !r->frame)) {
         defo_element_rest_destroy(r);
         return defo_error_oom("element rest data", ne * (size_t)nq * 10 * sizeof(double));
     }
     static const double corner[4][4] = {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}};
     for (size_t e = 0; e < ne; e++) {
         const defo_index *v = mesh->elems + e * (size_t)npe;
-        const double L = defo_element_corner_length(mesh->x, v), tol = 1e-12 * L * L * L;
+        const double L = defo_element_corner_length_n(mesh->x, v, ops->corners),
+                     tol = 1e-12 * L * L * (tri ? 1.0 : L);
         for (int q = 0; q < nq; q++) {
             double J[9];
             defo_element_jacobian(ops, mesh->x, v, ops->stiffness.point + 4 * q, J);
@@ -164,7 +198,9 @@ defo_status defo_element_rest_create(const defo_mesh *mesh, defo_element_rest **
                 return bad_element(mesh, (defo_index)e, det, L);
             }
             memcpy(r->jinv + 9 * (e * (size_t)nq + (size_t)q), Ji.m, 9 * sizeof(double));
-            r->weight[e * (size_t)nq + (size_t)q] = ops->stiffness.weight[q] * det / 6.0;
+            r->weight[e * (size_t)nq + (size_t)q] =
+                ops->stiffness.weight[q] * det * defo_element_ref_measure(ops);
+            if (tri) rest_frame(J, r->frame + 10 * e);
         }
         if (ops->order > 1)
             for (int c = 0; c < 4; c++) {
@@ -176,7 +212,7 @@ defo_status defo_element_rest_create(const defo_mesh *mesh, defo_element_rest **
             }
         double vol = 0;
         if (ops->order == 1) {
-            vol = r->weight[e]; /* det Dm / 6: exact */
+            vol = r->weight[e]; /* det Dm / 6 (tri3: the area): exact */
         } else {
             for (int q = 0; q < ops->mass.num_points; q++)
                 vol += ops->mass.weight[q] * det_at(ops, mesh->x, v, ops->mass.point + 4 * q);
@@ -239,6 +275,10 @@ defo_status defo_element_rest_set_fibres(defo_element_rest *r, const double *dir
     return DEFO_OK;
 }
 
+const double *defo_element_rest_frame(const defo_element_rest *r) {
+    return r ? r->frame : NULL;
+}
+
 const double *defo_element_rest_fibres(const defo_element_rest *r) {
     return r ? r->fibre : NULL;
 }
@@ -246,5 +286,6 @@ const double *defo_element_rest_fibres(const defo_element_rest *r) {
 size_t defo_element_rest_bytes(const defo_element_rest *r) {
     if (!r) return 0;
     return sizeof *r + (size_t)r->num_elems * ((size_t)r->points * 10 + 2) * sizeof(double) +
+           (r->frame ? 10 * (size_t)r->num_elems * sizeof(double) : 0) +
            (r->fibre ? 3 * (size_t)r->num_elems * (size_t)r->points * sizeof(double) : 0);
 }

@@ -107,6 +107,11 @@ struct defo_force_model {
     double *fib;
     defo_bcsr *A; /* the model's matrix (built by the first assemble) */
     defo_index inverted;
+    /* tri3 (shells and cloth, ITF04 §8: kernel_shell.c); NULL for tets.
+     * Then npe is 6, the stencil of a triangle and its three neighbours'
+     * opposite corners, and slots, incidence and the matrix pattern are the
+     * stencils'. */
+    struct fm_shell *shell;
 };
 
 /* Rotations kept from one evaluation to the next (MTPS08 §4.4 lazy
@@ -148,6 +153,27 @@ void defo_fm_corot_apply(defo_force_model *fm, const double *d, double *y, doubl
 void defo_fm_corot_diagonal(defo_force_model *fm, double *blocks, double scale);
 void defo_fm_corot_assemble(defo_force_model *fm, double k);
 defo_status defo_fm_corot_strain(defo_force_model *fm, const double *x, double *eps);
+
+struct fm_shell;
+defo_status defo_fm_shell_create(defo_force_model *fm);
+defo_status defo_fm_shell_stable_time(defo_force_model *fm);
+void defo_fm_shell_destroy(struct fm_shell *S);
+/* The stencils (6 per triangle) for the incidence and the matrix pattern. */
+const defo_index *defo_fm_shell_stencil(const defo_force_model *fm);
+defo_status defo_fm_shell_evaluate(defo_force_model *fm, const double *x, unsigned flags,
+                                   double *force, double *energy);
+defo_status defo_fm_shell_energy_of(const defo_force_model *fm, const double *x,
+                                    const defo_index *elems, defo_index count, double *energy);
+void defo_fm_shell_tangent_apply(defo_force_model *fm, const double *d, double *y);
+void defo_fm_shell_damping_apply(defo_force_model *fm, const double *v, double *y);
+void defo_fm_shell_tangent_diagonal(defo_force_model *fm, double *blocks);
+void defo_fm_shell_damping_diagonal(defo_force_model *fm, double *blocks);
+void defo_fm_shell_assemble(defo_force_model *fm, double k, double c);
+defo_index defo_fm_shell_count_inverted_at(const defo_force_model *fm, const double *x);
+defo_status defo_fm_shell_strain(defo_force_model *fm, const double *x, double *eps);
+double defo_fm_shell_stress(const defo_force_model *fm, defo_index t, double sigma[9],
+                            double pr[3]);
+size_t defo_fm_shell_bytes(const defo_force_model *fm);
 
 /* --------------------------------------------------- per-point arithmetic */
 /* H = Σ_a x_a ∇ξN_aᵀ (row-major 3×3) over the P nodes v of an element, g the

@@ -155,7 +155,26 @@ void defo_force_model_destroy(defo_force_model *fm) {
     defo_free(fm->F_last);
     defo_free(fm->age);
     defo_bcsr_destroy(fm->A);
+    defo_fm_shell_destroy(fm->shell);
     defo_free(fm);
+}
+
+/* tri3: the shell kernel's model (kernel_shell.c) over the stencils. */
+static defo_status create_shell(defo_force_model *fm) {
+    defo_status st = defo_fm_shell_create(fm);
+    if (st) return st;
+    fm->npe = 6;
+    fm->nq = 1;
+    const size_t ne = (size_t)fm->ne;
+    fm->slot = defo_malloc(54 * ne * sizeof(double) + 1);
+    fm->elem_energy = defo_calloc(ne + 1, sizeof(double));
+    fm->flag = defo_calloc(ne + 1, 1);
+    fm->stable_len = defo_calloc(ne + 1, sizeof(double));
+    if (!fm->slot || !fm->elem_energy || !fm->flag || !fm->stable_len)
+        return defo_error_oom("shell model state", ne * 60 * sizeof(double));
+    st = defo_incidence_build(&fm->inc, defo_fm_shell_stencil(fm), fm->ne, 6, fm->n);
+    if (!st) st = defo_fm_shell_stable_time(fm);
+    return st;
 }
 
 defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_rest *rest,
@@ -186,6 +205,30 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
                           "elements of %d nodes; use defo_element_rest_create on it)",
                           (long)defo_element_rest_num_elems(rest), (long)mesh->num_elems,
                           mesh->nodes_per_elem);
+    if (ops->kind == DEFO_ELEMENT_TRI3) {
+        defo_force_model *fm = defo_calloc(1, sizeof *fm);
+        if (!fm) return defo_error_oom("force model", sizeof *fm);
+        fm->def = d;
+        fm->mesh = mesh;
+        fm->rest = rest;
+        fm->ops = ops;
+        fm->mat = material;
+        fm->n = mesh->num_nodes;
+        fm->ne = mesh->num_elems;
+        fm->w = defo_element_rest_weight(rest);
+        fm->elen = defo_element_rest_eigen_length(rest);
+        fm->mu = defo_material_mu(material);
+        fm->lambda = defo_material_lambda(material);
+        defo_material_damping_moduli(material, &fm->mu_d, &fm->lambda_d);
+        fm->damping = fm->mu_d > 0 || fm->lambda_d > 0;
+        defo_status st = create_shell(fm);
+        if (st) {
+            defo_force_model_destroy(fm);
+            return st;
+        }
+        *out = fm;
+        return DEFO_OK;
+    }
     const int fibres = defo_material_has_fibres(material);
     if (fibres && d.formulation == DEFO_FORMULATION_COROTATED)
         return defo_error(DEFO_ERR_UNSUPPORTED,
@@ -316,6 +359,7 @@ static int corotated(const defo_force_model *fm) {
 defo_status defo_force_model_evaluate(defo_force_model *fm, const double *x, unsigned flags,
                                       double *force, double *energy) {
     if (!fm || !x) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model: NULL argument");
+    if (fm->shell) return defo_fm_shell_evaluate(fm, x, flags, force, energy);
     return corotated(fm) ? defo_fm_corot_evaluate(fm, x, flags, force, energy)
                          : defo_fm_hyper_evaluate(fm, x, flags, force, energy);
 }
@@ -332,11 +376,14 @@ defo_status defo_force_model_energy_of(const defo_force_model *fm, const double 
             return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                               "force model energy: element %ld out of range [0, %ld)",
                               (long)elems[k], (long)fm->ne);
+    if (fm->shell) return defo_fm_shell_energy_of(fm, x, elems, count, energy);
     return defo_fm_hyper_energy_of(fm, x, elems, count, energy);
 }
 
 void defo_force_model_tangent_apply(defo_force_model *fm, const double *d, double *y) {
-    if (corotated(fm))
+    if (fm->shell)
+        defo_fm_shell_tangent_apply(fm, d, y);
+    else if (corotated(fm))
         defo_fm_corot_apply(fm, d, y, 1.0);
     else
         defo_fm_hyper_tangent_apply(fm, d, y);
@@ -345,6 +392,8 @@ void defo_force_model_tangent_apply(defo_force_model *fm, const double *d, doubl
 void defo_force_model_tangent_diagonal(defo_force_model *fm, double *blocks) {
     if (corotated(fm))
         defo_fm_corot_diagonal(fm, blocks, 1.0);
+    else if (fm->shell)
+        defo_fm_shell_tangent_diagonal(fm, blocks);
     else
         defo_fm_hyper_tangent_diagonal(fm, blocks);
 }
@@ -363,7 +412,9 @@ void defo_force_model_damping_apply(defo_force_model *fm, const double *v, doubl
         memset(y, 0, 3 * (size_t)fm->n * sizeof *y);
         return;
     }
-    if (corotated(fm))
+    if (fm->shell)
+        defo_fm_shell_damping_apply(fm, v, y);
+    else if (corotated(fm))
         defo_fm_corot_apply(fm, v, y, corot_tau(fm));
     else
         defo_fm_hyper_damping_apply(fm, v, y);
@@ -374,7 +425,9 @@ void defo_force_model_damping_diagonal(defo_force_model *fm, double *blocks) {
         memset(blocks, 0, 9 * (size_t)fm->n * sizeof *blocks);
         return;
     }
-    if (corotated(fm))
+    if (fm->shell)
+        defo_fm_shell_damping_diagonal(fm, blocks);
+    else if (corotated(fm))
         defo_fm_corot_diagonal(fm, blocks, corot_tau(fm));
     else
         defo_fm_hyper_damping_diagonal(fm, blocks);
@@ -383,13 +436,16 @@ void defo_force_model_damping_diagonal(defo_force_model *fm, double *blocks) {
 defo_bcsr *defo_force_model_assemble(defo_force_model *fm, double k, double c, const double *mass,
                                      double m) {
     if (!fm->A) {
-        defo_status st = defo_bcsr_create(fm->mesh->elems, fm->ne, fm->npe, fm->n, &fm->A);
+        const defo_index *conn = fm->shell ? defo_fm_shell_stencil(fm) : fm->mesh->elems;
+        defo_status st = defo_bcsr_create(conn, fm->ne, fm->npe, fm->n, &fm->A);
         if (st) {
             defo_error_prefix("force model matrix");
             return NULL;
         }
     }
-    if (corotated(fm))
+    if (fm->shell)
+        defo_fm_shell_assemble(fm, k, c);
+    else if (corotated(fm))
         defo_fm_corot_assemble(fm, k + (fm->damping ? c * corot_tau(fm) : 0.0));
     else
         defo_fm_hyper_assemble(fm, k, c);
@@ -415,6 +471,7 @@ static int point_inverted(const defo_force_model *fm, const int P, defo_index e,
 
 defo_index defo_force_model_count_inverted_at(const defo_force_model *fm, const double *x) {
     if (!fm || !x) return 0;
+    if (fm->shell) return defo_fm_shell_count_inverted_at(fm, x);
     const int P = fm->npe, NQ = fm->nq;
     defo_index count = 0;
     for (defo_index e = 0; e < fm->ne; e++) {
@@ -446,6 +503,9 @@ int defo_force_model_points(const defo_force_model *fm) {
 
 size_t defo_force_model_bytes(const defo_force_model *fm) {
     if (!fm) return 0;
+    if (fm->shell)
+        return sizeof *fm + defo_fm_shell_bytes(fm) + (size_t)fm->ne * 56 * sizeof(double) +
+               (fm->A ? defo_bcsr_bytes(fm->A) : 0);
     const size_t ne = (size_t)fm->ne, np = ne * (size_t)fm->nq;
     size_t b = sizeof *fm + ne * (9 * (size_t)fm->npe + 1) * sizeof(double) + ne +
                np * 24 * sizeof(double) +
@@ -469,6 +529,7 @@ void defo_force_model_set_activation(defo_force_model *fm, const double *activat
 defo_status defo_force_model_strain(defo_force_model *fm, const double *x, double *eps) {
     if (!fm || !x || !eps)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model strain: NULL argument");
+    if (fm->shell) return defo_fm_shell_strain(fm, x, eps);
     if (corotated(fm)) return defo_fm_corot_strain(fm, x, eps);
     /* invertible: R = U Vᵀ the polar rotation, Rᵀ F = V Σ Vᵀ, ε = V (Σ − I) Vᵀ */
     const int P = fm->npe, NQ = fm->nq;
@@ -574,7 +635,55 @@ static double point_stress(const defo_force_model *fm, size_t pq, double sig[9],
 
 void defo_force_model_stress(const defo_force_model *fm, defo_index e, int q, double sigma[9]) {
     double pr[3];
+    if (fm->shell) {
+        defo_fm_shell_stress(fm, e, sigma, pr);
+        return;
+    }
     point_stress(fm, (size_t)e * (size_t)fm->nq + (size_t)q, sigma, pr);
+}
+
+/* Shells: per triangle the area stretch σ1σ2 (as J) and the plane-stress
+ * Cauchy stress's von Mises and largest principal values, per node their
+ * area-weighted means over the node's triangles. */
+static defo_status shell_fields(defo_force_model *fm, defo_force_fields *out) {
+    const double *area = defo_element_rest_volume(fm->rest);
+    double min_J = INFINITY;
+    defo_index inverted = 0;
+    for (defo_index e = 0; e < fm->ne; e++) {
+        double S[9], pr[3];
+        const double J = defo_fm_shell_stress(fm, e, S, pr);
+        const double vm =
+            sqrt(0.5 * ((pr[0] - pr[1]) * (pr[0] - pr[1]) + (pr[1] - pr[2]) * (pr[1] - pr[2]) +
+                        (pr[2] - pr[0]) * (pr[2] - pr[0])));
+        const double mp = pr[0];
+        if (out->J) out->J[e] = J;
+        if (out->von_mises) out->von_mises[e] = vm;
+        if (out->max_principal) out->max_principal[e] = mp;
+        min_J = fmin(min_J, J);
+        inverted += (fm->flag[e] & FM_INVERTED) != 0;
+        double *s = fm->slot + 18 * (size_t)e;
+        memset(s, 0, 18 * sizeof(double));
+        for (int n = 0; n < 3; n++) {
+            s[3 * n] = area[e] * vm;
+            s[3 * n + 1] = area[e] * mp;
+            s[3 * n + 2] = area[e];
+        }
+    }
+    out->inverted = inverted;
+    out->min_J = min_J;
+    if (out->node_von_mises || out->node_max_principal) {
+        const defo_incidence *inc = &fm->inc;
+        for (defo_index i = 0; i < fm->n; i++) {
+            double s1 = 0, s2 = 0, sw = 0;
+            for (int64_t k = inc->offset[i]; k < inc->offset[i + 1]; k++) {
+                const double *s = fm->slot + 3 * inc->slot[k];
+                s1 += s[0], s2 += s[1], sw += s[2];
+            }
+            if (out->node_von_mises) out->node_von_mises[i] = sw > 0 ? s1 / sw : 0.0;
+            if (out->node_max_principal) out->node_max_principal[i] = sw > 0 ? s2 / sw : 0.0;
+        }
+    }
+    return DEFO_OK;
 }
 
 defo_status defo_force_model_fields(defo_force_model *fm, const double *x, defo_force_fields *out) {
@@ -583,6 +692,7 @@ defo_status defo_force_model_fields(defo_force_model *fm, const double *x, defo_
     /* corotated: the current rotations (fields never change the stepping state) */
     defo_status st = defo_force_model_evaluate(fm, x, DEFO_EVAL_KEEP_ROTATIONS, NULL, NULL);
     if (st) return st;
+    if (fm->shell) return shell_fields(fm, out);
     const int P = fm->npe, NQ = fm->nq;
     const defo_quadrature *rule = &fm->ops->stiffness;
     const double a = NQ == 4 ? rule->point[0] : 1.0, b = NQ == 4 ? rule->point[1] : 0.0;
@@ -683,8 +793,9 @@ void defo_fm_gather9_team(const defo_force_model *fm, const double *slot9, doubl
 defo_status defo_fm_report_bad(const defo_force_model *fm, const double *x) {
     for (defo_index e = 0; e < fm->ne; e++) {
         if (!(fm->flag[e] & FM_BAD)) continue;
-        const defo_index *v = fm->mesh->elems + (size_t)e * (size_t)fm->npe;
-        for (int a = 0; a < fm->npe; a++) {
+        const int P = fm->mesh->nodes_per_elem;
+        const defo_index *v = fm->mesh->elems + (size_t)e * (size_t)P;
+        for (int a = 0; a < P; a++) {
             const double *p = x + 3 * (size_t)v[a];
             if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]))
                 return defo_error(DEFO_ERR_NUMERICAL,

@@ -324,12 +324,15 @@ static void remember(defo_equilibrium_body *d, const defo_step_body *b, double t
 static defo_status moved_energy(defo_equilibrium_body *d, defo_step_body *b, double t,
                                 const double *x, double *E, int *evaluated) {
     *evaluated = 0;
-    if (defo_force_model_formulation(b->force) != DEFO_FORMULATION_INVERTIBLE) {
+    /* a shell's triangles feel their neighbours (hinges, reference
+     * normals): evaluated whole too */
+    if (defo_force_model_formulation(b->force) != DEFO_FORMULATION_INVERTIBLE ||
+        b->mesh->nodes_per_elem == 3) {
         *evaluated = 1;
         return eq_evaluate(d, x, d->f, E);
     }
     const defo_mesh *mesh = b->mesh;
-    const int P = mesh->order == 2 ? 10 : 4;
+    const int P = mesh->nodes_per_elem;
     defo_index ns = 0;
     for (defo_index e = 0; e < mesh->num_elems; e++) {
         const defo_index *v = mesh->elems + (size_t)e * P;

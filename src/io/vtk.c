@@ -316,6 +316,8 @@ int64_t defo_vtk_num_cells(const defo_mesh *mesh) {
     return (int64_t)mesh->num_elems + (int64_t)mesh->num_tris;
 }
 int defo_vtk_elem_type(const defo_mesh *mesh) {
+    /* a shell's elements are triangles (tri3, ITF04 §8) */
+    if (mesh->nodes_per_elem == 3) return DEFO_VTK_TRIANGLE;
     return mesh->nodes_per_elem == 10 ? DEFO_VTK_QUADRATIC_TETRA : DEFO_VTK_TETRA;
 }
 int defo_vtk_tri_type(const defo_mesh *mesh) {

@@ -107,6 +107,28 @@ static void dd(const defo_material *m, double a, double b, const defo_mat_jet *j
     *ddg = (m->at_c.g2 * (m->c - lo) + mid.g2 * (hi - m->c)) / w;
 }
 
+void defo_material_jet(const defo_material *m, double s, defo_mat_jet *j) {
+    if (m->mode == DEFO_INVERSION_CLAMP && s < m->c) {
+        /* the thickness stretch of a shell (plane.c) is an inner minimiser,
+         * not a deformation to clamp: continue C0 (at_c has no curvature) */
+        const defo_mat_jet *b = &m->at_c;
+        const double d = s - m->c;
+        j->h0 = b->h0 + d * b->h1;
+        j->h1 = b->h1;
+        j->h2 = 0.0;
+        j->g0 = b->g0 + d * b->g1;
+        j->g1 = b->g1;
+        j->g2 = 0.0;
+        return;
+    }
+    jet(m, s, j);
+}
+
+void defo_material_dd(const defo_material *m, double a, double b, const defo_mat_jet *ja,
+                      const defo_mat_jet *jb, double *ddh, double *ddg) {
+    dd(m, a, b, ja, jb, ddh, ddg);
+}
+
 double defo_material_eval(const defo_material *m, defo_vec3 sigma, defo_vec3 *phat,
                           defo_dpdf *dpdf) {
     double s[3] = {sigma.x, sigma.y, sigma.z};

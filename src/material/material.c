@@ -77,6 +77,8 @@ defo_status defo_material_def_validate(const defo_material_def *d) {
     if (!(d->damping_time >= 0) || !isfinite(d->damping_time))
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "damping_time: %g is not >= 0",
                           d->damping_time);
+    if (!(d->thickness >= 0) || !isfinite(d->thickness))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "thickness: %g is not >= 0", d->thickness);
     int mode = (int)d->inversion.mode;
     if (mode < DEFO_INVERSION_NONE || mode > DEFO_INVERSION_CLAMP)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT,

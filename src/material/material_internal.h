@@ -70,6 +70,12 @@ void defo_fibre_prepare(defo_material *m);
 
 /* inversion.c: the extension's value at c (called by create). */
 void defo_inversion_prepare(defo_material *m);
+/* inversion.c: h, g and two derivatives at one stretch with the extension
+ * (CLAMP mode: continued C0 below c, for inner minimisers such as a shell's
+ * thickness stretch), and the divided differences of h', g' over [a, b]. */
+void defo_material_jet(const defo_material *m, double s, defo_mat_jet *j);
+void defo_material_dd(const defo_material *m, double a, double b, const defo_mat_jet *ja,
+                      const defo_mat_jet *jb, double *ddh, double *ddg);
 
 /* A gap |a − b| below which divided differences switch from the direct
  * quotient to an integral approximation; stretches are already relative to

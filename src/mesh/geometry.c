@@ -35,17 +35,20 @@ defo_mat3 defo_tet10_jacobian(const double *x, const defo_index *v, const double
 
 double defo_mesh_mean_edge(const defo_mesh *mesh) {
     if (!mesh || mesh->num_elems <= 0) return 0.0;
+    static const int tri_edges[3][2] = {{0, 1}, {1, 2}, {2, 0}};
+    const int shell = mesh->nodes_per_elem == 3, per = shell ? 3 : 6;
+    const int(*ed)[2] = shell ? tri_edges : defo_tet_edges;
     double sum = 0;
     for (defo_index e = 0; e < mesh->num_elems; e++) {
         const defo_index *v = mesh->elems + (size_t)e * (size_t)mesh->nodes_per_elem;
-        for (int a = 0; a < 6; a++) {
-            const double *p0 = mesh->x + 3 * (size_t)v[defo_tet_edges[a][0]];
-            const double *p1 = mesh->x + 3 * (size_t)v[defo_tet_edges[a][1]];
+        for (int a = 0; a < per; a++) {
+            const double *p0 = mesh->x + 3 * (size_t)v[ed[a][0]];
+            const double *p1 = mesh->x + 3 * (size_t)v[ed[a][1]];
             sum += sqrt((p1[0] - p0[0]) * (p1[0] - p0[0]) + (p1[1] - p0[1]) * (p1[1] - p0[1]) +
                         (p1[2] - p0[2]) * (p1[2] - p0[2]));
         }
     }
-    return sum / (6.0 * (double)mesh->num_elems);
+    return sum / ((double)per * (double)mesh->num_elems);
 }
 
 defo_status defo_mesh_bbox(const defo_mesh *mesh, double lo[3], double hi[3]) {

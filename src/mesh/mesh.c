@@ -16,6 +16,7 @@
 #include "defo/mesh.h"
 #include "defo/math.h"
 #include "base/base.h"
+#include "mesh/mesh_internal.h"
 
 #include <math.h>
 #include <string.h>
@@ -397,10 +398,11 @@ defo_status defo_mesh_validate(const defo_mesh *mesh) {
     if (!mesh) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_mesh_validate: mesh is NULL");
     if (mesh->num_nodes < 0 || mesh->num_elems < 0 || mesh->num_tris < 0)
         return defo_error(DEFO_ERR_INVALID_MESH, "negative count");
-    if (mesh->num_elems > 0 && mesh->nodes_per_elem != 4 && mesh->nodes_per_elem != 10)
-        return defo_error(DEFO_ERR_INVALID_MESH, "elements with %d nodes (must be 4 or 10)",
+    const int shell = mesh->order == 1 && mesh->nodes_per_elem == 3;
+    if (mesh->num_elems > 0 && mesh->nodes_per_elem != 4 && mesh->nodes_per_elem != 10 && !shell)
+        return defo_error(DEFO_ERR_INVALID_MESH, "elements with %d nodes (must be 4, 10 or 3)",
                           mesh->nodes_per_elem);
-    if (mesh->nodes_per_elem != (mesh->order == 0 ? 0 : mesh->order == 1 ? 4 : 10))
+    if (!shell && mesh->nodes_per_elem != (mesh->order == 0 ? 0 : mesh->order == 1 ? 4 : 10))
         return defo_error(DEFO_ERR_INVALID_MESH, "order %d does not match %d nodes per element",
                           mesh->order, mesh->nodes_per_elem);
     for (defo_index i = 0; i < mesh->num_nodes; i++) {
@@ -459,6 +461,7 @@ defo_status defo_mesh_orient(defo_mesh *mesh, defo_index *flipped) {
     if (!mesh) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_mesh_orient: mesh is NULL");
     int npe = mesh->nodes_per_elem;
     if (mesh->num_elems == 0 || npe == 0) return DEFO_OK;
+    if (npe == 3) return defo_mesh_shell_orient(mesh, flipped);
     /* Pass 1 checks everything, pass 2 changes: an error leaves the mesh intact. */
     for (defo_index e = 0; e < mesh->num_elems; e++) {
         const defo_index *v = mesh->elems + (size_t)e * (size_t)npe;

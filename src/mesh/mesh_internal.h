@@ -15,4 +15,10 @@ defo_mat3 defo_tet10_jacobian(const double *x, const defo_index *v, const double
 void defo_tet_quality(const double *x, const defo_index *v, double *min_dihedral,
                       double *max_dihedral, double *aspect);
 
+/* Shell meshes (shell.c): consistent orientation and zero-area check. */
+defo_status defo_mesh_shell_orient(defo_mesh *mesh, defo_index *flipped);
+/* Interior angles (degrees) and aspect ratio of triangle v (quality.c). */
+void defo_tri_quality(const double *x, const defo_index *v, double *min_angle, double *max_angle,
+                      double *aspect);
+
 #endif

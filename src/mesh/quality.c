@@ -68,12 +68,48 @@ void defo_tet_quality(const double *x, const defo_index *v, double *dmin, double
     *aspect = ar;
 }
 
+void defo_tri_quality(const double *x, const defo_index *v, double *min_angle, double *max_angle,
+                      double *aspect) {
+    defo_vec3 p[3];
+    for (int i = 0; i < 3; i++) p[i] = defo_v3_load(x + 3 * (size_t)v[i]);
+    double len[3], lo = 180, hi = 0, l = 0, per = 0;
+    for (int i = 0; i < 3; i++) {
+        len[i] = defo_v3_norm(defo_v3_sub(p[(i + 2) % 3], p[(i + 1) % 3])); /* opposite corner i */
+        l = fmax(l, len[i]);
+        per += len[i];
+    }
+    for (int i = 0; i < 3; i++) {
+        const defo_vec3 a = defo_v3_sub(p[(i + 1) % 3], p[i]),
+                        b = defo_v3_sub(p[(i + 2) % 3], p[i]);
+        const double ang = atan2(defo_v3_norm(defo_v3_cross(a, b)), defo_v3_dot(a, b)) * 180.0 /
+                           3.14159265358979323846;
+        lo = fmin(lo, ang);
+        hi = fmax(hi, ang);
+    }
+    const double area =
+        0.5 * defo_v3_norm(defo_v3_cross(defo_v3_sub(p[1], p[0]), defo_v3_sub(p[2], p[0])));
+    const double r = per > 0 ? 2.0 * area / per : 0.0; /* inradius = area / semi-perimeter */
+    *min_angle = l > 0 ? lo : 0;
+    *max_angle = l > 0 ? hi : 180;
+    *aspect = r > 1e-12 * l ? l / (2.0 * sqrt(3.0) * r) : INFINITY;
+}
+
+/* The shape measures of element e (tet or, in a shell, triangle). */
+static void elem_quality(const defo_mesh *mesh, const double *x, size_t e, double *lo, double *hi,
+                         double *ar) {
+    const defo_index *v = mesh->elems + e * (size_t)mesh->nodes_per_elem;
+    if (mesh->nodes_per_elem == 3)
+        defo_tri_quality(x, v, lo, hi, ar);
+    else
+        defo_tet_quality(x, v, lo, hi, ar);
+}
+
 defo_status defo_mesh_quality(const defo_mesh *mesh, const double *x, double *min_dihedral,
                               double *max_dihedral, double *aspect) {
     if (!mesh) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_mesh_quality: mesh is NULL");
     int npe = mesh->nodes_per_elem;
-    if (mesh->num_elems > 0 && npe != 4 && npe != 10)
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_mesh_quality: mesh has no tetrahedra");
+    if (mesh->num_elems > 0 && npe != 4 && npe != 10 && npe != 3)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_mesh_quality: mesh has no elements");
     for (size_t i = 0; i < (size_t)mesh->num_elems * (size_t)npe; i++)
         if (mesh->elems[i] < 0 || mesh->elems[i] >= mesh->num_nodes)
             return defo_error(DEFO_ERR_INVALID_MESH,
@@ -82,7 +118,7 @@ defo_status defo_mesh_quality(const defo_mesh *mesh, const double *x, double *mi
     if (!x) x = mesh->x;
     for (size_t e = 0; e < (size_t)mesh->num_elems; e++) {
         double lo, hi, ar;
-        defo_tet_quality(x, mesh->elems + e * (size_t)npe, &lo, &hi, &ar);
+        elem_quality(mesh, x, e, &lo, &hi, &ar);
         if (min_dihedral) min_dihedral[e] = lo;
         if (max_dihedral) max_dihedral[e] = hi;
         if (aspect) aspect[e] = ar;
@@ -99,7 +135,6 @@ defo_status defo_mesh_quality_summary(const defo_mesh *mesh, const double *x,
     defo_status s = defo_mesh_quality(mesh, x, NULL, NULL, NULL); /* validates */
     if (s) return s;
     if (!x) x = mesh->x;
-    int npe = mesh->nodes_per_elem;
     out->num_elems = mesh->num_elems;
     out->min_dihedral = mesh->num_elems ? 180 : 0;
     out->max_dihedral = 0;
@@ -107,7 +142,7 @@ defo_status defo_mesh_quality_summary(const defo_mesh *mesh, const double *x,
     defo_index acount = 0;
     for (size_t e = 0; e < (size_t)mesh->num_elems; e++) {
         double lo, hi, ar;
-        defo_tet_quality(x, mesh->elems + e * (size_t)npe, &lo, &hi, &ar);
+        elem_quality(mesh, x, e, &lo, &hi, &ar);
         if (lo < out->min_dihedral || out->worst_elem < 0) {
             if (lo < out->min_dihedral) out->worst_elem = (defo_index)e;
             if (out->worst_elem < 0) out->worst_elem = (defo_index)e;

@@ -19,6 +19,7 @@
 #include "base/base.h"
 #include "base/parallel.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,8 +65,8 @@ static void sort_buckets(sort_key *keys, const int64_t *off, defo_index num_node
 static defo_status check_tets(const defo_mesh *mesh, const char *fn) {
     if (!mesh) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "%s: mesh is NULL", fn);
     int npe = mesh->nodes_per_elem;
-    if (mesh->num_elems > 0 && npe != 4 && npe != 10)
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "%s: mesh has no tetrahedra", fn);
+    if (mesh->num_elems > 0 && npe != 4 && npe != 10 && npe != 3)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "%s: mesh has no elements", fn);
     size_t n = (size_t)mesh->num_elems * (size_t)npe;
     for (size_t i = 0; i < n; i++)
         if (mesh->elems[i] < 0 || mesh->elems[i] >= mesh->num_nodes)
@@ -147,8 +148,11 @@ defo_status defo_mesh_edges(const defo_mesh *mesh, int with_elem_edges, defo_edg
     memset(out, 0, sizeof *out);
     defo_status s = check_tets(mesh, "defo_mesh_edges");
     if (s) return s;
-    int64_t ne = mesh->num_elems, nk = 6 * ne;
-    int npe = mesh->nodes_per_elem;
+    /* a shell's triangles have 3 edges (0,1) (1,2) (2,0), a tet 6 */
+    static const int tri_edges[3][2] = {{0, 1}, {1, 2}, {2, 0}};
+    const int npe = mesh->nodes_per_elem, per = npe == 3 ? 3 : 6;
+    const int(*ed)[2] = npe == 3 ? tri_edges : defo_tet_edges;
+    int64_t ne = mesh->num_elems, nk = per * ne;
     defo_index *first = defo_malloc((size_t)nk * sizeof *first + 1);
     sort_key *raw = defo_malloc((size_t)nk * sizeof *raw + 1);
     if (!first || !raw) {
@@ -158,9 +162,9 @@ defo_status defo_mesh_edges(const defo_mesh *mesh, int with_elem_edges, defo_edg
     }
     for (int64_t e = 0; e < ne; e++) {
         const defo_index *v = mesh->elems + e * npe;
-        for (int k = 0; k < 6; k++) {
-            defo_index a = v[defo_tet_edges[k][0]], b = v[defo_tet_edges[k][1]];
-            int64_t i = 6 * e + k;
+        for (int k = 0; k < per; k++) {
+            defo_index a = v[ed[k][0]], b = v[ed[k][1]];
+            int64_t i = per * e + k;
             first[i] = DEFO_MIN(a, b);
             raw[i].b = DEFO_MAX(a, b);
             raw[i].c = 0;
@@ -219,12 +223,30 @@ static int tet10_edge_node(int a, int b) {
     return -1;
 }
 
+/* A shell's surface is its triangles, each as it is oriented. */
+static defo_status shell_faces(const defo_mesh *mesh, defo_boundary *out) {
+    const size_t nt = (size_t)mesh->num_elems;
+    out->faces = defo_malloc(3 * nt * sizeof *out->faces + 1);
+    out->elem = defo_malloc(nt * sizeof *out->elem + 1);
+    out->local_face = defo_calloc(nt + 1, sizeof *out->local_face);
+    if (!out->faces || !out->elem || !out->local_face) {
+        defo_boundary_free(out);
+        return defo_error_oom("boundary faces", nt * 32);
+    }
+    if (nt) memcpy(out->faces, mesh->elems, 3 * nt * sizeof *out->faces);
+    for (size_t t = 0; t < nt; t++) out->elem[t] = (defo_index)t;
+    out->num_faces = (defo_index)nt;
+    out->nodes_per_face = 3;
+    return DEFO_OK;
+}
+
 defo_status defo_mesh_boundary(const defo_mesh *mesh, int quadratic, defo_boundary *out) {
     if (!out) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_mesh_boundary: out is NULL");
     memset(out, 0, sizeof *out);
     defo_status s = check_tets(mesh, "defo_mesh_boundary");
     if (s) return s;
     int npe = mesh->nodes_per_elem;
+    if (npe == 3) return shell_faces(mesh, out);
     int quad = quadratic && npe == 10;
     int64_t ne = mesh->num_elems, nk = 4 * ne;
     defo_index *first = defo_malloc((size_t)nk * sizeof *first + 1);
@@ -394,7 +416,20 @@ defo_status defo_mesh_count_inverted(const defo_mesh *mesh, const double *x, def
     if (!x) x = mesh->x;
     defo_index n = 0, f = -1;
     int npe = mesh->nodes_per_elem;
-    for (size_t e = 0; e < (size_t)mesh->num_elems; e++) {
+    for (size_t e = 0; npe == 3 && e < (size_t)mesh->num_elems; e++) {
+        /* a shell: zero area relative to the longest edge */
+        const defo_index *v = mesh->elems + 3 * e;
+        defo_vec3 p0 = defo_v3_load(x + 3 * (size_t)v[0]);
+        defo_vec3 a = defo_v3_sub(defo_v3_load(x + 3 * (size_t)v[1]), p0);
+        defo_vec3 b = defo_v3_sub(defo_v3_load(x + 3 * (size_t)v[2]), p0);
+        const double l2 =
+            fmax(defo_v3_norm2(a), fmax(defo_v3_norm2(b), defo_v3_norm2(defo_v3_sub(b, a))));
+        if (!(defo_v3_norm(defo_v3_cross(a, b)) > 1e-12 * l2)) {
+            if (f < 0) f = (defo_index)e;
+            n++;
+        }
+    }
+    for (size_t e = 0; npe != 3 && e < (size_t)mesh->num_elems; e++) {
         const defo_index *v = mesh->elems + e * (size_t)npe;
         defo_vec3 p0 = defo_v3_load(x + 3 * (size_t)v[0]);
         defo_vec3 a = defo_v3_sub(defo_v3_load(x + 3 * (size_t)v[1]), p0);

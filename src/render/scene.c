@@ -854,7 +854,8 @@ static defo_status check_part(const defo_render_part *p, int i) {
     if (m->num_nodes < 1 || (m->num_elems < 1 && m->num_tris < 1))
         return defo_error(DEFO_ERR_INVALID_MESH, "nothing to draw: the mesh has no %s",
                           m->num_nodes < 1 ? "nodes" : "elements or triangles");
-    if (m->num_elems > 0 && m->nodes_per_elem != 4 && m->nodes_per_elem != 10)
+    if (m->num_elems > 0 && m->nodes_per_elem != 3 && m->nodes_per_elem != 4 &&
+        m->nodes_per_elem != 10) /* tri3: a shell, its triangles drawn two-sided */
         return defo_error(DEFO_ERR_INVALID_MESH, "render: unsupported element type");
     const double *x = p->positions ? p->positions : m->x;
     for (size_t k = 0; k < 3 * (size_t)m->num_nodes; k++)

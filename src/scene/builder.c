@@ -39,8 +39,10 @@ static void transform_nodes(const scene_body *b, defo_mesh *m) {
         for (int k = 0; k < 3; k++)
             x[k] = R[3 * k] * p[0] + R[3 * k + 1] * p[1] + R[3 * k + 2] * p[2] + b->translate[k];
     }
-    /* a mirroring scale would flip every element: keep them positive */
-    if (b->scale[0] * b->scale[1] * b->scale[2] < 0) defo_mesh_orient(m, NULL);
+    /* a mirroring scale would flip every element: keep them positive (a
+     * shell's triangles have no sign: its normals flip with it) */
+    if (b->scale[0] * b->scale[1] * b->scale[2] < 0 && m->nodes_per_elem != 3)
+        defo_mesh_orient(m, NULL);
 }
 
 defo_status scene_body_mesh(const scene_body *b, defo_mesh **out) {
@@ -52,11 +54,22 @@ defo_status scene_body_mesh(const scene_body *b, defo_mesh **out) {
         ro.reorient = DEFO_ORIENT_REPAIR;
         s = defo_mesh_read(b->file, &ro, out);
         if (s > 0) s = DEFO_OK; /* reoriented: fine for a simulation */
+        if (!s && (*out)->num_elems == 0 && (*out)->num_tris > 0 && (*out)->nodes_per_tri == 3) {
+            /* a triangle mesh: a shell (tri3, ITF04 §8) */
+            defo_mesh *shell = NULL;
+            s = defo_mesh_shell_from_triangles(*out, &shell);
+            defo_mesh_destroy(*out);
+            *out = shell;
+            if (s < 0) return defo_error_prefix("'%s'", b->file);
+            break;
+        }
         if (!s && (*out)->nodes_per_elem != 4 && (*out)->nodes_per_elem != 10) {
             defo_mesh_destroy(*out);
             *out = NULL;
             return defo_error(DEFO_ERR_UNSUPPORTED,
-                              "'%s' is not a volume mesh of tet4 or tet10 elements", b->file);
+                              "'%s' is neither a volume mesh of tet4 or tet10 elements nor a "
+                              "mesh of 3-node triangles (a shell)",
+                              b->file);
         }
         break;
     }
@@ -73,6 +86,15 @@ defo_status scene_body_mesh(const scene_body *b, defo_mesh **out) {
             break;
         case GEN_TORUS:
             s = defo_generate_torus(&b->torus, out);
+            break;
+        case GEN_RECTANGLE:
+            s = defo_generate_rectangle(&b->rectangle, out);
+            break;
+        case GEN_SPHERE_SHELL:
+            s = defo_generate_sphere_shell(&b->sphere_shell, out);
+            break;
+        case GEN_TORUS_SHELL:
+            s = defo_generate_torus_shell(&b->torus_shell, out);
             break;
         }
         break;

@@ -24,7 +24,16 @@
 #define SCENE_PATH_MAX JV_PATH_MAX
 
 typedef enum { SRC_FILE, SRC_GENERATOR, SRC_SURFACE } scene_source;
-typedef enum { GEN_BOX, GEN_SPHERE, GEN_CYLINDER, GEN_TORUS } scene_generator;
+typedef enum {
+    GEN_BOX,
+    GEN_SPHERE,
+    GEN_CYLINDER,
+    GEN_TORUS,
+    /* shells (tri3, ITF04 §8) */
+    GEN_RECTANGLE,
+    GEN_SPHERE_SHELL,
+    GEN_TORUS_SHELL
+} scene_generator;
 
 /* A node set of the transformed rest mesh (fixed sets, loads). */
 typedef struct scene_fix {
@@ -89,6 +98,9 @@ typedef struct scene_body {
     defo_sphere_def sphere;
     defo_cylinder_def cylinder;
     defo_torus_def torus;
+    defo_rectangle_def rectangle;
+    defo_sphere_shell_def sphere_shell;
+    defo_torus_shell_def torus_shell;
     defo_mesher_def mesher;
     double translate[3], rotation[9], scale[3];
     double velocity[3], angular_velocity[3];

@@ -63,8 +63,9 @@ static void parse_rotate(jv_ctx *c, json_t *obj, const jv_path *p, const char *k
 }
 
 /* ------------------------------------------------------------ material */
-static const char *const material_keys[] = {
-    "model", "youngs", "poisson", "density", "damping", "inversion", "biphasic", "fibres", NULL};
+static const char *const material_keys[] = {"model",     "youngs",    "poisson",  "density",
+                                            "damping",   "inversion", "biphasic", "fibres",
+                                            "thickness", NULL};
 
 static void parse_material(jv_ctx *c, json_t *m, const jv_path *p, defo_material_def *mat) {
     jv_check_keys(c, m, p, material_keys);
@@ -86,6 +87,8 @@ static void parse_material(jv_ctx *c, json_t *m, const jv_path *p, defo_material
     jv_num(c, m, p, "poisson", (jv_range){0, 0.5, 1, 0}, &mat->poisson);
     jv_num(c, m, p, "density", JV_POS, &mat->density);
     jv_num(c, m, p, "damping", JV_NONNEG, &mat->damping_time);
+    /* shells (tri3 bodies, ITF04 §8): required > 0 by them */
+    jv_num(c, m, p, "thickness", JV_POS, &mat->thickness);
     json_t *inv = json_object_get(m, "inversion");
     if (inv) {
         jv_path ip = jv_key(p, "inversion");
@@ -370,16 +373,19 @@ static void parse_generator(jv_ctx *c, json_t *g, const jv_path *p, scene_body *
     jv_path tp = jv_key(p, "type");
     if (!type) {
         if (!json_object_get(g, "type"))
-            jv_error(c, tp.s, "missing (box, sphere, cylinder or torus)");
+            jv_error(c, tp.s,
+                     "missing (box, sphere, cylinder, torus; shells: rectangle, sphere_shell, "
+                     "torus_shell)");
         return;
     }
-    static const char *const types[] = {"box", "sphere", "cylinder", "torus", NULL};
+    static const char *const types[] = {"box",       "sphere",       "cylinder",    "torus",
+                                        "rectangle", "sphere_shell", "torus_shell", NULL};
     int k = jv_word(c, type, &tp, types);
     if (k < 0) return;
     b->generator = (scene_generator)k;
-    /* tet10 (MTPS08 §4.1) from every generator */
+    /* tet10 (MTPS08 §4.1) from every solid generator */
     int order = 1;
-    jv_int(c, g, p, "order", 1, 2, &order);
+    if (k <= GEN_TORUS) jv_int(c, g, p, "order", 1, 2, &order);
     b->box.order = b->sphere.order = b->cylinder.order = b->torus.order = order;
     switch (b->generator) {
     case GEN_BOX: {
@@ -438,6 +444,77 @@ static void parse_generator(jv_ctx *c, json_t *g, const jv_path *p, scene_body *
         jv_num(c, g, p, "major_radius", JV_POS, &d->major_radius);
         jv_num(c, g, p, "minor_radius", JV_POS, &d->minor_radius);
         jv_num(c, g, p, "cell_size", JV_POS, &d->cell_size);
+        if (!(d->minor_radius < d->major_radius))
+            jv_error(c, p->s, "minor_radius %g must be smaller than major_radius %g",
+                     d->minor_radius, d->major_radius);
+        break;
+    }
+    case GEN_RECTANGLE: {
+        /* a flat shell in the z = 0 plane (before "transform") */
+        static const char *const keys[] = {"type", "center", "size", "cells", "cell_size", NULL};
+        jv_check_keys(c, g, p, keys);
+        defo_rectangle_def *d = &b->rectangle;
+        jv_vec3(c, g, p, "center", JV_ANY, d->center);
+        json_t *sz = jv_arr(c, g, p, "size");
+        jv_path sp = jv_key(p, "size");
+        if (sz && json_array_size(sz) != 2) jv_error(c, sp.s, "expected [width, height]");
+        for (size_t i = 0; sz && json_array_size(sz) == 2 && i < 2; i++) {
+            json_t *e = json_array_get(sz, i);
+            if (!json_is_number(e) || !(json_number_value(e) > 0))
+                jv_error(c, sp.s, "expected two sizes > 0 [m]");
+            else
+                d->size[i] = json_number_value(e);
+        }
+        json_t *cells = json_object_get(g, "cells");
+        jv_path cp = jv_key(p, "cells");
+        if (cells && json_is_integer(cells)) {
+            int n = 10;
+            if (jv_int(c, g, p, "cells", 1, 2000, &n)) d->cells[0] = d->cells[1] = n;
+        } else if (cells && json_is_array(cells) && json_array_size(cells) == 2) {
+            for (size_t i = 0; i < 2; i++) {
+                json_t *e = json_array_get(cells, i);
+                json_int_t v = json_is_integer(e) ? json_integer_value(e) : 0;
+                if (v < 1 || v > 2000)
+                    jv_error(c, cp.s, "expected two integers in [1, 2000]");
+                else
+                    d->cells[i] = (int)v;
+            }
+        } else if (cells) {
+            jv_error(c, cp.s, "expected an integer or [nx, ny]");
+        }
+        jv_num(c, g, p, "cell_size", JV_POS, &d->cell_size);
+        break;
+    }
+    case GEN_SPHERE_SHELL: {
+        static const char *const keys[] = {"type",         "center",    "radius",
+                                           "subdivisions", "cell_size", NULL};
+        jv_check_keys(c, g, p, keys);
+        jv_vec3(c, g, p, "center", JV_ANY, b->sphere_shell.center);
+        jv_num(c, g, p, "radius", JV_POS, &b->sphere_shell.radius);
+        jv_int(c, g, p, "subdivisions", 1, 2000, &b->sphere_shell.subdivisions);
+        jv_num(c, g, p, "cell_size", JV_POS, &b->sphere_shell.cell_size);
+        break;
+    }
+    case GEN_TORUS_SHELL: {
+        static const char *const keys[] = {
+            "type", "center", "major_radius", "minor_radius", "sweep", "cells", NULL};
+        jv_check_keys(c, g, p, keys);
+        defo_torus_shell_def *d = &b->torus_shell;
+        jv_vec3(c, g, p, "center", JV_ANY, d->center);
+        jv_num(c, g, p, "major_radius", JV_POS, &d->major_radius);
+        jv_num(c, g, p, "minor_radius", JV_POS, &d->minor_radius);
+        jv_num(c, g, p, "sweep", (jv_range){0, 360, 0, 1}, &d->sweep);
+        json_t *cells = jv_arr(c, g, p, "cells");
+        jv_path cp = jv_key(p, "cells");
+        if (cells && json_array_size(cells) != 2) jv_error(c, cp.s, "expected [around, tube]");
+        for (size_t i = 0; cells && json_array_size(cells) == 2 && i < 2; i++) {
+            json_t *e = json_array_get(cells, i);
+            json_int_t v = json_is_integer(e) ? json_integer_value(e) : 0;
+            if (v < (i ? 3 : 1) || v > 2000)
+                jv_error(c, cp.s, "expected [around ≥ 1, tube ≥ 3] integers up to 2000");
+            else
+                d->cells[i] = (int)v;
+        }
         if (!(d->minor_radius < d->major_radius))
             jv_error(c, p->s, "minor_radius %g must be smaller than major_radius %g",
                      d->minor_radius, d->major_radius);
@@ -628,6 +705,9 @@ static void parse_body(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s, sc
     b->sphere = defo_default_sphere_def();
     b->cylinder = defo_default_cylinder_def();
     b->torus = defo_default_torus_def();
+    b->rectangle = defo_default_rectangle_def();
+    b->sphere_shell = defo_default_sphere_shell_def();
+    b->torus_shell = defo_default_torus_shell_def();
     b->mesher = defo_default_mesher_def();
     b->material = defo_default_material();
     identity(b->rotation);
@@ -719,6 +799,12 @@ static void parse_body(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s, sc
             jv_path fp = jv_key(&mp, "fibres");
             scene_parse_fibre_source(c, fib, &fp, b);
         }
+    }
+    json_t *mat = json_object_get(o, "material");
+    if (b->source == SRC_GENERATOR && b->generator >= GEN_RECTANGLE &&
+        !(json_is_object(mat) && json_object_get(mat, "thickness"))) {
+        jv_path mp = jv_key(p, "material"), tp = jv_key(&mp, "thickness");
+        jv_error(c, tp.s, "missing: a shell (tri3) needs a thickness > 0 [m]");
     }
     if ((v = json_object_get(o, "activation"))) {
         jv_path ap = jv_key(p, "activation");

@@ -158,7 +158,7 @@ defo_status defo_world_contact_sources(defo_world *w, world_body *b) {
     if (!ns) return defo_error_oom("contact sources", sizeof *ns);
     b->src = ns;
     double k = w->integrators[b->integrator].def.contact_stiffness;
-    if (!(k > 0)) k = 10.0 * defo_material_stiffness_scale(b->mat) * b->mean_edge;
+    if (!(k > 0)) k = 10.0 * defo_material_stiffness_scale(b->mat) * defo_world_body_length(b);
     for (int c = 0; c < w->num_colliders; c++)
         b->src[c] = defo_contact_from_collider(w->colliders[c], k);
     b->num_src = w->num_colliders;
@@ -234,7 +234,7 @@ static defo_status gather(defo_world *w, defo_step_body *const *bodies, int coun
             break;
         }
         double k = w->contact.stiffness;
-        if (!(k > 0)) k = 10.0 * defo_material_stiffness_scale(b->mat) * b->mean_edge;
+        if (!(k > 0)) k = 10.0 * defo_material_stiffness_scale(b->mat) * defo_world_body_length(b);
         w->cbody[n].surface = b->surface;
         w->cbody[n].x = xi;
         w->cbody[n].stiffness = k;

@@ -278,7 +278,9 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
     b->force = force;
     defo_force_model_set_activation(b->force, b->activation);
     if (b->plast) defo_plasticity_bind(b->plast, b->force);
-    const double rho = b->mat_def.density;
+    /* a shell's masses are per area: ρ times the thickness */
+    const double rho =
+        b->mat_def.density * (b->mesh->nodes_per_elem == 3 ? b->mat_def.thickness : 1.0);
     s = defo_element_lumped_mass(b->mesh, rho, NULL, b->mass);
     if (s) return defo_error_prefix("body '%s'", b->name);
     /* Gravity.  Equilibrium solvers: consistent, Σ_b Me_ab g per element
@@ -415,6 +417,9 @@ defo_status defo_world_add_body_state(defo_world *w, const defo_body_def *def, c
                                        ops->stiffness.num_points, &b->plast);
         }
     }
+    if (!s && def->fracture && b->mesh->nodes_per_elem == 3)
+        s = defo_error(DEFO_ERR_UNSUPPORTED,
+                       "fracture of a shell (tri3) is not available (the cracks cut tetrahedra)");
     if (!s && def->fibres) {
         /* ITF04 §6.1 directions per stiffness point (checked by the rest data) */
         const defo_element_ops *ops = defo_element_ops_for_mesh(b->mesh);
@@ -648,7 +653,7 @@ int defo_world_material_equal(const defo_material_def *a, const defo_material_de
            a->fibre.poly3 == b->fibre.poly3 &&
            a->fibre.max_active_stress == b->fibre.max_active_stress &&
            a->fibre.optimal_stretch == b->fibre.optimal_stretch &&
-           a->fibre.active_width == b->fibre.active_width;
+           a->fibre.active_width == b->fibre.active_width && a->thickness == b->thickness;
 }
 
 defo_status defo_body_set_material(defo_world *w, defo_body_id id, const defo_material_def *mat) {
@@ -908,8 +913,12 @@ static defo_status loads(world_body *b) {
             fbig = fmax(fbig, sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]));
     }
     for (size_t j = 0; j < m; j++) xbig = fmax(xbig, fmax(fabs(b->x[j]), fabs(b->mesh->x[j])));
-    const double h = b->mean_edge, k = defo_material_stiffness_scale(b->mat);
-    b->sb.reference_force = fbig > 0 ? fbig : k * h * h;
+    const double h = b->mean_edge, k = defo_material_stiffness_scale(b->mat), t = b->mat_def.thickness;
+    /* with no load: the force that strains an element by its size; a
+     * shell's that bends a hinge by a radian, (2μ + λ) t³ / h ~ 12 D / h
+     * (ITF04 §8) */
+    const double scale = b->mesh->nodes_per_elem == 3 ? t * t * t / h : h * h;
+    b->sb.reference_force = fbig > 0 ? fbig : k * scale;
     b->sb.loaded = fbig > 0;
     b->sb.residual_floor = 16 * DBL_EPSILON * k * h * xbig;
     return DEFO_OK;

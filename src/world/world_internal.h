@@ -156,6 +156,13 @@ struct defo_world {
     double *fric_S;
 };
 
+/* The length that scales a body's stiffness per node, (2μ + λ) times it:
+ * the mean rest edge of a solid, the thickness of a shell (tri3, ITF04 §8:
+ * its in-plane stiffness per node is E h, not E times an edge). */
+static inline double defo_world_body_length(const world_body *b) {
+    return b->mesh->nodes_per_elem == 3 ? b->mat_def.thickness : b->mean_edge;
+}
+
 /* activation.c: the levels at time t into b->activation; 1 when any changed */
 int defo_world_activation_update(world_body *b, double t);
 void defo_world_activation_free(world_body *b);

@@ -1,0 +1,1354 @@
+/*
+ * force/kernel_shell.c — thin shells and cloth (ITF04 §8) behind the force
+ * model handle: tri3 elements with in-plane elasticity in the 2-D diagonal
+ * frame and hinge bending between neighbouring triangles.
+ *
+ * In plane.  F = Ds Dm⁻¹ is 3×2 (Ds = [x1 − x0, x2 − x0], Dm⁻¹ from the
+ * element layer's 2-D rest frame), F = U diag(σ1, σ2) Vᵀ with U 3×2 of
+ * orthonormal columns and V a rotation: σ1² and V from FᵀF, u1 = F v1/σ1,
+ * σ1σ2 = |f1 × f2| (f the columns of F: accurate as the triangle flattens),
+ * n̂ = (f1 × f2)/|f1 × f2| and u2 = n̂ × u1.  ITF04 §8's sign rule: a
+ * triangle whose normal opposes its reference normal — the sum of its edge
+ * neighbours' unit normals, an approximation of the surface normal there —
+ * is "inverted": σ2 (the smaller) and u2 change sign, so the stress acts to
+ * turn it back through the flat state (a triangle without neighbours is
+ * never inverted).  The energy is h A ψ̃(σ1, σ2) with ψ̃ the material in
+ * plane stress (defo_material_eval_plane), P = U diag(P̂) Vᵀ and the forces
+ * f_a = −h A P ∇N_a (ITF04 eq. 2 in 2-D).  The tangent K = −∂f/∂x uses
+ * dP/dF in the frame [U n̂] × V (defo_dpdf2: A, B and the out-of-plane
+ * P̂i/σi), clamped to positive semidefinite under definiteness_fix (TSIF05
+ * §8).  Damping (ITF04 §6.2 in the rotated frame): P̂_d = μ_d (Ḟ̂ + Ḟ̂ᵀ) +
+ * λ*_d tr(Ḟ̂) I on the in-plane Ḟ̂ = Uᵀ Ḟ V, λ*_d = 2μ_dλ_d/(λ_d + 2μ_d).
+ *
+ * Bending (the hinge energies of [BMF03] and discrete shells [GHDS03]).
+ * Each interior edge (a, b) with opposite corners c, d is a hinge with
+ * dihedral angle θ = atan2((n1 × n2)·ê, n1·n2), n1 ∝ (b − a) × (c − a) and
+ * n2 ∝ (d − a) × (b − a) (both triangles' normals, consistently oriented),
+ * and rest angle θ̄ from the rest mesh (plus its plastic part).  A
+ * triangle's shape operator from its three hinges is
+ *     S = Σ_i (θ_i − θ̄_i) |ē_i| / (2A) t_i t_iᵀ
+ * (t_i the unit in-plane normal of edge i at rest; the mid-edge normal
+ * construction of Grinspun, Gingold, Reisman and Zorin 2006 with the
+ * normals fixed by the angles) and its energy is the Kirchhoff plate's
+ *     W = A D/2 [(1 − ν) tr(S²) + ν (tr S)²],   D = E h³ / (12 (1 − ν²)),
+ * a quadratic form ½ qᵀ K q in the angle changes q with
+ * K_ij = A D c_i c_j ((1 − ν)(t_i·t_j)² + ν), c_i = |ē_i|/(2A).  On meshes
+ * of congruent triangles (a grid of right triangles, equilateral ones) this
+ * reproduces D/2 (κ11² + κ22² + 2νκ11κ22 + 2(1 − ν)κ12²) for every
+ * curvature exactly, where one weight per edge (|e|²/(A1 + A2), discrete
+ * shells) depends on the direction of bending by up to a factor 3.  A
+ * boundary edge has no hinge: its angle is condensed out (the free edge's
+ * natural condition, zero moment), K ← K_II − K_IB K_BB⁻¹ K_BI.  Forces
+ * f = −Σ (K q)_i ∇θ_i with the exact ∇θ (Bridson et al. 2003):
+ *     ∇_c θ = −|e| N1/|N1|²,  ∇_d θ = −|e| N2/|N2|²,
+ *     ∇_b θ = −(s_c ∇_c θ + s_d ∇_d θ),  ∇_a θ = −Σ the others,
+ * s the opposite corners' parameters along the edge, (p − a)·e/|e|².  The
+ * Hessian is Σ_T J_Tᵀ K_T J_T (positive semidefinite, J the angle
+ * gradients) plus m_h ∇²θ_h per hinge (m_h the hinge's moment Σ (K q)_h
+ * over its two triangles), ∇²θ differentiated from the gradient formulas in
+ * closed form; each hinge's m ∇²θ (12×12) is projected to positive
+ * semidefinite by its own eigen-decomposition (Jacobi) under
+ * definiteness_fix.  Bending damping: the damping time times the
+ * Gauss–Newton part.  A hinge next to a degenerate (zero-area) triangle has
+ * no angle: it is inactive while the triangle is degenerate.
+ *
+ * Layout: element e's stencil is its corners and the three corners across
+ * its edges (a boundary edge repeats the corner opposite it, a slot that
+ * stays zero), so every term of the triangle — its in-plane part, its
+ * bending energy and the Hessian of the hinges it owns (each hinge is owned
+ * by its first triangle) — lives in 6 node slots, gathered per node in slot
+ * order and assembled through the stencils' matrix pattern: bitwise
+ * identical for any thread count.
+ */
+#include "force/force_internal.h"
+
+#include "defo/element.h"
+
+#include <stdio.h>
+
+#define SH_NS_FORCE     400
+#define SH_NS_APPLY     150
+#define SH_NS_DIAG      150
+#define SH_NS_ASSEMBLE  600
+#define SH_NS_HINGE     2000 /* a hinge's projected Hessian (Jacobi on 12×12) */
+#define SH_WORTH(n, ns) DEFO_PARALLEL_WORTH(n, ns)
+
+struct fm_shell {
+    double h, D, nu;            /* thickness, bending modulus E h³/(12(1 − ν²)), Poisson */
+    defo_index nt, nh;          /* triangles, hinges */
+    const double *frame;        /* rest frame (defo_element_rest_frame): b1 b2 Dm⁻¹ */
+    const double *area;         /* rest areas */
+    defo_index *stencil;        /* 6 per triangle */
+    defo_index *nb;             /* 3 per triangle: the triangle across edge i, −1 */
+    defo_index *tri_hinge;      /* 3 per triangle */
+    int8_t *hmap;               /* 12 per triangle: stencil positions of hinge i's a b c d */
+    defo_index *hinge;          /* 4 per hinge */
+    defo_index *hinge_tri;      /* 2 per hinge */
+    int8_t *hinge_local;        /* 2 per hinge: its local edge in each triangle */
+    double *K;                  /* 9 per triangle: the condensed bending form */
+    double *theta_rest;         /* per hinge */
+    double *angle_per_strain;   /* per hinge: 2(A1 + A2)/(h |e|): θ per outer-fibre strain */
+    const double *plastic_bend; /* borrowed: plastic bending strain per hinge, or NULL */
+    /* at the last evaluation */
+    double *nrm;           /* 3 per triangle: (x1 − x0) × (x2 − x0) */
+    double *theta;         /* per hinge */
+    double *gth;           /* 12 per hinge: ∇θ on a b c d */
+    unsigned char *live;   /* per hinge: 1 when both triangles have an area */
+    double *Hh;            /* 78 per hinge: projected m ∇²θ, packed upper (tangent) */
+    double *u;             /* 3 per triangle: K q */
+    double *U;             /* 6 per triangle: u1, u2 */
+    double *n;             /* 3 per triangle: u1 × u2 */
+    double *G;             /* 4 per triangle: Dm⁻¹ V (row-major) */
+    double *sig, *phat;    /* 2 per triangle */
+    double *s3;            /* per triangle: thickness stretch */
+    defo_dpdf2 *dp;        /* per triangle (tangent) */
+    defo_dpdf2 damp;       /* the damping moduli as blocks (constant) */
+    double tau;            /* damping time (bending damping = τ · Gauss–Newton) */
+    double membrane_scale; /* λ* + 2μ: the plane-stress P-wave modulus */
+    double bend_omega2;    /* rest bound of the bending part's ω² (explicit steps) */
+    double rest_bound;     /* dpdf2 bound at rest */
+    int tangent_ok;        /* the last evaluation kept the tangent data */
+};
+
+/* ------------------------------------------------------------ small math */
+static inline void cross3(const double a[3], const double b[3], double c[3]) {
+    c[0] = a[1] * b[2] - a[2] * b[1];
+    c[1] = a[2] * b[0] - a[0] * b[2];
+    c[2] = a[0] * b[1] - a[1] * b[0];
+}
+static inline double dot3(const double a[3], const double b[3]) {
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+static inline void sub3(const double *a, const double *b, double c[3]) {
+    c[0] = a[0] - b[0];
+    c[1] = a[1] - b[1];
+    c[2] = a[2] - b[2];
+}
+
+/* Packed upper index of (i, j), i ≤ j, of a 12×12 symmetric matrix. */
+static inline int pk(int i, int j) {
+    if (i > j) {
+        const int t = i;
+        i = j;
+        j = t;
+    }
+    return i * 12 - i * (i - 1) / 2 + (j - i);
+}
+
+/* Eigen-decomposition of the symmetric n×n A (row-major, destroyed; n ≤ 12)
+ * by cyclic Jacobi: eigenvalues into lam, eigenvectors as the columns of Q. */
+static void jacobi_eigen(int n, double *A, double *lam, double *Q) {
+    for (int i = 0; i < n * n; i++) Q[i] = 0;
+    for (int i = 0; i < n; i++) Q[i * n + i] = 1;
+    for (int sweep = 0; sweep < 60; sweep++) {
+        double off = 0, on = 0;
+        for (int i = 0; i < n; i++) {
+            on += A[i * n + i] * A[i * n + i];
+            for (int j = i + 1; j < n; j++) off += A[i * n + j] * A[i * n + j];
+        }
+        if (!(off > 1e-24 * on)) break; /* off-diagonal below 1e-12 of the diagonal */
+        for (int p = 0; p < n; p++)
+            for (int q = p + 1; q < n; q++) {
+                const double apq = A[p * n + q];
+                if (apq == 0.0) continue;
+                const double th = (A[q * n + q] - A[p * n + p]) / (2.0 * apq);
+                const double t = fabs(th) > 1e150
+                                     ? 0.5 / th
+                                     : (th >= 0 ? 1.0 : -1.0) / (fabs(th) + sqrt(th * th + 1.0));
+                const double c = 1.0 / sqrt(t * t + 1.0), sn = t * c;
+                for (int k = 0; k < n; k++) {
+                    if (k == p || k == q) continue;
+                    const double akp = A[k * n + p], akq = A[k * n + q];
+                    A[k * n + p] = A[p * n + k] = c * akp - sn * akq;
+                    A[k * n + q] = A[q * n + k] = sn * akp + c * akq;
+                }
+                A[p * n + p] -= t * apq;
+                A[q * n + q] += t * apq;
+                A[p * n + q] = A[q * n + p] = 0.0;
+                for (int k = 0; k < n; k++) {
+                    const double qp = Q[k * n + p], qq = Q[k * n + q];
+                    Q[k * n + p] = c * qp - sn * qq;
+                    Q[k * n + q] = sn * qp + c * qq;
+                }
+            }
+    }
+    for (int i = 0; i < n; i++) lam[i] = A[i * n + i];
+}
+
+/* ----------------------------------------------------------- the hinge */
+/* θ and ∇θ (12: on a b c d) of the hinge p[4] with the triangles' normals
+ * N1 = (b − a) × (c − a), N2 = (d − a) × (b − a).  Returns 0 (nothing
+ * written) when either triangle has no area relative to the edge. */
+static int hinge_angle(const double *p0, const double *p1, const double *p2, const double *p3,
+                       double *theta, double g[12]) {
+    double e[3], u[3], w[3], N1[3], N2[3];
+    sub3(p1, p0, e);
+    sub3(p2, p0, u);
+    sub3(p3, p0, w);
+    cross3(e, u, N1);
+    cross3(w, e, N2);
+    const double L2 = dot3(e, e), n1 = dot3(N1, N1), n2 = dot3(N2, N2);
+    if (!(L2 > 0) || !(n1 > 1e-20 * L2 * L2) || !(n2 > 1e-20 * L2 * L2) || !isfinite(n1 + n2))
+        return 0;
+    const double L = sqrt(L2);
+    double c[3];
+    cross3(N1, N2, c);
+    *theta = atan2(dot3(c, e) / L, dot3(N1, N2));
+    const double s2 = dot3(u, e) / L2, s3 = dot3(w, e) / L2;
+    for (int k = 0; k < 3; k++) {
+        const double g2 = -L * N1[k] / n1, g3 = -L * N2[k] / n2;
+        const double g1 = -(s2 * g2 + s3 * g3);
+        g[6 + k] = g2;
+        g[9 + k] = g3;
+        g[3 + k] = g1;
+        g[k] = -(g1 + g2 + g3);
+    }
+    return 1;
+}
+
+/* [a]×, the cross-product matrix (row-major). */
+static void crossm(const double a[3], double M[9]) {
+    M[0] = 0, M[1] = -a[2], M[2] = a[1];
+    M[3] = a[2], M[4] = 0, M[5] = -a[0];
+    M[6] = -a[1], M[7] = a[0], M[8] = 0;
+}
+
+/* ∇²θ (12×12, row-major; row block b, column block a = ∂g_b/∂p_a) of a live
+ * hinge, from the gradient formulas (top of the file) differentiated:
+ * ∂N1/∂(a, b, c, d) = ([u]× − [e]×, −[u]×, [e]×, 0),
+ * ∂N2/∂(a, b, c, d) = ([e]× − [w]×, [w]×, 0, −[e]×), ∂L = (−ê, ê, 0, 0),
+ * ∂(N/|N|²) = (I − 2N̂N̂ᵀ)/|N|² ∂N, and the s parameters' gradients. */
+static void hinge_hessian(const double *p0, const double *p1, const double *p2, const double *p3,
+                          double H[144]) {
+    double e[3], u[3], w[3], N1[3], N2[3];
+    sub3(p1, p0, e);
+    sub3(p2, p0, u);
+    sub3(p3, p0, w);
+    cross3(e, u, N1);
+    cross3(w, e, N2);
+    const double L2 = dot3(e, e), L = sqrt(L2);
+    const double eh[3] = {e[0] / L, e[1] / L, e[2] / L};
+    double Ce[9], Cu[9], Cw[9];
+    crossm(e, Ce);
+    crossm(u, Cu);
+    crossm(w, Cw);
+    double dN1[4][9], dN2[4][9];
+    for (int k = 0; k < 9; k++) {
+        dN1[0][k] = Cu[k] - Ce[k];
+        dN1[1][k] = -Cu[k];
+        dN1[2][k] = Ce[k];
+        dN1[3][k] = 0;
+        dN2[0][k] = Ce[k] - Cw[k];
+        dN2[1][k] = Cw[k];
+        dN2[2][k] = 0;
+        dN2[3][k] = -Ce[k];
+    }
+    const double dL[4][3] = {{-eh[0], -eh[1], -eh[2]}, {eh[0], eh[1], eh[2]}, {0, 0, 0}, {0, 0, 0}};
+    /* g_c (J[2]) and g_d (J[3]) with their Jacobians */
+    double J[4][4][9]; /* J[b][a]: ∂g_b/∂p_a */
+    double gv[4][3];
+    const double *Ns[2] = {N1, N2};
+    double(*dNs[2])[9] = {dN1, dN2};
+    for (int m = 0; m < 2; m++) {
+        const double *N = Ns[m];
+        const double nn = dot3(N, N);
+        double Dphi[9];
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++)
+                Dphi[3 * r + k] = ((r == k ? 1.0 : 0.0) - 2.0 * N[r] * N[k] / nn) / nn;
+        for (int r = 0; r < 3; r++) gv[2 + m][r] = -L * N[r] / nn;
+        for (int a = 0; a < 4; a++)
+            for (int r = 0; r < 3; r++)
+                for (int k = 0; k < 3; k++) {
+                    double s = -(N[r] / nn) * dL[a][k];
+                    for (int j = 0; j < 3; j++) s -= L * Dphi[3 * r + j] * dNs[m][a][3 * j + k];
+                    J[2 + m][a][3 * r + k] = s;
+                }
+    }
+    const double ue = dot3(u, e), we = dot3(w, e);
+    const double s2 = ue / L2, s3 = we / L2;
+    double ds2[4][3], ds3[4][3];
+    for (int k = 0; k < 3; k++) {
+        ds2[0][k] = (-e[k] - u[k]) / L2 + 2.0 * ue * eh[k] / (L2 * L);
+        ds2[1][k] = u[k] / L2 - 2.0 * ue * eh[k] / (L2 * L);
+        ds2[2][k] = e[k] / L2;
+        ds2[3][k] = 0;
+        ds3[0][k] = (-e[k] - w[k]) / L2 + 2.0 * we * eh[k] / (L2 * L);
+        ds3[1][k] = w[k] / L2 - 2.0 * we * eh[k] / (L2 * L);
+        ds3[2][k] = 0;
+        ds3[3][k] = e[k] / L2;
+    }
+    for (int a = 0; a < 4; a++)
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++) {
+                const int i = 3 * r + k;
+                const double j1 = -(gv[2][r] * ds2[a][k] + s2 * J[2][a][i] + gv[3][r] * ds3[a][k] +
+                                    s3 * J[3][a][i]);
+                J[1][a][i] = j1;
+                J[0][a][i] = -(j1 + J[2][a][i] + J[3][a][i]);
+            }
+    for (int b = 0; b < 4; b++)
+        for (int a = 0; a < 4; a++)
+            for (int r = 0; r < 3; r++)
+                for (int k = 0; k < 3; k++) H[(3 * b + r) * 12 + 3 * a + k] = J[b][a][3 * r + k];
+    /* exactly symmetric */
+    for (int i = 0; i < 12; i++)
+        for (int j = i + 1; j < 12; j++) {
+            const double s = 0.5 * (H[i * 12 + j] + H[j * 12 + i]);
+            H[i * 12 + j] = H[j * 12 + i] = s;
+        }
+}
+
+/* An orthonormal basis of the 12-D hinge displacements that move no
+ * centre (Helmert's contrasts of the four nodes, each ⊗ I₃): ∇²θ is zero on
+ * translations (θ is invariant), so its eigenvectors of nonzero eigenvalues
+ * lie in this 9-D space and the projection is a 9×9 eigenproblem. */
+static const double helmert[3][4] = {
+    {0.70710678118654752, -0.70710678118654752, 0, 0},
+    {0.40824829046386302, 0.40824829046386302, -0.81649658092772603, 0},
+    {0.28867513459481288, 0.28867513459481288, 0.28867513459481288, -0.86602540378443865}};
+
+/* Packed 78 of m ∇²θ, its negative eigenvalues dropped when psd. */
+static void hinge_term(const double *p0, const double *p1, const double *p2, const double *p3,
+                       double m, int psd, double out[78]) {
+    double H[144];
+    hinge_hessian(p0, p1, p2, p3, H);
+    if (!psd) {
+        for (int i = 0; i < 12; i++)
+            for (int j = i; j < 12; j++) out[pk(i, j)] = m * H[i * 12 + j];
+        return;
+    }
+    /* R = Tᵀ (m H) T on the 9 contrasts (row index 3 c + k: contrast c,
+     * axis k); first HT (12×9) */
+    double HT[12 * 9], R[81];
+    for (int i = 0; i < 12; i++)
+        for (int c = 0; c < 3; c++)
+            for (int k = 0; k < 3; k++) {
+                double s = 0;
+                for (int a = 0; a < 4; a++) s += H[i * 12 + 3 * a + k] * helmert[c][a];
+                HT[i * 9 + 3 * c + k] = m * s;
+            }
+    for (int c = 0; c < 3; c++)
+        for (int k = 0; k < 3; k++)
+            for (int j = 0; j < 9; j++) {
+                double s = 0;
+                for (int a = 0; a < 4; a++) s += helmert[c][a] * HT[(3 * a + k) * 9 + j];
+                R[(3 * c + k) * 9 + j] = s;
+            }
+    for (int i = 0; i < 9; i++)
+        for (int j = i + 1; j < 9; j++)
+            R[i * 9 + j] = R[j * 9 + i] = 0.5 * (R[i * 9 + j] + R[j * 9 + i]);
+    double lam[9], Q[81];
+    jacobi_eigen(9, R, lam, Q);
+    /* the positive part P = Σ λ⁺ q qᵀ, back as T P Tᵀ: first W = T Q √λ⁺ */
+    double W[12 * 9];
+    int np = 0;
+    for (int k = 0; k < 9; k++) {
+        if (!(lam[k] > 0)) continue;
+        const double r = sqrt(lam[k]);
+        for (int a = 0; a < 4; a++)
+            for (int x = 0; x < 3; x++) {
+                double s = 0;
+                for (int c = 0; c < 3; c++) s += helmert[c][a] * Q[(3 * c + x) * 9 + k];
+                W[(3 * a + x) * 9 + np] = r * s;
+            }
+        np++;
+    }
+    for (int i = 0; i < 12; i++)
+        for (int j = i; j < 12; j++) {
+            double s = 0;
+            for (int k = 0; k < np; k++) s += W[i * 9 + k] * W[j * 9 + k];
+            out[pk(i, j)] = s;
+        }
+}
+
+/* -------------------------------------------------------------- helpers */
+static inline const double *node(const double *x, defo_index v) {
+    return x + 3 * (size_t)v;
+}
+
+/* Dm⁻¹ of triangle t with its plastic strain ε_p (ITF04 §6.3 in the plane:
+ * F_e = F (I + ε_p)⁻¹, ε_p the in-plane part Bᵀ ε B of the point's strain). */
+static void rest_inverse(const defo_force_model *fm, defo_index t, double Di[4]) {
+    const struct fm_shell *S = fm->shell;
+    const double *fr = S->frame + 10 * (size_t)t;
+    memcpy(Di, fr + 6, 4 * sizeof(double));
+    if (!fm->eps_plastic) return;
+    const double *ep = fm->eps_plastic + 6 * (size_t)t;
+    const double E[9] = {ep[0],       0.5 * ep[3], 0.5 * ep[5], 0.5 * ep[3], ep[1],
+                         0.5 * ep[4], 0.5 * ep[5], 0.5 * ep[4], ep[2]};
+    const double *b[2] = {fr, fr + 3};
+    double e2[2][2];
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            double s = 0;
+            for (int r = 0; r < 3; r++)
+                for (int k = 0; k < 3; k++) s += b[i][r] * E[3 * r + k] * b[j][k];
+            e2[i][j] = s;
+        }
+    const double a = 1 + e2[0][0], bb = e2[0][1], c = e2[1][0], d = 1 + e2[1][1];
+    const double det = a * d - bb * c;
+    if (!(fabs(det) > 1e-12)) return;
+    const double inv[4] = {d / det, -bb / det, -c / det, a / det};
+    const double D0[4] = {Di[0], Di[1], Di[2], Di[3]};
+    Di[0] = D0[0] * inv[0] + D0[1] * inv[2];
+    Di[1] = D0[0] * inv[1] + D0[1] * inv[3];
+    Di[2] = D0[2] * inv[0] + D0[3] * inv[2];
+    Di[3] = D0[2] * inv[1] + D0[3] * inv[3];
+}
+
+/* The reference normal of triangle t (ITF04 §8): the sum of its edge
+ * neighbours' unit normals at the last pass; its own normal without any. */
+static void reference_normal(const struct fm_shell *S, defo_index t, double r[3]) {
+    r[0] = r[1] = r[2] = 0;
+    int any = 0;
+    for (int i = 0; i < 3; i++) {
+        const defo_index o = S->nb[3 * (size_t)t + (size_t)i];
+        if (o < 0) continue;
+        const double *m = S->nrm + 3 * (size_t)o;
+        const double l = sqrt(dot3(m, m));
+        if (!(l > 0) || !isfinite(l)) continue;
+        for (int k = 0; k < 3; k++) r[k] += m[k] / l;
+        any = 1;
+    }
+    if (!any || !(dot3(r, r) > 1e-12)) memcpy(r, S->nrm + 3 * (size_t)t, 3 * sizeof(double));
+}
+
+/* F = U diag(σ) Vᵀ of a 3×2 F (columns f0, f1) with the sign rule against
+ * nref: U (u1, u2), the frame normal n = u1 × u2, V (row-major 2×2, columns
+ * v1 v2).  Returns 1 when the triangle is inverted against nref. */
+static int shell_svd(const double f0[3], const double f1[3], const double nref[3], double U[6],
+                     double n[3], double V[4], double sg[2]) {
+    double lo, hi, c, s;
+    defo_sym2_eigen(dot3(f0, f0), dot3(f0, f1), dot3(f1, f1), &lo, &hi, &c, &s);
+    V[0] = c, V[1] = -s, V[2] = s, V[3] = c;
+    const double s1 = sqrt(hi > 0 ? hi : 0.0);
+    double u1[3] = {c * f0[0] + s * f1[0], c * f0[1] + s * f1[1], c * f0[2] + s * f1[2]};
+    double cr[3];
+    cross3(f0, f1, cr);
+    const double a = sqrt(dot3(cr, cr));
+    if (s1 > 0) {
+        for (int k = 0; k < 3; k++) u1[k] /= s1;
+    } else {
+        /* collapsed to a point: any direction in the reference plane */
+        const double ax[3] = {fabs(nref[0]) < 0.9 ? 1.0 : 0.0, fabs(nref[0]) < 0.9 ? 0.0 : 1.0, 0};
+        cross3(nref, ax, u1);
+        const double l = sqrt(dot3(u1, u1));
+        for (int k = 0; k < 3; k++) u1[k] = l > 0 ? u1[k] / l : (k == 0);
+    }
+    double nn[3], s2;
+    if (a > 0 && s1 > 0) {
+        for (int k = 0; k < 3; k++) nn[k] = cr[k] / a;
+        s2 = a / s1;
+    } else {
+        /* flat: the reference normal made perpendicular to u1 */
+        const double d = dot3(nref, u1);
+        for (int k = 0; k < 3; k++) nn[k] = nref[k] - d * u1[k];
+        double l = sqrt(dot3(nn, nn));
+        if (!(l > 0)) {
+            const double ax[3] = {fabs(u1[0]) < 0.9 ? 1.0 : 0.0, fabs(u1[0]) < 0.9 ? 0.0 : 1.0, 0};
+            cross3(u1, ax, nn);
+            l = sqrt(dot3(nn, nn));
+        }
+        for (int k = 0; k < 3; k++) nn[k] /= l;
+        s2 = 0;
+    }
+    double u2[3];
+    cross3(nn, u1, u2);
+    const int inv = dot3(nn, nref) < 0;
+    if (inv) {
+        s2 = -s2;
+        for (int k = 0; k < 3; k++) u2[k] = -u2[k], nn[k] = -nn[k];
+    }
+    memcpy(U, u1, sizeof u1);
+    memcpy(U + 3, u2, sizeof u2);
+    memcpy(n, nn, sizeof nn);
+    sg[0] = s1;
+    sg[1] = s2;
+    return inv;
+}
+
+/* ----------------------------------------------------- the in-plane part */
+/* Triangle t at x: state (U, n, G, σ, P̂, dP/dF when tangent), energy, the
+ * forces on its corners into f (9).  Returns the FM_* flags. */
+static unsigned membrane(defo_force_model *fm, defo_index t, const double *x, int tangent,
+                         int store, double *psi_out, double f[9]) {
+    struct fm_shell *S = fm->shell;
+    const defo_index *v = fm->mesh->elems + 3 * (size_t)t;
+    double Di[4];
+    rest_inverse(fm, t, Di);
+    double d1[3], d2[3];
+    sub3(node(x, v[1]), node(x, v[0]), d1);
+    sub3(node(x, v[2]), node(x, v[0]), d2);
+    double f0[3], f1[3];
+    for (int r = 0; r < 3; r++) {
+        f0[r] = d1[r] * Di[0] + d2[r] * Di[2];
+        f1[r] = d1[r] * Di[1] + d2[r] * Di[3];
+    }
+    unsigned flag = 0;
+    if (!isfinite(f0[0] + f0[1] + f0[2] + f1[0] + f1[1] + f1[2])) {
+        if (psi_out) *psi_out = 0;
+        if (f) memset(f, 0, 9 * sizeof(double));
+        return FM_BAD;
+    }
+    double nref[3];
+    reference_normal(S, t, nref);
+    double U[6], n[3], V[4], sg[2];
+    if (shell_svd(f0, f1, nref, U, n, V, sg)) flag |= FM_INVERTED;
+    if (!(fabs(sg[1]) > 1e-12 * fabs(sg[0]))) flag |= FM_INVERTED; /* flat: no orientation */
+    double ph[2], s3;
+    defo_dpdf2 dp;
+    const double psi =
+        defo_material_eval_plane(fm->mat, sg[0], sg[1], &s3, ph, tangent ? &dp : NULL);
+    const double w = S->h * S->area[t];
+    if (psi_out) *psi_out = w * psi;
+    if (!isfinite(psi) || !isfinite(ph[0]) || !isfinite(ph[1])) flag |= FM_BAD;
+    /* G = Dm⁻¹ V; ĝ_a = Vᵀ ∇N_a: rows of G for a = 1, 2 */
+    const double G[4] = {Di[0] * V[0] + Di[1] * V[2], Di[0] * V[1] + Di[1] * V[3],
+                         Di[2] * V[0] + Di[3] * V[2], Di[2] * V[1] + Di[3] * V[3]};
+    if (f) {
+        /* f_a = −w U diag(P̂) ĝ_a */
+        for (int a = 1; a < 3; a++)
+            for (int r = 0; r < 3; r++)
+                f[3 * a + r] =
+                    -w * (U[r] * ph[0] * G[2 * (a - 1)] + U[3 + r] * ph[1] * G[2 * (a - 1) + 1]);
+        for (int r = 0; r < 3; r++) f[r] = -(f[3 + r] + f[6 + r]);
+    }
+    if (store) {
+        memcpy(S->U + 6 * (size_t)t, U, sizeof U);
+        memcpy(S->n + 3 * (size_t)t, n, sizeof n);
+        memcpy(S->G + 4 * (size_t)t, G, sizeof G);
+        S->sig[2 * (size_t)t] = sg[0];
+        S->sig[2 * (size_t)t + 1] = sg[1];
+        S->phat[2 * (size_t)t] = ph[0];
+        S->phat[2 * (size_t)t + 1] = ph[1];
+        S->s3[t] = s3;
+        if (tangent) {
+            if (fm->def.definiteness_fix) defo_dpdf2_project_psd(&dp);
+            S->dp[t] = dp;
+        }
+        if (fm->track_stable_time) {
+            defo_dpdf2 db;
+            if (!tangent) defo_material_eval_plane(fm->mat, sg[0], sg[1], NULL, NULL, &db);
+            const double r =
+                fmax(defo_dpdf2_bound(tangent ? &dp : &db), S->rest_bound) / S->membrane_scale;
+            fm->stable_len[t] = fm->elen[t] / sqrt(r);
+        }
+    }
+    return flag;
+}
+
+/* ĝ_a (2) of corner a from G (rows 0, 1 for corners 1, 2). */
+static inline void ghat(const double *G, int a, double g[2]) {
+    if (a == 0) {
+        g[0] = -(G[0] + G[2]);
+        g[1] = -(G[1] + G[3]);
+    } else {
+        g[0] = G[2 * (a - 1)];
+        g[1] = G[2 * (a - 1) + 1];
+    }
+}
+
+/* y (9) = w K_m d for the in-plane tangent (or damping) blocks T of triangle
+ * t at the last evaluation, d on its corners (9).  The frame's columns
+ * c = (u1, u2, n), δF̂_ij = Σ_b (c_i · d_b) ĝ_b[j]. */
+static void membrane_apply(const defo_force_model *fm, defo_index t, const defo_dpdf2 *T,
+                           const double *d, double *y) {
+    const struct fm_shell *S = fm->shell;
+    const double *U = S->U + 6 * (size_t)t, *n = S->n + 3 * (size_t)t, *G = S->G + 4 * (size_t)t;
+    const double *c[3] = {U, U + 3, n};
+    double g[3][2];
+    for (int a = 0; a < 3; a++) ghat(G, a, g[a]);
+    double F[3][2] = {{0, 0}, {0, 0}, {0, 0}};
+    for (int b = 0; b < 3; b++)
+        for (int i = 0; i < 3; i++) {
+            const double cd = dot3(c[i], d + 3 * b);
+            F[i][0] += cd * g[b][0];
+            F[i][1] += cd * g[b][1];
+        }
+    double P[3][2];
+    P[0][0] = T->A[0][0] * F[0][0] + T->A[0][1] * F[1][1];
+    P[1][1] = T->A[1][0] * F[0][0] + T->A[1][1] * F[1][1];
+    P[0][1] = T->B[0][0] * F[0][1] + T->B[0][1] * F[1][0];
+    P[1][0] = T->B[1][0] * F[0][1] + T->B[1][1] * F[1][0];
+    P[2][0] = T->N[0] * F[2][0];
+    P[2][1] = T->N[1] * F[2][1];
+    const double w = S->h * S->area[t];
+    for (int a = 0; a < 3; a++)
+        for (int r = 0; r < 3; r++) {
+            double s = 0;
+            for (int i = 0; i < 3; i++) s += c[i][r] * (P[i][0] * g[a][0] + P[i][1] * g[a][1]);
+            y[3 * a + r] = w * s;
+        }
+}
+
+/* Block (a, b) of w K_m (3×3 row-major, added to s). */
+static void membrane_block(const defo_force_model *fm, defo_index t, const defo_dpdf2 *T, int a,
+                           int b, double s[9]) {
+    const struct fm_shell *S = fm->shell;
+    const double *U = S->U + 6 * (size_t)t, *n = S->n + 3 * (size_t)t, *G = S->G + 4 * (size_t)t;
+    const double *c[3] = {U, U + 3, n};
+    double ga[2], gb[2];
+    ghat(G, a, ga);
+    ghat(G, b, gb);
+    const double w = S->h * S->area[t];
+    /* coefficient of c_i c_kᵀ: Σ_jl T_{ij,kl} ĝa[j] ĝb[l] */
+    double C[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+    C[0][0] = T->A[0][0] * ga[0] * gb[0] + T->B[0][0] * ga[1] * gb[1];
+    C[0][1] = T->A[0][1] * ga[0] * gb[1] + T->B[0][1] * ga[1] * gb[0];
+    C[1][0] = T->A[1][0] * ga[1] * gb[0] + T->B[1][0] * ga[0] * gb[1];
+    C[1][1] = T->A[1][1] * ga[1] * gb[1] + T->B[1][1] * ga[0] * gb[0];
+    C[2][2] = T->N[0] * ga[0] * gb[0] + T->N[1] * ga[1] * gb[1];
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 3; k++) {
+            if (C[i][k] == 0.0) continue;
+            const double cw = w * C[i][k];
+            for (int r = 0; r < 3; r++)
+                for (int q = 0; q < 3; q++) s[3 * r + q] += cw * c[i][r] * c[k][q];
+        }
+}
+
+/* ----------------------------------------------------------- the bending */
+/* The hinge gradient of local edge i of triangle t at stencil position p
+ * (3 values), or NULL when the hinge is absent, inactive, or misses p. */
+static const double *hinge_grad_at(const struct fm_shell *S, defo_index t, int i, int p) {
+    const defo_index h = S->tri_hinge[3 * (size_t)t + (size_t)i];
+    if (h < 0 || !S->live[h]) return NULL;
+    const int8_t *m = S->hmap + 12 * (size_t)t + 4 * (size_t)i;
+    for (int k = 0; k < 4; k++)
+        if (m[k] == p) return S->gth + 12 * (size_t)h + 3 * (size_t)k;
+    return NULL;
+}
+
+/* q_i = θ − θ̄ of triangle t's hinges (0 where absent or inactive). */
+static void angle_changes(const struct fm_shell *S, defo_index t, const double *theta,
+                          const unsigned char *live, double q[3]) {
+    for (int i = 0; i < 3; i++) {
+        const defo_index h = S->tri_hinge[3 * (size_t)t + (size_t)i];
+        q[i] = 0;
+        if (h < 0 || !live[h]) continue;
+        double rest = S->theta_rest[h];
+        if (S->plastic_bend) rest += S->plastic_bend[h] * S->angle_per_strain[h];
+        q[i] = theta[h] - rest;
+    }
+}
+
+/* Bending energy and forces of triangle t (into the 6 stencil slots f, 18
+ * values, added) at the last hinge pass; u = K q is kept. */
+static double bending(defo_force_model *fm, defo_index t, double *f) {
+    struct fm_shell *S = fm->shell;
+    double q[3];
+    angle_changes(S, t, S->theta, S->live, q);
+    const double *K = S->K + 9 * (size_t)t;
+    double u[3];
+    for (int i = 0; i < 3; i++) u[i] = K[3 * i] * q[0] + K[3 * i + 1] * q[1] + K[3 * i + 2] * q[2];
+    memcpy(S->u + 3 * (size_t)t, u, sizeof u);
+    for (int i = 0; i < 3; i++) {
+        const defo_index h = S->tri_hinge[3 * (size_t)t + (size_t)i];
+        if (h < 0 || !S->live[h] || u[i] == 0.0) continue;
+        const int8_t *m = S->hmap + 12 * (size_t)t + 4 * (size_t)i;
+        const double *g = S->gth + 12 * (size_t)h;
+        for (int k = 0; k < 4; k++)
+            for (int r = 0; r < 3; r++) f[3 * m[k] + r] -= u[i] * g[3 * k + r];
+    }
+    return 0.5 * (q[0] * u[0] + q[1] * u[1] + q[2] * u[2]);
+}
+
+/* y (18, added) += scale · (Σ J_iᵀ K_ij J_j) d on the stencil of t (the
+ * Gauss–Newton part), d given per stencil position (18). */
+static void bending_gn_apply(const struct fm_shell *S, defo_index t, const double *d, double scale,
+                             double *y) {
+    double z[3] = {0, 0, 0};
+    const double *K = S->K + 9 * (size_t)t;
+    for (int i = 0; i < 3; i++) {
+        const defo_index h = S->tri_hinge[3 * (size_t)t + (size_t)i];
+        if (h < 0 || !S->live[h]) continue;
+        const int8_t *m = S->hmap + 12 * (size_t)t + 4 * (size_t)i;
+        const double *g = S->gth + 12 * (size_t)h;
+        for (int k = 0; k < 4; k++) z[i] += dot3(g + 3 * k, d + 3 * m[k]);
+    }
+    for (int i = 0; i < 3; i++) {
+        const defo_index h = S->tri_hinge[3 * (size_t)t + (size_t)i];
+        if (h < 0 || !S->live[h]) continue;
+        const double c = scale * (K[3 * i] * z[0] + K[3 * i + 1] * z[1] + K[3 * i + 2] * z[2]);
+        const int8_t *m = S->hmap + 12 * (size_t)t + 4 * (size_t)i;
+        const double *g = S->gth + 12 * (size_t)h;
+        for (int k = 0; k < 4; k++)
+            for (int r = 0; r < 3; r++) y[3 * m[k] + r] += c * g[3 * k + r];
+    }
+}
+
+/* 1 when t owns hinge i's Hessian term (it is the hinge's first triangle). */
+static inline int owns(const struct fm_shell *S, defo_index t, int i) {
+    const defo_index h = S->tri_hinge[3 * (size_t)t + (size_t)i];
+    return h >= 0 && S->hinge_tri[2 * (size_t)h] == t && S->live[h];
+}
+
+/* -------------------------------------------------------------- passes */
+/* The triangles' normals and the hinges' angles and gradients at x. */
+static void hinge_pass(defo_force_model *fm, const double *x) {
+    struct fm_shell *S = fm->shell;
+    const defo_index nt = S->nt, nh = S->nh;
+    const defo_index *el = fm->mesh->elems;
+    DEFO_FOR
+    for (defo_index t = 0; t < nt; t++) {
+        const defo_index *v = el + 3 * (size_t)t;
+        double a[3], b[3];
+        sub3(node(x, v[1]), node(x, v[0]), a);
+        sub3(node(x, v[2]), node(x, v[0]), b);
+        cross3(a, b, S->nrm + 3 * (size_t)t);
+    }
+    DEFO_FOR
+    for (defo_index h = 0; h < nh; h++) {
+        const defo_index *p = S->hinge + 4 * (size_t)h;
+        S->live[h] =
+            (unsigned char)hinge_angle(node(x, p[0]), node(x, p[1]), node(x, p[2]), node(x, p[3]),
+                                       &S->theta[h], S->gth + 12 * (size_t)h);
+        if (!S->live[h]) {
+            S->theta[h] = 0;
+            memset(S->gth + 12 * (size_t)h, 0, 12 * sizeof(double));
+        }
+    }
+}
+
+defo_status defo_fm_shell_evaluate(defo_force_model *fm, const double *x, unsigned flags,
+                                   double *force, double *energy) {
+    struct fm_shell *S = fm->shell;
+    const defo_index nt = S->nt, nh = S->nh;
+    const int tangent = (flags & DEFO_EVAL_TANGENT) != 0;
+    defo_index inverted = 0, bad = 0;
+    DEFO_PARALLEL_REGION_IF(SH_WORTH(nt, SH_NS_FORCE + (tangent ? SH_NS_HINGE : 0))) {
+        hinge_pass(fm, x);
+        DEFO_FOR_SUM(inverted, bad)
+        for (defo_index t = 0; t < nt; t++) {
+            double *sl = fm->slot + 18 * (size_t)t, psi_m = 0;
+            memset(sl, 0, 18 * sizeof(double));
+            const unsigned fl = membrane(fm, t, x, tangent, 1, &psi_m, sl);
+            const double psi_b = bending(fm, t, sl);
+            fm->elem_energy[t] = psi_m + psi_b;
+            fm->flag[t] = (unsigned char)fl;
+            for (int k = 0; k < 18; k++)
+                if (!isfinite(sl[k])) fm->flag[t] |= FM_BAD;
+            inverted += (fl & FM_INVERTED) != 0;
+            bad += (fm->flag[t] & FM_BAD) != 0;
+        }
+        if (tangent && !bad) {
+            DEFO_FOR
+            for (defo_index h = 0; h < nh; h++) {
+                if (!S->live[h]) continue;
+                const defo_index *p = S->hinge + 4 * (size_t)h;
+                const defo_index t0 = S->hinge_tri[2 * (size_t)h],
+                                 t1 = S->hinge_tri[2 * (size_t)h + 1];
+                const double m = S->u[3 * (size_t)t0 + (size_t)S->hinge_local[2 * (size_t)h]] +
+                                 S->u[3 * (size_t)t1 + (size_t)S->hinge_local[2 * (size_t)h + 1]];
+                hinge_term(node(x, p[0]), node(x, p[1]), node(x, p[2]), node(x, p[3]), m,
+                           fm->def.definiteness_fix, S->Hh + 78 * (size_t)h);
+            }
+        }
+        if (force && !bad) defo_gather3_team(&fm->inc, fm->slot, force);
+    }
+    S->tangent_ok = tangent;
+    fm->inverted = inverted;
+    if (bad) return defo_fm_report_bad(fm, x);
+    if (fm->track_stable_time) {
+        double t = INFINITY;
+        for (defo_index e = 0; e < nt; e++) t = fmin(t, fm->stable_len[e]);
+        const double tm = t / fm->wave_speed;
+        fm->stable_time = 4.0 / sqrt(16.0 / (tm * tm) + S->bend_omega2);
+    }
+    if (energy) *energy = defo_fm_sum_energy(fm);
+    return DEFO_OK;
+}
+
+defo_status defo_fm_shell_energy_of(const defo_force_model *fm, const double *x,
+                                    const defo_index *elems, defo_index count, double *energy) {
+    const struct fm_shell *S = fm->shell;
+    double total = 0;
+    for (defo_index k = 0; k < count; k++) {
+        const defo_index t = elems[k];
+        /* in plane: the same arithmetic without touching the model's state
+         * (the reference normal from the triangles' normals at x) */
+        const defo_index *v = fm->mesh->elems + 3 * (size_t)t;
+        double Di[4];
+        rest_inverse(fm, t, Di);
+        double d1[3], d2[3], f0[3], f1[3];
+        sub3(node(x, v[1]), node(x, v[0]), d1);
+        sub3(node(x, v[2]), node(x, v[0]), d2);
+        for (int r = 0; r < 3; r++) {
+            f0[r] = d1[r] * Di[0] + d2[r] * Di[2];
+            f1[r] = d1[r] * Di[1] + d2[r] * Di[3];
+        }
+        double nref[3] = {0, 0, 0};
+        int any = 0;
+        for (int i = 0; i < 3; i++) {
+            const defo_index o = S->nb[3 * (size_t)t + (size_t)i];
+            if (o < 0) continue;
+            const defo_index *w = fm->mesh->elems + 3 * (size_t)o;
+            double a[3], b[3], m[3];
+            sub3(node(x, w[1]), node(x, w[0]), a);
+            sub3(node(x, w[2]), node(x, w[0]), b);
+            cross3(a, b, m);
+            const double l = sqrt(dot3(m, m));
+            if (!(l > 0)) continue;
+            for (int c = 0; c < 3; c++) nref[c] += m[c] / l;
+            any = 1;
+        }
+        if (!any || !(dot3(nref, nref) > 1e-12)) cross3(d1, d2, nref);
+        double U[6], n[3], V[4], sg[2];
+        shell_svd(f0, f1, nref, U, n, V, sg);
+        const double psi = defo_material_eval_plane(fm->mat, sg[0], sg[1], NULL, NULL, NULL);
+        total += S->h * S->area[t] * psi;
+        /* bending of its hinges at x */
+        double theta[3];
+        unsigned char live[3];
+        double q[3] = {0, 0, 0};
+        for (int i = 0; i < 3; i++) {
+            const defo_index h = S->tri_hinge[3 * (size_t)t + (size_t)i];
+            if (h < 0) continue;
+            const defo_index *p = S->hinge + 4 * (size_t)h;
+            double g[12];
+            live[i] = (unsigned char)hinge_angle(node(x, p[0]), node(x, p[1]), node(x, p[2]),
+                                                 node(x, p[3]), &theta[i], g);
+            if (!live[i]) continue;
+            double rest = S->theta_rest[h];
+            if (S->plastic_bend) rest += S->plastic_bend[h] * S->angle_per_strain[h];
+            q[i] = theta[i] - rest;
+        }
+        const double *K = S->K + 9 * (size_t)t;
+        for (int i = 0; i < 3; i++)
+            total += 0.5 * q[i] * (K[3 * i] * q[0] + K[3 * i + 1] * q[1] + K[3 * i + 2] * q[2]);
+    }
+    *energy = total;
+    if (!isfinite(total))
+        return defo_error(DEFO_ERR_NUMERICAL, "shell energy of an element set: not finite");
+    return DEFO_OK;
+}
+
+/* d and y per stencil position of triangle t. */
+static void gather_stencil(const struct fm_shell *S, defo_index t, const double *d, double *ds) {
+    const defo_index *st = S->stencil + 6 * (size_t)t;
+    for (int p = 0; p < 6; p++) memcpy(ds + 3 * p, d + 3 * (size_t)st[p], 3 * sizeof(double));
+}
+
+/* mode 0: the tangent K d; mode 1: the damping D d. */
+static void shell_apply(defo_force_model *fm, const double *d, double *y, int mode) {
+    struct fm_shell *S = fm->shell;
+    const defo_index nt = S->nt;
+    DEFO_PARALLEL_REGION_IF(SH_WORTH(nt, SH_NS_APPLY)) {
+        DEFO_FOR
+        for (defo_index t = 0; t < nt; t++) {
+            double ds[18], *sl = fm->slot + 18 * (size_t)t;
+            gather_stencil(S, t, d, ds);
+            memset(sl, 0, 18 * sizeof(double));
+            const defo_dpdf2 *T = mode ? &S->damp : &S->dp[t];
+            membrane_apply(fm, t, T, ds, sl);
+            bending_gn_apply(S, t, ds, mode ? S->tau : 1.0, sl);
+            if (mode) continue;
+            for (int i = 0; i < 3; i++) {
+                if (!owns(S, t, i)) continue;
+                const defo_index h = S->tri_hinge[3 * (size_t)t + (size_t)i];
+                const double *Hp = S->Hh + 78 * (size_t)h;
+                const int8_t *m = S->hmap + 12 * (size_t)t + 4 * (size_t)i;
+                double dh[12];
+                for (int k = 0; k < 4; k++) memcpy(dh + 3 * k, ds + 3 * m[k], 3 * sizeof(double));
+                for (int r = 0; r < 12; r++) {
+                    double s = 0;
+                    for (int c = 0; c < 12; c++) s += Hp[pk(r, c)] * dh[c];
+                    sl[3 * m[r / 3] + r % 3] += s;
+                }
+            }
+        }
+        defo_gather3_team(&fm->inc, fm->slot, y);
+    }
+}
+
+void defo_fm_shell_tangent_apply(defo_force_model *fm, const double *d, double *y) {
+    shell_apply(fm, d, y, 0);
+}
+
+void defo_fm_shell_damping_apply(defo_force_model *fm, const double *v, double *y) {
+    shell_apply(fm, v, y, 1);
+}
+
+/* Block (p, q) of triangle t's element matrix (stencil positions), added to
+ * s: mode 0 the tangent, 1 the damping. */
+static void shell_block(const defo_force_model *fm, defo_index t, int p, int q, int mode,
+                        double s[9]) {
+    const struct fm_shell *S = fm->shell;
+    if (p < 3 && q < 3) membrane_block(fm, t, mode ? &S->damp : &S->dp[t], p, q, s);
+    const double *K = S->K + 9 * (size_t)t;
+    const double scale = mode ? S->tau : 1.0;
+    for (int i = 0; i < 3; i++) {
+        const double *gi = hinge_grad_at(S, t, i, p);
+        if (!gi) continue;
+        for (int j = 0; j < 3; j++) {
+            const double *gj = hinge_grad_at(S, t, j, q);
+            if (!gj) continue;
+            const double k = scale * K[3 * i + j];
+            for (int r = 0; r < 3; r++)
+                for (int c = 0; c < 3; c++) s[3 * r + c] += k * gi[r] * gj[c];
+        }
+    }
+    if (mode) return;
+    for (int i = 0; i < 3; i++) {
+        if (!owns(S, t, i)) continue;
+        const defo_index h = S->tri_hinge[3 * (size_t)t + (size_t)i];
+        const int8_t *m = S->hmap + 12 * (size_t)t + 4 * (size_t)i;
+        int kp = -1, kq = -1;
+        for (int k = 0; k < 4; k++) {
+            if (m[k] == p) kp = k;
+            if (m[k] == q) kq = k;
+        }
+        if (kp < 0 || kq < 0) continue;
+        const double *Hp = S->Hh + 78 * (size_t)h;
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++) s[3 * r + c] += Hp[pk(3 * kp + r, 3 * kq + c)];
+    }
+}
+
+static void shell_diagonal(defo_force_model *fm, double *blocks, int mode) {
+    struct fm_shell *S = fm->shell;
+    const defo_index nt = S->nt;
+    DEFO_PARALLEL_REGION_IF(SH_WORTH(nt, SH_NS_DIAG)) {
+        DEFO_FOR
+        for (defo_index t = 0; t < nt; t++) {
+            double *sl = fm->slot + 54 * (size_t)t;
+            memset(sl, 0, 54 * sizeof(double));
+            for (int p = 0; p < 6; p++) shell_block(fm, t, p, p, mode, sl + 9 * p);
+        }
+        defo_fm_gather9_team(fm, fm->slot, blocks);
+    }
+}
+
+void defo_fm_shell_tangent_diagonal(defo_force_model *fm, double *blocks) {
+    shell_diagonal(fm, blocks, 0);
+}
+
+void defo_fm_shell_damping_diagonal(defo_force_model *fm, double *blocks) {
+    shell_diagonal(fm, blocks, 1);
+}
+
+static void assemble_row(const defo_force_model *fm, const defo_bcsr_pattern *A, double *val,
+                         double k, double c, defo_index I) {
+    for (int64_t b = A->diag[I]; b < A->row_offset[I + 1]; b++) {
+        double s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, t[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+        for (int64_t q = A->src_offset[b]; q < A->src_offset[b + 1]; q++) {
+            int64_t e;
+            int i, j;
+            fm_slot(6, A->src[q], &e, &i, &j);
+            if (k != 0.0) shell_block(fm, (defo_index)e, i, j, 0, s);
+            if (c != 0.0) shell_block(fm, (defo_index)e, i, j, 1, t);
+        }
+        for (int r = 0; r < 9; r++) s[r] = k * s[r] + c * t[r];
+        double *v = val + 9 * b;
+        if (b == A->diag[I]) {
+            for (int r = 0; r < 3; r++)
+                for (int q = 0; q < 3; q++) v[3 * r + q] = 0.5 * (s[3 * r + q] + s[3 * q + r]);
+            continue;
+        }
+        double *tr = val + 9 * A->transpose[b];
+        for (int r = 0; r < 3; r++)
+            for (int q = 0; q < 3; q++) v[3 * r + q] = tr[3 * q + r] = s[3 * r + q];
+    }
+}
+
+void defo_fm_shell_assemble(defo_force_model *fm, double k, double c) {
+    const defo_bcsr_pattern *A = defo_bcsr_get_pattern(fm->A);
+    double *val = defo_bcsr_values(fm->A);
+    const defo_index nr = A->num_rows;
+    const double cd = fm->damping ? c : 0.0;
+    DEFO_PARALLEL_FOR_IF(SH_WORTH(fm->shell->nt, SH_NS_ASSEMBLE))
+    for (defo_index I = 0; I < nr; I++) assemble_row(fm, A, val, k, cd, I);
+}
+
+/* ------------------------------------------------------------- queries */
+defo_index defo_fm_shell_count_inverted_at(const defo_force_model *fm, const double *x) {
+    const struct fm_shell *S = fm->shell;
+    defo_index count = 0;
+    for (defo_index t = 0; t < S->nt; t++) {
+        const defo_index *v = fm->mesh->elems + 3 * (size_t)t;
+        double a[3], b[3], m[3];
+        sub3(node(x, v[1]), node(x, v[0]), a);
+        sub3(node(x, v[2]), node(x, v[0]), b);
+        cross3(a, b, m);
+        const double l2 = fmax(dot3(a, a), dot3(b, b));
+        if (!(sqrt(dot3(m, m)) > 1e-12 * l2)) {
+            count++; /* flat, or not finite */
+            continue;
+        }
+        double r[3] = {0, 0, 0};
+        for (int i = 0; i < 3; i++) {
+            const defo_index o = S->nb[3 * (size_t)t + (size_t)i];
+            if (o < 0) continue;
+            const defo_index *w = fm->mesh->elems + 3 * (size_t)o;
+            double c[3], d[3], mo[3];
+            sub3(node(x, w[1]), node(x, w[0]), c);
+            sub3(node(x, w[2]), node(x, w[0]), d);
+            cross3(c, d, mo);
+            const double l = sqrt(dot3(mo, mo));
+            if (l > 0)
+                for (int k = 0; k < 3; k++) r[k] += mo[k] / l;
+        }
+        if (dot3(r, r) > 1e-12 && dot3(r, m) < 0) count++;
+    }
+    return count;
+}
+
+defo_status defo_fm_shell_strain(defo_force_model *fm, const double *x, double *eps) {
+    /* ε = V (Σ − I) Vᵀ in the rest frame, as a 3-D tensor B ε Bᵀ in rest
+     * axes (Voigt, engineering shear) */
+    const struct fm_shell *S = fm->shell;
+    defo_status st = defo_fm_shell_evaluate(fm, x, 0, NULL, NULL);
+    if (st) return st;
+    for (defo_index t = 0; t < S->nt; t++) {
+        const double *sg = S->sig + 2 * (size_t)t, *fr = S->frame + 10 * (size_t)t;
+        /* V from G = Dm⁻¹ V: V = Dm G */
+        double Di[4];
+        rest_inverse(fm, t, Di);
+        const double det = Di[0] * Di[3] - Di[1] * Di[2];
+        const double Dm[4] = {Di[3] / det, -Di[1] / det, -Di[2] / det, Di[0] / det};
+        const double *G = S->G + 4 * (size_t)t;
+        const double V[4] = {Dm[0] * G[0] + Dm[1] * G[2], Dm[0] * G[1] + Dm[1] * G[3],
+                             Dm[2] * G[0] + Dm[3] * G[2], Dm[2] * G[1] + Dm[3] * G[3]};
+        const double d0 = sg[0] - 1, d1 = sg[1] - 1;
+        const double e2[2][2] = {
+            {V[0] * d0 * V[0] + V[1] * d1 * V[1], V[0] * d0 * V[2] + V[1] * d1 * V[3]},
+            {V[2] * d0 * V[0] + V[3] * d1 * V[1], V[2] * d0 * V[2] + V[3] * d1 * V[3]}};
+        double E[3][3];
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++) {
+                double s = 0;
+                for (int i = 0; i < 2; i++)
+                    for (int j = 0; j < 2; j++) s += fr[3 * i + r] * e2[i][j] * fr[3 * j + k];
+                E[r][k] = s;
+            }
+        double *o = eps + 6 * (size_t)t;
+        o[0] = E[0][0], o[1] = E[1][1], o[2] = E[2][2];
+        o[3] = 2 * E[0][1], o[4] = 2 * E[1][2], o[5] = 2 * E[0][2];
+    }
+    return DEFO_OK;
+}
+
+/* Principal Cauchy stresses of triangle t at the last evaluation: the
+ * plane-stress state τ_i = P̂_i σ_i / J (J = σ1σ2σ3 held at ≥ 0.01), world
+ * tensor U diag(τ) Uᵀ; returns the area stretch σ1σ2. */
+double defo_fm_shell_stress(const defo_force_model *fm, defo_index t, double sigma[9],
+                            double pr[3]) {
+    const struct fm_shell *S = fm->shell;
+    const double *sg = S->sig + 2 * (size_t)t, *ph = S->phat + 2 * (size_t)t;
+    const double *U = S->U + 6 * (size_t)t;
+    const double J = sg[0] * sg[1] * S->s3[t], d = J > 0.01 ? J : 0.01;
+    const double tau[2] = {ph[0] * sg[0] / d, ph[1] * sg[1] / d};
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++)
+            sigma[3 * r + k] = U[r] * tau[0] * U[k] + U[3 + r] * tau[1] * U[3 + k];
+    pr[0] = fmax(tau[0], fmax(tau[1], 0.0));
+    pr[2] = fmin(tau[0], fmin(tau[1], 0.0));
+    pr[1] = tau[0] + tau[1] - pr[0] - pr[2];
+    return sg[0] * sg[1];
+}
+
+const defo_index *defo_fm_shell_stencil(const defo_force_model *fm) {
+    return fm->shell->stencil;
+}
+
+defo_index defo_force_model_num_hinges(const defo_force_model *fm) {
+    return fm && fm->shell ? fm->shell->nh : 0;
+}
+
+defo_status defo_force_model_bending_strain(defo_force_model *fm, const double *x, double *strain) {
+    if (!fm || !fm->shell || !x || !strain)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "bending strain: a shell force model, positions and an output are "
+                          "needed");
+    struct fm_shell *S = fm->shell;
+    hinge_pass(fm, x);
+    for (defo_index h = 0; h < S->nh; h++)
+        strain[h] = S->live[h] ? (S->theta[h] - S->theta_rest[h]) / S->angle_per_strain[h] : NAN;
+    return DEFO_OK;
+}
+
+void defo_force_model_set_plastic_bending(defo_force_model *fm, const double *strain) {
+    if (fm && fm->shell) fm->shell->plastic_bend = strain;
+}
+
+defo_status defo_force_model_hinge_angles(defo_force_model *fm, const double *x, double *theta,
+                                          double *rest) {
+    if (!fm || !fm->shell)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "hinge angles: not a shell force model");
+    struct fm_shell *S = fm->shell;
+    if (theta) {
+        if (!x) x = fm->mesh->x;
+        hinge_pass(fm, x);
+        for (defo_index h = 0; h < S->nh; h++) theta[h] = S->live[h] ? S->theta[h] : NAN;
+    }
+    if (rest)
+        for (defo_index h = 0; h < S->nh; h++)
+            rest[h] = S->theta_rest[h] +
+                      (S->plastic_bend ? S->plastic_bend[h] * S->angle_per_strain[h] : 0.0);
+    return DEFO_OK;
+}
+
+const defo_index *defo_force_model_hinges(const defo_force_model *fm) {
+    return fm && fm->shell ? fm->shell->hinge : NULL;
+}
+
+/* ------------------------------------------------------------ lifecycle */
+void defo_fm_shell_destroy(struct fm_shell *S) {
+    if (!S) return;
+    void *a[] = {S->stencil,   S->nb,          S->tri_hinge, S->hmap,       S->hinge,
+                 S->hinge_tri, S->hinge_local, S->K,         S->theta_rest, S->angle_per_strain,
+                 S->nrm,       S->theta,       S->gth,       S->live,       S->Hh,
+                 S->u,         S->U,           S->n,         S->G,          S->sig,
+                 S->phat,      S->s3,          S->dp};
+    for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) defo_free(a[i]);
+    defo_free(S);
+}
+
+size_t defo_fm_shell_bytes(const defo_force_model *fm) {
+    const struct fm_shell *S = fm->shell;
+    const size_t nt = (size_t)S->nt, nh = (size_t)S->nh;
+    return sizeof *S +
+           nt * (6 * sizeof(defo_index) * 2 + 12 + 9 * 8 + 3 * 8 + 3 * 8 + 6 * 8 + 3 * 8 + 4 * 8 +
+                 5 * 8 + sizeof(defo_dpdf2)) +
+           nh * (4 * sizeof(defo_index) + 2 * sizeof(defo_index) + 2 + 8 * 2 + 8 + 12 * 8 + 1 +
+                 78 * 8);
+}
+
+/* The rest bound of the bending part's ω² over the whole body (Gershgorin
+ * on M^{-1/2} K_b M^{-1/2} with the lumped masses, K_b = Σ J_Tᵀ K_T J_T at
+ * rest): each node's row sum of block norms. */
+static double bending_omega2(defo_force_model *fm, const double *mass) {
+    struct fm_shell *S = fm->shell;
+    const defo_index n = fm->n;
+    double *row = defo_calloc((size_t)n + 1, sizeof(double));
+    if (!row) return INFINITY;
+    for (defo_index t = 0; t < S->nt; t++) {
+        const defo_index *st = S->stencil + 6 * (size_t)t;
+        for (int p = 0; p < 6; p++)
+            for (int q = 0; q < 6; q++) {
+                double s[9] = {0};
+                const double *K = S->K + 9 * (size_t)t;
+                for (int i = 0; i < 3; i++) {
+                    const double *gi = hinge_grad_at(S, t, i, p);
+                    if (!gi) continue;
+                    for (int j = 0; j < 3; j++) {
+                        const double *gj = hinge_grad_at(S, t, j, q);
+                        if (!gj) continue;
+                        for (int r = 0; r < 3; r++)
+                            for (int c = 0; c < 3; c++)
+                                s[3 * r + c] += K[3 * i + j] * gi[r] * gj[c];
+                    }
+                }
+                double f = 0;
+                for (int k = 0; k < 9; k++) f += s[k] * s[k];
+                const double mp = mass[st[p]], mq = mass[st[q]];
+                if (mp > 0 && mq > 0) row[st[p]] += sqrt(f) / sqrt(mp * mq);
+            }
+    }
+    double w2 = 0;
+    for (defo_index i = 0; i < n; i++) w2 = fmax(w2, row[i]);
+    defo_free(row);
+    return w2;
+}
+
+defo_status defo_fm_shell_create(defo_force_model *fm) {
+    const defo_mesh *mesh = fm->mesh;
+    const defo_material_def *md = defo_material_get_def(fm->mat);
+    if (fm->def.formulation != DEFO_FORMULATION_INVERTIBLE)
+        return defo_error(DEFO_ERR_UNSUPPORTED,
+                          "force model: shells take the invertible formulation (ITF04 §8's "
+                          "diagonalized in-plane model); for corotated linear elasticity choose "
+                          "the material model 'corotated'");
+    if (defo_material_has_fibres(fm->mat))
+        return defo_error(DEFO_ERR_UNSUPPORTED, "force model: shells have no fibre term");
+    if (!(md->thickness > 0))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "force model: a shell needs a thickness > 0 (material thickness is %g)",
+                          md->thickness);
+    defo_shell_topology tp;
+    defo_status st = defo_mesh_shell_topology(mesh, &tp);
+    if (st) return st;
+    struct fm_shell *S = defo_calloc(1, sizeof *S);
+    if (!S) {
+        defo_shell_topology_free(&tp);
+        return defo_error_oom("shell model", sizeof *S);
+    }
+    fm->shell = S;
+    const size_t nt = (size_t)mesh->num_elems, nh = (size_t)tp.num_hinges;
+    S->nt = mesh->num_elems;
+    S->nh = tp.num_hinges;
+    S->h = md->thickness;
+    S->nu = md->poisson;
+    S->D = md->youngs_modulus * S->h * S->h * S->h / (12.0 * (1.0 - S->nu * S->nu));
+    S->frame = defo_element_rest_frame(fm->rest);
+    S->area = defo_element_rest_volume(fm->rest);
+    S->stencil = defo_malloc(6 * nt * sizeof(defo_index) + 1);
+    S->nb = defo_malloc(3 * nt * sizeof(defo_index) + 1);
+    S->hmap = defo_malloc(12 * nt + 1);
+    S->K = defo_calloc(9 * nt + 1, sizeof(double));
+    S->theta_rest = defo_malloc(nh * sizeof(double) + 1);
+    S->angle_per_strain = defo_malloc(nh * sizeof(double) + 1);
+    S->hinge_local = defo_malloc(2 * nh + 1);
+    S->nrm = defo_malloc(3 * nt * sizeof(double) + 1);
+    S->theta = defo_calloc(nh + 1, sizeof(double));
+    S->gth = defo_calloc(12 * nh + 1, sizeof(double));
+    S->live = defo_calloc(nh + 1, 1);
+    S->Hh = defo_calloc(78 * nh + 1, sizeof(double));
+    S->u = defo_calloc(3 * nt + 1, sizeof(double));
+    S->U = defo_calloc(6 * nt + 1, sizeof(double));
+    S->n = defo_calloc(3 * nt + 1, sizeof(double));
+    S->G = defo_calloc(4 * nt + 1, sizeof(double));
+    S->sig = defo_calloc(2 * nt + 1, sizeof(double));
+    S->phat = defo_calloc(2 * nt + 1, sizeof(double));
+    S->s3 = defo_calloc(nt + 1, sizeof(double));
+    S->dp = defo_calloc(nt + 1, sizeof(defo_dpdf2));
+    /* take the topology's arrays */
+    S->hinge = tp.hinge;
+    S->hinge_tri = tp.hinge_tri;
+    S->tri_hinge = tp.tri_hinge;
+    tp.hinge = tp.hinge_tri = tp.tri_hinge = NULL;
+    if (!S->frame || !S->stencil || !S->nb || !S->hmap || !S->K || !S->theta_rest ||
+        !S->angle_per_strain || !S->hinge_local || !S->nrm || !S->theta || !S->gth || !S->live ||
+        !S->Hh || !S->u || !S->U || !S->n || !S->G || !S->sig || !S->phat || !S->s3 || !S->dp) {
+        defo_shell_topology_free(&tp);
+        return defo_error_oom("shell model", nt * 600 + nh * 800);
+    }
+    for (size_t t = 0; t < nt; t++) {
+        const defo_index *v = mesh->elems + 3 * t;
+        for (int i = 0; i < 3; i++) {
+            const defo_index o = tp.tri_opposite[3 * t + (size_t)i];
+            S->stencil[6 * t + (size_t)i] = v[i];
+            S->stencil[6 * t + 3 + (size_t)i] = o >= 0 ? o : v[i];
+            const defo_index h = S->tri_hinge[3 * t + (size_t)i];
+            int8_t *m = S->hmap + 12 * t + 4 * (size_t)i;
+            S->nb[3 * t + (size_t)i] = -1;
+            m[0] = m[1] = m[2] = m[3] = -1;
+            if (h < 0) continue;
+            const int first = S->hinge_tri[2 * (size_t)h] == (defo_index)t;
+            S->nb[3 * t + (size_t)i] = S->hinge_tri[2 * (size_t)h + (first ? 1 : 0)];
+            S->hinge_local[2 * (size_t)h + (first ? 0 : 1)] = (int8_t)i;
+            /* a b as the first triangle runs the edge; c in the first, d in the second */
+            m[0] = (int8_t)(first ? (i + 1) % 3 : (i + 2) % 3);
+            m[1] = (int8_t)(first ? (i + 2) % 3 : (i + 1) % 3);
+            m[2] = (int8_t)(first ? i : 3 + i);
+            m[3] = (int8_t)(first ? 3 + i : i);
+        }
+    }
+    defo_shell_topology_free(&tp);
+    /* rest angles and the angle per outer-fibre strain */
+    for (size_t h = 0; h < nh; h++) {
+        const defo_index *p = S->hinge + 4 * h;
+        double g[12], th = 0;
+        if (!hinge_angle(node(mesh->x, p[0]), node(mesh->x, p[1]), node(mesh->x, p[2]),
+                         node(mesh->x, p[3]), &th, g))
+            return defo_error(DEFO_ERR_INVALID_MESH,
+                              "force model: hinge (%ld %ld) next to a degenerate triangle "
+                              "(element %ld or %ld)",
+                              (long)p[0], (long)p[1], (long)S->hinge_tri[2 * h],
+                              (long)S->hinge_tri[2 * h + 1]);
+        S->theta_rest[h] = th;
+        double e[3];
+        sub3(node(mesh->x, p[1]), node(mesh->x, p[0]), e);
+        const double a2 = S->area[S->hinge_tri[2 * h]] + S->area[S->hinge_tri[2 * h + 1]];
+        S->angle_per_strain[h] = 2.0 * a2 / (S->h * sqrt(dot3(e, e)));
+    }
+    /* the condensed bending forms */
+    for (size_t t = 0; t < nt; t++) {
+        const defo_index *v = mesh->elems + 3 * t;
+        const double A = S->area[t], *nn = S->frame + 10 * t; /* b1, b2 span the plane */
+        double N[3];
+        cross3(nn, nn + 3, N);
+        double c[3], tt[3][3];
+        for (int i = 0; i < 3; i++) {
+            double e[3];
+            sub3(node(mesh->x, v[(i + 2) % 3]), node(mesh->x, v[(i + 1) % 3]), e);
+            const double l = sqrt(dot3(e, e));
+            c[i] = l / (2.0 * A);
+            cross3(e, N, tt[i]);
+            for (int k = 0; k < 3; k++) tt[i][k] /= l;
+        }
+        double K[3][3];
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) {
+                const double d = dot3(tt[i], tt[j]);
+                K[i][j] = A * S->D * c[i] * c[j] * ((1.0 - S->nu) * d * d + S->nu);
+            }
+        int inner[3], ni = 0, bd[3], nbd = 0;
+        for (int i = 0; i < 3; i++) {
+            if (S->tri_hinge[3 * t + (size_t)i] >= 0)
+                inner[ni++] = i;
+            else
+                bd[nbd++] = i;
+        }
+        double Kc[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+        if (ni > 0) {
+            /* K_II − K_IB K_BB⁻¹ K_BI over the boundary edges */
+            double Binv[2][2] = {{0, 0}, {0, 0}};
+            if (nbd == 1) Binv[0][0] = 1.0 / K[bd[0]][bd[0]];
+            if (nbd == 2) {
+                const double a = K[bd[0]][bd[0]], b = K[bd[0]][bd[1]], d = K[bd[1]][bd[1]];
+                const double det = a * d - b * b;
+                Binv[0][0] = d / det, Binv[0][1] = Binv[1][0] = -b / det, Binv[1][1] = a / det;
+            }
+            for (int x = 0; x < ni; x++)
+                for (int y = 0; y < ni; y++) {
+                    const int i = inner[x], j = inner[y];
+                    double s = K[i][j];
+                    for (int a = 0; a < nbd; a++)
+                        for (int b = 0; b < nbd; b++) s -= K[i][bd[a]] * Binv[a][b] * K[bd[b]][j];
+                    Kc[i][j] = s;
+                }
+        }
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) S->K[9 * t + (size_t)(3 * i + j)] = Kc[i][j];
+    }
+    /* membrane constants: plane-stress modulus, damping blocks, rest bound */
+    const double mu = fm->mu, la = fm->lambda;
+    const double lstar = la + 2 * mu > 0 ? 2 * mu * la / (la + 2 * mu) : 0;
+    S->membrane_scale = lstar + 2 * mu;
+    const double mud = fm->mu_d, lad = fm->lambda_d;
+    const double ldstar = lad + 2 * mud > 0 ? 2 * mud * lad / (lad + 2 * mud) : 0;
+    memset(&S->damp, 0, sizeof S->damp);
+    S->damp.A[0][0] = S->damp.A[1][1] = 2 * mud + ldstar;
+    S->damp.A[0][1] = S->damp.A[1][0] = ldstar;
+    S->damp.B[0][0] = S->damp.B[0][1] = S->damp.B[1][0] = S->damp.B[1][1] = mud;
+    S->tau = mu > 0 ? mud / mu : 0.0;
+    defo_dpdf2 d0;
+    defo_material_eval_plane(fm->mat, 1.0, 1.0, NULL, NULL, &d0);
+    S->rest_bound = defo_dpdf2_bound(&d0);
+    return DEFO_OK;
+}
+
+/* The explicit step data (after the incidence): the membrane wave speed
+ * and lengths and the bending bound with the lumped masses. */
+defo_status defo_fm_shell_stable_time(defo_force_model *fm) {
+    struct fm_shell *S = fm->shell;
+    const defo_material_def *md = defo_material_get_def(fm->mat);
+    const double rho = md->density;
+    fm->wave_speed = sqrt(S->membrane_scale / rho);
+    fm->stiffness_scale = S->membrane_scale;
+    fm->rest_bound = S->rest_bound;
+    const double r0 = sqrt(S->rest_bound / S->membrane_scale);
+    double lmin = INFINITY;
+    for (defo_index e = 0; e < S->nt; e++) {
+        fm->stable_len[e] = fm->elen[e] / r0;
+        lmin = fmin(lmin, fm->stable_len[e]);
+    }
+    double *mass = defo_malloc((size_t)fm->n * sizeof(double) + 1);
+    if (!mass) return defo_error_oom("shell masses", (size_t)fm->n * sizeof(double));
+    defo_status st = defo_element_lumped_mass(fm->mesh, rho * S->h, NULL, mass);
+    /* the hinges' gradients at rest for the bound */
+    if (!st) {
+        hinge_pass(fm, fm->mesh->x);
+        S->bend_omega2 = bending_omega2(fm, mass);
+    }
+    defo_free(mass);
+    if (st) return st;
+    const double tm = S->nt > 0 ? lmin / fm->wave_speed : INFINITY;
+    /* ω bounds add in quadrature at most: λmax(A + B) ≤ λmax(A) + λmax(B),
+     * and ω = 4/time in the wave time's convention (force_model.h) */
+    fm->wave_time = S->nt > 0 ? 4.0 / sqrt(16.0 / (tm * tm) + S->bend_omega2) : INFINITY;
+    fm->stable_time = fm->wave_time;
+    return DEFO_OK;
+}
