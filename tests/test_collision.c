@@ -731,7 +731,8 @@ static void test_mesh_collider(void) {
     test_rng rng = {777};
     double worst = 0, worst_n = 0;
     int near = 0, far = 0, inside = 0;
-    for (int it = 0; it < TEST_HEAVY(3000); it++) {
+    const int samples = TEST_HEAVY(3000);
+    for (int it = 0; it < samples; it++) {
         double x[3], nb[3], nm[3];
         const double r = it % 2 ? 1.6 : 0.9;
         for (int i = 0; i < 3; i++) x[i] = sb.center[i] + test_range(&rng, -r, r);
@@ -753,7 +754,7 @@ static void test_mesh_collider(void) {
             CHECK(pm > 0 && pm <= pb * (1 + 1e-12));
         }
     }
-    CHECK(inside > 100 && near > 300 && far > 300);
+    CHECK(inside > samples / 30 && near > samples / 10 && far > samples / 10);
     TEST_REPORT("box of %ld triangles vs the analytic box: %d points near (%d inside) |dphi| <= "
                 "%.1e m, normals <= %.1e off; %d far points outside below the distance",
                 (long)info->num_triangles, near, inside, worst, worst_n, far);
