@@ -81,6 +81,7 @@ typedef struct world_body {
     defo_contact_surface *surface; /* NULL: does not collide */
     double *inv_mass;              /* n: 1/m, 0 for prescribed nodes (the response) */
     defo_step_body sb;             /* the stepper's view */
+    struct world_part *part;       /* a distributed run: this process's part (distribute.c) */
 } world_body;
 
 typedef struct world_integrator {
@@ -136,6 +137,9 @@ struct defo_world {
     defo_contact_friction *fric;
     size_t num_fric, fric_cap;
     double *fric_S;
+    /* a distributed run (distribute.c): the processes, NULL on one */
+    const defo_comm *comm;
+    defo_distribute_def dist;
 };
 
 /* activation.c: the levels at time t into b->activation; 1 when any changed */
@@ -178,6 +182,13 @@ defo_status defo_world_body_resize(defo_world *w, world_body *b, defo_index n);
 defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old_n);
 /* Field by field (a struct's padding may differ). */
 int defo_world_material_equal(const defo_material_def *a, const defo_material_def *b);
+
+/* distribute.c: body b's part again after its force model was rebuilt
+ * (the stepper's view then points at the part); the step's per-element
+ * inputs (activation levels) copied to the part; the part freed */
+defo_status defo_world_part_rebuild(defo_world *w, world_body *b);
+void defo_world_part_sync(world_body *b);
+void defo_world_part_free(world_body *b);
 
 /* checkpoint.c */
 void defo_world_buf_put(world_buf *b, const void *src, size_t n);
