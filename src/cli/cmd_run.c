@@ -228,6 +228,12 @@ static int run_scene(int argc, char **argv, const run_dist *d) {
     }
     if (!outdir) outdir = scene_path ? "defo-run" : "defo-demo";
     if (threads) defo_set_threads(threads);
+    /* several processes on one machine share its cores */
+    if (!threads && d->comm) {
+        const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+        const long cores = sysconf(_SC_NPROCESSORS_ONLN), per = local ? atol(local) : 1;
+        if (cores > 0 && per > 1) defo_set_threads(cores / per > 1 ? (int)(cores / per) : 1);
+    }
     /* several processes: rank 0 speaks and writes, the others keep quiet */
     const int rank0 = d->rank == 0;
     frame_stops = d->comm != NULL;

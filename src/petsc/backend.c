@@ -265,7 +265,7 @@ static defo_status owned_pattern(ps *S, const defo_linear_system *sys, int *chan
     S->gcols = NULL;
     S->vals = NULL;
     S->row_start = defo_malloc(((size_t)S->nl + 1) * sizeof *S->row_start);
-    if (total > S->cols_cap) {
+    if (total > S->cols_cap || !S->cols) { /* (a process owning no rows: none) */
         defo_free(S->cols);
         S->cols = defo_malloc((size_t)total * sizeof *S->cols + 1);
         S->cols_cap = S->cols ? total : 0;
@@ -652,8 +652,24 @@ static defo_status ps_solve(void *state, const defo_linear_system *sys, const do
                           d->curvature == DEFO_CURVATURE_STOP ? "Newton step" : "linear", (int)its,
                           KSPConvergedReasons[reason], out->residual);
     }
-    st = gather(S, S->x, x);
+    st = gather(S, S->x, S->full);
     if (st) return st;
+    /* x = P x + C x₀: the constrained components exactly those of the guess
+     * (x holds x₀ still); the preconditioner couples them to the free ones,
+     * so CG leaves them right only to its tolerance */
+    for (defo_index i = 0; i < S->n; i++) {
+        double *xi = x + 3 * (size_t)i;
+        const double *si = S->full + 3 * (size_t)i;
+        if (kind_of(sys, i) == DEFO_CONSTRAINT_NONE) {
+            for (int c = 0; c < 3; c++) xi[c] = si[c];
+            continue;
+        }
+        double P[9], ps_[3], px[3];
+        proj(sys, i, P);
+        mat3_vec(P, si, ps_);
+        mat3_vec(P, xi, px);
+        for (int c = 0; c < 3; c++) xi[c] = ps_[c] + (xi[c] - px[c]);
+    }
     for (size_t k = 0; k < 3 * (size_t)S->n; k++)
         if (!isfinite(x[k]))
             return defo_error(DEFO_ERR_NUMERICAL, "petsc: the solution is not finite at node %ld",
