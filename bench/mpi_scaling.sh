@@ -49,7 +49,7 @@ pack() {
   cp -L "$ompi"/lib/lib*.so* "$stage/b/lib/" 2>/dev/null || true
   mkdir -p "$out"
   rm -f "$out/defo-mpi.tar.xz"
-  tar -C "$stage" -cf - b | xz -T2 -4 > "$out/defo-mpi.tar.xz"
+  tar -C "$stage" -cf - b | xz -T2 -1 > "$out/defo-mpi.tar.xz"
   rm -rf "$stage"
   echo "pack: $out/defo-mpi.tar.xz, $(du -h "$out/defo-mpi.tar.xz" | cut -f1)"
 }
@@ -61,7 +61,10 @@ run() {
   [ -n "$keep" ] && mkdir -p "$keep"
   local rundir=${keep:-$work}
   local -a launch defo
+  # (a wait policy chosen: defo does not restart itself through /proc/self/exe,
+  # which is the bundled loader when run through it; one thread anyway)
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+  export OMP_WAIT_POLICY=PASSIVE
   export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_plm=isolated
   if [ -f "$bundle/defo-mpi.tar.xz" ]; then
     tar -C "$work" -xJf "$bundle/defo-mpi.tar.xz"
