@@ -5,8 +5,9 @@
 # "python":  also the Python package (python/): headers and NumPy.
 # "test":    also the real tools the interoperability tests run (Gmsh, meshio,
 #            ffmpeg for `defo render --video`, Xvfb for `defo play`'s window),
-#            clang for the fuzzers, and the Python package's tests (pytest;
-#            SciPy for examples/python/).
+#            clang for the fuzzers, the Python package's tests (pytest;
+#            SciPy for examples/python/), and PETSc with OpenMPI for the
+#            distributed runs (`mpirun -n 2 defo run`, tests/mpi/).
 # "clients": Blender and ParaView (pvpython) for `make test-clients`.
 set -eu
 profile=${1:-build}
@@ -17,12 +18,16 @@ pkgs="$pkgs libsuitesparse-dev"
 pkgs="$pkgs libegl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri"
 # defo play: a window (GLFW) with a desktop OpenGL context (GLX on Mesa)
 pkgs="$pkgs libglfw3-dev libgl-dev libglx-mesa0"
+# the element partition of distributed runs (METIS; optional: bisection without it)
+pkgs="$pkgs libmetis-dev"
+# distributed runs: PETSc on OpenMPI (optional: defo builds and runs on one process without)
+petsc="libpetsc-real-dev libopenmpi-dev openmpi-bin"
 python="python3-dev python3-numpy"
 case "$profile" in
   build) ;;
   python) pkgs="$pkgs $python" ;;
   test|fuzz) pkgs="$pkgs gmsh python3-meshio python3-numpy clang libclang-rt-14-dev ffmpeg xvfb xauth"
-             pkgs="$pkgs $python python3-pytest python3-scipy" ;;
+             pkgs="$pkgs $python python3-pytest python3-scipy $petsc" ;;
   clients) pkgs="$pkgs python3-meshio python3-numpy blender paraview python3-paraview" ;;
   *) echo "deps.sh: unknown profile '$profile' (build, python, test, fuzz or clients)" >&2; exit 2 ;;
 esac

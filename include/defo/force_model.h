@@ -51,6 +51,7 @@
 #define DEFO_FORCE_MODEL_H
 
 #include "defo/base.h"
+#include "defo/comm.h"
 #include "defo/element.h"
 #include "defo/material.h"
 #include "defo/mesh.h"
@@ -233,6 +234,38 @@ typedef struct defo_force_fields {
 } defo_force_fields;
 DEFO_API defo_status defo_force_model_fields(defo_force_model *fm, const double *x,
                                              defo_force_fields *out);
+
+/* ------------------------------------------------ distributed evaluation
+ * A model over one process's local elements of a distributed run
+ * (defo/partition.h: the elements touching the nodes it owns, so the force
+ * and the matrix row of every owned node are complete and in the serial
+ * summation order).  With a share set, every call below is collective and
+ * its node outputs are whole on every process: evaluate's forces, the
+ * tangent and damping products and diagonal blocks are completed (each
+ * node's value becomes the one its owner computed); the energy, the
+ * inverted count and the stable time are those of the whole body (the
+ * counted elements' sums added over the processes in rank order, minima
+ * taken over them); energy_of counts the listed elements this process
+ * counts; a failure on one process (an element's NaN) is every process's
+ * error, with its message (defo_comm_agree).  The assembled matrix stays
+ * local: only the rows of owned nodes are whole (the distributed solver
+ * backend reads those). */
+typedef struct defo_force_share {
+    const defo_comm *comm;
+    /* one flag per element of the model: 1 for those whose energy and
+     * statistics this process counts (every element of the body counted by
+     * exactly one process) */
+    const unsigned char *counted;
+    /* v (width values per node: 3 or 9) made whole: every node's value
+     * replaced by its owner's */
+    defo_status (*complete)(void *ctx, double *v, int width);
+    void *ctx;
+} defo_force_share;
+/* Make fm a process's part of a distributed evaluation (share copied; its
+ * arrays borrowed: they must outlive the model); NULL makes it serial
+ * again.  Collective (the wave time becomes the body's). */
+DEFO_API defo_status defo_force_model_set_share(defo_force_model *fm,
+                                                const defo_force_share *share);
 
 /* ------------------------------------------------- plasticity, fracture */
 /* The total corotated strain ε = sym(Rᵀ F) − I at x, 6 per (element,

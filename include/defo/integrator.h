@@ -193,6 +193,12 @@ typedef struct defo_step_body {
      * under an equilibrium integrator, held where it is (no equilibrium: it
      * has no support) — the equilibrium solves keep it fixed */
     const unsigned char *held;
+    /* A distributed run (docs/distributed.md; NULL on one process): the
+     * nodes' owners.  Every array above is whole on every process and the
+     * force model is this process's part (defo_force_model_set_share), so a
+     * stepper runs the same on each; its linear systems carry the layout to
+     * the distributed solver backend. */
+    const defo_layout *layout;
 } defo_step_body;
 
 /* defo_step_body.changed */

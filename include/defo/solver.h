@@ -158,6 +158,18 @@ DEFO_API defo_status defo_pcg_solve(const defo_cg_def *def, const defo_bcsr *A,
                                     const double *normal, const double *b, double *x, double *work,
                                     defo_cg_result *result);
 
+/* ---------------------------------------------------- distributed layout
+ * The nodes of a system spread over the processes of a distributed run
+ * (docs/distributed.md): every process holds every node's values (the
+ * world keeps them whole), each node is owned by one process, and a
+ * distributed solver backend solves for the owned rows of each process
+ * (the other rows of a process's matrix may be partial).  NULL in a
+ * system: one process owns everything. */
+typedef struct defo_layout {
+    int rank, size;   /* this process; processes */
+    const int *owner; /* n: the process owning each node */
+} defo_layout;
+
 /* ---------------------------------------------------- linear solver
  * defo_linear_solver: the object an integrator owns per body to solve
  * A x = b on the free subspace of per-node constraints (projections, as
@@ -175,8 +187,47 @@ typedef enum defo_linear_method {
      * factorisation (matrix not positive definite) falls back to PCG with
      * block Jacobi for that solve (defo_linear_stats.fallback).  Needs the
      * matrix and no DEFO_CONSTRAINT_NORMAL node. */
-    DEFO_LINEAR_CHOLESKY = 1
+    DEFO_LINEAR_CHOLESKY = 1,
+    /* A solver behind defo_linear_backend (below; the PETSc backend,
+     * defo/petsc.h): its Krylov method and preconditioner on the owned rows
+     * of a distributed layout, defo's lag policy deciding when its
+     * preconditioner is made again. */
+    DEFO_LINEAR_BACKEND = 2
 } defo_linear_method;
+
+/* ---------------------------------------------------- solver backends
+ * A linear solver outside defo (the PETSc backend, defo/petsc.h) behind
+ * defo_linear_solver: the solver layer never links one, it calls this
+ * table.  One state per defo_linear_solver. */
+typedef struct defo_linear_system defo_linear_system;
+typedef struct defo_linear_solver_def defo_linear_solver_def;
+/* What one backend solve did. */
+typedef struct defo_backend_result {
+    int iterations;
+    double initial;  /* |S r₀| / |S b| at the start */
+    double residual; /* |S r| / |S b| at the end (0 when S b = 0) */
+    int converged;   /* tolerance met */
+    int hit_max;     /* stopped at the iteration cap */
+    int negative;    /* stopped at non-positive curvature (DEFO_CURVATURE_STOP) */
+    int setup;       /* 1: the solve had to make its preconditioner again (a new pattern) */
+} defo_backend_result;
+typedef struct defo_linear_backend {
+    const char *name;
+    defo_status (*create)(const defo_linear_solver_def *def, void **state);
+    void (*destroy)(void *state);
+    /* make the preconditioner of the system (its matrix or operator, its
+     * constraints and coordinates) */
+    defo_status (*setup)(void *state, const defo_linear_system *sys);
+    /* solve A x = b on the free subspace (x: guess and constrained values
+     * in, solution out, whole on every process) with the preconditioner of
+     * the last setup and the operator of sys; tolerance as
+     * defo_linear_solver_solve; returns DEFO_OK, DEFO_WARN_NOT_CONVERGED or
+     * an error with the backend's message */
+    defo_status (*solve)(void *state, const defo_linear_system *sys, const double *b, double *x,
+                         double tolerance, defo_backend_result *out);
+    size_t (*bytes)(const void *state);
+} defo_linear_backend;
+#define DEFO_BACKEND_OPTIONS_MAX 512
 
 /* What PCG does at a direction with pᵀAp ≤ 0. */
 typedef enum defo_curvature_mode {
@@ -187,7 +238,7 @@ typedef enum defo_curvature_mode {
     DEFO_CURVATURE_STOP = 1
 } defo_curvature_mode;
 
-typedef struct defo_linear_solver_def {
+struct defo_linear_solver_def {
     defo_linear_method method; /* default PCG */
     /* PCG's preconditioner (default block Jacobi).  JACOBI / BLOCK_JACOBI
      * are rebuilt for every solve, robustly: a node whose diagonal block is
@@ -229,12 +280,18 @@ typedef struct defo_linear_solver_def {
      * (defo_linear_solver_history_*: checkpoints).  0 (default): x as given.
      * At most DEFO_LINEAR_HISTORY_MAX. */
     int history;
-} defo_linear_solver_def;
+    /* DEFO_LINEAR_BACKEND: the solver (NULL: an integrator takes the PETSc
+     * backend, defo_petsc_backend()) and its options in the backend's own
+     * syntax (PETSc's options database: "-pc_type gamg -ksp_rtol 1e-8"),
+     * NUL-terminated; "" = its defaults */
+    const defo_linear_backend *backend;
+    char backend_options[DEFO_BACKEND_OPTIONS_MAX];
+};
 enum { DEFO_LINEAR_HISTORY_MAX = 16 };
 DEFO_API defo_linear_solver_def defo_default_linear_solver_def(void);
 
 /* The system of one solve (all arrays borrowed for the call). */
-typedef struct defo_linear_system {
+struct defo_linear_system {
     defo_index n; /* nodes: 3n unknowns */
     /* The assembled A (n block rows), or NULL: matrix-free (then apply and,
      * for a preconditioner, diagonal are needed). */
@@ -252,7 +309,10 @@ typedef struct defo_linear_system {
      * lazy rule): a direct solve keeps its factorisation unless invalidated.
      * Default 0: the direct method factors at every solve. */
     int same_matrix;
-} defo_linear_system;
+    /* the nodes' owners in a distributed run (NULL: one process); needs
+     * DEFO_LINEAR_BACKEND when there are several processes */
+    const defo_layout *layout;
+};
 
 /* What one solve did (data, never an error). */
 typedef struct defo_linear_stats {
@@ -398,6 +458,10 @@ typedef struct defo_newton_problem {
     /* 3n node positions for the two-level preconditioner; NULL = the
      * current iterate (the unknowns are positions) */
     const double *coords;
+    /* the nodes' owners in a distributed run (NULL: one process): every
+     * vector the problem hands over is whole on every process, so the
+     * iteration runs the same on each; the linear steps go to the backend */
+    const defo_layout *layout;
 } defo_newton_problem;
 
 typedef struct defo_newton_stats {

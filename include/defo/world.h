@@ -35,12 +35,14 @@
 #define DEFO_WORLD_H
 
 #include "defo/base.h"
+#include "defo/comm.h"
 #include "defo/force_model.h"
 #include "defo/fracture.h"
 #include "defo/geometry.h"
 #include "defo/integrator.h"
 #include "defo/material.h"
 #include "defo/mesh.h"
+#include "defo/partition.h"
 #include "defo/plasticity.h"
 #include "defo/rigid.h"
 
@@ -348,6 +350,43 @@ DEFO_API defo_status defo_world_serialize(const defo_world *world, uint64_t tag,
                                           size_t *size);
 DEFO_API defo_status defo_world_deserialize(defo_world *world, uint64_t tag, const void *data,
                                             size_t size);
+
+/* ------------------------------------------------------ distributed runs
+ * One world on several processes (docs/distributed.md): every process
+ * builds the same world, then defo_world_distribute splits each body's
+ * elements among them (defo/partition.h).  Each process keeps every node's
+ * state whole (positions, velocities, loads; what outputs and checkpoints
+ * read, bit for bit the same on every process) and computes the forces,
+ * rotations and tangents of its own elements only (with the ghost elements
+ * that complete its nodes' rows); the linear systems of the implicit and
+ * equilibrium integrators are solved by the distributed PETSc backend
+ * (defo/petsc.h).  Every call that steps or changes the world is then
+ * collective: all processes make it in the same order.  Not distributed
+ * yet, refused with the feature's name: fracture (topology changes),
+ * plasticity, contact between bodies, lazily kept corotated rotations. */
+typedef struct defo_distribute_def {
+    defo_partition_method method; /* default AUTO (METIS when built in) */
+    /* elements split by hand (tests): the part of element e of body b
+     * (world body index), or NULL (default) for the method above */
+    int (*part_of)(void *ctx, int body, defo_index elem);
+    void *ctx;
+} defo_distribute_def;
+DEFO_API defo_distribute_def defo_default_distribute_def(void);
+/* Spread the world over comm's processes (collective; comm borrowed: it
+ * must outlive the world).  Refusals (DEFO_ERR_UNSUPPORTED) name the body
+ * and the feature; worlds that differ between the processes (another scene
+ * file on one of them) are DEFO_ERR_INVALID_ARGUMENT.  A comm of one process
+ * changes nothing. */
+DEFO_API defo_status defo_world_distribute(defo_world *world, const defo_comm *comm,
+                                           const defo_distribute_def *def);
+/* The world's comm, or NULL when it runs on one process. */
+DEFO_API const defo_comm *defo_world_comm(const defo_world *world);
+/* Body id's partition (NULL on one process). */
+DEFO_API const defo_partition *defo_body_partition(const defo_world *world, defo_body_id id);
+/* v (width values per node, 3 or 9) made whole: every node's value becomes
+ * the one its owner holds (collective; the exchange the force model's
+ * outputs go through). */
+DEFO_API defo_status defo_body_complete(defo_world *world, defo_body_id id, double *v, int width);
 
 #ifdef __cplusplus
 }

@@ -52,6 +52,30 @@ int cmd_plot(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 
+/* `defo run` on several processes (run_dist.c; docs/distributed.md): the
+ * processes of the run (comm NULL on one), and the agreements that keep
+ * them on one path. */
+typedef struct run_dist {
+    const defo_comm *comm;
+    int rank, size;
+} run_dist;
+/* Join the run's other processes when started by mpirun (MPI and PETSc
+ * started); CLI_OK, or an exit code (built without PETSc on N > 1). */
+int run_dist_start(run_dist *d);
+void run_dist_end(run_dist *d);
+/* The largest exit code of all processes; with status, the first failing
+ * rank's error becomes everyone's (when the code is not CLI_OK). */
+int run_dist_agree(const run_dist *d, int code, defo_status *status);
+/* One status for all processes (defo_comm_agree). */
+defo_status run_dist_status(const run_dist *d, defo_status s);
+/* 1 when any process passes 1. */
+int run_dist_flag(const run_dist *d, int flag);
+/* The same scene (physics hash, frames, fps) on every process?  CLI_OK, or
+ * CLI_BAD_INPUT everywhere (rank 0 says which differ). */
+int run_dist_same_scene(const run_dist *d, const defo_scene *scene, int total);
+/* Spread the simulation's world over the processes. */
+defo_status run_dist_world(const run_dist *d, defo_simulation *sim);
+
 /* `defo run` outputs (run_output.c): frames, surfaces, pictures, stats.jsonl,
  * summary.json and the checkpoint in one folder. */
 typedef struct run_output run_output;

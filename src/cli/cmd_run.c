@@ -62,6 +62,9 @@ static atomic_int stop_count;              /* stop requests so far */
 static volatile sig_atomic_t stop_signal;  /* the first one's signal */
 static volatile sig_atomic_t exit_pending; /* a second one's, during a write */
 static atomic_int out_state;               /* OUT_*: files being written? */
+/* several processes: a stop request ends the run at a frame's end, all
+ * processes together (docs/distributed.md), never inside a frame */
+static volatile sig_atomic_t frame_stops;
 static char stop_msg[256], exit_msg[2600]; /* composed before any signal */
 static size_t stop_len, exit_len;
 
@@ -78,7 +81,7 @@ static void exit_now(int sig) {
 static void on_stop(int sig) {
     if (atomic_fetch_add(&stop_count, 1) == 0) {
         stop_signal = sig;
-        defo_interrupt(); /* the frame in progress stops at its next safe point */
+        if (!frame_stops) defo_interrupt(); /* the frame in progress stops at its next safe point */
         say(stop_msg, stop_len);
         return;
     }
@@ -172,7 +175,17 @@ static void progress(int quiet, int tty, int frame, int total, double t, long in
     fflush(stderr);
 }
 
+static int run_scene(int argc, char **argv, const run_dist *d);
+
 int cmd_run(int argc, char **argv) {
+    run_dist d;
+    int rc = run_dist_start(&d);
+    if (rc == CLI_OK) rc = run_scene(argc, argv, &d);
+    run_dist_end(&d);
+    return rc;
+}
+
+static int run_scene(int argc, char **argv, const run_dist *d) {
     const char *scene_path = NULL, *outdir = NULL, *resume = NULL;
     int frames = -1, threads = 0, quiet = 0, force = 0;
     for (int i = 1; i < argc; i++) {
@@ -215,6 +228,19 @@ int cmd_run(int argc, char **argv) {
     }
     if (!outdir) outdir = scene_path ? "defo-run" : "defo-demo";
     if (threads) defo_set_threads(threads);
+    /* several processes on one machine share its cores */
+    if (!threads && d->comm) {
+        const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+        const long cores = sysconf(_SC_NPROCESSORS_ONLN), per = local ? atol(local) : 1;
+        if (cores > 0 && per > 1) defo_set_threads(cores / per > 1 ? (int)(cores / per) : 1);
+    }
+    /* several processes: rank 0 speaks and writes, the others keep quiet */
+    const int rank0 = d->rank == 0;
+    frame_stops = d->comm != NULL;
+    if (!rank0) {
+        quiet = 1;
+        if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) quiet = 1;
+    }
 
     /* 1. scene */
     defo_scene *scene = NULL;
@@ -225,6 +251,11 @@ int cmd_run(int argc, char **argv) {
     } else {
         const char *text = defo_scene_demo_text();
         s = defo_scene_parse(text, strlen(text), "built-in demo", NULL, &scene, &errs);
+    }
+    defo_status agreed = run_dist_status(d, s < 0 ? s : DEFO_OK);
+    if (agreed < 0 && s >= 0) { /* another process could not read its scene */
+        defo_scene_destroy(scene);
+        return cli_fail(cmd, agreed);
     }
     if (s < 0) {
         if (errs.count) {
@@ -239,10 +270,16 @@ int cmd_run(int argc, char **argv) {
         return cli_fail(cmd, s);
     }
     int total = frames > 0 ? frames : defo_scene_frames(scene);
+    if (run_dist_same_scene(d, scene, total) != CLI_OK) {
+        defo_scene_destroy(scene);
+        return CLI_BAD_INPUT;
+    }
 
-    /* the output folder: never two runs in one (see the top of this file) */
-    int clear = 0;
-    if (!resume) {
+    /* the output folder: never two runs in one (see the top of this file);
+     * rank 0 looks, every process follows */
+    int clear = 0, folder_rc = CLI_OK;
+    const int explicit_resume = resume != NULL;
+    if (!resume && rank0) {
         char *dump = defo_scene_dump(scene);
         run_folder_state st = dump ? run_output_folder_state(outdir, dump) : RUN_FOLDER_OTHER;
         defo_free(dump);
@@ -260,26 +297,39 @@ int cmd_run(int argc, char **argv) {
                         "use --force to replace the run there (only files defo writes are "
                         "removed), or another -o\n",
                         outdir);
-                defo_scene_destroy(scene);
-                return CLI_BAD_INPUT;
+                folder_rc = CLI_BAD_INPUT;
             }
             clear = 1; /* once the world is built: bad input costs no files */
         }
     }
+    if (run_dist_agree(d, folder_rc, NULL) != CLI_OK) {
+        defo_scene_destroy(scene);
+        return CLI_BAD_INPUT;
+    }
+    if (!explicit_resume && run_dist_flag(d, resume != NULL)) resume = outdir;
 
     /* 2. world */
     double t_start = now_s();
     defo_simulation *sim = NULL;
     s = defo_simulation_create(scene, &sim);
+    agreed = run_dist_status(d, s < 0 ? s : DEFO_OK);
+    if (agreed < 0) {
+        defo_simulation_destroy(sim);
+        defo_scene_destroy(scene);
+        return cli_fail(cmd, agreed);
+    }
+    if (s > 0) fprintf(stderr, "defo run: warning: %s\n", defo_last_error());
+    /* several processes: each body's elements split among them */
+    s = run_dist_world(d, sim);
     if (s < 0) {
+        defo_simulation_destroy(sim);
         defo_scene_destroy(scene);
         return cli_fail(cmd, s);
     }
-    if (s > 0) fprintf(stderr, "defo run: warning: %s\n", defo_last_error());
     if (resume) {
         char ck[2200];
         snprintf(ck, sizeof ck, "%s/checkpoint.bin", resume);
-        s = defo_simulation_load_checkpoint(sim, ck);
+        s = run_dist_status(d, defo_simulation_load_checkpoint(sim, ck));
         if (s < 0) {
             defo_simulation_destroy(sim);
             defo_scene_destroy(scene);
@@ -321,7 +371,7 @@ int cmd_run(int argc, char **argv) {
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     write_begin();
-    if (clear) {
+    if (clear && rank0) {
         int removed = 0;
         if (run_output_clear(outdir, &removed) != 0) {
             fprintf(stderr, "defo run: --force: cannot clear %s: %s\n", outdir, strerror(errno));
@@ -337,9 +387,9 @@ int cmd_run(int argc, char **argv) {
                     removed, cli_s(removed), outdir);
     }
     run_output *out = NULL;
-    s = run_output_create(outdir, scene, sim, &out);
-    if (!s && resume) s = run_output_resume(out, start);
-    if (!s && !resume) {
+    s = rank0 ? run_output_create(outdir, scene, sim, &out) : DEFO_OK;
+    if (!s && resume && rank0) s = run_output_resume(out, start);
+    if (!s && !resume && rank0) {
         char *copy = defo_scene_dump(scene);
         if (!copy || run_output_write_text(outdir, "scene.json", copy))
             s = copy ? DEFO_ERR_IO : DEFO_ERR_OUT_OF_MEMORY;
@@ -366,13 +416,15 @@ int cmd_run(int argc, char **argv) {
     run_frame_info fi;
     memset(&fi, 0, sizeof fi);
     double sim_s = 0, out_s = 0;
-    if (!s && !resume) {
+    if (!s && !resume && rank0) {
         double t0 = now_s();
         fi.frame = 0;
         s = run_output_frame(out, &fi);
         out_s += now_s() - t0;
     }
     write_end();
+    if (run_dist_agree(d, s < 0 ? CLI_INTERNAL : CLI_OK, NULL) != CLI_OK && s >= 0)
+        s = run_error(DEFO_ERR_IO, "rank 0 could not write %s", outdir);
     if (s < 0) {
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
@@ -387,9 +439,9 @@ int cmd_run(int argc, char **argv) {
     int rc = CLI_OK, run = 0, unresolved_said = 0;
     char failure[1024] = "";
     double loop_start = now_s();
-    for (int f = start; f < total && !atomic_load(&stop_count); f++) {
+    for (int f = start; f < total && !run_dist_flag(d, atomic_load(&stop_count) > 0); f++) {
         double t0 = now_s();
-        s = defo_simulation_step_frame(sim);
+        s = run_dist_status(d, defo_simulation_step_frame(sim));
         double t1 = now_s();
         sim_s += t1 - t0;
         if (s == DEFO_ERR_INTERRUPTED) break; /* the world is at the last frame */
@@ -412,9 +464,11 @@ int cmd_run(int argc, char **argv) {
         substeps += fi.stats.steps;
         cg += fi.stats.cg_iterations;
         write_begin();
-        s = run_output_frame(out, &fi);
+        s = rank0 ? run_output_frame(out, &fi) : DEFO_OK;
         write_end();
         out_s += now_s() - t1;
+        if (run_dist_agree(d, s < 0 ? CLI_INTERNAL : CLI_OK, NULL) != CLI_OK && s >= 0)
+            s = run_error(DEFO_ERR_IO, "rank 0 could not write frame %d", f + 1);
         if (s < 0) {
             snprintf(failure, sizeof failure, "frame %d: %s", f + 1, run_last_error());
             rc = CLI_INTERNAL; /* cannot write outputs */
@@ -424,7 +478,8 @@ int cmd_run(int argc, char **argv) {
         progress(quiet, tty, f + 1, total, defo_world_time(defo_simulation_world(sim)),
                  (long)fi.stats.inverted, now_s() - loop_start, run, total - f - 1, fi.wall_ms);
     }
-    const int interrupted = atomic_load(&stop_count) > 0;
+    const int interrupted = run_dist_flag(d, atomic_load(&stop_count) > 0);
+    if (interrupted && !stop_signal) stop_signal = SIGTERM; /* another process's request */
     int done = defo_simulation_frame(sim);
     if (failure[0]) fprintf(stderr, "%sdefo run: %s\n", tty && !quiet ? "\n" : "", failure);
 
@@ -442,13 +497,13 @@ int cmd_run(int argc, char **argv) {
     si.simulate_s = sim_s;
     si.output_s = out_s;
     write_begin();
-    defo_status ss = run_output_summary(out, &si);
+    defo_status ss = rank0 ? run_output_summary(out, &si) : DEFO_OK;
     write_end();
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     if (ss < 0 && !rc) rc = run_fail(ss);
     int peak_frame = -1;
-    int peak = run_output_peak_inverted(out, &peak_frame);
+    int peak = rank0 ? run_output_peak_inverted(out, &peak_frame) : 0;
     defo_index final_inv = 0;
     defo_world *w = defo_simulation_world(sim);
     for (int b = 0; b < defo_world_num_bodies(w); b++) {

@@ -112,6 +112,12 @@ struct defo_force_model {
      * opposite corners, and slots, incidence and the matrix pattern are the
      * stencils'. */
     struct fm_shell *shell;
+    /* a process's part of a distributed evaluation (defo_force_model_set_share) */
+    int shared;
+    defo_force_share share;
+    /* a completion that failed in a call without a status: the next
+     * evaluation reports it */
+    defo_status share_status;
 };
 
 /* Rotations kept from one evaluation to the next (MTPS08 §4.4 lazy

@@ -356,12 +356,67 @@ static int corotated(const defo_force_model *fm) {
     return fm->def.formulation == DEFO_FORMULATION_COROTATED;
 }
 
+/* ------------------------------------------------ distributed evaluation */
+defo_status defo_force_model_set_share(defo_force_model *fm, const defo_force_share *share) {
+    if (!fm) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model: NULL");
+    fm->shared = 0;
+    fm->share_status = DEFO_OK;
+    if (!share) return DEFO_OK;
+    if (!share->comm || !share->complete || (fm->ne > 0 && !share->counted))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "force model share: comm, counted flags and complete are needed");
+    fm->share = *share;
+    fm->shared = 1;
+    double t[2] = {fm->wave_time, fm->stable_time};
+    defo_status s = defo_comm_min(share->comm, t, 2);
+    fm->wave_time = t[0];
+    fm->stable_time = t[1];
+    return s;
+}
+
+/* The outputs of an evaluation made the whole body's (defo_force_share). */
+static defo_status share_evaluation(defo_force_model *fm, defo_status st, double *force,
+                                    double *energy) {
+    const defo_force_share *sh = &fm->share;
+    if (!st && fm->share_status) st = fm->share_status;
+    fm->share_status = DEFO_OK;
+    st = defo_comm_agree(sh->comm, st);
+    if (st < 0) return st;
+    /* the counted elements' energy and inverted count, the stable time */
+    double v[3] = {0.0, 0.0, fm->stable_time};
+    for (defo_index e = 0; e < fm->ne; e++) {
+        if (!sh->counted[e]) continue;
+        if (energy) v[0] += fm->elem_energy[e];
+        v[1] += (fm->flag[e] & FM_INVERTED) != 0;
+    }
+    defo_status s = defo_comm_sum(sh->comm, v, 2);
+    if (!s && fm->track_stable_time) s = defo_comm_min(sh->comm, v + 2, 1);
+    if (!s && force) s = sh->complete(sh->ctx, force, 3);
+    if (s) return s;
+    if (energy) *energy = v[0];
+    fm->inverted = (defo_index)v[1];
+    fm->stable_time = v[2];
+    return st;
+}
+
+/* A product or diagonal made whole; a failure is told by the next
+ * evaluation (these calls have no status). */
+static void share_complete(defo_force_model *fm, double *v, int width) {
+    if (!fm->shared) return;
+    defo_status s = fm->share.complete(fm->share.ctx, v, width);
+    if (s && !fm->share_status) fm->share_status = s;
+}
+
 defo_status defo_force_model_evaluate(defo_force_model *fm, const double *x, unsigned flags,
                                       double *force, double *energy) {
     if (!fm || !x) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model: NULL argument");
-    if (fm->shell) return defo_fm_shell_evaluate(fm, x, flags, force, energy);
-    return corotated(fm) ? defo_fm_corot_evaluate(fm, x, flags, force, energy)
-                         : defo_fm_hyper_evaluate(fm, x, flags, force, energy);
+    defo_status st;
+    if (fm->shell)
+        st = defo_fm_shell_evaluate(fm, x, flags, force, energy);
+    else
+        st = corotated(fm) ? defo_fm_corot_evaluate(fm, x, flags, force, energy)
+                           : defo_fm_hyper_evaluate(fm, x, flags, force, energy);
+    return fm->shared ? share_evaluation(fm, st, force, energy) : st;
 }
 
 defo_status defo_force_model_energy_of(const defo_force_model *fm, const double *x,
@@ -377,7 +432,19 @@ defo_status defo_force_model_energy_of(const defo_force_model *fm, const double 
                               "force model energy: element %ld out of range [0, %ld)",
                               (long)elems[k], (long)fm->ne);
     if (fm->shell) return defo_fm_shell_energy_of(fm, x, elems, count, energy);
-    return defo_fm_hyper_energy_of(fm, x, elems, count, energy);
+    if (!fm->shared) return defo_fm_hyper_energy_of(fm, x, elems, count, energy);
+    /* the listed elements this process counts, then the sum over processes */
+    double e = 0.0;
+    defo_status s = DEFO_OK;
+    for (defo_index k = 0; k < count && !s; k++) {
+        double ek = 0.0;
+        if (fm->share.counted[elems[k]]) s = defo_fm_hyper_energy_of(fm, x, elems + k, 1, &ek);
+        e += ek;
+    }
+    s = defo_comm_agree(fm->share.comm, s);
+    if (!s) s = defo_comm_sum(fm->share.comm, &e, 1);
+    if (!s) *energy = e;
+    return s;
 }
 
 void defo_force_model_tangent_apply(defo_force_model *fm, const double *d, double *y) {
@@ -387,6 +454,7 @@ void defo_force_model_tangent_apply(defo_force_model *fm, const double *d, doubl
         defo_fm_corot_apply(fm, d, y, 1.0);
     else
         defo_fm_hyper_tangent_apply(fm, d, y);
+    share_complete(fm, y, 3);
 }
 
 void defo_force_model_tangent_diagonal(defo_force_model *fm, double *blocks) {
@@ -396,6 +464,7 @@ void defo_force_model_tangent_diagonal(defo_force_model *fm, double *blocks) {
         defo_fm_shell_tangent_diagonal(fm, blocks);
     else
         defo_fm_hyper_tangent_diagonal(fm, blocks);
+    share_complete(fm, blocks, 9);
 }
 
 int defo_force_model_has_damping(const defo_force_model *fm) {
@@ -418,6 +487,7 @@ void defo_force_model_damping_apply(defo_force_model *fm, const double *v, doubl
         defo_fm_corot_apply(fm, v, y, corot_tau(fm));
     else
         defo_fm_hyper_damping_apply(fm, v, y);
+    share_complete(fm, y, 3);
 }
 
 void defo_force_model_damping_diagonal(defo_force_model *fm, double *blocks) {
@@ -431,6 +501,7 @@ void defo_force_model_damping_diagonal(defo_force_model *fm, double *blocks) {
         defo_fm_corot_diagonal(fm, blocks, corot_tau(fm));
     else
         defo_fm_hyper_damping_diagonal(fm, blocks);
+    share_complete(fm, blocks, 9);
 }
 
 defo_bcsr *defo_force_model_assemble(defo_force_model *fm, double k, double c, const double *mass,

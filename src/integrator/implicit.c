@@ -362,6 +362,7 @@ static defo_status rebuild_linear(const defo_integrator_def *def, defo_step_body
         sys.matrix = A;
         sys.constraint = d->constraint;
         sys.coords = d->x_fact;
+        sys.layout = b->layout;
         s = defo_linear_solver_restore_lag(d->linear, &sys, &d->lag);
         d->serial_fact = defo_force_model_rotation_serial(b->force);
         d->A_fact = A;
@@ -414,6 +415,7 @@ static defo_status linear_step(const defo_integrator_def *def, defo_step_body *b
     sys.constraint = d->constraint;
     sys.coords = b->x; /* the two-level aggregates */
     sys.same_matrix = same;
+    sys.layout = b->layout;
     defo_linear_stats ls;
     s = defo_linear_solver_solve(d->linear, &sys, d->rhs, d->vn, 0.0, &ls);
     if (ls.refactored && s >= 0) {

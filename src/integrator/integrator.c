@@ -6,6 +6,8 @@
  */
 #include "integrator/integrator_internal.h"
 
+#include "defo/petsc.h"
+
 #include "base/base.h"
 
 #include <math.h>
@@ -129,6 +131,16 @@ defo_status defo_integrator_def_validate(const defo_integrator_def *d) {
     nd.linear = d->linear;
     if (d->kind != DEFO_INTEGRATOR_NEWMARK) nd.linear.curvature = DEFO_CURVATURE_STOP;
     defo_status s = DEFO_OK;
+    if (nd.linear.method == DEFO_LINEAR_BACKEND) {
+        /* the backend itself is made with the first solve; here its
+         * availability and the fields defo reads */
+        if (!nd.linear.backend && !defo_petsc_available())
+            return defo_error(DEFO_ERR_UNSUPPORTED,
+                              "integrator.solver: petsc: defo was built without PETSc (apt-get "
+                              "install libpetsc-real-dev libopenmpi-dev, then build again)");
+        nd.linear.method = DEFO_LINEAR_PCG;
+        nd.linear.backend_options[0] = '\0';
+    }
     if (d->kind == DEFO_INTEGRATOR_NEWMARK || d->kind == DEFO_INTEGRATOR_BACKWARD_EULER ||
         d->kind == DEFO_INTEGRATOR_BDF2) {
         /* linear solves (newmark's damping, the MG04 §6 step of corotated
@@ -155,11 +167,21 @@ defo_status defo_stepper_create(const defo_integrator_def *def, defo_stepper **o
     defo_stepper *s = defo_calloc(1, sizeof *s);
     if (!s) return defo_error_oom(defo_integrator_name(def->kind), sizeof *s);
     s->def = *def;
+    /* "solver": "petsc": the PETSc backend (Integrator → Petsc; the solver
+     * layer sees only its table) */
+    if (s->def.linear.method == DEFO_LINEAR_BACKEND && !s->def.linear.backend) {
+        s->def.linear.backend = defo_petsc_backend();
+        if (!s->def.linear.backend) {
+            defo_status st = defo_last_status();
+            defo_free(s);
+            return st;
+        }
+    }
     if (def->kind != DEFO_INTEGRATOR_NEWMARK) {
         /* the Newton steppers' joint solve: the integrator's linear solver,
          * stopping at non-positive curvature with a descent direction */
         defo_newton_def nd = def->newton;
-        nd.linear = def->linear;
+        nd.linear = s->def.linear;
         nd.linear.curvature = DEFO_CURVATURE_STOP;
         /* Newton steps take no guesses from earlier solutions: those would
          * be state the joint solve's checkpoint record does not hold */

@@ -114,6 +114,10 @@ typedef struct defo_joint {
     int have_fact, rebuild, fact_unkept;
     double t_fact;
     defo_linear_lag lag;
+    /* a distributed run: the parts' owners joined (n), NULL on one process */
+    int *owner;
+    defo_layout layout;
+    const defo_layout *lay;
 } defo_joint;
 
 defo_status defo_joint_create(const defo_newton_def *def, defo_joint **out);

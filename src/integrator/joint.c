@@ -32,7 +32,7 @@ void defo_joint_destroy(defo_joint *J) {
     defo_newton_destroy(J->newton);
     defo_bcsr_destroy(J->matrix);
     void *a[] = {J->parts,    J->offset,    J->u,  J->f,  J->constraint, J->coords, J->dx,
-                 J->extra_rc, J->extra_val, J->ys, J->fs, J->cforce,     J->dxs};
+                 J->extra_rc, J->extra_val, J->ys, J->fs, J->cforce,     J->dxs,    J->owner};
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) defo_free(a[i]);
     defo_free(J);
 }
@@ -49,6 +49,8 @@ defo_status defo_joint_check(const defo_integrator_def *def) {
     defo_newton_def nd = def->newton;
     nd.linear = def->linear;
     nd.linear.curvature = DEFO_CURVATURE_STOP;
+    /* a backend is made with the first solve (not for a check) */
+    if (nd.linear.method == DEFO_LINEAR_BACKEND) nd.linear.method = DEFO_LINEAR_PCG;
     defo_newton *N = NULL;
     defo_status st = defo_newton_create(&nd, 1, &N);
     defo_newton_destroy(N);
@@ -94,6 +96,8 @@ static defo_status joint_size(defo_joint *J, const defo_joint_part *parts, int c
         defo_free(J->coords);
         defo_free(J->dx);
         defo_free(J->cforce);
+        defo_free(J->owner);
+        J->owner = NULL;
         const size_t m = 3 * (size_t)n + 1;
         J->u = defo_calloc(m, sizeof(double));
         J->f = defo_calloc(m, sizeof(double));
@@ -112,6 +116,18 @@ static defo_status joint_size(defo_joint *J, const defo_joint_part *parts, int c
     for (int k = 0; k < count; k++) {
         J->parts[k] = parts[k];
         J->offset[k + 1] = J->offset[k] + parts[k].b->n;
+    }
+    /* a distributed run: the parts' owners side by side */
+    J->lay = NULL;
+    if (count > 0 && parts[0].b->layout) {
+        if (!J->owner) J->owner = defo_malloc((size_t)n * sizeof *J->owner + 1);
+        if (!J->owner) return defo_error_oom("joint layout", (size_t)n * sizeof *J->owner);
+        for (int k = 0; k < count; k++)
+            memcpy(J->owner + J->offset[k], parts[k].b->layout->owner,
+                   (size_t)parts[k].b->n * sizeof *J->owner);
+        J->layout = *parts[0].b->layout;
+        J->layout.owner = J->owner;
+        J->lay = &J->layout;
     }
     return DEFO_OK;
 }
@@ -320,6 +336,7 @@ static void jt_problem(defo_joint *J, defo_newton_problem *p) {
     p->factored = jt_factored;
     p->constraint = J->constraint;
     p->coords = J->coords;
+    p->layout = J->lay;
 }
 
 /* A start no surface has passed through to get to: the guess u (inertia,

@@ -183,6 +183,7 @@ static defo_status solve_velocity(defo_step_body *b, double c, double alpha, con
     sys.diagonal = d->diag;
     sys.constraint = con;
     sys.normal = d->normal;
+    sys.layout = b->layout;
     defo_linear_stats ls;
     defo_status s = defo_linear_solver_solve(d->solver, &sys, rhs, v, 0.0, &ls);
     defo_step_body_stats *st = &b->stats;

@@ -220,9 +220,27 @@ static void read_precond(jv_ctx *c, json_t *o, const jv_path *p, const char *key
 }
 static void read_solver(jv_ctx *c, json_t *o, const jv_path *p, const char *key,
                         scene_integrator *si) {
-    static const char *const words[] = {"pcg", "cholesky", NULL};
+    /* in defo_linear_method's order */
+    static const char *const words[] = {"pcg", "cholesky", "petsc", NULL};
     int k = read_word(c, o, p, key, words);
-    if (k >= 0) si->def.linear.method = (defo_linear_method)k;
+    if (k == DEFO_LINEAR_CHOLESKY && si->def.kind == DEFO_INTEGRATOR_NEWMARK) {
+        jv_path kp = jv_key(p, key);
+        jv_error(c, kp.s, "newmark's damping solve is matrix-free: pcg or petsc");
+    } else if (k >= 0) {
+        si->def.linear.method = (defo_linear_method)k;
+    }
+}
+/* PETSc's options for "solver": "petsc" (docs/distributed.md) */
+static void read_petsc_options(jv_ctx *c, json_t *o, const jv_path *p, const char *key,
+                               scene_integrator *si) {
+    const char *str = jv_str(c, o, p, key);
+    jv_path kp = jv_key(p, key);
+    if (!str) return;
+    if (strlen(str) >= sizeof si->def.linear.backend_options)
+        jv_error(c, kp.s, "%zu characters (at most %zu)", strlen(str),
+                 sizeof si->def.linear.backend_options - 1);
+    else
+        snprintf(si->def.linear.backend_options, sizeof si->def.linear.backend_options, "%s", str);
 }
 static void read_forcing(jv_ctx *c, json_t *o, const jv_path *p, const char *key,
                          scene_integrator *si) {
@@ -280,7 +298,8 @@ static const struct integ_row {
     {"cg", ALL, read_cg},
     {"cg_fixed_iterations", IMPLICIT, read_fixed_iterations},
     {"precond", ALL, read_precond},
-    {"solver", SOLVES, read_solver},
+    {"solver", ALL, read_solver},
+    {"petsc_options", ALL, read_petsc_options},
     {"tolerance", SOLVES | HY, read_tolerance},
     {"max_iterations", SOLVES, read_max_iterations},
     {"line_search", SOLVES, read_line_search},
@@ -346,6 +365,10 @@ int scene_add_integrator(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s) 
                 continue;
             }
             row->read(c, o, p, key, &si);
+        }
+        if (si.def.linear.backend_options[0] && si.def.linear.method != DEFO_LINEAR_BACKEND) {
+            jv_path rp = jv_key(p, "petsc_options");
+            jv_error(c, rp.s, "needs \"solver\": \"petsc\"");
         }
         if (si.rotation_interval == 0 && !(si.lazy_tolerance > 0)) {
             jv_path rp = jv_key(p, "rotation_interval");

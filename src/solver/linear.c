@@ -71,6 +71,7 @@ struct defo_linear_solver {
     double *hist_dot; /* the Gram products' partial sums per block (scratch) */
     int hist_count, hist_head;
     defo_index hist_n;
+    void *backend; /* DEFO_LINEAR_BACKEND: the backend's state */
 };
 
 /* ---------------------------------------------------------------- traffic */
@@ -123,7 +124,15 @@ static int factorised(defo_precond_kind k) {
 }
 
 static defo_status validate(const defo_linear_solver_def *d) {
-    if (d->method != DEFO_LINEAR_PCG && d->method != DEFO_LINEAR_CHOLESKY)
+    if (d->method == DEFO_LINEAR_BACKEND &&
+        (!d->backend || !d->backend->create || !d->backend->setup || !d->backend->solve))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "linear_solver.method: backend without a complete backend table");
+    if (memchr(d->backend_options, 0, sizeof d->backend_options) == NULL)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "linear_solver.backend_options: not NUL-terminated");
+    if (d->method != DEFO_LINEAR_PCG && d->method != DEFO_LINEAR_CHOLESKY &&
+        d->method != DEFO_LINEAR_BACKEND)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "linear_solver.method: %d is unknown",
                           (int)d->method);
     if (d->max_iterations < 1)
@@ -163,6 +172,7 @@ void defo_linear_solver_destroy(defo_linear_solver *s) {
     defo_precond_destroy(s->P);
     defo_precond_destroy(s->Pd);
     defo_cholesky_destroy(s->chol);
+    if (s->backend) s->def.backend->destroy(s->backend);
     defo_free(s->work);
     defo_free(s);
 }
@@ -183,6 +193,7 @@ defo_status defo_linear_solver_create(const defo_linear_solver_def *def, defo_li
                   : DEFO_PRECOND_BLOCK_JACOBI;
     if (!st) st = defo_precond_create(&dd, &s->Pd);
     if (!st && d.method == DEFO_LINEAR_CHOLESKY) st = defo_cholesky_create(&s->chol);
+    if (!st && d.method == DEFO_LINEAR_BACKEND) st = d.backend->create(&s->def, &s->backend);
     if (st) {
         defo_linear_solver_destroy(s);
         return defo_error_prefix("linear_solver");
@@ -413,7 +424,8 @@ size_t defo_linear_solver_bytes(const defo_linear_solver *s) {
                                       sizeof(double)
                                 : 0;
     return sizeof *s + 15 * (size_t)s->work_n * sizeof(double) + defo_precond_bytes(s->P) +
-           defo_precond_bytes(s->Pd) + defo_cholesky_bytes(s->chol) + hist;
+           defo_precond_bytes(s->Pd) + defo_cholesky_bytes(s->chol) + hist +
+           (s->backend && s->def.backend->bytes ? s->def.backend->bytes(s->backend) : 0);
 }
 
 /* ---------------------------------------------------------------- callbacks */
@@ -533,6 +545,60 @@ static defo_status direct_solve(defo_linear_solver *s, const defo_linear_system 
     return DEFO_OK;
 }
 
+/* The lag policy's book-keeping after a backend solve with a kept
+ * preconditioner: its iterations per decade of residual reduction (the
+ * rule of the PCG path below). */
+static void lag_account(defo_linear_solver *s, int iterations, double initial, double residual,
+                        int hit_max) {
+    double reduction = initial > 0 ? residual / initial : 1.0;
+    double decades = fmax(-log10(fmax(reduction, 1e-300)), 0.5);
+    double rate = fmax(iterations / decades, 1.0);
+    if (s->age == 0) s->first_rate = rate;
+    s->last_rate = rate;
+    s->age++;
+    if (s->def.fixed_iterations == 0 && hit_max) s->valid = 0; /* rate unknown: refactor */
+}
+
+/* DEFO_LINEAR_BACKEND: the backend's preconditioner made again by the lag
+ * policy, then its solve. */
+static defo_status backend_solve(defo_linear_solver *s, const defo_linear_system *sys,
+                                 const double *b, double *x, double tolerance,
+                                 defo_linear_stats *ls) {
+    const defo_linear_solver_def *d = &s->def;
+    if (!sys || !b || !x || sys->n < 0 || (!sys->matrix && !sys->apply))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "linear_solver: missing argument");
+    if (sys->matrix && sys->matrix->num_rows != sys->n)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "linear_solver: matrix has %ld block rows, system %ld nodes",
+                          (long)sys->matrix->num_rows, (long)sys->n);
+    defo_status st = DEFO_OK;
+    const int stale = !s->valid || (d->max_age > 0 && s->age >= d->max_age) ||
+                      s->last_rate > d->rate_growth * s->first_rate;
+    if (stale) {
+        s->valid = 0;
+        st = d->backend->setup(s->backend, sys);
+        if (st) return defo_error_prefix("linear_solver (%s)", d->backend->name);
+        s->valid = 1;
+        s->age = 0;
+        s->first_rate = s->last_rate = 0.0;
+        ls->refactored = 1;
+    }
+    defo_backend_result r;
+    memset(&r, 0, sizeof r);
+    st = d->backend->solve(s->backend, sys, b, x, tolerance, &r);
+    ls->iterations = r.iterations;
+    ls->residual = r.residual;
+    ls->converged = r.converged;
+    ls->negative_curvature = r.negative;
+    if (r.setup) { /* a new pattern: the backend made its preconditioner again */
+        s->age = 0;
+        s->first_rate = s->last_rate = 0.0;
+        ls->refactored = 1;
+    }
+    if (r.iterations > 0 && st >= 0) lag_account(s, r.iterations, r.initial, r.residual, r.hit_max);
+    return st;
+}
+
 defo_status defo_linear_solver_solve(defo_linear_solver *s, const defo_linear_system *sys,
                                      const double *b, double *x, double tolerance,
                                      defo_linear_stats *stats) {
@@ -540,6 +606,16 @@ defo_status defo_linear_solver_solve(defo_linear_solver *s, const defo_linear_sy
     memset(&ls, 0, sizeof ls);
     if (stats) *stats = ls;
     if (!s) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "linear_solver: NULL solver");
+    if (s->def.method == DEFO_LINEAR_BACKEND) {
+        defo_status bs = backend_solve(s, sys, b, x, tolerance, &ls);
+        if (stats) *stats = ls;
+        return bs;
+    }
+    if (sys && sys->layout && sys->layout->size > 1)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "linear_solver: a system spread over %d processes needs a distributed "
+                          "backend (\"solver\": \"petsc\")",
+                          sys->layout->size);
     defo_status st = check_system(s, sys, b, x);
     if (!st) st = ensure_work(s, sys->n);
     if (st) return st;
@@ -689,6 +765,16 @@ defo_status defo_linear_solver_restore_lag(defo_linear_solver *s, const defo_lin
     if (!s || !lag) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "linear_solver: NULL argument");
     s->valid = 0;
     const defo_linear_solver_def *d = &s->def;
+    if (lag->valid && d->method == DEFO_LINEAR_BACKEND) {
+        if (!sys) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "linear_solver: no system");
+        defo_status st = d->backend->setup(s->backend, sys);
+        if (st) return defo_error_prefix("linear_solver (%s)", d->backend->name);
+        s->valid = 1;
+        s->age = lag->age;
+        s->first_rate = lag->first_rate;
+        s->last_rate = lag->last_rate;
+        return DEFO_OK;
+    }
     if (!lag->valid || d->method == DEFO_LINEAR_CHOLESKY || !factorised(d->precond.kind))
         return DEFO_OK;
     if (!sys || !sys->matrix)

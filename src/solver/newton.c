@@ -262,6 +262,7 @@ static defo_status linear_step(defo_newton *N, const defo_newton_problem *p, con
     sys.matrix = p->matrix ? p->matrix(p->ctx) : NULL;
     sys.constraint = p->constraint;
     sys.coords = p->coords ? p->coords : x;
+    sys.layout = p->layout;
     if (!sys.matrix) {
         if (!p->apply)
             return defo_error(DEFO_ERR_INVALID_ARGUMENT,
@@ -303,6 +304,7 @@ defo_status defo_newton_restore_lag(defo_newton *N, const defo_newton_problem *p
     sys.matrix = lag->valid && p->matrix ? p->matrix(p->ctx) : NULL;
     sys.constraint = p->constraint;
     sys.coords = p->coords ? p->coords : x;
+    sys.layout = p->layout;
     if (lag->valid && p->matrix && !sys.matrix)
         return defo_error(DEFO_ERR_NUMERICAL, "newton: no matrix to restore the factor from");
     return defo_linear_solver_restore_lag(N->linear, &sys, lag);

@@ -74,6 +74,7 @@ void defo_world_body_free(defo_world *w, world_body *b) {
     }
     defo_plasticity_destroy(b->plast);
     defo_fracture_destroy(b->frac);
+    defo_world_part_free(b);
     defo_force_model_destroy(b->force);
     defo_material_destroy(b->mat);
     defo_element_rest_destroy(b->rest);
@@ -333,6 +334,10 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
     b->sb.prescribed = b->prescribed;
     b->sb.held = b->held;
     b->sb.target = b->target;
+    if (b->part) { /* a distributed run: the stepper sees this process's part */
+        s = defo_world_part_rebuild(w, b);
+        if (s) return s;
+    }
     if (b->sb.data && old_n >= 0) {
         world_integrator *wi = &w->integrators[b->integrator];
         s = wi->ops->topology_changed(wi->stepper, &b->sb, old_n, b->parent);
@@ -1011,6 +1016,7 @@ static defo_status step_integrator(defo_world *w, int integ, double t0, double T
             place_targets(b, t1);
             /* the fibre activation at the step's end, as the targets */
             if (defo_world_activation_update(b, t1)) b->sb.changed |= DEFO_CHANGED_MODEL;
+            if (b->part) defo_world_part_sync(b);
             memset(&b->sb.stats, 0, sizeof b->sb.stats);
         }
         defo_status s = wi->ops->step(wi->stepper, w->set, count, &ctx);

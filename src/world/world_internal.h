@@ -99,6 +99,7 @@ typedef struct world_body {
     defo_contact_surface *surface; /* NULL: does not collide */
     double *inv_mass;              /* n: 1/m, 0 for prescribed nodes (the response) */
     defo_step_body sb;             /* the stepper's view */
+    struct world_part *part;       /* a distributed run: this process's part (distribute.c) */
 } world_body;
 
 typedef struct world_integrator {
@@ -154,6 +155,9 @@ struct defo_world {
     defo_contact_friction *fric;
     size_t num_fric, fric_cap;
     double *fric_S;
+    /* a distributed run (distribute.c): the processes, NULL on one */
+    const defo_comm *comm;
+    defo_distribute_def dist;
 };
 
 /* The length that scales a body's stiffness per node, (2μ + λ) times it:
@@ -229,6 +233,12 @@ defo_status defo_world_traction_record(world_body *b, world_traction *t);
 defo_status defo_world_traction_remap(world_body *b, world_traction *t);
 defo_status defo_world_plasticity_resize(world_body *b, defo_index old_ne,
                                          const defo_index *parent);
+/* distribute.c: body b's part again after its force model was rebuilt
+ * (the stepper's view then points at the part); the step's per-element
+ * inputs (activation levels) copied to the part; the part freed */
+defo_status defo_world_part_rebuild(defo_world *w, world_body *b);
+void defo_world_part_sync(world_body *b);
+void defo_world_part_free(world_body *b);
 
 /* checkpoint.c */
 void defo_world_buf_put(world_buf *b, const void *src, size_t n);
