@@ -16,9 +16,10 @@
  * node went through another body's surface).  The goal: contact costs at
  * most as much as the elastic forces (share <= 0.5).
  *
- * Usage: bench_contact [threads [case [bodies|frames]]]
+ * Usage: bench_contact [threads [case [bodies|frames [frames]]]]
  *        (defaults 2, "quick": the pile of 20 for 30 frames; "all": the
- *        pile, then the 100 K-tet balls and slab for 15 frames each)
+ *        pile, then the 100 K-tet balls and slab for 15 frames each;
+ *        "pile N F": N bodies for F frames)
  */
 #include "defo/base.h"
 #include "defo/scene.h"
@@ -156,7 +157,7 @@ int main(int argc, char **argv) {
     if (threads < 1 || (strcmp(which, "quick") && strcmp(which, "all") && strcmp(which, "pile") &&
                         strcmp(which, "balls") && strcmp(which, "slab"))) {
         fprintf(stderr, "usage: bench_contact [threads >= 1 [quick|all|pile|balls|slab "
-                        "[bodies (pile) | frames]]]\n");
+                        "[bodies (pile) | frames [frames (pile)]]]]\n");
         return 2;
     }
     defo_set_threads(threads);
@@ -165,7 +166,8 @@ int main(int argc, char **argv) {
     const int all = !strcmp(which, "all");
     if (all || !strcmp(which, "quick") || !strcmp(which, "pile")) {
         const int n = !strcmp(which, "pile") && arg > 0 ? arg : 20;
-        const result r = pile(n, 30);
+        const int frames = !strcmp(which, "pile") && argc > 4 ? atoi(argv[4]) : 30;
+        const result r = pile(n, frames > 0 ? frames : 30);
         print("pile of soft balls, 1 s", &r, !all);
         ok &= r.ok;
     }

@@ -19,7 +19,9 @@
 #       efficiency over N = 1, Newton and CG iterations per frame.
 #       Without BUNDLE (or with an empty one) it runs ./build/defo with the
 #       mpirun on PATH.
-# Environment: RANKS ("1 2 4 8 16"), CELLS ("48 48 24"), FRAMES (2), OWN (1: the
+# Environment of pack: PACK_EXTRA (more programs to bundle with their libraries,
+# e.g. "build/bench_scaling build/bench_contact", run through the same loader).
+# Environment of run: RANKS ("1 2 4 8 16"), CELLS ("48 48 24"), FRAMES (2), OWN (1: the
 # row of defo's own solver; 0 leaves it out), KEEP (the run folders' parent;
 # default a temporary folder, removed).
 set -euo pipefail
@@ -34,7 +36,8 @@ pack() {
   local stage
   stage=$(mktemp -d)
   mkdir -p "$stage/b/bin" "$stage/b/lib" "$stage/b/etc" "$stage/b/share"
-  cp -L "$build/defo" /usr/bin/orterun "$stage/b/bin/"
+  # shellcheck disable=SC2086 # PACK_EXTRA: more programs of the build (a list)
+  cp -L "$build/defo" /usr/bin/orterun ${PACK_EXTRA:-} "$stage/b/bin/"
   cp -rL "$ompi/lib/openmpi3" "$stage/b/ompi-plugins"
   cp -rL "$pmix/lib/pmix" "$stage/b/pmix-plugins"
   mkdir -p "$stage/b/hwloc-plugins" # none: hwloc's GL/OpenCL/XML plugins pull in 40 MB
