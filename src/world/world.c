@@ -918,7 +918,8 @@ static defo_status loads(world_body *b) {
             fbig = fmax(fbig, sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]));
     }
     for (size_t j = 0; j < m; j++) xbig = fmax(xbig, fmax(fabs(b->x[j]), fabs(b->mesh->x[j])));
-    const double h = b->mean_edge, k = defo_material_stiffness_scale(b->mat), t = b->mat_def.thickness;
+    const double h = b->mean_edge, k = defo_material_stiffness_scale(b->mat),
+                 t = b->mat_def.thickness;
     /* with no load: the force that strains an element by its size; a
      * shell's that bends a hinge by a radian, (2μ + λ) t³ / h ~ 12 D / h
      * (ITF04 §8) */
