@@ -60,9 +60,13 @@ int cmd_validate(int argc, char **argv) {
             why = "has no 3-node triangles";
         /* triangles given as a body's mesh: a shell, checked as run makes it */
         defo_mesh *shell = NULL;
+        defo_shell_topology topo;
+        memset(&topo, 0, sizeof topo);
         if (!why && f.kind == DEFO_SCENE_FILE_MESH && m->num_elems == 0 &&
-            (defo_mesh_shell_from_triangles(m, &shell) || defo_mesh_validate(shell)))
+            (defo_mesh_shell_from_triangles(m, &shell) || defo_mesh_validate(shell) ||
+             defo_mesh_shell_topology(shell, &topo)))
             why = defo_last_error();
+        defo_shell_topology_free(&topo);
         defo_mesh_destroy(shell);
         if (why) {
             fprintf(stderr, "%s: bodies[%d].%s: '%s': %s\n", path, f.body, key[f.kind], f.path,
