@@ -96,7 +96,6 @@ struct defo_force_model {
     int all_stale;       /* the next update recomputes every rotation */
     uint64_t rot_serial; /* evaluations that recomputed a rotation (kernel_corotated.c) */
     double max_jinv;     /* max |J⁻¹ entry|: bounds |F| by |x| */
-    const double *eps_plastic;
     /* ITF04 §6.1 fibre term (material with fibres, INVERTIBLE): the unit
      * rest directions a per point (the rest data's), the activation per
      * element (borrowed; NULL: 0) and, per point at the last evaluation,
@@ -105,6 +104,18 @@ struct defo_force_model {
     const double *fibre;
     const double *activation;
     double *fib;
+    /* Plasticity (defo_force_model_set_plastic): F_p⁻¹ per point (borrowed,
+     * 9 each) folded into the rest data, so the kernels evaluate the elastic
+     * part F_e = F F_p⁻¹ (ITF04 §6.3) with no work of their own: jinv points
+     * at jinv_plastic = J⁻¹ F_p⁻¹ and elen at elen_plastic, the eigenvalue
+     * length times the smallest singular value of F_p over the element's
+     * points (its shape gradients F_p⁻ᵀ ∇N are at most ‖F_p⁻¹‖ longer) and
+     * √ of the element's density over the material's (density_scale, after
+     * annealing: ω ∝ 1/√ρ).  The rest data's own arrays stay in jinv_rest
+     * and elen_rest. */
+    const double *fp_inv, *density_scale;
+    const double *jinv_rest, *elen_rest;
+    double *jinv_plastic, *elen_own;
     defo_bcsr *A; /* the model's matrix (built by the first assemble) */
     defo_index inverted;
 };
@@ -120,16 +131,6 @@ static inline int defo_fm_lazy(const defo_force_model_def *d) {
 /* Per point of a fibre model (fm->fib): t = F a/λ (3), ã = J⁻¹ a (3), the
  * tangent's T/λ and K (projected under definiteness_fix), T and λ. */
 enum { FM_FIB = 10, FM_FIB_KPERP = 6, FM_FIB_KPAR = 7, FM_FIB_T = 8, FM_FIB_LAM = 9 };
-
-/* J⁻¹ (I + ε_p)⁻¹ for a point's plastic strain ε_p (Voigt, engineering shear). */
-static inline defo_mat3 defo_fm_plastic_jinv(const defo_mat3 *Ji, const double *ep) {
-    defo_mat3 Fp = {{{1 + ep[0], 0.5 * ep[3], 0.5 * ep[5]},
-                     {0.5 * ep[3], 1 + ep[1], 0.5 * ep[4]},
-                     {0.5 * ep[5], 0.5 * ep[4], 1 + ep[2]}}},
-              Fi;
-    if (!defo_m3_inverse(Fp, &Fi)) return *Ji;
-    return defo_m3_mul(*Ji, Fi);
-}
 
 /* ------------------------------------------------------------- kernels */
 defo_status defo_fm_hyper_evaluate(defo_force_model *fm, const double *x, unsigned flags,
@@ -147,7 +148,9 @@ defo_status defo_fm_corot_evaluate(defo_force_model *fm, const double *x, unsign
 void defo_fm_corot_apply(defo_force_model *fm, const double *d, double *y, double scale);
 void defo_fm_corot_diagonal(defo_force_model *fm, double *blocks, double scale);
 void defo_fm_corot_assemble(defo_force_model *fm, double k);
-defo_status defo_fm_corot_strain(defo_force_model *fm, const double *x, double *eps);
+/* COROTATED: M = R J⁻ᵀ again at the listed points (the plastic part in J⁻¹
+ * changed; the kept rotations stay). */
+void defo_fm_corot_plastic_changed(defo_force_model *fm, const unsigned char *changed);
 
 /* --------------------------------------------------- per-point arithmetic */
 /* H = Σ_a x_a ∇ξN_aᵀ (row-major 3×3) over the P nodes v of an element, g the
@@ -202,7 +205,8 @@ FM_INLINE void fm_scatter(const int P, const double W[9], const double *g, doubl
 }
 
 /* F = H J⁻¹ at point q of element e (P nodes) at positions x, J⁻¹ with the
- * point's plastic strain when the model has one (ITF04 §6.3); *Ji gets it. */
+ * point's plastic part when the model has one (F_e = F F_p⁻¹, ITF04 §6.3);
+ * *Ji gets it. */
 FM_INLINE defo_mat3 fm_point_F(const defo_force_model *fm, const int P, defo_index e, int q,
                                const double *x, defo_mat3 *Ji) {
     const size_t pq = (size_t)e * (size_t)fm->nq + (size_t)q;
@@ -211,7 +215,6 @@ FM_INLINE defo_mat3 fm_point_F(const defo_force_model *fm, const int P, defo_ind
     defo_mat3 H;
     memcpy(H.m, h, sizeof h);
     memcpy(Ji->m, fm->jinv + 9 * pq, sizeof Ji->m);
-    if (fm->eps_plastic) *Ji = defo_fm_plastic_jinv(Ji, fm->eps_plastic + 6 * pq);
     return defo_m3_mul(H, *Ji);
 }
 

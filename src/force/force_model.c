@@ -154,8 +154,32 @@ void defo_force_model_destroy(defo_force_model *fm) {
     defo_free(fm->fib);
     defo_free(fm->F_last);
     defo_free(fm->age);
+    defo_free(fm->jinv_plastic);
+    defo_free(fm->elen_own);
     defo_bcsr_destroy(fm->A);
     defo_free(fm);
+}
+
+/* The four-wide pass's copy of J⁻¹ for block b (elements 4b..4b+3). */
+static void fm_pack_lanes(defo_force_model *fm, size_t b) {
+    for (int i = 0; i < 9; i++)
+        for (int l = 0; l < 4; l++)
+            fm->jinv4[36 * b + 4 * (size_t)i + (size_t)l] =
+                fm->jinv[9 * (4 * b + (size_t)l) + (size_t)i];
+}
+
+/* The rest stable lengths (the eigenvalue length over √r₀, r₀ = the rest
+ * tangent bound over λ + 2μ: 3λ + 2μ over λ + 2μ for the isotropic models)
+ * and their smallest over the wave speed, the wave time. */
+static void fm_rest_times(defo_force_model *fm) {
+    const double r0 = sqrt(fm->rest_bound / fm->stiffness_scale);
+    double lmin = INFINITY;
+    for (defo_index e = 0; e < fm->ne; e++) {
+        if (!fm->track_stable_time) fm->stable_len[e] = fm->elen[e] / r0;
+        lmin = fmin(lmin, fm->elen[e] / r0);
+    }
+    fm->wave_time = fm->ne > 0 && fm->wave_speed > 0 ? lmin / fm->wave_speed : INFINITY;
+    if (!fm->track_stable_time) fm->stable_time = fm->wave_time;
 }
 
 defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_rest *rest,
@@ -208,7 +232,7 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
     fm->nq = ops->stiffness.num_points;
     fm->n = mesh->num_nodes;
     fm->ne = mesh->num_elems;
-    fm->jinv = defo_element_rest_jinv(rest);
+    fm->jinv = fm->jinv_rest = defo_element_rest_jinv(rest);
     fm->w = defo_element_rest_weight(rest);
     fm->mu = defo_material_mu(material);
     fm->lambda = defo_material_lambda(material);
@@ -246,11 +270,7 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
             defo_material_get_def(fm->mat)->model == DEFO_MODEL_NEO_HOOKEAN) {
             const size_t nb = ne / 4; /* the last ne % 4 go one by one */
             fm->jinv4 = defo_malloc(36 * nb * sizeof(double));
-            for (size_t b = 0; fm->jinv4 && b < nb; b++)
-                for (int i = 0; i < 9; i++)
-                    for (int l = 0; l < 4; l++)
-                        fm->jinv4[36 * b + 4 * (size_t)i + (size_t)l] =
-                            fm->jinv[9 * (4 * b + (size_t)l) + (size_t)i];
+            for (size_t b = 0; fm->jinv4 && b < nb; b++) fm_pack_lanes(fm, b);
             fm->lanes = fm->jinv4 != NULL;
         }
     } else
@@ -282,25 +302,16 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
     }
     fm->all_stale = 1;
     /* CFL data: the dilatational wave speed c = sqrt((λ + 2μ)/ρ), each
-     * element's stable length at rest (its eigenvalue length over √r₀,
-     * r₀ = the rest tangent bound over λ + 2μ: 3λ + 2μ over λ + 2μ for the
-     * isotropic models) and their smallest over c, the wave time */
+     * element's stable length at rest and their smallest over c, the wave
+     * time */
     const double rho = defo_material_get_def(material)->density;
-    const double c = sqrt(defo_material_stiffness_scale(material) / rho);
-    fm->elen = defo_element_rest_eigen_length(rest);
-    fm->wave_speed = c;
+    fm->elen = fm->elen_rest = defo_element_rest_eigen_length(rest);
+    fm->wave_speed = sqrt(defo_material_stiffness_scale(material) / rho);
     fm->stiffness_scale = defo_material_stiffness_scale(material);
     /* fibres: the term's rest bound at full activation (any level is below) */
     fm->rest_bound = defo_material_stiffness_bound(fm->mat, defo_v3(1, 1, 1)) +
                      defo_material_fibre_bound(fm->mat, 1.0, 1.0);
-    const double r0 = sqrt(fm->rest_bound / fm->stiffness_scale);
-    double lmin = INFINITY;
-    for (size_t e = 0; e < ne; e++) {
-        fm->stable_len[e] = fm->elen[e] / r0;
-        lmin = fmin(lmin, fm->stable_len[e]);
-    }
-    fm->wave_time = ne > 0 && c > 0 ? lmin / c : INFINITY;
-    fm->stable_time = fm->wave_time;
+    fm_rest_times(fm);
     *out = fm;
     return DEFO_OK;
 }
@@ -440,6 +451,11 @@ int defo_force_model_track_stable_time(defo_force_model *fm) {
     return 1;
 }
 
+double defo_force_model_shear_modulus(const defo_force_model *fm, defo_index e) {
+    (void)e;
+    return fm->mu;
+}
+
 int defo_force_model_points(const defo_force_model *fm) {
     return fm->nq;
 }
@@ -454,52 +470,152 @@ size_t defo_force_model_bytes(const defo_force_model *fm) {
     if (fm->fib) b += FM_FIB * np * sizeof(double);
     if (fm->age) b += np * sizeof(int32_t);
     if (fm->F_last) b += 9 * np * sizeof(double);
+    if (fm->jinv_plastic) b += (9 * np + ne) * sizeof(double);
     if (fm->A) b += defo_bcsr_bytes(fm->A);
     return b;
 }
 
-void defo_force_model_set_plastic_strain(defo_force_model *fm, const double *eps_plastic) {
-    fm->eps_plastic = eps_plastic;
+/* The plastic part's data at the listed points (NULL: all) and their
+ * elements: J⁻¹ F_p⁻¹, the four-wide copy, the stable lengths. */
+static void fm_fold_plastic(defo_force_model *fm, const unsigned char *changed) {
+    const int NQ = fm->nq;
+    for (defo_index e = 0; e < fm->ne; e++) {
+        int any = !changed;
+        for (int q = 0; fm->fp_inv && q < NQ; q++) {
+            const size_t pq = (size_t)e * (size_t)NQ + (size_t)q;
+            if (changed && !changed[pq]) continue;
+            any = 1;
+            defo_mat3 Ji, A;
+            memcpy(Ji.m, fm->jinv_rest + 9 * pq, sizeof Ji.m);
+            memcpy(A.m, fm->fp_inv + 9 * pq, sizeof A.m);
+            const defo_mat3 J = defo_m3_mul(Ji, A);
+            memcpy(fm->jinv_plastic + 9 * pq, J.m, sizeof J.m);
+            for (int k = 0; k < 9; k++) fm->max_jinv = fmax(fm->max_jinv, fabs(J.m[k / 3][k % 3]));
+        }
+        if (!any) continue;
+        double worst = 1.0; /* the largest ‖F_p⁻¹‖₂ over the points */
+        for (int q = 0; fm->fp_inv && q < NQ; q++) {
+            const size_t pq = (size_t)e * (size_t)NQ + (size_t)q;
+            defo_mat3 A, C;
+            defo_vec3 l;
+            memcpy(A.m, fm->fp_inv + 9 * pq, sizeof A.m);
+            C = defo_m3_tmul(A, A);
+            defo_sym3_eigenvalues(&C, &l);
+            /* the closed form is good to ~1e-11 ‖C‖: round the norm up */
+            worst = fmax(worst, sqrt(fmax(l.x, 0.0) * (1 + 1e-9)));
+        }
+        const double ds = fm->density_scale ? sqrt(fm->density_scale[e]) : 1.0;
+        fm->elen_own[e] = fm->elen_rest[e] * ds / worst;
+        if (fm->fp_inv && fm->jinv4 && (size_t)e < 4 * ((size_t)fm->ne / 4))
+            fm_pack_lanes(fm, (size_t)e / 4);
+    }
+    if (fm->fp_inv && fm->def.formulation == DEFO_FORMULATION_COROTATED)
+        defo_fm_corot_plastic_changed(fm, changed);
+    fm_rest_times(fm);
 }
 
 void defo_force_model_set_activation(defo_force_model *fm, const double *activation) {
     fm->activation = activation;
 }
 
-defo_status defo_force_model_strain(defo_force_model *fm, const double *x, double *eps) {
-    if (!fm || !x || !eps)
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model strain: NULL argument");
-    if (corotated(fm)) return defo_fm_corot_strain(fm, x, eps);
-    /* invertible: R = U Vᵀ the polar rotation, Rᵀ F = V Σ Vᵀ, ε = V (Σ − I) Vᵀ */
+/* Own stable lengths (and J⁻¹ F_p⁻¹) when the model needs them. */
+static defo_status fm_own_arrays(defo_force_model *fm) {
+    const size_t np = (size_t)fm->ne * (size_t)fm->nq;
+    if (fm->fp_inv && !fm->jinv_plastic) {
+        fm->jinv_plastic = defo_malloc(9 * np * sizeof(double) + 1);
+        if (!fm->jinv_plastic) return defo_error_oom("plastic rest data", 9 * np * sizeof(double));
+    }
+    if (!fm->elen_own) {
+        fm->elen_own = defo_malloc((size_t)fm->ne * sizeof(double) + 1);
+        if (!fm->elen_own) return defo_error_oom("stable lengths", (size_t)fm->ne * sizeof(double));
+    }
+    fm->jinv = fm->fp_inv ? fm->jinv_plastic : fm->jinv_rest;
+    fm->elen = fm->fp_inv || fm->density_scale ? fm->elen_own : fm->elen_rest;
+    return DEFO_OK;
+}
+
+defo_status defo_force_model_set_plastic(defo_force_model *fm, const double *fp_inv) {
+    if (!fm) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model: NULL argument");
+    const size_t np = (size_t)fm->ne * (size_t)fm->nq;
+    for (size_t k = 0; fp_inv && k < 9 * np; k++)
+        if (!isfinite(fp_inv[k]))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "force model: plastic part of element %zu is not finite",
+                              k / 9 / (size_t)fm->nq);
+    const double *old = fm->fp_inv;
+    fm->fp_inv = fp_inv;
+    defo_status s = fm_own_arrays(fm);
+    if (s) {
+        fm->fp_inv = old;
+        return s;
+    }
+    if (!fp_inv) { /* back to the rest data's J⁻¹ */
+        for (size_t b = 0; fm->jinv4 && b < (size_t)fm->ne / 4; b++) fm_pack_lanes(fm, b);
+        if (fm->def.formulation == DEFO_FORMULATION_COROTATED)
+            defo_fm_corot_plastic_changed(fm, NULL);
+    }
+    fm_fold_plastic(fm, NULL);
+    return DEFO_OK;
+}
+
+defo_status defo_force_model_set_density_scale(defo_force_model *fm, const double *scale) {
+    if (!fm) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model: NULL argument");
+    for (defo_index e = 0; scale && e < fm->ne; e++)
+        if (!(scale[e] > 0) || !isfinite(scale[e]))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "force model: density scale %g of element %ld is not > 0", scale[e],
+                              (long)e);
+    fm->density_scale = scale;
+    defo_status s = fm_own_arrays(fm);
+    if (s) {
+        fm->density_scale = NULL;
+        return s;
+    }
+    fm_fold_plastic(fm, NULL);
+    return DEFO_OK;
+}
+
+void defo_force_model_plastic_changed(defo_force_model *fm, const unsigned char *changed) {
+    if (fm && fm->fp_inv) fm_fold_plastic(fm, changed);
+}
+
+/* F at every point of the elements [e0, e1) (9 each, element-major). */
+static void fm_deformation_range(const defo_force_model *fm, const double *x, const double *jinv,
+                                 defo_index e0, defo_index e1, double *F) {
     const int P = fm->npe, NQ = fm->nq;
     const defo_quadrature *rule = &fm->ops->stiffness;
-    for (defo_index e = 0; e < fm->ne; e++)
+    for (defo_index e = e0; e < e1; e++)
         for (int q = 0; q < NQ; q++) {
-            const size_t pq = (size_t)e * NQ + (size_t)q;
+            const size_t pq = (size_t)e * (size_t)NQ + (size_t)q;
             double H[9];
             if (P == 4)
                 fm_grad_sum(4, x, fm->mesh->elems + 4 * (size_t)e, rule->grad, H);
             else
                 fm_grad_sum(10, x, fm->mesh->elems + 10 * (size_t)e, rule->grad + 30 * q, H);
-            defo_mat3 Hm, Ji, U, V;
-            defo_vec3 sg;
-            memcpy(Hm.m, H, sizeof H);
-            memcpy(Ji.m, fm->jinv + 9 * pq, sizeof H);
-            const defo_mat3 F = defo_m3_mul(Hm, Ji);
-            if (!defo_m3_isfinite(F))
-                return defo_error(DEFO_ERR_NUMERICAL, "element %ld: non-finite strain at point %d",
-                                  (long)e, q);
-            defo_svd3(&F, &U, &sg, &V);
-            const double d[3] = {sg.x - 1, sg.y - 1, sg.z - 1};
-            double E[9];
+            const double *Ji = jinv + 9 * pq;
+            double *o = F + 9 * pq;
             for (int r = 0; r < 3; r++)
                 for (int k = 0; k < 3; k++)
-                    E[3 * r + k] = V.m[r][0] * d[0] * V.m[k][0] + V.m[r][1] * d[1] * V.m[k][1] +
-                                   V.m[r][2] * d[2] * V.m[k][2];
-            double *o = eps + 6 * pq;
-            o[0] = E[0], o[1] = E[4], o[2] = E[8];
-            o[3] = 2 * E[1], o[4] = 2 * E[5], o[5] = 2 * E[2];
+                    o[3 * r + k] =
+                        H[3 * r] * Ji[k] + H[3 * r + 1] * Ji[3 + k] + H[3 * r + 2] * Ji[6 + k];
         }
+}
+
+defo_status defo_force_model_deformation(const defo_force_model *fm, const double *x, int elastic,
+                                         double *F) {
+    if (!fm || !x || !F)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model deformation: NULL argument");
+    const double *jinv = elastic ? fm->jinv : fm->jinv_rest;
+    const defo_index ne = fm->ne;
+    DEFO_PARALLEL_REGION_IF(DEFO_PARALLEL_WORTH(ne, fm->npe == 4 ? 10 : 80)) {
+        DEFO_FOR
+        for (defo_index e = 0; e < ne; e++) fm_deformation_range(fm, x, jinv, e, e + 1, F);
+    }
+    const size_t n = 9 * (size_t)ne * (size_t)fm->nq;
+    for (size_t k = 0; k < n; k++)
+        if (!isfinite(F[k]))
+            return defo_error(DEFO_ERR_NUMERICAL, "element %zu: non-finite deformation",
+                              k / 9 / (size_t)fm->nq);
     return DEFO_OK;
 }
 
@@ -599,13 +715,15 @@ defo_status defo_force_model_fields(defo_force_model *fm, const double *x, defo_
             const size_t pq = (size_t)e * NQ + (size_t)q;
             double S[9], pr[3];
             double J = point_stress(fm, pq, S, pr);
-            if (corotated(fm)) {
+            if (corotated(fm) || fm->fp_inv) {
+                /* det F of the whole deformation (with a plastic part the
+                 * stress is F_e's, the volume change F's) */
                 double H[9];
                 fm_grad_sum(P == 4 ? 4 : 10, x, fm->mesh->elems + (size_t)e * P,
                             rule->grad + 3 * P * q, H);
                 defo_mat3 Hm, Ji;
                 memcpy(Hm.m, H, sizeof H);
-                memcpy(Ji.m, fm->jinv + 9 * pq, sizeof H);
+                memcpy(Ji.m, fm->jinv_rest + 9 * pq, sizeof H);
                 J = defo_m3_det(defo_m3_mul(Hm, Ji));
             }
             const double w = fm->w[pq];

@@ -33,9 +33,9 @@
  *   fibre stresses vanish near λ = 0, so flat and inverted points need
  *   nothing more.
  *
- * Plasticity (defo/plasticity.h): with plastic strains ε_p the point's
- *   F_e = F (I + ε_p)⁻¹ (ITF04 §6.3 split with the symmetric plastic stretch):
- *   every formula above with J⁻¹ replaced by J⁻¹ (I + ε_p)⁻¹.
+ * Plasticity (defo/plasticity.h): with a plastic part F_p the point's
+ *   F_e = F F_p⁻¹ (ITF04 §6.3): every formula above with J⁻¹ replaced by
+ *   J⁻¹ F_p⁻¹, which the model keeps in place of J⁻¹ (force_internal.h).
  *
  * Invariants: a non-finite F never reaches defo_svd3 (flagged FM_BAD and
  * reported naming the element); per-element results go to the element's
@@ -248,7 +248,7 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
 }
 
 /* Four tet4 elements 4b..4b+3 of an explicit force pass (forces only: no
- * tangent, damping, energy or plastic strain) in lockstep (a fibre term
+ * tangent, damping or energy) in lockstep (a fibre term
  * lane by lane): hyper_element's
  * SVD-free path written over lanes (math/lanes.h), the same expressions in
  * the same order, so every lane's forces, F, flag and stable length equal
@@ -415,7 +415,7 @@ defo_status defo_fm_hyper_evaluate(defo_force_model *fm, const double *x, unsign
     /* products and blocks read U and D̂: the SVD everywhere then */
     const int direct = !tangent && !fm->damping;
     defo_index inverted = 0, bad = 0, rough = 0, lane_elems = 0;
-    const int lanes = fm->lanes && direct && !energy && !fm->eps_plastic;
+    const int lanes = fm->lanes && direct && !energy;
     /* one region: the element pass, then (no element bad) the gather */
     DEFO_PARALLEL_REGION_IF(
         FM_WORTH(fm, lanes ? FM_NS_HYPER_LANES4 : FM_NS_HYPER_FORCE4, FM_NS_HYPER_FORCE10)) {

@@ -7,20 +7,22 @@
  *   "DEFOWRLD" | u32 version | u32 bodies | u64 tag | i32 frame | i32 0 |
  *   f64 time | per body:
  *     i32 n | i32 elements | u32 nodes per element | u32 flags
- *       (1 plasticity, 2 fracture) |
+ *       (1 plasticity, 2 fracture, 4 annealed) |
  *     f64 x[3n] | f64 v[3n] |
  *     fracture: u64 generator | i32 connectivity[npe · elements] |
  *               i32 parent[n] | u8 crack_tip[n] | zero bytes to a multiple of 8 |
- *     plasticity: u64 values | f64 ε_plastic[values] |
+ *     annealed: f64 rest positions[3n] | f64 motion frame[3n] |
+ *               f64 density scale[elements] |
+ *     plasticity: u64 bytes | defo_plasticity_write_state's bytes |
  *     u64 rotation bytes | the force model's kept rotations (MTPS08 §4.4
  *       lazy updates; 0 bytes without) |
  *     u64 history bytes | the integrator's history | zeros to a multiple of 8 |
  *   u64 FNV-1a 64 of every byte before it.
  * Everything that carries from one frame to the next is here: the state,
  * the topology of fracturing bodies (an added node's rest position is its
- * parent's), plastic strains, crack tips, the generator, lazily kept
- * rotations, the integrators'
- * history (BDF2's previous state, the quasistatic equilibria).  Restore
+ * parent's), the rest shape of annealed bodies, the plastic state and
+ * parameters, crack tips, the generator, lazily kept rotations, the
+ * integrators' history (BDF2's previous state, the quasistatic equilibria).  Restore
  * checks the whole file before it changes anything.
  */
 #include "world/world_internal.h"
@@ -118,7 +120,8 @@ static defo_status serialize(const defo_world *w, uint64_t tag, world_buf *b, in
         const world_body *bd = &w->bodies[i];
         const int32_t n = bd->n, ne = bd->mesh->num_elems;
         const uint32_t npe = (uint32_t)bd->mesh->nodes_per_elem,
-                       flags = (bd->plast ? 1u : 0u) | (bd->frac ? 2u : 0u);
+                       flags = (bd->plast ? 1u : 0u) | (bd->frac ? 2u : 0u) |
+                               (bd->density_scale ? 4u : 0u);
         defo_world_buf_put(b, &n, 4);
         defo_world_buf_put(b, &ne, 4);
         defo_world_buf_put(b, &npe, 4);
@@ -141,11 +144,22 @@ static defo_status serialize(const defo_world *w, uint64_t tag, world_buf *b, in
             defo_world_buf_put(b, defo_fracture_crack_tips(bd->frac), (size_t)n);
             pad8(b);
         }
+        if (bd->density_scale) {
+            defo_world_buf_put(b, bd->mesh->x, 3 * (size_t)n * sizeof(double));
+            defo_world_buf_put(b, bd->X0, 3 * (size_t)n * sizeof(double));
+            defo_world_buf_put(b, bd->density_scale, (size_t)ne * sizeof(double));
+        }
         if (bd->plast) {
-            const uint64_t values = (uint64_t)defo_plasticity_values(bd->plast);
-            defo_world_buf_put(b, &values, 8);
-            defo_world_buf_put(b, defo_plasticity_strain(bd->plast),
-                               (size_t)values * sizeof(double));
+            const uint64_t pb = (uint64_t)defo_plasticity_state_bytes(bd->plast);
+            defo_world_buf_put(b, &pb, 8);
+            if (pb && !b->oom) {
+                const size_t at = b->n;
+                unsigned char tmp[8] = {0};
+                for (uint64_t k = 0; k < pb && !b->oom; k += 8)
+                    defo_world_buf_put(b, tmp, pb - k < 8 ? (size_t)(pb - k) : 8);
+                if (!b->oom) defo_plasticity_write_state(bd->plast, b->p + at);
+            }
+            pad8(b);
         }
         const uint64_t rb = defo_force_model_history_bytes(bd->force);
         defo_world_buf_put(b, &rb, 8);
@@ -243,9 +257,11 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
         const unsigned char *h = take(&r, 16);
         if (!h) break;
         memcpy(&n, h, 4), memcpy(&ne, h + 4, 4), memcpy(&npe, h + 8, 4), memcpy(&flags, h + 12, 4);
-        const uint32_t want_flags = (bd->plast ? 1u : 0u) | (bd->frac ? 2u : 0u);
+        /* plasticity and annealing may have come at run time: the
+         * checkpoint's say */
+        const uint32_t want_flags = bd->frac ? 2u : 0u;
         if (ne != bd->mesh->num_elems || npe != (uint32_t)bd->mesh->nodes_per_elem ||
-            flags != want_flags || (bd->frac ? n < bd->n0 : n != bd->n))
+            (flags & ~5u) != want_flags || (bd->frac ? n < bd->n0 : n != bd->n))
             return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                               "%s: body %d ('%s') has %d nodes and %d elements in the checkpoint, "
                               "%ld and %ld here",
@@ -292,12 +308,32 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
                                       (int)k, (int)v);
             }
         }
-        if (bd->plast) {
+        const unsigned char *an = NULL;
+        if (flags & 4u) {
+            an = take(&r, 6 * (size_t)n * sizeof(double) + (size_t)ne * sizeof(double));
+            for (size_t k = 0; an && k < 6 * (size_t)n + (size_t)ne; k++) {
+                double v;
+                memcpy(&v, an + 8 * k, 8);
+                if (!isfinite(v) || (k >= 6 * (size_t)n && !(v > 0)))
+                    return defo_error(DEFO_ERR_PARSE, "%s: body %d: bad rest shape", what, i);
+            }
+        }
+        if (flags & 1u) {
             const unsigned char *g = take(&r, 8);
             if (g) memcpy(&values, g, 8);
-            if (values != (uint64_t)defo_plasticity_values(bd->plast))
-                return defo_error(DEFO_ERR_PARSE, "%s: body %d: plastic strain size", what, i);
-            pl = take(&r, (size_t)values * sizeof(double));
+            pl = take(&r, (size_t)values);
+            skip_pad(&r);
+            if (pl) {
+                /* checked on a scratch copy: nothing changes before the apply pass */
+                defo_plasticity *tmp = NULL;
+                defo_status ps =
+                    defo_plasticity_create(NULL, ne, defo_force_model_points(bd->force), &tmp);
+                if (!ps) ps = defo_plasticity_read_state(tmp, pl, (size_t)values);
+                defo_plasticity_destroy(tmp);
+                if (ps)
+                    return defo_error(DEFO_ERR_PARSE, "%s: body %d: %s", what, i,
+                                      defo_last_error());
+            }
         }
         uint64_t rb = 0;
         const unsigned char *g = take(&r, 8);
@@ -346,10 +382,42 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
                 if (!s) s = defo_world_body_rebuild(w, bd, old_n < n ? old_n : n);
             }
         }
+        int rebuild = 0;
         if (!s && !defo_world_material_equal(&md, &bd->mat_def)) {
             bd->mat_def = md;
-            s = defo_world_body_rebuild(w, bd, -1);
+            rebuild = 1;
         }
+        if (!s && an) { /* the annealed rest shape */
+            if (!bd->density_scale)
+                bd->density_scale = defo_malloc((size_t)ne * sizeof(double) + 1);
+            if (!bd->X0) bd->X0 = defo_malloc(3 * (size_t)bd->cap * sizeof(double) + 1);
+            if (!bd->density_scale || !bd->X0)
+                return defo_error_oom("checkpoint", 3 * (size_t)n * 8);
+            memcpy(bd->mesh->x, an, 3 * (size_t)n * sizeof(double));
+            memcpy(bd->X0, an + 3 * (size_t)n * sizeof(double), 3 * (size_t)n * sizeof(double));
+            memcpy(bd->density_scale, an + 6 * (size_t)n * sizeof(double),
+                   (size_t)ne * sizeof(double));
+            rebuild = 1;
+        } else if (!s && bd->density_scale) { /* back to the first rest shape */
+            memcpy(bd->mesh->x, bd->X0, 3 * (size_t)n * sizeof(double));
+            defo_free(bd->density_scale);
+            defo_free(bd->X0);
+            bd->density_scale = bd->X0 = NULL;
+            rebuild = 1;
+        }
+        if (!s && pl && !bd->plast) {
+            s = defo_plasticity_create(NULL, ne, defo_force_model_points(bd->force), &bd->plast);
+        } else if (!s && !pl && bd->plast) {
+            defo_plasticity_destroy(bd->plast);
+            bd->plast = NULL;
+            s = defo_force_model_set_plastic(bd->force, NULL);
+        }
+        if (!s && pl) s = defo_plasticity_read_state(bd->plast, pl, (size_t)values);
+        if (!s && (rebuild || an))
+            s = defo_world_body_rebuild(w, bd, -1);
+        else if (!s && bd->plast)
+            s = defo_plasticity_bind(bd->plast, bd->force);
+        if (!s && an) bd->mean_edge = defo_mesh_mean_edge(bd->mesh);
         if (s) return defo_error_prefix("%s: body %d", what, i);
         memcpy(bd->x, xv, 3 * (size_t)n * sizeof(double));
         memcpy(bd->v, xv + 3 * (size_t)n * sizeof(double), 3 * (size_t)n * sizeof(double));
@@ -360,7 +428,6 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
             bd->set_of[k] = v;
             bd->prescribed[k] = v >= 0;
         }
-        if (pl) memcpy(defo_plasticity_strain(bd->plast), pl, (size_t)values * sizeof(double));
         s = defo_force_model_restore_history(bd->force, rot, (size_t)rb);
         if (s) return defo_error_prefix("%s: body %d", what, i);
         world_integrator *wi = &w->integrators[bd->integrator];

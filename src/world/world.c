@@ -93,6 +93,8 @@ static void body_free(defo_world *w, world_body *b) {
     defo_world_contact_free(b);
     defo_free(b->fibres);
     defo_world_activation_free(b);
+    defo_free(b->density_scale);
+    defo_free(b->X0);
     memset(b, 0, sizeof *b);
 }
 
@@ -207,6 +209,7 @@ defo_status defo_world_body_resize(defo_world *w, world_body *b, defo_index n) {
         GROW(prescribed, unsigned char, cap);
         GROW(set_of, int, cap);
         GROW(parent, defo_index, cap);
+        if (b->X0) GROW(X0, double, c3);
         const size_t old = (size_t)b->cap;
         memset(b->x + 3 * old, 0, 3 * (size_t)(cap - b->cap) * sizeof(double));
         memset(b->v + 3 * old, 0, 3 * (size_t)(cap - b->cap) * sizeof(double));
@@ -234,6 +237,25 @@ static defo_status traction_loads(world_body *b) {
     return DEFO_OK;
 }
 
+/* Element e's density [kg/m³]: its material's, times its annealing scale. */
+static double element_density(const world_body *b, defo_index e) {
+    const double rho = b->mat_def.density;
+    return b->density_scale ? rho * b->density_scale[e] : rho;
+}
+
+/* Lumped masses from the elements' densities. */
+static defo_status body_masses(world_body *b) {
+    if (!b->density_scale)
+        return defo_element_lumped_mass(b->mesh, b->mat_def.density, NULL, b->mass);
+    const defo_index ne = b->mesh->num_elems;
+    double *rho = defo_malloc((size_t)ne * sizeof *rho + 1);
+    if (!rho) return defo_error_oom("densities", (size_t)ne * sizeof *rho);
+    for (defo_index e = 0; e < ne; e++) rho[e] = element_density(b, e);
+    defo_status s = defo_element_lumped_mass(b->mesh, b->mat_def.density, rho, b->mass);
+    defo_free(rho);
+    return s;
+}
+
 /* Rest data, force model, masses and gravity load from the body's mesh and
  * material (after creation, a material change or a topology change).  The
  * stepper's view follows. */
@@ -258,9 +280,10 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
     b->mat = mat;
     b->force = force;
     defo_force_model_set_activation(b->force, b->activation);
-    if (b->plast) defo_plasticity_bind(b->plast, b->force);
-    const double rho = b->mat_def.density;
-    s = defo_element_lumped_mass(b->mesh, rho, NULL, b->mass);
+    if (b->plast) s = defo_plasticity_bind(b->plast, b->force);
+    if (!s && b->density_scale) s = defo_force_model_set_density_scale(b->force, b->density_scale);
+    if (s) return defo_error_prefix("body '%s'", b->name);
+    s = body_masses(b);
     if (s) return defo_error_prefix("body '%s'", b->name);
     /* Gravity.  Equilibrium solvers: consistent, Σ_b Me_ab g per element
      * (∫ρ N_a g dV).  Dynamic integrators: m_a g with the lumped masses they
@@ -281,12 +304,12 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
             const defo_index *v = b->mesh->elems + (size_t)e * (size_t)p;
             if (p == 4) {
                 /* ρV/4 per corner: the lumped masses' own share, exactly */
-                const double mq = 0.25 * rho * defo_element_rest_volume(rest)[e];
+                const double mq = 0.25 * element_density(b, e) * defo_element_rest_volume(rest)[e];
                 for (int a = 0; a < 4; a++)
                     for (int k = 0; k < 3; k++) b->gravity_load[3 * (size_t)v[a] + k] += mq * g[k];
                 continue;
             }
-            s = defo_element_mass_matrix(b->mesh, e, rho, Me);
+            s = defo_element_mass_matrix(b->mesh, e, element_density(b, e), Me);
             if (s) return defo_error_prefix("body '%s'", b->name);
             for (int a = 0; a < p; a++) {
                 double row = 0;
@@ -748,6 +771,113 @@ defo_status defo_body_plastic_strain(const defo_world *w, defo_body_id id, doubl
     return defo_plasticity_norms(b->plast, out);
 }
 
+defo_status defo_body_set_plasticity(defo_world *w, defo_body_id id, int region,
+                                     const defo_plasticity_def *plasticity) {
+    world_body *b = get_body(w, id);
+    if (!b || !plasticity)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_set_plasticity: invalid body id");
+    if (region != -1)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "defo_body_set_plasticity: body '%s' has no material region %d", b->name,
+                          region);
+    if (defo_plasticity_def_validate(plasticity))
+        return defo_error_prefix("body '%s': plasticity", b->name);
+    if (!b->plast) {
+        defo_plasticity *p = NULL;
+        defo_status s = defo_plasticity_create(plasticity, b->mesh->num_elems,
+                                               defo_force_model_points(b->force), &p);
+        if (!s) s = defo_plasticity_bind(p, b->force);
+        if (s) {
+            defo_plasticity_destroy(p);
+            defo_force_model_set_plastic(b->force, NULL);
+            return defo_error_prefix("body '%s'", b->name);
+        }
+        b->plast = p;
+        b->sb.changed |= DEFO_CHANGED_MODEL;
+        return DEFO_OK;
+    }
+    return defo_plasticity_set_def(b->plast, 0, plasticity)
+               ? defo_error_prefix("body '%s'", b->name)
+               : DEFO_OK;
+}
+
+const defo_plasticity *defo_body_plasticity(const defo_world *w, defo_body_id id) {
+    world_body *b = get_body(w, id);
+    return b ? b->plast : NULL;
+}
+
+defo_status defo_body_set_plastic_goal(defo_world *w, defo_body_id id, const double *goal_x,
+                                       defo_index num_nodes) {
+    world_body *b = get_body(w, id);
+    if (!b)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_set_plastic_goal: invalid body id");
+    if (!b->plast)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "body '%s': a goal shape needs plasticity (multiplicative)", b->name);
+    if (goal_x && num_nodes != b->n)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "body '%s': the goal shape has %ld nodes, the body %ld", b->name,
+                          (long)num_nodes, (long)b->n);
+    for (size_t k = 0; goal_x && k < 3 * (size_t)num_nodes; k++)
+        if (!isfinite(goal_x[k]))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "body '%s': goal position of node %zu is not finite", b->name, k / 3);
+    defo_status s = defo_plasticity_set_goal(b->plast, b->force, goal_x, num_nodes);
+    if (s) return defo_error_prefix("body '%s'", b->name);
+    return DEFO_OK;
+}
+
+defo_status defo_body_anneal(defo_world *w, defo_body_id id) {
+    world_body *b = get_body(w, id);
+    if (!b) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_anneal: invalid body id");
+    const defo_index ne = b->mesh->num_elems;
+    const size_t np = (size_t)ne * (size_t)defo_force_model_points(b->force);
+    /* the new rest data must exist: the current shape as a mesh */
+    defo_mesh *m = NULL;
+    defo_element_rest *rest = NULL;
+    double *F = defo_malloc(9 * np * sizeof(double) + 1);
+    double *scale = defo_malloc((size_t)ne * sizeof(double) + 1);
+    defo_status s =
+        F && scale ? defo_mesh_clone(b->mesh, &m) : defo_error_oom("anneal", 9 * np * 8);
+    if (!s) {
+        memcpy(m->x, b->x, 3 * (size_t)b->n * sizeof(double));
+        s = defo_element_rest_create(m, &rest);
+        if (s)
+            defo_error_prefix("body '%s': cannot anneal: the current shape is no rest shape",
+                              b->name);
+    }
+    if (!s) s = defo_force_model_deformation(b->force, b->x, 0, F);
+    if (!s && !b->X0) { /* the prescribed motions' frame: the first rest shape */
+        b->X0 = defo_malloc(3 * (size_t)b->cap * sizeof(double) + 1);
+        if (!b->X0)
+            s = defo_error_oom("anneal", 3 * (size_t)b->cap * sizeof(double));
+        else
+            memcpy(b->X0, b->mesh->x, 3 * (size_t)b->n * sizeof(double));
+    }
+    if (!s && b->plast) s = defo_plasticity_commit(b->plast, F);
+    if (!s) {
+        /* each element keeps its mass: ρ_e V_e stays */
+        const double *v0 = defo_element_rest_volume(b->rest), *v1 = defo_element_rest_volume(rest);
+        for (defo_index e = 0; e < ne; e++)
+            scale[e] = (b->density_scale ? b->density_scale[e] : 1.0) * v0[e] / v1[e];
+    }
+    defo_element_rest_destroy(rest);
+    defo_mesh_destroy(m);
+    defo_free(F);
+    if (s) {
+        defo_free(scale);
+        return s;
+    }
+    defo_free(b->density_scale);
+    b->density_scale = scale;
+    memcpy(b->mesh->x, b->x, 3 * (size_t)b->n * sizeof(double));
+    s = defo_world_body_rebuild(w, b, -1);
+    b->mean_edge = defo_mesh_mean_edge(b->mesh);
+    b->sb.changed |= DEFO_CHANGED_MODEL;
+    if (!s) s = loads(b);
+    return s;
+}
+
 defo_status defo_world_add_collider(defo_world *w, defo_collider *c) {
     if (!w || !c)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_world_add_collider: NULL argument");
@@ -795,9 +925,9 @@ int defo_world_steps_per_frame(const defo_world *w, int integ, double frame_dt) 
     return wi->ops->steps(&wi->def, w->set, count, frame_dt);
 }
 
-/* The prescribed positions at time t. */
+/* The prescribed positions at time t (motions move the first rest shape). */
 static void place_targets(world_body *b, double t) {
-    const double *X = b->mesh->x;
+    const double *X = b->X0 ? b->X0 : b->mesh->x;
     for (int s = 0; s < b->num_sets; s++) {
         const world_set *st = &b->sets[s];
         defo_motion_pose pose;
@@ -856,6 +986,7 @@ static defo_status fracture(defo_world *w, world_body *b) {
         b->parent[i] = p;
         memcpy(b->x + 3 * (size_t)i, b->x + 3 * (size_t)p, 3 * sizeof(double));
         memcpy(b->v + 3 * (size_t)i, b->v + 3 * (size_t)p, 3 * sizeof(double));
+        if (b->X0) memcpy(b->X0 + 3 * (size_t)i, b->X0 + 3 * (size_t)p, 3 * sizeof(double));
         memset(b->dead + 3 * (size_t)i, 0, 3 * sizeof(double));
         b->set_of[i] = b->set_of[p];
         b->prescribed[i] = b->prescribed[p];
@@ -940,8 +1071,8 @@ static defo_status step_integrator(defo_world *w, int integ, double t0, double T
                 s = defo_plasticity_update(b->plast, b->force, b->x, dt, &ps);
                 if (s) defo_error_prefix("body '%s': plasticity", b->name);
                 w->stats.yielding += (int)ps.yielding;
-                /* the plastic strains moved: forces are another function of x */
-                if (ps.yielding > 0) b->sb.changed |= DEFO_CHANGED_MODEL;
+                /* the plastic parts moved: forces are another function of x */
+                if (ps.yielding > 0 || ps.capped > 0) b->sb.changed |= DEFO_CHANGED_MODEL;
             }
             if (s) return s;
             place_targets(b, t1);

@@ -66,6 +66,12 @@ typedef struct world_body {
     defo_index n0;      /* nodes before any split */
     double mean_edge;   /* rest, for tolerances and penalty stiffness */
     defo_plasticity *plast;
+    /* annealing (defo_body_anneal; NULL until the first): each element's
+     * density over its material's (it keeps its mass as its rest volume
+     * changes), and the rest positions the prescribed motions are written
+     * for (the body's first rest shape) */
+    double *density_scale;
+    double *X0;
     defo_fracture *frac;
     int frac_paused;        /* defo_body_pause_fracture */
     double *fibres;         /* 3 per (element, point): ITF04 §6.1 directions, or NULL */

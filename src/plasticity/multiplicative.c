@@ -1,0 +1,92 @@
+/*
+ * plasticity/multiplicative.c — ITF04 §6.3 multiplicative plasticity for
+ * invertible bodies, with §7 plasticity control toward a goal shape
+ * (defo/plasticity.h has the rule).
+ *
+ * With the stored plastic stretch S = exp(L_p) (symmetric: the rotation of
+ * F_p is arbitrary for an isotropic material, ITF04 §6.3) and the trial
+ * F_e = F S⁻¹ = U F̂_e Vᵀ, log F̂_e is projected onto the yield surface:
+ * ‖dev log F̂_e‖ ≤ γ keeping its mean (default: det F̂_e, hence det F_p, is
+ * kept) or ‖log F̂_e‖ ≤ γ (volumetric, and always with a goal: ITF04 §7
+ * notes a goal rarely keeps volume).  F̂_e,proj = exp(projection) has
+ * positive entries, so the trial plastic part
+ *   F_p,trial = F̂_e,proj⁻¹ Uᵀ F = D Vᵀ S,  D = F̂_e F̂_e,proj⁻¹ (positive)
+ * never inverts; its stretch is sqrt(S V D² Vᵀ S), whose logarithm comes
+ * from one symmetric eigendecomposition.  Control (§7): on the logarithms
+ * (world rotation removed), the point of the segment from L_p to L_trial
+ * closest to L_goal.  Then the limit surface on F_p (§6.3's separate limit
+ * criterion keeping F_p well conditioned).
+ *
+ * Invariants: L_p finite and within the limit surface; with the default
+ * (deviatoric) yield tr L_p is exactly the old one after a flow (re-centred:
+ * rounding never changes the volume).
+ */
+#include "plasticity/plasticity_internal.h"
+
+static double mult_radius(const defo_plasticity_def *d, const double *state, double mu) {
+    (void)state, (void)mu;
+    return d->gamma; /* ‖dev log F̂_e‖ ≤ ‖log F̂_e‖ = ‖ε_e‖ */
+}
+
+static unsigned mult_flow(const defo_plasticity_def *d, const plast_point *in, double *state) {
+    double *L = state, Ln[6];
+    memcpy(Ln, L, sizeof Ln);
+    unsigned fl = 0;
+    defo_mat3 U, V;
+    defo_vec3 sg;
+    const int full = d->volumetric || in->goal;
+    if (!defo_plast_elastic_log(&in->Fe, NULL, &sg, &V, &U)) {
+        fl |= PLAST_SKIPPED;
+    } else {
+        const double l[3] = {log(sg.x), log(sg.y), log(sg.z)};
+        double lp[3], m = full ? 0.0 : (l[0] + l[1] + l[2]) / 3, n = 0;
+        for (int i = 0; i < 3; i++) n += (l[i] - m) * (l[i] - m);
+        n = sqrt(n);
+        if (n > d->gamma) { /* project onto the yield surface */
+            for (int i = 0; i < 3; i++) lp[i] = m + (l[i] - m) * (d->gamma / n);
+            /* C = S V D² Vᵀ S, the stretch² of F_p,trial = D Vᵀ S */
+            const defo_mat3 S = defo_plast_sym_exp(L);
+            defo_mat3 W; /* S V D */
+            const defo_mat3 SV = defo_m3_mul(S, V);
+            for (int r = 0; r < 3; r++)
+                for (int k = 0; k < 3; k++) W.m[r][k] = SV.m[r][k] * exp(l[k] - lp[k]);
+            const defo_mat3 C = defo_m3_mult(W, W);
+            defo_mat3 Q;
+            defo_vec3 c;
+            defo_sym3_eigen(&C, &c, &Q);
+            const double half[3] = {0.5 * log(c.x), 0.5 * log(c.y), 0.5 * log(c.z)};
+            double Lt[6];
+            plast_sym_from_eigen(&Q, half, Lt);
+            if (!full) { /* the same volume exactly */
+                const double dt = (plast_sym_trace(L) - plast_sym_trace(Lt)) / 3;
+                Lt[0] += dt, Lt[1] += dt, Lt[2] += dt;
+            }
+            if (in->goal) { /* ITF04 §7: closest point of [L, Lt] to the goal */
+                double dL[6], dG[6];
+                for (int k = 0; k < 6; k++) dL[k] = Lt[k] - L[k], dG[k] = in->goal[k] - L[k];
+                const double dd = plast_sym_dot(dL, dL);
+                double t = dd > 0 ? plast_sym_dot(dG, dL) / dd : 0.0;
+                t = t < 0 ? 0 : t > 1 ? 1 : t;
+                for (int k = 0; k < 6; k++) Ln[k] = L[k] + t * dL[k];
+            } else {
+                memcpy(Ln, Lt, sizeof Ln);
+            }
+            fl |= PLAST_FLOWED;
+        }
+    }
+    for (int k = 0; k < 6; k++)
+        if (!isfinite(Ln[k])) return fl | PLAST_SKIPPED; /* keep the old part */
+    if (defo_plast_limit(Ln, d->limit, !full)) fl |= PLAST_CAPPED;
+    if (memcmp(Ln, L, sizeof Ln) == 0) return fl;
+    memcpy(L, Ln, sizeof Ln);
+    return fl | PLAST_CHANGED;
+}
+
+static defo_status mult_check(const defo_plasticity_def *d) {
+    if (!(d->gamma >= 0))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "gamma: %g is not >= 0", d->gamma);
+    return DEFO_OK;
+}
+
+const plast_ops defo_plast_multiplicative = {"multiplicative", mult_radius, mult_flow,
+                                             mult_check};
