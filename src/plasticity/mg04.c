@@ -4,10 +4,13 @@
  *
  * MG04's total strain is the corotated linear strain and its decomposition
  * additive, ε = ε_e + ε_p.  Here the strains are logarithmic: ε_e is the
- * Hencky strain of the trial elastic part F_e = F F_p⁻¹ and ε_p = L_p =
- * log F_p, which agree with the paper's to first order and make the plastic
- * part exp(L_p) invertible whatever the flow.  By default the creep moves
- * only the deviatoric part, so tr L_p stays 0 and det F_p = 1 (volume kept);
+ * Hencky strain of the trial elastic part F_e = F F_p⁻¹ = U Σ Vᵀ (the strain
+ * the force model's stress comes from) and the creep step r·d (d = dev ε_e,
+ * or ε_e for the literal rule) flows as F_p ← exp(r d) F_p, which takes
+ * exactly r·d out of the elastic strain (d shares F_e's axes) and agrees
+ * with the paper's additive rule to first order; F_p = exp(L_p) stays
+ * invertible whatever the flow.  By default the creep moves only the
+ * deviatoric part, so tr L_p stays 0 and det F_p = 1 (volume kept);
  * "volumetric" is the paper's literal rule.
  *
  * Invariants (every update): ‖L_p‖ ≤ c_max (to rounding), L_p within the
@@ -23,30 +26,44 @@ static double mg04_radius(const defo_plasticity_def *d, const double *state, dou
 }
 
 static unsigned mg04_flow(const defo_plasticity_def *d, const plast_point *in, double *state) {
-    double eps[6], L0[6];
-    double *L = state;
-    memcpy(L0, L, sizeof L0);
+    double *L = state, Ln[6];
+    memcpy(Ln, L, sizeof Ln);
     unsigned fl = 0;
-    if (!defo_plast_elastic_log(&in->Fe, eps, NULL, NULL, NULL)) {
+    defo_mat3 V;
+    defo_vec3 sg;
+    if (!defo_plast_elastic_log(&in->Fe, NULL, &sg, &V, NULL)) {
         fl |= PLAST_SKIPPED;
     } else {
-        if (!d->volumetric) plast_sym_dev(eps);
-        if (plast_sym_norm(eps) > d->yield) { /* eq. 14: creep toward the total strain */
+        /* ε_e = V diag(l) Vᵀ; d its deviator (or itself): the same axes */
+        double l[3] = {log(sg.x), log(sg.y), log(sg.z)};
+        const double m = d->volumetric ? 0.0 : (l[0] + l[1] + l[2]) / 3;
+        for (int i = 0; i < 3; i++) l[i] -= m;
+        if (sqrt(l[0] * l[0] + l[1] * l[1] + l[2] * l[2]) > d->yield) {
+            /* eq. 14: creep toward the total strain, F_p ← exp(r d) F_p */
             const double rate = fmin(1.0, in->dt * d->creep);
-            for (int k = 0; k < 6; k++) L[k] += rate * eps[k];
-            if (!d->volumetric) plast_sym_dev(L);
-            fl |= PLAST_FLOWED;
+            const double step[3] = {rate * l[0], rate * l[1], rate * l[2]};
+            if (defo_plast_push(L, &V, step, Ln, NULL)) {
+                if (!d->volumetric) { /* the same volume exactly */
+                    const double sh = (plast_sym_trace(L) - plast_sym_trace(Ln)) / 3;
+                    Ln[0] += sh, Ln[1] += sh, Ln[2] += sh;
+                }
+                fl |= PLAST_FLOWED;
+            } else {
+                memcpy(Ln, L, sizeof Ln);
+                fl |= PLAST_SKIPPED;
+            }
         }
     }
-    const double n = plast_sym_norm(L);
+    const double n = plast_sym_norm(Ln);
     if (n > d->max) { /* eq. 15 */
         const double sc = d->max / n;
-        for (int k = 0; k < 6; k++) L[k] *= sc;
+        for (int k = 0; k < 6; k++) Ln[k] *= sc;
         fl |= PLAST_CAPPED;
     }
-    if (defo_plast_limit(L, d->limit, !d->volumetric)) fl |= PLAST_CAPPED;
-    if (memcmp(L, L0, sizeof L0) != 0) fl |= PLAST_CHANGED;
-    return fl;
+    if (defo_plast_limit(Ln, d->limit, !d->volumetric)) fl |= PLAST_CAPPED;
+    if (memcmp(Ln, L, sizeof Ln) == 0) return fl;
+    memcpy(L, Ln, sizeof Ln);
+    return fl | PLAST_CHANGED;
 }
 
 static defo_status mg04_check(const defo_plasticity_def *d) {

@@ -44,19 +44,10 @@ static unsigned mult_flow(const defo_plasticity_def *d, const plast_point *in, d
         n = sqrt(n);
         if (n > d->gamma) { /* project onto the yield surface */
             for (int i = 0; i < 3; i++) lp[i] = m + (l[i] - m) * (d->gamma / n);
-            /* C = S V D² Vᵀ S, the stretch² of F_p,trial = D Vᵀ S */
-            const defo_mat3 S = defo_plast_sym_exp(L);
-            defo_mat3 W; /* S V D */
-            const defo_mat3 SV = defo_m3_mul(S, V);
-            for (int r = 0; r < 3; r++)
-                for (int k = 0; k < 3; k++) W.m[r][k] = SV.m[r][k] * exp(l[k] - lp[k]);
-            const defo_mat3 C = defo_m3_mult(W, W);
-            defo_mat3 Q;
-            defo_vec3 c;
-            defo_sym3_eigen(&C, &c, &Q);
-            const double half[3] = {0.5 * log(c.x), 0.5 * log(c.y), 0.5 * log(c.z)};
+            /* the stretch of F_p,trial = D Vᵀ S: sqrt(S V D² Vᵀ S) */
+            const double step[3] = {l[0] - lp[0], l[1] - lp[1], l[2] - lp[2]};
             double Lt[6];
-            plast_sym_from_eigen(&Q, half, Lt);
+            if (!defo_plast_push(L, &V, step, Lt, NULL)) return fl | PLAST_SKIPPED;
             if (!full) { /* the same volume exactly */
                 const double dt = (plast_sym_trace(L) - plast_sym_trace(Lt)) / 3;
                 Lt[0] += dt, Lt[1] += dt, Lt[2] += dt;

@@ -179,6 +179,36 @@ int defo_plast_limit(double *L, double limit, int isochoric) {
     return 1;
 }
 
+int defo_plast_push(const double *L, const defo_mat3 *W, const double d[3], double *Lout,
+                    defo_mat3 *Q) {
+    const defo_mat3 S = defo_plast_sym_exp(L);
+    /* G = S W exp(d): C = G Gᵀ = S exp(2Δ) S */
+    const defo_mat3 SW = defo_m3_mul(S, *W);
+    defo_mat3 G;
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++) G.m[r][k] = SW.m[r][k] * exp(d[k]);
+    const defo_mat3 C = defo_m3_mult(G, G);
+    defo_mat3 V;
+    defo_vec3 c;
+    defo_sym3_eigen(&C, &c, &V);
+    if (!(c.z > 0) || !(c.x < INFINITY)) return 0;
+    const double h[3] = {0.5 * log(c.x), 0.5 * log(c.y), 0.5 * log(c.z)};
+    plast_sym_from_eigen(&V, h, Lout);
+    if (Q) {
+        /* exp(Δ) S = (S exp(Δ))ᵀ = Gᵀ-side: exp(Δ) S = W exp(d) Wᵀ S;
+         * Q = exp(Δ) S exp(−Lout) */
+        const double e[3] = {exp(d[0]), exp(d[1]), exp(d[2])}, ie[3] = {exp(-h[0]), exp(-h[1]),
+                                                                      exp(-h[2])};
+        double a[6], b[6];
+        plast_sym_from_eigen(W, e, a);
+        plast_sym_from_eigen(&V, ie, b);
+        *Q = defo_m3_mul(defo_m3_mul(plast_sym_to_m3(a), S), plast_sym_to_m3(b));
+    }
+    for (int k = 0; k < 6; k++)
+        if (!isfinite(Lout[k])) return 0;
+    return 1;
+}
+
 int defo_plast_elastic_log(const defo_mat3 *Fe, double *eps, defo_vec3 *sig, defo_mat3 *V,
                            defo_mat3 *U) {
     if (!defo_m3_isfinite(*Fe)) return 0;

@@ -96,6 +96,16 @@ defo_mat3 defo_plast_sym_exp(const double *a);
  * together (the shift keeps them in range).  Returns 1 when L moved. */
 int defo_plast_limit(double *L, double limit, int isochoric);
 
+/* The flow F_p ← exp(Δ) F_p with Δ = W diag(d) Wᵀ (the flow direction in
+ * the intermediate frame, where F_e acts), F_p kept as its stretch:
+ * Lout = ½ log(S exp(2Δ) S), S = exp(L).  When Δ shares F_e's right
+ * singular vectors the new F_e has singular values Σ exp(−d) exactly.  Q
+ * (may be NULL) gets the rotation dropped, exp(Δ) S = Q exp(Lout): a tensor
+ * of the intermediate frame T becomes Qᵀ T Q.  Returns 0 (outputs
+ * unspecified) when the result is not finite. */
+int defo_plast_push(const double *L, const defo_mat3 *W, const double d[3], double *Lout,
+                    defo_mat3 *Q);
+
 /* F_e = U Σ Vᵀ and its logarithmic strain ε_e = V log Σ Vᵀ (6 numbers);
  * returns 0 (outputs unspecified) when F_e is flat or inverted (σ₃ ≤ 0) or
  * not finite.  sig, V may be NULL. */

@@ -4,18 +4,19 @@
  * how its σ_y and H relate to the paper's).
  *
  * State per point: L_p (the plastic Hencky strain, MTPS08's ε_pl), the back
- * stress κ [Pa] (6) and the accumulated plastic strain ᾱ.  The trial elastic
- * strain is the Hencky strain of F_e = F F_p⁻¹ and the trial stress the
- * linear one, s = 2μ dev ε_e (μ the element material's shear modulus), so
- * the radial return below puts the stress exactly on the moved yield
- * surface for a linear material (MTPS08's λ with the hardening in the
- * denominator): for the corotated linear material at small elastic strain
- * the uniaxial closed form holds to O(ε_e).  Flow is along n = ξ/‖ξ‖, a
- * deviatoric direction: tr L_p = 0, det F_p = 1.
+ * stress κ [Pa] (6, in the intermediate frame where F_e acts) and the
+ * accumulated plastic strain ᾱ.  The trial elastic strain is the Hencky
+ * strain of F_e = F F_p⁻¹ and the trial stress the linear one,
+ * s = 2μ dev ε_e (μ the element material's shear modulus), so the radial
+ * return below puts the stress exactly on the moved yield surface for a
+ * linear material (MTPS08's λ with the hardening in the denominator): for
+ * the corotated linear material at small elastic strain the uniaxial closed
+ * form holds to O(ε_e).  Flow is along n = ξ/‖ξ‖, a deviatoric direction,
+ * as F_p ← exp(Δγ n) F_p (the stretch kept, κ turned with the rotation
+ * dropped): tr L_p = 0, det F_p = 1.
  *
- * Invariants: ‖L_p‖ ≤ max, L_p within the limit surface, κ = (2/3) H ×
- * (the plastic strain actually taken) — a step cut by max or the limit
- * hardens only by what it took.
+ * Invariants: ‖L_p‖ ≤ max, L_p within the limit surface, tr L_p = 0; a
+ * step cut by max or the limit hardens only by the part it took.
  */
 #include "plasticity/plasticity_internal.h"
 
@@ -27,10 +28,12 @@ static double vm_radius(const defo_plasticity_def *d, const double *state, doubl
 }
 
 static unsigned vm_flow(const defo_plasticity_def *d, const plast_point *in, double *state) {
-    double eps[6], xi[6], Ln[6], dL[6];
+    double eps[6], xi[6], Ln[6], kn[6];
     double *L = state, *kappa = state + 6;
     unsigned fl = 0;
     memcpy(Ln, L, sizeof Ln);
+    memcpy(kn, kappa, sizeof kn);
+    double dg = 0;
     if (!defo_plast_elastic_log(&in->Fe, eps, NULL, NULL, NULL)) {
         fl |= PLAST_SKIPPED;
     } else {
@@ -40,23 +43,49 @@ static unsigned vm_flow(const defo_plasticity_def *d, const plast_point *in, dou
         const double H = d->hardening, K = d->isotropic_hardening;
         const double f = nx - sqrt(2.0 / 3.0) * (d->yield_stress + K * state[12]);
         if (f > 0 && nx > 0) { /* radial return onto the moved, grown surface */
-            const double dg = f / (2 * in->mu + (2.0 / 3.0) * (H + K));
-            for (int k = 0; k < 6; k++) Ln[k] += dg * xi[k] / nx;
-            plast_sym_dev(Ln);
-            fl |= PLAST_FLOWED;
+            dg = f / (2 * in->mu + (2.0 / 3.0) * (H + K));
+            /* F_p ← exp(Δγ n) F_p, n = ξ/‖ξ‖ in F_e's frame */
+            const defo_mat3 N = plast_sym_to_m3(xi);
+            defo_mat3 W, Q;
+            defo_vec3 nv;
+            defo_sym3_eigen(&N, &nv, &W);
+            const double step[3] = {dg * nv.x / nx, dg * nv.y / nx, dg * nv.z / nx};
+            if (defo_plast_push(L, &W, step, Ln, &Q)) {
+                const double sh = (plast_sym_trace(L) - plast_sym_trace(Ln)) / 3;
+                Ln[0] += sh, Ln[1] += sh, Ln[2] += sh;
+                /* κ += (2/3) H Δγ n, carried into the new intermediate frame */
+                for (int k = 0; k < 6; k++) kn[k] = kappa[k] + (2.0 / 3.0) * H * dg * xi[k] / nx;
+                const defo_mat3 Km = plast_sym_to_m3(kn);
+                const defo_mat3 R = defo_m3_tmul(Q, defo_m3_mul(Km, Q));
+                plast_m3_to_sym(&R, kn);
+                fl |= PLAST_FLOWED;
+            } else {
+                memcpy(Ln, L, sizeof Ln);
+                dg = 0;
+                fl |= PLAST_SKIPPED;
+            }
         }
     }
+    double Lt[6];
+    memcpy(Lt, Ln, sizeof Lt);
     const double n = plast_sym_norm(Ln);
     if (n > d->max) { /* MTPS08: the range of plastic deformation is limited */
         for (int k = 0; k < 6; k++) Ln[k] *= d->max / n;
         fl |= PLAST_CAPPED;
     }
     if (defo_plast_limit(Ln, d->limit, 1)) fl |= PLAST_CAPPED;
+    if ((fl & PLAST_CAPPED) && dg > 0) {
+        /* held back: harden only by the part of the step taken */
+        double a[6], b[6];
+        for (int k = 0; k < 6; k++) a[k] = Lt[k] - L[k], b[k] = Ln[k] - L[k];
+        const double full = plast_sym_norm(a), t = full > 0 ? plast_sym_norm(b) / full : 0.0;
+        for (int k = 0; k < 6; k++) kn[k] = kappa[k] + fmin(t, 1.0) * (kn[k] - kappa[k]);
+        dg *= fmin(t, 1.0);
+    }
     if (memcmp(Ln, L, sizeof Ln) == 0) return fl;
-    for (int k = 0; k < 6; k++) dL[k] = Ln[k] - L[k];
-    for (int k = 0; k < 6; k++) kappa[k] += (2.0 / 3.0) * d->hardening * dL[k];
-    if (fl & PLAST_FLOWED) state[12] += sqrt(2.0 / 3.0) * plast_sym_norm(dL);
     memcpy(L, Ln, sizeof Ln);
+    memcpy(kappa, kn, sizeof kn);
+    state[12] += sqrt(2.0 / 3.0) * dg;
     return fl | PLAST_CHANGED;
 }
 
