@@ -72,8 +72,7 @@ static defo_status mg04_check(const defo_plasticity_def *d) {
     if (!(d->creep >= 0) || !isfinite(d->creep))
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "creep: %g is not a finite value >= 0",
                           d->creep);
-    if (!(d->max >= 0))
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "max: %g is not >= 0", d->max);
+    if (!(d->max >= 0)) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "max: %g is not >= 0", d->max);
     return DEFO_OK;
 }
 

@@ -115,8 +115,7 @@ defo_status defo_plasticity_def_validate(const defo_plasticity_def *d) {
                           "plastic part)",
                           d->limit);
     if (d->volumetric != 0 && d->volumetric != 1)
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "volumetric: %d is not 0 or 1",
-                          d->volumetric);
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "volumetric: %d is not 0 or 1", d->volumetric);
     return o->check ? o->check(d) : DEFO_OK;
 }
 
@@ -197,8 +196,8 @@ int defo_plast_push(const double *L, const defo_mat3 *W, const double d[3], doub
     if (Q) {
         /* exp(Δ) S = (S exp(Δ))ᵀ = Gᵀ-side: exp(Δ) S = W exp(d) Wᵀ S;
          * Q = exp(Δ) S exp(−Lout) */
-        const double e[3] = {exp(d[0]), exp(d[1]), exp(d[2])}, ie[3] = {exp(-h[0]), exp(-h[1]),
-                                                                      exp(-h[2])};
+        const double e[3] = {exp(d[0]), exp(d[1]), exp(d[2])},
+                     ie[3] = {exp(-h[0]), exp(-h[1]), exp(-h[2])};
         double a[6], b[6];
         plast_sym_from_eigen(W, e, a);
         plast_sym_from_eigen(&V, ie, b);
@@ -318,9 +317,8 @@ defo_status defo_plasticity_set_regions(defo_plasticity *p, int num_sets,
             return defo_error_prefix("plasticity set %d", k);
     for (defo_index e = 0; set_of && e < p->num_elems; e++)
         if (set_of[e] < 0 || set_of[e] >= num_sets)
-            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                              "plasticity: element %ld in set %d of %d", (long)e, (int)set_of[e],
-                              num_sets);
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "plasticity: element %ld in set %d of %d",
+                              (long)e, (int)set_of[e], num_sets);
     defo_plasticity_def *nd = defo_malloc((size_t)num_sets * sizeof *nd);
     int32_t *ns = set_of ? defo_malloc((size_t)p->num_elems * sizeof *ns + 1) : NULL;
     if (!nd || (set_of && !ns)) {
@@ -477,8 +475,8 @@ defo_status defo_plasticity_norms(const defo_plasticity *p, double *out) {
     for (defo_index e = 0; e < p->num_elems; e++) {
         double m = 0;
         for (int q = 0; q < p->points; q++)
-            m = fmax(m, plast_sym_norm(p->state + PLAST_STATE * ((size_t)e * (size_t)p->points +
-                                                                  (size_t)q)));
+            m = fmax(m, plast_sym_norm(p->state +
+                                       PLAST_STATE * ((size_t)e * (size_t)p->points + (size_t)q)));
         out[e] = m;
     }
     return DEFO_OK;
@@ -548,7 +546,8 @@ defo_status defo_plasticity_commit(defo_plasticity *p, const double *F_commit) {
             memcpy(C.m, F_commit + 9 * pq, sizeof C.m);
             if (!defo_m3_inverse(C, &Ci) || !(defo_m3_det(C) > 0))
                 return defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                                  "anneal: element %zu is flat or inverted", pq / (size_t)p->points);
+                                  "anneal: element %zu is flat or inverted",
+                                  pq / (size_t)p->points);
             const defo_mat3 N = defo_m3_mul(G, Ci);
             double Ln[6];
             if (!stretch_log(&N.m[0][0], Ln))
@@ -597,8 +596,9 @@ size_t defo_plasticity_state_bytes(const defo_plasticity *p) {
 
 static void pack_def(const defo_plasticity_def *d, unsigned char *o) {
     const int32_t i[2] = {(int32_t)d->model, (int32_t)d->volumetric};
-    const double v[8] = {d->yield,     d->creep,     d->max,   d->yield_stress, d->hardening,
-                         d->isotropic_hardening, d->gamma, d->limit};
+    const double v[8] = {d->yield,        d->creep,     d->max,
+                         d->yield_stress, d->hardening, d->isotropic_hardening,
+                         d->gamma,        d->limit};
     memcpy(o, i, 8);
     memcpy(o + 8, v, 64);
 }
@@ -620,8 +620,8 @@ void defo_plasticity_write_state(const defo_plasticity *p, void *out) {
     const size_t np = num_points(p), hb = header_bytes(p);
     memset(o, 0, hb);
     const uint32_t version = PLAST_VERSION;
-    const int32_t h[6] = {(int32_t)p->num_elems, p->points, p->num_sets, PLAST_STATE,
-                          p->goal_F != NULL, p->dirty};
+    const int32_t h[6] = {(int32_t)p->num_elems, p->points,         p->num_sets,
+                          PLAST_STATE,           p->goal_F != NULL, p->dirty};
     memcpy(o, PLAST_MAGIC, 4);
     memcpy(o + 4, &version, 4);
     memcpy(o + 8, h, sizeof h);
@@ -646,8 +646,8 @@ defo_status defo_plasticity_read_state(defo_plasticity *p, const void *in, size_
     memcpy(&version, b + 4, 4);
     memcpy(h, b + 8, sizeof h);
     if (version != PLAST_VERSION)
-        return defo_error(DEFO_ERR_PARSE, "plastic state: version %u (this defo reads %u)",
-                          version, PLAST_VERSION);
+        return defo_error(DEFO_ERR_PARSE, "plastic state: version %u (this defo reads %u)", version,
+                          PLAST_VERSION);
     if (h[0] != p->num_elems || h[1] != p->points || h[3] != PLAST_STATE || h[2] < 1 ||
         h[2] > 1000000 || (h[4] != 0 && h[4] != 1) || (h[5] != 0 && h[5] != 1))
         return defo_error(DEFO_ERR_PARSE,
@@ -662,8 +662,8 @@ defo_status defo_plasticity_read_state(defo_plasticity *p, const void *in, size_
         return defo_error(DEFO_ERR_PARSE, "plastic state: %zu bytes, expected %zu", size, want);
     defo_plasticity_def *defs = defo_malloc((size_t)sets * sizeof *defs);
     int32_t *set_of = sets > 1 ? defo_malloc(4 * (size_t)p->num_elems + 1) : NULL;
-    double *gF = goal ? defo_malloc(9 * np * 8 + 1) : NULL, *gL = goal ? defo_malloc(6 * np * 8 + 1)
-                                                                       : NULL;
+    double *gF = goal ? defo_malloc(9 * np * 8 + 1) : NULL,
+           *gL = goal ? defo_malloc(6 * np * 8 + 1) : NULL;
     defo_status s = DEFO_OK;
     if (!defs || (sets > 1 && !set_of) || (goal && (!gF || !gL)))
         s = defo_error_oom("plastic state", want);
@@ -692,8 +692,7 @@ defo_status defo_plasticity_read_state(defo_plasticity *p, const void *in, size_
         const defo_index e = (defo_index)(pq / (size_t)p->points);
         const double lim = defs[set_of ? set_of[e] : 0].limit;
         if (plast_sym_norm(L) > sqrt(3.0) * log(lim) * (1 + 1e-9) + 1e-12)
-            s = defo_error(DEFO_ERR_PARSE, "plastic state: element %ld beyond its limit",
-                           (long)e);
+            s = defo_error(DEFO_ERR_PARSE, "plastic state: element %ld beyond its limit", (long)e);
     }
     if (s) {
         defo_free(defs);

@@ -100,8 +100,7 @@ static defo_status vm_check(const defo_plasticity_def *d) {
         return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                           "isotropic_hardening: %g is not a finite value >= 0",
                           d->isotropic_hardening);
-    if (!(d->max >= 0))
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "max: %g is not >= 0", d->max);
+    if (!(d->max >= 0)) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "max: %g is not >= 0", d->max);
     return DEFO_OK;
 }
 
