@@ -630,7 +630,102 @@ static void test_anneal_bent_beam_frequency(void) {
     defo_mesh_destroy(m);
 }
 
+/* ------------------------------------------------- material regions */
+/* A bar of two materials (x ≤ 0.5: E1, x ≥ 0.5: E2; ν = 0) clamped at
+ * x = 0 and pulled by a traction T on x = 1, solved statically: the two
+ * halves are springs in series, δ = T (0.5/E1 + 0.5/E2) (small strain).
+ * Then MG04 Fig. 9: the right half is heated at run time (its yield drops
+ * below the stress) and only its elements flow; a checkpoint taken before
+ * the heating restores the regions bit for bit. */
+static void test_two_material_bar(void) {
+    const double E1 = 1e6, E2 = 4e6, T = 200;
+    defo_mesh *m = box(10, 2, 2, 1, 0.2, 0.2, 1);
+    defo_world_def wd = defo_default_world_def();
+    wd.gravity[2] = 0;
+    defo_world *w = NULL;
+    CHECK_OK(defo_world_create(&wd, &w));
+    defo_integrator_def idef = defo_default_integrator_def(DEFO_INTEGRATOR_STATIC);
+    idef.tolerance = 1e-12;
+    defo_body_def bd = defo_default_body_def();
+    bd.mesh = m;
+    bd.material = material(E1, 0);
+    bd.material.model = DEFO_MODEL_COROTATED;
+    defo_body_id id;
+    CHECK_OK(defo_world_add_integrator(w, &idef, &bd.integrator));
+    CHECK_OK(defo_world_add_body(w, &bd, &id));
+    const double lo[3] = {0.5, -INFINITY, -INFINITY}, hi[3] = {INFINITY, INFINITY, INFINITY};
+    defo_region right = defo_region_box(lo, hi);
+    defo_material_def m2 = material(E2, 0);
+    m2.model = DEFO_MODEL_COROTATED;
+    m2.density = 3000;
+    int reg = -1;
+    CHECK_OK(defo_body_add_material_region(w, id, &right, &m2, NULL, &reg));
+    CHECK(reg == 0 && defo_body_num_material_regions(w, id) == 1);
+    const double clo[3] = {-INFINITY, -INFINITY, -INFINITY}, chi[3] = {0, INFINITY, INFINITY};
+    defo_region clamp = defo_region_box(clo, chi);
+    CHECK_OK(defo_body_prescribe(w, id, &clamp, NULL, NULL));
+    const double tlo[3] = {1, -INFINITY, -INFINITY}, thi[3] = {INFINITY, INFINITY, INFINITY};
+    defo_region end = defo_region_box(tlo, thi);
+    const double t[3] = {T, 0, 0};
+    CHECK_OK(defo_body_add_traction(w, id, &end, t, NULL));
+    CHECK_OK(defo_world_step(w, 0.1));
+    const double *x = defo_body_positions(w, id);
+    const double d = face_mean(m, x, 0, 1) - 1, want = T * (0.5 / E1 + 0.5 / E2);
+    const double dm = face_mean(m, x, 0, 0.5) - 0.5;
+    /* the masses follow each half's density: 0.02 m³ · 1000 + 0.02 m³ · 3000 */
+    double mass = 0;
+    for (defo_index k = 0; k < m->num_nodes; k++) mass += defo_body_masses(w, id)[k];
+    TEST_REPORT("two-material bar: end displacement %.6e m (springs in series %.6e, %.2e "
+                "relative), at the interface %.6e (%.6e); mass %.3f kg (80)",
+                d, want, fabs(d / want - 1), dm, T * 0.5 / E1, mass);
+    CHECK(fabs(d / want - 1) < 1e-3);
+    CHECK(fabs(dm / (T * 0.5 / E1) - 1) < 1e-3);
+    CHECK(fabs(mass - 80) < 1e-9);
+    /* bad regions */
+    const double flo[3] = {5, 5, 5}, fhi[3] = {6, 6, 6};
+    defo_region far = defo_region_box(flo, fhi);
+    CHECK(defo_body_add_material_region(w, id, &far, &m2, NULL, NULL) == DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(defo_last_error(), "selects no element") != NULL);
+    defo_plasticity_def bad = defo_default_von_mises_def(-1, 0);
+    CHECK(defo_body_add_material_region(w, id, &right, &m2, &bad, NULL) ==
+          DEFO_ERR_INVALID_ARGUMENT);
+    CHECK(defo_body_set_plasticity(w, id, 3, &bad) == DEFO_ERR_INVALID_ARGUMENT);
+    /* heating the right half: von Mises with σ_y below the stress T there */
+    void *s0 = NULL, *s1 = NULL, *s2 = NULL;
+    size_t n0 = 0, n1 = 0, n2 = 0;
+    CHECK_OK(defo_world_serialize(w, 3, &s0, &n0));
+    defo_plasticity_def hot = defo_default_von_mises_def(0.5 * T, 0);
+    CHECK_OK(defo_body_set_plasticity(w, id, reg, &hot));
+    for (int f = 0; f < 3; f++) CHECK_OK(defo_world_step(w, 0.1));
+    CHECK_OK(defo_world_serialize(w, 3, &s1, &n1));
+    double *ep = malloc((size_t)m->num_elems * sizeof *ep);
+    CHECK_OK(defo_body_plastic_strain(w, id, ep));
+    int flowed_left = 0, flowed_right = 0;
+    for (defo_index e = 0; e < m->num_elems; e++) {
+        double cx = 0;
+        for (int a = 0; a < 4; a++) cx += 0.25 * m->x[3 * m->elems[4 * e + a]];
+        if (ep[e] > 0 && cx < 0.5) flowed_left++;
+        if (ep[e] > 0 && cx > 0.5) flowed_right++;
+    }
+    TEST_REPORT("heated right half: %d elements flowed there, %d in the left half", flowed_right,
+                flowed_left);
+    CHECK(flowed_right == m->num_elems / 2 && flowed_left == 0);
+    /* restored to before the heating, the same edit gives the same bytes */
+    CHECK_OK(defo_world_deserialize(w, 3, s0, n0));
+    CHECK_OK(defo_body_set_plasticity(w, id, reg, &hot));
+    for (int f = 0; f < 3; f++) CHECK_OK(defo_world_step(w, 0.1));
+    CHECK_OK(defo_world_serialize(w, 3, &s2, &n2));
+    CHECK(n1 == n2 && memcmp(s1, s2, n1) == 0);
+    defo_free(s0);
+    defo_free(s1);
+    defo_free(s2);
+    free(ep);
+    defo_world_destroy(w);
+    defo_mesh_destroy(m);
+}
+
 int main(void) {
+    RUN(test_two_material_bar);
     RUN(test_squash_and_release_keeps_volume);
     RUN(test_crush_and_release);
     RUN(test_von_mises_bar);

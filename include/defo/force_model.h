@@ -238,6 +238,14 @@ DEFO_API defo_status defo_force_model_deformation(const defo_force_model *fm, co
  * times follow F_p's conditioning.  A non-finite entry is
  * DEFO_ERR_INVALID_ARGUMENT.  The plasticity layer keeps det F_p > 0. */
 DEFO_API defo_status defo_force_model_set_plastic(defo_force_model *fm, const double *fp_inv);
+/* A material per element (material regions): materials[k] (count ≥ 1,
+ * borrowed like the one given to create, which they replace) and the
+ * material of each element (material_of: num_elems values in [0, count),
+ * borrowed; may be NULL when count is 1).  Every kernel evaluates an
+ * element with its own material; damping and stable times follow. */
+DEFO_API defo_status defo_force_model_set_materials(defo_force_model *fm, int count,
+                                                    const defo_material *const *materials,
+                                                    const int32_t *material_of);
 /* Each element's density over the material's (num_elems values > 0,
  * borrowed; NULL = 1): the stable times follow (an annealed body's elements
  * keep their masses as their rest volumes change). */

@@ -181,6 +181,27 @@ DEFO_API defo_status defo_body_add_traction(defo_world *world, defo_body_id id,
 /* Replace the material (e.g. restore stiffness); the state is kept. */
 DEFO_API defo_status defo_body_set_material(defo_world *world, defo_body_id id,
                                             const defo_material_def *material);
+/* Material regions (MG04 Fig. 9: a heated region that yields first): the
+ * elements of region (all four corners in it, or its tag) take material and
+ * — when plasticity is not NULL — their own plasticity parameters (else the
+ * body's); a later region takes over elements of an earlier one.  *index
+ * (may be NULL) gets the region's index for the calls below.  A region
+ * selecting no element, or a bad parameter, is DEFO_ERR_INVALID_ARGUMENT.
+ * Masses, gravity, damping and stable times follow each element's
+ * material. */
+#define DEFO_MAX_MATERIAL_REGIONS 64
+DEFO_API defo_status defo_body_add_material_region(defo_world *world, defo_body_id id,
+                                                   const defo_region *region,
+                                                   const defo_material_def *material,
+                                                   const defo_plasticity_def *plasticity,
+                                                   int *index);
+DEFO_API int defo_body_num_material_regions(const defo_world *world, defo_body_id id);
+/* The material of region `region` (−1: the body's own); NULL for a bad one. */
+DEFO_API const defo_material_def *defo_body_region_material(const defo_world *world,
+                                                            defo_body_id id, int region);
+/* Replace region `region`'s material (−1: defo_body_set_material). */
+DEFO_API defo_status defo_body_set_region_material(defo_world *world, defo_body_id id, int region,
+                                                   const defo_material_def *material);
 /* Replace (or give: a body without plasticity gets it, F_p = I) the
  * plasticity parameters of the body's own elements (region −1) or of
  * material region `region`; the plastic state is kept (defo_plasticity_

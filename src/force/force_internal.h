@@ -46,22 +46,34 @@
 /* FM_ROUGH: stable_len holds only a lower bound (kernel_hyperelastic.c) */
 enum { FM_INVERTED = 1, FM_CLAMPED = 2, FM_BAD = 4, FM_ROUGH = 8 };
 
+/* One material of the model and what the kernels read of it: a body's
+ * elements may have their own (material regions, defo_force_model_set_
+ * materials); part 0 is the material the model was created with. */
+typedef struct fm_part {
+    const defo_material *mat; /* the material the kernel evaluates */
+    defo_material *own;       /* TSIF05 §9 CLAMP copy (constant_extrapolation) */
+    double mu, lambda;        /* Lamé */
+    double mu_d, lambda_d;    /* damping moduli (τμ, τλ) */
+    double wave_speed;        /* rest dilatational speed sqrt((λ+2μ)/ρ) */
+    double stiffness_scale;   /* λ + 2μ */
+    double rest_bound; /* the tangent bound at rest (3λ + 2μ): stiffness floor of the stable time */
+} fm_part;
+
 struct defo_force_model {
     defo_force_model_def def;
     const defo_mesh *mesh;
     const defo_element_rest *rest;
     const defo_element_ops *ops;
-    const defo_material *mat; /* the material the kernel evaluates */
-    defo_material *own_mat;   /* TSIF05 §9 CLAMP copy (constant_extrapolation) */
+    fm_part *part; /* num_parts materials */
+    int num_parts;
+    const int32_t *part_of; /* per element (borrowed); NULL: every element part 0 */
     int npe, nq;
     defo_index n, ne;
-    double mu, lambda;     /* Lamé */
-    double mu_d, lambda_d; /* damping moduli (τμ, τλ) */
-    int damping;
+    int damping; /* some part damps */
     double wave_time;
-    double wave_speed;      /* rest dilatational speed sqrt((λ+2μ)/ρ) */
-    double stiffness_scale; /* λ + 2μ */
-    double rest_bound; /* the tangent bound at rest (3λ + 2μ): stiffness floor of the stable time */
+    /* part 0's wave speed: stable times are lengths over it (the other
+     * parts' speeds are folded into their elements' lengths, elen_own) */
+    double wave_speed;
     double stable_time;    /* the wave time at the last evaluation's stiffness */
     int track_stable_time; /* evaluations bound the stiffness (stable_time) */
     /* per element at the last evaluation (stable_time is their minimum over
@@ -111,14 +123,20 @@ struct defo_force_model {
      * length times the smallest singular value of F_p over the element's
      * points (its shape gradients F_p⁻ᵀ ∇N are at most ‖F_p⁻¹‖ longer) and
      * √ of the element's density over the material's (density_scale, after
-     * annealing: ω ∝ 1/√ρ).  The rest data's own arrays stay in jinv_rest
-     * and elen_rest. */
+     * annealing: ω ∝ 1/√ρ) and part 0's wave speed over the element's
+     * material's.  The rest data's own arrays stay in jinv_rest and
+     * elen_rest. */
     const double *fp_inv, *density_scale;
     const double *jinv_rest, *elen_rest;
     double *jinv_plastic, *elen_own;
     defo_bcsr *A; /* the model's matrix (built by the first assemble) */
     defo_index inverted;
 };
+
+/* The material part of element e. */
+static inline const fm_part *fm_part_of(const defo_force_model *fm, defo_index e) {
+    return &fm->part[fm->part_of ? fm->part_of[e] : 0];
+}
 
 /* Rotations kept from one evaluation to the next (MTPS08 §4.4 lazy
  * updates): COROTATED, not linear, not recomputed at every update — with
@@ -145,9 +163,11 @@ void defo_fm_hyper_damping_diagonal(defo_force_model *fm, double *blocks);
 
 defo_status defo_fm_corot_evaluate(defo_force_model *fm, const double *x, unsigned flags,
                                    double *force, double *energy);
-void defo_fm_corot_apply(defo_force_model *fm, const double *d, double *y, double scale);
-void defo_fm_corot_diagonal(defo_force_model *fm, double *blocks, double scale);
-void defo_fm_corot_assemble(defo_force_model *fm, double k);
+/* mode 0: the stiffness K' (moduli μ, λ); 1: the damping D (μ_d, λ_d),
+ * = τ K' per material */
+void defo_fm_corot_apply(defo_force_model *fm, const double *d, double *y, int mode);
+void defo_fm_corot_diagonal(defo_force_model *fm, double *blocks, int mode);
+void defo_fm_corot_assemble(defo_force_model *fm, double k, double c);
 /* COROTATED: M = R J⁻ᵀ again at the listed points (the plastic part in J⁻¹
  * changed; the kept rotations stay). */
 void defo_fm_corot_plastic_changed(defo_force_model *fm, const unsigned char *changed);

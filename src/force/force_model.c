@@ -138,7 +138,8 @@ defo_status defo_force_model_restore_history(defo_force_model *fm, const void *i
 
 void defo_force_model_destroy(defo_force_model *fm) {
     if (!fm) return;
-    defo_material_destroy(fm->own_mat);
+    for (int k = 0; k < fm->num_parts; k++) defo_material_destroy(fm->part[k].own);
+    defo_free(fm->part);
     defo_incidence_free(&fm->inc);
     defo_free(fm->slot);
     defo_free(fm->elem_energy);
@@ -172,14 +173,65 @@ static void fm_pack_lanes(defo_force_model *fm, size_t b) {
  * tangent bound over λ + 2μ: 3λ + 2μ over λ + 2μ for the isotropic models)
  * and their smallest over the wave speed, the wave time. */
 static void fm_rest_times(defo_force_model *fm) {
-    const double r0 = sqrt(fm->rest_bound / fm->stiffness_scale);
     double lmin = INFINITY;
     for (defo_index e = 0; e < fm->ne; e++) {
-        if (!fm->track_stable_time) fm->stable_len[e] = fm->elen[e] / r0;
-        lmin = fmin(lmin, fm->elen[e] / r0);
+        const fm_part *pt = fm_part_of(fm, e);
+        const double len = fm->elen[e] / sqrt(pt->rest_bound / pt->stiffness_scale);
+        if (!fm->track_stable_time) fm->stable_len[e] = len;
+        lmin = fmin(lmin, len);
     }
     fm->wave_time = fm->ne > 0 && fm->wave_speed > 0 ? lmin / fm->wave_speed : INFINITY;
     if (!fm->track_stable_time) fm->stable_time = fm->wave_time;
+}
+
+/* Part k from a material: its moduli, the TSIF05 §9 copy, the CFL data. */
+static defo_status fm_part_make(const defo_force_model *fm, const defo_material *material,
+                                fm_part *pt) {
+    memset(pt, 0, sizeof *pt);
+    pt->mat = material;
+    pt->mu = defo_material_mu(material);
+    pt->lambda = defo_material_lambda(material);
+    defo_material_damping_moduli(material, &pt->mu_d, &pt->lambda_d);
+    if (fm->def.formulation == DEFO_FORMULATION_INVERTIBLE && fm->def.constant_extrapolation) {
+        /* TSIF05 §9: ψ, P̂ and dP/dF all at σ clamped to the threshold */
+        defo_material_def md = *defo_material_get_def(material);
+        md.inversion.mode = DEFO_INVERSION_CLAMP;
+        defo_status st = defo_material_create(&md, &pt->own);
+        if (st) return st;
+        pt->mat = pt->own;
+    }
+    /* CFL data: the dilatational wave speed c = sqrt((λ + 2μ)/ρ) and the
+     * rest tangent bound (fibres: the term's at full activation, any level
+     * is below) */
+    pt->stiffness_scale = defo_material_stiffness_scale(material);
+    pt->wave_speed = sqrt(pt->stiffness_scale / defo_material_get_def(material)->density);
+    pt->rest_bound = defo_material_stiffness_bound(pt->mat, defo_v3(1, 1, 1)) +
+                     defo_material_fibre_bound(pt->mat, 1.0, 1.0);
+    return DEFO_OK;
+}
+
+/* What depends on every part: damping, the four-wide pass (tet4
+ * invertible neo-Hookean on a CPU with lanes: defo_material_eval_direct4's
+ * model, a fibre term added lane by lane; its copy of J⁻¹ only then). */
+static void fm_parts_changed(defo_force_model *fm) {
+    fm->damping = 0;
+    int neo = 1;
+    for (int k = 0; k < fm->num_parts; k++) {
+        fm->damping |= fm->part[k].mu_d > 0 || fm->part[k].lambda_d > 0;
+        neo &= defo_material_get_def(fm->part[k].mat)->model == DEFO_MODEL_NEO_HOOKEAN;
+    }
+    fm->wave_speed = fm->part[0].wave_speed;
+    const int want = neo && fm->npe == 4 && fm->ne >= 4 && defo_lanes_supported() &&
+                     fm->def.formulation == DEFO_FORMULATION_INVERTIBLE;
+    if (want && !fm->jinv4) {
+        const size_t nb = (size_t)fm->ne / 4; /* the last ne % 4 go one by one */
+        fm->jinv4 = defo_malloc(36 * nb * sizeof(double));
+        for (size_t b = 0; fm->jinv4 && b < nb; b++) fm_pack_lanes(fm, b);
+    } else if (!want) {
+        defo_free(fm->jinv4);
+        fm->jinv4 = NULL;
+    }
+    fm->lanes = fm->jinv4 != NULL;
 }
 
 defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_rest *rest,
@@ -227,25 +279,16 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
     fm->mesh = mesh;
     fm->rest = rest;
     fm->ops = ops;
-    fm->mat = material;
     fm->npe = ops->nodes;
     fm->nq = ops->stiffness.num_points;
     fm->n = mesh->num_nodes;
     fm->ne = mesh->num_elems;
     fm->jinv = fm->jinv_rest = defo_element_rest_jinv(rest);
     fm->w = defo_element_rest_weight(rest);
-    fm->mu = defo_material_mu(material);
-    fm->lambda = defo_material_lambda(material);
-    defo_material_damping_moduli(material, &fm->mu_d, &fm->lambda_d);
-    fm->damping = fm->mu_d > 0 || fm->lambda_d > 0;
-    defo_status st = DEFO_OK;
-    if (d.formulation == DEFO_FORMULATION_INVERTIBLE && d.constant_extrapolation) {
-        /* TSIF05 §9: ψ, P̂ and dP/dF all at σ clamped to the threshold */
-        defo_material_def md = *defo_material_get_def(material);
-        md.inversion.mode = DEFO_INVERSION_CLAMP;
-        st = defo_material_create(&md, &fm->own_mat);
-        fm->mat = fm->own_mat;
-    }
+    fm->part = defo_calloc(1, sizeof *fm->part);
+    fm->num_parts = fm->part ? 1 : 0;
+    defo_status st = fm->part ? fm_part_make(fm, material, &fm->part[0])
+                              : defo_error_oom("force model", sizeof *fm->part);
     const size_t ne = (size_t)fm->ne, np = ne * (size_t)fm->nq;
     fm->slot = defo_malloc(9 * (size_t)fm->npe * ne * sizeof(double) + 1);
     fm->elem_energy = defo_calloc(ne + 1, sizeof(double));
@@ -263,15 +306,6 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
             fm->fibre = defo_element_rest_fibres(rest);
             fm->fib = defo_calloc(FM_FIB * np + 1, sizeof(double));
             if (!fm->fib) st = defo_error_oom("fibre state", FM_FIB * np * sizeof(double));
-        }
-        /* four-wide: neo-Hookean (defo_material_eval_direct4's model; a
-         * fibre term is added lane by lane) */
-        if (fm->npe == 4 && ne >= 4 && defo_lanes_supported() &&
-            defo_material_get_def(fm->mat)->model == DEFO_MODEL_NEO_HOOKEAN) {
-            const size_t nb = ne / 4; /* the last ne % 4 go one by one */
-            fm->jinv4 = defo_malloc(36 * nb * sizeof(double));
-            for (size_t b = 0; fm->jinv4 && b < nb; b++) fm_pack_lanes(fm, b);
-            fm->lanes = fm->jinv4 != NULL;
         }
     } else
         fm->age = defo_calloc(np + 1, sizeof(int32_t));
@@ -301,16 +335,10 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
             fm->sig[3 * p] = fm->sig[3 * p + 1] = fm->sig[3 * p + 2] = 1.0;
     }
     fm->all_stale = 1;
-    /* CFL data: the dilatational wave speed c = sqrt((λ + 2μ)/ρ), each
-     * element's stable length at rest and their smallest over c, the wave
-     * time */
-    const double rho = defo_material_get_def(material)->density;
+    /* each element's stable length at rest, their smallest over the wave
+     * speed, the wave time */
     fm->elen = fm->elen_rest = defo_element_rest_eigen_length(rest);
-    fm->wave_speed = sqrt(defo_material_stiffness_scale(material) / rho);
-    fm->stiffness_scale = defo_material_stiffness_scale(material);
-    /* fibres: the term's rest bound at full activation (any level is below) */
-    fm->rest_bound = defo_material_stiffness_bound(fm->mat, defo_v3(1, 1, 1)) +
-                     defo_material_fibre_bound(fm->mat, 1.0, 1.0);
+    fm_parts_changed(fm);
     fm_rest_times(fm);
     *out = fm;
     return DEFO_OK;
@@ -348,14 +376,14 @@ defo_status defo_force_model_energy_of(const defo_force_model *fm, const double 
 
 void defo_force_model_tangent_apply(defo_force_model *fm, const double *d, double *y) {
     if (corotated(fm))
-        defo_fm_corot_apply(fm, d, y, 1.0);
+        defo_fm_corot_apply(fm, d, y, 0);
     else
         defo_fm_hyper_tangent_apply(fm, d, y);
 }
 
 void defo_force_model_tangent_diagonal(defo_force_model *fm, double *blocks) {
     if (corotated(fm))
-        defo_fm_corot_diagonal(fm, blocks, 1.0);
+        defo_fm_corot_diagonal(fm, blocks, 0);
     else
         defo_fm_hyper_tangent_diagonal(fm, blocks);
 }
@@ -364,18 +392,13 @@ int defo_force_model_has_damping(const defo_force_model *fm) {
     return fm->damping;
 }
 
-/* COROTATED: D = τ K' with τ the damping time (μ_d = τμ) */
-static double corot_tau(const defo_force_model *fm) {
-    return fm->mu > 0 ? fm->mu_d / fm->mu : 0.0;
-}
-
 void defo_force_model_damping_apply(defo_force_model *fm, const double *v, double *y) {
     if (!fm->damping) {
         memset(y, 0, 3 * (size_t)fm->n * sizeof *y);
         return;
     }
     if (corotated(fm))
-        defo_fm_corot_apply(fm, v, y, corot_tau(fm));
+        defo_fm_corot_apply(fm, v, y, 1);
     else
         defo_fm_hyper_damping_apply(fm, v, y);
 }
@@ -386,7 +409,7 @@ void defo_force_model_damping_diagonal(defo_force_model *fm, double *blocks) {
         return;
     }
     if (corotated(fm))
-        defo_fm_corot_diagonal(fm, blocks, corot_tau(fm));
+        defo_fm_corot_diagonal(fm, blocks, 1);
     else
         defo_fm_hyper_damping_diagonal(fm, blocks);
 }
@@ -401,7 +424,7 @@ defo_bcsr *defo_force_model_assemble(defo_force_model *fm, double k, double c, c
         }
     }
     if (corotated(fm))
-        defo_fm_corot_assemble(fm, k + (fm->damping ? c * corot_tau(fm) : 0.0));
+        defo_fm_corot_assemble(fm, k, c);
     else
         defo_fm_hyper_assemble(fm, k, c);
     if (mass && m != 0.0) defo_bcsr_add_diagonal(fm->A, mass, m);
@@ -452,8 +475,7 @@ int defo_force_model_track_stable_time(defo_force_model *fm) {
 }
 
 double defo_force_model_shear_modulus(const defo_force_model *fm, defo_index e) {
-    (void)e;
-    return fm->mu;
+    return fm_part_of(fm, e)->mu;
 }
 
 int defo_force_model_points(const defo_force_model *fm) {
@@ -505,7 +527,8 @@ static void fm_fold_plastic(defo_force_model *fm, const unsigned char *changed) 
             worst = fmax(worst, sqrt(fmax(l.x, 0.0) * (1 + 1e-9)));
         }
         const double ds = fm->density_scale ? sqrt(fm->density_scale[e]) : 1.0;
-        fm->elen_own[e] = fm->elen_rest[e] * ds / worst;
+        fm->elen_own[e] =
+            fm->elen_rest[e] * ds / worst * (fm->wave_speed / fm_part_of(fm, e)->wave_speed);
         if (fm->fp_inv && fm->jinv4 && (size_t)e < 4 * ((size_t)fm->ne / 4))
             fm_pack_lanes(fm, (size_t)e / 4);
     }
@@ -530,7 +553,7 @@ static defo_status fm_own_arrays(defo_force_model *fm) {
         if (!fm->elen_own) return defo_error_oom("stable lengths", (size_t)fm->ne * sizeof(double));
     }
     fm->jinv = fm->fp_inv ? fm->jinv_plastic : fm->jinv_rest;
-    fm->elen = fm->fp_inv || fm->density_scale ? fm->elen_own : fm->elen_rest;
+    fm->elen = fm->fp_inv || fm->density_scale || fm->part_of ? fm->elen_own : fm->elen_rest;
     return DEFO_OK;
 }
 
@@ -556,6 +579,56 @@ defo_status defo_force_model_set_plastic(defo_force_model *fm, const double *fp_
     }
     fm_fold_plastic(fm, NULL);
     return DEFO_OK;
+}
+
+defo_status defo_force_model_set_materials(defo_force_model *fm, int count,
+                                           const defo_material *const *materials,
+                                           const int32_t *material_of) {
+    if (!fm || count < 1 || !materials || (count > 1 && !material_of))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model materials: bad arguments");
+    for (defo_index e = 0; material_of && e < fm->ne; e++)
+        if (material_of[e] < 0 || material_of[e] >= count)
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "force model materials: element %ld has material %d of %d", (long)e,
+                              (int)material_of[e], count);
+    /* a fibre term anywhere needs what create checks for the first material */
+    int fibres = 0;
+    for (int k = 0; k < count; k++) fibres |= materials[k] && defo_material_has_fibres(materials[k]);
+    if (fibres && (fm->def.formulation == DEFO_FORMULATION_COROTATED ||
+                   !defo_element_rest_fibres(fm->rest)))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "force model materials: a fibre term (ITF04 §6.1) needs the invertible "
+                          "formulation and fibre directions in the rest data");
+    if (fibres && !fm->fib) {
+        const size_t np = (size_t)fm->ne * (size_t)fm->nq;
+        fm->fib = defo_calloc(FM_FIB * np + 1, sizeof(double));
+        if (!fm->fib) return defo_error_oom("fibre state", FM_FIB * np * sizeof(double));
+    }
+    fm_part *np = defo_calloc((size_t)count, sizeof *np);
+    if (!np) return defo_error_oom("force model materials", (size_t)count * sizeof *np);
+    defo_status s = DEFO_OK;
+    for (int k = 0; k < count && !s; k++) {
+        if (!materials[k])
+            s = defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model materials: %d is NULL", k);
+        else
+            s = fm_part_make(fm, materials[k], &np[k]);
+    }
+    if (s) {
+        for (int k = 0; k < count; k++) defo_material_destroy(np[k].own);
+        defo_free(np);
+        return s;
+    }
+    for (int k = 0; k < fm->num_parts; k++) defo_material_destroy(fm->part[k].own);
+    defo_free(fm->part);
+    fm->part = np;
+    fm->num_parts = count;
+    fm->part_of = count > 1 ? material_of : NULL;
+    fm->fibres = fibres;
+    fm->fibre = fibres ? defo_element_rest_fibres(fm->rest) : NULL;
+    fm_parts_changed(fm);
+    s = fm_own_arrays(fm);
+    if (!s) fm_fold_plastic(fm, NULL);
+    return s;
 }
 
 defo_status defo_force_model_set_density_scale(defo_force_model *fm, const double *scale) {
@@ -660,7 +733,8 @@ static double point_stress(const defo_force_model *fm, size_t pq, double sig[9],
         const double *F = fm->M + 9 * pq;
         defo_mat3 Fm, Pmat, S, Q;
         memcpy(Fm.m, F, sizeof Fm.m);
-        if (!defo_material_eval_direct(fm->mat, &Fm, NULL, &Pmat)) Pmat = defo_m3_zero();
+        const defo_material *mat = fm_part_of(fm, (defo_index)(pq / (size_t)fm->nq))->mat;
+        if (!defo_material_eval_direct(mat, &Fm, NULL, &Pmat)) Pmat = defo_m3_zero();
         const double *Pm = &Pmat.m[0][0];
         const double J = defo_m3_det(Fm), d = J > 0.01 ? J : 0.01;
         double t[9];

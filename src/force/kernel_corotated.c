@@ -24,7 +24,8 @@
  * det F = det(I + E) (det R = 1) counts inverted points for free.
  * Stiffness K' = Σ_q w R Ke,q Rᵀ with blocks w (λ c_a c_bᵀ + μ c_b c_aᵀ +
  * μ (c_a·c_b) I) (force_internal.h), K' d by the same map matrix-free.
- * Damping D = τ K'.
+ * Damping D: the same with the damping moduli (μ_d, λ_d) = τ (μ, λ), so
+ * D = τ K' for each element's material.
  *
  * Lazy rule (MTPS08 §4.4): with a lazy_tolerance, d = ‖F − F_last‖∞ (max
  * row sum) is measured at every point first; when it exceeds the tolerance
@@ -193,7 +194,8 @@ FM_INLINE void corot_force_element(defo_force_model *fm, const int P, const int 
                             E[2] * (E[3] * E[7] - (1 + E[4]) * E[6]);
         if (!(detF > 0)) fl |= FM_INVERTED;
         const double w = fm->w[pq];
-        en += 0.5 * w * corot_stress(fm->mu, fm->lambda, E, sig);
+        const fm_part *pt = fm_part_of(fm, e);
+        en += 0.5 * w * corot_stress(pt->mu, pt->lambda, E, sig);
         /* keep σ (Voigt order xx yy zz xy yz zx) for the stress queries */
         double *keep = fm->sig + 3 * pq, *keep2 = fm->phat + 3 * pq;
         keep[0] = sig[0], keep[1] = sig[4], keep[2] = sig[8];
@@ -295,30 +297,32 @@ defo_status defo_fm_corot_evaluate(defo_force_model *fm, const double *x, unsign
 
 /* ------------------------------------------------------------ products */
 FM_INLINE void corot_apply_element(defo_force_model *fm, const int P, const int NQ, defo_index e,
-                                   const double *d, double scale) {
+                                   const double *d, int mode) {
     const defo_index *v = fm->mesh->elems + (size_t)e * P;
     const defo_quadrature *rule = &fm->ops->stiffness;
+    const fm_part *pt = fm_part_of(fm, e);
+    const double mu = mode ? pt->mu_d : pt->mu, la = mode ? pt->lambda_d : pt->lambda;
     double *out = fm->slot + 3 * (size_t)P * (size_t)e;
     for (int q = 0; q < NQ; q++) {
         const size_t pq = (size_t)e * NQ + (size_t)q;
         const double *g = rule->grad + 3 * P * q, *R = fm->R + 9 * pq, *Ji = fm->jinv + 9 * pq;
         double E[9], sig[9], W[9];
         corot_strain_gradient(P, d, NULL, v, g, R, Ji, 0, E);
-        corot_stress(fm->mu, fm->lambda, E, sig);
-        corot_weight(R, sig, Ji, scale * fm->w[pq], W);
+        corot_stress(mu, la, E, sig);
+        corot_weight(R, sig, Ji, fm->w[pq], W);
         fm_scatter(P, W, g, out, q > 0);
     }
 }
 
-void defo_fm_corot_apply(defo_force_model *fm, const double *d, double *y, double scale) {
+void defo_fm_corot_apply(defo_force_model *fm, const double *d, double *y, int mode) {
     const defo_index ne = fm->ne;
     DEFO_PARALLEL_REGION_IF(FM_WORTH(fm, FM_NS_APPLY4, FM_NS_APPLY10)) {
         if (fm->npe == 4) {
             DEFO_FOR
-            for (defo_index e = 0; e < ne; e++) corot_apply_element(fm, 4, 1, e, d, scale);
+            for (defo_index e = 0; e < ne; e++) corot_apply_element(fm, 4, 1, e, d, mode);
         } else {
             DEFO_FOR
-            for (defo_index e = 0; e < ne; e++) corot_apply_element(fm, 10, 4, e, d, scale);
+            for (defo_index e = 0; e < ne; e++) corot_apply_element(fm, 10, 4, e, d, mode);
         }
         defo_gather3_team(&fm->inc, fm->slot, y);
     }
@@ -326,8 +330,10 @@ void defo_fm_corot_apply(defo_force_model *fm, const double *d, double *y, doubl
 
 /* ------------------------------------------------------------- blocks */
 FM_INLINE void corot_pair(const defo_force_model *fm, const int P, const int NQ, int64_t e, int i,
-                          int j, double s[9]) {
+                          int j, double s[9], int mode) {
     const defo_quadrature *rule = &fm->ops->stiffness;
+    const fm_part *pt = fm_part_of(fm, (defo_index)e);
+    const double mu = mode ? pt->mu_d : pt->mu, la = mode ? pt->lambda_d : pt->lambda;
     for (int q = 0; q < NQ; q++) {
         const size_t pq = (size_t)e * NQ + (size_t)q;
         const double *g = rule->grad + 3 * P * q, *M = fm->M + 9 * pq;
@@ -335,26 +341,38 @@ FM_INLINE void corot_pair(const defo_force_model *fm, const int P, const int NQ,
         fm_node_vector(P, M, g, i, ci);
         fm_node_vector(P, M, g, j, cj);
         const double w = fm->w[pq];
-        fm_iso_block(ci, cj, w * fm->lambda, w * fm->mu, s);
+        fm_iso_block(ci, cj, w * la, w * mu, s);
     }
 }
 
 FM_INLINE void stiff4(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
-    corot_pair(fm, 4, 1, e, i, j, s);
+    corot_pair(fm, 4, 1, e, i, j, s, 0);
 }
 FM_INLINE void stiff10(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
-    corot_pair(fm, 10, 4, e, i, j, s);
+    corot_pair(fm, 10, 4, e, i, j, s, 0);
+}
+FM_INLINE void damp4(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
+    corot_pair(fm, 4, 1, e, i, j, s, 1);
+}
+FM_INLINE void damp10(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
+    corot_pair(fm, 10, 4, e, i, j, s, 1);
 }
 
-void defo_fm_corot_assemble(defo_force_model *fm, double k) {
+/* A = k K' + c D (D only when a material damps). */
+void defo_fm_corot_assemble(defo_force_model *fm, double k, double c) {
     const int worth = FM_WORTH(fm, FM_NS_COROT_ASSEMBLE4, FM_NS_COROT_ASSEMBLE10);
-    if (fm->npe == 4)
+    const int damp = c != 0.0 && fm->damping;
+    if (fm->npe == 4 && damp)
+        FM_ASSEMBLE_BLOCKS(fm, 4, stiff4, k, damp4, c, worth);
+    else if (fm->npe == 4)
         FM_ASSEMBLE_BLOCKS(fm, 4, stiff4, k, NULL, 0.0, worth);
+    else if (damp)
+        FM_ASSEMBLE_BLOCKS(fm, 10, stiff10, k, damp10, c, worth);
     else
         FM_ASSEMBLE_BLOCKS(fm, 10, stiff10, k, NULL, 0.0, worth);
 }
 
-void defo_fm_corot_diagonal(defo_force_model *fm, double *blocks, double scale) {
+void defo_fm_corot_diagonal(defo_force_model *fm, double *blocks, int mode) {
     const defo_index ne = fm->ne;
     const int P = fm->npe;
     DEFO_PARALLEL_REGION_IF(FM_WORTH(fm, FM_NS_COROT_DIAG4, FM_NS_COROT_DIAG10)) {
@@ -364,10 +382,10 @@ void defo_fm_corot_diagonal(defo_force_model *fm, double *blocks, double scale) 
             for (int a = 0; a < P; a++) {
                 double s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
                 if (P == 4)
-                    corot_pair(fm, 4, 1, e, a, a, s);
+                    corot_pair(fm, 4, 1, e, a, a, s, mode);
                 else
-                    corot_pair(fm, 10, 4, e, a, a, s);
-                for (int k = 0; k < 9; k++) out[9 * a + k] = scale * s[k];
+                    corot_pair(fm, 10, 4, e, a, a, s, mode);
+                for (int k = 0; k < 9; k++) out[9 * a + k] = s[k];
             }
         }
         defo_fm_gather9_team(fm, fm->slot, blocks);

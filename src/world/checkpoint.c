@@ -7,7 +7,8 @@
  *   "DEFOWRLD" | u32 version | u32 bodies | u64 tag | i32 frame | i32 0 |
  *   f64 time | per body:
  *     i32 n | i32 elements | u32 nodes per element | u32 flags
- *       (1 plasticity, 2 fracture, 4 annealed) |
+ *       (1 plasticity, 2 fracture, 4 annealed) | material (88 bytes) |
+ *     i32 material regions | i32 0 | their materials (88 bytes each) |
  *     f64 x[3n] | f64 v[3n] |
  *     fracture: u64 generator | i32 connectivity[npe · elements] |
  *               i32 parent[n] | u8 crack_tip[n] | zero bytes to a multiple of 8 |
@@ -129,6 +130,12 @@ static defo_status serialize(const defo_world *w, uint64_t tag, world_buf *b, in
         unsigned char mat[MATERIAL_BYTES];
         pack_material(&bd->mat_def, mat);
         defo_world_buf_put(b, mat, MATERIAL_BYTES);
+        const int32_t nreg[2] = {bd->num_regions, 0};
+        defo_world_buf_put(b, nreg, sizeof nreg);
+        for (int k = 0; k < bd->num_regions; k++) {
+            pack_material(&bd->regions[k].mat_def, mat);
+            defo_world_buf_put(b, mat, MATERIAL_BYTES);
+        }
         defo_world_buf_put(b, bd->x, 3 * (size_t)n * sizeof(double));
         defo_world_buf_put(b, bd->v, 3 * (size_t)n * sizeof(double));
         /* the dead loads: fracture splits share them between copies */
@@ -275,6 +282,22 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
                 return defo_error(DEFO_ERR_PARSE, "%s: body %d: bad material (%s)", what, i,
                                   defo_last_error());
         }
+        const unsigned char *nreg = take(&r, 8);
+        int32_t regions = 0;
+        if (nreg) memcpy(&regions, nreg, 4);
+        if (nreg && regions != bd->num_regions)
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "%s: body %d ('%s') has %d material regions in the checkpoint, %d "
+                              "here",
+                              what, i, bd->name, (int)regions, bd->num_regions);
+        const unsigned char *rmat = take(&r, (size_t)bd->num_regions * MATERIAL_BYTES);
+        for (int k = 0; rmat && k < bd->num_regions; k++) {
+            defo_material_def rdef;
+            unpack_material(rmat + (size_t)k * MATERIAL_BYTES, &rdef);
+            if (defo_material_def_validate(&rdef))
+                return defo_error(DEFO_ERR_PARSE, "%s: body %d: bad material of region %d (%s)",
+                                  what, i, k, defo_last_error());
+        }
         const unsigned char *xv = take(&r, 9 * (size_t)n * sizeof(double));
         const unsigned char *so = take(&r, (size_t)n * sizeof(int32_t));
         skip_pad(&r);
@@ -386,6 +409,14 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
         if (!s && !defo_world_material_equal(&md, &bd->mat_def)) {
             bd->mat_def = md;
             rebuild = 1;
+        }
+        for (int k = 0; !s && k < bd->num_regions; k++) {
+            defo_material_def rdef;
+            unpack_material(rmat + (size_t)k * MATERIAL_BYTES, &rdef);
+            if (!defo_world_material_equal(&rdef, &bd->regions[k].mat_def)) {
+                bd->regions[k].mat_def = rdef;
+                rebuild = 1;
+            }
         }
         if (!s && an) { /* the annealed rest shape */
             if (!bd->density_scale)

@@ -95,6 +95,9 @@ static void body_free(defo_world *w, world_body *b) {
     defo_world_activation_free(b);
     defo_free(b->density_scale);
     defo_free(b->X0);
+    for (int k = 0; k < b->num_regions; k++) defo_material_destroy(b->regions[k].mat);
+    defo_free(b->regions);
+    defo_free(b->part_of);
     memset(b, 0, sizeof *b);
 }
 
@@ -239,13 +242,14 @@ static defo_status traction_loads(world_body *b) {
 
 /* Element e's density [kg/m³]: its material's, times its annealing scale. */
 static double element_density(const world_body *b, defo_index e) {
-    const double rho = b->mat_def.density;
+    const int k = b->part_of ? b->part_of[e] : 0;
+    const double rho = k ? b->regions[k - 1].mat_def.density : b->mat_def.density;
     return b->density_scale ? rho * b->density_scale[e] : rho;
 }
 
 /* Lumped masses from the elements' densities. */
 static defo_status body_masses(world_body *b) {
-    if (!b->density_scale)
+    if (!b->density_scale && !b->part_of)
         return defo_element_lumped_mass(b->mesh, b->mat_def.density, NULL, b->mass);
     const defo_index ne = b->mesh->num_elems;
     double *rho = defo_malloc((size_t)ne * sizeof *rho + 1);
@@ -263,19 +267,37 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
     defo_element_rest *rest = NULL;
     defo_material *mat = NULL;
     defo_force_model *force = NULL;
+    const int nr = b->num_regions;
+    defo_material *rmat[DEFO_MAX_MATERIAL_REGIONS];
+    const defo_material *all[DEFO_MAX_MATERIAL_REGIONS + 1];
+    memset(rmat, 0, sizeof rmat);
     defo_status s = defo_element_rest_create(b->mesh, &rest);
     if (!s && b->fibres) s = defo_element_rest_set_fibres(rest, b->fibres);
     if (!s) s = defo_material_create(&b->mat_def, &mat);
+    for (int k = 0; k < nr && !s; k++) {
+        s = defo_material_create(&b->regions[k].mat_def, &rmat[k]);
+        if (s) defo_error_prefix("material region %d", k);
+    }
     if (!s) s = defo_force_model_create(b->mesh, rest, mat, &b->force_def, &force);
+    if (!s && nr) {
+        all[0] = mat;
+        for (int k = 0; k < nr; k++) all[k + 1] = rmat[k];
+        s = defo_force_model_set_materials(force, nr + 1, all, b->part_of);
+    }
     if (s) {
         defo_force_model_destroy(force);
         defo_material_destroy(mat);
+        for (int k = 0; k < nr; k++) defo_material_destroy(rmat[k]);
         defo_element_rest_destroy(rest);
         return defo_error_prefix("body '%s'", b->name);
     }
     defo_force_model_destroy(b->force);
     defo_material_destroy(b->mat);
     defo_element_rest_destroy(b->rest);
+    for (int k = 0; k < nr; k++) {
+        defo_material_destroy(b->regions[k].mat);
+        b->regions[k].mat = rmat[k];
+    }
     b->rest = rest;
     b->mat = mat;
     b->force = force;
@@ -650,6 +672,159 @@ defo_status defo_body_set_material(defo_world *w, defo_body_id id, const defo_ma
     return DEFO_OK;
 }
 
+defo_status defo_world_plastic_sets(world_body *b) {
+    if (!b->plast) return DEFO_OK;
+    defo_plasticity_def defs[DEFO_MAX_MATERIAL_REGIONS + 1];
+    int n = 1;
+    defs[0] = *defo_plasticity_get_def(b->plast, 0);
+    for (int k = 0; k < b->num_regions; k++)
+        if (b->regions[k].plast_set > 0) {
+            const defo_plasticity_def *d =
+                defo_plasticity_get_def(b->plast, b->regions[k].plast_set);
+            defs[n] = d ? *d : defs[0];
+            b->regions[k].plast_set = n++;
+        }
+    int32_t *set_of = NULL;
+    if (n > 1) {
+        set_of = defo_malloc((size_t)b->mesh->num_elems * sizeof *set_of + 1);
+        if (!set_of) return defo_error_oom("plasticity sets", (size_t)b->mesh->num_elems * 4);
+        for (defo_index e = 0; e < b->mesh->num_elems; e++) {
+            const int k = b->part_of ? b->part_of[e] : 0;
+            set_of[e] = k ? b->regions[k - 1].plast_set : 0;
+        }
+    }
+    defo_status s = defo_plasticity_set_regions(b->plast, n, defs, set_of);
+    defo_free(set_of);
+    return s;
+}
+
+defo_status defo_body_add_material_region(defo_world *w, defo_body_id id, const defo_region *region,
+                                          const defo_material_def *material,
+                                          const defo_plasticity_def *plasticity, int *index) {
+    world_body *b = get_body(w, id);
+    if (index) *index = -1;
+    if (!b || !region || !material)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "defo_body_add_material_region: invalid body id");
+    if (b->num_regions >= DEFO_MAX_MATERIAL_REGIONS)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "body '%s': at most %d material regions",
+                          b->name, DEFO_MAX_MATERIAL_REGIONS);
+    defo_status s = defo_material_def_validate(material);
+    if (s) return defo_error_prefix("body '%s': material region", b->name);
+    if (plasticity && defo_plasticity_def_validate(plasticity))
+        return defo_error_prefix("body '%s': material region plasticity", b->name);
+    const defo_index ne = b->mesh->num_elems;
+    unsigned char *mark = defo_malloc((size_t)ne + 1);
+    int32_t *old = defo_malloc((size_t)ne * sizeof *old + 1);
+    if (!mark || !old) {
+        defo_free(mark);
+        defo_free(old);
+        return defo_error_oom("material region", (size_t)ne * 5);
+    }
+    s = defo_region_elements(b->mesh, region, mark);
+    defo_index count = 0;
+    for (defo_index e = 0; !s && e < ne; e++) count += mark[e];
+    if (!s && count == 0)
+        s = defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                       "selects no element of body '%s' (an element belongs to a region when its "
+                       "four corners do)",
+                       b->name);
+    int32_t *po = b->part_of;
+    if (!s) {
+        world_region *nr = defo_realloc(b->regions, (size_t)(b->num_regions + 1) * sizeof *nr);
+        if (nr) b->regions = nr;
+        if (!po) po = defo_calloc((size_t)ne + 1, sizeof *po);
+        if (!nr || !po) s = defo_error_oom("material region", (size_t)ne * 4);
+    }
+    if (s) {
+        if (po != b->part_of) defo_free(po);
+        defo_free(mark);
+        defo_free(old);
+        return s;
+    }
+    const int had_part_of = b->part_of != NULL, had_plast = b->plast != NULL;
+    b->part_of = po;
+    memcpy(old, po, (size_t)ne * sizeof *old);
+    const int k = b->num_regions++;
+    world_region *r = &b->regions[k];
+    memset(r, 0, sizeof *r);
+    r->mat_def = *material;
+    for (defo_index e = 0; e < ne; e++)
+        if (mark[e]) po[e] = k + 1;
+    defo_free(mark);
+    if (plasticity && !b->plast) {
+        defo_plasticity_def base = defo_default_plasticity_def(); /* elsewhere: never yields */
+        s = defo_plasticity_create(&base, ne, defo_force_model_points(b->force), &b->plast);
+    }
+    if (!s && plasticity) {
+        r->plast_set = 1 + defo_plasticity_num_sets(b->plast); /* a new set (renumbered) */
+        s = defo_world_plastic_sets(b);
+        if (!s) s = defo_plasticity_set_def(b->plast, r->plast_set, plasticity);
+    } else if (!s) {
+        s = defo_world_plastic_sets(b);
+    }
+    if (!s) s = defo_world_body_rebuild(w, b, -1);
+    if (s) { /* back to the regions before */
+        memcpy(po, old, (size_t)ne * sizeof *old);
+        b->num_regions--;
+        if (!had_part_of) {
+            defo_free(b->part_of);
+            b->part_of = NULL;
+        }
+        if (!had_plast) {
+            defo_plasticity_destroy(b->plast);
+            b->plast = NULL;
+        }
+        defo_free(old);
+        (void)defo_world_plastic_sets(b);
+        (void)defo_world_body_rebuild(w, b, -1);
+        return s;
+    }
+    defo_free(old);
+    b->sb.changed |= DEFO_CHANGED_MODEL;
+    if (index) *index = k;
+    return loads(b);
+}
+
+int defo_body_num_material_regions(const defo_world *w, defo_body_id id) {
+    world_body *b = get_body(w, id);
+    return b ? b->num_regions : 0;
+}
+
+const defo_material_def *defo_body_region_material(const defo_world *w, defo_body_id id,
+                                                   int region) {
+    world_body *b = get_body(w, id);
+    if (!b) return NULL;
+    if (region == -1) return &b->mat_def;
+    return region >= 0 && region < b->num_regions ? &b->regions[region].mat_def : NULL;
+}
+
+defo_status defo_body_set_region_material(defo_world *w, defo_body_id id, int region,
+                                          const defo_material_def *mat) {
+    world_body *b = get_body(w, id);
+    if (!b || !mat)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "defo_body_set_region_material: invalid body id");
+    if (region == -1) return defo_body_set_material(w, id, mat);
+    if (region < 0 || region >= b->num_regions)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "body '%s' has no material region %d", b->name,
+                          region);
+    defo_status s = defo_material_def_validate(mat);
+    if (s) return defo_error_prefix("body '%s': material region %d", b->name, region);
+    world_region *r = &b->regions[region];
+    if (defo_world_material_equal(mat, &r->mat_def)) return DEFO_OK;
+    const defo_material_def old = r->mat_def;
+    r->mat_def = *mat;
+    s = defo_world_body_rebuild(w, b, -1);
+    if (s) {
+        r->mat_def = old;
+        (void)defo_world_body_rebuild(w, b, -1);
+        return s;
+    }
+    b->sb.changed |= DEFO_CHANGED_MODEL;
+    return loads(b);
+}
+
 defo_status defo_body_set_state(defo_world *w, defo_body_id id, const double *x, const double *v) {
     world_body *b = get_body(w, id);
     if (!b) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_set_state: invalid body id");
@@ -776,29 +951,42 @@ defo_status defo_body_set_plasticity(defo_world *w, defo_body_id id, int region,
     world_body *b = get_body(w, id);
     if (!b || !plasticity)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_set_plasticity: invalid body id");
-    if (region != -1)
+    if (region < -1 || region >= b->num_regions)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                           "defo_body_set_plasticity: body '%s' has no material region %d", b->name,
                           region);
     if (defo_plasticity_def_validate(plasticity))
         return defo_error_prefix("body '%s': plasticity", b->name);
+    defo_status s = DEFO_OK;
     if (!b->plast) {
-        defo_plasticity *p = NULL;
-        defo_status s = defo_plasticity_create(plasticity, b->mesh->num_elems,
-                                               defo_force_model_points(b->force), &p);
-        if (!s) s = defo_plasticity_bind(p, b->force);
+        /* the body's own elements never yield when only a region is given one */
+        defo_plasticity_def base = defo_default_plasticity_def();
+        s = defo_plasticity_create(region == -1 ? plasticity : &base, b->mesh->num_elems,
+                                   defo_force_model_points(b->force), &b->plast);
+        if (!s) s = defo_world_plastic_sets(b);
+        if (!s) s = defo_plasticity_bind(b->plast, b->force);
         if (s) {
-            defo_plasticity_destroy(p);
+            defo_plasticity_destroy(b->plast);
+            b->plast = NULL;
             defo_force_model_set_plastic(b->force, NULL);
             return defo_error_prefix("body '%s'", b->name);
         }
-        b->plast = p;
         b->sb.changed |= DEFO_CHANGED_MODEL;
-        return DEFO_OK;
+        if (region == -1) return DEFO_OK;
     }
-    return defo_plasticity_set_def(b->plast, 0, plasticity)
-               ? defo_error_prefix("body '%s'", b->name)
-               : DEFO_OK;
+    int set = 0;
+    if (region >= 0) {
+        world_region *r = &b->regions[region];
+        if (r->plast_set == 0) { /* the region's own set from now on */
+            r->plast_set = 1 + defo_plasticity_num_sets(b->plast);
+            s = defo_world_plastic_sets(b);
+            if (s) return defo_error_prefix("body '%s'", b->name);
+        }
+        set = r->plast_set;
+    }
+    if (defo_plasticity_set_def(b->plast, set, plasticity))
+        return defo_error_prefix("body '%s'", b->name);
+    return DEFO_OK;
 }
 
 const defo_plasticity *defo_body_plasticity(const defo_world *w, defo_body_id id) {

@@ -38,6 +38,14 @@ typedef struct world_activation {
     defo_interpolation interpolation;
 } world_activation;
 
+/* A material region (defo_body_add_material_region): its elements take its
+ * material and, when it has one, its plasticity parameter set. */
+typedef struct world_region {
+    defo_material_def mat_def;
+    defo_material *mat;
+    int plast_set; /* its set in the body's plasticity; 0: the body's own */
+} world_region;
+
 typedef struct world_body {
     uint32_t generation; /* 0: free slot */
     char name[DEFO_NAME_MAX];
@@ -72,6 +80,9 @@ typedef struct world_body {
      * for (the body's first rest shape) */
     double *density_scale;
     double *X0;
+    world_region *regions;
+    int num_regions;
+    int32_t *part_of; /* per element: 0 the body's material, k + 1 region k's */
     defo_fracture *frac;
     int frac_paused;        /* defo_body_pause_fracture */
     double *fibres;         /* 3 per (element, point): ITF04 §6.1 directions, or NULL */
@@ -184,6 +195,9 @@ defo_status defo_world_body_resize(defo_world *w, world_body *b, defo_index n);
 defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old_n);
 /* Field by field (a struct's padding may differ). */
 int defo_world_material_equal(const defo_material_def *a, const defo_material_def *b);
+/* The plasticity parameter sets of body b from its regions (after a region
+ * got its own plasticity). */
+defo_status defo_world_plastic_sets(world_body *b);
 
 /* checkpoint.c */
 void defo_world_buf_put(world_buf *b, const void *src, size_t n);
