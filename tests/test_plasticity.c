@@ -551,8 +551,15 @@ static void test_parameters_and_bytes(void) {
     unsigned char *bad = malloc(nb);
     memcpy(bad, buf, nb);
     double big = 1e3;
-    memcpy(bad + nb - 15 * np * 8 - 13 * np * 8, &big, 8); /* L_xx of point 0 beyond the limit */
+    /* L_xx of point 0 beyond the limit (the state follows the header;
+     * then F_p⁻¹ and the goal: 13 + 9 + 15 numbers per point) */
+    memcpy(bad + nb - 37 * np * 8, &big, 8);
     CHECK(defo_plasticity_read_state(q, bad, nb) == DEFO_ERR_PARSE);
+    CHECK(strstr(defo_last_error(), "beyond its limit") != NULL);
+    memcpy(bad, buf, nb);
+    memcpy(bad + nb - 24 * np * 8, &big, 8); /* F_p⁻¹ of point 0 */
+    CHECK(defo_plasticity_read_state(q, bad, nb) == DEFO_ERR_PARSE);
+    CHECK(strstr(defo_last_error(), "is not exp(−L_p)") != NULL);
     CHECK(defo_plasticity_read_state(q, buf, nb - 8) == DEFO_ERR_PARSE);
     bad[0] = 'X';
     CHECK(defo_plasticity_read_state(q, bad, nb) == DEFO_ERR_PARSE);

@@ -680,15 +680,22 @@ defo_status defo_force_model_deformation(const defo_force_model *fm, const doubl
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model deformation: NULL argument");
     const double *jinv = elastic ? fm->jinv : fm->jinv_rest;
     const defo_index ne = fm->ne;
+    const size_t per = 9 * (size_t)fm->nq;
+    defo_index bad = 0;
     DEFO_PARALLEL_REGION_IF(DEFO_PARALLEL_WORTH(ne, fm->npe == 4 ? 10 : 80)) {
-        DEFO_FOR
-        for (defo_index e = 0; e < ne; e++) fm_deformation_range(fm, x, jinv, e, e + 1, F);
+        DEFO_FOR_SUM(bad)
+        for (defo_index e = 0; e < ne; e++) {
+            fm_deformation_range(fm, x, jinv, e, e + 1, F);
+            double z = 0; /* NaN or ±inf anywhere makes z NaN */
+            for (size_t k = 0; k < per; k++) z += 0.0 * F[(size_t)e * per + k];
+            bad += z != 0.0;
+        }
     }
-    const size_t n = 9 * (size_t)ne * (size_t)fm->nq;
-    for (size_t k = 0; k < n; k++)
-        if (!isfinite(F[k]))
-            return defo_error(DEFO_ERR_NUMERICAL, "element %zu: non-finite deformation",
-                              k / 9 / (size_t)fm->nq);
+    for (defo_index e = 0; bad && e < ne; e++)
+        for (size_t k = 0; k < per; k++)
+            if (!isfinite(F[(size_t)e * per + k]))
+                return defo_error(DEFO_ERR_NUMERICAL, "element %ld: non-finite deformation",
+                                  (long)e);
     return DEFO_OK;
 }
 

@@ -26,9 +26,10 @@ static double mg04_radius(const defo_plasticity_def *d, const double *state, dou
 }
 
 static unsigned mg04_flow(const defo_plasticity_def *d, const plast_point *in, double *state) {
-    double *L = state, Ln[6];
-    memcpy(Ln, L, sizeof Ln);
+    double *L = state;
     unsigned fl = 0;
+    plast_eig e;
+    int have = 0;
     defo_mat3 V;
     defo_vec3 sg;
     if (!defo_plast_elastic_log(&in->Fe, NULL, &sg, &V, NULL)) {
@@ -42,27 +43,30 @@ static unsigned mg04_flow(const defo_plasticity_def *d, const plast_point *in, d
             /* eq. 14: creep toward the total strain, F_p ← exp(r d) F_p */
             const double rate = fmin(1.0, in->dt * d->creep);
             const double step[3] = {rate * l[0], rate * l[1], rate * l[2]};
-            if (defo_plast_push(L, &V, step, Ln, NULL)) {
+            if (defo_plast_push(in->fpi, &V, step, &e, NULL)) {
                 if (!d->volumetric) { /* the same volume exactly */
-                    const double sh = (plast_sym_trace(L) - plast_sym_trace(Ln)) / 3;
-                    Ln[0] += sh, Ln[1] += sh, Ln[2] += sh;
+                    const double sh = (plast_sym_trace(L) - e.h[0] - e.h[1] - e.h[2]) / 3;
+                    for (int i = 0; i < 3; i++) e.h[i] += sh;
                 }
+                have = 1;
                 fl |= PLAST_FLOWED;
             } else {
-                memcpy(Ln, L, sizeof Ln);
                 fl |= PLAST_SKIPPED;
             }
         }
     }
-    const double n = plast_sym_norm(Ln);
+    if (!have) {
+        if (!defo_plast_may_project(L, d->max, d->limit)) return fl;
+        defo_plast_eig_of(L, &e);
+    }
+    const double n = sqrt(e.h[0] * e.h[0] + e.h[1] * e.h[1] + e.h[2] * e.h[2]);
     if (n > d->max) { /* eq. 15 */
-        const double sc = d->max / n;
-        for (int k = 0; k < 6; k++) Ln[k] *= sc;
+        for (int i = 0; i < 3; i++) e.h[i] *= d->max / n;
         fl |= PLAST_CAPPED;
     }
-    if (defo_plast_limit(Ln, d->limit, !d->volumetric)) fl |= PLAST_CAPPED;
-    if (memcmp(Ln, L, sizeof Ln) == 0) return fl;
-    memcpy(L, Ln, sizeof Ln);
+    if (defo_plast_limit(&e, d->limit, !d->volumetric)) fl |= PLAST_CAPPED;
+    if (!(fl & (PLAST_FLOWED | PLAST_CAPPED))) return fl;
+    defo_plast_eig_store(&e, L, in->fpi);
     return fl | PLAST_CHANGED;
 }
 

@@ -29,11 +29,12 @@ static double mult_radius(const defo_plasticity_def *d, const double *state, dou
 }
 
 static unsigned mult_flow(const defo_plasticity_def *d, const plast_point *in, double *state) {
-    double *L = state, Ln[6];
-    memcpy(Ln, L, sizeof Ln);
+    double *L = state;
     unsigned fl = 0;
     defo_mat3 U, V;
     defo_vec3 sg;
+    plast_eig e;
+    int have = 0;
     const int full = d->volumetric || in->goal;
     if (!defo_plast_elastic_log(&in->Fe, NULL, &sg, &V, &U)) {
         fl |= PLAST_SKIPPED;
@@ -46,30 +47,35 @@ static unsigned mult_flow(const defo_plasticity_def *d, const plast_point *in, d
             for (int i = 0; i < 3; i++) lp[i] = m + (l[i] - m) * (d->gamma / n);
             /* the stretch of F_p,trial = D Vᵀ S: sqrt(S V D² Vᵀ S) */
             const double step[3] = {l[0] - lp[0], l[1] - lp[1], l[2] - lp[2]};
-            double Lt[6];
-            if (!defo_plast_push(L, &V, step, Lt, NULL)) return fl | PLAST_SKIPPED;
-            if (!full) { /* the same volume exactly */
-                const double dt = (plast_sym_trace(L) - plast_sym_trace(Lt)) / 3;
-                Lt[0] += dt, Lt[1] += dt, Lt[2] += dt;
-            }
-            if (in->goal) { /* ITF04 §7: closest point of [L, Lt] to the goal */
-                double dL[6], dG[6];
-                for (int k = 0; k < 6; k++) dL[k] = Lt[k] - L[k], dG[k] = in->goal[k] - L[k];
-                const double dd = plast_sym_dot(dL, dL);
-                double t = dd > 0 ? plast_sym_dot(dG, dL) / dd : 0.0;
-                t = t < 0 ? 0 : t > 1 ? 1 : t;
-                for (int k = 0; k < 6; k++) Ln[k] = L[k] + t * dL[k];
+            if (defo_plast_push(in->fpi, &V, step, &e, NULL)) {
+                if (!full) { /* the same volume exactly */
+                    const double sh = (plast_sym_trace(L) - e.h[0] - e.h[1] - e.h[2]) / 3;
+                    for (int i = 0; i < 3; i++) e.h[i] += sh;
+                }
+                if (in->goal) { /* ITF04 §7: closest point of [L, Lt] to the goal */
+                    double Lt[6], dL[6], dG[6], Ln[6];
+                    defo_plast_eig_store(&e, Lt, NULL);
+                    for (int k = 0; k < 6; k++) dL[k] = Lt[k] - L[k], dG[k] = in->goal[k] - L[k];
+                    const double dd = plast_sym_dot(dL, dL);
+                    double t = dd > 0 ? plast_sym_dot(dG, dL) / dd : 0.0;
+                    t = t < 0 ? 0 : t > 1 ? 1 : t;
+                    for (int k = 0; k < 6; k++) Ln[k] = L[k] + t * dL[k];
+                    defo_plast_eig_of(Ln, &e);
+                }
+                have = 1;
+                fl |= PLAST_FLOWED;
             } else {
-                memcpy(Ln, Lt, sizeof Ln);
+                fl |= PLAST_SKIPPED;
             }
-            fl |= PLAST_FLOWED;
         }
     }
-    for (int k = 0; k < 6; k++)
-        if (!isfinite(Ln[k])) return fl | PLAST_SKIPPED; /* keep the old part */
-    if (defo_plast_limit(Ln, d->limit, !full)) fl |= PLAST_CAPPED;
-    if (memcmp(Ln, L, sizeof Ln) == 0) return fl;
-    memcpy(L, Ln, sizeof Ln);
+    if (!have) {
+        if (!defo_plast_may_project(L, INFINITY, d->limit)) return fl;
+        defo_plast_eig_of(L, &e);
+    }
+    if (defo_plast_limit(&e, d->limit, !full)) fl |= PLAST_CAPPED;
+    if (!(fl & (PLAST_FLOWED | PLAST_CAPPED))) return fl;
+    defo_plast_eig_store(&e, L, in->fpi);
     return fl | PLAST_CHANGED;
 }
 

@@ -139,73 +139,82 @@ defo_mat3 defo_plast_sym_exp(const double *a) {
     return plast_sym_to_m3(s);
 }
 
-int defo_plast_limit(double *L, double limit, int isochoric) {
-    const double lam = log(limit);
-    /* |λ_i| ≤ ‖L‖ and |tr L| ≤ √3 ‖L‖: nothing to do inside that ball */
-    if (sqrt(3.0) * plast_sym_norm(L) <= lam) return 0;
+void defo_plast_eig_of(const double *L, plast_eig *e) {
     const defo_mat3 A = plast_sym_to_m3(L);
-    defo_mat3 Q;
-    defo_vec3 lv;
-    defo_sym3_eigen(&A, &lv, &Q);
-    double l[3] = {lv.x, lv.y, lv.z};
+    defo_vec3 l;
+    defo_sym3_eigen(&A, &l, &e->V);
+    e->h[0] = l.x, e->h[1] = l.y, e->h[2] = l.z;
+}
+
+void defo_plast_eig_store(const plast_eig *e, double *L, double *fpi) {
+    plast_sym_from_eigen(&e->V, e->h, L);
+    if (!fpi) return;
+    const double m[3] = {exp(-e->h[0]), exp(-e->h[1]), exp(-e->h[2])};
+    double a[6];
+    plast_sym_from_eigen(&e->V, m, a);
+    const defo_mat3 A = plast_sym_to_m3(a);
+    memcpy(fpi, A.m, 9 * sizeof(double));
+}
+
+int defo_plast_may_project(const double *L, double max, double limit) {
+    const double n = plast_sym_norm(L);
+    return n > max || sqrt(3.0) * n > log(limit);
+}
+
+int defo_plast_limit(plast_eig *e, double limit, int isochoric) {
+    const double lam = log(limit);
+    double *l = e->h;
     if (isochoric) {
         /* the mean m (clamped to |3m| ≤ Λ), the deviator scaled by the
          * largest s ≤ 1 keeping every m + s d_i within ±Λ */
-        double m = (l[0] + l[1] + l[2]) / 3;
-        m = fmax(-lam / 3, fmin(lam / 3, m));
+        const double m0 = (l[0] + l[1] + l[2]) / 3;
+        const double m = fmax(-lam / 3, fmin(lam / 3, m0));
         double s = 1;
         for (int i = 0; i < 3; i++) {
-            const double di = l[i] - (lv.x + lv.y + lv.z) / 3;
+            const double di = l[i] - m0;
             if (di > 0) s = fmin(s, (lam - m) / di);
             if (di < 0) s = fmin(s, (lam + m) / -di);
         }
-        const double m0 = (l[0] + l[1] + l[2]) / 3;
         if (s >= 1 && m == m0) return 0;
         for (int i = 0; i < 3; i++) l[i] = m + s * (l[i] - m0);
-    } else {
-        int moved = 0;
-        for (int i = 0; i < 3; i++)
-            if (fabs(l[i]) > lam) l[i] = copysign(lam, l[i]), moved = 1;
-        const double t = l[0] + l[1] + l[2];
-        if (fabs(t) > lam) { /* a common shift: stays within ±Λ (see the header) */
-            const double sh = (copysign(lam, t) - t) / 3;
-            for (int i = 0; i < 3; i++) l[i] += sh;
-            moved = 1;
-        }
-        if (!moved) return 0;
+        return 1;
     }
-    plast_sym_from_eigen(&Q, l, L);
-    return 1;
+    int moved = 0;
+    for (int i = 0; i < 3; i++)
+        if (fabs(l[i]) > lam) l[i] = copysign(lam, l[i]), moved = 1;
+    const double t = l[0] + l[1] + l[2];
+    if (fabs(t) > lam) { /* a common shift: stays within ±Λ (see the header) */
+        const double sh = (copysign(lam, t) - t) / 3;
+        for (int i = 0; i < 3; i++) l[i] += sh;
+        moved = 1;
+    }
+    return moved;
 }
 
-int defo_plast_push(const double *L, const defo_mat3 *W, const double d[3], double *Lout,
+int defo_plast_push(const double *fpi, const defo_mat3 *W, const double d[3], plast_eig *out,
                     defo_mat3 *Q) {
-    const defo_mat3 S = defo_plast_sym_exp(L);
+    defo_mat3 A, S;
+    memcpy(A.m, fpi, sizeof A.m);
+    if (!defo_m3_inverse(A, &S)) return 0;
     /* G = S W exp(d): C = G Gᵀ = S exp(2Δ) S */
     const defo_mat3 SW = defo_m3_mul(S, *W);
     defo_mat3 G;
+    const double ed[3] = {exp(d[0]), exp(d[1]), exp(d[2])};
     for (int r = 0; r < 3; r++)
-        for (int k = 0; k < 3; k++) G.m[r][k] = SW.m[r][k] * exp(d[k]);
+        for (int k = 0; k < 3; k++) G.m[r][k] = SW.m[r][k] * ed[k];
     const defo_mat3 C = defo_m3_mult(G, G);
-    defo_mat3 V;
     defo_vec3 c;
-    defo_sym3_eigen(&C, &c, &V);
+    defo_sym3_eigen(&C, &c, &out->V);
     if (!(c.z > 0) || !(c.x < INFINITY)) return 0;
-    const double h[3] = {0.5 * log(c.x), 0.5 * log(c.y), 0.5 * log(c.z)};
-    plast_sym_from_eigen(&V, h, Lout);
-    if (Q) {
-        /* exp(Δ) S = (S exp(Δ))ᵀ = Gᵀ-side: exp(Δ) S = W exp(d) Wᵀ S;
-         * Q = exp(Δ) S exp(−Lout) */
-        const double e[3] = {exp(d[0]), exp(d[1]), exp(d[2])},
-                     ie[3] = {exp(-h[0]), exp(-h[1]), exp(-h[2])};
+    out->h[0] = 0.5 * log(c.x), out->h[1] = 0.5 * log(c.y), out->h[2] = 0.5 * log(c.z);
+    if (Q) { /* Q = exp(Δ) S exp(−L_new) = W exp(d) Wᵀ S V exp(−h) Vᵀ */
         double a[6], b[6];
-        plast_sym_from_eigen(W, e, a);
-        plast_sym_from_eigen(&V, ie, b);
+        const double ih[3] = {exp(-out->h[0]), exp(-out->h[1]), exp(-out->h[2])};
+        plast_sym_from_eigen(W, ed, a);
+        plast_sym_from_eigen(&out->V, ih, b);
         *Q = defo_m3_mul(defo_m3_mul(plast_sym_to_m3(a), S), plast_sym_to_m3(b));
     }
-    for (int k = 0; k < 6; k++)
-        if (!isfinite(Lout[k])) return 0;
-    return 1;
+    return isfinite(out->h[0]) && isfinite(out->h[1]) && isfinite(out->h[2]);
 }
 
 int defo_plast_elastic_log(const defo_mat3 *Fe, double *eps, defo_vec3 *sig, defo_mat3 *V,
@@ -223,20 +232,6 @@ int defo_plast_elastic_log(const defo_mat3 *Fe, double *eps, defo_vec3 *sig, def
     if (V) *V = v;
     if (U) *U = u;
     return 1;
-}
-
-/* F_p⁻¹ = exp(−L_p) of point pq */
-static void refresh_inverse(defo_plasticity *p, size_t pq) {
-    double m[6];
-    const double *L = p->state + PLAST_STATE * pq;
-    double *A9 = p->fpi + 9 * pq;
-    if (!L[0] && !L[1] && !L[2] && !L[3] && !L[4] && !L[5]) {
-        for (int k = 0; k < 9; k++) A9[k] = (k % 4 == 0) ? 1.0 : 0.0;
-        return;
-    }
-    for (int k = 0; k < 6; k++) m[k] = -L[k];
-    const defo_mat3 A = defo_plast_sym_exp(m);
-    memcpy(A9, A.m, sizeof A.m);
 }
 
 /* ------------------------------------------------------------ object */
@@ -441,12 +436,10 @@ defo_status defo_plasticity_update(defo_plasticity *p, defo_force_model *fm, con
                 in.goal = p->goal_L && d->model == DEFO_PLASTICITY_MULTIPLICATIVE
                               ? p->goal_L + 6 * pq
                               : NULL;
+                in.fpi = p->fpi + 9 * pq;
                 const unsigned fl = o->flow(d, &in, st);
                 p->flags[pq] = (unsigned char)(fl | 16); /* 16: checked */
-                if (fl & PLAST_CHANGED) {
-                    refresh_inverse(p, pq);
-                    p->changed[pq] = 1;
-                }
+                p->changed[pq] = (fl & PLAST_CHANGED) != 0;
             }
         }
     }
@@ -454,18 +447,21 @@ defo_status defo_plasticity_update(defo_plasticity *p, defo_force_model *fm, con
     defo_force_model_plastic_changed(fm, p->changed);
     if (stats) {
         const size_t np = num_points(p);
+        double n2 = 0, tlo = 0, thi = 0;
         for (size_t pq = 0; pq < np; pq++) {
             const unsigned f = p->flags[pq];
             stats->yielding += (f & PLAST_FLOWED) != 0;
             stats->capped += (f & PLAST_CAPPED) != 0;
             stats->skipped += (f & PLAST_SKIPPED) != 0;
             stats->checked += (f & 16) != 0;
-            const double *L = p->state + PLAST_STATE * pq;
-            stats->max_plastic_strain = fmax(stats->max_plastic_strain, plast_sym_norm(L));
-            const double det = exp(plast_sym_trace(L));
-            stats->min_det = fmin(stats->min_det, det);
-            stats->max_det = fmax(stats->max_det, det);
+            const double *L = p->state + PLAST_STATE * pq, t = plast_sym_trace(L);
+            n2 = fmax(n2, plast_sym_dot(L, L));
+            tlo = t < tlo ? t : tlo;
+            thi = t > thi ? t : thi;
         }
+        stats->max_plastic_strain = sqrt(n2);
+        stats->min_det = exp(tlo); /* det F_p = exp(tr L_p) */
+        stats->max_det = exp(thi);
     }
     return DEFO_OK;
 }
@@ -576,8 +572,9 @@ defo_status defo_plasticity_commit(defo_plasticity *p, const double *F_commit) {
  * i32 state width | i32 goal | i32 dirty | per set: i32 model, i32
  * volumetric, f64 yield, creep, max, yield_stress, hardening,
  * isotropic_hardening, gamma, limit | i32 set_of[elements] when sets > 1 |
- * zero to 8 | f64 state[width · points] | goal: f64 F[9 · points] | f64
- * L[6 · points]. */
+ * zero to 8 | f64 state[width · points] | f64 F_p⁻¹[9 · points] (as the
+ * return maps computed it: recomputing it from L_p would round otherwise) |
+ * goal: f64 F[9 · points] | f64 L[6 · points]. */
 #define PLAST_MAGIC   "PLST"
 #define PLAST_VERSION 1u
 #define SET_BYTES     72
@@ -591,7 +588,7 @@ static size_t header_bytes(const defo_plasticity *p) {
 size_t defo_plasticity_state_bytes(const defo_plasticity *p) {
     if (!p) return 0;
     const size_t np = num_points(p);
-    return header_bytes(p) + PLAST_STATE * np * 8 + (p->goal_F ? 15 * np * 8 : 0);
+    return header_bytes(p) + (PLAST_STATE + 9) * np * 8 + (p->goal_F ? 15 * np * 8 : 0);
 }
 
 static void pack_def(const defo_plasticity_def *d, unsigned char *o) {
@@ -631,6 +628,8 @@ void defo_plasticity_write_state(const defo_plasticity *p, void *out) {
     at = hb;
     memcpy(o + at, p->state, PLAST_STATE * np * 8);
     at += PLAST_STATE * np * 8;
+    memcpy(o + at, p->fpi, 9 * np * 8);
+    at += 9 * np * 8;
     if (p->goal_F) {
         memcpy(o + at, p->goal_F, 9 * np * 8);
         memcpy(o + at + 9 * np * 8, p->goal_L, 6 * np * 8);
@@ -657,7 +656,7 @@ defo_status defo_plasticity_read_state(defo_plasticity *p, const void *in, size_
     const size_t np = num_points(p);
     size_t hb = 32 + (size_t)sets * SET_BYTES + (sets > 1 ? 4 * (size_t)p->num_elems : 0);
     hb = (hb + 7) / 8 * 8;
-    const size_t want = hb + PLAST_STATE * np * 8 + (goal ? 15 * np * 8 : 0);
+    const size_t want = hb + (PLAST_STATE + 9) * np * 8 + (goal ? 15 * np * 8 : 0);
     if (size != want)
         return defo_error(DEFO_ERR_PARSE, "plastic state: %zu bytes, expected %zu", size, want);
     defo_plasticity_def *defs = defo_malloc((size_t)sets * sizeof *defs);
@@ -680,7 +679,7 @@ defo_status defo_plasticity_read_state(defo_plasticity *p, const void *in, size_
                                (long)e, (int)set_of[e], sets);
     }
     const unsigned char *st = b + hb;
-    for (size_t k = 0; !s && k < PLAST_STATE * np + (goal ? 15 * np : 0); k++) {
+    for (size_t k = 0; !s && k < (PLAST_STATE + 9) * np + (goal ? 15 * np : 0); k++) {
         double v;
         memcpy(&v, st + 8 * k, 8);
         if (!isfinite(v)) s = defo_error(DEFO_ERR_PARSE, "plastic state: a non-finite value");
@@ -693,6 +692,12 @@ defo_status defo_plasticity_read_state(defo_plasticity *p, const void *in, size_
         const double lim = defs[set_of ? set_of[e] : 0].limit;
         if (plast_sym_norm(L) > sqrt(3.0) * log(lim) * (1 + 1e-9) + 1e-12)
             s = defo_error(DEFO_ERR_PARSE, "plastic state: element %ld beyond its limit", (long)e);
+        /* F_p⁻¹ = exp(−L_p): its determinant exp(−tr L_p) */
+        defo_mat3 A;
+        memcpy(A.m, st + 8 * (PLAST_STATE * np + 9 * pq), sizeof A.m);
+        if (!s && !(fabs(log(fabs(defo_m3_det(A))) + plast_sym_trace(L)) < 1e-9))
+            s = defo_error(DEFO_ERR_PARSE, "plastic state: element %ld: F_p⁻¹ is not exp(−L_p)",
+                           (long)e);
     }
     if (s) {
         defo_free(defs);
@@ -710,12 +715,12 @@ defo_status defo_plasticity_read_state(defo_plasticity *p, const void *in, size_
     p->num_sets = sets;
     p->dirty = h[5];
     memcpy(p->state, st, PLAST_STATE * np * 8);
+    memcpy(p->fpi, st + PLAST_STATE * np * 8, 9 * np * 8);
     p->goal_F = gF;
     p->goal_L = gL;
     if (goal) {
-        memcpy(gF, st + PLAST_STATE * np * 8, 9 * np * 8);
-        memcpy(gL, st + PLAST_STATE * np * 8 + 9 * np * 8, 6 * np * 8);
+        memcpy(gF, st + (PLAST_STATE + 9) * np * 8, 9 * np * 8);
+        memcpy(gL, st + (PLAST_STATE + 9) * np * 8 + 9 * np * 8, 6 * np * 8);
     }
-    for (size_t pq = 0; pq < np; pq++) refresh_inverse(p, pq);
     return DEFO_OK;
 }

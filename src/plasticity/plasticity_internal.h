@@ -31,13 +31,23 @@ enum {
     PLAST_CHANGED = 8  /* L_p changed (flow or projection) */
 };
 
-/* What a point's return map reads. */
+/* What a point's return map reads; fpi is the point's F_p⁻¹ (9), which a
+ * return map that changes L_p writes anew (plast_eig_store). */
 typedef struct plast_point {
     defo_mat3 Fe;       /* trial elastic part F F_p⁻¹ */
     double dt;          /* [s] */
     double mu;          /* shear modulus of the element's material [Pa] */
     const double *goal; /* log F_p,goal (6) for plasticity control, or NULL */
+    double *fpi;        /* in/out */
 } plast_point;
+
+/* A symmetric tensor by its eigendecomposition V diag(h) Vᵀ: L_p in this
+ * form gives F_p⁻¹ = V diag(e^−h) Vᵀ without another decomposition, and
+ * shifts (tr), scalings (max) and clamps (limit) act on h alone. */
+typedef struct plast_eig {
+    defo_mat3 V;
+    double h[3];
+} plast_eig;
 
 typedef struct plast_ops {
     const char *name;
@@ -90,20 +100,28 @@ static inline void plast_sym_from_eigen(const defo_mat3 *Q, const double v[3], d
 
 /* exp(a) as a full 3×3 (symmetric), a symmetric */
 defo_mat3 defo_plast_sym_exp(const double *a);
-/* The limit surface (top of defo/plasticity.h): each eigenvalue of L within
- * ±log(limit) and |tr L| ≤ log(limit).  isochoric: L is scaled along itself
- * (tr L = 0 is kept); otherwise eigenvalues are clamped, then shifted
- * together (the shift keeps them in range).  Returns 1 when L moved. */
-int defo_plast_limit(double *L, double limit, int isochoric);
+/* L in eigen form (a cyclic Jacobi decomposition) */
+void defo_plast_eig_of(const double *L, plast_eig *e);
+/* L = V diag(h) Vᵀ and F_p⁻¹ = V diag(e^−h) Vᵀ (fpi may be NULL) */
+void defo_plast_eig_store(const plast_eig *e, double *L, double *fpi);
+/* The limit surface (top of defo/plasticity.h): each eigenvalue h_i within
+ * ±log(limit) and |Σ h| ≤ log(limit).  isochoric: the mean is kept (or
+ * clamped) and the deviator scaled along itself; otherwise eigenvalues are
+ * clamped, then shifted together (the shift keeps them in range).  Returns
+ * 1 when h moved. */
+int defo_plast_limit(plast_eig *e, double limit, int isochoric);
+/* 1 when L (6) may lie outside the limit surface or beyond max (cheap
+ * bounds: |h_i| ≤ ‖L‖, |Σ h| ≤ √3 ‖L‖). */
+int defo_plast_may_project(const double *L, double max, double limit);
 
 /* The flow F_p ← exp(Δ) F_p with Δ = W diag(d) Wᵀ (the flow direction in
  * the intermediate frame, where F_e acts), F_p kept as its stretch:
- * Lout = ½ log(S exp(2Δ) S), S = exp(L).  When Δ shares F_e's right
- * singular vectors the new F_e has singular values Σ exp(−d) exactly.  Q
- * (may be NULL) gets the rotation dropped, exp(Δ) S = Q exp(Lout): a tensor
- * of the intermediate frame T becomes Qᵀ T Q.  Returns 0 (outputs
- * unspecified) when the result is not finite. */
-int defo_plast_push(const double *L, const defo_mat3 *W, const double d[3], double *Lout,
+ * L_new = ½ log(S exp(2Δ) S), S = F_p (the inverse of fpi).  When Δ shares
+ * F_e's right singular vectors the new F_e has singular values Σ exp(−d)
+ * exactly.  Q (may be NULL) gets the rotation dropped, exp(Δ) S =
+ * Q exp(L_new): a tensor of the intermediate frame T becomes Qᵀ T Q.
+ * Returns 0 (out unspecified) when the result is not finite. */
+int defo_plast_push(const double *fpi, const defo_mat3 *W, const double d[3], plast_eig *out,
                     defo_mat3 *Q);
 
 /* F_e = U Σ Vᵀ and its logarithmic strain ε_e = V log Σ Vᵀ (6 numbers);

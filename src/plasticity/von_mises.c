@@ -28,12 +28,13 @@ static double vm_radius(const defo_plasticity_def *d, const double *state, doubl
 }
 
 static unsigned vm_flow(const defo_plasticity_def *d, const plast_point *in, double *state) {
-    double eps[6], xi[6], Ln[6], kn[6];
+    double eps[6], xi[6], kn[6];
     double *L = state, *kappa = state + 6;
     unsigned fl = 0;
-    memcpy(Ln, L, sizeof Ln);
     memcpy(kn, kappa, sizeof kn);
     double dg = 0;
+    plast_eig e;
+    int have = 0;
     if (!defo_plast_elastic_log(&in->Fe, eps, NULL, NULL, NULL)) {
         fl |= PLAST_SKIPPED;
     } else {
@@ -50,39 +51,47 @@ static unsigned vm_flow(const defo_plasticity_def *d, const plast_point *in, dou
             defo_vec3 nv;
             defo_sym3_eigen(&N, &nv, &W);
             const double step[3] = {dg * nv.x / nx, dg * nv.y / nx, dg * nv.z / nx};
-            if (defo_plast_push(L, &W, step, Ln, &Q)) {
-                const double sh = (plast_sym_trace(L) - plast_sym_trace(Ln)) / 3;
-                Ln[0] += sh, Ln[1] += sh, Ln[2] += sh;
+            if (defo_plast_push(in->fpi, &W, step, &e, &Q)) {
+                const double sh = (plast_sym_trace(L) - e.h[0] - e.h[1] - e.h[2]) / 3;
+                for (int i = 0; i < 3; i++) e.h[i] += sh;
                 /* κ += (2/3) H Δγ n, carried into the new intermediate frame */
                 for (int k = 0; k < 6; k++) kn[k] = kappa[k] + (2.0 / 3.0) * H * dg * xi[k] / nx;
                 const defo_mat3 Km = plast_sym_to_m3(kn);
                 const defo_mat3 R = defo_m3_tmul(Q, defo_m3_mul(Km, Q));
                 plast_m3_to_sym(&R, kn);
+                have = 1;
                 fl |= PLAST_FLOWED;
             } else {
-                memcpy(Ln, L, sizeof Ln);
                 dg = 0;
                 fl |= PLAST_SKIPPED;
             }
         }
     }
-    double Lt[6];
-    memcpy(Lt, Ln, sizeof Lt);
-    const double n = plast_sym_norm(Ln);
+    if (!have) {
+        if (!defo_plast_may_project(L, d->max, d->limit)) return fl;
+        defo_plast_eig_of(L, &e);
+    }
+    const double full = have ? fabs(dg) : 0.0;
+    double Ln[6];
+    defo_plast_eig_store(&e, Ln, NULL);
+    double dl[6];
+    for (int k = 0; k < 6; k++) dl[k] = Ln[k] - L[k];
+    const double taken0 = plast_sym_norm(dl);
+    const double n = sqrt(e.h[0] * e.h[0] + e.h[1] * e.h[1] + e.h[2] * e.h[2]);
     if (n > d->max) { /* MTPS08: the range of plastic deformation is limited */
-        for (int k = 0; k < 6; k++) Ln[k] *= d->max / n;
+        for (int i = 0; i < 3; i++) e.h[i] *= d->max / n;
         fl |= PLAST_CAPPED;
     }
-    if (defo_plast_limit(Ln, d->limit, 1)) fl |= PLAST_CAPPED;
-    if ((fl & PLAST_CAPPED) && dg > 0) {
+    if (defo_plast_limit(&e, d->limit, 1)) fl |= PLAST_CAPPED;
+    if (!(fl & (PLAST_FLOWED | PLAST_CAPPED))) return fl;
+    defo_plast_eig_store(&e, Ln, in->fpi);
+    if ((fl & PLAST_CAPPED) && full > 0) {
         /* held back: harden only by the part of the step taken */
-        double a[6], b[6];
-        for (int k = 0; k < 6; k++) a[k] = Lt[k] - L[k], b[k] = Ln[k] - L[k];
-        const double full = plast_sym_norm(a), t = full > 0 ? plast_sym_norm(b) / full : 0.0;
-        for (int k = 0; k < 6; k++) kn[k] = kappa[k] + fmin(t, 1.0) * (kn[k] - kappa[k]);
-        dg *= fmin(t, 1.0);
+        for (int k = 0; k < 6; k++) dl[k] = Ln[k] - L[k];
+        const double t = taken0 > 0 ? fmin(1.0, plast_sym_norm(dl) / taken0) : 0.0;
+        for (int k = 0; k < 6; k++) kn[k] = kappa[k] + t * (kn[k] - kappa[k]);
+        dg *= t;
     }
-    if (memcmp(Ln, L, sizeof Ln) == 0) return fl;
     memcpy(L, Ln, sizeof Ln);
     memcpy(kappa, kn, sizeof kn);
     state[12] += sqrt(2.0 / 3.0) * dg;
