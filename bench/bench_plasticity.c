@@ -88,8 +88,7 @@ static void run(const char *name, int order, double target, int max_threads) {
     defo_material_def md = defo_default_material();
     md.damping_time = 0.01;
     if (defo_generate_box(&bx, &mesh) || defo_element_rest_create(mesh, &rest) ||
-        defo_material_create(&md, &mat) ||
-        defo_force_model_create(mesh, rest, mat, NULL, &force)) {
+        defo_material_create(&md, &mat) || defo_force_model_create(mesh, rest, mat, NULL, &force)) {
         fprintf(stderr, "bench_plasticity: %s\n", defo_last_error());
         return;
     }
@@ -135,8 +134,8 @@ static void run(const char *name, int order, double target, int max_threads) {
                    "\"flow_overhead_pct\": %.1f}",
                    first_row ? "" : ",\n  ", name, order, (long)mesh->num_elems, np,
                    defo_plasticity_model_name((defo_plasticity_model)k), threads,
-                   1e9 * bench_median(te, REPS) / np, 1e9 * bench_median(tf, REPS) / np,
-                   elastic_ms, step_ms, 100 * (step_ms / elastic_ms - 1), flow_ms,
+                   1e9 * bench_median(te, REPS) / np, 1e9 * bench_median(tf, REPS) / np, elastic_ms,
+                   step_ms, 100 * (step_ms / elastic_ms - 1), flow_ms,
                    100 * (flow_ms / elastic_ms - 1));
             first_row = 0;
             fflush(stdout);

@@ -495,6 +495,27 @@ static void test_anneal_zero_residual(void) {
                 e0, e1, moved, st.newton_iterations, ep_max, mt0, mt1);
     CHECK(e0 > 1);
     CHECK(e1 <= 1e-20 * 1e6);
+    /* an inverted shape is no rest shape: refused naming the element, the
+     * body unchanged */
+    {
+        const size_t n3i = 3 * (size_t)m->num_nodes;
+        double *xs = malloc(n3i * sizeof *xs), *xi = malloc(n3i * sizeof *xi);
+        memcpy(xs, defo_body_positions(w, id), n3i * sizeof *xs);
+        for (size_t j = 0; j < n3i; j++) xi[j] = j % 3 == 2 ? -xs[j] : xs[j];
+        CHECK_OK(defo_body_set_state(w, id, xi, NULL));
+        CHECK(defo_body_anneal(w, id) == DEFO_ERR_INVALID_ARGUMENT);
+        TEST_REPORT("anneal of a mirrored shape: %s", defo_last_error());
+        CHECK(strstr(defo_last_error(), "cannot anneal") != NULL);
+        CHECK_OK(defo_body_set_state(w, id, xs, NULL));
+        double e2 = 0;
+        CHECK_OK(defo_body_energy(w, id, NULL, &e2, NULL));
+        CHECK(e2 == e1);
+        /* a goal of the wrong size, or on a body without plasticity */
+        CHECK(defo_body_set_plastic_goal(w, id, xs, m->num_nodes - 1) == DEFO_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(defo_last_error(), "the goal shape has") != NULL);
+        free(xs);
+        free(xi);
+    }
     CHECK(moved <= 1e-12);
     CHECK(ep_max == 0);
     CHECK(fabs(mt1 - mt0) <= 1e-12 * mt0);

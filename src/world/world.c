@@ -1030,9 +1030,13 @@ defo_status defo_body_anneal(defo_world *w, defo_body_id id) {
     if (!s) {
         memcpy(m->x, b->x, 3 * (size_t)b->n * sizeof(double));
         s = defo_element_rest_create(m, &rest);
-        if (s)
-            defo_error_prefix("body '%s': cannot anneal: the current shape is no rest shape",
-                              b->name);
+        if (s) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "%s", defo_last_error());
+            s = defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                           "body '%s': cannot anneal: the current shape is no rest shape (%s)",
+                           b->name, msg);
+        }
     }
     if (!s) s = defo_force_model_deformation(b->force, b->x, 0, F);
     if (!s && !b->X0) { /* the prescribed motions' frame: the first rest shape */
