@@ -69,7 +69,7 @@ static const char *model_names[3] = {"mg04", "von_mises", "multiplicative"};
 
 /* The squash of the issue: a 1 m cube (E 1 MPa, ν 0.3) clamped at z = 0 and
  * z = 1, the top plate moved down by `depth` m in 10 frames of 0.1 s, the top
- * released, 20 more frames.  Plasticity: model k with a yield far below the
+ * released, 12 more frames.  Plasticity: model k with a yield far below the
  * applied strain.  Returns V/V0 after the release; *h the height then,
  * *inv the inverted elements, *iters the Newton iterations of the first
  * frame after the release. */
@@ -118,7 +118,7 @@ static double squash(int k, defo_formulation form, defo_integrator_kind kind, do
     CHECK_OK(defo_body_release(w, id, top));
     defo_step_stats st;
     *iters = 0;
-    for (int f = 0; f < 20; f++) {
+    for (int f = 0; f < 12; f++) {
         const defo_status s = defo_world_step(w, frame);
         defo_world_stats(w, &st);
         if (f == 0) *iters = st.newton_iterations;
@@ -145,7 +145,7 @@ static void test_squash_and_release_keeps_volume(void) {
     for (int order = 2; order >= 1; order--)
         for (int k = -1; k < 3; k++)
             for (int f = 0; f < 2; f++)
-                for (int i = 0; i < 2; i++) {
+                for (int i = 0; i < (order == 2 ? 2 : 1); i++) { /* tet4: quasistatic */
                     double h = 0;
                     defo_index inv = 0;
                     int it = 0;
