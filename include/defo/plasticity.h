@@ -141,6 +141,8 @@ DEFO_API defo_status defo_plasticity_set_regions(defo_plasticity *p, int num_set
                                                  const defo_plasticity_def *defs,
                                                  const int32_t *set_of);
 DEFO_API int defo_plasticity_num_sets(const defo_plasticity *p);
+/* The parameter set of element e. */
+DEFO_API int defo_plasticity_set_of(const defo_plasticity *p, defo_index e);
 DEFO_API const defo_plasticity_def *defo_plasticity_get_def(const defo_plasticity *p, int set);
 /* Change set `set`'s parameters (e.g. heating: a lower yield).  The state
  * is kept (a change of model keeps F_p and resets the rest); max and limit

@@ -9,15 +9,16 @@
  * with C = F_eᵀF_e and d = ‖C − I‖ < 1, every |log σ_i| ≤ ½|c_i − 1|/(1 − d),
  * so ‖ε_e‖ ≤ ½ d/(1 − d) (ε_e = log of F_e's stretch), and a point whose
  * bound is within its model's elastic radius cannot flow; the others run
- * their model's return map (ops table, plasticity_internal.h).  A point
- * whose L_p changed gets F_p⁻¹ = exp(−L_p) again, and the force model is
- * told which points changed.  After a parameter change every point runs its
- * return map once (max and limit apply everywhere).
+ * their model's return map (ops table, plasticity_internal.h), which writes
+ * a changed point's F_p⁻¹ = exp(−L_p) from the eigendecomposition it made
+ * L_p with; the force model is told which points changed.  After a
+ * parameter change every point runs its return map once (max and limit
+ * apply everywhere).
  *
- * Invariants: F_p⁻¹ = exp(−L_p) of the stored L_p at every point (one
- * function computes it: updates and restores give the same bits); det F_p =
- * exp(tr L_p) within [1/limit, limit]; per-point work, fixed-order
- * reductions: bitwise identical for any thread count.
+ * Invariants: F_p⁻¹ = exp(−L_p) at every point (saved with the state: a
+ * restore gives back the same bits); det F_p = exp(tr L_p) within
+ * [1/limit, limit]; per-point work, fixed-order reductions: bitwise
+ * identical for any thread count.
  */
 #include "plasticity/plasticity_internal.h"
 
@@ -342,6 +343,10 @@ defo_status defo_plasticity_set_regions(defo_plasticity *p, int num_sets,
 
 int defo_plasticity_num_sets(const defo_plasticity *p) {
     return p ? p->num_sets : 0;
+}
+
+int defo_plasticity_set_of(const defo_plasticity *p, defo_index e) {
+    return p && p->set_of && e >= 0 && e < p->num_elems ? p->set_of[e] : 0;
 }
 
 const defo_plasticity_def *defo_plasticity_get_def(const defo_plasticity *p, int set) {

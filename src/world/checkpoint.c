@@ -444,6 +444,7 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
             s = defo_force_model_set_plastic(bd->force, NULL);
         }
         if (!s && pl) s = defo_plasticity_read_state(bd->plast, pl, (size_t)values);
+        if (!s) defo_world_region_sets(bd); /* the regions' sets are the state's */
         if (!s && (rebuild || an))
             s = defo_world_body_rebuild(w, bd, -1);
         else if (!s && bd->plast)

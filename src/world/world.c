@@ -698,6 +698,17 @@ defo_status defo_world_plastic_sets(world_body *b) {
     return s;
 }
 
+void defo_world_region_sets(world_body *b) {
+    for (int k = 0; k < b->num_regions; k++) {
+        b->regions[k].plast_set = 0;
+        for (defo_index e = 0; b->plast && b->part_of && e < b->mesh->num_elems; e++)
+            if (b->part_of[e] == k + 1) {
+                b->regions[k].plast_set = defo_plasticity_set_of(b->plast, e);
+                break;
+            }
+    }
+}
+
 defo_status defo_body_add_material_region(defo_world *w, defo_body_id id, const defo_region *region,
                                           const defo_material_def *material,
                                           const defo_plasticity_def *plasticity, int *index) {

@@ -198,6 +198,8 @@ int defo_world_material_equal(const defo_material_def *a, const defo_material_de
 /* The plasticity parameter sets of body b from its regions (after a region
  * got its own plasticity). */
 defo_status defo_world_plastic_sets(world_body *b);
+/* Each region's set back from the body's plasticity (after a restore). */
+void defo_world_region_sets(world_body *b);
 
 /* checkpoint.c */
 void defo_world_buf_put(world_buf *b, const void *src, size_t n);
