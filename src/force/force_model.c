@@ -593,9 +593,10 @@ defo_status defo_force_model_set_materials(defo_force_model *fm, int count,
                               (int)material_of[e], count);
     /* a fibre term anywhere needs what create checks for the first material */
     int fibres = 0;
-    for (int k = 0; k < count; k++) fibres |= materials[k] && defo_material_has_fibres(materials[k]);
-    if (fibres && (fm->def.formulation == DEFO_FORMULATION_COROTATED ||
-                   !defo_element_rest_fibres(fm->rest)))
+    for (int k = 0; k < count; k++)
+        fibres |= materials[k] && defo_material_has_fibres(materials[k]);
+    if (fibres &&
+        (fm->def.formulation == DEFO_FORMULATION_COROTATED || !defo_element_rest_fibres(fm->rest)))
         return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                           "force model materials: a fibre term (ITF04 §6.1) needs the invertible "
                           "formulation and fibre directions in the rest data");

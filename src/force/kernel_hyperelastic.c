@@ -231,8 +231,7 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
         if (fm->fibres) psi_e += fm_fibre(fm, e, pq, &F, &Ji, w, W, &fb, 1);
         /* tracked, the tangent's bound sets the stable step (the material may
          * stiffen: neo-Hookean at σ = 0.5 is ~7× its rest modulus) */
-        if (fm->track_stable_time)
-            stiff = fmax(stiff, defo_material_stiffness_bound(mat, s) + fb);
+        if (fm->track_stable_time) stiff = fmax(stiff, defo_material_stiffness_bound(mat, s) + fb);
         fm_scatter(P, W, g, out, q > 0);
         memcpy(fm->R + 9 * pq, U.m, 9 * sizeof(double));
         memcpy(fm->M + 9 * pq, Dh.m, 9 * sizeof(double));
@@ -264,9 +263,9 @@ DEFO_LANES_TARGET static unsigned hyper_tet4_block(defo_force_model *fm, defo_in
                                                    const double *x) {
     const defo_index e0 = 4 * b;
     /* one material for the four (material regions: else one by one) */
-    if (fm->part_of && (fm->part_of[e0] != fm->part_of[e0 + 1] ||
-                        fm->part_of[e0] != fm->part_of[e0 + 2] ||
-                        fm->part_of[e0] != fm->part_of[e0 + 3]))
+    if (fm->part_of &&
+        (fm->part_of[e0] != fm->part_of[e0 + 1] || fm->part_of[e0] != fm->part_of[e0 + 2] ||
+         fm->part_of[e0] != fm->part_of[e0 + 3]))
         return 15u;
     const fm_part *pt = fm_part_of(fm, e0);
     const defo_index *v = fm->mesh->elems + (size_t)e0 * 4;
@@ -502,9 +501,9 @@ defo_status defo_fm_hyper_energy_of(const defo_force_model *fm, const double *x,
             if (fm->fibres) {
                 const double *a = fm->fibre + 3 * pq;
                 const double lam = defo_v3_norm(defo_m3_mulv(F, defo_v3(a[0], a[1], a[2])));
-                psi_e += fm->w[pq] *
-                         defo_material_fibre_eval(
-                             mat, lam, fm->activation ? fm->activation[e] : 0.0, NULL, NULL);
+                psi_e +=
+                    fm->w[pq] * defo_material_fibre_eval(
+                                    mat, lam, fm->activation ? fm->activation[e] : 0.0, NULL, NULL);
             }
         }
         total += psi_e;

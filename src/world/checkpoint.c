@@ -3,7 +3,7 @@
  * (defo/world.h): checkpoints on disk and the frame-start snapshot that a
  * failed or interrupted frame returns to.
  *
- * Layout (version 4; native little-endian, as written by this machine):
+ * Layout (version 5; native little-endian, as written by this machine):
  *   "DEFOWRLD" | u32 version | u32 bodies | u64 tag | i32 frame | i32 0 |
  *   f64 time | per body:
  *     i32 n | i32 elements | u32 nodes per element | u32 flags
@@ -13,7 +13,8 @@
  *     fracture: u64 generator | i32 connectivity[npe · elements] |
  *               i32 parent[n] | u8 crack_tip[n] | zero bytes to a multiple of 8 |
  *     annealed: f64 rest positions[3n] | f64 motion frame[3n] |
- *               f64 density scale[elements] |
+ *               f64 density scale[elements] | f64 fibre directions[3 · points]
+ *               (bodies with fibres: annealing turns them) |
  *     plasticity: u64 bytes | defo_plasticity_write_state's bytes |
  *     u64 rotation bytes | the force model's kept rotations (MTPS08 §4.4
  *       lazy updates; 0 bytes without) |
@@ -32,7 +33,7 @@
 #include <string.h>
 
 #define WORLD_MAGIC   "DEFOWRLD"
-#define WORLD_VERSION 4u
+#define WORLD_VERSION 5u
 #define FNV_BASIS     14695981039346656037ull
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t size) {
@@ -155,6 +156,10 @@ static defo_status serialize(const defo_world *w, uint64_t tag, world_buf *b, in
             defo_world_buf_put(b, bd->mesh->x, 3 * (size_t)n * sizeof(double));
             defo_world_buf_put(b, bd->X0, 3 * (size_t)n * sizeof(double));
             defo_world_buf_put(b, bd->density_scale, (size_t)ne * sizeof(double));
+            if (bd->fibres)
+                defo_world_buf_put(b, bd->fibres,
+                                   3 * (size_t)ne * (size_t)defo_force_model_points(bd->force) *
+                                       sizeof(double));
         }
         if (bd->plast) {
             const uint64_t pb = (uint64_t)defo_plasticity_state_bytes(bd->plast);
@@ -292,7 +297,7 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
                               what, i, bd->name, (int)regions, bd->num_regions);
         const unsigned char *rmat = take(&r, (size_t)bd->num_regions * MATERIAL_BYTES);
         for (int k = 0; rmat && k < bd->num_regions; k++) {
-            defo_material_def rdef;
+            defo_material_def rdef = bd->regions[k].mat_def; /* fields the record leaves out */
             unpack_material(rmat + (size_t)k * MATERIAL_BYTES, &rdef);
             if (defo_material_def_validate(&rdef))
                 return defo_error(DEFO_ERR_PARSE, "%s: body %d: bad material of region %d (%s)",
@@ -332,12 +337,15 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
             }
         }
         const unsigned char *an = NULL;
+        const size_t nfib =
+            bd->fibres ? 3 * (size_t)ne * (size_t)defo_force_model_points(bd->force) : 0;
         if (flags & 4u) {
-            an = take(&r, 6 * (size_t)n * sizeof(double) + (size_t)ne * sizeof(double));
-            for (size_t k = 0; an && k < 6 * (size_t)n + (size_t)ne; k++) {
+            an = take(&r, (6 * (size_t)n + (size_t)ne + nfib) * sizeof(double));
+            for (size_t k = 0; an && k < 6 * (size_t)n + (size_t)ne + nfib; k++) {
                 double v;
                 memcpy(&v, an + 8 * k, 8);
-                if (!isfinite(v) || (k >= 6 * (size_t)n && !(v > 0)))
+                const int dens = k >= 6 * (size_t)n && k < 6 * (size_t)n + (size_t)ne;
+                if (!isfinite(v) || (dens && !(v > 0)))
                     return defo_error(DEFO_ERR_PARSE, "%s: body %d: bad rest shape", what, i);
             }
         }
@@ -411,7 +419,7 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
             rebuild = 1;
         }
         for (int k = 0; !s && k < bd->num_regions; k++) {
-            defo_material_def rdef;
+            defo_material_def rdef = bd->regions[k].mat_def; /* fields the record leaves out */
             unpack_material(rmat + (size_t)k * MATERIAL_BYTES, &rdef);
             if (!defo_world_material_equal(&rdef, &bd->regions[k].mat_def)) {
                 bd->regions[k].mat_def = rdef;
@@ -422,18 +430,27 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
             if (!bd->density_scale)
                 bd->density_scale = defo_malloc((size_t)ne * sizeof(double) + 1);
             if (!bd->X0) bd->X0 = defo_malloc(3 * (size_t)bd->cap * sizeof(double) + 1);
-            if (!bd->density_scale || !bd->X0)
+            if (nfib && !bd->fibres0) { /* the first rest shape's, before the record's */
+                bd->fibres0 = defo_malloc(nfib * sizeof(double) + 1);
+                if (bd->fibres0) memcpy(bd->fibres0, bd->fibres, nfib * sizeof(double));
+            }
+            if (!bd->density_scale || !bd->X0 || (nfib && !bd->fibres0))
                 return defo_error_oom("checkpoint", 3 * (size_t)n * 8);
             memcpy(bd->mesh->x, an, 3 * (size_t)n * sizeof(double));
             memcpy(bd->X0, an + 3 * (size_t)n * sizeof(double), 3 * (size_t)n * sizeof(double));
             memcpy(bd->density_scale, an + 6 * (size_t)n * sizeof(double),
                    (size_t)ne * sizeof(double));
+            if (nfib)
+                memcpy(bd->fibres, an + (6 * (size_t)n + (size_t)ne) * sizeof(double),
+                       nfib * sizeof(double));
             rebuild = 1;
         } else if (!s && bd->density_scale) { /* back to the first rest shape */
             memcpy(bd->mesh->x, bd->X0, 3 * (size_t)n * sizeof(double));
+            if (bd->fibres0) memcpy(bd->fibres, bd->fibres0, nfib * sizeof(double));
             defo_free(bd->density_scale);
             defo_free(bd->X0);
-            bd->density_scale = bd->X0 = NULL;
+            defo_free(bd->fibres0);
+            bd->density_scale = bd->X0 = bd->fibres0 = NULL;
             rebuild = 1;
         }
         if (!s && pl && !bd->plast) {

@@ -95,6 +95,7 @@ static void body_free(defo_world *w, world_body *b) {
     defo_world_activation_free(b);
     defo_free(b->density_scale);
     defo_free(b->X0);
+    defo_free(b->fibres0);
     for (int k = 0; k < b->num_regions; k++) defo_material_destroy(b->regions[k].mat);
     defo_free(b->regions);
     defo_free(b->part_of);
@@ -1063,6 +1064,24 @@ defo_status defo_body_anneal(defo_world *w, defo_body_id id) {
         const double *v0 = defo_element_rest_volume(b->rest), *v1 = defo_element_rest_volume(rest);
         for (defo_index e = 0; e < ne; e++)
             scale[e] = (b->density_scale ? b->density_scale[e] : 1.0) * v0[e] / v1[e];
+    }
+    /* fibres (ITF04 §6.1) are material lines: carried to the new rest shape,
+     * a ← F a / |F a| at each point (the first rest shape's kept) */
+    if (!s && b->fibres && !b->fibres0) {
+        b->fibres0 = defo_malloc(3 * np * sizeof(double) + 1);
+        if (!b->fibres0)
+            s = defo_error_oom("anneal", 3 * np * sizeof(double));
+        else
+            memcpy(b->fibres0, b->fibres, 3 * np * sizeof(double));
+    }
+    for (size_t pq = 0; !s && b->fibres && pq < np; pq++) {
+        double *a = b->fibres + 3 * pq, c[3];
+        const double *Fq = F + 9 * pq;
+        for (int r = 0; r < 3; r++)
+            c[r] = Fq[3 * r] * a[0] + Fq[3 * r + 1] * a[1] + Fq[3 * r + 2] * a[2];
+        const double l = sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+        if (l > 0)
+            for (int r = 0; r < 3; r++) a[r] = c[r] / l;
     }
     defo_element_rest_destroy(rest);
     defo_mesh_destroy(m);

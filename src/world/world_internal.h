@@ -80,6 +80,7 @@ typedef struct world_body {
      * for (the body's first rest shape) */
     double *density_scale;
     double *X0;
+    double *fibres0; /* the fibre directions of the first rest shape (bodies with fibres) */
     world_region *regions;
     int num_regions;
     int32_t *part_of; /* per element: 0 the body's material, k + 1 region k's */
