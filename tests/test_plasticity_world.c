@@ -22,9 +22,14 @@
  *   - annealing (MTPS08 §5.3): zero force at the committed state; the first
  *     eigenfrequency of a committed bent beam equals that of the same beam
  *     meshed in the bent shape;
+ *   - annealing a body with fibres (ITF04 §6.1) carries each fibre with the
+ *     material, a ← F a/|F a|: the committed body's energy under a further
+ *     deformation equals that of the body meshed in the committed shape
+ *     with the carried fibres (and differs from one with the old fibres);
  *   - checkpoints: a resumed run equals the uninterrupted one bit for bit.
  */
 #include "defo/element.h"
+#include "defo/fibre.h"
 #include "defo/mesh.h"
 #include "defo/plasticity.h"
 #include "defo/solver.h"
@@ -657,6 +662,108 @@ static void test_anneal_bent_beam_frequency(void) {
     defo_mesh_destroy(m);
 }
 
+/* A world of one tet4 cube [0, 1]³ with a fibre material (constant fibre
+ * direction a) whose rest shape is `rest` (NULL: the cube). */
+static defo_world *fibre_world(const double a[3], const double *rest, defo_mesh **mesh,
+                               defo_body_id *id) {
+    defo_mesh *m = box(2, 2, 2, 1, 1, 1, 1);
+    if (rest) memcpy(m->x, rest, 3 * (size_t)m->num_nodes * sizeof(double));
+    const size_t np = defo_fibre_field_points(m);
+    double *fib = malloc(3 * np * sizeof *fib);
+    CHECK_OK(defo_fibre_field_constant(m, a, fib));
+    defo_world_def wd = defo_default_world_def();
+    wd.gravity[2] = 0;
+    defo_world *w = NULL;
+    CHECK_OK(defo_world_create(&wd, &w));
+    defo_integrator_def idef = defo_default_integrator_def(DEFO_INTEGRATOR_BACKWARD_EULER);
+    defo_body_def bd = defo_default_body_def();
+    bd.mesh = m;
+    bd.material = material(1e5, 0.4);
+    bd.material.fibre.passive = DEFO_FIBRE_PASSIVE_EXPONENTIAL;
+    bd.material.fibre.exp_stress = 2e4;
+    bd.material.fibre.exp_rate = 5;
+    bd.material.fibre.linear_stretch = 1.5;
+    bd.fibres = fib;
+    CHECK_OK(defo_world_add_integrator(w, &idef, &bd.integrator));
+    CHECK_OK(defo_world_add_body(w, &bd, id));
+    free(fib);
+    *mesh = m;
+    return w;
+}
+
+/* y = G x for every node */
+static void affine(const double G[9], const double *x, double *y, defo_index n) {
+    for (defo_index i = 0; i < n; i++)
+        for (int r = 0; r < 3; r++)
+            y[3 * i + r] =
+                G[3 * r] * x[3 * i] + G[3 * r + 1] * x[3 * i + 1] + G[3 * r + 2] * x[3 * i + 2];
+}
+
+static void test_anneal_carries_fibres(void) {
+    const double a[3] = {1, 0, 0};
+    const double A[9] = {1.2, 0, 0, 0.4, 0.9, 0, 0.1, 0, 1.0};    /* the committed shape */
+    const double G[9] = {1.25, 0.05, 0, 0, 0.9, 0, 0, 0.1, 0.95}; /* then deformed by */
+    defo_mesh *m = NULL, *mb = NULL, *mc = NULL;
+    defo_body_id id, ib, ic;
+    defo_world *w = fibre_world(a, NULL, &m, &id);
+    const defo_index n = m->num_nodes;
+    const size_t n3 = 3 * (size_t)n;
+    double *xa = malloc(n3 * sizeof *xa), *y = malloc(n3 * sizeof *y);
+    affine(A, m->x, xa, n);
+    CHECK_OK(defo_body_set_state(w, id, xa, NULL));
+    CHECK_OK(defo_body_anneal(w, id));
+    /* the body meshed in the committed shape, fibres A a/|A a| (carried)
+     * and a (left behind) */
+    const double l = sqrt(1.2 * 1.2 + 0.4 * 0.4 + 0.1 * 0.1);
+    const double ac[3] = {1.2 / l, 0.4 / l, 0.1 / l};
+    defo_world *wb = fibre_world(ac, xa, &mb, &ib), *wc = fibre_world(a, xa, &mc, &ic);
+    affine(G, xa, y, n);
+    double e = 0, eb = 0, ec = 0;
+    CHECK_OK(defo_body_set_state(w, id, y, NULL));
+    CHECK_OK(defo_body_set_state(wb, ib, y, NULL));
+    CHECK_OK(defo_body_set_state(wc, ic, y, NULL));
+    CHECK_OK(defo_body_energy(w, id, NULL, &e, NULL));
+    CHECK_OK(defo_body_energy(wb, ib, NULL, &eb, NULL));
+    CHECK_OK(defo_body_energy(wc, ic, NULL, &ec, NULL));
+    /* the checkpoint keeps the carried fibres: restored into a world that
+     * never annealed, the energy and a step are the same bytes */
+    void *s0 = NULL, *s1 = NULL, *s2 = NULL;
+    size_t n0 = 0, n1 = 0, n2 = 0;
+    CHECK_OK(defo_world_serialize(w, 3, &s0, &n0));
+    defo_mesh *m2 = NULL;
+    defo_body_id id2;
+    defo_world *w2 = fibre_world(a, NULL, &m2, &id2);
+    CHECK_OK(defo_world_deserialize(w2, 3, s0, n0));
+    double e2 = 0;
+    CHECK_OK(defo_body_energy(w2, id2, NULL, &e2, NULL));
+    CHECK_OK(defo_world_step(w, 0.01));
+    CHECK_OK(defo_world_step(w2, 0.01));
+    CHECK_OK(defo_world_serialize(w, 3, &s1, &n1));
+    CHECK_OK(defo_world_serialize(w2, 3, &s2, &n2));
+    TEST_REPORT("energy after annealing and a further deformation %.10e J; meshed committed, "
+                "fibres carried %.10e J (%.1e relative), fibres left behind %.6e J; restored "
+                "%.10e J, a step after %s",
+                e, eb, fabs(e / eb - 1), ec, e2,
+                n1 == n2 && memcmp(s1, s2, n1) == 0 ? "identical" : "DIFFERS");
+    CHECK(fabs(e / eb - 1) <= 1e-10);
+    CHECK(fabs(ec / eb - 1) > 0.01); /* the fibres matter: the check can tell */
+    CHECK(e2 == e);
+    CHECK(n1 == n2 && memcmp(s1, s2, n1) == 0);
+    defo_free(s0);
+    defo_free(s1);
+    defo_free(s2);
+    defo_world_destroy(w);
+    defo_world_destroy(w2);
+    defo_world_destroy(wb);
+    defo_world_destroy(wc);
+    defo_mesh_destroy(m);
+    defo_mesh_destroy(m2);
+    defo_mesh_destroy(mb);
+    defo_mesh_destroy(mc);
+    free(xa);
+    free(y);
+}
+
 /* ------------------------------------------------- material regions */
 /* A bar of two materials (x ≤ 0.5: E1, x ≥ 0.5: E2; ν = 0) clamped at
  * x = 0 and pulled by a traction T on x = 1, solved statically: the two
@@ -786,5 +893,6 @@ int main(void) {
     RUN(test_plasticity_control);
     RUN(test_anneal_zero_residual);
     RUN(test_anneal_bent_beam_frequency);
+    RUN(test_anneal_carries_fibres);
     return test_summary();
 }
