@@ -31,7 +31,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MAT "\"material\": {\"youngs\": 5e4, \"poisson\": 0.3, \"density\": 1000, \"damping\": 0.01}"
+#define MAT                                                                                        \
+    "\"material\": {\"youngs\": 5e4, \"poisson\": 0.3, \"density\": 1000, \"damping\": 0.01}"
 
 typedef struct result {
     double fps, frame_ms, share, depth, seconds;
@@ -112,11 +113,11 @@ static result pile(int n, int frames) {
         /* each layer turned a little so balls land off centre */
         const double x = (q % 2 ? 0.12 : -0.12) + 0.02 * layer, y = (q / 2 ? 0.12 : -0.12),
                      z = 0.15 + 0.25 * layer;
-        len += snprintf(text + len, sizeof text - (size_t)len,
-                        "%s{\"name\": \"ball%d\", \"generator\": {\"type\": \"sphere\", "
-                        "\"center\": [%g, %g, %g], \"radius\": 0.1, \"cell_size\": 0.028}, " MAT
-                        "}",
-                        k ? ", " : "", k, x, y, z);
+        len +=
+            snprintf(text + len, sizeof text - (size_t)len,
+                     "%s{\"name\": \"ball%d\", \"generator\": {\"type\": \"sphere\", "
+                     "\"center\": [%g, %g, %g], \"radius\": 0.1, \"cell_size\": 0.028}, " MAT "}",
+                     k ? ", " : "", k, x, y, z);
     }
     snprintf(text + len, sizeof text - (size_t)len, "]}");
     return run(text, frames);
