@@ -29,7 +29,9 @@
  *     events resumes bit for bit;
  *   - the built-in demo scene parses and builds.
  */
+#include "defo/plasticity.h"
 #include "defo/scene.h"
+#include "defo/world.h"
 #include "test.h"
 
 #include <math.h>
@@ -737,7 +739,7 @@ static void test_plasticity(void) {
     defo_scene_errors_free(&err);
 
     /* the same flow rule on an invertible body (ITF04 forces of the elastic
-     * part F (I + ε_p)⁻¹) stepped by newmark: the sagging bar yields too */
+     * part F F_p⁻¹) stepped by newmark: the sagging bar yields too */
     CHECK_OK(parse("{\"duration\": {\"fps\": 30},"
                    " \"bodies\": [{\"generator\": {\"type\": \"box\", \"size\": [1, 0.2, 0.2],"
                    " \"center\": [0.5, 0, 0.5], \"cells\": [5, 1, 1]},"
@@ -978,7 +980,140 @@ static void test_separation_speed(void) {
     defo_scene_errors_free(&e);
 }
 
+/* The plasticity schema (models and their keys, material regions, run-time
+ * plasticity edits, anneal schedules, fixed sets let go): every error at
+ * once with its path; and a scene using all of them resumed from a
+ * checkpoint equals the uninterrupted run bit for bit. */
+static void test_plasticity_schema(void) {
+    defo_scene *s = NULL;
+    defo_scene_errors err;
+    CHECK(
+        parse(
+            "{\"bodies\": [\n"
+            " {\"generator\": {\"type\": \"box\"}, \"plasticity\": {\"model\": \"von_mieses\"}},\n"
+            " {\"generator\": {\"type\": \"box\"}, \"plasticity\": {\"model\": \"von_mises\", "
+            "\"yield\": 1}},\n"
+            " {\"generator\": {\"type\": \"box\"}, \"plasticity\": {\"model\": "
+            "\"multiplicative\", \"gamma\": 0.01, \"limit\": 0.5, \"goal\": {\"scale\": [1, "
+            "-1, 1]}}},\n"
+            " {\"generator\": {\"type\": \"box\"},\n"
+            "  \"material_regions\": [{\"name\": \"a\", \"box\": {\"min\": [0, 0, 0], \"max\": "
+            "[1, 1, 1]}}],\n"
+            "  \"material_changes\": [{\"time\": 1, \"region\": \"b\", \"plasticity\": "
+            "{\"model\": \"von_mises\", \"yield_stress\": 5, \"hardening\": -2}}],\n"
+            "  \"anneal\": [{\"time\": 2}, {\"time\": 1}],\n"
+            "  \"fixed\": [{\"tag\": 1, \"release\": -1}]}\n"
+            "]}",
+            &s, &err) == DEFO_ERR_INVALID_ARGUMENT);
+    for (int i = 0; i < err.count; i++) TEST_REPORT("%s", err.lines[i]);
+    CHECK(has_line(&err, "scene.json: bodies[0].plasticity.model: unknown value 'von_mieses' "
+                         "(did you mean 'von_mises'?)"));
+    CHECK(has_line(&err, "scene.json: bodies[1].plasticity.yield: not used by plasticity model "
+                         "'von_mises'"));
+    CHECK(has_line(&err, "scene.json: bodies[1].plasticity: needs \"yield_stress\" (the uniaxial "
+                         "yield stress, Pa > 0)"));
+    CHECK(has_sub(&err, "bodies[2].plasticity.limit: 0.5 is not"));
+    CHECK(has_sub(&err, "bodies[2].plasticity.goal.scale"));
+    CHECK(has_line(&err, "scene.json: bodies[3].material_regions[0]: needs \"material\" or "
+                         "\"plasticity\" (or both)"));
+    CHECK(has_line(&err, "scene.json: bodies[3].material_changes[0].region: 'b' is none of the "
+                         "body's material_regions"));
+    CHECK(has_sub(&err, "bodies[3].material_changes[0].plasticity.hardening: -2 is not"));
+    CHECK(has_line(&err, "scene.json: bodies[3].anneal[1]: times must increase (1 after 2)"));
+    CHECK(has_sub(&err, "bodies[3].fixed[0].release: -1 is not"));
+    CHECK(err.count == 10);
+    defo_scene_errors_free(&err);
+
+    /* a goal mesh of another size is refused when the world is built */
+    char path[512];
+    snprintf(path, sizeof path, "%s/test_scene_goal.node", DEFO_TEST_TMP);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fprintf(f, "4 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n");
+        fclose(f);
+        char ele[512];
+        snprintf(ele, sizeof ele, "%s/test_scene_goal.ele", DEFO_TEST_TMP);
+        f = fopen(ele, "w");
+        if (f) fprintf(f, "1 4 0\n1 1 2 3 4\n"), fclose(f);
+    }
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"bodies\": [{\"generator\": {\"type\": \"box\"}, \"plasticity\": {\"model\": "
+             "\"multiplicative\", \"gamma\": 0.01, \"goal\": {\"mesh\": \"%s\"}}}]}",
+             path);
+    CHECK_OK(parse(text, &s, NULL));
+    if (s) {
+        defo_simulation *sim = NULL;
+        CHECK(defo_simulation_create(s, &sim) == DEFO_ERR_INVALID_ARGUMENT);
+        TEST_REPORT("%s", defo_last_error());
+        CHECK(strstr(defo_last_error(), "bodies[0].plasticity.goal: ") != NULL &&
+              strstr(defo_last_error(), "has 4 nodes and 1 elements, the body 125 and 384") !=
+                  NULL);
+        defo_simulation_destroy(sim);
+        defo_scene_destroy(s);
+    }
+
+    /* a handle pulls a corner of a block whose lower half is softer and
+     * yields first (von Mises), lets go at 0.1 s; the upper half is heated
+     * (mg04) at 0.1 s; the block is annealed at 0.2 s */
+    const char *scene =
+        "{\"duration\": {\"fps\": 30}, \"gravity\": [0, 0, 0],"
+        " \"integrator\": {\"type\": \"backward_euler\", \"time_step\": 0.01, \"rayleigh_mass\": "
+        "4},"
+        " \"bodies\": [{\"generator\": {\"type\": \"box\", \"size\": [0.4, 0.4, 0.4], \"center\": "
+        "[0, 0, 0.2], \"cells\": 2},"
+        "  \"material\": {\"youngs\": 2e5, \"poisson\": 0.4},"
+        "  \"plasticity\": {\"model\": \"von_mises\", \"yield_stress\": 4000, \"hardening\": 5000},"
+        "  \"material_regions\": [{\"name\": \"soft\", \"box\": {\"min\": [-1, -1, -1], \"max\": "
+        "[1, 1, 0.2]}, \"material\": {\"youngs\": 1e5}, \"plasticity\": {\"yield_stress\": "
+        "1000}}],"
+        "  \"material_changes\": [{\"time\": 0.1, \"plasticity\": {\"model\": \"mg04\", "
+        "\"yield\": 0.001, \"creep\": 50, \"max\": 1}}],"
+        "  \"anneal\": [{\"time\": 0.2}],"
+        "  \"fixed\": [{\"plane\": {\"point\": [0, 0, 0], \"normal\": [0, 0, 1]}},"
+        "   {\"sphere\": {\"center\": [0.2, 0.2, 0.4], \"radius\": 0.05}, \"motion\": "
+        "{\"velocity\": [0.5, 0.5, 0.5]}, \"release\": 0.1}]}]}";
+    defo_scene *sc = NULL;
+    CHECK_OK(parse(scene, &sc, NULL));
+    defo_simulation *a = NULL, *b = NULL;
+    if (sc) CHECK_OK(defo_simulation_create(sc, &a));
+    if (sc) CHECK_OK(defo_simulation_create(sc, &b));
+    snprintf(path, sizeof path, "%s/test_scene_sculpt.ckpt", DEFO_TEST_TMP);
+    if (a && b) {
+        const defo_world *w = defo_simulation_world(a);
+        const defo_body_id id = sim_body(a, 0);
+        CHECK(defo_body_num_material_regions(w, id) == 1);
+        CHECK(defo_plasticity_num_sets(defo_body_plasticity(w, id)) == 2);
+        double ep[48], pmax = 0;
+        for (int fr = 0; fr < 9; fr++) {
+            CHECK_OK(defo_simulation_step_frame(a));
+            if (fr == 4) CHECK_OK(defo_simulation_save_checkpoint(a, path));
+            if (fr == 5) {
+                CHECK_OK(sim_plastic_strain(a, 0, ep));
+                for (int e = 0; e < 48; e++) pmax = fmax(pmax, ep[e]);
+            }
+        }
+        /* after the edit the body's own set is mg04; after the anneal nothing is plastic */
+        CHECK(defo_plasticity_get_def(defo_body_plasticity(w, id), 0)->model ==
+              DEFO_PLASTICITY_MG04);
+        double after = 0;
+        CHECK_OK(sim_plastic_strain(a, 0, ep));
+        for (int e = 0; e < 48; e++) after = fmax(after, ep[e]);
+        TEST_REPORT("largest plastic strain before annealing %.3g, %.3g after", pmax, after);
+        CHECK(pmax > 0.01 && after < pmax);
+        CHECK_OK(defo_simulation_load_checkpoint(b, path));
+        for (int fr = 5; fr < 9; fr++) CHECK_OK(defo_simulation_step_frame(b));
+        const size_t n3 = 3 * (size_t)defo_body_num_nodes(w, id);
+        CHECK(!memcmp(body_x(a, 0), body_x(b, 0), n3 * sizeof(double)));
+        remove(path);
+    }
+    defo_simulation_destroy(a);
+    defo_simulation_destroy(b);
+    defo_scene_destroy(sc);
+}
+
 int main(void) {
+    RUN(test_plasticity_schema);
     RUN(test_valid_scene);
     RUN(test_all_errors);
     RUN(test_syntax_error);

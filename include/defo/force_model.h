@@ -14,7 +14,7 @@
  *   COROTATED   MG04 §2.3–2.4 warped stiffness for tet4 (one rotation per
  *               element), MTPS08 §4.3 for tet10 (one rotation per quadrature
  *               point), with MTPS08 §4.4 lazy updates per point:
- *               R = polar(F), ε = sym(Rᵀ F) − I − ε_plastic,
+ *               R = polar(F), ε = sym(Rᵀ F) − I,
  *               σ = λ tr ε I + 2μ ε, f_a = −Σ_q w_q R σ J⁻ᵀ ∇ξN_a and
  *               K' = Σ_q w_q R Ke,q Rᵀ.  Damping: D = τ K' (τ the material's
  *               damping time: the same stiffness-proportional damping as the
@@ -36,6 +36,10 @@
  * the activation per element (defo_force_model_set_activation); INVERTIBLE
  * only — COROTATED refuses it (its stress is linear in a lagged rotated
  * strain; the fibre stress is nonlinear in |F a|).
+ * Plasticity (defo/plasticity.h): with a plastic part F_p per point both
+ * formulations evaluate the elastic part F_e = F F_p⁻¹ (ITF04 §6.3) in
+ * place of F — J⁻¹ above becomes J⁻¹ F_p⁻¹ — so an element rests where
+ * F = R F_p; energies stay per rest volume.
  *
  * One closed form serves every isotropic block: with c_a = M ∇ξN_a,
  *   B_ab = w (λ c_a c_bᵀ + μ c_b c_aᵀ + μ (c_a·c_b) I),
@@ -268,15 +272,35 @@ DEFO_API defo_status defo_force_model_set_share(defo_force_model *fm,
                                                 const defo_force_share *share);
 
 /* ------------------------------------------------- plasticity, fracture */
-/* The total corotated strain ε = sym(Rᵀ F) − I at x, 6 per (element,
- * point) in Voigt order (εxx, εyy, εzz, γxy, γyz, γzx), engineering shear
- * γ = 2ε (MG04 §3, MTPS08 §5 per point): COROTATED with the current
- * rotations, INVERTIBLE with the polar rotation of F (ε = V(Σ − I)Vᵀ). */
-DEFO_API defo_status defo_force_model_strain(defo_force_model *fm, const double *x, double *eps);
-/* Plastic strains ε_p (6 per (element, point), same convention; borrowed,
- * NULL = none): COROTATED subtracts them from the strain (MG04 §3);
- * INVERTIBLE evaluates F_e = F (I + ε_p)⁻¹ (ITF04 §6.3). */
-DEFO_API void defo_force_model_set_plastic_strain(defo_force_model *fm, const double *eps_plastic);
+/* F at every point at positions x, 9 per (element, point), row-major,
+ * element-major: the whole deformation H J⁻¹ (elastic 0) or its elastic part
+ * F_e = F F_p⁻¹ (elastic 1; F itself without a plastic part).  A non-finite
+ * entry is DEFO_ERR_NUMERICAL naming the element.  Touches no state. */
+DEFO_API defo_status defo_force_model_deformation(const defo_force_model *fm, const double *x,
+                                                  int elastic, double *F);
+/* The plastic part (ITF04 §6.3): F_p⁻¹ per point, 9 each (row-major,
+ * element-major; borrowed: it must outlive its use; NULL = none).  Every
+ * evaluation from now on uses F_e = F F_p⁻¹ (top of the file); the stable
+ * times follow F_p's conditioning.  A non-finite entry is
+ * DEFO_ERR_INVALID_ARGUMENT.  The plasticity layer keeps det F_p > 0. */
+DEFO_API defo_status defo_force_model_set_plastic(defo_force_model *fm, const double *fp_inv);
+/* A material per element (material regions): materials[k] (count ≥ 1,
+ * borrowed like the one given to create, which they replace) and the
+ * material of each element (material_of: num_elems values in [0, count),
+ * borrowed; may be NULL when count is 1).  Every kernel evaluates an
+ * element with its own material; damping and stable times follow. */
+DEFO_API defo_status defo_force_model_set_materials(defo_force_model *fm, int count,
+                                                    const defo_material *const *materials,
+                                                    const int32_t *material_of);
+/* Each element's density over the material's (num_elems values > 0,
+ * borrowed; NULL = 1): the stable times follow (an annealed body's elements
+ * keep their masses as their rest volumes change). */
+DEFO_API defo_status defo_force_model_set_density_scale(defo_force_model *fm, const double *scale);
+/* The array given to defo_force_model_set_plastic changed at the points
+ * flagged in `changed` (one byte per (element, point); NULL: anywhere). */
+DEFO_API void defo_force_model_plastic_changed(defo_force_model *fm, const unsigned char *changed);
+/* Shear modulus μ [Pa] of element e's material. */
+DEFO_API double defo_force_model_shear_modulus(const defo_force_model *fm, defo_index e);
 /* Activation α ∈ [0, 1] per element of the fibre term (ITF04 §6.1, the
  * active force–length curve's factor; defo/material.h), borrowed (the
  * caller keeps it alive and may change it between evaluations: the next

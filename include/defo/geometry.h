@@ -186,6 +186,11 @@ DEFO_API void defo_region_nodes_free(defo_index *nodes);
 /* mark[i] = 1 for the nodes in region, 0 otherwise (num_nodes flags). */
 DEFO_API defo_status defo_region_mark(const defo_mesh *mesh, const defo_region *region,
                                       unsigned char *mark);
+/* mark[e] = 1 for the elements in region, 0 otherwise (num_elems flags):
+ * TAG those with elem_tag == tag, the other kinds those whose four corner
+ * nodes it selects (material regions). */
+DEFO_API defo_status defo_region_elements(const defo_mesh *mesh, const defo_region *region,
+                                          unsigned char *mark);
 
 /* ------------------------------------------------------------------- motion */
 /* How keyframed values run between their keys (skeletons, defo/skeleton.h;

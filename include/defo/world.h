@@ -7,14 +7,15 @@
  * the state (positions x, velocities v, 3 per node), lumped masses, dead
  * loads, prescribed node sets (held at rest or moved by a scripted rigid
  * motion: fixed sets, TSIF05 §11 bones, kinematic handles), and optionally
- * MG04 §3 plasticity and fracture (defo/fracture.h).  Each body is stepped by one of
+ * plasticity (defo/plasticity.h: MG04 §3, MTPS08 §5, ITF04 §6.3 and §7),
+ * annealing (MTPS08 §5.3) and fracture (defo/fracture.h).  Each body is stepped by one of
  * the world's integrators (defo/integrator.h); bodies of one world may use
  * different integrators on one frame clock.
  *
  * defo_world_step(frame_dt): for every integrator, the frame is cut into its
  * equal steps; each step runs, in this order,
  *   1 topology changes (fracture: MMDJ01 §2.5 cracks; the integrator is told),
- *   2 plasticity (MG04 §3 flow of the plastic strains),
+ *   2 plasticity (the return map of the body's plasticity model),
  *   3 the integrator's step (the ITF04 §9 collision response inside it for
  *     dynamic integrators; TSIF05 §10 penalty contact for the equilibrium
  *     solvers),
@@ -86,7 +87,7 @@ typedef struct defo_body_def {
     double velocity[3]; /* initial velocity of every node [m/s]; default 0 */
     /* initial spin ω about the centre of mass c: v += ω × (x − c) [rad/s] */
     double angular_velocity[3];
-    /* MG04 §3 plastic flow (NULL: elastic); copied */
+    /* plastic flow (defo/plasticity.h; NULL: elastic); copied */
     const defo_plasticity_def *plasticity;
     /* MG04 §4 brittle fracture (NULL: never breaks); copied */
     const defo_fracture_def *fracture;
@@ -189,6 +190,51 @@ DEFO_API defo_status defo_body_add_traction(defo_world *world, defo_body_id id,
 /* Replace the material (e.g. restore stiffness); the state is kept. */
 DEFO_API defo_status defo_body_set_material(defo_world *world, defo_body_id id,
                                             const defo_material_def *material);
+/* Material regions (MG04 Fig. 9: a heated region that yields first): the
+ * elements of region (all four corners in it, or its tag) take material and
+ * — when plasticity is not NULL — their own plasticity parameters (else the
+ * body's); a later region takes over elements of an earlier one.  *index
+ * (may be NULL) gets the region's index for the calls below.  A region
+ * selecting no element, or a bad parameter, is DEFO_ERR_INVALID_ARGUMENT.
+ * Masses, gravity, damping and stable times follow each element's
+ * material. */
+#define DEFO_MAX_MATERIAL_REGIONS 64
+DEFO_API defo_status defo_body_add_material_region(defo_world *world, defo_body_id id,
+                                                   const defo_region *region,
+                                                   const defo_material_def *material,
+                                                   const defo_plasticity_def *plasticity,
+                                                   int *index);
+DEFO_API int defo_body_num_material_regions(const defo_world *world, defo_body_id id);
+/* The material of region `region` (−1: the body's own); NULL for a bad one. */
+DEFO_API const defo_material_def *defo_body_region_material(const defo_world *world,
+                                                            defo_body_id id, int region);
+/* Replace region `region`'s material (−1: defo_body_set_material). */
+DEFO_API defo_status defo_body_set_region_material(defo_world *world, defo_body_id id, int region,
+                                                   const defo_material_def *material);
+/* Replace (or give: a body without plasticity gets it, F_p = I) the
+ * plasticity parameters of the body's own elements (region −1) or of
+ * material region `region`; the plastic state is kept (defo_plasticity_
+ * set_def).  A bad parameter is DEFO_ERR_INVALID_ARGUMENT naming it. */
+DEFO_API defo_status defo_body_set_plasticity(defo_world *world, defo_body_id id, int region,
+                                              const defo_plasticity_def *plasticity);
+/* The body's plasticity (NULL without): parameters, per-point state. */
+DEFO_API const defo_plasticity *defo_body_plasticity(const defo_world *world, defo_body_id id);
+/* ITF04 §7 plasticity control toward the shape with positions goal_x (3 per
+ * node, num_nodes values: the count must be the body's), used by its
+ * multiplicative parameter sets; NULL removes the goal.  A body without
+ * plasticity, a wrong count, a non-finite position or a goal that is flat
+ * or inverted somewhere is DEFO_ERR_INVALID_ARGUMENT. */
+DEFO_API defo_status defo_body_set_plastic_goal(defo_world *world, defo_body_id id,
+                                                const double *goal_x, defo_index num_nodes);
+/* Annealing (MTPS08 §5.3, MMDJ01 §2.4): the current shape becomes the rest
+ * shape — new rest data at every quadrature point, the plastic state reset
+ * (a goal carried to the new rest shape) — so the elastic forces vanish at
+ * the committed state.  Each element keeps its mass (its density follows its
+ * volume); prescribed motions keep their frame (they move the nodes they
+ * moved before, from where they were).  A shape that is flat or inverted
+ * somewhere cannot be a rest shape: DEFO_ERR_INVALID_ARGUMENT naming the
+ * element, the body unchanged.  Checkpoints keep the rest shape. */
+DEFO_API defo_status defo_body_anneal(defo_world *world, defo_body_id id);
 /* Overwrite positions and/or velocities (3 per node; either may be NULL).
  * Must be finite. */
 DEFO_API defo_status defo_body_set_state(defo_world *world, defo_body_id id, const double *x,
@@ -236,8 +282,8 @@ DEFO_API defo_status defo_body_rigid(const defo_world *world, defo_body_id id,
 /* The body's cracks so far (MMDJ01 §2.5, defo/fracture.h), oldest first;
  * *count gets their number (0, and NULL returned, without fracture). */
 DEFO_API const defo_crack *defo_body_cracks(const defo_world *world, defo_body_id id, int *count);
-/* ‖ε_plastic‖₂ per element (the largest over its points; 0 without
- * plasticity), num_elems values. */
+/* ‖log F_p‖ per element (the plastic Hencky strain, the largest over its
+ * points; 0 without plasticity), num_elems values. */
 DEFO_API defo_status defo_body_plastic_strain(const defo_world *world, defo_body_id id,
                                               double *out);
 
@@ -307,7 +353,7 @@ typedef struct defo_step_stats {
     double contact_depth;     /* deepest penetration between bodies over the frame [m] */
     double contact_seconds;   /* wall time of body-body contact (search and response) */
     defo_index splits;        /* fracture: nodes added (cut points and crack copies) */
-    int yielding;             /* MG04 §3 points that flowed, summed over the frame's steps */
+    int yielding;             /* plastic points that flowed, summed over the frame's steps */
     double seconds;           /* wall time */
     int cracks;               /* MMDJ01 §2.5 cracks started */
     int held;                 /* pieces broken off under static/quasistatic, held in place */
@@ -336,7 +382,8 @@ DEFO_API void defo_world_stats(const defo_world *world, defo_step_stats *out);
  * does until defo_interrupt_clear(). */
 
 /* Checkpoints: the whole state after the current frame — time, frame, per
- * body x, v, topology (fracture), plastic strains, fracture state and the
+ * body x, v, topology (fracture), rest shape (annealing), plastic state,
+ * material and plasticity parameters, fracture state and the
  * integrators' history — in a versioned binary with a checksum.  tag (e.g.
  * a scene's physics hash) is stored and must match on restore.  Written
  * atomically (temporary file, then rename).  Restore checks everything

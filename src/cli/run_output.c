@@ -465,7 +465,7 @@ static defo_status compute_fields(run_output *r, double *min_j) {
         if (s) return s;
         for (defo_index e = e0; e < r->elem_off[b + 1]; e++) r->inv[e] = r->J[e] <= 0 ? 1 : 0;
         if (ff.min_J < *min_j) *min_j = ff.min_J;
-        /* MG04 §3 plastic strain norm per element (0 for bodies without plasticity). */
+        /* ‖log F_p‖ per element (0 for bodies without plasticity). */
         s = defo_body_plastic_strain(w, r->ids[b], r->plastic + e0);
         if (s) return s;
     }

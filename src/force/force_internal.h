@@ -46,22 +46,34 @@
 /* FM_ROUGH: stable_len holds only a lower bound (kernel_hyperelastic.c) */
 enum { FM_INVERTED = 1, FM_CLAMPED = 2, FM_BAD = 4, FM_ROUGH = 8 };
 
+/* One material of the model and what the kernels read of it: a body's
+ * elements may have their own (material regions, defo_force_model_set_
+ * materials); part 0 is the material the model was created with. */
+typedef struct fm_part {
+    const defo_material *mat; /* the material the kernel evaluates */
+    defo_material *own;       /* TSIF05 §9 CLAMP copy (constant_extrapolation) */
+    double mu, lambda;        /* Lamé */
+    double mu_d, lambda_d;    /* damping moduli (τμ, τλ) */
+    double wave_speed;        /* rest dilatational speed sqrt((λ+2μ)/ρ) */
+    double stiffness_scale;   /* λ + 2μ */
+    double rest_bound; /* the tangent bound at rest (3λ + 2μ): stiffness floor of the stable time */
+} fm_part;
+
 struct defo_force_model {
     defo_force_model_def def;
     const defo_mesh *mesh;
     const defo_element_rest *rest;
     const defo_element_ops *ops;
-    const defo_material *mat; /* the material the kernel evaluates */
-    defo_material *own_mat;   /* TSIF05 §9 CLAMP copy (constant_extrapolation) */
+    fm_part *part; /* num_parts materials */
+    int num_parts;
+    const int32_t *part_of; /* per element (borrowed); NULL: every element part 0 */
     int npe, nq;
     defo_index n, ne;
-    double mu, lambda;     /* Lamé */
-    double mu_d, lambda_d; /* damping moduli (τμ, τλ) */
-    int damping;
+    int damping; /* some part damps */
     double wave_time;
-    double wave_speed;      /* rest dilatational speed sqrt((λ+2μ)/ρ) */
-    double stiffness_scale; /* λ + 2μ */
-    double rest_bound; /* the tangent bound at rest (3λ + 2μ): stiffness floor of the stable time */
+    /* part 0's wave speed: stable times are lengths over it (the other
+     * parts' speeds are folded into their elements' lengths, elen_own) */
+    double wave_speed;
     double stable_time;    /* the wave time at the last evaluation's stiffness */
     int track_stable_time; /* evaluations bound the stiffness (stable_time) */
     /* per element at the last evaluation (stable_time is their minimum over
@@ -96,7 +108,6 @@ struct defo_force_model {
     int all_stale;       /* the next update recomputes every rotation */
     uint64_t rot_serial; /* evaluations that recomputed a rotation (kernel_corotated.c) */
     double max_jinv;     /* max |J⁻¹ entry|: bounds |F| by |x| */
-    const double *eps_plastic;
     /* ITF04 §6.1 fibre term (material with fibres, INVERTIBLE): the unit
      * rest directions a per point (the rest data's), the activation per
      * element (borrowed; NULL: 0) and, per point at the last evaluation,
@@ -105,6 +116,19 @@ struct defo_force_model {
     const double *fibre;
     const double *activation;
     double *fib;
+    /* Plasticity (defo_force_model_set_plastic): F_p⁻¹ per point (borrowed,
+     * 9 each) folded into the rest data, so the kernels evaluate the elastic
+     * part F_e = F F_p⁻¹ (ITF04 §6.3) with no work of their own: jinv points
+     * at jinv_plastic = J⁻¹ F_p⁻¹ and elen at elen_plastic, the eigenvalue
+     * length times the smallest singular value of F_p over the element's
+     * points (its shape gradients F_p⁻ᵀ ∇N are at most ‖F_p⁻¹‖ longer) and
+     * √ of the element's density over the material's (density_scale, after
+     * annealing: ω ∝ 1/√ρ) and part 0's wave speed over the element's
+     * material's.  The rest data's own arrays stay in jinv_rest and
+     * elen_rest. */
+    const double *fp_inv, *density_scale;
+    const double *jinv_rest, *elen_rest;
+    double *jinv_plastic, *elen_own;
     defo_bcsr *A; /* the model's matrix (built by the first assemble) */
     defo_index inverted;
     /* tri3 (shells and cloth, ITF04 §8: kernel_shell.c); NULL for tets.
@@ -120,6 +144,11 @@ struct defo_force_model {
     defo_status share_status;
 };
 
+/* The material part of element e. */
+static inline const fm_part *fm_part_of(const defo_force_model *fm, defo_index e) {
+    return &fm->part[fm->part_of ? fm->part_of[e] : 0];
+}
+
 /* Rotations kept from one evaluation to the next (MTPS08 §4.4 lazy
  * updates): COROTATED, not linear, not recomputed at every update — with
  * rotation_interval 1 the kernel recomputes every rotation (its `all`) and a
@@ -131,16 +160,6 @@ static inline int defo_fm_lazy(const defo_force_model_def *d) {
 /* Per point of a fibre model (fm->fib): t = F a/λ (3), ã = J⁻¹ a (3), the
  * tangent's T/λ and K (projected under definiteness_fix), T and λ. */
 enum { FM_FIB = 10, FM_FIB_KPERP = 6, FM_FIB_KPAR = 7, FM_FIB_T = 8, FM_FIB_LAM = 9 };
-
-/* J⁻¹ (I + ε_p)⁻¹ for a point's plastic strain ε_p (Voigt, engineering shear). */
-static inline defo_mat3 defo_fm_plastic_jinv(const defo_mat3 *Ji, const double *ep) {
-    defo_mat3 Fp = {{{1 + ep[0], 0.5 * ep[3], 0.5 * ep[5]},
-                     {0.5 * ep[3], 1 + ep[1], 0.5 * ep[4]},
-                     {0.5 * ep[5], 0.5 * ep[4], 1 + ep[2]}}},
-              Fi;
-    if (!defo_m3_inverse(Fp, &Fi)) return *Ji;
-    return defo_m3_mul(*Ji, Fi);
-}
 
 /* ------------------------------------------------------------- kernels */
 defo_status defo_fm_hyper_evaluate(defo_force_model *fm, const double *x, unsigned flags,
@@ -155,10 +174,14 @@ void defo_fm_hyper_damping_diagonal(defo_force_model *fm, double *blocks);
 
 defo_status defo_fm_corot_evaluate(defo_force_model *fm, const double *x, unsigned flags,
                                    double *force, double *energy);
-void defo_fm_corot_apply(defo_force_model *fm, const double *d, double *y, double scale);
-void defo_fm_corot_diagonal(defo_force_model *fm, double *blocks, double scale);
-void defo_fm_corot_assemble(defo_force_model *fm, double k);
-defo_status defo_fm_corot_strain(defo_force_model *fm, const double *x, double *eps);
+/* mode 0: the stiffness K' (moduli μ, λ); 1: the damping D (μ_d, λ_d),
+ * = τ K' per material */
+void defo_fm_corot_apply(defo_force_model *fm, const double *d, double *y, int mode);
+void defo_fm_corot_diagonal(defo_force_model *fm, double *blocks, int mode);
+void defo_fm_corot_assemble(defo_force_model *fm, double k, double c);
+/* COROTATED: M = R J⁻ᵀ again at the listed points (the plastic part in J⁻¹
+ * changed; the kept rotations stay). */
+void defo_fm_corot_plastic_changed(defo_force_model *fm, const unsigned char *changed);
 
 struct fm_shell;
 defo_status defo_fm_shell_create(defo_force_model *fm);
@@ -176,7 +199,6 @@ void defo_fm_shell_tangent_diagonal(defo_force_model *fm, double *blocks);
 void defo_fm_shell_damping_diagonal(defo_force_model *fm, double *blocks);
 void defo_fm_shell_assemble(defo_force_model *fm, double k, double c);
 defo_index defo_fm_shell_count_inverted_at(const defo_force_model *fm, const double *x);
-defo_status defo_fm_shell_strain(defo_force_model *fm, const double *x, double *eps);
 double defo_fm_shell_stress(const defo_force_model *fm, defo_index t, double sigma[9],
                             double pr[3]);
 size_t defo_fm_shell_bytes(const defo_force_model *fm);
@@ -234,7 +256,8 @@ FM_INLINE void fm_scatter(const int P, const double W[9], const double *g, doubl
 }
 
 /* F = H J⁻¹ at point q of element e (P nodes) at positions x, J⁻¹ with the
- * point's plastic strain when the model has one (ITF04 §6.3); *Ji gets it. */
+ * point's plastic part when the model has one (F_e = F F_p⁻¹, ITF04 §6.3);
+ * *Ji gets it. */
 FM_INLINE defo_mat3 fm_point_F(const defo_force_model *fm, const int P, defo_index e, int q,
                                const double *x, defo_mat3 *Ji) {
     const size_t pq = (size_t)e * (size_t)fm->nq + (size_t)q;
@@ -243,7 +266,6 @@ FM_INLINE defo_mat3 fm_point_F(const defo_force_model *fm, const int P, defo_ind
     defo_mat3 H;
     memcpy(H.m, h, sizeof h);
     memcpy(Ji->m, fm->jinv + 9 * pq, sizeof Ji->m);
-    if (fm->eps_plastic) *Ji = defo_fm_plastic_jinv(Ji, fm->eps_plastic + 6 * pq);
     return defo_m3_mul(H, *Ji);
 }
 

@@ -138,7 +138,8 @@ defo_status defo_force_model_restore_history(defo_force_model *fm, const void *i
 
 void defo_force_model_destroy(defo_force_model *fm) {
     if (!fm) return;
-    defo_material_destroy(fm->own_mat);
+    for (int k = 0; k < fm->num_parts; k++) defo_material_destroy(fm->part[k].own);
+    defo_free(fm->part);
     defo_incidence_free(&fm->inc);
     defo_free(fm->slot);
     defo_free(fm->elem_energy);
@@ -154,6 +155,8 @@ void defo_force_model_destroy(defo_force_model *fm) {
     defo_free(fm->fib);
     defo_free(fm->F_last);
     defo_free(fm->age);
+    defo_free(fm->jinv_plastic);
+    defo_free(fm->elen_own);
     defo_bcsr_destroy(fm->A);
     defo_fm_shell_destroy(fm->shell);
     defo_free(fm);
@@ -175,6 +178,79 @@ static defo_status create_shell(defo_force_model *fm) {
     st = defo_incidence_build(&fm->inc, defo_fm_shell_stencil(fm), fm->ne, 6, fm->n);
     if (!st) st = defo_fm_shell_stable_time(fm);
     return st;
+}
+
+/* The four-wide pass's copy of J⁻¹ for block b (elements 4b..4b+3). */
+static void fm_pack_lanes(defo_force_model *fm, size_t b) {
+    for (int i = 0; i < 9; i++)
+        for (int l = 0; l < 4; l++)
+            fm->jinv4[36 * b + 4 * (size_t)i + (size_t)l] =
+                fm->jinv[9 * (4 * b + (size_t)l) + (size_t)i];
+}
+
+/* The rest stable lengths (the eigenvalue length over √r₀, r₀ = the rest
+ * tangent bound over λ + 2μ: 3λ + 2μ over λ + 2μ for the isotropic models)
+ * and their smallest over the wave speed, the wave time. */
+static void fm_rest_times(defo_force_model *fm) {
+    double lmin = INFINITY;
+    for (defo_index e = 0; e < fm->ne; e++) {
+        const fm_part *pt = fm_part_of(fm, e);
+        const double len = fm->elen[e] / sqrt(pt->rest_bound / pt->stiffness_scale);
+        if (!fm->track_stable_time) fm->stable_len[e] = len;
+        lmin = fmin(lmin, len);
+    }
+    fm->wave_time = fm->ne > 0 && fm->wave_speed > 0 ? lmin / fm->wave_speed : INFINITY;
+    if (!fm->track_stable_time) fm->stable_time = fm->wave_time;
+}
+
+/* Part k from a material: its moduli, the TSIF05 §9 copy, the CFL data. */
+static defo_status fm_part_make(const defo_force_model *fm, const defo_material *material,
+                                fm_part *pt) {
+    memset(pt, 0, sizeof *pt);
+    pt->mat = material;
+    pt->mu = defo_material_mu(material);
+    pt->lambda = defo_material_lambda(material);
+    defo_material_damping_moduli(material, &pt->mu_d, &pt->lambda_d);
+    if (fm->def.formulation == DEFO_FORMULATION_INVERTIBLE && fm->def.constant_extrapolation) {
+        /* TSIF05 §9: ψ, P̂ and dP/dF all at σ clamped to the threshold */
+        defo_material_def md = *defo_material_get_def(material);
+        md.inversion.mode = DEFO_INVERSION_CLAMP;
+        defo_status st = defo_material_create(&md, &pt->own);
+        if (st) return st;
+        pt->mat = pt->own;
+    }
+    /* CFL data: the dilatational wave speed c = sqrt((λ + 2μ)/ρ) and the
+     * rest tangent bound (fibres: the term's at full activation, any level
+     * is below) */
+    pt->stiffness_scale = defo_material_stiffness_scale(material);
+    pt->wave_speed = sqrt(pt->stiffness_scale / defo_material_get_def(material)->density);
+    pt->rest_bound = defo_material_stiffness_bound(pt->mat, defo_v3(1, 1, 1)) +
+                     defo_material_fibre_bound(pt->mat, 1.0, 1.0);
+    return DEFO_OK;
+}
+
+/* What depends on every part: damping, the four-wide pass (tet4
+ * invertible neo-Hookean on a CPU with lanes: defo_material_eval_direct4's
+ * model, a fibre term added lane by lane; its copy of J⁻¹ only then). */
+static void fm_parts_changed(defo_force_model *fm) {
+    fm->damping = 0;
+    int neo = 1;
+    for (int k = 0; k < fm->num_parts; k++) {
+        fm->damping |= fm->part[k].mu_d > 0 || fm->part[k].lambda_d > 0;
+        neo &= defo_material_get_def(fm->part[k].mat)->model == DEFO_MODEL_NEO_HOOKEAN;
+    }
+    fm->wave_speed = fm->part[0].wave_speed;
+    const int want = neo && fm->npe == 4 && fm->ne >= 4 && defo_lanes_supported() &&
+                     fm->def.formulation == DEFO_FORMULATION_INVERTIBLE;
+    if (want && !fm->jinv4) {
+        const size_t nb = (size_t)fm->ne / 4; /* the last ne % 4 go one by one */
+        fm->jinv4 = defo_malloc(36 * nb * sizeof(double));
+        for (size_t b = 0; fm->jinv4 && b < nb; b++) fm_pack_lanes(fm, b);
+    } else if (!want) {
+        defo_free(fm->jinv4);
+        fm->jinv4 = NULL;
+    }
+    fm->lanes = fm->jinv4 != NULL;
 }
 
 defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_rest *rest,
@@ -212,15 +288,23 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
         fm->mesh = mesh;
         fm->rest = rest;
         fm->ops = ops;
-        fm->mat = material;
         fm->n = mesh->num_nodes;
         fm->ne = mesh->num_elems;
         fm->w = defo_element_rest_weight(rest);
-        fm->elen = defo_element_rest_eigen_length(rest);
-        fm->mu = defo_material_mu(material);
-        fm->lambda = defo_material_lambda(material);
-        defo_material_damping_moduli(material, &fm->mu_d, &fm->lambda_d);
-        fm->damping = fm->mu_d > 0 || fm->lambda_d > 0;
+        fm->elen = fm->elen_rest = defo_element_rest_eigen_length(rest);
+        /* one part: the shell kernel's membrane data (kernel_shell.c) */
+        fm->part = defo_calloc(1, sizeof *fm->part);
+        if (!fm->part) {
+            defo_force_model_destroy(fm);
+            return defo_error_oom("force model", sizeof *fm->part);
+        }
+        fm->num_parts = 1;
+        fm_part *pt = &fm->part[0];
+        pt->mat = material;
+        pt->mu = defo_material_mu(material);
+        pt->lambda = defo_material_lambda(material);
+        defo_material_damping_moduli(material, &pt->mu_d, &pt->lambda_d);
+        fm->damping = pt->mu_d > 0 || pt->lambda_d > 0;
         defo_status st = create_shell(fm);
         if (st) {
             defo_force_model_destroy(fm);
@@ -246,25 +330,16 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
     fm->mesh = mesh;
     fm->rest = rest;
     fm->ops = ops;
-    fm->mat = material;
     fm->npe = ops->nodes;
     fm->nq = ops->stiffness.num_points;
     fm->n = mesh->num_nodes;
     fm->ne = mesh->num_elems;
-    fm->jinv = defo_element_rest_jinv(rest);
+    fm->jinv = fm->jinv_rest = defo_element_rest_jinv(rest);
     fm->w = defo_element_rest_weight(rest);
-    fm->mu = defo_material_mu(material);
-    fm->lambda = defo_material_lambda(material);
-    defo_material_damping_moduli(material, &fm->mu_d, &fm->lambda_d);
-    fm->damping = fm->mu_d > 0 || fm->lambda_d > 0;
-    defo_status st = DEFO_OK;
-    if (d.formulation == DEFO_FORMULATION_INVERTIBLE && d.constant_extrapolation) {
-        /* TSIF05 §9: ψ, P̂ and dP/dF all at σ clamped to the threshold */
-        defo_material_def md = *defo_material_get_def(material);
-        md.inversion.mode = DEFO_INVERSION_CLAMP;
-        st = defo_material_create(&md, &fm->own_mat);
-        fm->mat = fm->own_mat;
-    }
+    fm->part = defo_calloc(1, sizeof *fm->part);
+    fm->num_parts = fm->part ? 1 : 0;
+    defo_status st = fm->part ? fm_part_make(fm, material, &fm->part[0])
+                              : defo_error_oom("force model", sizeof *fm->part);
     const size_t ne = (size_t)fm->ne, np = ne * (size_t)fm->nq;
     fm->slot = defo_malloc(9 * (size_t)fm->npe * ne * sizeof(double) + 1);
     fm->elem_energy = defo_calloc(ne + 1, sizeof(double));
@@ -282,19 +357,6 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
             fm->fibre = defo_element_rest_fibres(rest);
             fm->fib = defo_calloc(FM_FIB * np + 1, sizeof(double));
             if (!fm->fib) st = defo_error_oom("fibre state", FM_FIB * np * sizeof(double));
-        }
-        /* four-wide: neo-Hookean (defo_material_eval_direct4's model; a
-         * fibre term is added lane by lane) */
-        if (fm->npe == 4 && ne >= 4 && defo_lanes_supported() &&
-            defo_material_get_def(fm->mat)->model == DEFO_MODEL_NEO_HOOKEAN) {
-            const size_t nb = ne / 4; /* the last ne % 4 go one by one */
-            fm->jinv4 = defo_malloc(36 * nb * sizeof(double));
-            for (size_t b = 0; fm->jinv4 && b < nb; b++)
-                for (int i = 0; i < 9; i++)
-                    for (int l = 0; l < 4; l++)
-                        fm->jinv4[36 * b + 4 * (size_t)i + (size_t)l] =
-                            fm->jinv[9 * (4 * b + (size_t)l) + (size_t)i];
-            fm->lanes = fm->jinv4 != NULL;
         }
     } else
         fm->age = defo_calloc(np + 1, sizeof(int32_t));
@@ -324,26 +386,11 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
             fm->sig[3 * p] = fm->sig[3 * p + 1] = fm->sig[3 * p + 2] = 1.0;
     }
     fm->all_stale = 1;
-    /* CFL data: the dilatational wave speed c = sqrt((λ + 2μ)/ρ), each
-     * element's stable length at rest (its eigenvalue length over √r₀,
-     * r₀ = the rest tangent bound over λ + 2μ: 3λ + 2μ over λ + 2μ for the
-     * isotropic models) and their smallest over c, the wave time */
-    const double rho = defo_material_get_def(material)->density;
-    const double c = sqrt(defo_material_stiffness_scale(material) / rho);
-    fm->elen = defo_element_rest_eigen_length(rest);
-    fm->wave_speed = c;
-    fm->stiffness_scale = defo_material_stiffness_scale(material);
-    /* fibres: the term's rest bound at full activation (any level is below) */
-    fm->rest_bound = defo_material_stiffness_bound(fm->mat, defo_v3(1, 1, 1)) +
-                     defo_material_fibre_bound(fm->mat, 1.0, 1.0);
-    const double r0 = sqrt(fm->rest_bound / fm->stiffness_scale);
-    double lmin = INFINITY;
-    for (size_t e = 0; e < ne; e++) {
-        fm->stable_len[e] = fm->elen[e] / r0;
-        lmin = fmin(lmin, fm->stable_len[e]);
-    }
-    fm->wave_time = ne > 0 && c > 0 ? lmin / c : INFINITY;
-    fm->stable_time = fm->wave_time;
+    /* each element's stable length at rest, their smallest over the wave
+     * speed, the wave time */
+    fm->elen = fm->elen_rest = defo_element_rest_eigen_length(rest);
+    fm_parts_changed(fm);
+    fm_rest_times(fm);
     *out = fm;
     return DEFO_OK;
 }
@@ -451,7 +498,7 @@ void defo_force_model_tangent_apply(defo_force_model *fm, const double *d, doubl
     if (fm->shell)
         defo_fm_shell_tangent_apply(fm, d, y);
     else if (corotated(fm))
-        defo_fm_corot_apply(fm, d, y, 1.0);
+        defo_fm_corot_apply(fm, d, y, 0);
     else
         defo_fm_hyper_tangent_apply(fm, d, y);
     share_complete(fm, y, 3);
@@ -459,7 +506,7 @@ void defo_force_model_tangent_apply(defo_force_model *fm, const double *d, doubl
 
 void defo_force_model_tangent_diagonal(defo_force_model *fm, double *blocks) {
     if (corotated(fm))
-        defo_fm_corot_diagonal(fm, blocks, 1.0);
+        defo_fm_corot_diagonal(fm, blocks, 0);
     else if (fm->shell)
         defo_fm_shell_tangent_diagonal(fm, blocks);
     else
@@ -471,11 +518,6 @@ int defo_force_model_has_damping(const defo_force_model *fm) {
     return fm->damping;
 }
 
-/* COROTATED: D = τ K' with τ the damping time (μ_d = τμ) */
-static double corot_tau(const defo_force_model *fm) {
-    return fm->mu > 0 ? fm->mu_d / fm->mu : 0.0;
-}
-
 void defo_force_model_damping_apply(defo_force_model *fm, const double *v, double *y) {
     if (!fm->damping) {
         memset(y, 0, 3 * (size_t)fm->n * sizeof *y);
@@ -484,7 +526,7 @@ void defo_force_model_damping_apply(defo_force_model *fm, const double *v, doubl
     if (fm->shell)
         defo_fm_shell_damping_apply(fm, v, y);
     else if (corotated(fm))
-        defo_fm_corot_apply(fm, v, y, corot_tau(fm));
+        defo_fm_corot_apply(fm, v, y, 1);
     else
         defo_fm_hyper_damping_apply(fm, v, y);
     share_complete(fm, y, 3);
@@ -498,7 +540,7 @@ void defo_force_model_damping_diagonal(defo_force_model *fm, double *blocks) {
     if (fm->shell)
         defo_fm_shell_damping_diagonal(fm, blocks);
     else if (corotated(fm))
-        defo_fm_corot_diagonal(fm, blocks, corot_tau(fm));
+        defo_fm_corot_diagonal(fm, blocks, 1);
     else
         defo_fm_hyper_damping_diagonal(fm, blocks);
     share_complete(fm, blocks, 9);
@@ -517,7 +559,7 @@ defo_bcsr *defo_force_model_assemble(defo_force_model *fm, double k, double c, c
     if (fm->shell)
         defo_fm_shell_assemble(fm, k, c);
     else if (corotated(fm))
-        defo_fm_corot_assemble(fm, k + (fm->damping ? c * corot_tau(fm) : 0.0));
+        defo_fm_corot_assemble(fm, k, c);
     else
         defo_fm_hyper_assemble(fm, k, c);
     if (mass && m != 0.0) defo_bcsr_add_diagonal(fm->A, mass, m);
@@ -568,6 +610,10 @@ int defo_force_model_track_stable_time(defo_force_model *fm) {
     return 1;
 }
 
+double defo_force_model_shear_modulus(const defo_force_model *fm, defo_index e) {
+    return fm_part_of(fm, e)->mu;
+}
+
 int defo_force_model_points(const defo_force_model *fm) {
     return fm->nq;
 }
@@ -585,53 +631,227 @@ size_t defo_force_model_bytes(const defo_force_model *fm) {
     if (fm->fib) b += FM_FIB * np * sizeof(double);
     if (fm->age) b += np * sizeof(int32_t);
     if (fm->F_last) b += 9 * np * sizeof(double);
+    if (fm->jinv_plastic) b += (9 * np + ne) * sizeof(double);
     if (fm->A) b += defo_bcsr_bytes(fm->A);
     return b;
 }
 
-void defo_force_model_set_plastic_strain(defo_force_model *fm, const double *eps_plastic) {
-    fm->eps_plastic = eps_plastic;
+/* The plastic part's data at the listed points (NULL: all) and their
+ * elements: J⁻¹ F_p⁻¹, the four-wide copy, the stable lengths. */
+static void fm_fold_plastic(defo_force_model *fm, const unsigned char *changed) {
+    const int NQ = fm->nq;
+    for (defo_index e = 0; e < fm->ne; e++) {
+        int any = !changed;
+        for (int q = 0; fm->fp_inv && q < NQ; q++) {
+            const size_t pq = (size_t)e * (size_t)NQ + (size_t)q;
+            if (changed && !changed[pq]) continue;
+            any = 1;
+            defo_mat3 Ji, A;
+            memcpy(Ji.m, fm->jinv_rest + 9 * pq, sizeof Ji.m);
+            memcpy(A.m, fm->fp_inv + 9 * pq, sizeof A.m);
+            const defo_mat3 J = defo_m3_mul(Ji, A);
+            memcpy(fm->jinv_plastic + 9 * pq, J.m, sizeof J.m);
+            for (int k = 0; k < 9; k++) fm->max_jinv = fmax(fm->max_jinv, fabs(J.m[k / 3][k % 3]));
+        }
+        if (!any) continue;
+        double worst = 1.0; /* the largest ‖F_p⁻¹‖₂ over the points */
+        for (int q = 0; fm->fp_inv && q < NQ; q++) {
+            const size_t pq = (size_t)e * (size_t)NQ + (size_t)q;
+            defo_mat3 A, C;
+            defo_vec3 l;
+            memcpy(A.m, fm->fp_inv + 9 * pq, sizeof A.m);
+            C = defo_m3_tmul(A, A);
+            defo_sym3_eigenvalues(&C, &l);
+            /* the closed form is good to ~1e-11 ‖C‖: round the norm up */
+            worst = fmax(worst, sqrt(fmax(l.x, 0.0) * (1 + 1e-9)));
+        }
+        const double ds = fm->density_scale ? sqrt(fm->density_scale[e]) : 1.0;
+        fm->elen_own[e] =
+            fm->elen_rest[e] * ds / worst * (fm->wave_speed / fm_part_of(fm, e)->wave_speed);
+        if (fm->fp_inv && fm->jinv4 && (size_t)e < 4 * ((size_t)fm->ne / 4))
+            fm_pack_lanes(fm, (size_t)e / 4);
+    }
+    if (fm->fp_inv && fm->def.formulation == DEFO_FORMULATION_COROTATED)
+        defo_fm_corot_plastic_changed(fm, changed);
+    fm_rest_times(fm);
 }
 
 void defo_force_model_set_activation(defo_force_model *fm, const double *activation) {
     fm->activation = activation;
 }
 
-defo_status defo_force_model_strain(defo_force_model *fm, const double *x, double *eps) {
-    if (!fm || !x || !eps)
-        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model strain: NULL argument");
-    if (fm->shell) return defo_fm_shell_strain(fm, x, eps);
-    if (corotated(fm)) return defo_fm_corot_strain(fm, x, eps);
-    /* invertible: R = U Vᵀ the polar rotation, Rᵀ F = V Σ Vᵀ, ε = V (Σ − I) Vᵀ */
+/* Own stable lengths (and J⁻¹ F_p⁻¹) when the model needs them. */
+static defo_status fm_own_arrays(defo_force_model *fm) {
+    const size_t np = (size_t)fm->ne * (size_t)fm->nq;
+    if (fm->fp_inv && !fm->jinv_plastic) {
+        fm->jinv_plastic = defo_malloc(9 * np * sizeof(double) + 1);
+        if (!fm->jinv_plastic) return defo_error_oom("plastic rest data", 9 * np * sizeof(double));
+    }
+    if (!fm->elen_own) {
+        fm->elen_own = defo_malloc((size_t)fm->ne * sizeof(double) + 1);
+        if (!fm->elen_own) return defo_error_oom("stable lengths", (size_t)fm->ne * sizeof(double));
+    }
+    fm->jinv = fm->fp_inv ? fm->jinv_plastic : fm->jinv_rest;
+    fm->elen = fm->fp_inv || fm->density_scale || fm->part_of ? fm->elen_own : fm->elen_rest;
+    return DEFO_OK;
+}
+
+defo_status defo_force_model_set_plastic(defo_force_model *fm, const double *fp_inv) {
+    if (!fm) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model: NULL argument");
+    if (fm->shell && fp_inv)
+        return defo_error(DEFO_ERR_UNSUPPORTED,
+                          "force model: plasticity on tri3 shells is not supported (tet4 and "
+                          "tet10 only)");
+    const size_t np = (size_t)fm->ne * (size_t)fm->nq;
+    for (size_t k = 0; fp_inv && k < 9 * np; k++)
+        if (!isfinite(fp_inv[k]))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "force model: plastic part of element %zu is not finite",
+                              k / 9 / (size_t)fm->nq);
+    const double *old = fm->fp_inv;
+    fm->fp_inv = fp_inv;
+    defo_status s = fm_own_arrays(fm);
+    if (s) {
+        fm->fp_inv = old;
+        return s;
+    }
+    if (!fp_inv) { /* back to the rest data's J⁻¹ */
+        for (size_t b = 0; fm->jinv4 && b < (size_t)fm->ne / 4; b++) fm_pack_lanes(fm, b);
+        if (fm->def.formulation == DEFO_FORMULATION_COROTATED)
+            defo_fm_corot_plastic_changed(fm, NULL);
+    }
+    fm_fold_plastic(fm, NULL);
+    return DEFO_OK;
+}
+
+defo_status defo_force_model_set_materials(defo_force_model *fm, int count,
+                                           const defo_material *const *materials,
+                                           const int32_t *material_of) {
+    if (!fm || count < 1 || !materials || (count > 1 && !material_of))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model materials: bad arguments");
+    if (fm->shell && count > 1)
+        return defo_error(DEFO_ERR_UNSUPPORTED,
+                          "force model: material regions on tri3 shells is not supported (tet4 and "
+                          "tet10 only)");
+    for (defo_index e = 0; material_of && e < fm->ne; e++)
+        if (material_of[e] < 0 || material_of[e] >= count)
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "force model materials: element %ld has material %d of %d", (long)e,
+                              (int)material_of[e], count);
+    /* a fibre term anywhere needs what create checks for the first material */
+    int fibres = 0;
+    for (int k = 0; k < count; k++)
+        fibres |= materials[k] && defo_material_has_fibres(materials[k]);
+    if (fibres &&
+        (fm->def.formulation == DEFO_FORMULATION_COROTATED || !defo_element_rest_fibres(fm->rest)))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "force model materials: a fibre term (ITF04 §6.1) needs the invertible "
+                          "formulation and fibre directions in the rest data");
+    if (fibres && !fm->fib) {
+        const size_t np = (size_t)fm->ne * (size_t)fm->nq;
+        fm->fib = defo_calloc(FM_FIB * np + 1, sizeof(double));
+        if (!fm->fib) return defo_error_oom("fibre state", FM_FIB * np * sizeof(double));
+    }
+    fm_part *np = defo_calloc((size_t)count, sizeof *np);
+    if (!np) return defo_error_oom("force model materials", (size_t)count * sizeof *np);
+    defo_status s = DEFO_OK;
+    for (int k = 0; k < count && !s; k++) {
+        if (!materials[k])
+            s = defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model materials: %d is NULL", k);
+        else
+            s = fm_part_make(fm, materials[k], &np[k]);
+    }
+    if (s) {
+        for (int k = 0; k < count; k++) defo_material_destroy(np[k].own);
+        defo_free(np);
+        return s;
+    }
+    for (int k = 0; k < fm->num_parts; k++) defo_material_destroy(fm->part[k].own);
+    defo_free(fm->part);
+    fm->part = np;
+    fm->num_parts = count;
+    fm->part_of = count > 1 ? material_of : NULL;
+    fm->fibres = fibres;
+    fm->fibre = fibres ? defo_element_rest_fibres(fm->rest) : NULL;
+    fm_parts_changed(fm);
+    s = fm_own_arrays(fm);
+    if (!s) fm_fold_plastic(fm, NULL);
+    return s;
+}
+
+defo_status defo_force_model_set_density_scale(defo_force_model *fm, const double *scale) {
+    if (!fm) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model: NULL argument");
+    if (fm->shell && scale)
+        return defo_error(
+            DEFO_ERR_UNSUPPORTED,
+            "force model: annealing (a density scale) on tri3 shells is not supported (tet4 and "
+            "tet10 only)");
+    for (defo_index e = 0; scale && e < fm->ne; e++)
+        if (!(scale[e] > 0) || !isfinite(scale[e]))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "force model: density scale %g of element %ld is not > 0", scale[e],
+                              (long)e);
+    fm->density_scale = scale;
+    defo_status s = fm_own_arrays(fm);
+    if (s) {
+        fm->density_scale = NULL;
+        return s;
+    }
+    fm_fold_plastic(fm, NULL);
+    return DEFO_OK;
+}
+
+void defo_force_model_plastic_changed(defo_force_model *fm, const unsigned char *changed) {
+    if (fm && fm->fp_inv) fm_fold_plastic(fm, changed);
+}
+
+/* F at every point of the elements [e0, e1) (9 each, element-major). */
+static void fm_deformation_range(const defo_force_model *fm, const double *x, const double *jinv,
+                                 defo_index e0, defo_index e1, double *F) {
     const int P = fm->npe, NQ = fm->nq;
     const defo_quadrature *rule = &fm->ops->stiffness;
-    for (defo_index e = 0; e < fm->ne; e++)
+    for (defo_index e = e0; e < e1; e++)
         for (int q = 0; q < NQ; q++) {
-            const size_t pq = (size_t)e * NQ + (size_t)q;
+            const size_t pq = (size_t)e * (size_t)NQ + (size_t)q;
             double H[9];
             if (P == 4)
                 fm_grad_sum(4, x, fm->mesh->elems + 4 * (size_t)e, rule->grad, H);
             else
                 fm_grad_sum(10, x, fm->mesh->elems + 10 * (size_t)e, rule->grad + 30 * q, H);
-            defo_mat3 Hm, Ji, U, V;
-            defo_vec3 sg;
-            memcpy(Hm.m, H, sizeof H);
-            memcpy(Ji.m, fm->jinv + 9 * pq, sizeof H);
-            const defo_mat3 F = defo_m3_mul(Hm, Ji);
-            if (!defo_m3_isfinite(F))
-                return defo_error(DEFO_ERR_NUMERICAL, "element %ld: non-finite strain at point %d",
-                                  (long)e, q);
-            defo_svd3(&F, &U, &sg, &V);
-            const double d[3] = {sg.x - 1, sg.y - 1, sg.z - 1};
-            double E[9];
+            const double *Ji = jinv + 9 * pq;
+            double *o = F + 9 * pq;
             for (int r = 0; r < 3; r++)
                 for (int k = 0; k < 3; k++)
-                    E[3 * r + k] = V.m[r][0] * d[0] * V.m[k][0] + V.m[r][1] * d[1] * V.m[k][1] +
-                                   V.m[r][2] * d[2] * V.m[k][2];
-            double *o = eps + 6 * pq;
-            o[0] = E[0], o[1] = E[4], o[2] = E[8];
-            o[3] = 2 * E[1], o[4] = 2 * E[5], o[5] = 2 * E[2];
+                    o[3 * r + k] =
+                        H[3 * r] * Ji[k] + H[3 * r + 1] * Ji[3 + k] + H[3 * r + 2] * Ji[6 + k];
         }
+}
+
+defo_status defo_force_model_deformation(const defo_force_model *fm, const double *x, int elastic,
+                                         double *F) {
+    if (!fm || !x || !F)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model deformation: NULL argument");
+    if (fm->shell)
+        return defo_error(DEFO_ERR_UNSUPPORTED,
+                          "force model deformation: a tri3 shell has no 3x3 deformation gradient");
+    const double *jinv = elastic ? fm->jinv : fm->jinv_rest;
+    const defo_index ne = fm->ne;
+    const size_t per = 9 * (size_t)fm->nq;
+    defo_index bad = 0;
+    DEFO_PARALLEL_REGION_IF(DEFO_PARALLEL_WORTH(ne, fm->npe == 4 ? 10 : 80)) {
+        DEFO_FOR_SUM(bad)
+        for (defo_index e = 0; e < ne; e++) {
+            fm_deformation_range(fm, x, jinv, e, e + 1, F);
+            double z = 0; /* NaN or ±inf anywhere makes z NaN */
+            for (size_t k = 0; k < per; k++) z += 0.0 * F[(size_t)e * per + k];
+            bad += z != 0.0;
+        }
+    }
+    for (defo_index e = 0; bad && e < ne; e++)
+        for (size_t k = 0; k < per; k++)
+            if (!isfinite(F[(size_t)e * per + k]))
+                return defo_error(DEFO_ERR_NUMERICAL, "element %ld: non-finite deformation",
+                                  (long)e);
     return DEFO_OK;
 }
 
@@ -676,7 +896,8 @@ static double point_stress(const defo_force_model *fm, size_t pq, double sig[9],
         const double *F = fm->M + 9 * pq;
         defo_mat3 Fm, Pmat, S, Q;
         memcpy(Fm.m, F, sizeof Fm.m);
-        if (!defo_material_eval_direct(fm->mat, &Fm, NULL, &Pmat)) Pmat = defo_m3_zero();
+        const defo_material *mat = fm_part_of(fm, (defo_index)(pq / (size_t)fm->nq))->mat;
+        if (!defo_material_eval_direct(mat, &Fm, NULL, &Pmat)) Pmat = defo_m3_zero();
         const double *Pm = &Pmat.m[0][0];
         const double J = defo_m3_det(Fm), d = J > 0.01 ? J : 0.01;
         double t[9];
@@ -780,13 +1001,15 @@ defo_status defo_force_model_fields(defo_force_model *fm, const double *x, defo_
             const size_t pq = (size_t)e * NQ + (size_t)q;
             double S[9], pr[3];
             double J = point_stress(fm, pq, S, pr);
-            if (corotated(fm)) {
+            if (corotated(fm) || fm->fp_inv) {
+                /* det F of the whole deformation (with a plastic part the
+                 * stress is F_e's, the volume change F's) */
                 double H[9];
                 fm_grad_sum(P == 4 ? 4 : 10, x, fm->mesh->elems + (size_t)e * P,
                             rule->grad + 3 * P * q, H);
                 defo_mat3 Hm, Ji;
                 memcpy(Hm.m, H, sizeof H);
-                memcpy(Ji.m, fm->jinv + 9 * pq, sizeof H);
+                memcpy(Ji.m, fm->jinv_rest + 9 * pq, sizeof H);
                 J = defo_m3_det(defo_m3_mul(Hm, Ji));
             }
             const double w = fm->w[pq];

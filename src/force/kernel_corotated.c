@@ -13,14 +13,19 @@
  * frame r_a = Rᵀ(x_a − x_0) − (X_a − X_0) (a translation of Rᵀx − X, which
  * the gradients annihilate, and rigid motions stay at zero force to rounding
  * relative to the element size rather than |x|):
- *   E = (Σ_a r_a ∇ξN_aᵀ) J⁻¹ = Rᵀ F − I,  ε = sym E − ε_plastic,
+ *   E = (Σ_a r_a ∇ξN_aᵀ) J⁻¹ = Rᵀ F − I,  ε = sym E,
  *   σ = λ tr ε I + 2μ ε,  f_a = −w R σ J⁻ᵀ ∇ξN_a,  energy ½ w σ : ε.
+ * With a plastic part (ITF04 §6.3 split, defo/plasticity.h) J⁻¹ is the
+ * model's J⁻¹ F_p⁻¹ and R the rotation of F_e = F F_p⁻¹: since
+ * Σ_a (X_a − X_0) ∇ξN_aᵀ J⁻¹ F_p⁻¹ = F_p⁻¹, E = Rᵀ F_e − I takes the extra
+ * term F_p⁻¹ − I, and the element rests where F = R F_p.
  * For tet4 this is MG04's f_e = −R_e K_e (R_eᵀ x − x_0) with K_e = V Beᵀ E Be
  * (the Voigt product) and node 0 taking minus the others: no ghost forces.
  * det F = det(I + E) (det R = 1) counts inverted points for free.
  * Stiffness K' = Σ_q w R Ke,q Rᵀ with blocks w (λ c_a c_bᵀ + μ c_b c_aᵀ +
  * μ (c_a·c_b) I) (force_internal.h), K' d by the same map matrix-free.
- * Damping D = τ K'.
+ * Damping D: the same with the damping moduli (μ_d, λ_d) = τ (μ, λ), so
+ * D = τ K' for each element's material.
  *
  * Lazy rule (MTPS08 §4.4): with a lazy_tolerance, d = ‖F − F_last‖∞ (max
  * row sum) is measured at every point first; when it exceeds the tolerance
@@ -142,19 +147,11 @@ FM_INLINE void corot_strain_gradient(const int P, const double *x, const double 
                 Hr[3 * r] * Ji[k] + Hr[3 * r + 1] * Ji[3 + k] + Hr[3 * r + 2] * Ji[6 + k];
 }
 
-/* σ = λ tr ε I + 2μ ε from E (ε = sym E − ε_p, ε_p Voigt with engineering
- * shear); returns σ : ε. */
-FM_INLINE double corot_stress(double mu, double lambda, const double E[9], const double *eps_p,
-                              double sig[9]) {
+/* σ = λ tr ε I + 2μ ε from E (ε = sym E); returns σ : ε. */
+FM_INLINE double corot_stress(double mu, double lambda, const double E[9], double sig[9]) {
     double eps[9];
     for (int r = 0; r < 3; r++)
         for (int k = 0; k < 3; k++) eps[3 * r + k] = 0.5 * (E[3 * r + k] + E[3 * k + r]);
-    if (eps_p) {
-        eps[0] -= eps_p[0], eps[4] -= eps_p[1], eps[8] -= eps_p[2];
-        eps[1] -= 0.5 * eps_p[3], eps[3] -= 0.5 * eps_p[3];
-        eps[5] -= 0.5 * eps_p[4], eps[7] -= 0.5 * eps_p[4];
-        eps[2] -= 0.5 * eps_p[5], eps[6] -= 0.5 * eps_p[5];
-    }
     const double tr = eps[0] + eps[4] + eps[8];
     double se = 0;
     for (int k = 0; k < 9; k++) {
@@ -190,14 +187,15 @@ FM_INLINE void corot_force_element(defo_force_model *fm, const int P, const int 
         const double *g = rule->grad + 3 * P * q, *R = fm->R + 9 * pq, *Ji = fm->jinv + 9 * pq;
         double E[9], sig[9], W[9];
         corot_strain_gradient(P, x, fm->mesh->x, v, g, R, Ji, 1, E);
+        if (fm->fp_inv) /* E = Rᵀ F_e − I (top of the file) */
+            for (int k = 0; k < 9; k++) E[k] += fm->fp_inv[9 * pq + (size_t)k] - (k % 4 == 0);
         const double detF = (1 + E[0]) * ((1 + E[4]) * (1 + E[8]) - E[5] * E[7]) -
                             E[1] * (E[3] * (1 + E[8]) - E[5] * E[6]) +
                             E[2] * (E[3] * E[7] - (1 + E[4]) * E[6]);
         if (!(detF > 0)) fl |= FM_INVERTED;
         const double w = fm->w[pq];
-        en += 0.5 * w *
-              corot_stress(fm->mu, fm->lambda, E, fm->eps_plastic ? fm->eps_plastic + 6 * pq : NULL,
-                           sig);
+        const fm_part *pt = fm_part_of(fm, e);
+        en += 0.5 * w * corot_stress(pt->mu, pt->lambda, E, sig);
         /* keep σ (Voigt order xx yy zz xy yz zx) for the stress queries */
         double *keep = fm->sig + 3 * pq, *keep2 = fm->phat + 3 * pq;
         keep[0] = sig[0], keep[1] = sig[4], keep[2] = sig[8];
@@ -299,30 +297,32 @@ defo_status defo_fm_corot_evaluate(defo_force_model *fm, const double *x, unsign
 
 /* ------------------------------------------------------------ products */
 FM_INLINE void corot_apply_element(defo_force_model *fm, const int P, const int NQ, defo_index e,
-                                   const double *d, double scale) {
+                                   const double *d, int mode) {
     const defo_index *v = fm->mesh->elems + (size_t)e * P;
     const defo_quadrature *rule = &fm->ops->stiffness;
+    const fm_part *pt = fm_part_of(fm, e);
+    const double mu = mode ? pt->mu_d : pt->mu, la = mode ? pt->lambda_d : pt->lambda;
     double *out = fm->slot + 3 * (size_t)P * (size_t)e;
     for (int q = 0; q < NQ; q++) {
         const size_t pq = (size_t)e * NQ + (size_t)q;
         const double *g = rule->grad + 3 * P * q, *R = fm->R + 9 * pq, *Ji = fm->jinv + 9 * pq;
         double E[9], sig[9], W[9];
         corot_strain_gradient(P, d, NULL, v, g, R, Ji, 0, E);
-        corot_stress(fm->mu, fm->lambda, E, NULL, sig);
-        corot_weight(R, sig, Ji, scale * fm->w[pq], W);
+        corot_stress(mu, la, E, sig);
+        corot_weight(R, sig, Ji, fm->w[pq], W);
         fm_scatter(P, W, g, out, q > 0);
     }
 }
 
-void defo_fm_corot_apply(defo_force_model *fm, const double *d, double *y, double scale) {
+void defo_fm_corot_apply(defo_force_model *fm, const double *d, double *y, int mode) {
     const defo_index ne = fm->ne;
     DEFO_PARALLEL_REGION_IF(FM_WORTH(fm, FM_NS_APPLY4, FM_NS_APPLY10)) {
         if (fm->npe == 4) {
             DEFO_FOR
-            for (defo_index e = 0; e < ne; e++) corot_apply_element(fm, 4, 1, e, d, scale);
+            for (defo_index e = 0; e < ne; e++) corot_apply_element(fm, 4, 1, e, d, mode);
         } else {
             DEFO_FOR
-            for (defo_index e = 0; e < ne; e++) corot_apply_element(fm, 10, 4, e, d, scale);
+            for (defo_index e = 0; e < ne; e++) corot_apply_element(fm, 10, 4, e, d, mode);
         }
         defo_gather3_team(&fm->inc, fm->slot, y);
     }
@@ -330,8 +330,10 @@ void defo_fm_corot_apply(defo_force_model *fm, const double *d, double *y, doubl
 
 /* ------------------------------------------------------------- blocks */
 FM_INLINE void corot_pair(const defo_force_model *fm, const int P, const int NQ, int64_t e, int i,
-                          int j, double s[9]) {
+                          int j, double s[9], int mode) {
     const defo_quadrature *rule = &fm->ops->stiffness;
+    const fm_part *pt = fm_part_of(fm, (defo_index)e);
+    const double mu = mode ? pt->mu_d : pt->mu, la = mode ? pt->lambda_d : pt->lambda;
     for (int q = 0; q < NQ; q++) {
         const size_t pq = (size_t)e * NQ + (size_t)q;
         const double *g = rule->grad + 3 * P * q, *M = fm->M + 9 * pq;
@@ -339,26 +341,38 @@ FM_INLINE void corot_pair(const defo_force_model *fm, const int P, const int NQ,
         fm_node_vector(P, M, g, i, ci);
         fm_node_vector(P, M, g, j, cj);
         const double w = fm->w[pq];
-        fm_iso_block(ci, cj, w * fm->lambda, w * fm->mu, s);
+        fm_iso_block(ci, cj, w * la, w * mu, s);
     }
 }
 
 FM_INLINE void stiff4(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
-    corot_pair(fm, 4, 1, e, i, j, s);
+    corot_pair(fm, 4, 1, e, i, j, s, 0);
 }
 FM_INLINE void stiff10(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
-    corot_pair(fm, 10, 4, e, i, j, s);
+    corot_pair(fm, 10, 4, e, i, j, s, 0);
+}
+FM_INLINE void damp4(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
+    corot_pair(fm, 4, 1, e, i, j, s, 1);
+}
+FM_INLINE void damp10(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
+    corot_pair(fm, 10, 4, e, i, j, s, 1);
 }
 
-void defo_fm_corot_assemble(defo_force_model *fm, double k) {
+/* A = k K' + c D (D only when a material damps). */
+void defo_fm_corot_assemble(defo_force_model *fm, double k, double c) {
     const int worth = FM_WORTH(fm, FM_NS_COROT_ASSEMBLE4, FM_NS_COROT_ASSEMBLE10);
-    if (fm->npe == 4)
+    const int damp = c != 0.0 && fm->damping;
+    if (fm->npe == 4 && damp)
+        FM_ASSEMBLE_BLOCKS(fm, 4, stiff4, k, damp4, c, worth);
+    else if (fm->npe == 4)
         FM_ASSEMBLE_BLOCKS(fm, 4, stiff4, k, NULL, 0.0, worth);
+    else if (damp)
+        FM_ASSEMBLE_BLOCKS(fm, 10, stiff10, k, damp10, c, worth);
     else
         FM_ASSEMBLE_BLOCKS(fm, 10, stiff10, k, NULL, 0.0, worth);
 }
 
-void defo_fm_corot_diagonal(defo_force_model *fm, double *blocks, double scale) {
+void defo_fm_corot_diagonal(defo_force_model *fm, double *blocks, int mode) {
     const defo_index ne = fm->ne;
     const int P = fm->npe;
     DEFO_PARALLEL_REGION_IF(FM_WORTH(fm, FM_NS_COROT_DIAG4, FM_NS_COROT_DIAG10)) {
@@ -368,38 +382,25 @@ void defo_fm_corot_diagonal(defo_force_model *fm, double *blocks, double scale) 
             for (int a = 0; a < P; a++) {
                 double s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
                 if (P == 4)
-                    corot_pair(fm, 4, 1, e, a, a, s);
+                    corot_pair(fm, 4, 1, e, a, a, s, mode);
                 else
-                    corot_pair(fm, 10, 4, e, a, a, s);
-                for (int k = 0; k < 9; k++) out[9 * a + k] = scale * s[k];
+                    corot_pair(fm, 10, 4, e, a, a, s, mode);
+                for (int k = 0; k < 9; k++) out[9 * a + k] = s[k];
             }
         }
         defo_fm_gather9_team(fm, fm->slot, blocks);
     }
 }
 
-defo_status defo_fm_corot_strain(defo_force_model *fm, const double *x, double *eps) {
-    const int P = fm->npe, NQ = fm->nq;
-    const defo_quadrature *rule = &fm->ops->stiffness;
-    for (defo_index e = 0; e < fm->ne; e++) {
-        const defo_index *v = fm->mesh->elems + (size_t)e * P;
-        for (int q = 0; q < NQ; q++) {
-            const size_t pq = (size_t)e * NQ + (size_t)q;
-            double E[9];
-            if (P == 4)
-                corot_strain_gradient(4, x, fm->mesh->x, v, rule->grad, fm->R + 9 * pq,
-                                      fm->jinv + 9 * pq, 1, E);
-            else
-                corot_strain_gradient(10, x, fm->mesh->x, v, rule->grad + 30 * q, fm->R + 9 * pq,
-                                      fm->jinv + 9 * pq, 1, E);
-            double *o = eps + 6 * pq;
-            o[0] = E[0], o[1] = E[4], o[2] = E[8];
-            o[3] = E[1] + E[3], o[4] = E[5] + E[7], o[5] = E[2] + E[6];
-            for (int k = 0; k < 6; k++)
-                if (!isfinite(o[k]))
-                    return defo_error(DEFO_ERR_NUMERICAL,
-                                      "element %ld: non-finite strain at point %d", (long)e, q);
-        }
+void defo_fm_corot_plastic_changed(defo_force_model *fm, const unsigned char *changed) {
+    const size_t np = (size_t)fm->ne * (size_t)fm->nq;
+    for (size_t pq = 0; pq < np; pq++) {
+        if (changed && !changed[pq]) continue;
+        const double *R = fm->R + 9 * pq, *Ji = fm->jinv + 9 * pq;
+        double *M = fm->M + 9 * pq;
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++)
+                M[3 * r + k] = R[3 * r] * Ji[3 * k] + R[3 * r + 1] * Ji[3 * k + 1] +
+                               R[3 * r + 2] * Ji[3 * k + 2];
     }
-    return DEFO_OK;
 }

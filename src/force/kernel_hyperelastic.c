@@ -33,9 +33,9 @@
  *   fibre stresses vanish near λ = 0, so flat and inverted points need
  *   nothing more.
  *
- * Plasticity (defo/plasticity.h): with plastic strains ε_p the point's
- *   F_e = F (I + ε_p)⁻¹ (ITF04 §6.3 split with the symmetric plastic stretch):
- *   every formula above with J⁻¹ replaced by J⁻¹ (I + ε_p)⁻¹.
+ * Plasticity (defo/plasticity.h): with a plastic part F_p the point's
+ *   F_e = F F_p⁻¹ (ITF04 §6.3): every formula above with J⁻¹ replaced by
+ *   J⁻¹ F_p⁻¹, which the model keeps in place of J⁻¹ (force_internal.h).
  *
  * Invariants: a non-finite F never reaches defo_svd3 (flagged FM_BAD and
  * reported naming the element); per-element results go to the element's
@@ -58,8 +58,9 @@ static inline void load9(double *d, const double *s) {
  * keeps a stretched, softened element from allowing longer steps than at
  * rest: it can stiffen again within one step. */
 static inline double fm_stable_len(const defo_force_model *fm, defo_index e, double stiff) {
-    const double b = stiff > fm->rest_bound ? stiff : fm->rest_bound;
-    return fm->elen[e] / sqrt(b / fm->stiffness_scale);
+    const fm_part *pt = fm_part_of(fm, e);
+    const double b = stiff > pt->rest_bound ? stiff : pt->rest_bound;
+    return fm->elen[e] / sqrt(b / pt->stiffness_scale);
 }
 
 /* The fibre term at point pq of element e (top of the file): W (= −w P J⁻ᵀ,
@@ -80,10 +81,11 @@ FM_INLINE double fm_fibre(defo_force_model *fm, defo_index e, size_t pq, const d
     const double lam = sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2]);
     double T, K, psi = 0.0;
     const double al = fm->activation ? fm->activation[e] : 0.0;
+    const defo_material *mat = fm_part_of(fm, e)->mat;
     if (with_energy)
-        psi = defo_material_fibre_eval(fm->mat, lam, al, &T, &K);
+        psi = defo_material_fibre_eval(mat, lam, al, &T, &K);
     else
-        T = defo_material_fibre_stress(fm->mat, lam, al, &K);
+        T = defo_material_fibre_stress(mat, lam, al, &K);
     /* T > 0 only where λ ≥ min(1, λ_o(1 − w)) > 0 */
     const double g = T > 0.0 ? T / lam : 0.0, il = lam > 0.0 ? 1.0 / lam : 0.0;
     const int fix = fm->def.definiteness_fix;
@@ -114,13 +116,13 @@ static inline double gershgorin_low(const defo_mat3 *F, defo_mat3 *C) {
 }
 
 /* The stiffness bound at a direct point: σ from C's eigenvalues (closed form). */
-static inline double direct_exact_bound(const defo_force_model *fm, const defo_mat3 *C) {
+static inline double direct_exact_bound(const defo_material *mat, const defo_mat3 *C) {
     defo_vec3 l;
     defo_sym3_eigenvalues(C, &l);
     /* ternaries, not fmax: a libm call per use in this loop */
     const defo_vec3 s =
         defo_v3(sqrt(l.x > 0 ? l.x : 0.0), sqrt(l.y > 0 ? l.y : 0.0), sqrt(l.z > 0 ? l.z : 0.0));
-    return defo_material_stiffness_bound(fm->mat, s);
+    return defo_material_stiffness_bound(mat, s);
 }
 
 /* The tracked stiffness bound of one point of a forces-only evaluation
@@ -129,21 +131,22 @@ static inline double direct_exact_bound(const defo_force_model *fm, const defo_m
 static double point_exact_bound(const defo_force_model *fm, defo_index e, size_t pq,
                                 const defo_mat3 *F) {
     double fb = 0.0;
+    const defo_material *mat = fm_part_of(fm, e)->mat;
     if (fm->fibres) {
         const double *a = fm->fibre + 3 * pq;
         const defo_vec3 b = defo_m3_mulv(*F, defo_v3(a[0], a[1], a[2]));
-        fb = defo_material_fibre_bound(fm->mat, defo_v3_norm(b),
+        fb = defo_material_fibre_bound(mat, defo_v3_norm(b),
                                        fm->activation ? fm->activation[e] : 0.0);
     }
     defo_mat3 Pd, C;
-    if (defo_material_eval_direct(fm->mat, F, NULL, &Pd)) {
+    if (defo_material_eval_direct(mat, F, NULL, &Pd)) {
         (void)gershgorin_low(F, &C);
-        return direct_exact_bound(fm, &C) + fb;
+        return direct_exact_bound(mat, &C) + fb;
     }
     defo_mat3 U, V;
     defo_vec3 s;
     defo_svd3(F, &U, &s, &V);
-    return defo_material_stiffness_bound(fm->mat, s) + fb;
+    return defo_material_stiffness_bound(mat, s) + fb;
 }
 
 /* One element: forces into its slot (3 per node), energy, flags, and the
@@ -160,6 +163,7 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
                              const double *x, int tangent, int direct, int with_energy) {
     const defo_quadrature *rule = &fm->ops->stiffness;
     const int fix = fm->def.definiteness_fix;
+    const defo_material *mat = fm_part_of(fm, e)->mat;
     double *out = fm->slot + 3 * (size_t)P * (size_t)e;
     double psi_e = 0.0, stiff = 0.0, rough = 0.0; /* exact and rough bounds */
     unsigned char fl = 0;
@@ -176,7 +180,7 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
         const double w = fm->w[pq];
         defo_mat3 Pd;
         double psi_d = 0.0;
-        if (direct && defo_material_eval_direct(fm->mat, &F, with_energy ? &psi_d : NULL, &Pd)) {
+        if (direct && defo_material_eval_direct(mat, &F, with_energy ? &psi_d : NULL, &Pd)) {
             /* W = −w P J⁻ᵀ */
             double W[9], fb = 0.0;
             for (int r = 0; r < 3; r++)
@@ -188,11 +192,11 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
                 /* first the rough bound (no σ); exact when it has none */
                 defo_mat3 C;
                 const double lo = gershgorin_low(&F, &C);
-                const double b = defo_material_stiffness_bound_rough(fm->mat, defo_m3_det(F), lo);
+                const double b = defo_material_stiffness_bound_rough(mat, defo_m3_det(F), lo);
                 if (b < INFINITY) {
                     rough = b + fb > rough ? b + fb : rough;
                 } else {
-                    const double be = direct_exact_bound(fm, &C) + fb;
+                    const double be = direct_exact_bound(mat, &C) + fb;
                     stiff = be > stiff ? be : stiff;
                 }
             }
@@ -207,7 +211,7 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
         defo_vec3 s, ph;
         defo_svd3(&F, &U, &s, &V);
         defo_dpdf dp;
-        const double psi = defo_material_eval(fm->mat, s, &ph, tangent ? &dp : NULL);
+        const double psi = defo_material_eval(mat, s, &ph, tangent ? &dp : NULL);
         if (s.z <= 0.0) fl |= FM_INVERTED;
         if (tangent) {
             if (fix && defo_dpdf_project_psd(&dp) > 0) fl |= FM_CLAMPED;
@@ -227,8 +231,7 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
         if (fm->fibres) psi_e += fm_fibre(fm, e, pq, &F, &Ji, w, W, &fb, 1);
         /* tracked, the tangent's bound sets the stable step (the material may
          * stiffen: neo-Hookean at σ = 0.5 is ~7× its rest modulus) */
-        if (fm->track_stable_time)
-            stiff = fmax(stiff, defo_material_stiffness_bound(fm->mat, s) + fb);
+        if (fm->track_stable_time) stiff = fmax(stiff, defo_material_stiffness_bound(mat, s) + fb);
         fm_scatter(P, W, g, out, q > 0);
         memcpy(fm->R + 9 * pq, U.m, 9 * sizeof(double));
         memcpy(fm->M + 9 * pq, Dh.m, 9 * sizeof(double));
@@ -248,7 +251,7 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
 }
 
 /* Four tet4 elements 4b..4b+3 of an explicit force pass (forces only: no
- * tangent, damping, energy or plastic strain) in lockstep (a fibre term
+ * tangent, damping or energy) in lockstep (a fibre term
  * lane by lane): hyper_element's
  * SVD-free path written over lanes (math/lanes.h), the same expressions in
  * the same order, so every lane's forces, F, flag and stable length equal
@@ -259,6 +262,12 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
 DEFO_LANES_TARGET static unsigned hyper_tet4_block(defo_force_model *fm, defo_index b,
                                                    const double *x) {
     const defo_index e0 = 4 * b;
+    /* one material for the four (material regions: else one by one) */
+    if (fm->part_of &&
+        (fm->part_of[e0] != fm->part_of[e0 + 1] || fm->part_of[e0] != fm->part_of[e0 + 2] ||
+         fm->part_of[e0] != fm->part_of[e0 + 3]))
+        return 15u;
+    const fm_part *pt = fm_part_of(fm, e0);
     const defo_index *v = fm->mesh->elems + (size_t)e0 * 4;
     /* node k of the four elements, coordinate r: X[k][r] */
     defo_d4 X[4][3];
@@ -278,7 +287,7 @@ DEFO_LANES_TARGET static unsigned hyper_tet4_block(defo_force_model *fm, defo_in
     defo_m4 finite = f[0] - f[0] == 0.0;
     for (int i = 1; i < 9; i++) finite &= f[i] - f[i] == 0.0;
     unsigned done = defo_m4_bits(finite);
-    if (done) done &= defo_material_eval_direct4(fm->mat, (const double(*)[4])Fl, Pl);
+    if (done) done &= defo_material_eval_direct4(pt->mat, (const double(*)[4])Fl, Pl);
     if (!done) return 15u;
     /* W = −w P J⁻ᵀ; forces: its columns on nodes 1..3, minus their sum on 0 */
     const defo_d4 mw = -defo_d4_load(fm->w + e0);
@@ -317,7 +326,7 @@ DEFO_LANES_TARGET static unsigned hyper_tet4_block(defo_force_model *fm, defo_in
                           f[2] * (f[3] * f[7] - f[4] * f[6]);
         double Ja[4], La[4], Ba[4];
         defo_d4_store(Ja, J), defo_d4_store(La, lo);
-        defo_material_stiffness_bound_rough4(fm->mat, Ja, La, Ba);
+        defo_material_stiffness_bound_rough4(pt->mat, Ja, La, Ba);
         const defo_d4 bound = defo_d4_load(Ba);
         done &= ~defo_m4_bits(~(bound < INFINITY)); /* σ needed: one by one */
         stiff = defo_d4_max(bound + defo_d4_load(fb), stiff);
@@ -349,8 +358,8 @@ DEFO_LANES_TARGET static unsigned hyper_tet4_block(defo_force_model *fm, defo_in
 
     /* stable length (fm_stable_len) */
     const defo_d4 elen = defo_d4_load(fm->elen + e0);
-    const defo_d4 floor = defo_d4_max(stiff, defo_d4_splat(fm->rest_bound));
-    defo_d4 root = floor / fm->stiffness_scale;
+    const defo_d4 floor = defo_d4_max(stiff, defo_d4_splat(pt->rest_bound));
+    defo_d4 root = floor / pt->stiffness_scale;
     defo_d4_sqrt(&root);
     defo_d4_store(fm->stable_len + e0, elen / root);
     defo_d4_store(fm->elem_energy + e0, defo_d4_splat(0.0));
@@ -415,7 +424,7 @@ defo_status defo_fm_hyper_evaluate(defo_force_model *fm, const double *x, unsign
     /* products and blocks read U and D̂: the SVD everywhere then */
     const int direct = !tangent && !fm->damping;
     defo_index inverted = 0, bad = 0, rough = 0, lane_elems = 0;
-    const int lanes = fm->lanes && direct && !energy && !fm->eps_plastic;
+    const int lanes = fm->lanes && direct && !energy;
     /* one region: the element pass, then (no element bad) the gather */
     DEFO_PARALLEL_REGION_IF(
         FM_WORTH(fm, lanes ? FM_NS_HYPER_LANES4 : FM_NS_HYPER_FORCE4, FM_NS_HYPER_FORCE10)) {
@@ -487,13 +496,14 @@ defo_status defo_fm_hyper_energy_of(const defo_force_model *fm, const double *x,
                                   (long)e);
             defo_vec3 sg, ph;
             defo_svd3(&F, &U, &sg, &V);
-            psi_e += fm->w[pq] * defo_material_eval(fm->mat, sg, &ph, NULL);
+            const defo_material *mat = fm_part_of(fm, e)->mat;
+            psi_e += fm->w[pq] * defo_material_eval(mat, sg, &ph, NULL);
             if (fm->fibres) {
                 const double *a = fm->fibre + 3 * pq;
                 const double lam = defo_v3_norm(defo_m3_mulv(F, defo_v3(a[0], a[1], a[2])));
-                psi_e += fm->w[pq] *
-                         defo_material_fibre_eval(
-                             fm->mat, lam, fm->activation ? fm->activation[e] : 0.0, NULL, NULL);
+                psi_e +=
+                    fm->w[pq] * defo_material_fibre_eval(
+                                    mat, lam, fm->activation ? fm->activation[e] : 0.0, NULL, NULL);
             }
         }
         total += psi_e;
@@ -526,9 +536,10 @@ FM_INLINE void hyper_apply_element(defo_force_model *fm, const int P, const int 
         if (mode == 0) {
             Ph = defo_dpdf_apply(&fm->dpdf[pq], &Fh);
         } else {
-            const double tr = fm->lambda_d * (Fh.m[0][0] + Fh.m[1][1] + Fh.m[2][2]);
+            const fm_part *pt = fm_part_of(fm, e);
+            const double tr = pt->lambda_d * (Fh.m[0][0] + Fh.m[1][1] + Fh.m[2][2]);
             for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 3; j++) Ph.m[i][j] = fm->mu_d * (Fh.m[i][j] + Fh.m[j][i]);
+                for (int j = 0; j < 3; j++) Ph.m[i][j] = pt->mu_d * (Fh.m[i][j] + Fh.m[j][i]);
             for (int i = 0; i < 3; i++) Ph.m[i][i] += tr;
         }
         /* W = w U δP̂ D̂ᵀ */
@@ -663,7 +674,8 @@ FM_INLINE void hyper_pair(const defo_force_model *fm, const int P, const int NQ,
             hyper_cvec(P, fm->R + 9 * pq, Dh, g, i, ci);
             hyper_cvec(P, fm->R + 9 * pq, Dh, g, j, cj);
             const double w = fm->w[pq];
-            fm_iso_block(ci, cj, w * fm->lambda_d, w * fm->mu_d, s);
+            const fm_part *pt = fm_part_of(fm, (defo_index)e);
+            fm_iso_block(ci, cj, w * pt->lambda_d, w * pt->mu_d, s);
         }
     }
 }

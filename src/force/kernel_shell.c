@@ -367,34 +367,9 @@ static inline const double *node(const double *x, defo_index v) {
     return x + 3 * (size_t)v;
 }
 
-/* Dm⁻¹ of triangle t with its plastic strain ε_p (ITF04 §6.3 in the plane:
- * F_e = F (I + ε_p)⁻¹, ε_p the in-plane part Bᵀ ε B of the point's strain). */
+/* Dm⁻¹ of triangle t (its rest frame's; shells carry no plastic part). */
 static void rest_inverse(const defo_force_model *fm, defo_index t, double Di[4]) {
-    const struct fm_shell *S = fm->shell;
-    const double *fr = S->frame + 10 * (size_t)t;
-    memcpy(Di, fr + 6, 4 * sizeof(double));
-    if (!fm->eps_plastic) return;
-    const double *ep = fm->eps_plastic + 6 * (size_t)t;
-    const double E[9] = {ep[0],       0.5 * ep[3], 0.5 * ep[5], 0.5 * ep[3], ep[1],
-                         0.5 * ep[4], 0.5 * ep[5], 0.5 * ep[4], ep[2]};
-    const double *b[2] = {fr, fr + 3};
-    double e2[2][2];
-    for (int i = 0; i < 2; i++)
-        for (int j = 0; j < 2; j++) {
-            double s = 0;
-            for (int r = 0; r < 3; r++)
-                for (int k = 0; k < 3; k++) s += b[i][r] * E[3 * r + k] * b[j][k];
-            e2[i][j] = s;
-        }
-    const double a = 1 + e2[0][0], bb = e2[0][1], c = e2[1][0], d = 1 + e2[1][1];
-    const double det = a * d - bb * c;
-    if (!(fabs(det) > 1e-12)) return;
-    const double inv[4] = {d / det, -bb / det, -c / det, a / det};
-    const double D0[4] = {Di[0], Di[1], Di[2], Di[3]};
-    Di[0] = D0[0] * inv[0] + D0[1] * inv[2];
-    Di[1] = D0[0] * inv[1] + D0[1] * inv[3];
-    Di[2] = D0[2] * inv[0] + D0[3] * inv[2];
-    Di[3] = D0[2] * inv[1] + D0[3] * inv[3];
+    memcpy(Di, fm->shell->frame + 10 * (size_t)t + 6, 4 * sizeof(double));
 }
 
 /* The reference normal of triangle t (ITF04 §8): the sum of its edge
@@ -499,7 +474,7 @@ static unsigned membrane(defo_force_model *fm, defo_index t, const double *x, in
     double ph[2], s3;
     defo_dpdf2 dp;
     const double psi =
-        defo_material_eval_plane(fm->mat, sg[0], sg[1], &s3, ph, tangent ? &dp : NULL);
+        defo_material_eval_plane(fm->part[0].mat, sg[0], sg[1], &s3, ph, tangent ? &dp : NULL);
     const double w = S->h * S->area[t];
     if (psi_out) *psi_out = w * psi;
     if (!isfinite(psi) || !isfinite(ph[0]) || !isfinite(ph[1])) flag |= FM_BAD;
@@ -529,7 +504,7 @@ static unsigned membrane(defo_force_model *fm, defo_index t, const double *x, in
         }
         if (fm->track_stable_time) {
             defo_dpdf2 db;
-            if (!tangent) defo_material_eval_plane(fm->mat, sg[0], sg[1], NULL, NULL, &db);
+            if (!tangent) defo_material_eval_plane(fm->part[0].mat, sg[0], sg[1], NULL, NULL, &db);
             const double r =
                 fmax(defo_dpdf2_bound(tangent ? &dp : &db), S->rest_bound) / S->membrane_scale;
             fm->stable_len[t] = fm->elen[t] / sqrt(r);
@@ -796,7 +771,8 @@ defo_status defo_fm_shell_energy_of(const defo_force_model *fm, const double *x,
         if (!any || !(dot3(nref, nref) > 1e-12)) cross3(d1, d2, nref);
         double U[6], n[3], V[4], sg[2];
         shell_svd(f0, f1, nref, U, n, V, sg);
-        const double psi = defo_material_eval_plane(fm->mat, sg[0], sg[1], NULL, NULL, NULL);
+        const double psi =
+            defo_material_eval_plane(fm->part[0].mat, sg[0], sg[1], NULL, NULL, NULL);
         total += S->h * S->area[t] * psi;
         /* bending of its hinges at x */
         double theta[3];
@@ -994,41 +970,6 @@ defo_index defo_fm_shell_count_inverted_at(const defo_force_model *fm, const dou
     return count;
 }
 
-defo_status defo_fm_shell_strain(defo_force_model *fm, const double *x, double *eps) {
-    /* ε = V (Σ − I) Vᵀ in the rest frame, as a 3-D tensor B ε Bᵀ in rest
-     * axes (Voigt, engineering shear) */
-    const struct fm_shell *S = fm->shell;
-    defo_status st = defo_fm_shell_evaluate(fm, x, 0, NULL, NULL);
-    if (st) return st;
-    for (defo_index t = 0; t < S->nt; t++) {
-        const double *sg = S->sig + 2 * (size_t)t, *fr = S->frame + 10 * (size_t)t;
-        /* V from G = Dm⁻¹ V: V = Dm G */
-        double Di[4];
-        rest_inverse(fm, t, Di);
-        const double det = Di[0] * Di[3] - Di[1] * Di[2];
-        const double Dm[4] = {Di[3] / det, -Di[1] / det, -Di[2] / det, Di[0] / det};
-        const double *G = S->G + 4 * (size_t)t;
-        const double V[4] = {Dm[0] * G[0] + Dm[1] * G[2], Dm[0] * G[1] + Dm[1] * G[3],
-                             Dm[2] * G[0] + Dm[3] * G[2], Dm[2] * G[1] + Dm[3] * G[3]};
-        const double d0 = sg[0] - 1, d1 = sg[1] - 1;
-        const double e2[2][2] = {
-            {V[0] * d0 * V[0] + V[1] * d1 * V[1], V[0] * d0 * V[2] + V[1] * d1 * V[3]},
-            {V[2] * d0 * V[0] + V[3] * d1 * V[1], V[2] * d0 * V[2] + V[3] * d1 * V[3]}};
-        double E[3][3];
-        for (int r = 0; r < 3; r++)
-            for (int k = 0; k < 3; k++) {
-                double s = 0;
-                for (int i = 0; i < 2; i++)
-                    for (int j = 0; j < 2; j++) s += fr[3 * i + r] * e2[i][j] * fr[3 * j + k];
-                E[r][k] = s;
-            }
-        double *o = eps + 6 * (size_t)t;
-        o[0] = E[0][0], o[1] = E[1][1], o[2] = E[2][2];
-        o[3] = 2 * E[0][1], o[4] = 2 * E[1][2], o[5] = 2 * E[0][2];
-    }
-    return DEFO_OK;
-}
-
 /* Principal Cauchy stresses of triangle t at the last evaluation: the
  * plane-stress state τ_i = P̂_i σ_i / J (J = σ1σ2σ3 held at ≥ 0.01), world
  * tensor U diag(τ) Uᵀ; returns the area stretch σ1σ2. */
@@ -1154,13 +1095,13 @@ static double bending_omega2(defo_force_model *fm, const double *mass) {
 
 defo_status defo_fm_shell_create(defo_force_model *fm) {
     const defo_mesh *mesh = fm->mesh;
-    const defo_material_def *md = defo_material_get_def(fm->mat);
+    const defo_material_def *md = defo_material_get_def(fm->part[0].mat);
     if (fm->def.formulation != DEFO_FORMULATION_INVERTIBLE)
         return defo_error(DEFO_ERR_UNSUPPORTED,
                           "force model: shells take the invertible formulation (ITF04 §8's "
                           "diagonalized in-plane model); for corotated linear elasticity choose "
                           "the material model 'corotated'");
-    if (defo_material_has_fibres(fm->mat))
+    if (defo_material_has_fibres(fm->part[0].mat))
         return defo_error(DEFO_ERR_UNSUPPORTED, "force model: shells have no fibre term");
     if (!(md->thickness > 0))
         return defo_error(DEFO_ERR_INVALID_ARGUMENT,
@@ -1304,10 +1245,10 @@ defo_status defo_fm_shell_create(defo_force_model *fm) {
             for (int j = 0; j < 3; j++) S->K[9 * t + (size_t)(3 * i + j)] = Kc[i][j];
     }
     /* membrane constants: plane-stress modulus, damping blocks, rest bound */
-    const double mu = fm->mu, la = fm->lambda;
+    const double mu = fm->part[0].mu, la = fm->part[0].lambda;
     const double lstar = la + 2 * mu > 0 ? 2 * mu * la / (la + 2 * mu) : 0;
     S->membrane_scale = lstar + 2 * mu;
-    const double mud = fm->mu_d, lad = fm->lambda_d;
+    const double mud = fm->part[0].mu_d, lad = fm->part[0].lambda_d;
     const double ldstar = lad + 2 * mud > 0 ? 2 * mud * lad / (lad + 2 * mud) : 0;
     memset(&S->damp, 0, sizeof S->damp);
     S->damp.A[0][0] = S->damp.A[1][1] = 2 * mud + ldstar;
@@ -1315,7 +1256,7 @@ defo_status defo_fm_shell_create(defo_force_model *fm) {
     S->damp.B[0][0] = S->damp.B[0][1] = S->damp.B[1][0] = S->damp.B[1][1] = mud;
     S->tau = mu > 0 ? mud / mu : 0.0;
     defo_dpdf2 d0;
-    defo_material_eval_plane(fm->mat, 1.0, 1.0, NULL, NULL, &d0);
+    defo_material_eval_plane(fm->part[0].mat, 1.0, 1.0, NULL, NULL, &d0);
     S->rest_bound = defo_dpdf2_bound(&d0);
     return DEFO_OK;
 }
@@ -1324,11 +1265,11 @@ defo_status defo_fm_shell_create(defo_force_model *fm) {
  * and lengths and the bending bound with the lumped masses. */
 defo_status defo_fm_shell_stable_time(defo_force_model *fm) {
     struct fm_shell *S = fm->shell;
-    const defo_material_def *md = defo_material_get_def(fm->mat);
+    const defo_material_def *md = defo_material_get_def(fm->part[0].mat);
     const double rho = md->density;
-    fm->wave_speed = sqrt(S->membrane_scale / rho);
-    fm->stiffness_scale = S->membrane_scale;
-    fm->rest_bound = S->rest_bound;
+    fm->wave_speed = fm->part[0].wave_speed = sqrt(S->membrane_scale / rho);
+    fm->part[0].stiffness_scale = S->membrane_scale;
+    fm->part[0].rest_bound = S->rest_bound;
     const double r0 = sqrt(S->rest_bound / S->membrane_scale);
     double lmin = INFINITY;
     for (defo_index e = 0; e < S->nt; e++) {

@@ -2,7 +2,9 @@
  * geometry/region.c — node sets of a mesh selected by a region of its rest
  * positions: a box, a sphere, a plane's lower side, or the nodes of the
  * elements with a tag.  Every fixed set, bone (TSIF05 §11), kinematic
- * handle, node load and traction of every integrator is selected here.
+ * handle, node load and traction of every integrator is selected here, and
+ * the element sets of material regions (all four corners in the region, or
+ * the tag).
  *
  * One tolerance rule (defo/geometry.h): tol = tolerance · D, D the diagonal
  * of the rest bounding box, so a region drawn exactly on a layer of nodes
@@ -198,4 +200,25 @@ defo_status defo_region_nodes(const defo_mesh *mesh, const defo_region *region, 
     *nodes = out;
     *count = c;
     return DEFO_OK;
+}
+
+defo_status defo_region_elements(const defo_mesh *mesh, const defo_region *region,
+                                 unsigned char *mark) {
+    if (!mesh || !region || !mark)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_region_elements: NULL argument");
+    const int npe = mesh->nodes_per_elem;
+    if (region->kind == DEFO_REGION_TAG) {
+        for (defo_index e = 0; e < mesh->num_elems; e++)
+            mark[e] = mesh->elem_tag && mesh->elem_tag[e] == region->tag;
+        return DEFO_OK;
+    }
+    unsigned char *nodes = defo_malloc((size_t)mesh->num_nodes + 1);
+    if (!nodes) return defo_error_oom("region mark", (size_t)mesh->num_nodes);
+    defo_status st = defo_region_mark(mesh, region, nodes);
+    for (defo_index e = 0; !st && e < mesh->num_elems; e++) {
+        const defo_index *v = mesh->elems + (size_t)e * (size_t)npe;
+        mark[e] = nodes[v[0]] && nodes[v[1]] && nodes[v[2]] && nodes[v[3]];
+    }
+    defo_free(nodes);
+    return st;
 }

@@ -6,8 +6,8 @@
  * integrator, formulation, material, initial velocity and spin; fixed sets
  * as prescribed node sets (held at rest or moved by their "motion": TSIF05
  * §11 bones, kinematic handles); "forces" and "tractions" as dead loads
- * (tractions consistently, defo_element_traction_load); plasticity and
- * fracture; colliders.
+ * (tractions consistently, defo_element_traction_load); plasticity (with
+ * an ITF04 §7 goal shape) and material regions; fracture; colliders.
  *
  * Force options by integrator: the equilibrium solvers (quasistatic,
  * static) evaluate invertible bodies with TSIF05 §9 constant extrapolation;
@@ -148,6 +148,41 @@ static defo_status dead_loads(const scene_body *b, const defo_mesh *m, defo_worl
     return s;
 }
 
+/* ITF04 §7: the goal shape's node positions — the rest shape stretched
+ * about its bounding box's centre, or a mesh file of the same nodes
+ * transformed like the body — handed to the body's plasticity. */
+static defo_status goal_shape(const scene_body *b, const defo_mesh *m, defo_world *w,
+                              defo_body_id id) {
+    const size_t n3 = 3 * (size_t)m->num_nodes;
+    double *g = defo_malloc(n3 * sizeof *g + 1);
+    if (!g) return defo_error_oom("goal shape", n3 * sizeof *g);
+    defo_status s = DEFO_OK;
+    if (b->goal == GOAL_SCALE) {
+        double lo[3], hi[3];
+        s = defo_mesh_bbox(m, lo, hi);
+        for (size_t j = 0; !s && j < n3; j++) {
+            const double c = 0.5 * (lo[j % 3] + hi[j % 3]);
+            g[j] = c + b->goal_scale[j % 3] * (m->x[j] - c);
+        }
+    } else {
+        scene_body gb = *b;
+        gb.source = SRC_FILE;
+        snprintf(gb.file, sizeof gb.file, "%s", b->goal_file);
+        defo_mesh *gm = NULL;
+        s = scene_body_mesh(&gb, &gm);
+        if (!s && (gm->num_nodes != m->num_nodes || gm->num_elems != m->num_elems))
+            s = defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                           "'%s' has %ld nodes and %ld elements, the body %ld and %ld",
+                           b->goal_file, (long)gm->num_nodes, (long)gm->num_elems,
+                           (long)m->num_nodes, (long)m->num_elems);
+        if (!s) memcpy(g, gm->x, n3 * sizeof *g);
+        defo_mesh_destroy(gm);
+    }
+    if (!s) s = defo_body_set_plastic_goal(w, id, g, m->num_nodes);
+    defo_free(g);
+    return s;
+}
+
 static defo_status add_body(const defo_scene *sc, scene_build *out, int i) {
     const scene_body *b = &sc->bodies[i];
     const scene_integrator *si = &sc->integrators[b->integrator];
@@ -183,6 +218,25 @@ static defo_status add_body(const defo_scene *sc, scene_build *out, int i) {
         return defo_error_prefix("bodies[%d]", i);
     }
     const defo_body_id id = out->ids[i];
+    for (int r = 0; r < b->num_regions && !s; r++) {
+        const scene_region *rg = &b->regions[r];
+        s = defo_body_add_material_region(out->world, id, &rg->region.region, &rg->material,
+                                          rg->has_plasticity ? &rg->plasticity : NULL, NULL);
+        if (s) defo_error_prefix("bodies[%d].material_regions[%d] '%s'", i, r, rg->name);
+    }
+    /* run-time plasticity edits need the body's plasticity from the start
+     * (a checkpoint of any frame then has the same layout) */
+    for (int k = 0; k < b->num_changes && !s; k++) {
+        const scene_change *ch = &b->changes[k];
+        if (!ch->has_plasticity || defo_body_plasticity(out->world, id)) continue;
+        defo_plasticity_def never = defo_default_plasticity_def();
+        s = defo_body_set_plasticity(out->world, id, -1, &never);
+        if (s) defo_error_prefix("bodies[%d]", i);
+    }
+    if (!s && b->goal != GOAL_NONE) {
+        s = goal_shape(b, m, out->world, id);
+        if (s) defo_error_prefix("bodies[%d].plasticity.goal", i);
+    }
     for (int f = 0; f < b->num_fixed && !s; f++) {
         s = defo_body_prescribe(out->world, id, &b->fixed[f].region,
                                 b->fixed[f].has_motion ? &b->fixed[f].motion : NULL, NULL);
@@ -377,14 +431,34 @@ defo_status scene_build_world(const defo_scene *sc, scene_build *out) {
                            defo_integrator_name(sc->integrators[k].def.kind));
         for (int i = 0; i < sc->num_bodies && !s; i++) {
             const scene_body *b = &sc->bodies[i];
-            if (b->integrator != k || !b->has_plasticity) continue;
+            if (b->integrator != k) continue;
             const double dt = frame_dt / steps;
             /* MG04 §3: c_creep·Δt ≤ 1 (1/Δt absorbs the excess at once) */
-            if (b->plasticity.creep * dt > 1)
+            const char *bad = NULL;
+            double creep = 0;
+            char where[96] = "";
+            if (b->has_plasticity && b->plasticity.model == DEFO_PLASTICITY_MG04 &&
+                b->plasticity.creep * dt > 1)
+                bad = "plasticity", creep = b->plasticity.creep;
+            for (int r = 0; !bad && r < b->num_regions; r++)
+                if (b->regions[r].has_plasticity &&
+                    b->regions[r].plasticity.model == DEFO_PLASTICITY_MG04 &&
+                    b->regions[r].plasticity.creep * dt > 1) {
+                    snprintf(where, sizeof where, "material_regions[%d].plasticity", r);
+                    bad = where, creep = b->regions[r].plasticity.creep;
+                }
+            for (int r = 0; !bad && r < b->num_changes; r++)
+                if (b->changes[r].has_plasticity &&
+                    b->changes[r].plasticity.model == DEFO_PLASTICITY_MG04 &&
+                    b->changes[r].plasticity.creep * dt > 1) {
+                    snprintf(where, sizeof where, "material_changes[%d].plasticity", r);
+                    bad = where, creep = b->changes[r].plasticity.creep;
+                }
+            if (bad)
                 s = defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                               "bodies[%d].plasticity.creep: %g /s times the step %g s exceeds 1 "
+                               "bodies[%d].%s.creep: %g /s times the step %g s exceeds 1 "
                                "(lower creep or integrator.time_step)",
-                               i, b->plasticity.creep, dt);
+                               i, bad, creep, dt);
         }
     }
     if (!s) find_penetrations(sc, out);

@@ -30,6 +30,8 @@ static void scene_free(defo_scene *s) {
     for (int i = 0; i < s->num_bodies; i++) {
         defo_free(s->bodies[i].fixed);
         defo_free(s->bodies[i].changes);
+        defo_free(s->bodies[i].regions);
+        defo_free(s->bodies[i].anneal);
         defo_free(s->bodies[i].forces);
         defo_free(s->bodies[i].tractions);
         scene_body_flesh_free(&s->bodies[i]);

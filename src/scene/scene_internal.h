@@ -40,6 +40,7 @@ typedef struct scene_fix {
     defo_region region;
     int has_motion;         /* "motion" given: the set follows it */
     defo_motion_def motion; /* scripted rigid motion of the set's rest positions */
+    double release;         /* fixed sets: freed at this time [s]; INFINITY: never */
 } scene_fix;
 
 /* A dead load: a force per node of the region [N] ("forces") or a traction
@@ -74,10 +75,29 @@ typedef struct scene_activation {
     defo_interpolation interpolation;
 } scene_activation;
 
+/* A scheduled run-time edit of a body's own elements (region −1) or of one
+ * of its material regions: the whole material and/or plasticity after it
+ * (a change edits the target's previous values). */
 typedef struct scene_change {
     double time;
+    int region;
+    int has_material, has_plasticity;
     defo_material_def material;
+    defo_plasticity_def plasticity;
 } scene_change;
+
+/* A material region: the elements of `region` (all four corners in it, or
+ * its tag) with their own material and, optionally, plasticity. */
+typedef struct scene_region {
+    char name[DEFO_NAME_MAX];
+    scene_fix region;
+    defo_material_def material;
+    int has_plasticity;
+    defo_plasticity_def plasticity;
+} scene_region;
+
+/* ITF04 §7 goal shape of a body's plasticity */
+typedef enum { GOAL_NONE, GOAL_SCALE, GOAL_MESH } scene_goal;
 
 /* One integrator of the scene with the force options its "integrator"
  * object carries for the bodies it steps (kept there for scene files
@@ -117,6 +137,13 @@ typedef struct scene_body {
     int num_tractions;
     int has_plasticity;
     defo_plasticity_def plasticity;
+    scene_goal goal;
+    double goal_scale[3];           /* GOAL_SCALE: about the rest bounding box's centre */
+    char goal_file[SCENE_PATH_MAX]; /* GOAL_MESH: the same nodes, transformed like the body */
+    scene_region *regions;
+    int num_regions;
+    double *anneal; /* ascending times of "anneal" (MTPS08 §5.3) */
+    int num_anneal;
     int has_fracture;
     defo_fracture_def fracture;
     int has_embedded;

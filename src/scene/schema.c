@@ -137,6 +137,126 @@ static void parse_material(jv_ctx *c, json_t *m, const jv_path *p, defo_material
         jv_error(c, p->s, "%s", defo_last_error());
 }
 
+/* ---------------------------------------------------------- plasticity */
+/* The plasticity schema: one row per key and the models that read it (a
+ * bit per defo_plasticity_model); a key of another model is "not used by"
+ * the chosen one.  Adding a model is one word in plasticity_models and its
+ * bit in the rows it reads. */
+#define PM_MG (1u << DEFO_PLASTICITY_MG04)
+#define PM_VM (1u << DEFO_PLASTICITY_VON_MISES)
+#define PM_MU (1u << DEFO_PLASTICITY_MULTIPLICATIVE)
+static const struct plast_row {
+    const char *key;
+    unsigned models;
+} plast_rows[] = {
+    {"model", PM_MG | PM_VM | PM_MU},
+    {"limit", PM_MG | PM_VM | PM_MU},
+    {"yield", PM_MG},
+    {"creep", PM_MG},
+    {"max", PM_MG | PM_VM},
+    {"volumetric", PM_MG | PM_MU},
+    {"yield_stress", PM_VM},
+    {"hardening", PM_VM},
+    {"isotropic_hardening", PM_VM},
+    {"gamma", PM_MU},
+    {"goal", PM_MU},
+};
+
+/* A "plasticity" object into d, which holds the previous values (an edit
+ * keeps what it does not say; a new model starts from its defaults).
+ * goal_of: the body whose own plasticity this is (a goal shape is the
+ * body's; NULL for regions and changes); base: the scene's folder. */
+static void parse_plasticity(jv_ctx *c, json_t *o, const jv_path *p, defo_plasticity_def *d,
+                             scene_body *goal_of, const char *base) {
+    const int before = c->errs.count;
+    const char *model = jv_str(c, o, p, "model");
+    if (model) {
+        static const char *const models[] = {"mg04", "von_mises", "multiplicative", NULL};
+        jv_path kp = jv_key(p, "model");
+        const int k = jv_word(c, model, &kp, models);
+        if (k >= 0 && (defo_plasticity_model)k != d->model) {
+            if (k == DEFO_PLASTICITY_MG04) *d = defo_default_plasticity_def();
+            if (k == DEFO_PLASTICITY_VON_MISES) *d = defo_default_von_mises_def(INFINITY, 0);
+            if (k == DEFO_PLASTICITY_MULTIPLICATIVE) *d = defo_default_multiplicative_def(INFINITY);
+        }
+    }
+    const unsigned bit = 1u << d->model;
+    const char *name = defo_plasticity_model_name(d->model);
+    const char *key;
+    json_t *val;
+    json_object_foreach(o, key, val) {
+        jv_path kp = jv_key(p, key);
+        const struct plast_row *row = NULL;
+        for (size_t r = 0; r < sizeof plast_rows / sizeof plast_rows[0] && !row; r++)
+            if (!strcmp(key, plast_rows[r].key)) row = &plast_rows[r];
+        if (!row) {
+            const char *words[sizeof plast_rows / sizeof plast_rows[0] + 1];
+            size_t nw = 0;
+            for (size_t r = 0; r < sizeof plast_rows / sizeof plast_rows[0]; r++)
+                if (plast_rows[r].models & bit) words[nw++] = plast_rows[r].key;
+            words[nw] = NULL;
+            const char *near = jv_nearest(key, words);
+            if (near)
+                jv_error(c, kp.s, "unknown key (did you mean '%s'?)", near);
+            else
+                jv_error(c, kp.s, "unknown key for plasticity model '%s'", name);
+            continue;
+        }
+        if (!(row->models & bit)) {
+            jv_error(c, kp.s, "not used by plasticity model '%s'", name);
+            continue;
+        }
+        if (!strcmp(key, "limit"))
+            jv_num(c, o, p, key, (jv_range){1, INFINITY, 1, 0}, &d->limit);
+        else if (!strcmp(key, "yield"))
+            jv_num(c, o, p, key, JV_NONNEG, &d->yield);
+        else if (!strcmp(key, "creep"))
+            jv_num(c, o, p, key, JV_NONNEG, &d->creep);
+        else if (!strcmp(key, "max"))
+            jv_num(c, o, p, key, JV_NONNEG, &d->max);
+        else if (!strcmp(key, "volumetric"))
+            jv_bool(c, o, p, key, &d->volumetric);
+        else if (!strcmp(key, "yield_stress"))
+            jv_num(c, o, p, key, JV_POS, &d->yield_stress);
+        else if (!strcmp(key, "hardening"))
+            jv_num(c, o, p, key, JV_NONNEG, &d->hardening);
+        else if (!strcmp(key, "isotropic_hardening"))
+            jv_num(c, o, p, key, JV_NONNEG, &d->isotropic_hardening);
+        else if (!strcmp(key, "gamma"))
+            jv_num(c, o, p, key, JV_NONNEG, &d->gamma);
+        else if (!strcmp(key, "goal")) {
+            if (!goal_of) {
+                jv_error(c, kp.s,
+                         "a goal shape is the body's: give it in the body's \"plasticity\"");
+                continue;
+            }
+            json_t *g = jv_obj(c, o, p, key);
+            if (!g) continue;
+            static const char *const gk[] = {"scale", "mesh", NULL};
+            jv_check_keys(c, g, &kp, gk);
+            const int has_s = json_object_get(g, "scale") != NULL,
+                      has_m = json_object_get(g, "mesh") != NULL;
+            if (has_s + has_m != 1) {
+                jv_error(c, kp.s,
+                         "give exactly one of \"scale\" ([3] stretches of the rest shape about "
+                         "its centre) or \"mesh\" (a file with the body's nodes)");
+            } else if (has_s) {
+                if (jv_vec3(c, g, &kp, "scale", JV_POS, goal_of->goal_scale))
+                    goal_of->goal = GOAL_SCALE;
+            } else if (jv_file(c, g, &kp, "mesh", base, goal_of->goal_file)) {
+                goal_of->goal = GOAL_MESH;
+            }
+        }
+    }
+    /* the thresholds that never yield by default must be said */
+    if (d->model == DEFO_PLASTICITY_VON_MISES && !(d->yield_stress < INFINITY))
+        jv_error(c, p->s, "needs \"yield_stress\" (the uniaxial yield stress, Pa > 0)");
+    if (d->model == DEFO_PLASTICITY_MULTIPLICATIVE && !(d->gamma < INFINITY))
+        jv_error(c, p->s, "needs \"gamma\" (the yield radius of the elastic log strain, >= 0)");
+    if (c->errs.count == before && defo_plasticity_def_validate(d) != DEFO_OK)
+        jv_error(c, p->s, "%s", defo_last_error());
+}
+
 /* ---------------------------------------------------------- integrators */
 /* The integrator schema: one row per option, the integrators that read it
  * (a bit per defo_integrator_kind) and how it is read.  Adding an integrator
@@ -627,10 +747,13 @@ static void parse_fixed(jv_ctx *c, json_t *arr, const jv_path *p, const defo_sce
                      jv_type_name(f));
             continue;
         }
-        static const char *const keys[] = {"box", "sphere", "plane", "tag", "motion", "bone", NULL};
+        static const char *const keys[] = {"box",    "sphere", "plane",   "tag",
+                                           "motion", "bone",   "release", NULL};
         jv_check_keys(c, f, &fp, keys);
         scene_fix *x = &b->fixed[b->num_fixed];
         memset(x, 0, sizeof *x);
+        x->release = INFINITY;
+        jv_num(c, f, &fp, "release", JV_NONNEG, &x->release);
         json_t *m = jv_obj(c, f, &fp, "motion");
         if (m) {
             jv_path mp = jv_key(&fp, "motion");
@@ -706,6 +829,8 @@ static void parse_body(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s, sc
                                        "forces",
                                        "tractions",
                                        "plasticity",
+                                       "material_regions",
+                                       "anneal",
                                        "fracture",
                                        "embedded",
                                        "integrator",
@@ -833,56 +958,161 @@ static void parse_body(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s, sc
         jv_path ap = jv_key(p, "activation");
         scene_parse_activation(c, v, &ap, b);
     }
+    if ((v = jv_obj(c, o, p, "plasticity"))) {
+        jv_path pp = jv_key(p, "plasticity");
+        b->has_plasticity = 1;
+        b->plasticity = defo_default_plasticity_def();
+        parse_plasticity(c, v, &pp, &b->plasticity, b, base);
+    }
+    if ((v = jv_arr(c, o, p, "material_regions"))) {
+        jv_path rp = jv_key(p, "material_regions");
+        const size_t n = json_array_size(v);
+        if (n > DEFO_MAX_MATERIAL_REGIONS)
+            jv_error(c, rp.s, "%zu regions: at most %d", n, DEFO_MAX_MATERIAL_REGIONS);
+        b->regions = n ? defo_calloc(n, sizeof *b->regions) : NULL;
+        if (n && !b->regions) c->oom = 1;
+        for (size_t i = 0; i < n && b->regions && i < DEFO_MAX_MATERIAL_REGIONS; i++) {
+            json_t *e = json_array_get(v, i);
+            jv_path ep = jv_index(&rp, i);
+            if (!json_is_object(e)) {
+                jv_error(c, ep.s,
+                         "expected an object {\"name\": .., \"box\"|\"sphere\"|\"plane\"|\"tag\": "
+                         ".., \"material\": {..}, \"plasticity\": {..}}");
+                continue;
+            }
+            static const char *const rk[] = {"name", "box",      "sphere",     "plane",
+                                             "tag",  "material", "plasticity", NULL};
+            jv_check_keys(c, e, &ep, rk);
+            scene_region *r = &b->regions[b->num_regions];
+            memset(r, 0, sizeof *r);
+            snprintf(r->name, sizeof r->name, "region%zu", i);
+            const char *rn = jv_str(c, e, &ep, "name");
+            if (rn) snprintf(r->name, sizeof r->name, "%s", rn);
+            for (int k = 0; k < b->num_regions; k++)
+                if (!strcmp(b->regions[k].name, r->name)) {
+                    jv_path np = jv_key(&ep, "name");
+                    jv_error(c, np.s, "'%s' names material_regions[%d] already", r->name, k);
+                }
+            /* the body's material with this region's keys */
+            r->material = b->material;
+            json_t *m = jv_obj(c, e, &ep, "material");
+            if (m) {
+                jv_path mp = jv_key(&ep, "material");
+                parse_material(c, m, &mp, &r->material);
+                if (json_object_get(m, "fibres")) {
+                    jv_path fp = jv_key(&mp, "fibres");
+                    jv_error(c, fp.s,
+                             "not in material_regions yet: a fibre term and its directions are "
+                             "the body's (give \"fibres\" in the body's material)");
+                }
+            }
+            json_t *pl = jv_obj(c, e, &ep, "plasticity");
+            if (pl) {
+                jv_path pp = jv_key(&ep, "plasticity");
+                r->has_plasticity = 1;
+                r->plasticity = b->has_plasticity ? b->plasticity : defo_default_plasticity_def();
+                parse_plasticity(c, pl, &pp, &r->plasticity, NULL, base);
+            }
+            if (!m && !pl) jv_error(c, ep.s, "needs \"material\" or \"plasticity\" (or both)");
+            if (scene_parse_region(c, e, &ep, &r->region, 1)) b->num_regions++;
+        }
+    }
     if ((v = jv_arr(c, o, p, "material_changes"))) {
         jv_path cp = jv_key(p, "material_changes");
         size_t n = json_array_size(v);
         b->changes = n ? defo_calloc(n, sizeof *b->changes) : NULL;
         if (n && !b->changes) c->oom = 1;
-        defo_material_def cur = b->material;
+        /* the current material and plasticity of each target (−1: the body) */
+        defo_material_def cur[DEFO_MAX_MATERIAL_REGIONS + 1];
+        defo_plasticity_def curp[DEFO_MAX_MATERIAL_REGIONS + 1];
+        cur[0] = b->material;
+        curp[0] = b->has_plasticity ? b->plasticity : defo_default_plasticity_def();
+        for (int k = 0; k < b->num_regions; k++) {
+            cur[k + 1] = b->regions[k].material;
+            curp[k + 1] = b->regions[k].has_plasticity ? b->regions[k].plasticity : curp[0];
+        }
         double last = -1;
         for (size_t i = 0; i < n && b->changes; i++) {
             json_t *e = json_array_get(v, i);
             jv_path ep = jv_index(&cp, i);
             if (!json_is_object(e)) {
-                jv_error(c, ep.s, "expected an object {\"time\": t, \"material\": {..}}");
+                jv_error(c, ep.s,
+                         "expected an object {\"time\": t, \"material\": {..}, \"plasticity\": "
+                         "{..}}");
                 continue;
             }
-            static const char *const ck[] = {"time", "material", NULL};
+            static const char *const ck[] = {"time", "region", "material", "plasticity", NULL};
             jv_check_keys(c, e, &ep, ck);
             double t = 0;
             if (!json_object_get(e, "time")) jv_error(c, ep.s, "needs \"time\"");
             jv_num(c, e, &ep, "time", JV_NONNEG, &t);
             if (t <= last) jv_error(c, ep.s, "times must increase (%g after %g)", t, last);
             last = t;
+            int target = -1;
+            const char *rn = jv_str(c, e, &ep, "region");
+            if (rn) {
+                for (int k = 0; k < b->num_regions && target < 0; k++)
+                    if (!strcmp(b->regions[k].name, rn)) target = k;
+                if (target < 0) {
+                    jv_path rp = jv_key(&ep, "region");
+                    jv_error(c, rp.s, "'%s' is none of the body's material_regions", rn);
+                }
+            }
+            scene_change *ch = &b->changes[b->num_changes];
+            memset(ch, 0, sizeof *ch);
+            ch->time = t;
+            ch->region = target;
             json_t *m = jv_obj(c, e, &ep, "material");
             if (m) {
                 jv_path mp = jv_key(&ep, "material");
-                parse_material(c, m, &mp, &cur); /* a change edits the previous material */
+                parse_material(c, m, &mp, &cur[target + 1]); /* edits the previous one */
                 if (json_object_get(m, "fibres")) {
                     jv_path fp = jv_key(&mp, "fibres");
                     jv_error(c, fp.s,
                              "not in material_changes: a body's fibre term is fixed (what "
                              "changes over time is its \"activation\")");
                 }
+                ch->has_material = 1;
             }
-            b->changes[b->num_changes].time = t;
-            b->changes[b->num_changes].material = cur;
+            json_t *pl = jv_obj(c, e, &ep, "plasticity");
+            if (pl) {
+                jv_path pp = jv_key(&ep, "plasticity");
+                parse_plasticity(c, pl, &pp, &curp[target + 1], NULL, base);
+                ch->has_plasticity = 1;
+            }
+            if (!m && !pl) jv_error(c, ep.s, "needs \"material\" or \"plasticity\" (or both)");
+            ch->material = cur[target + 1];
+            ch->plasticity = curp[target + 1];
             b->num_changes++;
+        }
+    }
+    if ((v = jv_arr(c, o, p, "anneal"))) {
+        /* MTPS08 §5.3: the current shape becomes the rest shape */
+        jv_path ap = jv_key(p, "anneal");
+        const size_t n = json_array_size(v);
+        b->anneal = n ? defo_calloc(n, sizeof *b->anneal) : NULL;
+        if (n && !b->anneal) c->oom = 1;
+        double last = -1;
+        for (size_t i = 0; i < n && b->anneal; i++) {
+            json_t *e = json_array_get(v, i);
+            jv_path ep = jv_index(&ap, i);
+            if (!json_is_object(e)) {
+                jv_error(c, ep.s, "expected an object {\"time\": t}");
+                continue;
+            }
+            static const char *const ak[] = {"time", NULL};
+            jv_check_keys(c, e, &ep, ak);
+            double t = 0;
+            if (!json_object_get(e, "time")) jv_error(c, ep.s, "needs \"time\"");
+            if (!jv_num(c, e, &ep, "time", JV_NONNEG, &t)) continue;
+            if (t <= last) jv_error(c, ep.s, "times must increase (%g after %g)", t, last);
+            last = t;
+            b->anneal[b->num_anneal++] = t;
         }
     }
     if ((v = jv_arr(c, o, p, "fixed"))) {
         jv_path fp = jv_key(p, "fixed");
         parse_fixed(c, v, &fp, s, b);
-    }
-    if ((v = jv_obj(c, o, p, "plasticity"))) {
-        jv_path pp = jv_key(p, "plasticity");
-        static const char *const pk[] = {"yield", "creep", "max", NULL};
-        jv_check_keys(c, v, &pp, pk);
-        b->has_plasticity = 1;
-        b->plasticity = defo_default_plasticity_def();
-        jv_num(c, v, &pp, "yield", JV_NONNEG, &b->plasticity.yield);
-        jv_num(c, v, &pp, "creep", JV_NONNEG, &b->plasticity.creep);
-        jv_num(c, v, &pp, "max", JV_NONNEG, &b->plasticity.max);
     }
     if ((v = jv_obj(c, o, p, "fracture"))) {
         /* MMDJ01 §2.5 planes after MG04 §4's criterion; which bodies may

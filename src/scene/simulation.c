@@ -1,10 +1,11 @@
 /*
  * scene/simulation.c — a scene's world run frame by frame (defo/scene.h):
- * the world from the builder, the scheduled material changes applied at the
- * first frame whose start time reaches them, one defo_world_step per frame,
- * the bodies' "embedded" surfaces (MG04 §5.1; a fracturing body's cut
- * along its cracks and closed, MG04 §5.2, whenever its mesh has changed),
- * and checkpoints — the world's, tagged with the scene's physics hash.
+ * the world from the builder, the scheduled material and plasticity changes
+ * and anneals applied at the first frame whose start time reaches them, one
+ * defo_world_step per frame, the bodies' "embedded" surfaces (MG04 §5.1; a
+ * fracturing body's cut along its cracks and closed, MG04 §5.2, whenever its
+ * mesh has changed), and checkpoints — the world's, tagged with the scene's
+ * physics hash.
  *
  * Frame times are frame/fps, not accumulated, so a resumed run and an
  * uninterrupted one see the same start times; the world's checkpoint holds
@@ -22,7 +23,8 @@
 struct defo_simulation {
     const defo_scene *scene;
     scene_build build;
-    int *applied; /* per body: scheduled changes applied so far */
+    int *applied;  /* per body: scheduled changes applied so far */
+    int *annealed; /* per body: scheduled anneals done so far */
     defo_embed **embed;
     defo_mesh **embed_surf; /* as read and placed */
     defo_mesh **embed_cut;  /* a fracturing body's surface as cut, or NULL */
@@ -41,6 +43,7 @@ void defo_simulation_destroy(defo_simulation *sim) {
     defo_free(sim->embed_cut);
     defo_free(sim->embed_size);
     defo_free(sim->applied);
+    defo_free(sim->annealed);
     scene_build_free(&sim->build);
     defo_free(sim);
 }
@@ -141,12 +144,14 @@ defo_status defo_simulation_create(const defo_scene *scene, defo_simulation **ou
     sim->scene = scene;
     const size_t nb = (size_t)scene->num_bodies + 1;
     sim->applied = defo_calloc(nb, sizeof *sim->applied);
+    sim->annealed = defo_calloc(nb, sizeof *sim->annealed);
     sim->embed = defo_calloc(nb, sizeof *sim->embed);
     sim->embed_surf = defo_calloc(nb, sizeof *sim->embed_surf);
     sim->embed_cut = defo_calloc(nb, sizeof *sim->embed_cut);
     sim->embed_size = defo_calloc(2 * nb, sizeof *sim->embed_size);
     defo_status s = DEFO_OK;
-    if (!sim->applied || !sim->embed || !sim->embed_surf || !sim->embed_cut || !sim->embed_size)
+    if (!sim->applied || !sim->annealed || !sim->embed || !sim->embed_surf || !sim->embed_cut ||
+        !sim->embed_size)
         s = defo_error_oom("simulation", nb);
     if (!s) s = scene_build_world(scene, &sim->build);
     for (int i = 0; i < scene->num_bodies && !s; i++)
@@ -205,10 +210,60 @@ static defo_status apply_changes(defo_simulation *sim, double t) {
         int k = sim->applied[i], last = -1;
         while (k < b->num_changes && b->changes[k].time <= t + eps) last = k++;
         if (last < 0) continue;
-        defo_status s =
-            defo_body_set_material(sim->build.world, sim->build.ids[i], &b->changes[last].material);
-        if (s < 0) return defo_error_prefix("bodies[%d].material_changes[%d]", i, last);
+        /* each target's latest material and plasticity (a change carries the
+         * whole of both after it) */
+        for (int r = -1; r < b->num_regions; r++) {
+            int lm = -1, lp = -1;
+            for (int j = sim->applied[i]; j <= last; j++) {
+                if (b->changes[j].region != r) continue;
+                if (b->changes[j].has_material) lm = j;
+                if (b->changes[j].has_plasticity) lp = j;
+            }
+            defo_status s = DEFO_OK;
+            if (lm >= 0)
+                s = defo_body_set_region_material(sim->build.world, sim->build.ids[i], r,
+                                                  &b->changes[lm].material);
+            if (s < 0) return defo_error_prefix("bodies[%d].material_changes[%d]", i, lm);
+            if (lp >= 0)
+                s = defo_body_set_plasticity(sim->build.world, sim->build.ids[i], r,
+                                             &b->changes[lp].plasticity);
+            if (s < 0) return defo_error_prefix("bodies[%d].material_changes[%d]", i, lp);
+        }
         sim->applied[i] = k;
+    }
+    return DEFO_OK;
+}
+
+/* The fixed sets whose "release" time is <= t are freed (again: freeing a
+ * free set changes nothing, so a resumed run may repeat it). */
+static defo_status apply_releases(defo_simulation *sim, double t) {
+    const double eps = 1e-9 / sim->scene->fps;
+    for (int i = 0; i < sim->scene->num_bodies; i++) {
+        const scene_body *b = &sim->scene->bodies[i];
+        for (int f = 0; f < b->num_fixed; f++) {
+            if (!(b->fixed[f].release <= t + eps)) continue;
+            defo_status s = defo_body_release(sim->build.world, sim->build.ids[i], f);
+            if (s < 0) return defo_error_prefix("bodies[%d].fixed[%d]", i, f);
+        }
+    }
+    return DEFO_OK;
+}
+
+/* The scheduled anneals with time <= t (MTPS08 §5.3); run = 0 only marks
+ * them done (a checkpoint's state has them). */
+static defo_status apply_anneals(defo_simulation *sim, double t, int run) {
+    const double eps = 1e-9 / sim->scene->fps;
+    for (int i = 0; i < sim->scene->num_bodies; i++) {
+        const scene_body *b = &sim->scene->bodies[i];
+        int done = 0;
+        while (sim->annealed[i] < b->num_anneal && b->anneal[sim->annealed[i]] <= t + eps) {
+            if (run && !done) {
+                defo_status s = defo_body_anneal(sim->build.world, sim->build.ids[i]);
+                if (s < 0) return defo_error_prefix("bodies[%d].anneal[%d]", i, sim->annealed[i]);
+                done = 1; /* several due at once: the shape is committed once */
+            }
+            sim->annealed[i]++;
+        }
     }
     return DEFO_OK;
 }
@@ -217,6 +272,8 @@ defo_status defo_simulation_step_frame(defo_simulation *sim) {
     const double frame_dt = 1.0 / sim->scene->fps;
     const int frame = defo_world_frame(sim->build.world);
     defo_status s = apply_changes(sim, (double)frame * frame_dt);
+    if (s >= 0) s = apply_releases(sim, (double)frame * frame_dt);
+    if (s >= 0) s = apply_anneals(sim, (double)frame * frame_dt, 1);
     if (s < 0) return s;
     /* the world's clock as frame/fps: resumed and uninterrupted runs agree */
     s = defo_world_set_time(sim->build.world, (double)frame * frame_dt, frame);
@@ -238,8 +295,10 @@ defo_status defo_simulation_load_checkpoint(defo_simulation *sim, const char *pa
     defo_status s = defo_world_load(sim->build.world, sim->scene->hash, path);
     if (s < 0) return s;
     const int frame = defo_world_frame(sim->build.world);
-    for (int i = 0; i < sim->scene->num_bodies; i++) sim->applied[i] = 0;
+    for (int i = 0; i < sim->scene->num_bodies; i++) sim->applied[i] = sim->annealed[i] = 0;
     if (frame > 0) s = apply_changes(sim, (double)(frame - 1) / sim->scene->fps);
+    if (frame > 0 && s >= 0) s = apply_releases(sim, (double)(frame - 1) / sim->scene->fps);
+    if (frame > 0 && s >= 0) s = apply_anneals(sim, (double)(frame - 1) / sim->scene->fps, 0);
     if (s < 0) return s;
     const defo_status r = refresh_all_embedded(sim, 1);
     return r < 0 ? r : s;

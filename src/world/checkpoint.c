@@ -3,32 +3,41 @@
  * (defo/world.h): checkpoints on disk and the frame-start snapshot that a
  * failed or interrupted frame returns to.
  *
- * Layout (version 4; native little-endian, as written by this machine):
+ * Layout (version 5; native little-endian, as written by this machine):
  *   "DEFOWRLD" | u32 version | u32 bodies | u64 tag | i32 frame | i32 0 |
  *   f64 time | per body:
  *     i32 n | i32 elements | u32 nodes per element | u32 flags
- *       (1 plasticity, 2 fracture) | u32 generation | u32 removed |
+ *       (1 plasticity, 2 fracture, 4 annealed) | u32 generation | u32 removed |
  *     i32 origin (−1: the caller's body; else the body it broke off) | u32 0 |
  *     char name[64] |
  *     origin ≥ 0: i32 nodes | i32 elements | f64 rest x[3·nodes] |
  *       i32 connectivity[npe · elements] (its mesh when it was made) | zeros
  *       to a multiple of 8 |
- *     f64 x[3n] | f64 v[3n] |
+ *     material (88 bytes) | i32 material regions | i32 0 | their materials
+ *       (88 bytes each) |
+ *     f64 x[3n] | f64 v[3n] | f64 dead loads[3n] | i32 prescribed set[n] |
+ *       zeros to a multiple of 8 |
  *     fracture: u64 state bytes | the fracture state (defo_fracture_save_state:
  *               node and element origins, cracks) | zeros to a multiple of 8 |
  *               i32 connectivity[npe · elements] | zeros to a multiple of 8 |
  *               u8 held[n] (pieces held under equilibrium integrators) | zeros
  *               to a multiple of 8 |
- *     plasticity: u64 values | f64 ε_plastic[values] |
+ *     annealed: f64 rest positions[3n] | f64 motion frame[3n] |
+ *               f64 density scale[elements] | f64 fibre directions[3 · points]
+ *               (bodies with fibres: annealing turns them) |
+ *     plasticity: u64 bytes | defo_plasticity_write_state's bytes | zeros to
+ *               a multiple of 8 |
  *     u64 rotation bytes | the force model's kept rotations (MTPS08 §4.4
  *       lazy updates; 0 bytes without) |
  *     u64 history bytes | the integrator's history | zeros to a multiple of 8 |
  *   u64 FNV-1a 64 of every byte before it.
  * Everything that carries from one frame to the next is here: the state,
  * the topology of fracturing bodies (an added node's rest position follows
- * from the nodes it was made of), plastic strains, the cracks, lazily kept
- * rotations, the integrators'
- * history (BDF2's previous state, the quasistatic equilibria).  Restore
+ * from the nodes it was made of; an added element's per-element data —
+ * material region, fibres, plastic state — is its parent's), the rest
+ * shape of annealed bodies, the plastic state and parameters, the cracks,
+ * lazily kept rotations, the integrators' history (BDF2's previous state,
+ * the quasistatic equilibria).  Restore
  * checks the whole file before it changes anything.
  */
 #include "world/world_internal.h"
@@ -37,7 +46,7 @@
 #include <string.h>
 
 #define WORLD_MAGIC   "DEFOWRLD"
-#define WORLD_VERSION 4u
+#define WORLD_VERSION 5u
 #define FNV_BASIS     14695981039346656037ull
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t size) {
@@ -126,7 +135,8 @@ static defo_status serialize(const defo_world *w, uint64_t tag, world_buf *b, in
         const world_body *bd = &w->bodies[i];
         const int32_t n = bd->n, ne = bd->mesh->num_elems;
         const uint32_t npe = (uint32_t)bd->mesh->nodes_per_elem,
-                       flags = (bd->plast ? 1u : 0u) | (bd->frac ? 2u : 0u);
+                       flags = (bd->plast ? 1u : 0u) | (bd->frac ? 2u : 0u) |
+                               (bd->density_scale ? 4u : 0u);
         defo_world_buf_put(b, &n, 4);
         defo_world_buf_put(b, &ne, 4);
         defo_world_buf_put(b, &npe, 4);
@@ -154,6 +164,12 @@ static defo_status serialize(const defo_world *w, uint64_t tag, world_buf *b, in
         unsigned char mat[MATERIAL_BYTES];
         pack_material(&bd->mat_def, mat);
         defo_world_buf_put(b, mat, MATERIAL_BYTES);
+        const int32_t nreg[2] = {bd->num_regions, 0};
+        defo_world_buf_put(b, nreg, sizeof nreg);
+        for (int k = 0; k < bd->num_regions; k++) {
+            pack_material(&bd->regions[k].mat_def, mat);
+            defo_world_buf_put(b, mat, MATERIAL_BYTES);
+        }
         defo_world_buf_put(b, bd->x, 3 * (size_t)n * sizeof(double));
         defo_world_buf_put(b, bd->v, 3 * (size_t)n * sizeof(double));
         /* the dead loads: fracture splits share them between copies */
@@ -175,11 +191,26 @@ static defo_status serialize(const defo_world *w, uint64_t tag, world_buf *b, in
             defo_world_buf_put(b, bd->held, (size_t)n);
             pad8(b);
         }
+        if (bd->density_scale) {
+            defo_world_buf_put(b, bd->mesh->x, 3 * (size_t)n * sizeof(double));
+            defo_world_buf_put(b, bd->X0, 3 * (size_t)n * sizeof(double));
+            defo_world_buf_put(b, bd->density_scale, (size_t)ne * sizeof(double));
+            if (bd->fibres)
+                defo_world_buf_put(b, bd->fibres,
+                                   3 * (size_t)ne * (size_t)defo_force_model_points(bd->force) *
+                                       sizeof(double));
+        }
         if (bd->plast) {
-            const uint64_t values = (uint64_t)defo_plasticity_values(bd->plast);
-            defo_world_buf_put(b, &values, 8);
-            defo_world_buf_put(b, defo_plasticity_strain(bd->plast),
-                               (size_t)values * sizeof(double));
+            const uint64_t pb = (uint64_t)defo_plasticity_state_bytes(bd->plast);
+            defo_world_buf_put(b, &pb, 8);
+            if (pb && !b->oom) {
+                const size_t at = b->n;
+                unsigned char tmp[8] = {0};
+                for (uint64_t k = 0; k < pb && !b->oom; k += 8)
+                    defo_world_buf_put(b, tmp, pb - k < 8 ? (size_t)(pb - k) : 8);
+                if (!b->oom) defo_plasticity_write_state(bd->plast, b->p + at);
+            }
+            pad8(b);
         }
         const uint64_t rb = defo_force_model_history_bytes(bd->force);
         defo_world_buf_put(b, &rb, 8);
@@ -340,7 +371,12 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
         if (!bd && !apply) {
             /* to be made: its blocks are read, checked as the pieces are
              * made (apply) */
-            if (!take(&r, MATERIAL_BYTES + 9 * (size_t)n * sizeof(double)) ||
+            const unsigned char *nrg = take(&r, MATERIAL_BYTES + 8);
+            int32_t nr = 0;
+            if (nrg) memcpy(&nr, nrg + MATERIAL_BYTES, 4);
+            if (nr < 0 || nr > 1 << 20)
+                return defo_error(DEFO_ERR_PARSE, "%s: body %d: bad region count", what, i);
+            if (!take(&r, (size_t)nr * MATERIAL_BYTES + 9 * (size_t)n * sizeof(double)) ||
                 !take(&r, (size_t)n * sizeof(int32_t)))
                 break;
             skip_pad(&r);
@@ -355,10 +391,13 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
                 take(&r, (size_t)n);
                 skip_pad(&r);
             }
+            if (flags & 4u) /* pieces carry no fibres */
+                take(&r, (6 * (size_t)n + (size_t)ne) * sizeof(double));
             if (flags & 1u) {
                 const unsigned char *g = take(&r, 8);
                 if (g) memcpy(&len, g, 8);
-                take(&r, (size_t)len * sizeof(double));
+                take(&r, (size_t)len);
+                skip_pad(&r);
             }
             for (int blk = 0; blk < 2; blk++) { /* kept rotations, the integrator's history */
                 const unsigned char *g = take(&r, 8);
@@ -392,7 +431,8 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
             char name[DEFO_NAME_MAX];
             memcpy(name, nm, DEFO_NAME_MAX);
             def.name = name;
-            const defo_plasticity_def pd = ob->plast_def;
+            const defo_plasticity_def pd =
+                ob->plast ? *defo_plasticity_get_def(ob->plast, 0) : defo_default_plasticity_def();
             const defo_fracture_def fd = ob->frac_def;
             def.plasticity = ob->plast ? &pd : NULL;
             def.fracture = ob->frac ? &fd : NULL;
@@ -407,9 +447,11 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
             defo_mesh_destroy(pm);
             if (ms) return defo_error_prefix("%s: body %d: making it again", what, i);
         }
-        const uint32_t want_flags = (bd->plast ? 1u : 0u) | (bd->frac ? 2u : 0u);
+        /* plasticity and annealing may have come at run time: the
+         * checkpoint's say */
+        const uint32_t want_flags = bd->frac ? 2u : 0u;
         if ((bd->frac ? ne < bd->ne0 : ne != bd->mesh->num_elems) ||
-            npe != (uint32_t)bd->mesh->nodes_per_elem || flags != want_flags ||
+            npe != (uint32_t)bd->mesh->nodes_per_elem || (flags & ~5u) != want_flags ||
             (bd->frac ? n < bd->n0 : n != bd->n))
             return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                               "%s: body %d ('%s') has %d nodes and %d elements in the checkpoint, "
@@ -423,6 +465,22 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
             if (defo_material_def_validate(&md))
                 return defo_error(DEFO_ERR_PARSE, "%s: body %d: bad material (%s)", what, i,
                                   defo_last_error());
+        }
+        const unsigned char *nreg = take(&r, 8);
+        int32_t regions = 0;
+        if (nreg) memcpy(&regions, nreg, 4);
+        if (nreg && regions != bd->num_regions)
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "%s: body %d ('%s') has %d material regions in the checkpoint, %d "
+                              "here",
+                              what, i, bd->name, (int)regions, bd->num_regions);
+        const unsigned char *rmat = take(&r, (size_t)bd->num_regions * MATERIAL_BYTES);
+        for (int k = 0; rmat && k < bd->num_regions; k++) {
+            defo_material_def rdef = bd->regions[k].mat_def; /* fields the record leaves out */
+            unpack_material(rmat + (size_t)k * MATERIAL_BYTES, &rdef);
+            if (defo_material_def_validate(&rdef))
+                return defo_error(DEFO_ERR_PARSE, "%s: body %d: bad material of region %d (%s)",
+                                  what, i, k, defo_last_error());
         }
         const unsigned char *xv = take(&r, 9 * (size_t)n * sizeof(double));
         const unsigned char *so = take(&r, (size_t)n * sizeof(int32_t));
@@ -465,14 +523,35 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
                                       what, i, q / npe, (int)v, (int)n);
             }
         }
-        if (bd->plast) {
+        const unsigned char *an = NULL;
+        const size_t nfib =
+            bd->fibres ? 3 * (size_t)ne * (size_t)defo_force_model_points(bd->force) : 0;
+        if (flags & 4u) {
+            an = take(&r, (6 * (size_t)n + (size_t)ne + nfib) * sizeof(double));
+            for (size_t k = 0; an && k < 6 * (size_t)n + (size_t)ne + nfib; k++) {
+                double v;
+                memcpy(&v, an + 8 * k, 8);
+                const int dens = k >= 6 * (size_t)n && k < 6 * (size_t)n + (size_t)ne;
+                if (!isfinite(v) || (dens && !(v > 0)))
+                    return defo_error(DEFO_ERR_PARSE, "%s: body %d: bad rest shape", what, i);
+            }
+        }
+        if (flags & 1u) {
             const unsigned char *g = take(&r, 8);
             if (g) memcpy(&values, g, 8);
-            const uint64_t per = (uint64_t)defo_plasticity_values(bd->plast) /
-                                 (uint64_t)(bd->mesh->num_elems > 0 ? bd->mesh->num_elems : 1);
-            if (values != per * (uint64_t)ne)
-                return defo_error(DEFO_ERR_PARSE, "%s: body %d: plastic strain size", what, i);
-            pl = take(&r, (size_t)values * sizeof(double));
+            pl = take(&r, (size_t)values);
+            skip_pad(&r);
+            if (pl) {
+                /* checked on a scratch copy: nothing changes before the apply pass */
+                defo_plasticity *tmp = NULL;
+                defo_status ps =
+                    defo_plasticity_create(NULL, ne, defo_force_model_points(bd->force), &tmp);
+                if (!ps) ps = defo_plasticity_read_state(tmp, pl, (size_t)values);
+                defo_plasticity_destroy(tmp);
+                if (ps)
+                    return defo_error(DEFO_ERR_PARSE, "%s: body %d: %s", what, i,
+                                      defo_last_error());
+            }
         }
         uint64_t rb = 0;
         const unsigned char *g = take(&r, 8);
@@ -492,7 +571,7 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
         bd->removed = (int)removed;
         if (bd->frac) {
             defo_mesh *m = bd->mesh;
-            const defo_index old_n = bd->n;
+            const defo_index old_n = bd->n, old_ne = m->num_elems;
             s = defo_fracture_restore_state(bd->frac, m, bd->n0, fst, (size_t)fb);
             if (!s) {
                 memcpy(m->elems, fr, (size_t)npe * (size_t)ne * sizeof(defo_index));
@@ -505,16 +584,66 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
                 const defo_index *pa;
                 defo_fracture_node_origin(bd->frac, &pa, NULL, NULL);
                 for (defo_index k = 0; k < n; k++) bd->parent[k] = pa[k];
-                s = defo_world_plasticity_resize(bd, 0, NULL);
+                s = defo_world_elements_follow(bd, old_ne, NULL);
             }
             for (int k = 0; k < bd->num_tractions && !s; k++)
                 s = defo_world_traction_remap(bd, &bd->tractions[k]);
             if (!s) s = defo_world_body_rebuild(w, bd, old_n < n ? old_n : n);
         }
+        int rebuild = 0;
         if (!s && !defo_world_material_equal(&md, &bd->mat_def)) {
             bd->mat_def = md;
-            s = defo_world_body_rebuild(w, bd, -1);
+            rebuild = 1;
         }
+        for (int k = 0; !s && k < bd->num_regions; k++) {
+            defo_material_def rdef = bd->regions[k].mat_def; /* fields the record leaves out */
+            unpack_material(rmat + (size_t)k * MATERIAL_BYTES, &rdef);
+            if (!defo_world_material_equal(&rdef, &bd->regions[k].mat_def)) {
+                bd->regions[k].mat_def = rdef;
+                rebuild = 1;
+            }
+        }
+        if (!s && an) { /* the annealed rest shape */
+            if (!bd->density_scale)
+                bd->density_scale = defo_malloc((size_t)ne * sizeof(double) + 1);
+            if (!bd->X0) bd->X0 = defo_malloc(3 * (size_t)bd->cap * sizeof(double) + 1);
+            if (nfib && !bd->fibres0) { /* the first rest shape's, before the record's */
+                bd->fibres0 = defo_malloc(nfib * sizeof(double) + 1);
+                if (bd->fibres0) memcpy(bd->fibres0, bd->fibres, nfib * sizeof(double));
+            }
+            if (!bd->density_scale || !bd->X0 || (nfib && !bd->fibres0))
+                return defo_error_oom("checkpoint", 3 * (size_t)n * 8);
+            memcpy(bd->mesh->x, an, 3 * (size_t)n * sizeof(double));
+            memcpy(bd->X0, an + 3 * (size_t)n * sizeof(double), 3 * (size_t)n * sizeof(double));
+            memcpy(bd->density_scale, an + 6 * (size_t)n * sizeof(double),
+                   (size_t)ne * sizeof(double));
+            if (nfib)
+                memcpy(bd->fibres, an + (6 * (size_t)n + (size_t)ne) * sizeof(double),
+                       nfib * sizeof(double));
+            rebuild = 1;
+        } else if (!s && bd->density_scale) { /* back to the first rest shape */
+            memcpy(bd->mesh->x, bd->X0, 3 * (size_t)n * sizeof(double));
+            if (bd->fibres0) memcpy(bd->fibres, bd->fibres0, nfib * sizeof(double));
+            defo_free(bd->density_scale);
+            defo_free(bd->X0);
+            defo_free(bd->fibres0);
+            bd->density_scale = bd->X0 = bd->fibres0 = NULL;
+            rebuild = 1;
+        }
+        if (!s && pl && !bd->plast) {
+            s = defo_plasticity_create(NULL, ne, defo_force_model_points(bd->force), &bd->plast);
+        } else if (!s && !pl && bd->plast) {
+            defo_plasticity_destroy(bd->plast);
+            bd->plast = NULL;
+            s = defo_force_model_set_plastic(bd->force, NULL);
+        }
+        if (!s && pl) s = defo_plasticity_read_state(bd->plast, pl, (size_t)values);
+        if (!s) defo_world_region_sets(bd); /* the regions' sets are the state's */
+        if (!s && (rebuild || an))
+            s = defo_world_body_rebuild(w, bd, -1);
+        else if (!s && bd->plast)
+            s = defo_plasticity_bind(bd->plast, bd->force);
+        if (!s && an) bd->mean_edge = defo_mesh_mean_edge(bd->mesh);
         if (s) return defo_error_prefix("%s: body %d", what, i);
         memcpy(bd->x, xv, 3 * (size_t)n * sizeof(double));
         memcpy(bd->v, xv + 3 * (size_t)n * sizeof(double), 3 * (size_t)n * sizeof(double));
@@ -525,7 +654,6 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
             bd->set_of[k] = v;
             bd->prescribed[k] = v >= 0;
         }
-        if (pl) memcpy(defo_plasticity_strain(bd->plast), pl, (size_t)values * sizeof(double));
         s = defo_force_model_restore_history(bd->force, rot, (size_t)rb);
         if (s) return defo_error_prefix("%s: body %d", what, i);
         if (hd) memcpy(bd->held, hd, (size_t)n);

@@ -63,7 +63,8 @@ static defo_status split(defo_world *w, int bi) {
     snprintf(name, sizeof name, "%s", b->name);
     const defo_material_def mat = b->mat_def;
     const defo_force_model_def force = b->force_def;
-    const defo_plasticity_def plast = b->plast_def;
+    const defo_plasticity_def plast =
+        b->plast ? *defo_plasticity_get_def(b->plast, 0) : defo_default_plasticity_def();
     const defo_fracture_def frac = b->frac_def;
     const int has_plast = b->plast != NULL, has_frac = b->frac != NULL, integ = b->integrator;
     int made = 0;

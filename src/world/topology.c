@@ -1,7 +1,7 @@
 /*
  * world/topology.c — what a fracture pass (defo/fracture.h) changes in a
  * body besides its mesh: the state of the new nodes, their prescribed sets
- * and dead loads, the plastic strains of new elements, the faces its
+ * and dead loads, the per-element data of new elements, the faces its
  * tractions load; then the body is rebuilt (rest data, force model, masses)
  * and its stepper told (defo_integrator_ops.topology_changed).
  *
@@ -11,7 +11,9 @@
  * kept); a cut point (1 − w)·a + w·b takes the interpolated
  * position and velocity (exact for the linear element it lies on), no dead
  * load, and the prescribed set of its ends when both follow the same one.
- * New elements take the plastic strain of the element they were split from.
+ * New elements take the per-element data of the element they were split
+ * from: its plastic state (per-point records, parameter set, goal), its
+ * material region, density scale and fibre directions.
  * A traction keeps loading the same surface: its faces are recorded as rest
  * triangles of original elements when it is added, and after a pass (or a
  * restore) every face of a descendant that lies inside one of them is loaded
@@ -130,28 +132,43 @@ defo_status defo_world_traction_remap(world_body *b, world_traction *t) {
     return DEFO_OK;
 }
 
-/* Plastic state for the current element count: old elements keep theirs,
- * new ones take their parent's (parent NULL: every element its own, e.g. a
- * checkpoint about to overwrite the values). */
-defo_status defo_world_plasticity_resize(world_body *b, defo_index old_ne,
-                                         const defo_index *parent) {
-    if (!b->plast) return DEFO_OK;
-    const defo_index ne = b->mesh->num_elems;
-    const int pts = defo_element_ops_for_mesh(b->mesh)->stiffness.num_points;
-    defo_plasticity *np = NULL;
-    defo_status st = defo_plasticity_create(&b->plast_def, ne, pts, &np);
-    if (st) return defo_error_prefix("body '%s': plasticity", b->name);
-    const double *old = defo_plasticity_strain(b->plast);
-    double *nv = defo_plasticity_strain(np);
-    const size_t per = 6 * (size_t)pts;
-    const defo_index keep = old_ne < ne ? old_ne : ne;
-    memcpy(nv, old, (size_t)keep * per * sizeof(double));
-    for (defo_index e = keep; e < ne; e++)
-        memcpy(nv + (size_t)e * per, nv + (size_t)(parent ? parent[e] : e) * per,
-               per * sizeof(double));
-    defo_plasticity_destroy(b->plast);
-    b->plast = np;
+/* n·per bytes at p grown or shrunk to ne·per; element e ≥ keep takes
+ * element from[e]'s (from NULL: nothing copied). */
+static defo_status follow(void **p, size_t per, defo_index keep, defo_index ne,
+                          const defo_index *from) {
+    if (!*p) return DEFO_OK;
+    unsigned char *q = defo_realloc(*p, (size_t)ne * per + 1);
+    if (!q) return defo_error_oom("element data", (size_t)ne * per);
+    *p = q;
+    for (defo_index e = keep; from && e < ne; e++)
+        memcpy(q + (size_t)e * per, q + (size_t)from[e] * per, per);
     return DEFO_OK;
+}
+
+defo_status defo_world_elements_follow(world_body *b, defo_index old_ne, const defo_index *parent) {
+    const defo_index ne = b->mesh->num_elems;
+    /* a pass: each new element its parent's (a parent precedes its
+     * children); a restore: each element past the originals its original's */
+    const defo_index keep = parent ? old_ne : b->ne0;
+    const defo_index *from = parent ? parent : defo_fracture_elem_origin(b->frac);
+    if (!parent && keep > ne) return defo_error(DEFO_ERR_INTERNAL, "element data: bad count");
+    const size_t pts = (size_t)defo_element_ops_for_mesh(b->mesh)->stiffness.num_points;
+    defo_status s = follow((void **)&b->part_of, sizeof *b->part_of, keep, ne, from);
+    if (!s) s = follow((void **)&b->density_scale, sizeof(double), keep, ne, from);
+    if (!s) s = follow((void **)&b->fibres, 3 * pts * sizeof(double), keep, ne, from);
+    if (!s) s = follow((void **)&b->fibres0, 3 * pts * sizeof(double), keep, ne, from);
+    if (s || !b->plast) return s;
+    if (parent) {
+        s = defo_plasticity_grow(b->plast, ne, parent + old_ne);
+    } else { /* a fresh state of the restored size, for the checkpoint's to overwrite */
+        defo_plasticity *np = NULL;
+        s = defo_plasticity_create(defo_plasticity_get_def(b->plast, 0), ne, (int)pts, &np);
+        if (!s) {
+            defo_plasticity_destroy(b->plast);
+            b->plast = np;
+        }
+    }
+    return s ? defo_error_prefix("body '%s': plasticity", b->name) : DEFO_OK;
 }
 
 /* A piece that broke off a body under an equilibrium integrator (static,
@@ -240,6 +257,8 @@ defo_status defo_world_fracture(defo_world *w, world_body *b, double t, double d
             b->x[j] = (1.0 - wt) * b->x[3 * (size_t)a + k] + wt * b->x[3 * (size_t)c + k];
             b->v[j] = (1.0 - wt) * b->v[3 * (size_t)a + k] + wt * b->v[3 * (size_t)c + k];
             b->dead[j] = 0;
+            if (b->X0) /* the first rest shape's point */
+                b->X0[j] = (1.0 - wt) * b->X0[3 * (size_t)a + k] + wt * b->X0[3 * (size_t)c + k];
         }
         b->parent[i] = a;
         b->held[i] = b->held[a];
@@ -249,7 +268,7 @@ defo_status defo_world_fracture(defo_world *w, world_body *b, double t, double d
     }
     if (fs.elems_added > 0) {
         const defo_index *par = defo_fracture_elem_parent(b->frac);
-        s = defo_world_plasticity_resize(b, old_ne, par);
+        s = defo_world_elements_follow(b, old_ne, par);
         for (int k = 0; k < b->num_tractions && !s; k++)
             s = defo_world_traction_remap(b, &b->tractions[k]);
         if (s) return s;

@@ -99,6 +99,12 @@ void defo_world_body_free(defo_world *w, world_body *b) {
     defo_world_contact_free(b);
     defo_free(b->fibres);
     defo_world_activation_free(b);
+    defo_free(b->density_scale);
+    defo_free(b->X0);
+    defo_free(b->fibres0);
+    for (int k = 0; k < b->num_regions; k++) defo_material_destroy(b->regions[k].mat);
+    defo_free(b->regions);
+    defo_free(b->part_of);
     memset(b, 0, sizeof *b);
 }
 
@@ -214,6 +220,7 @@ defo_status defo_world_body_resize(defo_world *w, world_body *b, defo_index n) {
         GROW(held, unsigned char, cap);
         GROW(set_of, int, cap);
         GROW(parent, defo_index, cap);
+        if (b->X0) GROW(X0, double, c3);
         const size_t old = (size_t)b->cap;
         memset(b->x + 3 * old, 0, 3 * (size_t)(cap - b->cap) * sizeof(double));
         memset(b->v + 3 * old, 0, 3 * (size_t)(cap - b->cap) * sizeof(double));
@@ -254,6 +261,28 @@ static void set_breaks(const defo_world *w, world_body *b) {
     b->sb.breaks = vol >= fs * fs * fs;
 }
 
+/* Element e's density [kg/m³]: its material's, times its annealing scale. */
+static double element_density(const world_body *b, defo_index e) {
+    const int k = b->part_of ? b->part_of[e] : 0;
+    const double rho = k ? b->regions[k - 1].mat_def.density : b->mat_def.density;
+    return b->density_scale ? rho * b->density_scale[e] : rho;
+}
+
+/* Lumped masses from the elements' densities (a shell's masses are per
+ * area: ρ times the thickness). */
+static defo_status body_masses(world_body *b) {
+    const double th = b->mesh->nodes_per_elem == 3 ? b->mat_def.thickness : 1.0;
+    if (!b->density_scale && !b->part_of)
+        return defo_element_lumped_mass(b->mesh, b->mat_def.density * th, NULL, b->mass);
+    const defo_index ne = b->mesh->num_elems;
+    double *rho = defo_malloc((size_t)ne * sizeof *rho + 1);
+    if (!rho) return defo_error_oom("densities", (size_t)ne * sizeof *rho);
+    for (defo_index e = 0; e < ne; e++) rho[e] = element_density(b, e) * th;
+    defo_status s = defo_element_lumped_mass(b->mesh, b->mat_def.density * th, rho, b->mass);
+    defo_free(rho);
+    return s;
+}
+
 /* Rest data, force model, masses and gravity load from the body's mesh and
  * material (after creation, a material change or a topology change).  The
  * stepper's view follows. */
@@ -261,28 +290,45 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
     defo_element_rest *rest = NULL;
     defo_material *mat = NULL;
     defo_force_model *force = NULL;
+    const int nr = b->num_regions;
+    defo_material *rmat[DEFO_MAX_MATERIAL_REGIONS];
+    const defo_material *all[DEFO_MAX_MATERIAL_REGIONS + 1];
+    memset(rmat, 0, sizeof rmat);
     defo_status s = defo_element_rest_create(b->mesh, &rest);
     if (!s && b->fibres) s = defo_element_rest_set_fibres(rest, b->fibres);
     if (!s) s = defo_material_create(&b->mat_def, &mat);
+    for (int k = 0; k < nr && !s; k++) {
+        s = defo_material_create(&b->regions[k].mat_def, &rmat[k]);
+        if (s) defo_error_prefix("material region %d", k);
+    }
     if (!s) s = defo_force_model_create(b->mesh, rest, mat, &b->force_def, &force);
+    if (!s && nr) {
+        all[0] = mat;
+        for (int k = 0; k < nr; k++) all[k + 1] = rmat[k];
+        s = defo_force_model_set_materials(force, nr + 1, all, b->part_of);
+    }
     if (s) {
         defo_force_model_destroy(force);
         defo_material_destroy(mat);
+        for (int k = 0; k < nr; k++) defo_material_destroy(rmat[k]);
         defo_element_rest_destroy(rest);
         return defo_error_prefix("body '%s'", b->name);
     }
     defo_force_model_destroy(b->force);
     defo_material_destroy(b->mat);
     defo_element_rest_destroy(b->rest);
+    for (int k = 0; k < nr; k++) {
+        defo_material_destroy(b->regions[k].mat);
+        b->regions[k].mat = rmat[k];
+    }
     b->rest = rest;
     b->mat = mat;
     b->force = force;
     defo_force_model_set_activation(b->force, b->activation);
-    if (b->plast) defo_plasticity_bind(b->plast, b->force);
-    /* a shell's masses are per area: ρ times the thickness */
-    const double rho =
-        b->mat_def.density * (b->mesh->nodes_per_elem == 3 ? b->mat_def.thickness : 1.0);
-    s = defo_element_lumped_mass(b->mesh, rho, NULL, b->mass);
+    if (b->plast) s = defo_plasticity_bind(b->plast, b->force);
+    if (!s && b->density_scale) s = defo_force_model_set_density_scale(b->force, b->density_scale);
+    if (s) return defo_error_prefix("body '%s'", b->name);
+    s = body_masses(b);
     if (s) return defo_error_prefix("body '%s'", b->name);
     /* Gravity.  Equilibrium solvers: consistent, Σ_b Me_ab g per element
      * (∫ρ N_a g dV).  Dynamic integrators: m_a g with the lumped masses they
@@ -293,6 +339,7 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
     const int p = ops->nodes;
     memset(b->gravity_load, 0, 3 * (size_t)b->n * sizeof(double));
     const double *g = w->def.gravity;
+    const double th = p == 3 ? b->mat_def.thickness : 1.0; /* shells: ρ per area */
     const int lumped = p != 4 && w->integrators[b->integrator].ops->dynamic;
     if (lumped) {
         for (defo_index i = 0; i < b->n; i++)
@@ -303,12 +350,12 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
             const defo_index *v = b->mesh->elems + (size_t)e * (size_t)p;
             if (p == 4) {
                 /* ρV/4 per corner: the lumped masses' own share, exactly */
-                const double mq = 0.25 * rho * defo_element_rest_volume(rest)[e];
+                const double mq = 0.25 * element_density(b, e) * defo_element_rest_volume(rest)[e];
                 for (int a = 0; a < 4; a++)
                     for (int k = 0; k < 3; k++) b->gravity_load[3 * (size_t)v[a] + k] += mq * g[k];
                 continue;
             }
-            s = defo_element_mass_matrix(b->mesh, e, rho, Me);
+            s = defo_element_mass_matrix(b->mesh, e, element_density(b, e) * th, Me);
             if (s) return defo_error_prefix("body '%s'", b->name);
             for (int a = 0; a < p; a++) {
                 double row = 0;
@@ -324,6 +371,9 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
                               (long)i);
     b->sb.force = b->force;
     b->sb.mesh = b->mesh;
+    /* a shell's density per area: ρ times the thickness */
+    const double rho =
+        b->mat_def.density * (b->mesh->nodes_per_elem == 3 ? b->mat_def.thickness : 1.0);
     b->sb.wave_speed = sqrt(defo_material_stiffness_scale(b->mat) / rho);
     set_breaks(w, b);
     b->sb.n = b->n;
@@ -416,7 +466,6 @@ defo_status defo_world_add_body_state(defo_world *w, const defo_body_def *def, c
         memcpy(b->x, b->mesh->x, 3 * (size_t)b->n * sizeof(double));
         for (defo_index i = 0; i < b->n; i++) b->parent[i] = i;
         if (def->plasticity) {
-            b->plast_def = *def->plasticity;
             const defo_element_ops *ops = defo_element_ops_for_mesh(b->mesh);
             s = defo_plasticity_create(def->plasticity, b->mesh->num_elems,
                                        ops->stiffness.num_points, &b->plast);
@@ -680,6 +729,170 @@ defo_status defo_body_set_material(defo_world *w, defo_body_id id, const defo_ma
     return DEFO_OK;
 }
 
+defo_status defo_world_plastic_sets(world_body *b) {
+    if (!b->plast) return DEFO_OK;
+    defo_plasticity_def defs[DEFO_MAX_MATERIAL_REGIONS + 1];
+    int n = 1;
+    defs[0] = *defo_plasticity_get_def(b->plast, 0);
+    for (int k = 0; k < b->num_regions; k++)
+        if (b->regions[k].plast_set > 0) {
+            const defo_plasticity_def *d =
+                defo_plasticity_get_def(b->plast, b->regions[k].plast_set);
+            defs[n] = d ? *d : defs[0];
+            b->regions[k].plast_set = n++;
+        }
+    int32_t *set_of = NULL;
+    if (n > 1) {
+        set_of = defo_malloc((size_t)b->mesh->num_elems * sizeof *set_of + 1);
+        if (!set_of) return defo_error_oom("plasticity sets", (size_t)b->mesh->num_elems * 4);
+        for (defo_index e = 0; e < b->mesh->num_elems; e++) {
+            const int k = b->part_of ? b->part_of[e] : 0;
+            set_of[e] = k ? b->regions[k - 1].plast_set : 0;
+        }
+    }
+    defo_status s = defo_plasticity_set_regions(b->plast, n, defs, set_of);
+    defo_free(set_of);
+    return s;
+}
+
+void defo_world_region_sets(world_body *b) {
+    for (int k = 0; k < b->num_regions; k++) {
+        b->regions[k].plast_set = 0;
+        for (defo_index e = 0; b->plast && b->part_of && e < b->mesh->num_elems; e++)
+            if (b->part_of[e] == k + 1) {
+                b->regions[k].plast_set = defo_plasticity_set_of(b->plast, e);
+                break;
+            }
+    }
+}
+
+defo_status defo_body_add_material_region(defo_world *w, defo_body_id id, const defo_region *region,
+                                          const defo_material_def *material,
+                                          const defo_plasticity_def *plasticity, int *index) {
+    world_body *b = get_body(w, id);
+    if (index) *index = -1;
+    if (!b || !region || !material)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "defo_body_add_material_region: invalid body id");
+    if (b->num_regions >= DEFO_MAX_MATERIAL_REGIONS)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "body '%s': at most %d material regions",
+                          b->name, DEFO_MAX_MATERIAL_REGIONS);
+    defo_status s = defo_material_def_validate(material);
+    if (s) return defo_error_prefix("body '%s': material region", b->name);
+    if (plasticity && defo_plasticity_def_validate(plasticity))
+        return defo_error_prefix("body '%s': material region plasticity", b->name);
+    const defo_index ne = b->mesh->num_elems;
+    unsigned char *mark = defo_malloc((size_t)ne + 1);
+    int32_t *old = defo_malloc((size_t)ne * sizeof *old + 1);
+    if (!mark || !old) {
+        defo_free(mark);
+        defo_free(old);
+        return defo_error_oom("material region", (size_t)ne * 5);
+    }
+    s = defo_region_elements(b->mesh, region, mark);
+    defo_index count = 0;
+    for (defo_index e = 0; !s && e < ne; e++) count += mark[e];
+    if (!s && count == 0)
+        s = defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                       "selects no element of body '%s' (an element belongs to a region when its "
+                       "four corners do)",
+                       b->name);
+    int32_t *po = b->part_of;
+    if (!s) {
+        world_region *nr = defo_realloc(b->regions, (size_t)(b->num_regions + 1) * sizeof *nr);
+        if (nr) b->regions = nr;
+        if (!po) po = defo_calloc((size_t)ne + 1, sizeof *po);
+        if (!nr || !po) s = defo_error_oom("material region", (size_t)ne * 4);
+    }
+    if (s) {
+        if (po != b->part_of) defo_free(po);
+        defo_free(mark);
+        defo_free(old);
+        return s;
+    }
+    const int had_part_of = b->part_of != NULL, had_plast = b->plast != NULL;
+    b->part_of = po;
+    memcpy(old, po, (size_t)ne * sizeof *old);
+    const int k = b->num_regions++;
+    world_region *r = &b->regions[k];
+    memset(r, 0, sizeof *r);
+    r->mat_def = *material;
+    for (defo_index e = 0; e < ne; e++)
+        if (mark[e]) po[e] = k + 1;
+    defo_free(mark);
+    if (plasticity && !b->plast) {
+        defo_plasticity_def base = defo_default_plasticity_def(); /* elsewhere: never yields */
+        s = defo_plasticity_create(&base, ne, defo_force_model_points(b->force), &b->plast);
+    }
+    if (!s && plasticity) {
+        r->plast_set = 1 + defo_plasticity_num_sets(b->plast); /* a new set (renumbered) */
+        s = defo_world_plastic_sets(b);
+        if (!s) s = defo_plasticity_set_def(b->plast, r->plast_set, plasticity);
+    } else if (!s) {
+        s = defo_world_plastic_sets(b);
+    }
+    if (!s) s = defo_world_body_rebuild(w, b, -1);
+    if (s) { /* back to the regions before */
+        memcpy(po, old, (size_t)ne * sizeof *old);
+        b->num_regions--;
+        if (!had_part_of) {
+            defo_free(b->part_of);
+            b->part_of = NULL;
+        }
+        if (!had_plast) {
+            defo_plasticity_destroy(b->plast);
+            b->plast = NULL;
+        }
+        defo_free(old);
+        (void)defo_world_plastic_sets(b);
+        (void)defo_world_body_rebuild(w, b, -1);
+        return s;
+    }
+    defo_free(old);
+    b->sb.changed |= DEFO_CHANGED_MODEL;
+    if (index) *index = k;
+    return loads(b);
+}
+
+int defo_body_num_material_regions(const defo_world *w, defo_body_id id) {
+    world_body *b = get_body(w, id);
+    return b ? b->num_regions : 0;
+}
+
+const defo_material_def *defo_body_region_material(const defo_world *w, defo_body_id id,
+                                                   int region) {
+    world_body *b = get_body(w, id);
+    if (!b) return NULL;
+    if (region == -1) return &b->mat_def;
+    return region >= 0 && region < b->num_regions ? &b->regions[region].mat_def : NULL;
+}
+
+defo_status defo_body_set_region_material(defo_world *w, defo_body_id id, int region,
+                                          const defo_material_def *mat) {
+    world_body *b = get_body(w, id);
+    if (!b || !mat)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "defo_body_set_region_material: invalid body id");
+    if (region == -1) return defo_body_set_material(w, id, mat);
+    if (region < 0 || region >= b->num_regions)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "body '%s' has no material region %d", b->name,
+                          region);
+    defo_status s = defo_material_def_validate(mat);
+    if (s) return defo_error_prefix("body '%s': material region %d", b->name, region);
+    world_region *r = &b->regions[region];
+    if (defo_world_material_equal(mat, &r->mat_def)) return DEFO_OK;
+    const defo_material_def old = r->mat_def;
+    r->mat_def = *mat;
+    s = defo_world_body_rebuild(w, b, -1);
+    if (s) {
+        r->mat_def = old;
+        (void)defo_world_body_rebuild(w, b, -1);
+        return s;
+    }
+    b->sb.changed |= DEFO_CHANGED_MODEL;
+    return loads(b);
+}
+
 defo_status defo_body_set_state(defo_world *w, defo_body_id id, const double *x, const double *v) {
     world_body *b = get_body(w, id);
     if (!b) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_set_state: invalid body id");
@@ -820,6 +1033,148 @@ defo_status defo_body_plastic_strain(const defo_world *w, defo_body_id id, doubl
     return defo_plasticity_norms(b->plast, out);
 }
 
+defo_status defo_body_set_plasticity(defo_world *w, defo_body_id id, int region,
+                                     const defo_plasticity_def *plasticity) {
+    world_body *b = get_body(w, id);
+    if (!b || !plasticity)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_set_plasticity: invalid body id");
+    if (region < -1 || region >= b->num_regions)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "defo_body_set_plasticity: body '%s' has no material region %d", b->name,
+                          region);
+    if (defo_plasticity_def_validate(plasticity))
+        return defo_error_prefix("body '%s': plasticity", b->name);
+    defo_status s = DEFO_OK;
+    if (!b->plast) {
+        /* the body's own elements never yield when only a region is given one */
+        defo_plasticity_def base = defo_default_plasticity_def();
+        s = defo_plasticity_create(region == -1 ? plasticity : &base, b->mesh->num_elems,
+                                   defo_force_model_points(b->force), &b->plast);
+        if (!s) s = defo_world_plastic_sets(b);
+        if (!s) s = defo_plasticity_bind(b->plast, b->force);
+        if (s) {
+            defo_plasticity_destroy(b->plast);
+            b->plast = NULL;
+            defo_force_model_set_plastic(b->force, NULL);
+            return defo_error_prefix("body '%s'", b->name);
+        }
+        b->sb.changed |= DEFO_CHANGED_MODEL;
+        if (region == -1) return DEFO_OK;
+    }
+    int set = 0;
+    if (region >= 0) {
+        world_region *r = &b->regions[region];
+        if (r->plast_set == 0) { /* the region's own set from now on */
+            r->plast_set = 1 + defo_plasticity_num_sets(b->plast);
+            s = defo_world_plastic_sets(b);
+            if (s) return defo_error_prefix("body '%s'", b->name);
+        }
+        set = r->plast_set;
+    }
+    if (defo_plasticity_set_def(b->plast, set, plasticity))
+        return defo_error_prefix("body '%s'", b->name);
+    return DEFO_OK;
+}
+
+const defo_plasticity *defo_body_plasticity(const defo_world *w, defo_body_id id) {
+    world_body *b = get_body(w, id);
+    return b ? b->plast : NULL;
+}
+
+defo_status defo_body_set_plastic_goal(defo_world *w, defo_body_id id, const double *goal_x,
+                                       defo_index num_nodes) {
+    world_body *b = get_body(w, id);
+    if (!b)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_set_plastic_goal: invalid body id");
+    if (!b->plast)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "body '%s': a goal shape needs plasticity (multiplicative)", b->name);
+    if (goal_x && num_nodes != b->n)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "body '%s': the goal shape has %ld nodes, the body %ld", b->name,
+                          (long)num_nodes, (long)b->n);
+    for (size_t k = 0; goal_x && k < 3 * (size_t)num_nodes; k++)
+        if (!isfinite(goal_x[k]))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "body '%s': goal position of node %zu is not finite", b->name, k / 3);
+    defo_status s = defo_plasticity_set_goal(b->plast, b->force, goal_x, num_nodes);
+    if (s) return defo_error_prefix("body '%s'", b->name);
+    return DEFO_OK;
+}
+
+defo_status defo_body_anneal(defo_world *w, defo_body_id id) {
+    world_body *b = get_body(w, id);
+    if (!b) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_anneal: invalid body id");
+    const defo_index ne = b->mesh->num_elems;
+    const size_t np = (size_t)ne * (size_t)defo_force_model_points(b->force);
+    /* the new rest data must exist: the current shape as a mesh */
+    defo_mesh *m = NULL;
+    defo_element_rest *rest = NULL;
+    double *F = defo_malloc(9 * np * sizeof(double) + 1);
+    double *scale = defo_malloc((size_t)ne * sizeof(double) + 1);
+    defo_status s =
+        F && scale ? defo_mesh_clone(b->mesh, &m) : defo_error_oom("anneal", 9 * np * 8);
+    if (!s) {
+        memcpy(m->x, b->x, 3 * (size_t)b->n * sizeof(double));
+        s = defo_element_rest_create(m, &rest);
+        if (s) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "%s", defo_last_error());
+            s = defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                           "body '%s': cannot anneal: the current shape is no rest shape (%s)",
+                           b->name, msg);
+        }
+    }
+    if (!s) s = defo_force_model_deformation(b->force, b->x, 0, F);
+    if (!s && !b->X0) { /* the prescribed motions' frame: the first rest shape */
+        b->X0 = defo_malloc(3 * (size_t)b->cap * sizeof(double) + 1);
+        if (!b->X0)
+            s = defo_error_oom("anneal", 3 * (size_t)b->cap * sizeof(double));
+        else
+            memcpy(b->X0, b->mesh->x, 3 * (size_t)b->n * sizeof(double));
+    }
+    if (!s && b->plast) s = defo_plasticity_commit(b->plast, F);
+    if (!s) {
+        /* each element keeps its mass: ρ_e V_e stays */
+        const double *v0 = defo_element_rest_volume(b->rest), *v1 = defo_element_rest_volume(rest);
+        for (defo_index e = 0; e < ne; e++)
+            scale[e] = (b->density_scale ? b->density_scale[e] : 1.0) * v0[e] / v1[e];
+    }
+    /* fibres (ITF04 §6.1) are material lines: carried to the new rest shape,
+     * a ← F a / |F a| at each point (the first rest shape's kept) */
+    if (!s && b->fibres && !b->fibres0) {
+        b->fibres0 = defo_malloc(3 * np * sizeof(double) + 1);
+        if (!b->fibres0)
+            s = defo_error_oom("anneal", 3 * np * sizeof(double));
+        else
+            memcpy(b->fibres0, b->fibres, 3 * np * sizeof(double));
+    }
+    for (size_t pq = 0; !s && b->fibres && pq < np; pq++) {
+        double *a = b->fibres + 3 * pq, c[3];
+        const double *Fq = F + 9 * pq;
+        for (int r = 0; r < 3; r++)
+            c[r] = Fq[3 * r] * a[0] + Fq[3 * r + 1] * a[1] + Fq[3 * r + 2] * a[2];
+        const double l = sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+        if (l > 0)
+            for (int r = 0; r < 3; r++) a[r] = c[r] / l;
+    }
+    defo_element_rest_destroy(rest);
+    defo_mesh_destroy(m);
+    defo_free(F);
+    if (s) {
+        defo_free(scale);
+        return s;
+    }
+    defo_free(b->density_scale);
+    b->density_scale = scale;
+    memcpy(b->mesh->x, b->x, 3 * (size_t)b->n * sizeof(double));
+    s = defo_world_body_rebuild(w, b, -1);
+    b->mean_edge = defo_mesh_mean_edge(b->mesh);
+    b->sb.changed |= DEFO_CHANGED_MODEL;
+    if (!s) s = loads(b);
+    return s;
+}
+
 defo_status defo_world_add_collider(defo_world *w, defo_collider *c) {
     if (!w || !c)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_world_add_collider: NULL argument");
@@ -867,9 +1222,9 @@ int defo_world_steps_per_frame(const defo_world *w, int integ, double frame_dt) 
     return wi->ops->steps(&wi->def, w->set, count, frame_dt);
 }
 
-/* The prescribed positions at time t. */
+/* The prescribed positions at time t (motions move the first rest shape). */
 static void place_targets(world_body *b, double t) {
-    const double *X = b->mesh->x;
+    const double *X = b->X0 ? b->X0 : b->mesh->x;
     for (int s = 0; s < b->num_sets; s++) {
         const world_set *st = &b->sets[s];
         defo_motion_pose pose;
@@ -1010,8 +1365,8 @@ static defo_status step_integrator(defo_world *w, int integ, double t0, double T
                 s = defo_plasticity_update(b->plast, b->force, b->x, dt, &ps);
                 if (s) defo_error_prefix("body '%s': plasticity", b->name);
                 w->stats.yielding += (int)ps.yielding;
-                /* the plastic strains moved: forces are another function of x */
-                if (ps.yielding > 0) b->sb.changed |= DEFO_CHANGED_MODEL;
+                /* the plastic parts moved: forces are another function of x */
+                if (ps.yielding > 0 || ps.capped > 0) b->sb.changed |= DEFO_CHANGED_MODEL;
             }
             if (s) return s;
             place_targets(b, t1);

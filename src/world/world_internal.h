@@ -43,6 +43,14 @@ typedef struct world_activation {
     defo_interpolation interpolation;
 } world_activation;
 
+/* A material region (defo_body_add_material_region): its elements take its
+ * material and, when it has one, its plasticity parameter set. */
+typedef struct world_region {
+    defo_material_def mat_def;
+    defo_material *mat;
+    int plast_set; /* its set in the body's plasticity; 0: the body's own */
+} world_region;
+
 typedef struct world_body {
     uint32_t generation; /* 0: free slot */
     /* 1: removed (a hybrid body that broke into pieces): its id is stale,
@@ -83,7 +91,16 @@ typedef struct world_body {
     defo_index ne0;     /* elements before any split */
     double mean_edge;   /* rest, for tolerances and penalty stiffness */
     defo_plasticity *plast;
-    defo_plasticity_def plast_def;
+    /* annealing (defo_body_anneal; NULL until the first): each element's
+     * density over its material's (it keeps its mass as its rest volume
+     * changes), and the rest positions the prescribed motions are written
+     * for (the body's first rest shape) */
+    double *density_scale;
+    double *X0;
+    double *fibres0; /* the fibre directions of the first rest shape (bodies with fibres) */
+    world_region *regions;
+    int num_regions;
+    int32_t *part_of; /* per element: 0 the body's material, k + 1 region k's */
     defo_fracture *frac;
     int frac_paused;        /* defo_body_pause_fracture */
     double *fibres;         /* 3 per (element, point): ITF04 §6.1 directions, or NULL */
@@ -214,6 +231,11 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
 defo_status defo_world_body_loads(world_body *b);
 /* Field by field (a struct's padding may differ). */
 int defo_world_material_equal(const defo_material_def *a, const defo_material_def *b);
+/* The plasticity parameter sets of body b from its regions (after a region
+ * got its own plasticity). */
+defo_status defo_world_plastic_sets(world_body *b);
+/* Each region's set back from the body's plasticity (after a restore). */
+void defo_world_region_sets(world_body *b);
 
 /* world.c: a body with initial positions and velocities (NULL: rest, and
  * the def's velocity and spin) */
@@ -231,8 +253,13 @@ defo_status defo_world_hybrid_impacts(defo_world *w, int integ, double t);
 defo_status defo_world_fracture(defo_world *w, world_body *b, double t, double dt);
 defo_status defo_world_traction_record(world_body *b, world_traction *t);
 defo_status defo_world_traction_remap(world_body *b, world_traction *t);
-defo_status defo_world_plasticity_resize(world_body *b, defo_index old_ne,
-                                         const defo_index *parent);
+/* Per-element data (plastic state, material region, density scale, fibre
+ * directions) for the mesh's element count: after a pass (parent: the
+ * pass's defo_fracture_elem_parent; elements from old_ne on are new) each
+ * new element takes its parent's; after a restore (parent NULL) each
+ * element past the originals its original's, and the plastic state is made
+ * anew for the checkpoint's to overwrite. */
+defo_status defo_world_elements_follow(world_body *b, defo_index old_ne, const defo_index *parent);
 /* distribute.c: body b's part again after its force model was rebuilt
  * (the stepper's view then points at the part); the step's per-element
  * inputs (activation levels) copied to the part; the part freed */

@@ -1,0 +1,159 @@
+/*
+ * bench/bench_plasticity.c — cost of plasticity (defo/plasticity.h): one
+ * update per quadrature point, and one Newmark world step (damping 0.01 s,
+ * gravity, no contact) of a plastic body against the same elastic body, for
+ * each model, with 1 and 2 threads:
+ *   tet4 invertible neo-Hookean, a box of about 100 K tets (100 K points);
+ *   tet10 invertible, a box of about 20 K elements (80 K points).
+ * Positions randomly perturbed by up to ±1 mm (a few % strain on the 100 K
+ * mesh's cells).  Keys per row:
+ *   update_elastic_ns_per_point — an update where no point can flow (the
+ *     bound of plasticity.c clears them: the usual step of a body at rest
+ *     or moving elastically);
+ *   update_flow_ns_per_point — an update where every point runs its return
+ *     map and flows (yield 0);
+ *   elastic_step_ms — one world step (a 1/30 s frame's share) of the body
+ *     without plasticity; step_ms — with plasticity whose thresholds lie
+ *     above this state's strains (every update, no flow: the cost of
+ *     carrying plasticity), overhead_pct its excess; flow_step_ms and
+ *     flow_overhead_pct — every point flowing every step (yield 0: the
+ *     worst case).
+ * Medians of repeated runs (after 0.4 s of untimed passes with 2 threads:
+ * the thread governor's first trial); JSON on stdout; asserts nothing.
+ * Goal: a step ≤ 15 % over the elastic one (overhead_pct).
+ *
+ * Usage: bench_plasticity [quick]   (quick: the tet4 row with one thread)
+ */
+#include "defo/element.h"
+#include "defo/force_model.h"
+#include "defo/plasticity.h"
+#include "defo/world.h"
+
+#include "base/parallel.h"
+#include "bench.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int first_row = 1;
+
+/* flow 0: thresholds above the strains of this state (every point clears
+ * the elastic bound); 1: every point flows (yield 0) */
+static defo_plasticity_def model_def(int k, int flow_all) {
+    defo_plasticity_def d = defo_default_plasticity_def();
+    if (k == 0) d.yield = flow_all ? 0 : 0.3, d.creep = 100, d.max = 1;
+    if (k == 1) d = defo_default_von_mises_def(flow_all ? 1 : 1e5, 1e4);
+    if (k == 2) d = defo_default_multiplicative_def(flow_all ? 0 : 0.3);
+    return d;
+}
+
+static double world_step_ms(const defo_mesh *mesh, const defo_material_def *md,
+                            const defo_plasticity_def *pd, const double *x0) {
+    enum { STEPS = 5 };
+    defo_world *w = NULL;
+    defo_world_create(NULL, &w);
+    defo_integrator_def id = defo_default_integrator_def(DEFO_INTEGRATOR_NEWMARK);
+    defo_world_add_integrator(w, &id, NULL);
+    defo_body_def bd = defo_default_body_def();
+    bd.mesh = mesh;
+    bd.material = *md;
+    bd.plasticity = pd;
+    defo_body_id body;
+    if (defo_world_add_body(w, &bd, &body) || defo_body_set_state(w, body, x0, NULL)) {
+        fprintf(stderr, "bench_plasticity: %s\n", defo_last_error());
+        defo_world_destroy(w);
+        return NAN;
+    }
+    const double dt = (1.0 / 30) / defo_world_steps_per_frame(w, 0, 1.0 / 30);
+    double ts[STEPS];
+    defo_world_step(w, dt); /* the first step flows most */
+    for (int r = 0; r < STEPS; r++) {
+        double t0 = bench_now();
+        defo_world_step(w, dt);
+        ts[r] = bench_now() - t0;
+    }
+    defo_world_destroy(w);
+    return 1e3 * bench_median(ts, STEPS);
+}
+
+static void run(const char *name, int order, double target, int max_threads) {
+    defo_box_def bx = defo_default_box_def();
+    const int c = (int)lround(cbrt(target / 6.0));
+    bx.cells[0] = bx.cells[1] = bx.cells[2] = c;
+    bx.order = order;
+    defo_mesh *mesh = NULL;
+    defo_element_rest *rest = NULL;
+    defo_material *mat = NULL;
+    defo_force_model *force = NULL;
+    defo_material_def md = defo_default_material();
+    md.damping_time = 0.01;
+    if (defo_generate_box(&bx, &mesh) || defo_element_rest_create(mesh, &rest) ||
+        defo_material_create(&md, &mat) || defo_force_model_create(mesh, rest, mat, NULL, &force)) {
+        fprintf(stderr, "bench_plasticity: %s\n", defo_last_error());
+        return;
+    }
+    const size_t m = 3 * (size_t)mesh->num_nodes;
+    double *x = malloc(m * sizeof *x);
+    unsigned long long s = 88172645463325252ULL;
+    for (size_t j = 0; j < m; j++) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        const double r = (double)(s >> 11) / 9007199254740992.0 - 0.5;
+        x[j] = mesh->x[j] + 0.002 * r;
+    }
+    const int points = defo_force_model_points(force);
+    const double np = (double)mesh->num_elems * points;
+    for (int threads = 1; threads <= max_threads; threads++) {
+        defo_set_threads(threads);
+        const double elastic_ms = world_step_ms(mesh, &md, NULL, x);
+        for (int k = 0; k < DEFO_PLASTICITY_MODELS; k++) {
+            enum { REPS = 7 };
+            double te[REPS], tf[REPS];
+            defo_parallel_governor_reset();
+            for (int flow = 0; flow < 2; flow++) {
+                defo_plasticity_def pd = model_def(k, flow);
+                defo_plasticity *p = NULL;
+                defo_plasticity_create(&pd, mesh->num_elems, points, &p);
+                defo_plasticity_bind(p, force);
+                for (double t0 = bench_now(); threads > 1 && bench_now() - t0 < 0.4;)
+                    defo_plasticity_update(p, force, x, 0.001, NULL);
+                for (int r = 0; r < REPS; r++) {
+                    double t0 = bench_now();
+                    defo_plasticity_update(p, force, x, 0.001, NULL);
+                    (flow ? tf : te)[r] = bench_now() - t0;
+                }
+                defo_force_model_set_plastic(force, NULL);
+                defo_plasticity_destroy(p);
+            }
+            defo_plasticity_def pq = model_def(k, 0), pf = model_def(k, 1);
+            const double step_ms = world_step_ms(mesh, &md, &pq, x);
+            const double flow_ms = world_step_ms(mesh, &md, &pf, x);
+            printf("%s{\"mesh\": \"%s\", \"order\": %d, \"tets\": %ld, \"points\": %.0f, "
+                   "\"model\": \"%s\", \"threads\": %d, \"update_elastic_ns_per_point\": %.1f, "
+                   "\"update_flow_ns_per_point\": %.1f, \"elastic_step_ms\": %.3f, "
+                   "\"step_ms\": %.3f, \"overhead_pct\": %.1f, \"flow_step_ms\": %.3f, "
+                   "\"flow_overhead_pct\": %.1f}",
+                   first_row ? "" : ",\n  ", name, order, (long)mesh->num_elems, np,
+                   defo_plasticity_model_name((defo_plasticity_model)k), threads,
+                   1e9 * bench_median(te, REPS) / np, 1e9 * bench_median(tf, REPS) / np, elastic_ms,
+                   step_ms, 100 * (step_ms / elastic_ms - 1), flow_ms,
+                   100 * (flow_ms / elastic_ms - 1));
+            first_row = 0;
+            fflush(stdout);
+        }
+    }
+    defo_set_threads(0);
+    free(x);
+    defo_force_model_destroy(force);
+    defo_material_destroy(mat);
+    defo_element_rest_destroy(rest);
+    defo_mesh_destroy(mesh);
+}
+
+int main(int argc, char **argv) {
+    const int quick = argc > 1 && !strcmp(argv[1], "quick"); /* the tet4 row, one thread */
+    printf("{\"benchmark\": \"plasticity\", \"results\": [\n  ");
+    run("box", 1, 1e5, quick ? 1 : 2);
+    if (!quick) run("box", 2, 2e4, 2);
+    printf("\n]}\n");
+    return 0;
+}

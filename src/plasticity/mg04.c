@@ -1,0 +1,83 @@
+/*
+ * plasticity/mg04.c — MG04 §3 strain plasticity (yield, creep, max; eqs.
+ * 13–15) as a defo plasticity model (defo/plasticity.h has the rule).
+ *
+ * MG04's total strain is the corotated linear strain and its decomposition
+ * additive, ε = ε_e + ε_p.  Here the strains are logarithmic: ε_e is the
+ * Hencky strain of the trial elastic part F_e = F F_p⁻¹ = U Σ Vᵀ (the strain
+ * the force model's stress comes from) and the creep step r·d (d = dev ε_e,
+ * or ε_e for the literal rule) flows as F_p ← exp(r d) F_p, which takes
+ * exactly r·d out of the elastic strain (d shares F_e's axes) and agrees
+ * with the paper's additive rule to first order; F_p = exp(L_p) stays
+ * invertible whatever the flow.  By default the creep moves only the
+ * deviatoric part, so tr L_p stays 0 and det F_p = 1 (volume kept);
+ * "volumetric" is the paper's literal rule.
+ *
+ * Invariants (every update): ‖L_p‖ ≤ c_max (to rounding), L_p within the
+ * limit surface, tr L_p = 0 for the deviatoric rule (re-centred each flow,
+ * so rounding never accumulates into a volume change).
+ */
+#include "plasticity/plasticity_internal.h"
+
+static double mg04_radius(const defo_plasticity_def *d, const double *state, double mu) {
+    (void)state, (void)mu;
+    /* ‖dev ε_e‖ ≤ ‖ε_e‖: either yield test fails below c_yield */
+    return d->yield;
+}
+
+static unsigned mg04_flow(const defo_plasticity_def *d, const plast_point *in, double *state) {
+    double *L = state;
+    unsigned fl = 0;
+    plast_eig e;
+    int have = 0;
+    defo_mat3 V;
+    defo_vec3 sg;
+    if (!defo_plast_elastic_log(&in->Fe, NULL, &sg, &V, NULL)) {
+        fl |= PLAST_SKIPPED;
+    } else {
+        /* ε_e = V diag(l) Vᵀ; d its deviator (or itself): the same axes */
+        double l[3] = {log(sg.x), log(sg.y), log(sg.z)};
+        const double m = d->volumetric ? 0.0 : (l[0] + l[1] + l[2]) / 3;
+        for (int i = 0; i < 3; i++) l[i] -= m;
+        if (sqrt(l[0] * l[0] + l[1] * l[1] + l[2] * l[2]) > d->yield) {
+            /* eq. 14: creep toward the total strain, F_p ← exp(r d) F_p */
+            const double rate = fmin(1.0, in->dt * d->creep);
+            const double step[3] = {rate * l[0], rate * l[1], rate * l[2]};
+            if (defo_plast_push(in->fpi, &V, step, &e, NULL)) {
+                if (!d->volumetric) { /* the same volume exactly */
+                    const double sh = (plast_sym_trace(L) - e.h[0] - e.h[1] - e.h[2]) / 3;
+                    for (int i = 0; i < 3; i++) e.h[i] += sh;
+                }
+                have = 1;
+                fl |= PLAST_FLOWED;
+            } else {
+                fl |= PLAST_SKIPPED;
+            }
+        }
+    }
+    if (!have) {
+        if (!defo_plast_may_project(L, d->max, d->limit)) return fl;
+        defo_plast_eig_of(L, &e);
+    }
+    const double n = sqrt(e.h[0] * e.h[0] + e.h[1] * e.h[1] + e.h[2] * e.h[2]);
+    if (n > d->max) { /* eq. 15 */
+        for (int i = 0; i < 3; i++) e.h[i] *= d->max / n;
+        fl |= PLAST_CAPPED;
+    }
+    if (defo_plast_limit(&e, d->limit, !d->volumetric)) fl |= PLAST_CAPPED;
+    if (!(fl & (PLAST_FLOWED | PLAST_CAPPED))) return fl;
+    defo_plast_eig_store(&e, L, in->fpi);
+    return fl | PLAST_CHANGED;
+}
+
+static defo_status mg04_check(const defo_plasticity_def *d) {
+    if (!(d->yield >= 0))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "yield: %g is not >= 0", d->yield);
+    if (!(d->creep >= 0) || !isfinite(d->creep))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "creep: %g is not a finite value >= 0",
+                          d->creep);
+    if (!(d->max >= 0)) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "max: %g is not >= 0", d->max);
+    return DEFO_OK;
+}
+
+const plast_ops defo_plast_mg04 = {"mg04", mg04_radius, mg04_flow, mg04_check};

@@ -1,0 +1,88 @@
+/*
+ * plasticity/multiplicative.c — ITF04 §6.3 multiplicative plasticity for
+ * invertible bodies, with §7 plasticity control toward a goal shape
+ * (defo/plasticity.h has the rule).
+ *
+ * With the stored plastic stretch S = exp(L_p) (symmetric: the rotation of
+ * F_p is arbitrary for an isotropic material, ITF04 §6.3) and the trial
+ * F_e = F S⁻¹ = U F̂_e Vᵀ, log F̂_e is projected onto the yield surface:
+ * ‖dev log F̂_e‖ ≤ γ keeping its mean (default: det F̂_e, hence det F_p, is
+ * kept) or ‖log F̂_e‖ ≤ γ (volumetric, and always with a goal: ITF04 §7
+ * notes a goal rarely keeps volume).  F̂_e,proj = exp(projection) has
+ * positive entries, so the trial plastic part
+ *   F_p,trial = F̂_e,proj⁻¹ Uᵀ F = D Vᵀ S,  D = F̂_e F̂_e,proj⁻¹ (positive)
+ * never inverts; its stretch is sqrt(S V D² Vᵀ S), whose logarithm comes
+ * from one symmetric eigendecomposition.  Control (§7): on the logarithms
+ * (world rotation removed), the point of the segment from L_p to L_trial
+ * closest to L_goal.  Then the limit surface on F_p (§6.3's separate limit
+ * criterion keeping F_p well conditioned).
+ *
+ * Invariants: L_p finite and within the limit surface; with the default
+ * (deviatoric) yield tr L_p is exactly the old one after a flow (re-centred:
+ * rounding never changes the volume).
+ */
+#include "plasticity/plasticity_internal.h"
+
+static double mult_radius(const defo_plasticity_def *d, const double *state, double mu) {
+    (void)state, (void)mu;
+    return d->gamma; /* ‖dev log F̂_e‖ ≤ ‖log F̂_e‖ = ‖ε_e‖ */
+}
+
+static unsigned mult_flow(const defo_plasticity_def *d, const plast_point *in, double *state) {
+    double *L = state;
+    unsigned fl = 0;
+    defo_mat3 U, V;
+    defo_vec3 sg;
+    plast_eig e;
+    int have = 0;
+    const int full = d->volumetric || in->goal;
+    if (!defo_plast_elastic_log(&in->Fe, NULL, &sg, &V, &U)) {
+        fl |= PLAST_SKIPPED;
+    } else {
+        const double l[3] = {log(sg.x), log(sg.y), log(sg.z)};
+        double lp[3], m = full ? 0.0 : (l[0] + l[1] + l[2]) / 3, n = 0;
+        for (int i = 0; i < 3; i++) n += (l[i] - m) * (l[i] - m);
+        n = sqrt(n);
+        if (n > d->gamma) { /* project onto the yield surface */
+            for (int i = 0; i < 3; i++) lp[i] = m + (l[i] - m) * (d->gamma / n);
+            /* the stretch of F_p,trial = D Vᵀ S: sqrt(S V D² Vᵀ S) */
+            const double step[3] = {l[0] - lp[0], l[1] - lp[1], l[2] - lp[2]};
+            if (defo_plast_push(in->fpi, &V, step, &e, NULL)) {
+                if (!full) { /* the same volume exactly */
+                    const double sh = (plast_sym_trace(L) - e.h[0] - e.h[1] - e.h[2]) / 3;
+                    for (int i = 0; i < 3; i++) e.h[i] += sh;
+                }
+                if (in->goal) { /* ITF04 §7: closest point of [L, Lt] to the goal */
+                    double Lt[6], dL[6], dG[6], Ln[6];
+                    defo_plast_eig_store(&e, Lt, NULL);
+                    for (int k = 0; k < 6; k++) dL[k] = Lt[k] - L[k], dG[k] = in->goal[k] - L[k];
+                    const double dd = plast_sym_dot(dL, dL);
+                    double t = dd > 0 ? plast_sym_dot(dG, dL) / dd : 0.0;
+                    t = t < 0 ? 0 : t > 1 ? 1 : t;
+                    for (int k = 0; k < 6; k++) Ln[k] = L[k] + t * dL[k];
+                    defo_plast_eig_of(Ln, &e);
+                }
+                have = 1;
+                fl |= PLAST_FLOWED;
+            } else {
+                fl |= PLAST_SKIPPED;
+            }
+        }
+    }
+    if (!have) {
+        if (!defo_plast_may_project(L, INFINITY, d->limit)) return fl;
+        defo_plast_eig_of(L, &e);
+    }
+    if (defo_plast_limit(&e, d->limit, !full)) fl |= PLAST_CAPPED;
+    if (!(fl & (PLAST_FLOWED | PLAST_CAPPED))) return fl;
+    defo_plast_eig_store(&e, L, in->fpi);
+    return fl | PLAST_CHANGED;
+}
+
+static defo_status mult_check(const defo_plasticity_def *d) {
+    if (!(d->gamma >= 0))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "gamma: %g is not >= 0", d->gamma);
+    return DEFO_OK;
+}
+
+const plast_ops defo_plast_multiplicative = {"multiplicative", mult_radius, mult_flow, mult_check};

@@ -1,0 +1,781 @@
+/*
+ * plasticity/plasticity.c — the plasticity object (defo/plasticity.h): the
+ * per-point state of any model, the parameter sets, the update driver, the
+ * plastic parts handed to the force model, plasticity control's goal,
+ * annealing's commit, and the state's bytes for checkpoints.
+ *
+ * An update: F_e = F F_p⁻¹ at every point (defo_force_model_deformation),
+ * then per point, in parallel: a cheap bound clears most elastic points —
+ * with C = F_eᵀF_e and d = ‖C − I‖ < 1, every |log σ_i| ≤ ½|c_i − 1|/(1 − d),
+ * so ‖ε_e‖ ≤ ½ d/(1 − d) (ε_e = log of F_e's stretch), and a point whose
+ * bound is within its model's elastic radius cannot flow; the others run
+ * their model's return map (ops table, plasticity_internal.h), which writes
+ * a changed point's F_p⁻¹ = exp(−L_p) from the eigendecomposition it made
+ * L_p with; the force model is told which points changed.  After a
+ * parameter change every point runs its return map once (max and limit
+ * apply everywhere).
+ *
+ * Invariants: F_p⁻¹ = exp(−L_p) at every point (saved with the state: a
+ * restore gives back the same bits); det F_p = exp(tr L_p) within
+ * [1/limit, limit]; per-point work, fixed-order reductions: bitwise
+ * identical for any thread count.
+ */
+#include "plasticity/plasticity_internal.h"
+
+#include "base/parallel.h"
+
+struct defo_plasticity {
+    defo_index num_elems;
+    int points;
+    int num_sets;
+    defo_plasticity_def *defs;
+    int32_t *set_of;      /* per element, NULL: every element in set 0 */
+    double *state;        /* PLAST_STATE per point */
+    double *fpi;          /* 9 per point: F_p⁻¹ = exp(−L_p) */
+    double *F;            /* 9 per point: scratch, F_e */
+    unsigned char *flags; /* per point: PLAST_* of the last update */
+    unsigned char *changed;
+    double *goal_F; /* 9 per point: the goal's deformation gradient, NULL: no goal */
+    double *goal_L; /* 6 per point: log of its stretch */
+    int dirty;      /* parameters changed: every point runs its return map once */
+};
+
+/* ------------------------------------------------------------ defs */
+defo_plasticity_def defo_default_plasticity_def(void) {
+    defo_plasticity_def d;
+    memset(&d, 0, sizeof d);
+    d.model = DEFO_PLASTICITY_MG04;
+    d.yield = INFINITY;
+    d.creep = 0;
+    d.max = 0;
+    d.yield_stress = INFINITY;
+    d.gamma = INFINITY;
+    d.limit = 4;
+    return d;
+}
+
+defo_plasticity_def defo_plasticity_wax_def(void) {
+    defo_plasticity_def d = defo_default_plasticity_def();
+    d.yield = 0.01;
+    d.creep = 100;
+    d.max = 10;
+    return d;
+}
+
+defo_plasticity_def defo_default_von_mises_def(double yield_stress, double hardening) {
+    defo_plasticity_def d = defo_default_plasticity_def();
+    d.model = DEFO_PLASTICITY_VON_MISES;
+    d.yield_stress = yield_stress;
+    d.hardening = hardening;
+    d.max = INFINITY;
+    return d;
+}
+
+defo_plasticity_def defo_default_multiplicative_def(double gamma) {
+    defo_plasticity_def d = defo_default_plasticity_def();
+    d.model = DEFO_PLASTICITY_MULTIPLICATIVE;
+    d.gamma = gamma;
+    return d;
+}
+
+const plast_ops *defo_plast_ops_of(defo_plasticity_model m) {
+    switch (m) {
+    case DEFO_PLASTICITY_MG04:
+        return &defo_plast_mg04;
+    case DEFO_PLASTICITY_VON_MISES:
+        return &defo_plast_von_mises;
+    case DEFO_PLASTICITY_MULTIPLICATIVE:
+        return &defo_plast_multiplicative;
+    }
+    return NULL;
+}
+
+const char *defo_plasticity_model_name(defo_plasticity_model m) {
+    const plast_ops *o = defo_plast_ops_of(m);
+    return o ? o->name : "unknown";
+}
+
+defo_status defo_plasticity_model_from_name(const char *name, defo_plasticity_model *out) {
+    for (int m = 0; name && out && m < DEFO_PLASTICITY_MODELS; m++)
+        if (!strcmp(name, defo_plast_ops_of((defo_plasticity_model)m)->name)) {
+            *out = (defo_plasticity_model)m;
+            return DEFO_OK;
+        }
+    return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                      "plasticity model '%s' is unknown (mg04, von_mises, multiplicative)",
+                      name ? name : "(null)");
+}
+
+defo_status defo_plasticity_def_validate(const defo_plasticity_def *d) {
+    if (!d) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "plasticity: def is NULL");
+    const plast_ops *o = defo_plast_ops_of(d->model);
+    if (!o) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "model: %d is unknown", (int)d->model);
+    if (!(d->limit >= 1) || !isfinite(d->limit))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "limit: %g must be a finite value >= 1 (the largest stretch of the "
+                          "plastic part)",
+                          d->limit);
+    if (d->volumetric != 0 && d->volumetric != 1)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "volumetric: %d is not 0 or 1", d->volumetric);
+    return o->check ? o->check(d) : DEFO_OK;
+}
+
+int defo_plasticity_def_equal(const defo_plasticity_def *a, const defo_plasticity_def *b) {
+    return a->model == b->model && a->yield == b->yield && a->creep == b->creep &&
+           a->max == b->max && a->volumetric == b->volumetric &&
+           a->yield_stress == b->yield_stress && a->hardening == b->hardening &&
+           a->isotropic_hardening == b->isotropic_hardening && a->gamma == b->gamma &&
+           a->limit == b->limit;
+}
+
+/* -------------------------------------------------- shared arithmetic */
+defo_mat3 defo_plast_sym_exp(const double *a) {
+    const defo_mat3 A = plast_sym_to_m3(a);
+    defo_mat3 Q;
+    defo_vec3 l;
+    defo_sym3_eigen(&A, &l, &Q);
+    const double e[3] = {exp(l.x), exp(l.y), exp(l.z)};
+    double s[6];
+    plast_sym_from_eigen(&Q, e, s);
+    return plast_sym_to_m3(s);
+}
+
+void defo_plast_eig_of(const double *L, plast_eig *e) {
+    const defo_mat3 A = plast_sym_to_m3(L);
+    defo_vec3 l;
+    defo_sym3_eigen(&A, &l, &e->V);
+    e->h[0] = l.x, e->h[1] = l.y, e->h[2] = l.z;
+}
+
+void defo_plast_eig_store(const plast_eig *e, double *L, double *fpi) {
+    plast_sym_from_eigen(&e->V, e->h, L);
+    if (!fpi) return;
+    const double m[3] = {exp(-e->h[0]), exp(-e->h[1]), exp(-e->h[2])};
+    double a[6];
+    plast_sym_from_eigen(&e->V, m, a);
+    const defo_mat3 A = plast_sym_to_m3(a);
+    memcpy(fpi, A.m, 9 * sizeof(double));
+}
+
+int defo_plast_may_project(const double *L, double max, double limit) {
+    const double n = plast_sym_norm(L);
+    return n > max || sqrt(3.0) * n > log(limit);
+}
+
+int defo_plast_limit(plast_eig *e, double limit, int isochoric) {
+    const double lam = log(limit);
+    double *l = e->h;
+    if (isochoric) {
+        /* the mean m (clamped to |3m| ≤ Λ), the deviator scaled by the
+         * largest s ≤ 1 keeping every m + s d_i within ±Λ */
+        const double m0 = (l[0] + l[1] + l[2]) / 3;
+        const double m = fmax(-lam / 3, fmin(lam / 3, m0));
+        double s = 1;
+        for (int i = 0; i < 3; i++) {
+            const double di = l[i] - m0;
+            if (di > 0) s = fmin(s, (lam - m) / di);
+            if (di < 0) s = fmin(s, (lam + m) / -di);
+        }
+        if (s >= 1 && m == m0) return 0;
+        for (int i = 0; i < 3; i++) l[i] = m + s * (l[i] - m0);
+        return 1;
+    }
+    int moved = 0;
+    for (int i = 0; i < 3; i++)
+        if (fabs(l[i]) > lam) l[i] = copysign(lam, l[i]), moved = 1;
+    const double t = l[0] + l[1] + l[2];
+    if (fabs(t) > lam) { /* a common shift: stays within ±Λ (see the header) */
+        const double sh = (copysign(lam, t) - t) / 3;
+        for (int i = 0; i < 3; i++) l[i] += sh;
+        moved = 1;
+    }
+    return moved;
+}
+
+int defo_plast_push(const double *fpi, const defo_mat3 *W, const double d[3], plast_eig *out,
+                    defo_mat3 *Q) {
+    defo_mat3 A, S;
+    memcpy(A.m, fpi, sizeof A.m);
+    if (!defo_m3_inverse(A, &S)) return 0;
+    /* G = S W exp(d): C = G Gᵀ = S exp(2Δ) S */
+    const defo_mat3 SW = defo_m3_mul(S, *W);
+    defo_mat3 G;
+    const double ed[3] = {exp(d[0]), exp(d[1]), exp(d[2])};
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++) G.m[r][k] = SW.m[r][k] * ed[k];
+    const defo_mat3 C = defo_m3_mult(G, G);
+    defo_vec3 c;
+    defo_sym3_eigen(&C, &c, &out->V);
+    if (!(c.z > 0) || !(c.x < INFINITY)) return 0;
+    out->h[0] = 0.5 * log(c.x), out->h[1] = 0.5 * log(c.y), out->h[2] = 0.5 * log(c.z);
+    if (Q) { /* Q = exp(Δ) S exp(−L_new) = W exp(d) Wᵀ S V exp(−h) Vᵀ */
+        double a[6], b[6];
+        const double ih[3] = {exp(-out->h[0]), exp(-out->h[1]), exp(-out->h[2])};
+        plast_sym_from_eigen(W, ed, a);
+        plast_sym_from_eigen(&out->V, ih, b);
+        *Q = defo_m3_mul(defo_m3_mul(plast_sym_to_m3(a), S), plast_sym_to_m3(b));
+    }
+    return isfinite(out->h[0]) && isfinite(out->h[1]) && isfinite(out->h[2]);
+}
+
+int defo_plast_elastic_log(const defo_mat3 *Fe, double *eps, defo_vec3 *sig, defo_mat3 *V,
+                           defo_mat3 *U) {
+    if (!defo_m3_isfinite(*Fe)) return 0;
+    defo_mat3 u, v;
+    defo_vec3 s;
+    defo_svd3(Fe, &u, &s, &v);
+    if (!(s.z > 0) || !(s.x < INFINITY)) return 0;
+    if (eps) {
+        const double l[3] = {log(s.x), log(s.y), log(s.z)};
+        plast_sym_from_eigen(&v, l, eps);
+    }
+    if (sig) *sig = s;
+    if (V) *V = v;
+    if (U) *U = u;
+    return 1;
+}
+
+/* ------------------------------------------------------------ object */
+void defo_plasticity_destroy(defo_plasticity *p) {
+    if (!p) return;
+    defo_free(p->defs);
+    defo_free(p->set_of);
+    defo_free(p->state);
+    defo_free(p->fpi);
+    defo_free(p->F);
+    defo_free(p->flags);
+    defo_free(p->changed);
+    defo_free(p->goal_F);
+    defo_free(p->goal_L);
+    defo_free(p);
+}
+
+static size_t num_points(const defo_plasticity *p) {
+    return (size_t)p->num_elems * (size_t)p->points;
+}
+
+static void reset_points(defo_plasticity *p) {
+    const size_t np = num_points(p);
+    memset(p->state, 0, PLAST_STATE * np * sizeof(double));
+    for (size_t pq = 0; pq < np; pq++)
+        for (int k = 0; k < 9; k++) p->fpi[9 * pq + (size_t)k] = (k % 4 == 0) ? 1.0 : 0.0;
+}
+
+defo_status defo_plasticity_create(const defo_plasticity_def *def, defo_index num_elems, int points,
+                                   defo_plasticity **out) {
+    if (!out) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "plasticity: out is NULL");
+    *out = NULL;
+    defo_plasticity_def d = def ? *def : defo_default_plasticity_def();
+    defo_status s = defo_plasticity_def_validate(&d);
+    if (s) return defo_error_prefix("plasticity");
+    if (num_elems < 0 || points < 1)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "plasticity: %ld elements of %d points",
+                          (long)num_elems, points);
+    defo_plasticity *p = defo_calloc(1, sizeof *p);
+    if (!p) return defo_error_oom("plasticity", sizeof *p);
+    p->num_elems = num_elems;
+    p->points = points;
+    p->num_sets = 1;
+    const size_t np = num_points(p);
+    p->defs = defo_malloc(sizeof *p->defs);
+    p->state = defo_malloc(PLAST_STATE * np * sizeof(double) + 1);
+    p->fpi = defo_malloc(9 * np * sizeof(double) + 1);
+    p->F = defo_malloc(9 * np * sizeof(double) + 1);
+    p->flags = defo_calloc(np + 1, 1);
+    p->changed = defo_calloc(np + 1, 1);
+    if (!p->defs || !p->state || !p->fpi || !p->F || !p->flags || !p->changed) {
+        defo_plasticity_destroy(p);
+        return defo_error_oom("plastic state", (PLAST_STATE + 20) * np * sizeof(double));
+    }
+    p->defs[0] = d;
+    reset_points(p);
+    *out = p;
+    return DEFO_OK;
+}
+
+/* The stored state's extras (beyond L_p) of set k's points: zero. */
+static void reset_extras(defo_plasticity *p, int k) {
+    for (defo_index e = 0; e < p->num_elems; e++) {
+        if ((p->set_of ? p->set_of[e] : 0) != k) continue;
+        for (int q = 0; q < p->points; q++) {
+            double *st = p->state + PLAST_STATE * ((size_t)e * (size_t)p->points + (size_t)q);
+            memset(st + 6, 0, (PLAST_STATE - 6) * sizeof(double));
+        }
+    }
+}
+
+defo_status defo_plasticity_set_regions(defo_plasticity *p, int num_sets,
+                                        const defo_plasticity_def *defs, const int32_t *set_of) {
+    if (!p || !defs || num_sets < 1)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "plasticity: bad parameter sets");
+    for (int k = 0; k < num_sets; k++)
+        if (defo_plasticity_def_validate(&defs[k]))
+            return defo_error_prefix("plasticity set %d", k);
+    for (defo_index e = 0; set_of && e < p->num_elems; e++)
+        if (set_of[e] < 0 || set_of[e] >= num_sets)
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT, "plasticity: element %ld in set %d of %d",
+                              (long)e, (int)set_of[e], num_sets);
+    defo_plasticity_def *nd = defo_malloc((size_t)num_sets * sizeof *nd);
+    int32_t *ns = set_of ? defo_malloc((size_t)p->num_elems * sizeof *ns + 1) : NULL;
+    if (!nd || (set_of && !ns)) {
+        defo_free(nd);
+        defo_free(ns);
+        return defo_error_oom("plasticity sets", (size_t)num_sets * sizeof *nd);
+    }
+    memcpy(nd, defs, (size_t)num_sets * sizeof *nd);
+    if (ns) memcpy(ns, set_of, (size_t)p->num_elems * sizeof *ns);
+    /* a point whose model changes keeps L_p and starts its extras anew */
+    for (defo_index e = 0; e < p->num_elems; e++) {
+        const int a = p->set_of ? p->set_of[e] : 0, b = ns ? ns[e] : 0;
+        if (p->defs[a].model == nd[b].model) continue;
+        for (int q = 0; q < p->points; q++)
+            memset(p->state + PLAST_STATE * ((size_t)e * (size_t)p->points + (size_t)q) + 6, 0,
+                   (PLAST_STATE - 6) * sizeof(double));
+    }
+    defo_free(p->defs);
+    defo_free(p->set_of);
+    p->defs = nd;
+    p->set_of = ns;
+    p->num_sets = num_sets;
+    p->dirty = 1;
+    return DEFO_OK;
+}
+
+/* Grow a buffer of `old` records to `count` of `rec` bytes; new records
+ * are element e's copies of element parent[e − old_ne]'s (records per
+ * element: `per`). */
+static void *grow_copy(void *buf, size_t rec, size_t per, defo_index old_ne, defo_index ne,
+                       const defo_index *parent) {
+    unsigned char *nb = defo_malloc((size_t)ne * per * rec + 1);
+    if (!nb) return NULL;
+    memcpy(nb, buf, (size_t)old_ne * per * rec);
+    for (defo_index e = old_ne; e < ne; e++)
+        memcpy(nb + (size_t)e * per * rec, nb + (size_t)parent[e - old_ne] * per * rec, per * rec);
+    return nb;
+}
+
+defo_status defo_plasticity_grow(defo_plasticity *p, defo_index num_elems,
+                                 const defo_index *parent) {
+    if (!p || num_elems < p->num_elems || (num_elems > p->num_elems && !parent))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "plasticity grow: bad arguments");
+    const defo_index old = p->num_elems;
+    for (defo_index e = old; e < num_elems; e++)
+        if (parent[e - old] < 0 || parent[e - old] >= e)
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "plasticity grow: element %ld has parent %ld (an older element)",
+                              (long)e, (long)parent[e - old]);
+    if (num_elems == old) return DEFO_OK;
+    const size_t NQ = (size_t)p->points;
+    double *st = grow_copy(p->state, PLAST_STATE * sizeof(double), NQ, old, num_elems, parent);
+    double *fpi = grow_copy(p->fpi, 9 * sizeof(double), NQ, old, num_elems, parent);
+    double *F = defo_malloc(9 * (size_t)num_elems * NQ * sizeof(double) + 1);
+    unsigned char *fl = defo_calloc((size_t)num_elems * NQ + 1, 1);
+    unsigned char *ch = defo_calloc((size_t)num_elems * NQ + 1, 1);
+    int32_t *so =
+        p->set_of ? grow_copy(p->set_of, sizeof(int32_t), 1, old, num_elems, parent) : NULL;
+    double *gF =
+        p->goal_F ? grow_copy(p->goal_F, 9 * sizeof(double), NQ, old, num_elems, parent) : NULL;
+    double *gL =
+        p->goal_L ? grow_copy(p->goal_L, 6 * sizeof(double), NQ, old, num_elems, parent) : NULL;
+    if (!st || !fpi || !F || !fl || !ch || (p->set_of && !so) || (p->goal_F && !gF) ||
+        (p->goal_L && !gL)) {
+        defo_free(st), defo_free(fpi), defo_free(F), defo_free(fl), defo_free(ch);
+        defo_free(so), defo_free(gF), defo_free(gL);
+        return defo_error_oom("plastic state", (size_t)num_elems * NQ * 40 * sizeof(double));
+    }
+    defo_free(p->state), defo_free(p->fpi), defo_free(p->F), defo_free(p->flags);
+    defo_free(p->changed), defo_free(p->set_of), defo_free(p->goal_F), defo_free(p->goal_L);
+    p->state = st, p->fpi = fpi, p->F = F, p->flags = fl, p->changed = ch;
+    p->set_of = so, p->goal_F = gF, p->goal_L = gL;
+    p->num_elems = num_elems;
+    return DEFO_OK;
+}
+
+int defo_plasticity_num_sets(const defo_plasticity *p) {
+    return p ? p->num_sets : 0;
+}
+
+int defo_plasticity_set_of(const defo_plasticity *p, defo_index e) {
+    return p && p->set_of && e >= 0 && e < p->num_elems ? p->set_of[e] : 0;
+}
+
+const defo_plasticity_def *defo_plasticity_get_def(const defo_plasticity *p, int set) {
+    return p && set >= 0 && set < p->num_sets ? &p->defs[set] : NULL;
+}
+
+defo_status defo_plasticity_set_def(defo_plasticity *p, int set, const defo_plasticity_def *def) {
+    if (!p || !def || set < 0 || set >= p->num_sets)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "plasticity: no parameter set %d", set);
+    if (defo_plasticity_def_validate(def)) return defo_error_prefix("plasticity");
+    if (defo_plasticity_def_equal(def, &p->defs[set])) return DEFO_OK;
+    if (def->model != p->defs[set].model) reset_extras(p, set);
+    p->defs[set] = *def;
+    p->dirty = 1;
+    return DEFO_OK;
+}
+
+defo_status defo_plasticity_bind(defo_plasticity *p, defo_force_model *fm) {
+    if (!p || !fm) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "plasticity: missing argument");
+    if (defo_force_model_points(fm) != p->points)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "plasticity: %d points per element, the force model has %d", p->points,
+                          defo_force_model_points(fm));
+    return defo_force_model_set_plastic(fm, p->fpi);
+}
+
+const double *defo_plasticity_inverse(const defo_plasticity *p) {
+    return p ? p->fpi : NULL;
+}
+
+void defo_plasticity_log(const defo_plasticity *p, defo_index e, int q, double out[6]) {
+    memcpy(out, p->state + PLAST_STATE * ((size_t)e * (size_t)p->points + (size_t)q),
+           6 * sizeof(double));
+}
+
+/* ------------------------------------------------------------ update */
+/* The bound of the header: ‖ε_e‖ ≤ ½ d/(1 − d), d = ‖F_eᵀF_e − I‖ (INFINITY
+ * when d ≥ 1). */
+static double elastic_bound(const double *F) {
+    double d2 = 0;
+    for (int i = 0; i < 3; i++)
+        for (int j = i; j < 3; j++) {
+            const double c = F[i] * F[j] + F[3 + i] * F[3 + j] + F[6 + i] * F[6 + j] - (i == j);
+            d2 += (i == j ? 1.0 : 2.0) * c * c;
+        }
+    const double d = sqrt(d2);
+    return d < 1 ? 0.5 * d / (1 - d) * (1 + 1e-12) : INFINITY;
+}
+
+defo_status defo_plasticity_update(defo_plasticity *p, defo_force_model *fm, const double *x,
+                                   double dt, defo_plasticity_stats *stats) {
+    if (stats) {
+        memset(stats, 0, sizeof *stats);
+        stats->min_det = stats->max_det = 1;
+    }
+    if (!p || !fm || !x)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "plasticity: missing argument");
+    if (!(dt > 0) || !isfinite(dt))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "plasticity: time step %g must be > 0", dt);
+    if (defo_force_model_points(fm) != p->points)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "plasticity: not this force model's");
+    for (int k = 0; k < p->num_sets; k++)
+        if (p->defs[k].model == DEFO_PLASTICITY_MG04 && p->defs[k].creep * dt > 1)
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "plasticity: c_creep %g exceeds 1/dt = %g (MG04 §3: c_creep in "
+                              "[0, 1/dt]; lower creep or the time step)",
+                              p->defs[k].creep, 1 / dt);
+    defo_status s = defo_force_model_deformation(fm, x, 1, p->F);
+    if (s) return defo_error_prefix("plasticity");
+    const int NQ = p->points, all = p->dirty;
+    const defo_index ne = p->num_elems;
+    DEFO_PARALLEL_REGION_IF(DEFO_PARALLEL_WORTH(ne * NQ, 60)) {
+        DEFO_FOR
+        for (defo_index e = 0; e < ne; e++) {
+            const int set = p->set_of ? p->set_of[e] : 0;
+            const defo_plasticity_def *d = &p->defs[set];
+            const plast_ops *o = defo_plast_ops_of(d->model);
+            const double mu = defo_force_model_shear_modulus(fm, e);
+            for (int q = 0; q < NQ; q++) {
+                const size_t pq = (size_t)e * (size_t)NQ + (size_t)q;
+                double *st = p->state + PLAST_STATE * pq;
+                const double *F = p->F + 9 * pq;
+                p->changed[pq] = 0;
+                if (!all && elastic_bound(F) <= o->radius(d, st, mu)) {
+                    p->flags[pq] = 0;
+                    continue;
+                }
+                plast_point in;
+                memcpy(in.Fe.m, F, sizeof in.Fe.m);
+                in.dt = dt;
+                in.mu = mu;
+                in.goal = p->goal_L && d->model == DEFO_PLASTICITY_MULTIPLICATIVE
+                              ? p->goal_L + 6 * pq
+                              : NULL;
+                in.fpi = p->fpi + 9 * pq;
+                const unsigned fl = o->flow(d, &in, st);
+                p->flags[pq] = (unsigned char)(fl | 16); /* 16: checked */
+                p->changed[pq] = (fl & PLAST_CHANGED) != 0;
+            }
+        }
+    }
+    p->dirty = 0;
+    defo_force_model_plastic_changed(fm, p->changed);
+    if (stats) {
+        const size_t np = num_points(p);
+        double n2 = 0, tlo = 0, thi = 0;
+        for (size_t pq = 0; pq < np; pq++) {
+            const unsigned f = p->flags[pq];
+            stats->yielding += (f & PLAST_FLOWED) != 0;
+            stats->capped += (f & PLAST_CAPPED) != 0;
+            stats->skipped += (f & PLAST_SKIPPED) != 0;
+            stats->checked += (f & 16) != 0;
+            const double *L = p->state + PLAST_STATE * pq, t = plast_sym_trace(L);
+            n2 = fmax(n2, plast_sym_dot(L, L));
+            tlo = t < tlo ? t : tlo;
+            thi = t > thi ? t : thi;
+        }
+        stats->max_plastic_strain = sqrt(n2);
+        stats->min_det = exp(tlo); /* det F_p = exp(tr L_p) */
+        stats->max_det = exp(thi);
+    }
+    return DEFO_OK;
+}
+
+defo_status defo_plasticity_norms(const defo_plasticity *p, double *out) {
+    if (!p || !out) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "plasticity: missing argument");
+    for (defo_index e = 0; e < p->num_elems; e++) {
+        double m = 0;
+        for (int q = 0; q < p->points; q++)
+            m = fmax(m, plast_sym_norm(p->state +
+                                       PLAST_STATE * ((size_t)e * (size_t)p->points + (size_t)q)));
+        out[e] = m;
+    }
+    return DEFO_OK;
+}
+
+/* ------------------------------------------------------------ goal */
+/* log of the stretch of G (det G > 0): ½ log of GᵀG's eigenvalues */
+static int stretch_log(const double *G, double *L) {
+    defo_mat3 g, Q;
+    memcpy(g.m, G, sizeof g.m);
+    if (!defo_m3_isfinite(g) || !(defo_m3_det(g) > 0)) return 0;
+    const defo_mat3 C = defo_m3_tmul(g, g);
+    defo_vec3 c;
+    defo_sym3_eigen(&C, &c, &Q);
+    if (!(c.z > 0)) return 0;
+    const double h[3] = {0.5 * log(c.x), 0.5 * log(c.y), 0.5 * log(c.z)};
+    plast_sym_from_eigen(&Q, h, L);
+    return 1;
+}
+
+defo_status defo_plasticity_set_goal(defo_plasticity *p, const defo_force_model *fm,
+                                     const double *goal_x, defo_index num_nodes) {
+    if (!p) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "plasticity: missing argument");
+    if (!goal_x) {
+        defo_free(p->goal_F);
+        defo_free(p->goal_L);
+        p->goal_F = p->goal_L = NULL;
+        return DEFO_OK;
+    }
+    if (!fm || defo_force_model_points(fm) != p->points)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "plasticity goal: not this force model's");
+    (void)num_nodes; /* the caller checks the count against the mesh */
+    const size_t np = num_points(p);
+    double *F = defo_malloc(9 * np * sizeof(double) + 1),
+           *L = defo_malloc(6 * np * sizeof(double) + 1);
+    defo_status s = F && L ? defo_force_model_deformation(fm, goal_x, 0, F)
+                           : defo_error_oom("plasticity goal", 15 * np * sizeof(double));
+    for (size_t pq = 0; !s && pq < np; pq++)
+        if (!stretch_log(F + 9 * pq, L + 6 * pq))
+            s = defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                           "plasticity goal: the goal shape is flat or inverted at element %zu",
+                           pq / (size_t)p->points);
+    if (s) {
+        defo_free(F);
+        defo_free(L);
+        return s;
+    }
+    defo_free(p->goal_F);
+    defo_free(p->goal_L);
+    p->goal_F = F;
+    p->goal_L = L;
+    return DEFO_OK;
+}
+
+int defo_plasticity_has_goal(const defo_plasticity *p) {
+    return p && p->goal_F;
+}
+
+defo_status defo_plasticity_commit(defo_plasticity *p, const double *F_commit) {
+    if (!p || !F_commit)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "plasticity commit: missing argument");
+    const size_t np = num_points(p);
+    if (p->goal_F) {
+        for (size_t pq = 0; pq < np; pq++) {
+            defo_mat3 G, C, Ci = defo_m3_identity();
+            memcpy(G.m, p->goal_F + 9 * pq, sizeof G.m);
+            memcpy(C.m, F_commit + 9 * pq, sizeof C.m);
+            if (!defo_m3_inverse(C, &Ci) || !(defo_m3_det(C) > 0))
+                return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                                  "anneal: element %zu is flat or inverted",
+                                  pq / (size_t)p->points);
+            const defo_mat3 N = defo_m3_mul(G, Ci);
+            double Ln[6];
+            if (!stretch_log(&N.m[0][0], Ln))
+                return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                                  "anneal: the goal is inverted relative to the committed shape at "
+                                  "element %zu",
+                                  pq / (size_t)p->points);
+        }
+        for (size_t pq = 0; pq < np; pq++) {
+            defo_mat3 G, C, Ci = defo_m3_identity();
+            memcpy(G.m, p->goal_F + 9 * pq, sizeof G.m);
+            memcpy(C.m, F_commit + 9 * pq, sizeof C.m);
+            (void)defo_m3_inverse(C, &Ci); /* checked above */
+            const defo_mat3 N = defo_m3_mul(G, Ci);
+            memcpy(p->goal_F + 9 * pq, N.m, sizeof N.m);
+            stretch_log(&N.m[0][0], p->goal_L + 6 * pq);
+        }
+    }
+    reset_points(p);
+    p->dirty = 0;
+    return DEFO_OK;
+}
+
+/* ------------------------------------------------------------ bytes */
+/* Layout: "PLST" u32 version | i32 elements | i32 points | i32 sets |
+ * i32 state width | i32 goal | i32 dirty | per set: i32 model, i32
+ * volumetric, f64 yield, creep, max, yield_stress, hardening,
+ * isotropic_hardening, gamma, limit | i32 set_of[elements] when sets > 1 |
+ * zero to 8 | f64 state[width · points] | f64 F_p⁻¹[9 · points] (as the
+ * return maps computed it: recomputing it from L_p would round otherwise) |
+ * goal: f64 F[9 · points] | f64 L[6 · points]. */
+#define PLAST_MAGIC   "PLST"
+#define PLAST_VERSION 1u
+#define SET_BYTES     72
+
+static size_t header_bytes(const defo_plasticity *p) {
+    size_t b = 32 + (size_t)p->num_sets * SET_BYTES;
+    if (p->num_sets > 1) b += 4 * (size_t)p->num_elems;
+    return (b + 7) / 8 * 8;
+}
+
+size_t defo_plasticity_state_bytes(const defo_plasticity *p) {
+    if (!p) return 0;
+    const size_t np = num_points(p);
+    return header_bytes(p) + (PLAST_STATE + 9) * np * 8 + (p->goal_F ? 15 * np * 8 : 0);
+}
+
+static void pack_def(const defo_plasticity_def *d, unsigned char *o) {
+    const int32_t i[2] = {(int32_t)d->model, (int32_t)d->volumetric};
+    const double v[8] = {d->yield,        d->creep,     d->max,
+                         d->yield_stress, d->hardening, d->isotropic_hardening,
+                         d->gamma,        d->limit};
+    memcpy(o, i, 8);
+    memcpy(o + 8, v, 64);
+}
+
+static void unpack_def(const unsigned char *in, defo_plasticity_def *d) {
+    int32_t i[2];
+    double v[8];
+    memcpy(i, in, 8);
+    memcpy(v, in + 8, 64);
+    *d = defo_default_plasticity_def();
+    d->model = (defo_plasticity_model)i[0];
+    d->volumetric = i[1];
+    d->yield = v[0], d->creep = v[1], d->max = v[2], d->yield_stress = v[3];
+    d->hardening = v[4], d->isotropic_hardening = v[5], d->gamma = v[6], d->limit = v[7];
+}
+
+void defo_plasticity_write_state(const defo_plasticity *p, void *out) {
+    unsigned char *o = out;
+    const size_t np = num_points(p), hb = header_bytes(p);
+    memset(o, 0, hb);
+    const uint32_t version = PLAST_VERSION;
+    const int32_t h[6] = {(int32_t)p->num_elems, p->points,         p->num_sets,
+                          PLAST_STATE,           p->goal_F != NULL, p->dirty};
+    memcpy(o, PLAST_MAGIC, 4);
+    memcpy(o + 4, &version, 4);
+    memcpy(o + 8, h, sizeof h);
+    size_t at = 32;
+    for (int k = 0; k < p->num_sets; k++, at += SET_BYTES) pack_def(&p->defs[k], o + at);
+    if (p->num_sets > 1) memcpy(o + at, p->set_of, 4 * (size_t)p->num_elems);
+    at = hb;
+    memcpy(o + at, p->state, PLAST_STATE * np * 8);
+    at += PLAST_STATE * np * 8;
+    memcpy(o + at, p->fpi, 9 * np * 8);
+    at += 9 * np * 8;
+    if (p->goal_F) {
+        memcpy(o + at, p->goal_F, 9 * np * 8);
+        memcpy(o + at + 9 * np * 8, p->goal_L, 6 * np * 8);
+    }
+}
+
+defo_status defo_plasticity_read_state(defo_plasticity *p, const void *in, size_t size) {
+    const unsigned char *b = in;
+    if (!p || !b || size < 32 || memcmp(b, PLAST_MAGIC, 4) != 0)
+        return defo_error(DEFO_ERR_PARSE, "plastic state: not a plastic state");
+    uint32_t version;
+    int32_t h[6];
+    memcpy(&version, b + 4, 4);
+    memcpy(h, b + 8, sizeof h);
+    if (version != PLAST_VERSION)
+        return defo_error(DEFO_ERR_PARSE, "plastic state: version %u (this defo reads %u)", version,
+                          PLAST_VERSION);
+    if (h[0] != p->num_elems || h[1] != p->points || h[3] != PLAST_STATE || h[2] < 1 ||
+        h[2] > 1000000 || (h[4] != 0 && h[4] != 1) || (h[5] != 0 && h[5] != 1))
+        return defo_error(DEFO_ERR_PARSE,
+                          "plastic state: %d elements of %d points (width %d), here %ld of %d",
+                          (int)h[0], (int)h[1], (int)h[3], (long)p->num_elems, p->points);
+    const int sets = h[2], goal = h[4];
+    const size_t np = num_points(p);
+    size_t hb = 32 + (size_t)sets * SET_BYTES + (sets > 1 ? 4 * (size_t)p->num_elems : 0);
+    hb = (hb + 7) / 8 * 8;
+    const size_t want = hb + (PLAST_STATE + 9) * np * 8 + (goal ? 15 * np * 8 : 0);
+    if (size != want)
+        return defo_error(DEFO_ERR_PARSE, "plastic state: %zu bytes, expected %zu", size, want);
+    defo_plasticity_def *defs = defo_malloc((size_t)sets * sizeof *defs);
+    int32_t *set_of = sets > 1 ? defo_malloc(4 * (size_t)p->num_elems + 1) : NULL;
+    double *gF = goal ? defo_malloc(9 * np * 8 + 1) : NULL,
+           *gL = goal ? defo_malloc(6 * np * 8 + 1) : NULL;
+    defo_status s = DEFO_OK;
+    if (!defs || (sets > 1 && !set_of) || (goal && (!gF || !gL)))
+        s = defo_error_oom("plastic state", want);
+    for (int k = 0; !s && k < sets; k++) {
+        unpack_def(b + 32 + (size_t)k * SET_BYTES, &defs[k]);
+        if (defo_plasticity_def_validate(&defs[k]))
+            s = defo_error(DEFO_ERR_PARSE, "plastic state: set %d: %s", k, defo_last_error());
+    }
+    if (!s && set_of) {
+        memcpy(set_of, b + 32 + (size_t)sets * SET_BYTES, 4 * (size_t)p->num_elems);
+        for (defo_index e = 0; !s && e < p->num_elems; e++)
+            if (set_of[e] < 0 || set_of[e] >= sets)
+                s = defo_error(DEFO_ERR_PARSE, "plastic state: element %ld in set %d of %d",
+                               (long)e, (int)set_of[e], sets);
+    }
+    const unsigned char *st = b + hb;
+    for (size_t k = 0; !s && k < (PLAST_STATE + 9) * np + (goal ? 15 * np : 0); k++) {
+        double v;
+        memcpy(&v, st + 8 * k, 8);
+        if (!isfinite(v)) s = defo_error(DEFO_ERR_PARSE, "plastic state: a non-finite value");
+    }
+    /* every L_p within its set's limit surface (‖L_p‖ ≤ √3 log limit) */
+    for (size_t pq = 0; !s && pq < np; pq++) {
+        double L[6];
+        memcpy(L, st + 8 * PLAST_STATE * pq, sizeof L);
+        const defo_index e = (defo_index)(pq / (size_t)p->points);
+        const double lim = defs[set_of ? set_of[e] : 0].limit;
+        if (plast_sym_norm(L) > sqrt(3.0) * log(lim) * (1 + 1e-9) + 1e-12)
+            s = defo_error(DEFO_ERR_PARSE, "plastic state: element %ld beyond its limit", (long)e);
+        /* F_p⁻¹ = exp(−L_p): its determinant exp(−tr L_p) */
+        defo_mat3 A;
+        memcpy(A.m, st + 8 * (PLAST_STATE * np + 9 * pq), sizeof A.m);
+        if (!s && !(fabs(log(fabs(defo_m3_det(A))) + plast_sym_trace(L)) < 1e-9))
+            s = defo_error(DEFO_ERR_PARSE, "plastic state: element %ld: F_p⁻¹ is not exp(−L_p)",
+                           (long)e);
+    }
+    if (s) {
+        defo_free(defs);
+        defo_free(set_of);
+        defo_free(gF);
+        defo_free(gL);
+        return s;
+    }
+    defo_free(p->defs);
+    defo_free(p->set_of);
+    defo_free(p->goal_F);
+    defo_free(p->goal_L);
+    p->defs = defs;
+    p->set_of = set_of;
+    p->num_sets = sets;
+    p->dirty = h[5];
+    memcpy(p->state, st, PLAST_STATE * np * 8);
+    memcpy(p->fpi, st + PLAST_STATE * np * 8, 9 * np * 8);
+    p->goal_F = gF;
+    p->goal_L = gL;
+    if (goal) {
+        memcpy(gF, st + (PLAST_STATE + 9) * np * 8, 9 * np * 8);
+        memcpy(gL, st + (PLAST_STATE + 9) * np * 8 + 9 * np * 8, 6 * np * 8);
+    }
+    return DEFO_OK;
+}

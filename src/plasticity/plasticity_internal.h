@@ -1,0 +1,133 @@
+/*
+ * plasticity/plasticity_internal.h — the models' ops table and the pieces
+ * they share: symmetric tensors as 6 numbers, functions of them through the
+ * eigendecomposition (exp, log), the trial elastic strain from F_e, and the
+ * limit surface.  Shared by the plasticity module's files only.
+ *
+ * Adding a model: one file with its ops row (the radius of the elastic
+ * region a cheap bound can clear, the return map, its parameter checks) and
+ * one line in defo_plast_ops_of (plasticity.c).  A model's state per point begins with L_p
+ * (6 numbers, plast_sym below); the rest is its own (von_mises: κ, ᾱ).
+ */
+#ifndef DEFO_PLASTICITY_INTERNAL_H
+#define DEFO_PLASTICITY_INTERNAL_H
+
+#include "defo/math.h"
+#include "defo/plasticity.h"
+
+#include "base/base.h"
+
+#include <math.h>
+#include <string.h>
+
+/* the largest state of any model (von_mises: L_p 6, κ 6, ᾱ 1) */
+#define PLAST_STATE 13
+
+/* return map outcome flags */
+enum {
+    PLAST_FLOWED = 1,  /* L_p changed by flow */
+    PLAST_CAPPED = 2,  /* held at max or at the limit surface */
+    PLAST_SKIPPED = 4, /* F_e flat or inverted: no flow */
+    PLAST_CHANGED = 8  /* L_p changed (flow or projection) */
+};
+
+/* What a point's return map reads; fpi is the point's F_p⁻¹ (9), which a
+ * return map that changes L_p writes anew (plast_eig_store). */
+typedef struct plast_point {
+    defo_mat3 Fe;       /* trial elastic part F F_p⁻¹ */
+    double dt;          /* [s] */
+    double mu;          /* shear modulus of the element's material [Pa] */
+    const double *goal; /* log F_p,goal (6) for plasticity control, or NULL */
+    double *fpi;        /* in/out */
+} plast_point;
+
+/* A symmetric tensor by its eigendecomposition V diag(h) Vᵀ: L_p in this
+ * form gives F_p⁻¹ = V diag(e^−h) Vᵀ without another decomposition, and
+ * shifts (tr), scalings (max) and clamps (limit) act on h alone. */
+typedef struct plast_eig {
+    defo_mat3 V;
+    double h[3];
+} plast_eig;
+
+typedef struct plast_ops {
+    const char *name;
+    /* Largest ‖ε_e‖ (Frobenius norm of the elastic log strain) that surely
+     * does not flow at this state (0: always run the return map). */
+    double (*radius)(const defo_plasticity_def *d, const double *state, double mu);
+    /* The return map: state updated in place, PLAST_* flags returned. */
+    unsigned (*flow)(const defo_plasticity_def *d, const plast_point *in, double *state);
+    /* Parameters beyond the shared checks (NULL: none); message names the key. */
+    defo_status (*check)(const defo_plasticity_def *d);
+} plast_ops;
+
+extern const plast_ops defo_plast_mg04, defo_plast_von_mises, defo_plast_multiplicative;
+const plast_ops *defo_plast_ops_of(defo_plasticity_model m);
+
+/* ----------------------------------------------------- symmetric tensors */
+/* A symmetric 3×3 as xx, yy, zz, xy, yz, zx (tensor shear, not engineering). */
+static inline defo_mat3 plast_sym_to_m3(const double *s) {
+    defo_mat3 a = {{{s[0], s[3], s[5]}, {s[3], s[1], s[4]}, {s[5], s[4], s[2]}}};
+    return a;
+}
+static inline void plast_m3_to_sym(const defo_mat3 *a, double *s) {
+    s[0] = a->m[0][0], s[1] = a->m[1][1], s[2] = a->m[2][2];
+    s[3] = 0.5 * (a->m[0][1] + a->m[1][0]);
+    s[4] = 0.5 * (a->m[1][2] + a->m[2][1]);
+    s[5] = 0.5 * (a->m[0][2] + a->m[2][0]);
+}
+/* Frobenius inner product and norm */
+static inline double plast_sym_dot(const double *a, const double *b) {
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + 2 * (a[3] * b[3] + a[4] * b[4] + a[5] * b[5]);
+}
+static inline double plast_sym_norm(const double *a) {
+    return sqrt(plast_sym_dot(a, a));
+}
+static inline double plast_sym_trace(const double *a) {
+    return a[0] + a[1] + a[2];
+}
+/* a −= (tr a)/3 I */
+static inline void plast_sym_dev(double *a) {
+    const double m = plast_sym_trace(a) / 3;
+    a[0] -= m, a[1] -= m, a[2] -= m;
+}
+/* Q diag(v) Qᵀ as 6 numbers */
+static inline void plast_sym_from_eigen(const defo_mat3 *Q, const double v[3], double *s) {
+    const int r[6] = {0, 1, 2, 0, 1, 0}, c[6] = {0, 1, 2, 1, 2, 2};
+    for (int k = 0; k < 6; k++)
+        s[k] = Q->m[r[k]][0] * v[0] * Q->m[c[k]][0] + Q->m[r[k]][1] * v[1] * Q->m[c[k]][1] +
+               Q->m[r[k]][2] * v[2] * Q->m[c[k]][2];
+}
+
+/* exp(a) as a full 3×3 (symmetric), a symmetric */
+defo_mat3 defo_plast_sym_exp(const double *a);
+/* L in eigen form (a cyclic Jacobi decomposition) */
+void defo_plast_eig_of(const double *L, plast_eig *e);
+/* L = V diag(h) Vᵀ and F_p⁻¹ = V diag(e^−h) Vᵀ (fpi may be NULL) */
+void defo_plast_eig_store(const plast_eig *e, double *L, double *fpi);
+/* The limit surface (top of defo/plasticity.h): each eigenvalue h_i within
+ * ±log(limit) and |Σ h| ≤ log(limit).  isochoric: the mean is kept (or
+ * clamped) and the deviator scaled along itself; otherwise eigenvalues are
+ * clamped, then shifted together (the shift keeps them in range).  Returns
+ * 1 when h moved. */
+int defo_plast_limit(plast_eig *e, double limit, int isochoric);
+/* 1 when L (6) may lie outside the limit surface or beyond max (cheap
+ * bounds: |h_i| ≤ ‖L‖, |Σ h| ≤ √3 ‖L‖). */
+int defo_plast_may_project(const double *L, double max, double limit);
+
+/* The flow F_p ← exp(Δ) F_p with Δ = W diag(d) Wᵀ (the flow direction in
+ * the intermediate frame, where F_e acts), F_p kept as its stretch:
+ * L_new = ½ log(S exp(2Δ) S), S = F_p (the inverse of fpi).  When Δ shares
+ * F_e's right singular vectors the new F_e has singular values Σ exp(−d)
+ * exactly.  Q (may be NULL) gets the rotation dropped, exp(Δ) S =
+ * Q exp(L_new): a tensor of the intermediate frame T becomes Qᵀ T Q.
+ * Returns 0 (out unspecified) when the result is not finite. */
+int defo_plast_push(const double *fpi, const defo_mat3 *W, const double d[3], plast_eig *out,
+                    defo_mat3 *Q);
+
+/* F_e = U Σ Vᵀ and its logarithmic strain ε_e = V log Σ Vᵀ (6 numbers);
+ * returns 0 (outputs unspecified) when F_e is flat or inverted (σ₃ ≤ 0) or
+ * not finite.  sig, V may be NULL. */
+int defo_plast_elastic_log(const defo_mat3 *Fe, double *eps, defo_vec3 *sig, defo_mat3 *V,
+                           defo_mat3 *U);
+
+#endif
