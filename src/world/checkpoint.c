@@ -322,8 +322,8 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
         memcpy(&n, h, 4), memcpy(&ne, h + 4, 4), memcpy(&npe, h + 8, 4), memcpy(&flags, h + 12, 4);
         memcpy(&gen, h + 16, 4), memcpy(&removed, h + 20, 4), memcpy(&origin, h + 24, 4);
         const unsigned char *nm = take(&r, DEFO_NAME_MAX);
-        if ((npe != 4 && npe != 10) || n < 0 || ne < 0 || gen == 0 || removed > 1 || origin < -1 ||
-            origin >= i || (nm && nm[DEFO_NAME_MAX - 1] != 0))
+        if ((npe != 3 && npe != 4 && npe != 10) || n < 0 || ne < 0 || gen == 0 || removed > 1 ||
+            origin < -1 || origin >= i || (nm && nm[DEFO_NAME_MAX - 1] != 0))
             return defo_error(DEFO_ERR_PARSE, "%s: body %d: bad header", what, i);
         /* a piece: its mesh when it was made */
         int32_t n0 = 0, ne0 = 0;

@@ -1281,7 +1281,10 @@ static defo_status loads(world_body *b) {
     const double scale = b->mesh->nodes_per_elem == 3 ? t * t * t / h : h * h;
     b->sb.reference_force = fbig > 0 ? fbig : k * scale;
     b->sb.loaded = fbig > 0;
-    b->sb.residual_floor = 16 * DBL_EPSILON * k * h * xbig;
+    /* round-off of the elastic forces: a stress k·ε carried by an element's
+     * cross-section (h², a shell's h·t) at strains resolved to ε max|x| / h */
+    const double section = b->mesh->nodes_per_elem == 3 ? t : h;
+    b->sb.residual_floor = 16 * DBL_EPSILON * k * section * xbig;
     return DEFO_OK;
 }
 
