@@ -13,7 +13,7 @@
 #      time step per frame at k/fps, every field, the tet10 box as quadratic
 #      tetrahedra, the last frame's points and displacement equal to meshio's
 #      reading of the .vtu bit for bit (paraview_read.py, compare_meshio.py);
-#   2. a tear (MG04 §4 fracture, examples/scenes/tear.json's bar) beside a
+#   2. a tear (MMDJ01 §2.5 fracture, examples/scenes/tear.json's bar) beside a
 #      cached cube: the add-on loads the torn bar as a frame sequence that
 #      shows frame k's surface at frame k; ParaView reads a point count that
 #      grows from frame to frame, equal to meshio's at every step.
@@ -76,7 +76,7 @@ paraview_check "$T/drop" --tet10
 $py - "$src/examples/scenes/tear.json" "$T/tear.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
-s["duration"] = {"fps": 30, "frames": 3}
+s["duration"] = {"fps": 30, "frames": 10}  # the bar breaks between frames 6 and 10
 s["bodies"].append({"name": "cube", "generator": {"type": "box", "size": [0.1, 0.1, 0.1],
                     "center": [0, 0.5, 0.3], "cells": 1}})
 s["outputs"] = {"pc2": True}
