@@ -155,12 +155,26 @@ static void reset(loop_state *L) {
 }
 
 static void anneal(loop_state *L) {
-    /* MTPS08 §5.3: the current shape becomes the rest shape and the plastic
-     * strains are reset — the plasticity interface's defo_body_anneal */
-    say(L,
-        "anneal (MTPS08 §5.3) is not available yet: it needs defo_body_anneal from the "
-        "plasticity interface%s",
-        NULL);
+    /* MTPS08 §5.3: every body's current shape becomes its rest shape, its
+     * plastic state reset (defo_body_anneal); a body that cannot (a shape
+     * flat or inverted somewhere, a rigid body) is named and left as it is.
+     * A key event: a replay anneals at the same frame. */
+    defo_world *w = L->ps.world;
+    int done = 0, refused = 0;
+    char first[2048] = "";
+    for (int i = 0; i < defo_world_num_bodies(w); i++) {
+        const defo_body_id id = defo_world_body(w, i);
+        if (!defo_body_is_valid(w, id)) continue;
+        if (defo_body_anneal(w, id) < 0) {
+            if (!refused++) snprintf(first, sizeof first, "%s", defo_last_error());
+        } else {
+            done++;
+        }
+    }
+    char text[2200];
+    snprintf(text, sizeof text, "annealed %d bodies (MTPS08 §5.3: the shape is the rest shape)%s%s",
+             done, refused ? "; not: " : "", first);
+    say(L, "%s", text);
 }
 
 /* Apply one input event (live or replayed) to the session. */
