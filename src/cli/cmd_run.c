@@ -436,7 +436,7 @@ static int run_scene(int argc, char **argv, const run_dist *d) {
 
     /* 4. frames */
     long long substeps = 0, cg = 0, newton = 0;
-    int rc = CLI_OK, run = 0, unresolved_said = 0;
+    int rc = CLI_OK, run = 0, unresolved_said = 0, unconverged_said = 0;
     char failure[1024] = "";
     double loop_start = now_s();
     for (int f = start; f < total && !run_dist_flag(d, atomic_load(&stop_count) > 0); f++) {
@@ -455,6 +455,13 @@ static int run_scene(int argc, char **argv, const run_dist *d) {
         defo_world_stats(defo_simulation_world(sim), &fi.stats);
         if (s > 0 && fi.stats.unresolved > 0 && !unresolved_said++)
             fprintf(stderr, "%sdefo run: warning: frame %d: %s\n", tty && !quiet ? "\n" : "", f + 1,
+                    defo_last_error());
+        else if (s > 0 && fi.stats.not_converged > 0 && !unconverged_said++)
+            fprintf(stderr,
+                    "%sdefo run: warning: frame %d: %d solve(s) stopped short of their tolerance "
+                    "(largest relative residual %g; stats.jsonl counts them in not_converged): "
+                    "%s\n",
+                    tty && !quiet ? "\n" : "", f + 1, fi.stats.not_converged, fi.stats.residual,
                     defo_last_error());
         fi.newton_iters = fi.stats.newton_iterations;
         fi.splits = fi.stats.splits;

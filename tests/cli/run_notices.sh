@@ -11,6 +11,7 @@
 #      even with --quiet, and the run goes on (exit 0); a body resting on the
 #      collider is not reported.  (The energy of the push-out:
 #      tests/test_penetration.c.)
+#   3. a solve cut short of its tolerance is said once and counted.
 set -uo pipefail
 fail=0; pass=0
 ok()  { pass=$((pass + 1)); }
@@ -93,6 +94,26 @@ grep -q "'cube' starts inside colliders\[0\] 'floor': 245 of 343 nodes, up to 0.
   && ok || bad "inside_qs: $(cat "$T/inside_qs.err")"
 "${R[@]}" "$T/resting.json" -o "$T/resting" --quiet > /dev/null 2> "$T/resting.err" && [ ! -s "$T/resting.err" ] \
   && ok || bad "resting: $(cat "$T/resting.err")"
+
+# 3. a Newton solve cut by max_iterations far from its tolerance is said
+#    (once, even with --quiet) and counted in stats.jsonl's not_converged;
+#    with enough iterations nothing is said
+cat > "$T/cap.json" <<'JSON'
+{"name": "capped", "duration": {"frames": 2, "fps": 10},
+ "integrator": {"type": "quasistatic", "max_iterations": 2},
+ "bodies": [{"name": "block", "generator": {"type": "box", "center": [0, 0, 0.1], "size": [0.4, 0.4, 0.2], "cells": [6, 6, 3]},
+   "material": {"model": "neo_hookean", "youngs": 1e4, "poisson": 0.4},
+   "fixed": [{"plane": {"point": [0, 0, 0], "normal": [0, 0, 1]}}]}],
+ "colliders": [{"type": "sphere", "center": [0, 0, 0.3], "radius": 0.1, "motion": {"velocity": [0, 0, -0.3]}}],
+ "outputs": {"vtu": false, "surface_obj": false}}
+JSON
+"${R[@]}" "$T/cap.json" -o "$T/cap" --quiet > /dev/null 2> "$T/cap.err" && ok || bad "capped run failed: $(cat "$T/cap.err")"
+[ "$(grep -c "stopped short of their tolerance" "$T/cap.err")" = 1 ] && grep -q "max_iterations" "$T/cap.err" \
+  && ok || bad "capped Newton not said once: $(cat "$T/cap.err")"
+grep -q '"not_converged": [1-9]' "$T/cap/stats.jsonl" && ok || bad "not_converged not counted: $(head -c 400 "$T/cap/stats.jsonl")"
+sed 's/"max_iterations": 2/"max_iterations": 100/' "$T/cap.json" > "$T/free.json"
+"${R[@]}" "$T/free.json" -o "$T/free" --quiet > /dev/null 2> "$T/free.err" && [ ! -s "$T/free.err" ] \
+  && grep -q '"not_converged": 0' "$T/free/stats.jsonl" && ok || bad "converged run: $(cat "$T/free.err")"
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
