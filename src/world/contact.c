@@ -477,7 +477,7 @@ defo_status defo_world_contact_respond(void *ctx, defo_step_body *const *bodies,
         size_t c = w->pair_work_cap ? w->pair_work_cap : 256;
         while (c < w->pairs.count) c *= 2;
         double *pw = defo_realloc(w->pair_work, 17 * c * sizeof *pw);
-        if (!pw) return defo_error_oom("contact response", 136 * c);
+        if (!pw) return defo_error_oom("contact response", 17 * c * sizeof *pw);
         w->pair_work = pw;
         w->pair_work_cap = c;
     }
