@@ -467,6 +467,65 @@ static void test_twist_360(void) {
     defo_mesh_destroy(m);
 }
 
+/* Load steps of the equilibrium solver: a bar twisted 180° through its end
+ * bones in ONE static solve of at most 20 Newton iterations does not
+ * converge (the start is the bar untwisted with one end turned over); the
+ * solver takes the step again in parts (the bones part of the way along
+ * their motion), converges, and counts the parts as steps.  The answer is
+ * checked against the same twist in 16 frames of 11.25° with room for 100
+ * iterations each: an elastic equilibrium does not depend on the path, so
+ * the two differ by what their residuals allow, at most 2 r / k with r the
+ * residual target and k = 3EI/L³ the bar's softest (bending) stiffness. */
+static void test_load_steps(void) {
+    double o[3] = {0, -0.1, -0.1}, s[3] = {1, 0.2, 0.2};
+    defo_mesh *m = box(o, s, 10, 2, 2);
+    double *ref = NULL;
+    for (int run = 0; run < 2; run++) {
+        defo_integrator_def d = defo_default_integrator_def(DEFO_INTEGRATOR_STATIC);
+        d.newton.max_iterations = run ? 20 : 100;
+        defo_body_id id;
+        defo_world *w = qs_world(m, 1e5, 0.3, &d, 1, &id);
+        defo_motion_def mo = twist_about_x(M_PI, 0);
+        bar_bones(w, id, 0.001, 0.999, &mo);
+        const int frames = run ? 1 : 16;
+        int ok = 1, newton = 0, extra = 0, unconverged = 0;
+        for (int f = 0; f < frames; f++) {
+            ok &= defo_world_step(w, 1.0 / frames) == DEFO_OK;
+            defo_step_stats st;
+            defo_world_stats(w, &st);
+            newton += st.newton_iterations;
+            extra += st.steps - 1;
+            unconverged += st.not_converged;
+        }
+        const double *x = defo_body_positions(w, id);
+        const size_t N = 3 * (size_t)m->num_nodes;
+        if (!run) {
+            ref = malloc(N * sizeof *ref);
+            if (ref) memcpy(ref, x, N * sizeof *ref);
+            TEST_REPORT("16 frames of 11.25°: %d Newton iterations", newton);
+        } else {
+            double diff = 0;
+            for (size_t j = 0; ref && j < N; j++) diff = fmax(diff, fabs(x[j] - ref[j]));
+            /* r: the target of an unloaded body, tolerance · (2μ+λ) h² */
+            double mu, lambda;
+            defo_lame(1e5, 0.3, &mu, &lambda);
+            const double hm = defo_mesh_mean_edge(m);
+            const double I = pow(0.2, 4) / 12, k = 3 * 1e5 * I;
+            const double r = d.tolerance * (2 * mu + lambda) * hm * hm;
+            TEST_REPORT("one static solve of 180° capped at 20 iterations: %d Newton iterations in "
+                        "%d parts, %d left short; %.2e m from the 16-frame twist (bound %.2e m)",
+                        newton, extra + 1, unconverged, diff, 2 * r / k);
+            CHECK(extra > 0);
+            CHECK(unconverged == 0);
+            CHECK(diff < 2 * r / k);
+        }
+        CHECK_MSG(ok, "%s", defo_last_error());
+        defo_world_destroy(w);
+    }
+    free(ref);
+    defo_mesh_destroy(m);
+}
+
 /* Unit block on a fixed floor squashed to 10 % of its height by a rigid
  * plate (penalty contact with a collider of the world moving down). */
 static void test_squash_plate(void) {
@@ -691,6 +750,7 @@ int main(int argc, char **argv) {
     if (!only || strstr("test_static_matches_quasistatic", only))
         RUN(test_static_matches_quasistatic);
     if (!only || strstr("test_twist_360", only)) RUN(test_twist_360);
+    if (!only || strstr("test_load_steps", only)) RUN(test_load_steps);
     if (!only || strstr("test_squash_plate", only)) RUN(test_squash_plate);
     if (!only || strstr("test_threads_bitwise", only)) RUN(test_threads_bitwise);
     if (!only || strstr("test_cholesky_matches_pcg", only)) RUN(test_cholesky_matches_pcg);

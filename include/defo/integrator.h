@@ -305,6 +305,11 @@ typedef struct defo_step_context {
      * Prescribed nodes are left out.  NULL when the world has no colliders. */
     defo_status (*probe)(void *ctx, const defo_step_body *b, double t, const double *x,
                          double margin, defo_node_contact *out, defo_index cap, defo_index *count);
+    /* The positions of b's prescribed nodes at time t (their scripted
+     * motion) into out (3n; the other nodes' entries untouched): a stepper
+     * that cuts its step places them along the motion.  NULL: targets only
+     * at the step's end (b->target). */
+    void (*targets)(void *ctx, const defo_step_body *b, double t, double *out);
     void *ctx;
 } defo_step_context;
 

@@ -31,6 +31,7 @@
 struct defo_equilibrium_body {
     defo_index cap;
     double *f, *x0, *xt, *ft, *cblock, *y;
+    double *xstep;             /* the step's start (x0: the start of the solve in progress) */
     unsigned char *constraint; /* FIXED at the prescribed nodes */
     double rest_diag;          /* rest bounding-box diagonal */
     /* predictor history: newest first */
@@ -73,6 +74,8 @@ static void free_arrays(defo_equilibrium_body *d) {
     defo_free(d->elems);
     defo_free(d->x_fact);
     defo_free(d->y);
+    defo_free(d->xstep);
+    d->xstep = NULL;
     d->constraint = NULL;
     d->elems = NULL;
     d->x_fact = NULL;
@@ -90,6 +93,7 @@ static defo_status alloc_arrays(defo_equilibrium_body *d, defo_index n) {
     ok &= (d->constraint = defo_calloc((size_t)n + 1, 1)) != NULL;
     ok &= (d->x_fact = defo_calloc(m, sizeof(double))) != NULL;
     ok &= (d->y = defo_calloc(m, sizeof(double))) != NULL;
+    ok &= (d->xstep = defo_calloc(m, sizeof(double))) != NULL;
     if (d->hsize)
         ok &= (d->elems = defo_calloc((size_t)d->num_elems + 1, sizeof(defo_index))) != NULL;
     for (int k = 0; k < d->hsize; k++) ok &= (d->xh[k] = defo_calloc(m, sizeof(double))) != NULL;
@@ -360,17 +364,32 @@ static defo_status moved_energy(defo_equilibrium_body *d, defo_step_body *b, dou
 
 /* Body b's start: the prescribed nodes at their targets, the predictor's
  * extrapolation when it lowers the energy (with_time). */
-static defo_status start_of(defo_equilibrium_body *d, defo_step_body *b, double t, int with_time) {
+/* The start of a solve for the fraction w of the step (1: its end) at time
+ * t: the prescribed nodes at their targets, or where their motion has them
+ * at t (w of the way from the step's start when the context cannot say),
+ * fixed for the solve (held ones where they are); the predictor only for a
+ * whole step. */
+static defo_status start_of(defo_equilibrium_body *d, defo_step_body *b, double t, int with_time,
+                            double w) {
     const defo_index n = b->n;
     const size_t m = 3 * (size_t)n;
-    const int predict = with_time && can_extrapolate(d, t, b->x, n);
+    const int predict = with_time && w == 1.0 && can_extrapolate(d, t, b->x, n);
     double *x = b->x;
-    /* the prescribed nodes at t, fixed for the solve (held ones where they are) */
+    const int along = w != 1.0 && d->ctx->targets;
+    if (along) d->ctx->targets(d->ctx->ctx, b, t, d->xt);
     for (defo_index i = 0; i < n; i++) {
         const int pr = b->prescribed && b->prescribed[i];
         const int fixed = pr || (b->held && b->held[i]);
         d->constraint[i] = fixed ? DEFO_CONSTRAINT_FIXED : DEFO_CONSTRAINT_NONE;
-        if (pr) memcpy(x + 3 * (size_t)i, b->target + 3 * (size_t)i, 3 * sizeof(double));
+        if (!pr) continue;
+        const size_t o = 3 * (size_t)i;
+        if (w == 1.0)
+            memcpy(x + o, b->target + o, 3 * sizeof(double));
+        else if (along)
+            memcpy(x + o, d->xt + o, 3 * sizeof(double));
+        else
+            for (int k = 0; k < 3; k++)
+                x[o + k] = d->xstep[o + k] + w * (b->target[o + k] - d->xstep[o + k]);
     }
     d->predicted = 0;
     if (!predict) return DEFO_OK;
@@ -389,12 +408,14 @@ static defo_status start_of(defo_equilibrium_body *d, defo_step_body *b, double 
     return DEFO_OK;
 }
 
-defo_status defo_equilibrium_step(defo_stepper *stp, defo_step_body *const *bodies, int count,
-                                  const defo_step_context *ctx, int with_time) {
+/* One Newton solve of the bodies for the fraction w of the step (t its
+ * time, ctx its interval), from where they are; on an error every body is
+ * put back where it was. */
+static defo_status solve_part(defo_stepper *stp, defo_step_body *const *bodies, int count,
+                              const defo_step_context *ctx, int with_time, double t, double w,
+                              defo_newton_stats *ns) {
     const defo_integrator_def *def = &stp->def;
-    defo_status st = defo_stepper_scratch(stp, count);
-    if (st) return st;
-    const double t = ctx->t + ctx->dt;
+    defo_status st = DEFO_OK;
     double target = INFINITY;
     int predicted = count > 0;
     for (int i = 0; i < count; i++) {
@@ -404,8 +425,7 @@ defo_status defo_equilibrium_step(defo_stepper *stp, defo_step_body *const *bodi
         d->ctx = ctx;
         d->t = t;
         memcpy(d->x0, b->x, 3 * (size_t)b->n * sizeof(double));
-        if (b->changed) defo_joint_invalidate(stp->joint); /* plastic flow in this step */
-        st = start_of(d, b, t, with_time);
+        st = start_of(d, b, t, with_time, w);
         if (st) {
             for (int k = 0; k <= i; k++) {
                 defo_equilibrium_body *e = bodies[k]->data;
@@ -433,9 +453,94 @@ defo_status defo_equilibrium_step(defo_stepper *stp, defo_step_body *const *bodi
         p->linearize_at = eq_linearize_at;
         target = fmin(target, fmax(def->tolerance * b->reference_force, b->residual_floor));
     }
-    defo_newton_stats ns;
     st = defo_joint_solve(stp->joint, stp->parts, count, bodies, ctx, t,
-                          (const double *const *)stp->xs, 0.0, target, predicted, &ns);
+                          (const double *const *)stp->xs, 0.0, target, predicted, ns);
+    if (st < 0)
+        for (int i = 0; i < count; i++) {
+            defo_equilibrium_body *d = bodies[i]->data;
+            memcpy(bodies[i]->x, d->x0, 3 * (size_t)bodies[i]->n * sizeof(double));
+        }
+    return st;
+}
+
+/* Load steps: when prescribed nodes move in the step, a solve that ends at
+ * its iteration limit is taken again from where it started over half the
+ * interval (the prescribed nodes half as far, colliders and loads at the
+ * middle time), down to EQ_MIN_PART of the step; after each part that
+ * converges the next may be twice as long.  (Without prescribed motion a
+ * part would be the same problem again: not cut.)  A solve that fails for
+ * another reason than the size of its load (an element it cannot uninvert)
+ * would fail in every part: the cutting stops once the step has spent
+ * EQ_BUDGET · max_iterations, and the rest of the step is one more solve, so
+ * such a step costs at most 5 solves where it cost one.  A static press of
+ * two spheres that one Newton solve of 100 iterations leaves at a residual
+ * 10⁶ above its target converges so.  The cuts are a function of the
+ * state (deterministic) and are counted as extra steps. */
+#define EQ_MIN_PART (1.0 / 64)
+#define EQ_BUDGET                                                                                  \
+    4 /* Newton iterations of a step: at most this · max_iterations, then one part more */
+defo_status defo_equilibrium_step(defo_stepper *stp, defo_step_body *const *bodies, int count,
+                                  const defo_step_context *ctx, int with_time) {
+    const defo_integrator_def *def = &stp->def;
+    defo_status st = defo_stepper_scratch(stp, count);
+    if (st) return st;
+    const double t = ctx->t + ctx->dt;
+    int moves = 0; /* prescribed nodes move in this step: a part is a smaller load */
+    for (int i = 0; i < count; i++) {
+        defo_step_body *b = bodies[i];
+        defo_equilibrium_body *d = b->data;
+        memcpy(d->xstep, b->x, 3 * (size_t)b->n * sizeof(double));
+        if (b->changed) defo_joint_invalidate(stp->joint); /* plastic flow in this step */
+        for (defo_index k = 0; b->prescribed && k < b->n && !moves; k++)
+            moves = b->prescribed[k] && memcmp(b->x + 3 * (size_t)k, b->target + 3 * (size_t)k,
+                                               3 * sizeof(double)) != 0;
+    }
+    defo_newton_stats ns, sum;
+    memset(&sum, 0, sizeof sum);
+    double done = 0.0, part = 1.0; /* fractions of the step */
+    int taken = 0;
+    defo_status short_of = DEFO_OK; /* a part left short of its tolerance */
+    defo_convergence_reason worst = DEFO_REASON_CONVERGED;
+    for (;;) {
+        const int last = done + part >= 1.0 - 1e-12;
+        const double w = last ? 1.0 : done + part;
+        defo_step_context sub = *ctx;
+        sub.t = ctx->t + done * ctx->dt;
+        sub.dt = last ? t - sub.t : part * ctx->dt;
+        memset(&ns, 0, sizeof ns);
+        st = solve_part(stp, bodies, count, &sub, with_time, last ? t : sub.t + sub.dt, w, &ns);
+        sum.iterations += ns.iterations;
+        sum.cg_iterations += ns.cg_iterations;
+        sum.negative_curvature += ns.negative_curvature;
+        sum.backtracks += ns.backtracks;
+        sum.precond_setups += ns.precond_setups;
+        if (st < 0) break;
+        const int spent = sum.iterations >= EQ_BUDGET * def->newton.max_iterations;
+        if (moves && ns.reason == DEFO_REASON_MAX_ITERATIONS && part > EQ_MIN_PART && !spent) {
+            for (int i = 0; i < count; i++) {
+                defo_equilibrium_body *d = bodies[i]->data;
+                memcpy(bodies[i]->x, d->x0, 3 * (size_t)bodies[i]->n * sizeof(double));
+            }
+            defo_joint_invalidate(stp->joint);
+            part *= 0.5;
+            continue;
+        }
+        taken++;
+        if (st > 0) short_of = st;
+        if (ns.reason > worst) worst = ns.reason;
+        if (last) break;
+        done = w;
+        /* the load grows again after a success; once the budget is spent the
+         * rest of the step is one part */
+        part = spent ? 1.0 : fmin(2.0 * part, 1.0);
+    }
+    if (st >= 0 && short_of) st = short_of;
+    if (st >= 0) ns.reason = worst;
+    ns.iterations = sum.iterations;
+    ns.cg_iterations = sum.cg_iterations;
+    ns.negative_curvature = sum.negative_curvature;
+    ns.backtracks = sum.backtracks;
+    ns.precond_setups = sum.precond_setups;
     for (int i = 0; i < count; i++) {
         defo_step_body *b = bodies[i];
         defo_equilibrium_body *d = b->data;
@@ -450,6 +555,7 @@ defo_status defo_equilibrium_step(defo_stepper *stp, defo_step_body *const *bodi
             s->precond_setups += ns.precond_setups;
             if (st > 0) s->not_converged++;
         }
+        s->extra_steps += taken > 1 ? taken - 1 : 0;
         if (ns.cg_iterations > s->cg_max_iterations) s->cg_max_iterations = ns.cg_iterations;
         const double rel = b->reference_force > 0 ? ns.residual / b->reference_force : ns.residual;
         if (rel > s->residual) s->residual = rel;
@@ -477,12 +583,13 @@ defo_status defo_equilibrium_step(defo_stepper *stp, defo_step_body *const *bodi
             d->nhist = 0;
         }
         /* velocities: the motion over the frame (quasistatic) or none (static) */
-        for (size_t j = 0; j < m; j++) b->v[j] = with_time ? (b->x[j] - d->x0[j]) / ctx->dt : 0.0;
+        for (size_t j = 0; j < m; j++)
+            b->v[j] = with_time ? (b->x[j] - d->xstep[j]) / ctx->dt : 0.0;
     }
     if (st < 0) {
         for (int i = 0; i < count; i++) {
             defo_equilibrium_body *d = bodies[i]->data;
-            memcpy(bodies[i]->x, d->x0, 3 * (size_t)bodies[i]->n * sizeof(double));
+            memcpy(bodies[i]->x, d->xstep, 3 * (size_t)bodies[i]->n * sizeof(double));
         }
         if (count == 1) return defo_error_prefix("body '%s' at t = %g", bodies[0]->name, t);
         return defo_error_prefix("bodies '%s' and %d more at t = %g", bodies[0]->name, count - 1,

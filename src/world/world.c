@@ -1222,8 +1222,9 @@ int defo_world_steps_per_frame(const defo_world *w, int integ, double frame_dt) 
     return wi->ops->steps(&wi->def, w->set, count, frame_dt);
 }
 
-/* The prescribed positions at time t (motions move the first rest shape). */
-static void place_targets(world_body *b, double t) {
+/* The prescribed positions at time t into out (3 per node; only the
+ * prescribed nodes' are written; motions move the first rest shape). */
+static void targets_at(const world_body *b, double t, double *out) {
     const double *X = b->X0 ? b->X0 : b->mesh->x;
     for (int s = 0; s < b->num_sets; s++) {
         const world_set *st = &b->sets[s];
@@ -1232,7 +1233,7 @@ static void place_targets(world_body *b, double t) {
         for (defo_index i = 0; i < b->n; i++) {
             if (b->set_of[i] != s) continue;
             const double *Xi = X + 3 * (size_t)i;
-            double *xi = b->target + 3 * (size_t)i;
+            double *xi = out + 3 * (size_t)i;
             if (st->explicit_transform) {
                 for (int k = 0; k < 3; k++)
                     xi[k] = st->R[3 * k] * Xi[0] + st->R[3 * k + 1] * Xi[1] +
@@ -1242,6 +1243,16 @@ static void place_targets(world_body *b, double t) {
             }
         }
     }
+}
+
+static void place_targets(world_body *b, double t) {
+    targets_at(b, t, b->target);
+}
+
+/* defo_step_context.targets */
+static void world_targets(void *ctx, const defo_step_body *sb, double t, double *out) {
+    const defo_world *w = ctx;
+    targets_at(&w->bodies[sb->index], t, out);
 }
 
 /* The stepper's loads (dead + gravity) and the scales of its residuals.
@@ -1332,6 +1343,7 @@ static defo_status step_integrator(defo_world *w, int integ, double t0, double T
     memset(&ctx, 0, sizeof ctx);
     ctx.dt = dt;
     ctx.ctx = w;
+    ctx.targets = world_targets;
     if (w->num_colliders > 0) {
         ctx.respond = defo_world_respond;
         ctx.penalty = defo_world_penalty;
