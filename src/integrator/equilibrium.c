@@ -470,15 +470,17 @@ static defo_status solve_part(defo_stepper *stp, defo_step_body *const *bodies, 
  * converges the next may be twice as long.  (Without prescribed motion a
  * part would be the same problem again: not cut.)  A solve that fails for
  * another reason than the size of its load (an element it cannot uninvert)
- * would fail in every part: the cutting stops once the step has spent
- * EQ_BUDGET · max_iterations, and the rest of the step is one more solve, so
- * such a step costs at most 5 solves where it cost one.  A static press of
+ * would fail in every part: after EQ_TRIES solves in a row at the limit
+ * (the whole part, its half and its quarter), or once the step has spent
+ * EQ_BUDGET · max_iterations, the cutting stops and the rest of the step is
+ * one more solve: a step costs at most 7 solves' iterations where it cost
+ * one.  A static press of
  * two spheres that one Newton solve of 100 iterations leaves at a residual
  * 10⁶ above its target converges so.  The cuts are a function of the
  * state (deterministic) and are counted as extra steps. */
 #define EQ_MIN_PART (1.0 / 64)
-#define EQ_BUDGET                                                                                  \
-    4 /* Newton iterations of a step: at most this · max_iterations, then one part more */
+#define EQ_TRIES    3 /* solves in a row at max_iterations before the cutting stops */
+#define EQ_BUDGET   6 /* Newton iterations of a step: at most this · max_iterations, then one solve */
 defo_status defo_equilibrium_step(defo_stepper *stp, defo_step_body *const *bodies, int count,
                                   const defo_step_context *ctx, int with_time) {
     const defo_integrator_def *def = &stp->def;
@@ -497,8 +499,8 @@ defo_status defo_equilibrium_step(defo_stepper *stp, defo_step_body *const *bodi
     }
     defo_newton_stats ns, sum;
     memset(&sum, 0, sizeof sum);
-    double done = 0.0, part = 1.0; /* fractions of the step */
-    int taken = 0;
+    double done = 0.0, part = 1.0;  /* fractions of the step */
+    int taken = 0, failures = 0;    /* failures: solves in a row at max_iterations */
     defo_status short_of = DEFO_OK; /* a part left short of its tolerance */
     defo_convergence_reason worst = DEFO_REASON_CONVERGED;
     for (;;) {
@@ -515,8 +517,11 @@ defo_status defo_equilibrium_step(defo_stepper *stp, defo_step_body *const *bodi
         sum.backtracks += ns.backtracks;
         sum.precond_setups += ns.precond_setups;
         if (st < 0) break;
-        const int spent = sum.iterations >= EQ_BUDGET * def->newton.max_iterations;
-        if (moves && ns.reason == DEFO_REASON_MAX_ITERATIONS && part > EQ_MIN_PART && !spent) {
+        const int failed = ns.reason == DEFO_REASON_MAX_ITERATIONS;
+        failures = failed ? failures + 1 : 0;
+        const int hopeless =
+            failures >= EQ_TRIES || sum.iterations >= EQ_BUDGET * def->newton.max_iterations;
+        if (moves && failed && part > EQ_MIN_PART && !hopeless) {
             for (int i = 0; i < count; i++) {
                 defo_equilibrium_body *d = bodies[i]->data;
                 memcpy(bodies[i]->x, d->x0, 3 * (size_t)bodies[i]->n * sizeof(double));
@@ -530,9 +535,10 @@ defo_status defo_equilibrium_step(defo_stepper *stp, defo_step_body *const *bodi
         if (ns.reason > worst) worst = ns.reason;
         if (last) break;
         done = w;
-        /* the load grows again after a success; once the budget is spent the
+        /* the load grows again after a success; after a hopeless part the
          * rest of the step is one part */
-        part = spent ? 1.0 : fmin(2.0 * part, 1.0);
+        part = hopeless ? 1.0 : fmin(2.0 * part, 1.0);
+        if (hopeless) failures = 0;
     }
     if (st >= 0 && short_of) st = short_of;
     if (st >= 0) ns.reason = worst;
