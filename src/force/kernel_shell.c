@@ -7,12 +7,19 @@
  * element layer's 2-D rest frame), F = U diag(σ1, σ2) Vᵀ with U 3×2 of
  * orthonormal columns and V a rotation: σ1² and V from FᵀF, u1 = F v1/σ1,
  * σ1σ2 = |f1 × f2| (f the columns of F: accurate as the triangle flattens),
- * n̂ = (f1 × f2)/|f1 × f2| and u2 = n̂ × u1.  ITF04 §8's sign rule: a
- * triangle whose normal opposes its reference normal — the sum of its edge
- * neighbours' unit normals, an approximation of the surface normal there —
- * is "inverted": σ2 (the smaller) and u2 change sign, so the stress acts to
- * turn it back through the flat state (a triangle without neighbours is
- * never inverted).  The energy is h A ψ̃(σ1, σ2) with ψ̃ the material in
+ * n̂ = (f1 × f2)/|f1 × f2| and u2 = n̂ × u1, so σ2 ≥ 0 always.  ITF04 §8:
+ * a freely moving shell cannot invert — a triangle turned over is a triangle
+ * rotated 180° out of plane, and its energy is the same — so no triangle is
+ * "inverted" and ψ̃ depends on x alone.  (A sign rule against a
+ * state-dependent reference normal, such as the neighbours' normals, makes
+ * the energy jump by h A (ψ̃(σ1, −σ2) − ψ̃(σ1, σ2)) whenever a fold turns a
+ * triangle past 90° from its neighbours: undamped cloth folding on a
+ * collider gained 19 J in one frame from 20 such flips and blew up.)  Only
+ * a flat triangle (σ2 = 0: collinear corners) has no normal of its own; it
+ * takes its reference normal — the sum of its edge neighbours' unit normals,
+ * its own last one without any — so its stress pushes it open on the side
+ * of the surface around it (ITF04 §8's special care for degenerate
+ * triangles).  The energy is h A ψ̃(σ1, σ2) with ψ̃ the material in
  * plane stress (defo_material_eval_plane), P = U diag(P̂) Vᵀ and the forces
  * f_a = −h A P ∇N_a (ITF04 eq. 2 in 2-D).  The tangent K = −∂f/∂x uses
  * dP/dF in the frame [U n̂] × V (defo_dpdf2: A, B and the out-of-plane
@@ -372,8 +379,9 @@ static void rest_inverse(const defo_force_model *fm, defo_index t, double Di[4])
     memcpy(Di, fm->shell->frame + 10 * (size_t)t + 6, 4 * sizeof(double));
 }
 
-/* The reference normal of triangle t (ITF04 §8): the sum of its edge
- * neighbours' unit normals at the last pass; its own normal without any. */
+/* The reference normal of triangle t (ITF04 §8), the side a flat triangle
+ * opens to: the sum of its edge neighbours' unit normals at the last pass;
+ * its own normal without any. */
 static void reference_normal(const struct fm_shell *S, defo_index t, double r[3]) {
     r[0] = r[1] = r[2] = 0;
     int any = 0;
@@ -389,11 +397,11 @@ static void reference_normal(const struct fm_shell *S, defo_index t, double r[3]
     if (!any || !(dot3(r, r) > 1e-12)) memcpy(r, S->nrm + 3 * (size_t)t, 3 * sizeof(double));
 }
 
-/* F = U diag(σ) Vᵀ of a 3×2 F (columns f0, f1) with the sign rule against
- * nref: U (u1, u2), the frame normal n = u1 × u2, V (row-major 2×2, columns
- * v1 v2).  Returns 1 when the triangle is inverted against nref. */
-static int shell_svd(const double f0[3], const double f1[3], const double nref[3], double U[6],
-                     double n[3], double V[4], double sg[2]) {
+/* F = U diag(σ) Vᵀ of a 3×2 F (columns f0, f1), σ1 ≥ σ2 ≥ 0: U (u1, u2),
+ * the frame normal n = u1 × u2, V (row-major 2×2, columns v1 v2).  nref
+ * orients a flat F only (σ2 = 0, where f0 × f1 gives no normal). */
+static void shell_svd(const double f0[3], const double f1[3], const double nref[3], double U[6],
+                      double n[3], double V[4], double sg[2]) {
     double lo, hi, c, s;
     defo_sym2_eigen(dot3(f0, f0), dot3(f0, f1), dot3(f1, f1), &lo, &hi, &c, &s);
     V[0] = c, V[1] = -s, V[2] = s, V[3] = c;
@@ -430,17 +438,11 @@ static int shell_svd(const double f0[3], const double f1[3], const double nref[3
     }
     double u2[3];
     cross3(nn, u1, u2);
-    const int inv = dot3(nn, nref) < 0;
-    if (inv) {
-        s2 = -s2;
-        for (int k = 0; k < 3; k++) u2[k] = -u2[k], nn[k] = -nn[k];
-    }
     memcpy(U, u1, sizeof u1);
     memcpy(U + 3, u2, sizeof u2);
     memcpy(n, nn, sizeof nn);
     sg[0] = s1;
     sg[1] = s2;
-    return inv;
 }
 
 /* ----------------------------------------------------- the in-plane part */
@@ -469,8 +471,8 @@ static unsigned membrane(defo_force_model *fm, defo_index t, const double *x, in
     double nref[3];
     reference_normal(S, t, nref);
     double U[6], n[3], V[4], sg[2];
-    if (shell_svd(f0, f1, nref, U, n, V, sg)) flag |= FM_INVERTED;
-    if (!(fabs(sg[1]) > 1e-12 * fabs(sg[0]))) flag |= FM_INVERTED; /* flat: no orientation */
+    shell_svd(f0, f1, nref, U, n, V, sg);
+    if (!(sg[1] > 1e-12 * sg[0])) flag |= FM_INVERTED; /* flat: no orientation of its own */
     double ph[2], s3;
     defo_dpdf2 dp;
     const double psi =
@@ -938,34 +940,26 @@ void defo_fm_shell_assemble(defo_force_model *fm, double k, double c) {
 }
 
 /* ------------------------------------------------------------- queries */
+/* Flat triangles at x: σ2 ≤ 1e-12 σ1 (or not finite), the membrane's
+ * FM_INVERTED test; a shell has no other inversion (ITF04 §8). */
 defo_index defo_fm_shell_count_inverted_at(const defo_force_model *fm, const double *x) {
     const struct fm_shell *S = fm->shell;
     defo_index count = 0;
     for (defo_index t = 0; t < S->nt; t++) {
         const defo_index *v = fm->mesh->elems + 3 * (size_t)t;
-        double a[3], b[3], m[3];
-        sub3(node(x, v[1]), node(x, v[0]), a);
-        sub3(node(x, v[2]), node(x, v[0]), b);
-        cross3(a, b, m);
-        const double l2 = fmax(dot3(a, a), dot3(b, b));
-        if (!(sqrt(dot3(m, m)) > 1e-12 * l2)) {
-            count++; /* flat, or not finite */
-            continue;
+        double Di[4], d1[3], d2[3], f0[3], f1[3], m[3];
+        rest_inverse(fm, t, Di);
+        sub3(node(x, v[1]), node(x, v[0]), d1);
+        sub3(node(x, v[2]), node(x, v[0]), d2);
+        for (int r = 0; r < 3; r++) {
+            f0[r] = d1[r] * Di[0] + d2[r] * Di[2];
+            f1[r] = d1[r] * Di[1] + d2[r] * Di[3];
         }
-        double r[3] = {0, 0, 0};
-        for (int i = 0; i < 3; i++) {
-            const defo_index o = S->nb[3 * (size_t)t + (size_t)i];
-            if (o < 0) continue;
-            const defo_index *w = fm->mesh->elems + 3 * (size_t)o;
-            double c[3], d[3], mo[3];
-            sub3(node(x, w[1]), node(x, w[0]), c);
-            sub3(node(x, w[2]), node(x, w[0]), d);
-            cross3(c, d, mo);
-            const double l = sqrt(dot3(mo, mo));
-            if (l > 0)
-                for (int k = 0; k < 3; k++) r[k] += mo[k] / l;
-        }
-        if (dot3(r, r) > 1e-12 && dot3(r, m) < 0) count++;
+        double lo, hi, c, sn;
+        defo_sym2_eigen(dot3(f0, f0), dot3(f0, f1), dot3(f1, f1), &lo, &hi, &c, &sn);
+        cross3(f0, f1, m);
+        /* σ1σ2 = |f0 × f1|, σ1² = hi: σ2 > 1e-12 σ1 ⇔ |f0 × f1| > 1e-12 σ1² */
+        if (!(sqrt(dot3(m, m)) > 1e-12 * hi)) count++;
     }
     return count;
 }
