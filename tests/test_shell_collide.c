@@ -38,14 +38,15 @@
 enum { SPHERE, BOX, GROUND };
 static const char *const shape_name[] = {"sphere", "box", "ground"};
 
-#define CELLS  8
-#define SIDE   0.8
-#define G      9.81
-#define E_TOL  1e-4 /* J */
+#define CELLS 8
+#define SIDE  0.8
+#define G     9.81
+#define E_TOL 1e-4 /* J */
 
 /* Signed distance of x from the collider of `shape` (negative inside). */
 static double distance(int shape, const double *x) {
-    if (shape == SPHERE) return sqrt(x[0] * x[0] + x[1] * x[1] + (x[2] + 0.22) * (x[2] + 0.22)) - 0.2;
+    if (shape == SPHERE)
+        return sqrt(x[0] * x[0] + x[1] * x[1] + (x[2] + 0.22) * (x[2] + 0.22)) - 0.2;
     if (shape == BOX) {
         const double q[3] = {fabs(x[0]) - 0.15, fabs(x[1]) - 0.15, fabs(x[2] + 0.17) - 0.15};
         const double m = fmax(q[0], fmax(q[1], q[2]));
@@ -137,8 +138,8 @@ static void drop(defo_integrator_kind kind, int shape, int frames) {
             for (defo_index i = 0; i < n; i++) {
                 const double *vi = v + 3 * (size_t)i;
                 const double bound = sqrt(2 * M * G * dzcm / mass[i]); /* ½ m_i v_i² ≤ M g Δz_cm */
-                vnode_ratio = fmax(vnode_ratio,
-                                   sqrt(vi[0] * vi[0] + vi[1] * vi[1] + vi[2] * vi[2]) / bound);
+                vnode_ratio =
+                    fmax(vnode_ratio, sqrt(vi[0] * vi[0] + vi[1] * vi[1] + vi[2] * vi[2]) / bound);
             }
         }
     }
@@ -160,12 +161,24 @@ static void drop(defo_integrator_kind kind, int shape, int frames) {
 
 /* 0.5 s: the cloth lands at 0.065 s, folds over the sphere by 0.2 s (where
  * a flipping sign blew up), its corners swing under it until 0.4 s. */
-static void test_newmark_sphere(void) { drop(DEFO_INTEGRATOR_NEWMARK, SPHERE, 60); }
-static void test_newmark_box(void) { drop(DEFO_INTEGRATOR_NEWMARK, BOX, 60); }
-static void test_newmark_ground(void) { drop(DEFO_INTEGRATOR_NEWMARK, GROUND, 30); }
-static void test_backward_euler_sphere(void) { drop(DEFO_INTEGRATOR_BACKWARD_EULER, SPHERE, 45); }
-static void test_backward_euler_box(void) { drop(DEFO_INTEGRATOR_BACKWARD_EULER, BOX, 40); }
-static void test_backward_euler_ground(void) { drop(DEFO_INTEGRATOR_BACKWARD_EULER, GROUND, 20); }
+static void test_newmark_sphere(void) {
+    drop(DEFO_INTEGRATOR_NEWMARK, SPHERE, 60);
+}
+static void test_newmark_box(void) {
+    drop(DEFO_INTEGRATOR_NEWMARK, BOX, 60);
+}
+static void test_newmark_ground(void) {
+    drop(DEFO_INTEGRATOR_NEWMARK, GROUND, 30);
+}
+static void test_backward_euler_sphere(void) {
+    drop(DEFO_INTEGRATOR_BACKWARD_EULER, SPHERE, 45);
+}
+static void test_backward_euler_box(void) {
+    drop(DEFO_INTEGRATOR_BACKWARD_EULER, BOX, 40);
+}
+static void test_backward_euler_ground(void) {
+    drop(DEFO_INTEGRATOR_BACKWARD_EULER, GROUND, 20);
+}
 
 int main(void) {
     RUN(test_newmark_sphere);

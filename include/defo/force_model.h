@@ -21,8 +21,8 @@
  *               ITF04 §6.2 moduli μ_d = τμ, λ_d = τλ).
  *
  * Shells (tri3 meshes, ITF04 §8; src/force/kernel_shell.c): F is 3×2, its
- * diagonal frame F = U diag(σ1, σ2) Vᵀ with ITF04 §8's sign rule against a
- * reference normal (the triangle's neighbours' normals), the material in
+ * diagonal frame F = U diag(σ1, σ2) Vᵀ with σ2 ≥ 0 (a shell cannot invert,
+ * ITF04 §8; the neighbours' normals orient a flat triangle), the material in
  * plane stress (defo_material_eval_plane) times the thickness, and bending
  * across the hinges (interior edges) from their dihedral angles with rest
  * angles from the rest mesh: the Kirchhoff plate energy A D/2 [(1 − ν)
@@ -180,7 +180,8 @@ DEFO_API void defo_force_model_damping_diagonal(defo_force_model *fm, double *bl
 DEFO_API defo_bcsr *defo_force_model_assemble(defo_force_model *fm, double k, double c,
                                               const double *mass, double m);
 
-/* Elements with det F ≤ 0 at some quadrature point at the last evaluation. */
+/* Elements with det F ≤ 0 at some quadrature point at the last evaluation
+ * (shells: flat triangles, σ2 ≤ 1e-12 σ1). */
 DEFO_API defo_index defo_force_model_count_inverted(const defo_force_model *fm);
 /* The same at positions x (3 per node) without an evaluation: det F per
  * point only (no SVD, no stress), the linearisation untouched.  A

@@ -324,8 +324,7 @@ typedef struct defo_dpdf2 {
  * density ψ(σ1, σ2, σ3) per rest volume (returned) [Pa], the in-plane stress
  * P̂ (phat, 2 values, may be NULL) and dP/dF with σ3 condensed out (may be
  * NULL), the inversion extension applied as in defo_material_eval.  Any
- * model; σ in any order and signs (ITF04 §8 negates σ2 of a triangle turned
- * over against its reference normal). */
+ * model; σ in any order and signs. */
 DEFO_API double defo_material_eval_plane(const defo_material *mat, double s1, double s2,
                                          double *thickness_stretch, double phat[2],
                                          defo_dpdf2 *dpdf);

@@ -192,9 +192,8 @@ DEFO_API defo_status defo_mesh_components(const defo_mesh *mesh, defo_index *ele
 /* Number of elements whose corners at positions x (NULL = rest) have
  * det[x1-x0, x2-x0, x3-x0] <= 0 (inverted or flat).  first (may be NULL)
  * gets the lowest such element, or -1.  Shells: triangles whose area is
- * zero relative to their longest edge (|(x1−x0)×(x2−x0)| ≤ 1e-12 L²); a
- * triangle turned over is only known against a reference normal
- * (defo_force_model_count_inverted). */
+ * zero relative to their longest edge (|(x1−x0)×(x2−x0)| ≤ 1e-12 L²): a
+ * shell has no other inversion (ITF04 §8). */
 DEFO_API defo_status defo_mesh_count_inverted(const defo_mesh *mesh, const double *x,
                                               defo_index *count, defo_index *first);
 
