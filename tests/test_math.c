@@ -1,5 +1,6 @@
 /*
- * tests/test_math.c — the robust 3×3 decompositions (ITF04 §5, §5.1).
+ * tests/test_math.c — the robust 3×3 decompositions (ITF04 §5, §5.1) and
+ * the n×n symmetric eigen-decomposition (test_symn_eigen).
  *
  * Every SVD is checked against the defining identities (the reference is the
  * input itself): reconstruction ‖U diag(σ) Vᵀ − F‖_F ≤ C·ε·‖F‖_F, UᵀU = I and
@@ -692,6 +693,81 @@ static void test_sym2_eigen(void) {
     CHECK_MSG(bad == 0, "%ld sym2_eigen failures", bad);
 }
 
+/* defo_symn_eigen on A = R diag(λ) Rᵀ with a known spectrum (R a product of
+ * random plane rotations, λ random with repeats and zeros), n = 1 … 12:
+ * the sorted eigenvalues against λ within 1e-11 max|λ| (the stop at an
+ * off-diagonal part of 1e-12 of the diagonal, Weyl's bound), Q Λ Qᵀ = A and
+ * QᵀQ = I, the eigenvalues alone (Q NULL) bitwise the same. */
+static int cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void test_symn_eigen(void) {
+    test_rng r = {77};
+    double werr = 0, wrec = 0, worth = 0;
+    long bad = 0;
+    int wsweeps = 0;
+    for (int it = 0; it < TEST_HEAVY(400); it++) {
+        const int n = 1 + it % 12;
+        double lam[12], R[144], A[144], B[144], Q[144], got[12], got2[12];
+        for (int i = 0; i < n; i++) {
+            const int kind = (int)(test_range(&r, 0, 4));
+            lam[i] = kind == 0 ? 0.0 : kind == 1 && i > 0 ? lam[i - 1] : test_range(&r, -3, 3);
+        }
+        for (int i = 0; i < n * n; i++) R[i] = 0;
+        for (int i = 0; i < n; i++) R[i * n + i] = 1;
+        for (int k = 0; k < 3 * n; k++) { /* R ← R G(p, q, φ) */
+            const int p = (int)test_range(&r, 0, n), q = (int)test_range(&r, 0, n);
+            if (p == q || p >= n || q >= n) continue;
+            const double phi = test_range(&r, -3.14, 3.14), c = cos(phi), sn = sin(phi);
+            for (int i = 0; i < n; i++) {
+                const double a = R[i * n + p], b = R[i * n + q];
+                R[i * n + p] = c * a - sn * b;
+                R[i * n + q] = sn * a + c * b;
+            }
+        }
+        double big = 0;
+        for (int i = 0; i < n; i++) big = fmax(big, fabs(lam[i]));
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                double s = 0;
+                for (int k = 0; k < n; k++) s += R[i * n + k] * lam[k] * R[j * n + k];
+                A[i * n + j] = s;
+            }
+        for (int i = 0; i < n; i++)
+            for (int j = i + 1; j < n; j++) A[j * n + i] = A[i * n + j];
+        memcpy(B, A, sizeof A);
+        const int sweeps = defo_symn_eigen(n, B, got, Q);
+        wsweeps = sweeps > wsweeps ? sweeps : wsweeps;
+        memcpy(B, A, sizeof A);
+        defo_symn_eigen(n, B, got2, NULL);
+        if (memcmp(got, got2, (size_t)n * sizeof *got)) bad++;
+        double rec = 0, orth = 0;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                double s = 0, o = 0;
+                for (int k = 0; k < n; k++) {
+                    s += Q[i * n + k] * got[k] * Q[j * n + k];
+                    o += Q[k * n + i] * Q[k * n + j];
+                }
+                rec = fmax(rec, fabs(s - A[i * n + j]));
+                orth = fmax(orth, fabs(o - (i == j)));
+            }
+        qsort(got, (size_t)n, sizeof *got, cmp_double);
+        qsort(lam, (size_t)n, sizeof *lam, cmp_double);
+        double err = 0;
+        for (int i = 0; i < n; i++) err = fmax(err, fabs(got[i] - lam[i]));
+        const double scale = big > 0 ? big : 1;
+        werr = fmax(werr, err / scale), wrec = fmax(wrec, rec / scale), worth = fmax(worth, orth);
+        if (!(err <= 1e-11 * scale) || !(rec <= 1e-11 * scale) || !(orth <= 1e-13)) bad++;
+    }
+    TEST_REPORT("symn_eigen n = 1..12: eigenvalues %.2g, Q L Qt - A %.2g (relative), QtQ - I "
+                "%.2g, at most %d sweeps",
+                werr, wrec, worth, wsweeps);
+    CHECK_MSG(bad == 0, "%ld symn_eigen failures", bad);
+}
+
 int main(void) {
     RUN(test_svd_special);
     RUN(test_svd_rank_deficient);
@@ -705,5 +781,6 @@ int main(void) {
     RUN(test_sym3_eigen);
     RUN(test_sym3_eigenvalues);
     RUN(test_sym2_eigen);
+    RUN(test_symn_eigen);
     return test_summary();
 }

@@ -171,10 +171,10 @@ static void test_newmark_ground(void) {
     drop(DEFO_INTEGRATOR_NEWMARK, GROUND, 30);
 }
 static void test_backward_euler_sphere(void) {
-    drop(DEFO_INTEGRATOR_BACKWARD_EULER, SPHERE, 45);
+    drop(DEFO_INTEGRATOR_BACKWARD_EULER, SPHERE, 40);
 }
 static void test_backward_euler_box(void) {
-    drop(DEFO_INTEGRATOR_BACKWARD_EULER, BOX, 40);
+    drop(DEFO_INTEGRATOR_BACKWARD_EULER, BOX, 36);
 }
 static void test_backward_euler_ground(void) {
     drop(DEFO_INTEGRATOR_BACKWARD_EULER, GROUND, 20);

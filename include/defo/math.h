@@ -257,6 +257,13 @@ DEFO_API void defo_polar3(const defo_mat3 *F, defo_mat3 *R, defo_mat3 *S);
  * its size (det F ≤ 1e-6 ‖F‖³) or the iteration did not converge. */
 DEFO_API int defo_polar3_newton(const defo_mat3 *F, defo_mat3 *R);
 
+/* Eigen-decomposition of a symmetric n×n A (row-major, both triangles
+ * read; overwritten), n ≥ 1: A = Q diag(lambda) Qᵀ, lambda unsorted, Q
+ * (row-major, n×n, may be NULL) orthonormal with the eigenvectors as its
+ * columns.  Cyclic Jacobi to rounding (src/math/sym_eigen.c); returns the
+ * sweeps it took.  For the small matrices of elements (n ≤ 12 or so). */
+DEFO_API int defo_symn_eigen(int n, double *A, double *lambda, double *Q);
+
 /* Eigenvalues of a symmetric 2×2 [[a, b], [b, d]]: lo ≤ hi, and the unit
  * eigenvector (c, s) of hi.  Closed form, stable for b → 0 and a → d. */
 DEFO_API void defo_sym2_eigen(double a, double b, double d, double *lo, double *hi, double *c,

@@ -58,43 +58,6 @@ static double det_at(const defo_element_ops *ops, const double *x, const defo_in
     return defo_det9(J);
 }
 
-/* Largest eigenvalue of the symmetric n×n A (row-major, overwritten,
- * n ≤ 10): cyclic Jacobi rotations until the off-diagonal part is below
- * rounding; the diagonal then holds the eigenvalues. */
-static double sym_max_eigenvalue(int n, double *A) {
-    for (int sweep = 0; sweep < 50; sweep++) {
-        double off = 0, on = 0;
-        for (int i = 0; i < n; i++) {
-            on += A[i * n + i] * A[i * n + i];
-            for (int j = i + 1; j < n; j++) off += A[i * n + j] * A[i * n + j];
-        }
-        if (!(off > 1e-32 * on)) break;
-        for (int p = 0; p < n; p++)
-            for (int q = p + 1; q < n; q++) {
-                const double apq = A[p * n + q];
-                if (apq == 0.0) continue;
-                /* t = tan of the angle that zeroes A_pq */
-                const double th = (A[q * n + q] - A[p * n + p]) / (2.0 * apq);
-                const double t = fabs(th) > 1e150
-                                     ? 0.5 / th
-                                     : (th >= 0 ? 1.0 : -1.0) / (fabs(th) + sqrt(th * th + 1.0));
-                const double c = 1.0 / sqrt(t * t + 1.0), sn = t * c;
-                for (int k = 0; k < n; k++) {
-                    if (k == p || k == q) continue;
-                    const double akp = A[k * n + p], akq = A[k * n + q];
-                    A[k * n + p] = A[p * n + k] = c * akp - sn * akq;
-                    A[k * n + q] = A[q * n + k] = sn * akp + c * akq;
-                }
-                A[p * n + p] -= t * apq;
-                A[q * n + q] += t * apq;
-                A[p * n + q] = A[q * n + p] = 0.0;
-            }
-    }
-    double m = -INFINITY;
-    for (int i = 0; i < n; i++) m = A[i * n + i] > m ? A[i * n + i] : m;
-    return m;
-}
-
 /* The eigenvalue length of element v (see defo_element_rest_eigen_length):
  * 4/√γ with γ the largest eigenvalue of m^{-1/2} K m^{-1/2}, K_ab =
  * Σ_q w_q ∇N_a·∇N_b over the stiffness points (∇N_a = J⁻ᵀ∇ξN_a) and m the
@@ -118,7 +81,10 @@ static double eigen_length(const defo_element_ops *ops, const double *x, const d
         if (!(m[a] > 0)) return 0.0;
         for (int c = 0; c < P; c++) K[a * P + c] /= sqrt(m[a] * m[c]);
     }
-    const double gamma = sym_max_eigenvalue(P, K);
+    double lam[DEFO_ELEMENT_MAX_NODES];
+    defo_symn_eigen(P, K, lam, NULL);
+    double gamma = -INFINITY;
+    for (int a = 0; a < P; a++) gamma = lam[a] > gamma ? lam[a] : gamma;
     return gamma > 0 ? 4.0 / sqrt(gamma) : 0.0;
 }
 

@@ -77,7 +77,7 @@
 #define SH_NS_APPLY     150
 #define SH_NS_DIAG      150
 #define SH_NS_ASSEMBLE  600
-#define SH_NS_HINGE     2000 /* a hinge's projected Hessian (Jacobi on 12×12) */
+#define SH_NS_HINGE     2000 /* a hinge's projected Hessian (Jacobi on 9×9) */
 #define SH_WORTH(n, ns) DEFO_PARALLEL_WORTH(n, ns)
 
 struct fm_shell {
@@ -140,46 +140,6 @@ static inline int pk(int i, int j) {
         j = t;
     }
     return i * 12 - i * (i - 1) / 2 + (j - i);
-}
-
-/* Eigen-decomposition of the symmetric n×n A (row-major, destroyed; n ≤ 12)
- * by cyclic Jacobi: eigenvalues into lam, eigenvectors as the columns of Q. */
-static void jacobi_eigen(int n, double *A, double *lam, double *Q) {
-    for (int i = 0; i < n * n; i++) Q[i] = 0;
-    for (int i = 0; i < n; i++) Q[i * n + i] = 1;
-    for (int sweep = 0; sweep < 60; sweep++) {
-        double off = 0, on = 0;
-        for (int i = 0; i < n; i++) {
-            on += A[i * n + i] * A[i * n + i];
-            for (int j = i + 1; j < n; j++) off += A[i * n + j] * A[i * n + j];
-        }
-        if (!(off > 1e-24 * on)) break; /* off-diagonal below 1e-12 of the diagonal */
-        for (int p = 0; p < n; p++)
-            for (int q = p + 1; q < n; q++) {
-                const double apq = A[p * n + q];
-                if (apq == 0.0) continue;
-                const double th = (A[q * n + q] - A[p * n + p]) / (2.0 * apq);
-                const double t = fabs(th) > 1e150
-                                     ? 0.5 / th
-                                     : (th >= 0 ? 1.0 : -1.0) / (fabs(th) + sqrt(th * th + 1.0));
-                const double c = 1.0 / sqrt(t * t + 1.0), sn = t * c;
-                for (int k = 0; k < n; k++) {
-                    if (k == p || k == q) continue;
-                    const double akp = A[k * n + p], akq = A[k * n + q];
-                    A[k * n + p] = A[p * n + k] = c * akp - sn * akq;
-                    A[k * n + q] = A[q * n + k] = sn * akp + c * akq;
-                }
-                A[p * n + p] -= t * apq;
-                A[q * n + q] += t * apq;
-                A[p * n + q] = A[q * n + p] = 0.0;
-                for (int k = 0; k < n; k++) {
-                    const double qp = Q[k * n + p], qq = Q[k * n + q];
-                    Q[k * n + p] = c * qp - sn * qq;
-                    Q[k * n + q] = sn * qp + c * qq;
-                }
-            }
-    }
-    for (int i = 0; i < n; i++) lam[i] = A[i * n + i];
 }
 
 /* ----------------------------------------------------------- the hinge */
@@ -346,7 +306,7 @@ static void hinge_term(const double *p0, const double *p1, const double *p2, con
         for (int j = i + 1; j < 9; j++)
             R[i * 9 + j] = R[j * 9 + i] = 0.5 * (R[i * 9 + j] + R[j * 9 + i]);
     double lam[9], Q[81];
-    jacobi_eigen(9, R, lam, Q);
+    defo_symn_eigen(9, R, lam, Q);
     /* the positive part P = Σ λ⁺ q qᵀ, back as T P Tᵀ: first W = T Q √λ⁺ */
     double W[12 * 9];
     int np = 0;
