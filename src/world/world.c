@@ -127,6 +127,7 @@ void defo_world_destroy(defo_world *w) {
     defo_free((void *)w->cs);
     defo_free(w->surface_body);
     defo_contact_list_free(&w->pairs);
+    defo_free(w->points);
     defo_free(w->terms);
     defo_free(w->hess);
     defo_free(w->zeros);
@@ -1354,6 +1355,7 @@ static defo_status step_integrator(defo_world *w, int integ, double t0, double T
         ctx.contact = defo_world_body_contact;
         ctx.contact_bound = defo_world_contact_bound;
         ctx.contact_respond = defo_world_contact_respond;
+        ctx.body_points = defo_world_body_points;
     }
     defo_status worst = DEFO_OK;
     for (int j = 0; j < k; j++) {
