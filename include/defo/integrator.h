@@ -31,7 +31,8 @@
  *   rigid           MMDJ01 §2.7: every body moves as one rigid body (mass
  *                   properties of its tets, a unit quaternion and the
  *                   angular momentum; defo/rigid.h), sequential-impulse
- *                   contact with colliders, Coulomb friction.
+ *                   contact with colliders and bodies (one solve of all
+ *                   the bodies), Coulomb friction.
  *   hybrid          MMDJ01 §2.6–2.8: rigid between impacts; at an impact the
  *                   contact impulses become nodal forces and a static
  *                   analysis anchored beyond impact_radius gives the

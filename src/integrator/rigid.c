@@ -12,26 +12,55 @@
  * state set from outside).  After every step the nodes are placed:
  * x = c + R(q) Bᵀ (X − C), v = v_c + ω × (x − c).
  *
- * A step of dt: the loads act as their resultant F at the centre and their
- * moment τ about the lumped centre of mass (uniform gravity on lumped
- * masses: none).  Without contact: defo_rigid_advance (exact for constant
- * F).  With contact: v += dt F/M, L += dt τ, the nodes within reach of a
- * collider this step (the step context's probe, margin = how far a node can
- * move in the step) become contact points, defo_rigid_solve_contacts
- * resolves them (restitution, Coulomb friction, no tunnelling), then the
- * body moves with its new velocities (symplectic Euler: a resting body
- * stays at rest) plus the push-out of what penetrates.  Deterministic.
+ * A step of dt, all bodies of the stepper together (defo_rb_step): the
+ * loads act as their resultant F at the centre and their moment τ about
+ * the lumped centre of mass (uniform gravity on lumped masses: none).  A
+ * body that touches nothing: defo_rigid_advance (exact for constant F).
+ * The bodies in contact: v += dt F/M, L += dt τ, then ONE sequential-impulse
+ * solve (defo_rigid_solve_contacts: restitution, Coulomb friction, no
+ * tunnelling, push-out of what penetrates) over every contact of every
+ * body — so the weight of the top of a stack reaches the ground through
+ * the bodies below within the solve — then each moves with its new
+ * velocities (symplectic Euler: a resting body stays at rest) plus its
+ * push-out.  The contacts:
+ *   - colliders: the nodes within reach this step (the step context's
+ *     probe, margin = how far a node can move in the step);
+ *   - other bodies (MMDJ01 §2.8: fragments meeting fragments): the contact
+ *     layer's signed vertex–triangle pairs between the bodies' boundary
+ *     surfaces where they are (the step context's body_points; surfaces of
+ *     new fragments are made when they appear, the BVHs refit each call),
+ *     within δ of a surface or up to one mesh edge through it.  A pair of
+ *     two bodies of the stepper joins them (`other`: equal and opposite
+ *     impulses); a rigid body of another stepper is an obstacle moving with
+ *     its nodes; a deformable body is an obstacle made of its nodes: the
+ *     impulse −J reaches them through the pair's barycentric weights and
+ *     their lumped masses (Δvₐ = −cₐ J / mₐ; its effective inverse mass
+ *     Σ cₐ²/mₐ), and the push-out moves them likewise — so the momentum of
+ *     the rigid and deformable bodies together is kept to rounding.  The
+ *     normal and gap of a point are the flat faces' (flat_normal: a rigid
+ *     body's faces are planes, not the smooth pseudo-normals the layer uses
+ *     for deformable surfaces).  Rigid–rigid contact is at φ = 0 (touching);
+ *     rigid–deformable at φ = δ, the contact layer's thickness, where a
+ *     deformable body's own response holds it off other surfaces.
+ *   - Warm starts: within a frame each step's solve starts from the
+ *     normal impulses of the last step's contacts found again (keyed by
+ *     bodies and nodes; RB_SWEEPS sweeps); a frame's first step starts
+ *     cold (RB_COLD_SWEEPS).  Nothing is carried across frames, so a frame
+ *     resumed from a checkpoint takes bit-identical steps.
  *
- * Body–body contact (rigid–rigid, rigid–deformable) takes its points from
- * the contact layer (defo/contact.h: defo_contact_find's pairs give nodes,
- * weights and normals): a pair becomes a defo_rigid_contact with `other`
- * the other rigid body of the solve, or an obstacle whose velocity is the
- * deformable surface's there; defo_rigid_solve_contacts already solves
- * such pairs (tests/test_rigid.c: momentum kept exactly).  The step
- * context's contact callbacks do not yet hand pairs to rigid steppers —
- * defo_rb_step below is where they would be appended to d->contacts after
- * the collider probe (the solve then takes every body of the stepper with
- * its pairs at once, count > 1).
+ * Two-way rigid–deformable contact is staggered: the world steps one
+ * integrator's bodies through a frame after another's.  The deformable
+ * steppers' calls leave rigid bodies out (world/contact.c); the rigid
+ * stepper's solve exchanges the impulses and pushes both apart.  Limits:
+ * the deformable body moves through its frame without seeing the rigid
+ * one, so it may go into it by up to its relative motion over a frame
+ * (found again and pushed out while within one mesh edge; deeper goes
+ * through); the deformable body's effective mass at a point is its lumped
+ * node masses there (stiffness acts between its own steps, not inside the
+ * impulse solve).  Rigid–rigid: two edges crossing each other are not a
+ * contact of their own (their vertices' pairs hold them; two coarse meshes
+ * meeting edge on edge interlock until a vertex goes through, within one
+ * mesh edge).  Deterministic: pairs, contacts and sweeps in fixed orders.
  */
 #include "integrator/integrator_internal.h"
 
