@@ -20,8 +20,10 @@
  *   - test_block_on_slab: a rigid block thrown at a free deformable slab
  *     (Newmark, no gravity, no ground): the total momentum of the two after
  *     they met is the block's before (conservation: the slab's nodes take
- *     the opposite impulses through their weights and lumped masses) and the
- *     block has given the slab some of it (the exchange happened).
+ *     the opposite impulses through their weights and lumped masses), the
+ *     block has given the slab a fifth of it or more (the exchange happened), no vertex
+ *     of either inside the other (winding numbers, below), and a checkpoint
+ *     resumed bit for bit.
  *   - test_fragments_apart: a stone plate breaks over a ridge (hybrid) and
  *     its pieces fall against each other: after they settle no vertex of a
  *     piece lies inside another piece (winding number of its boundary
@@ -291,8 +293,11 @@ static void test_block_on_slab(void) {
     rigid_of(w, block, &rb);
     const double P0 = rb.mass * v0[2];
     double Ps[3], dP = 0;
+    void *ck = NULL, *a = NULL, *b = NULL;
+    size_t nck = 0, na = 0, nb = 0;
     for (int f = 0; f < 24; f++) {
         CHECK_OK(defo_world_step(w, 1.0 / 120));
+        if (f == 11) CHECK_OK(defo_world_serialize(w, 1, &ck, &nck));
         rigid_of(w, block, &rb);
         momentum(w, slab, Ps);
         const double d[3] = {Ps[0] + rb.mass * rb.velocity[0], Ps[1] + rb.mass * rb.velocity[1],
@@ -301,12 +306,23 @@ static void test_block_on_slab(void) {
     }
     int bodies = 0;
     const int inside = inside_vertices(w, &bodies);
+    CHECK_OK(defo_world_serialize(w, 1, &a, &na));
+    CHECK_OK(defo_world_deserialize(w, 1, ck, nck));
+    for (int f = 12; f < 24; f++) CHECK_OK(defo_world_step(w, 1.0 / 120));
+    CHECK_OK(defo_world_serialize(w, 1, &b, &nb));
+    const int resumed = na == nb && !memcmp(a, b, na);
     TEST_REPORT("block %.1f kg at %.1f m/s into a free slab: block %.4f m/s, slab's momentum %.4f "
-                "N s after; total off by ≤ %.2e of %.3g N s; %d vertices inside the other body",
-                rb.mass, v0[2], rb.velocity[2], Ps[2], dP, fabs(P0), inside);
+                "N s after; total off by ≤ %.2e of %.3g N s; %d vertices inside the other body; "
+                "resumed from 0.1 s: %s",
+                rb.mass, v0[2], rb.velocity[2], Ps[2], dP, fabs(P0), inside,
+                resumed ? "identical" : "DIFFERS");
     CHECK(dP <= 1e-12 * fabs(P0));
     CHECK(Ps[2] < 0.2 * P0);
     CHECK(inside == 0);
+    CHECK(resumed);
+    defo_free(ck);
+    defo_free(a);
+    defo_free(b);
     defo_world_destroy(w);
 }
 

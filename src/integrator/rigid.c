@@ -49,14 +49,15 @@
  *     resumed from a checkpoint takes bit-identical steps.
  *
  * Two-way rigid–deformable contact is staggered: the world steps one
- * integrator's bodies through a frame after another's.  The deformable
+ * integrator's bodies after another's, in slices of the rigid steps when
+ * rigid and deformable bodies can touch (world.c).  The deformable
  * steppers' calls leave rigid bodies out (world/contact.c); the rigid
  * stepper's solve exchanges the impulses and pushes both apart.  Limits:
- * the deformable body moves through its frame without seeing the rigid
- * one, so it may go into it by up to its relative motion over a frame
- * (found again and pushed out while within one mesh edge; deeper goes
+ * the deformable body moves through its slice without seeing the rigid
+ * one, so it may go into it by up to their relative motion over a rigid
+ * step (found again and pushed out while within one mesh edge; deeper goes
  * through); the deformable body's effective mass at a point is its lumped
- * node masses there (stiffness acts between its own steps, not inside the
+ * node masses there (stiffness acts between the steps, not inside the
  * impulse solve).  Rigid–rigid: two edges crossing each other are not a
  * contact of their own (their vertices' pairs hold them; two coarse meshes
  * meeting edge on edge interlock until a vertex goes through, within one

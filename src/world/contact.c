@@ -551,7 +551,6 @@ defo_status defo_world_body_points(void *ctx, defo_step_body *const *bodies, int
         w->points_cap = c;
     }
     size_t k = 0;
-    double depth = 0;
     for (size_t i = 0; i < w->pairs.count; i++) {
         const defo_contact_pair *p = &w->pairs.pairs[i];
         defo_step_body *sb0 = &w->bodies[w->surface_body[p->surface[0]]].sb;
@@ -577,12 +576,10 @@ defo_status defo_world_body_points(void *ctx, defo_step_body *const *bodies, int
         q->gap = p->phi;
         q->thickness = p->delta;
         q->friction = p->mu;
-        if (-p->phi > depth) depth = -p->phi;
     }
     *points = w->points;
     *num_points = k;
     w->stats.contacts = (defo_index)k;
-    if (depth > w->stats.contact_depth) w->stats.contact_depth = depth;
     w->stats.contact_seconds += now_seconds() - t0;
     return DEFO_OK;
 }
