@@ -31,7 +31,8 @@
  *   rigid           MMDJ01 §2.7: every body moves as one rigid body (mass
  *                   properties of its tets, a unit quaternion and the
  *                   angular momentum; defo/rigid.h), sequential-impulse
- *                   contact with colliders, Coulomb friction.
+ *                   contact with colliders and bodies (one solve of all
+ *                   the bodies), Coulomb friction.
  *   hybrid          MMDJ01 §2.6–2.8: rigid between impacts; at an impact the
  *                   contact impulses become nodal forces and a static
  *                   analysis anchored beyond impact_radius gives the
@@ -236,6 +237,21 @@ typedef struct defo_node_contact {
     double friction;    /* its Coulomb μ */
 } defo_node_contact;
 
+/* A point where two bodies' surfaces meet (defo_step_context.body_points):
+ * side 0 a vertex (or a point of an edge), side 1 the closest point of the
+ * other surface (a triangle's, or an edge's), each a weighted sum of its
+ * body's nodes. */
+typedef struct defo_body_point {
+    defo_step_body *body[2]; /* a body of the call, or another colliding one */
+    int nodes[2];            /* 1 … 3 nodes per side */
+    defo_index node[2][3];
+    double weight[2][3]; /* ≥ 0, summing to 1 per side */
+    double normal[3];    /* unit, from side 1 towards side 0 */
+    double gap;          /* signed distance along normal: < 0 penetrating [m] */
+    double thickness;    /* the contact layer's δ of the pair [m] */
+    double friction;     /* Coulomb μ of the two bodies */
+} defo_body_point;
+
 /* What a stepper may call back into. */
 typedef struct defo_step_context {
     double t;  /* start of the step [s] */
@@ -310,6 +326,14 @@ typedef struct defo_step_context {
      * that cuts its step places them along the motion.  NULL: targets only
      * at the step's end (b->target). */
     void (*targets)(void *ctx, const defo_step_body *b, double t, double *out);
+    /* Where the call's bodies touch each other or any other colliding body,
+     * all at their current positions (b->x): the signed vertex–triangle and
+     * edge–edge pairs of the contact layer (defo/contact.h) within each
+     * surface's reach, in a fixed order, as points (owned by the world,
+     * valid until its next contact call).  The rigid steppers' body–body
+     * contact.  NULL when no two bodies can touch. */
+    defo_status (*body_points)(void *ctx, defo_step_body *const *bodies, int count,
+                               const defo_body_point **points, size_t *num_points);
     void *ctx;
 } defo_step_context;
 

@@ -35,7 +35,10 @@
  * nothing tunnels) or to −e times the approach speed (restitution e, above a
  * speed threshold), and a tangential one within the friction cone of it.
  * Penetration left after the step is removed by a separate pseudo-velocity
- * solve that moves positions only (no energy is added).  Deterministic.
+ * solve that moves positions only (no energy is added).  An obstacle may
+ * also be a point of a deformable surface carried by lumped node masses
+ * (defo_rigid_contact.nodes): it takes the opposite impulses, so the
+ * momentum of the bodies and the nodes together is kept.  Deterministic.
  *
  * Units: SI.
  */
@@ -122,6 +125,21 @@ typedef struct defo_rigid_contact {
     double gap;       /* signed distance along normal: < 0 penetrating [m] */
     double obstacle_velocity[3]; /* the obstacle's velocity at the point (other = −1) */
     double friction;             /* Coulomb μ ≥ 0 */
+    /* other = −1 with nodes > 0: the obstacle is a point of a deformable
+     * surface, Σ weight[a] × node a (a vertex, a triangle's closest point or
+     * an edge's; weights ≥ 0 summing to 1) — its velocity is Σ cₐ vₐ (not
+     * obstacle_velocity), and the impulse −J on it goes to the nodes by
+     * their weights and lumped masses: vₐ −= cₐ J inv_mass[a] (effective
+     * inverse mass Σ cₐ² inv_mass[a]); the push-out likewise through
+     * node_push when given. */
+    int nodes;                /* 0 … 3 */
+    double weight[3];         /* cₐ */
+    double inv_mass[3];       /* 1/mₐ (0: a prescribed node) */
+    double *node_velocity[3]; /* vₐ (3 each), changed by the solve */
+    /* the nodes' push-out pseudo-velocities (3 each, accumulated by the
+     * push-out like the bodies'; the caller moves the nodes by them × dt);
+     * NULL: the push-out moves only the rigid body */
+    double *node_push[3];
     /* results: the impulse on `body` (on `other` the opposite) [N s]: its
      * normal part ≥ 0 along normal, its tangential part within μ of it */
     double impulse[3];
@@ -138,6 +156,10 @@ typedef struct defo_rigid_contact_def {
                         impulse moved by more than 1e-10 of the largest */
     double slop;     /* penetration left alone by the push-out [m]; default 0 */
     double push_out; /* fraction of the penetration removed per step, (0, 1]; default 0.8 */
+    /* 1: start from each contact's normal_impulse and tangent_impulse as
+     * given (a previous step's, applied first: sequential impulses converge
+     * from there); 0 (default): from zero */
+    int warm_start;
 } defo_rigid_contact_def;
 DEFO_API defo_rigid_contact_def defo_default_rigid_contact_def(void);
 

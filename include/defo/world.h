@@ -293,9 +293,12 @@ DEFO_API defo_status defo_body_plastic_strain(const defo_world *world, defo_body
  * BDF2 of invertible bodies, quasistatic, static) minimise its penalty
  * ½ k (δ − φ)² together with the bodies' energies, the explicit steppers
  * (newmark; corotated bodies under backward Euler and BDF2) take equal and
- * opposite impulses (inelastic, Coulomb friction).  Bodies of different
- * integrators meet too: each sees the other held where it is during its own
- * step. */
+ * opposite impulses (inelastic, Coulomb friction), the rigid and hybrid
+ * steppers one sequential-impulse solve of all their bodies' contacts
+ * (src/integrator/rigid.c).  Bodies of different integrators meet too: each
+ * sees the other held where it is during its own step — except that a
+ * deformable body's step leaves rigid bodies out: they meet in the rigid
+ * stepper's solve, both ways. */
 typedef struct defo_contact_def {
     int enabled; /* 1 (default): bodies collide with each other */
     /* The skin δ around every surface, relative to the body's mean surface

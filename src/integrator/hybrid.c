@@ -240,9 +240,18 @@ static defo_status hy_step(defo_stepper *s, defo_step_body *const *bodies, int c
             b->impact = 0;
             b->anchors = NULL;
         }
-        double approach = 0;
-        defo_status st = defo_rb_step(&s->def, b, ctx, &approach);
-        if (st) return st;
+    }
+    /* the rigid motion of all bodies together: contacts with colliders,
+     * with each other (fragments meeting fragments, MMDJ01 §2.8) and with
+     * other bodies, in one solve */
+    defo_status st = defo_stepper_scratch(s, count);
+    if (!st) st = defo_rb_step(s, bodies, count, ctx, s->hs);
+    if (st) return st;
+    for (int i = 0; i < count; i++) {
+        defo_step_body *b = bodies[i];
+        defo_rb_body *d = b->data;
+        hy_body *h = d->extra;
+        const double approach = s->hs[i];
         if (!(approach > HY_BOUNCE) || !b->breaks || !(b->wave_speed > 0)) continue;
         /* the impact: forces over its duration, rest frame */
         const double tau = 2 * bbox_diagonal(b->mesh->x, b->n) / b->wave_speed;
@@ -287,7 +296,7 @@ static defo_status hy_topology_changed(defo_stepper *s, defo_step_body *b, defo_
 }
 
 static void hy_frame_start(defo_stepper *s, defo_step_body *b) {
-    (void)s;
+    defo_rb_frame_start_all(s);
     defo_rb_frame_start(b);
 }
 
@@ -363,8 +372,7 @@ static size_t hy_bytes(const defo_stepper *s, const defo_step_body *b) {
     const defo_rb_body *d = b->data;
     const hy_body *h = d->extra;
     return sizeof(defo_rb_body) + sizeof(hy_body) +
-           (size_t)b->n *
-               (sizeof(defo_node_contact) + sizeof(defo_rigid_contact) + 12 * sizeof(double) + 1) +
+           (size_t)b->n * (sizeof(defo_node_contact) + 12 * sizeof(double) + 1) +
            defo_newton_bytes(h->newton);
 }
 

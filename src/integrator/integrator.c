@@ -206,6 +206,7 @@ void defo_stepper_destroy(defo_stepper *s) {
     defo_free(s->ws);
     defo_free((void *)s->base);
     defo_free(s->hs);
+    defo_rb_scratch_free(s->rb);
     defo_free(s);
 }
 

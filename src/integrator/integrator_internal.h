@@ -36,8 +36,9 @@ struct defo_stepper {
     defo_step_body **set; /* scratch: a subset of the step's bodies */
     const double **xs;    /* scratch: per-body pointers */
     double **vs, **ws;
-    const double **base; /* scratch: 2 per body (a step's x_b, v_b) */
-    double *hs;          /* scratch: a step length per body */
+    const double **base;        /* scratch: 2 per body (a step's x_b, v_b) */
+    double *hs;                 /* scratch: a step length per body */
+    struct defo_rb_scratch *rb; /* rigid, hybrid: the contact solve's scratch */
 };
 defo_status defo_stepper_create(const defo_integrator_def *def, defo_stepper **out);
 void defo_stepper_destroy(defo_stepper *s);
@@ -246,9 +247,11 @@ typedef struct defo_rb_body {
     double radius;             /* largest |X − C| */
     int have;                  /* the state is set */
     defo_node_contact *probe;  /* n: scratch */
-    defo_rigid_contact *contacts;
-    double *impulse; /* 3n: the contact impulse each node took in the last step */
-    int num_contacts;
+    int num_contacts;          /* of probe: the nodes near a collider */
+    double *impulse;           /* 3n: the contact impulse each node took in the last step */
+    /* n: 1 for a boundary node whose boundary faces all lie in one plane
+     * (inside a flat part of the surface), at rest */
+    unsigned char *flat;
     void *extra; /* the hybrid's */
     void (*detach_extra)(struct defo_rb_body *d);
 } defo_rb_body;
@@ -259,9 +262,17 @@ defo_status defo_rb_resize(defo_step_body *b);
 void defo_rb_fit(defo_step_body *b);
 /* The nodes from the rigid state. */
 void defo_rb_place(defo_step_body *b);
-defo_status defo_rb_step(const defo_integrator_def *def, defo_step_body *b,
+/* One step of the bodies of a rigid stepper together (rigid.c): their
+ * contacts with colliders, with each other and with every other colliding
+ * body in one sequential-impulse solve.  approach (count, may be NULL) gets
+ * each body's largest approach speed of a contact point before the
+ * impulses. */
+defo_status defo_rb_step(defo_stepper *s, defo_step_body *const *bodies, int count,
                          const defo_step_context *ctx, double *approach);
+void defo_rb_scratch_free(struct defo_rb_scratch *r);
 void defo_rb_frame_start(defo_step_body *b);
+/* A frame starts: the contact solve's warm starts are forgotten. */
+void defo_rb_frame_start_all(defo_stepper *s);
 size_t defo_rb_history_bytes(const defo_step_body *b);
 void defo_rb_save(const defo_step_body *b, void *out);
 defo_status defo_rb_restore(defo_step_body *b, const void *in, size_t size);

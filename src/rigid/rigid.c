@@ -358,6 +358,7 @@ defo_rigid_contact_def defo_default_rigid_contact_def(void) {
     d.iterations = 30;
     d.slop = 0;
     d.push_out = 0.8;
+    d.warm_start = 0;
     return d;
 }
 
@@ -422,9 +423,34 @@ static void relative(const vel_view *V, const defo_rigid_contact *k, const doubl
         view_get(V, k->other, Io, vo, wo);
         cross(wo, ro, t);
         for (int q = 0; q < 3; q++) rel[q] -= vo[q] + t[q];
+    } else if (k->nodes > 0) {
+        for (int a = 0; a < k->nodes; a++) {
+            const double *u = V->pass == 0 ? k->node_velocity[a] : k->node_push[a];
+            if (u)
+                for (int q = 0; q < 3; q++) rel[q] -= k->weight[a] * u[q];
+        }
     } else if (V->pass == 0) {
         for (int q = 0; q < 3; q++) rel[q] -= k->obstacle_velocity[q];
     }
+}
+
+/* The opposite impulse −J on a deformable obstacle's nodes (their
+ * velocities, or in the push-out their pseudo-velocities when given). */
+static void nodes_kick(const vel_view *V, defo_rigid_contact *k, const double J[3]) {
+    for (int a = 0; a < k->nodes; a++) {
+        double *u = V->pass == 0 ? k->node_velocity[a] : k->node_push[a];
+        if (!u) continue;
+        const double s = k->weight[a] * k->inv_mass[a];
+        for (int q = 0; q < 3; q++) u[q] -= s * J[q];
+    }
+}
+
+/* Σ cₐ² / mₐ: a deformable obstacle's inverse mass at its point (any
+ * direction). */
+static double nodes_inv_mass(const defo_rigid_contact *k) {
+    double s = 0;
+    for (int a = 0; a < k->nodes; a++) s += k->weight[a] * k->weight[a] * k->inv_mass[a];
+    return s;
 }
 
 /* Both bodies' inverse world inertias (from Iinv: 9 per body, the
@@ -458,25 +484,50 @@ defo_status defo_rigid_solve_contacts(defo_rigid_body *bodies, int count,
             return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                               "rigid contacts: contact %d names bodies %d and %d of %d", c, k->body,
                               k->other, count);
+        if (k->nodes < 0 || k->nodes > 3 || (k->nodes > 0 && k->other != -1))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "rigid contacts: contact %d has %d deformable nodes", c, k->nodes);
+        for (int a = 0; a < k->nodes; a++)
+            if (!k->node_velocity[a] || !(k->inv_mass[a] >= 0) || !(k->weight[a] >= 0))
+                return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                                  "rigid contacts: contact %d: deformable node %d is not set", c,
+                                  a);
         memset(k->impulse, 0, sizeof k->impulse);
-        memset(k->tangent_impulse, 0, sizeof k->tangent_impulse);
-        k->normal_impulse = k->push_impulse = 0;
+        k->push_impulse = 0;
+        if (!d.warm_start || !(k->normal_impulse > 0) || !isfinite(k->normal_impulse)) {
+            memset(k->tangent_impulse, 0, sizeof k->tangent_impulse);
+            k->normal_impulse = 0;
+            continue;
+        }
+        /* a warm start: the tangential part in the tangent plane, within
+         * the cone */
+        const double tn = dot(k->tangent_impulse, k->normal);
+        for (int q = 0; q < 3; q++) k->tangent_impulse[q] -= tn * k->normal[q];
+        const double tl = sqrt(dot(k->tangent_impulse, k->tangent_impulse)),
+                     lim = k->friction * k->normal_impulse;
+        if (!(tl <= lim) || !isfinite(tl))
+            for (int q = 0; q < 3; q++)
+                k->tangent_impulse[q] =
+                    tl > 0 && isfinite(tl) ? k->tangent_impulse[q] * lim / tl : 0.0;
     }
     if (pushes) memset(pushes, 0, 6 * (size_t)count * sizeof(double));
     if (num_contacts == 0) return DEFO_OK;
     /* what the sweeps do not change: the inverse world inertias, and per
      * contact its arms and effective normal mass */
-    double *Iinv = defo_malloc((9 * (size_t)count + 7 * (size_t)num_contacts) * sizeof(double) + 1);
+    double *Iinv = defo_malloc((9 * (size_t)count + 8 * (size_t)num_contacts) * sizeof(double) + 1);
     if (!Iinv) return defo_error_oom("rigid contacts", 72 * (size_t)count);
-    double *geo = Iinv + 9 * (size_t)count; /* ra, ro, 1/effective normal mass */
+    /* ra, ro, the bodies' inverse effective normal mass, a deformable
+     * obstacle's inverse mass */
+    double *geo = Iinv + 9 * (size_t)count;
     for (int i = 0; i < count; i++)
         defo_rigid_world_inertia(&bodies[i], NULL, Iinv + 9 * (size_t)i);
     for (int c = 0; c < num_contacts; c++) {
         const defo_rigid_contact *k = &contacts[c];
-        double Ia[9], Io[9], *g = geo + 7 * (size_t)c;
+        double Ia[9], Io[9], *g = geo + 8 * (size_t)c;
         arms(k, bodies, Iinv, Ia, Io, g, g + 3);
         g[6] = inv_mass_along(bodies[k->body].mass, Ia, g, k->normal) +
                (k->other >= 0 ? inv_mass_along(bodies[k->other].mass, Io, g + 3, k->normal) : 0.0);
+        g[7] = nodes_inv_mass(k);
     }
     vel_view V = {bodies, pushes, 0};
     /* the normal speed each contact aims at: a gap may close within the
@@ -492,15 +543,35 @@ defo_status defo_rigid_solve_contacts(defo_rigid_body *bodies, int count,
         if (vn < -d.bounce_speed && vn * dt <= -fmax(k->gap, 0.0))
             k->bias = fmax(k->bias, -d.restitution * vn);
     }
+    if (d.warm_start)
+        for (int c = 0; c < num_contacts; c++) {
+            defo_rigid_contact *k = &contacts[c];
+            if (!(k->normal_impulse > 0)) continue;
+            const double *g = geo + 8 * (size_t)c;
+            const double *Ia = Iinv + 9 * (size_t)k->body,
+                         *Io = k->other >= 0 ? Iinv + 9 * (size_t)k->other : Iinv;
+            double J[3];
+            for (int q = 0; q < 3; q++)
+                J[q] = k->normal_impulse * k->normal[q] + k->tangent_impulse[q];
+            view_kick(&V, k->body, Ia, g, J, 1);
+            if (k->other >= 0) view_kick(&V, k->other, Io, g + 3, J, -1);
+            nodes_kick(&V, k, J);
+        }
     for (V.pass = 0; V.pass < (pushes ? 2 : 1); V.pass++) {
         for (int it = 0; it < d.iterations; it++) {
             /* converged: no impulse moved by 1e-10 of the largest */
             double change = 0, largest = 0;
-            for (int c = 0; c < num_contacts; c++) {
+            for (int ci = 0; ci < num_contacts; ci++) {
+                /* symmetric Gauss–Seidel: sweeps forward and back in turn,
+                 * so what acts at one end of a stack reaches the other end
+                 * within a sweep either way */
+                const int c = ci;
                 defo_rigid_contact *k = &contacts[c];
                 const defo_rigid_body *a = &bodies[k->body];
                 const defo_rigid_body *o = k->other >= 0 ? &bodies[k->other] : NULL;
-                const double *g = geo + 7 * (size_t)c, *ra = g, *ro = g + 3, mn = g[6];
+                const double *g = geo + 8 * (size_t)c, *ra = g, *ro = g + 3;
+                const double mnodes = V.pass == 0 || k->node_push[0] ? g[7] : 0.0;
+                const double mn = g[6] + mnodes;
                 const double *Ia = Iinv + 9 * (size_t)k->body,
                              *Io = o ? Iinv + 9 * (size_t)k->other : Iinv;
                 double rel[3];
@@ -526,6 +597,7 @@ defo_status defo_rigid_solve_contacts(defo_rigid_body *bodies, int count,
                 const double J[3] = {dj * n[0], dj * n[1], dj * n[2]};
                 view_kick(&V, k->body, Ia, ra, J, 1);
                 if (o) view_kick(&V, k->other, Io, ro, J, -1);
+                nodes_kick(&V, k, J);
                 if (V.pass == 1 || !(k->friction > 0)) continue;
                 /* Coulomb: the tangential slip to zero, the accumulated
                  * tangential impulse within μ of the normal one */
@@ -539,7 +611,7 @@ defo_status defo_rigid_solve_contacts(defo_rigid_body *bodies, int count,
                 if (s > 0) {
                     const double t[3] = {vt[0] / s, vt[1] / s, vt[2] / s};
                     const double mt = inv_mass_along(a->mass, Ia, ra, t) +
-                                      (o ? inv_mass_along(o->mass, Io, ro, t) : 0.0);
+                                      (o ? inv_mass_along(o->mass, Io, ro, t) : 0.0) + mnodes;
                     for (int q = 0; q < 3; q++) want[q] -= s / mt * t[q];
                 }
                 const double lim = k->friction * k->normal_impulse, wl = sqrt(dot(want, want));
@@ -551,6 +623,7 @@ defo_status defo_rigid_solve_contacts(defo_rigid_body *bodies, int count,
                 memcpy(k->tangent_impulse, want, sizeof want);
                 view_kick(&V, k->body, Ia, ra, dJ, 1);
                 if (o) view_kick(&V, k->other, Io, ro, dJ, -1);
+                nodes_kick(&V, k, dJ);
             }
             if (change <= 1e-10 * largest) break;
         }

@@ -222,11 +222,15 @@ static defo_status gather(defo_world *w, defo_step_body *const *bodies, int coun
     defo_status s = scratch(w);
     if (s) return s;
     for (int i = 0; i < count; i++) w->call_of[bodies[i]->index] = i;
+    /* a call of deformable bodies leaves the rigid ones out: the rigid
+     * steppers meet deformable bodies in their own solve, both ways */
+    const int deformable = count > 0 && !bodies[0]->rigid;
     int n = 0;
     for (int i = 0; i < w->num_bodies && !s; i++) {
         world_body *b = &w->bodies[i];
         if (!defo_world_live(b) || !b->surface) continue;
         const int ci = w->call_of[i];
+        if (ci < 0 && deformable && b->sb.rigid) continue;
         const double *xi = ci >= 0 && x ? x[ci] : b->x;
         s = defo_contact_surface_update(b->surface, xi);
         if (s) {
@@ -519,5 +523,63 @@ defo_status defo_world_overlaps(defo_world *w, defo_body_overlap *out, int max, 
                     (defo_body_overlap){w->surface_body[a], w->surface_body[b], n, node, depth};
             (*count)++;
         }
+    return DEFO_OK;
+}
+
+/* The rigid steppers' body–body contact: the signed pairs of the call's
+ * bodies (and every other colliding body, an obstacle) where they are, as
+ * points with each side's nodes and weights (a pair's |wₐ|).  A body's pairs with itself are left
+ * out (a rigid body does not fold onto itself). */
+defo_status defo_world_body_points(void *ctx, defo_step_body *const *bodies, int count,
+                                   const defo_body_point **points, size_t *num_points) {
+    defo_world *w = ctx;
+    const double t0 = now_seconds();
+    *points = NULL;
+    *num_points = 0;
+    int ns = 0;
+    defo_status s = gather(w, bodies, count, NULL, &ns);
+    w->pairs.count = 0;
+    w->respond_pairs = 0;
+    if (!s) s = defo_contact_find(w->cbody, ns, DEFO_CONTACT_SIGNED, &w->pairs);
+    if (s) return s;
+    if (w->pairs.count > w->points_cap) {
+        size_t c = w->points_cap ? w->points_cap : 256;
+        while (c < w->pairs.count) c *= 2;
+        defo_body_point *np = defo_realloc(w->points, c * sizeof *np);
+        if (!np) return defo_error_oom("contact points", c * sizeof *np);
+        w->points = np;
+        w->points_cap = c;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < w->pairs.count; i++) {
+        const defo_contact_pair *p = &w->pairs.pairs[i];
+        defo_step_body *sb0 = &w->bodies[w->surface_body[p->surface[0]]].sb;
+        defo_step_body *sb1 = &w->bodies[w->surface_body[p->surface[1]]].sb;
+        if (sb0 == sb1) continue;
+        defo_body_point *q = &w->points[k++];
+        q->body[0] = sb0;
+        q->body[1] = sb1;
+        q->nodes[0] = q->nodes[1] = 0;
+        for (int a = 0; a < 4; a++) {
+            /* every node of the features, zero weights too (a triangle
+             * stays a triangle when the closest point is on its edge) */
+            const int side = p->side[a];
+            if (q->nodes[side] == 3) continue; /* never: a triangle has 3 */
+            q->node[side][q->nodes[side]] = p->node[a];
+            q->weight[side][q->nodes[side]++] = fabs(p->w[a]);
+        }
+        if (!q->nodes[0] || !q->nodes[1]) {
+            k--;
+            continue;
+        }
+        memcpy(q->normal, p->n, sizeof q->normal);
+        q->gap = p->phi;
+        q->thickness = p->delta;
+        q->friction = p->mu;
+    }
+    *points = w->points;
+    *num_points = k;
+    w->stats.contacts = (defo_index)k;
+    w->stats.contact_seconds += now_seconds() - t0;
     return DEFO_OK;
 }

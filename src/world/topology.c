@@ -292,5 +292,8 @@ defo_status defo_world_fracture(defo_world *w, world_body *b, double t, double d
     }
     if (!s && !w->integrators[b->integrator].ops->dynamic) s = hold_free_pieces(w, b);
     if (!s) s = defo_world_body_loads(b);
+    /* the contact surface of the cracked mesh: its crack faces, its new
+     * nodes (and their scratch) */
+    if (!s && b->surface) s = defo_world_contact_sources(w, b);
     return s;
 }

@@ -127,6 +127,7 @@ void defo_world_destroy(defo_world *w) {
     defo_free((void *)w->cs);
     defo_free(w->surface_body);
     defo_contact_list_free(&w->pairs);
+    defo_free(w->points);
     defo_free(w->terms);
     defo_free(w->hess);
     defo_free(w->zeros);
@@ -1354,6 +1355,7 @@ static defo_status step_integrator(defo_world *w, int integ, double t0, double T
         ctx.contact = defo_world_body_contact;
         ctx.contact_bound = defo_world_contact_bound;
         ctx.contact_respond = defo_world_contact_respond;
+        ctx.body_points = defo_world_body_points;
     }
     defo_status worst = DEFO_OK;
     for (int j = 0; j < k; j++) {
@@ -1408,6 +1410,31 @@ static defo_status step_integrator(defo_world *w, int integ, double t0, double T
     return worst;
 }
 
+/* The slices a frame is stepped in: the most steps of a rigid or hybrid
+ * integrator when its bodies can touch a deformable body, else 1. */
+static int rigid_slices(defo_world *w, double frame_dt) {
+    if (!defo_world_has_body_contact(w)) return 1;
+    int rigid = 0, deformable = 0;
+    for (int i = 0; i < w->num_bodies; i++) {
+        const world_body *b = &w->bodies[i];
+        if (!defo_world_live(b) || !b->surface) continue;
+        const defo_integrator_kind kind = w->integrators[b->integrator].ops->kind;
+        if (kind == DEFO_INTEGRATOR_RIGID || kind == DEFO_INTEGRATOR_HYBRID)
+            rigid = 1;
+        else if (w->integrators[b->integrator].ops->dynamic)
+            deformable = 1;
+    }
+    if (!rigid || !deformable) return 1;
+    int most = 1;
+    for (int g = 0; g < w->num_integrators; g++) {
+        const defo_integrator_kind kind = w->integrators[g].ops->kind;
+        if (kind != DEFO_INTEGRATOR_RIGID && kind != DEFO_INTEGRATOR_HYBRID) continue;
+        const int k = defo_world_steps_per_frame(w, g, frame_dt);
+        if (k > most) most = k;
+    }
+    return most;
+}
+
 defo_status defo_world_step(defo_world *w, double frame_dt) {
     if (!w || !(frame_dt > 0) || !isfinite(frame_dt))
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_world_step: frame_dt %g is not > 0",
@@ -1429,9 +1456,26 @@ defo_status defo_world_step(defo_world *w, double frame_dt) {
         if (s) return s;
     }
     defo_status worst = DEFO_OK;
-    for (int integ = 0; integ < w->num_integrators && s >= 0; integ++) {
-        s = step_integrator(w, integ, w->time, frame_dt);
-        if (s > 0) worst = s;
+    /* rigid bodies meeting deformable ones exchange impulses in the rigid
+     * stepper's solve (src/integrator/rigid.c): the dynamic integrators then
+     * go through the frame together, slice by slice of the rigid steps, so
+     * each sees the other at most one rigid step old (a frame's lag lets a
+     * heavy block load a soft body's few surface nodes with a frame's weight
+     * at once); the equilibrium integrators solve once, at the frame's end */
+    const int slices = rigid_slices(w, frame_dt);
+    const defo_index touching = w->stats.collisions;
+    for (int k = 0; k < slices && s >= 0; k++) {
+        const double t0 = w->time + frame_dt * ((double)k / slices);
+        const double T = frame_dt * ((double)(k + 1) / slices) - frame_dt * ((double)k / slices);
+        /* what the statistics say of contact is the frame's end */
+        w->stats.collisions = touching;
+        for (int integ = 0; integ < w->num_integrators && s >= 0; integ++) {
+            const int dynamic = w->integrators[integ].ops->dynamic;
+            if (slices > 1 && !dynamic && k < slices - 1) continue;
+            s = slices > 1 && !dynamic ? step_integrator(w, integ, w->time, frame_dt)
+                                       : step_integrator(w, integ, t0, T);
+            if (s > 0) worst = s;
+        }
     }
     if (s < 0) {
         defo_status keep = s;

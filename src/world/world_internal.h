@@ -156,6 +156,8 @@ struct defo_world {
     int *surface_body; /* the body of each surface of a call */
     int num_surfaces;
     defo_contact_list pairs;
+    defo_body_point *points; /* the rigid steppers' contact points (body_points) */
+    size_t points_cap;
     int respond_pairs; /* pairs holds the last explicit position pass's */
     defo_contact_term *terms;
     double *hess; /* terms_cap: each pair's ψ'' */
@@ -216,6 +218,8 @@ defo_status defo_world_contact_respond(void *ctx, defo_step_body *const *bodies,
                                        double dt, double tau, const double *const *x_prev,
                                        double *const *x, double *const *v, int positions,
                                        defo_index *pairs);
+defo_status defo_world_body_points(void *ctx, defo_step_body *const *bodies, int count,
+                                   const defo_body_point **points, size_t *num_points);
 /* 1 when body–body contact can act (enabled, and two colliding bodies or
  * one with self contact). */
 int defo_world_has_body_contact(const defo_world *w);
