@@ -81,6 +81,7 @@ typedef struct ps {
     VecScatter toall;
     KSP ksp;
     int options_checked;
+    int fresh; /* the preconditioner was made for the matrix of the next solve */
     /* the solve in progress */
     const defo_linear_system *sys;
     double rnorm0;
@@ -498,6 +499,7 @@ static defo_status setup_at(ps *S, const defo_linear_system *sys) {
     DEFO_PETSC_CALL(KSPSetReusePreconditioner(S->ksp, PETSC_FALSE));
     DEFO_PETSC_CALL(KSPSetUp(S->ksp));
     DEFO_PETSC_CALL(KSPSetReusePreconditioner(S->ksp, PETSC_TRUE));
+    S->fresh = 1;
     return check_options(S);
 }
 
@@ -704,6 +706,8 @@ static defo_status ps_solve(void *state, const defo_linear_system *sys, const do
         if (st) return st;
         out->setup = 1;
     }
+    const int fresh = S->fresh; /* (else made for an earlier matrix: the lag policy) */
+    S->fresh = 0;
     double bnorm = 0.0, bfull = 0.0;
     st = load_system(S, sys, b, x, &bnorm);
     if (st) return st;
@@ -736,7 +740,7 @@ static defo_status ps_solve(void *state, const defo_linear_system *sys, const do
     if (st) return st;
     out->initial = S->rnorm0 / bnorm;
     int total = (int)its;
-    if (broke_down(reason) && !out->setup) {
+    if (broke_down(reason) && !fresh) {
         /* the preconditioner was made for an earlier matrix (the lag
          * policy): made again for this one, and the solve again */
         st = setup_at(S, sys);
