@@ -16,7 +16,10 @@
 #       GAMG with the rigid-body near-null space), then defo's own solver on
 #       one process and one thread; prints one table row per run:
 #       ms per frame, ms per Newton iteration, speed-up and parallel
-#       efficiency over N = 1, Newton and CG iterations per frame.
+#       efficiency over N = 1, Newton and CG iterations per frame, and the
+#       solves that stopped short of their tolerance (stats.jsonl's
+#       not_converged, all frames: a Newton solve at max_iterations is
+#       slow for the wrong reason).
 #       Without BUNDLE (or with an empty one) it runs ./build/defo with the
 #       mpirun on PATH.
 # Environment of pack: PACK_EXTRA (more programs to bundle with their libraries,
@@ -114,19 +117,21 @@ JSON
   scene pcg > "$work/own.json"
   num() { sed -n "s/.*\"$2\": *\([-0-9.eE+]*\).*/\1/p" "$1" | head -1; }
   echo "defo on $(uname -n): $cores cores, $((cx * cy * cz * 6)) tets, $frames frames"
-  printf '%-22s %6s %10s %12s %9s %6s %8s %8s %8s\n' run N "ms/frame" "ms/Newton" speed-up eff \
-    "Newton" "CG" "CG/Newt"
+  printf '%-22s %6s %10s %12s %9s %6s %8s %8s %8s %7s\n' run N "ms/frame" "ms/Newton" speed-up eff \
+    "Newton" "CG" "CG/Newt" "unconv"
   local base=""
   row() { # LABEL N DIR
     local s=$3/summary.json
-    local sim ni ci fr
+    local sim ni ci fr nc
     sim=$(num "$s" simulate_s); ni=$(num "$s" newton_iters); ci=$(num "$s" cg_iters)
     fr=$(num "$s" frames_completed)
-    awk -v l="$1" -v n="$2" -v sim="$sim" -v ni="$ni" -v ci="$ci" -v fr="$fr" -v base="$4" 'BEGIN {
+    nc=$(sed -n 's/.*"not_converged": *\([0-9]*\).*/\1/p' "$3/stats.jsonl" | awk '{t += $1} END {print t + 0}')
+    awk -v l="$1" -v n="$2" -v sim="$sim" -v ni="$ni" -v ci="$ci" -v fr="$fr" -v base="$4" \
+        -v nc="$nc" 'BEGIN {
       ms = 1000 * sim / fr; sp = base > 0 ? base / sim : 1
       eff = l ~ /^petsc/ ? sprintf("%5.0f%%", 100 * sp / n) : "     -"
-      printf "%-22s %6d %10.0f %12.1f %9.2f %s %8.1f %8.0f %8.1f\n", l, n, ms, 1000 * sim / ni,
-             sp, eff, ni / fr, ci / fr, ci / ni }'
+      printf "%-22s %6d %10.0f %12.1f %9.2f %s %8.1f %8.0f %8.1f %7d\n", l, n, ms, 1000 * sim / ni,
+             sp, eff, ni / fr, ci / fr, ci / ni, nc }'
   }
   for n in ${RANKS:-1 2 4 8 16}; do
     local bind=core

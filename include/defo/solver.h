@@ -209,7 +209,9 @@ typedef struct defo_backend_result {
     int converged;   /* tolerance met */
     int hit_max;     /* stopped at the iteration cap */
     int negative;    /* stopped at non-positive curvature (DEFO_CURVATURE_STOP) */
-    int setup;       /* 1: the solve had to make its preconditioner again (a new pattern) */
+    int setup;       /* 1: the solve made its preconditioner again (a new pattern, or
+                      * the lagged one broke down on this matrix) */
+    int fallback;    /* 1: the fresh preconditioner broke down too; solved with Jacobi */
 } defo_backend_result;
 typedef struct defo_linear_backend {
     const char *name;

@@ -27,6 +27,18 @@
  * a shell (matrix-free) one; the solver's options string, under the
  * solver's own prefix, changes any of it.  Options the solver never read
  * are refused after its first setup (a misspelt name), naming them.
+ * A setup makes GAMG wholly from the matrix of the moment (its prolongator
+ * too: the eigenvalue bound of its Chebyshev smoothers comes with it).
+ *
+ * Breakdowns: KSP stopping for a reason that says the preconditioner or the
+ * arithmetic failed (an indefinite preconditioner — a GAMG kept by the lag
+ * policy while contact stiffens the matrix — a breakdown, a non-finite
+ * value) is never handed on: the preconditioner is made again for this
+ * matrix and the solve repeated (counted as a setup); when a fresh one
+ * fails too, CG with Jacobi on |diagonal| (counted as a fallback); when
+ * that fails, an error naming KSP's reason.  A Newton step
+ * (DEFO_CURVATURE_STOP) is checked to descend: KSP's CG stops at negative
+ * curvature only where it changes sign (descent_step).
  *
  * The solution returns to every process whole (a scatter to all), so the
  * Newton iteration above it runs the same everywhere.
@@ -65,9 +77,11 @@ typedef struct ps {
     PetscScalar *vals;           /* 9 max_row: one row's values */
     double *full, *work, *work2; /* 3n each: whole vectors */
     Vec b, x, xall;
+    Vec x0, r, d; /* the guess; a residual and a step (breakdowns, negative curvature) */
     VecScatter toall;
     KSP ksp;
     int options_checked;
+    int fresh; /* the preconditioner was made for the matrix of the next solve */
     /* the solve in progress */
     const defo_linear_system *sys;
     double rnorm0;
@@ -161,12 +175,18 @@ static defo_status numbering(ps *S, const defo_linear_system *sys) {
     VecDestroy(&S->b);
     VecDestroy(&S->x);
     VecDestroy(&S->xall);
+    VecDestroy(&S->x0);
+    VecDestroy(&S->r);
+    VecDestroy(&S->d);
     VecScatterDestroy(&S->toall);
     DEFO_PETSC_CALL(VecCreate(S->comm, &S->b));
     DEFO_PETSC_CALL(VecSetSizes(S->b, 3 * (PetscInt)S->nl, 3 * S->rows));
     DEFO_PETSC_CALL(VecSetBlockSize(S->b, 3));
     DEFO_PETSC_CALL(VecSetType(S->b, VECSTANDARD));
     DEFO_PETSC_CALL(VecDuplicate(S->b, &S->x));
+    DEFO_PETSC_CALL(VecDuplicate(S->b, &S->x0));
+    DEFO_PETSC_CALL(VecDuplicate(S->b, &S->r));
+    DEFO_PETSC_CALL(VecDuplicate(S->b, &S->d));
     DEFO_PETSC_CALL(VecScatterCreateToAll(S->x, &S->toall, &S->xall));
     return DEFO_OK;
 }
@@ -437,6 +457,14 @@ static defo_status make_ksp(ps *S) {
     PC pc = NULL;
     DEFO_PETSC_CALL(KSPGetPC(S->ksp, &pc));
     DEFO_PETSC_CALL(PCSetType(pc, S->shell ? PCJACOBI : PCGAMG));
+    /* a setup makes GAMG again from the matrix of the moment: by default
+     * it keeps the prolongator of its first setup and, with it, the
+     * smoothed-aggregation estimate of the largest eigenvalue that bounds
+     * its Chebyshev smoothers — an estimate of the first matrix, too small
+     * once contact stiffens the system, and a Chebyshev polynomial applied
+     * beyond its bound is indefinite (measured: every later Newton step of
+     * a squash stopped CG at its second iteration) */
+    if (!S->shell) DEFO_PETSC_CALL(PCGAMGSetReuseInterpolation(pc, PETSC_FALSE));
     DEFO_PETSC_CALL(KSPMonitorSet(S->ksp, monitor, S, NULL));
     DEFO_PETSC_CALL(KSPSetFromOptions(S->ksp));
     return DEFO_OK;
@@ -471,7 +499,91 @@ static defo_status setup_at(ps *S, const defo_linear_system *sys) {
     DEFO_PETSC_CALL(KSPSetReusePreconditioner(S->ksp, PETSC_FALSE));
     DEFO_PETSC_CALL(KSPSetUp(S->ksp));
     DEFO_PETSC_CALL(KSPSetReusePreconditioner(S->ksp, PETSC_TRUE));
+    S->fresh = 1;
     return check_options(S);
+}
+
+/* A PETSc error code as a status. */
+static defo_status petsc_status(PetscErrorCode e, const char *what) {
+    return e ? defo_petsc_error(e, what) : DEFO_OK;
+}
+
+/* KSP's stops that say nothing of the system but that the preconditioner
+ * or the arithmetic failed (an indefinite preconditioner, a breakdown, a
+ * non-finite value): solved again, never handed on.  Reaching the cap and
+ * a direction of non-positive curvature (KSP_DIVERGED_INDEFINITE_MAT) are
+ * the matrix's and have their own answers. */
+static int broke_down(KSPConvergedReason reason) {
+    return reason < 0 && reason != KSP_DIVERGED_ITS && reason != KSP_DIVERGED_INDEFINITE_MAT;
+}
+
+/* KSPSolve of S->b from the guess in S->x; an interrupt in the monitor
+ * becomes DEFO_ERR_INTERRUPTED. */
+static defo_status run_ksp(ps *S, KSP ksp, KSPConvergedReason *reason, PetscInt *its,
+                           PetscReal *rnorm) {
+    S->rnorm0 = 0.0;
+    S->monitor_it = 0;
+    PetscErrorCode e = KSPSolve(ksp, S->b, S->x);
+    if (e) {
+        if (defo_interrupt_requested()) {
+            defo_status r = defo_petsc_error(e, "KSPSolve");
+            (void)r;
+            return defo_error(DEFO_ERR_INTERRUPTED, "petsc: CG interrupted");
+        }
+        return defo_petsc_error(e, "KSPSolve");
+    }
+    DEFO_PETSC_CALL(KSPGetConvergedReason(ksp, reason));
+    DEFO_PETSC_CALL(KSPGetIterationNumber(ksp, its));
+    DEFO_PETSC_CALL(KSPGetResidualNorm(ksp, rnorm));
+    return DEFO_OK;
+}
+
+/* CG with Jacobi on |diagonal| for the operator S->A (the fallback after a
+ * breakdown; no options prefix: petsc_options chose what broke). */
+static defo_status make_jacobi(ps *S, double rtol, PetscInt maxit, KSP *out) {
+    PC pc = NULL;
+    PetscErrorCode e = KSPCreate(S->comm, out);
+    if (!e) e = KSPSetType(*out, KSPCG);
+    if (!e) e = KSPSetNormType(*out, KSP_NORM_UNPRECONDITIONED);
+    if (!e) e = KSPSetOperators(*out, S->A, S->A);
+    if (!e) e = KSPGetPC(*out, &pc);
+    if (!e) e = PCSetType(pc, PCJACOBI);
+    if (!e) e = PCJacobiSetUseAbs(pc, PETSC_TRUE);
+    if (!e) e = KSPMonitorSet(*out, monitor, S, NULL);
+    if (!e) e = KSPSetTolerances(*out, rtol, 0.0, PETSC_DEFAULT, maxit);
+    if (!e) e = KSPSetInitialGuessNonzero(*out, PETSC_TRUE);
+    if (e) {
+        KSPDestroy(out);
+        return defo_petsc_error(e, "the Jacobi fallback");
+    }
+    return DEFO_OK;
+}
+
+/* A Newton step (DEFO_CURVATURE_STOP): S->x must be x₀ plus a descent
+ * direction d of the quadratic model at x₀, r₀ᵀd > 0 (r₀ = b̃ − Ã x₀), as
+ * defo's PCG returns by stopping at the first pᵀAp ≤ 0 (TSIF05 §3).  KSP's
+ * CG stops only when the curvature changes sign or is 0 — it takes a first
+ * direction of negative curvature with a negative length, an ascent
+ * direction, and it may even converge on an indefinite matrix to a point
+ * the model does not descend to — so its iterate is checked; one that does
+ * not descend is replaced by the preconditioned residual M⁻¹ r₀ when that
+ * descends, else by r₀ (*replaced = 1). */
+static defo_status descent_step(ps *S, KSP ksp, int *replaced) {
+    *replaced = 0;
+    PetscScalar g = 0.0;
+    DEFO_PETSC_CALL(MatMult(S->A, S->x0, S->r));
+    DEFO_PETSC_CALL(VecAYPX(S->r, -1.0, S->b));
+    DEFO_PETSC_CALL(VecWAXPY(S->d, -1.0, S->x0, S->x));
+    DEFO_PETSC_CALL(VecDot(S->r, S->d, &g));
+    if (g > 0.0 && isfinite(g)) return DEFO_OK;
+    *replaced = 1;
+    PC pc = NULL;
+    DEFO_PETSC_CALL(KSPGetPC(ksp, &pc));
+    DEFO_PETSC_CALL(PCApply(pc, S->r, S->d));
+    DEFO_PETSC_CALL(VecDot(S->r, S->d, &g));
+    if (!(g > 0.0 && isfinite(g))) DEFO_PETSC_CALL(VecCopy(S->r, S->d));
+    DEFO_PETSC_CALL(VecWAXPY(S->x, 1.0, S->x0, S->d));
+    return DEFO_OK;
 }
 
 /* ------------------------------------------------------------ backend ops */
@@ -518,6 +630,9 @@ static void ps_destroy(void *state) {
     VecDestroy(&S->b);
     VecDestroy(&S->x);
     VecDestroy(&S->xall);
+    VecDestroy(&S->x0);
+    VecDestroy(&S->r);
+    VecDestroy(&S->d);
     VecScatterDestroy(&S->toall);
     void *a[] = {S->owner, S->gid,  S->my,   S->row_start, S->cols,
                  S->gcols, S->vals, S->full, S->work,      S->work2};
@@ -591,6 +706,8 @@ static defo_status ps_solve(void *state, const defo_linear_system *sys, const do
         if (st) return st;
         out->setup = 1;
     }
+    const int fresh = S->fresh; /* (else made for an earlier matrix: the lag policy) */
+    S->fresh = 0;
     double bnorm = 0.0, bfull = 0.0;
     st = load_system(S, sys, b, x, &bnorm);
     if (st) return st;
@@ -611,47 +728,65 @@ static defo_status ps_solve(void *state, const defo_linear_system *sys, const do
     }
     double rtol = tol > 0 && bfull > 0 ? tol * bnorm / bfull : 0.0;
     if (!(rtol < 1.0)) rtol = 0.999;
-    DEFO_PETSC_CALL(KSPSetTolerances(S->ksp, fixed && tol == 0 ? 1e-300 : rtol, 0.0, PETSC_DEFAULT,
-                                     fixed ? d->fixed_iterations : d->max_iterations));
+    const double rt = fixed && tol == 0 ? 1e-300 : rtol;
+    const PetscInt maxit = fixed ? d->fixed_iterations : d->max_iterations;
+    DEFO_PETSC_CALL(KSPSetTolerances(S->ksp, rt, 0.0, PETSC_DEFAULT, maxit));
     DEFO_PETSC_CALL(KSPSetInitialGuessNonzero(S->ksp, PETSC_TRUE));
-    S->rnorm0 = 0.0;
-    S->monitor_it = 0;
-    PetscErrorCode e = KSPSolve(S->ksp, S->b, S->x);
-    if (e) {
-        if (defo_interrupt_requested()) {
-            defo_status r = defo_petsc_error(e, "KSPSolve");
-            (void)r;
-            return defo_error(DEFO_ERR_INTERRUPTED, "petsc: CG interrupted");
-        }
-        return defo_petsc_error(e, "KSPSolve");
-    }
-    KSPConvergedReason reason;
+    DEFO_PETSC_CALL(VecCopy(S->x, S->x0));
+    KSPConvergedReason reason = KSP_CONVERGED_ITERATING;
     PetscInt its = 0;
     PetscReal rnorm = 0.0;
-    DEFO_PETSC_CALL(KSPGetConvergedReason(S->ksp, &reason));
-    DEFO_PETSC_CALL(KSPGetIterationNumber(S->ksp, &its));
-    DEFO_PETSC_CALL(KSPGetResidualNorm(S->ksp, &rnorm));
-    out->iterations = (int)its;
+    st = run_ksp(S, S->ksp, &reason, &its, &rnorm);
+    if (st) return st;
     out->initial = S->rnorm0 / bnorm;
+    int total = (int)its;
+    if (broke_down(reason) && !fresh) {
+        /* the preconditioner was made for an earlier matrix (the lag
+         * policy): made again for this one, and the solve again */
+        st = setup_at(S, sys);
+        if (st) return st;
+        out->setup = 1;
+        DEFO_PETSC_CALL(VecCopy(S->x0, S->x));
+        st = run_ksp(S, S->ksp, &reason, &its, &rnorm);
+        if (st) return st;
+        total += (int)its;
+    }
+    KSP jacobi = NULL;
+    if (broke_down(reason)) {
+        /* a fresh preconditioner broke down too: Jacobi on |diagonal|,
+         * positive definite wherever the matrix is */
+        st = make_jacobi(S, rt, maxit, &jacobi);
+        if (!st) st = petsc_status(VecCopy(S->x0, S->x), "VecCopy");
+        if (!st) st = run_ksp(S, jacobi, &reason, &its, &rnorm);
+        if (st) {
+            KSPDestroy(&jacobi);
+            return st;
+        }
+        out->fallback = 1;
+        total += (int)its;
+    }
+    out->iterations = total;
     out->residual = rnorm / bnorm;
     out->converged = reason > 0 || (fixed && reason == KSP_DIVERGED_ITS);
     out->hit_max = reason == KSP_DIVERGED_ITS;
-    const int indefinite =
-        reason == KSP_DIVERGED_INDEFINITE_PC || reason == KSP_DIVERGED_INDEFINITE_MAT;
-    if (indefinite && d->curvature == DEFO_CURVATURE_STOP) {
-        out->negative = 1;
-        if (its == 0) { /* a descent direction: the preconditioned residual */
-            PC pc = NULL;
-            DEFO_PETSC_CALL(KSPGetPC(S->ksp, &pc));
-            DEFO_PETSC_CALL(PCApply(pc, S->b, S->x));
-        }
+    if (d->curvature == DEFO_CURVATURE_STOP &&
+        (reason > 0 || reason == KSP_DIVERGED_ITS || reason == KSP_DIVERGED_INDEFINITE_MAT)) {
+        int replaced = 0;
+        st = descent_step(S, jacobi ? jacobi : S->ksp, &replaced);
+        out->negative = reason == KSP_DIVERGED_INDEFINITE_MAT || replaced;
+        if (replaced) out->converged = 0;
     } else if (reason < 0 && reason != KSP_DIVERGED_ITS) {
-        return defo_error(DEFO_ERR_NUMERICAL,
-                          "petsc: the %s solve failed after %d iterations: %s (relative "
-                          "residual %g)",
-                          d->curvature == DEFO_CURVATURE_STOP ? "Newton step" : "linear", (int)its,
-                          KSPConvergedReasons[reason], out->residual);
+        st = defo_error(DEFO_ERR_NUMERICAL,
+                        "petsc: the %s solve failed: %s after %d iterations (relative residual "
+                        "%g)%s",
+                        d->curvature == DEFO_CURVATURE_STOP ? "Newton step" : "linear",
+                        KSPConvergedReasons[reason], total, out->residual,
+                        out->fallback ? ", with the preconditioner made for this matrix and "
+                                        "with Jacobi"
+                                      : "");
     }
+    KSPDestroy(&jacobi);
+    if (st) return st;
     st = gather(S, S->x, S->full);
     if (st) return st;
     /* x = P x + C x₀: the constrained components exactly those of the guess

@@ -590,6 +590,7 @@ static defo_status backend_solve(defo_linear_solver *s, const defo_linear_system
     ls->residual = r.residual;
     ls->converged = r.converged;
     ls->negative_curvature = r.negative;
+    ls->fallback = r.fallback;
     if (r.setup) { /* a new pattern: the backend made its preconditioner again */
         s->age = 0;
         s->first_rate = s->last_rate = 0.0;
