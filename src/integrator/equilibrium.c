@@ -408,6 +408,14 @@ static defo_status start_of(defo_equilibrium_body *d, defo_step_body *b, double 
     return DEFO_OK;
 }
 
+/* The first count bodies back where the solve in progress started (x0). */
+static void back_to_start(defo_step_body *const *bodies, int count) {
+    for (int i = 0; i < count; i++) {
+        const defo_equilibrium_body *d = bodies[i]->data;
+        memcpy(bodies[i]->x, d->x0, 3 * (size_t)bodies[i]->n * sizeof(double));
+    }
+}
+
 /* One Newton solve of the bodies for the fraction w of the step (t its
  * time, ctx its interval), from where they are; on an error every body is
  * put back where it was. */
@@ -427,10 +435,7 @@ static defo_status solve_part(defo_stepper *stp, defo_step_body *const *bodies, 
         memcpy(d->x0, b->x, 3 * (size_t)b->n * sizeof(double));
         st = start_of(d, b, t, with_time, w);
         if (st) {
-            for (int k = 0; k <= i; k++) {
-                defo_equilibrium_body *e = bodies[k]->data;
-                memcpy(bodies[k]->x, e->x0, 3 * (size_t)bodies[k]->n * sizeof(double));
-            }
+            back_to_start(bodies, i + 1);
             return defo_error_prefix("body '%s' at t = %g", b->name, t);
         }
         predicted &= d->predicted;
@@ -455,11 +460,7 @@ static defo_status solve_part(defo_stepper *stp, defo_step_body *const *bodies, 
     }
     st = defo_joint_solve(stp->joint, stp->parts, count, bodies, ctx, t,
                           (const double *const *)stp->xs, 0.0, target, predicted, ns);
-    if (st < 0)
-        for (int i = 0; i < count; i++) {
-            defo_equilibrium_body *d = bodies[i]->data;
-            memcpy(bodies[i]->x, d->x0, 3 * (size_t)bodies[i]->n * sizeof(double));
-        }
+    if (st < 0) back_to_start(bodies, count);
     return st;
 }
 
@@ -522,10 +523,7 @@ defo_status defo_equilibrium_step(defo_stepper *stp, defo_step_body *const *bodi
         const int hopeless =
             failures >= EQ_TRIES || sum.iterations >= EQ_BUDGET * def->newton.max_iterations;
         if (moves && failed && part > EQ_MIN_PART && !hopeless) {
-            for (int i = 0; i < count; i++) {
-                defo_equilibrium_body *d = bodies[i]->data;
-                memcpy(bodies[i]->x, d->x0, 3 * (size_t)bodies[i]->n * sizeof(double));
-            }
+            back_to_start(bodies, count);
             defo_joint_invalidate(stp->joint);
             part *= 0.5;
             continue;

@@ -118,6 +118,20 @@ static void mat3_vec(const double *A, const double *v, double *out) {
 }
 
 /* The numbering of sys's layout (kept while the owners are the same). */
+
+/* The matrix, vectors and scatter of the current numbering (PETSc's
+ * destroys take NULL handles). */
+static void destroy_objects(ps *S) {
+    MatDestroy(&S->A);
+    VecDestroy(&S->b);
+    VecDestroy(&S->x);
+    VecDestroy(&S->xall);
+    VecDestroy(&S->x0);
+    VecDestroy(&S->r);
+    VecDestroy(&S->d);
+    VecScatterDestroy(&S->toall);
+}
+
 static defo_status numbering(ps *S, const defo_linear_system *sys) {
     const defo_layout *L = sys->layout;
     const defo_index n = sys->n;
@@ -171,14 +185,7 @@ static defo_status numbering(ps *S, const defo_linear_system *sys) {
     if (L) memcpy(S->owner, L->owner, (size_t)n * sizeof(int));
     S->n = n;
     /* a new numbering: new matrix and vectors */
-    MatDestroy(&S->A);
-    VecDestroy(&S->b);
-    VecDestroy(&S->x);
-    VecDestroy(&S->xall);
-    VecDestroy(&S->x0);
-    VecDestroy(&S->r);
-    VecDestroy(&S->d);
-    VecScatterDestroy(&S->toall);
+    destroy_objects(S);
     DEFO_PETSC_CALL(VecCreate(S->comm, &S->b));
     DEFO_PETSC_CALL(VecSetSizes(S->b, 3 * (PetscInt)S->nl, 3 * S->rows));
     DEFO_PETSC_CALL(VecSetBlockSize(S->b, 3));
@@ -626,14 +633,7 @@ static void ps_destroy(void *state) {
     ps *S = state;
     if (!S) return;
     KSPDestroy(&S->ksp);
-    MatDestroy(&S->A);
-    VecDestroy(&S->b);
-    VecDestroy(&S->x);
-    VecDestroy(&S->xall);
-    VecDestroy(&S->x0);
-    VecDestroy(&S->r);
-    VecDestroy(&S->d);
-    VecScatterDestroy(&S->toall);
+    destroy_objects(S);
     void *a[] = {S->owner, S->gid,  S->my,   S->row_start, S->cols,
                  S->gcols, S->vals, S->full, S->work,      S->work2};
     for (size_t k = 0; k < sizeof a / sizeof a[0]; k++) defo_free(a[k]);
