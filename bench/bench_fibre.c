@@ -7,17 +7,16 @@
  * extension, positions perturbed by ±3 % of a cell; the same body without
  * and with fibres (exponential passive curve, active curve at α = 0.5,
  * directions varying per point).  Per quadrature point, medians of 9 runs:
- *   forces_ns    a forces-only pass (the explicit steppers' pass: isotropic
- *                tet4 goes four elements at a time, fibre bodies point by
- *                point, both SVD-free where the material allows);
+ *   forces_ns    a forces-only pass (the explicit steppers' pass: tet4 goes
+ *                four elements at a time, the fibre term and its curves
+ *                lanewise too, SVD-free where the material allows);
  *   tangent_ns   a pass keeping the tangent (SVD, dP/dF blocks, definiteness
  *                fix; the implicit and quasistatic steppers' pass);
  *   apply_ns     one tangent product (a CG iteration's);
  *   assemble_ns  the tangent's assembly into the sparse matrix;
- * and the ratio fibre / isotropic of each (goal ≤ 1.3 for the tangent
- * pass, where the fibre term meets the SVD it does not need).  A third
+ * and the ratio fibre / isotropic of each (goal ≤ 1.3).  A third
  * column times the isotropic body point by point (its four-wide tet4 pass
- * off), the path fibre bodies take.  The three bodies are timed in turn in
+ * off).  The three bodies are timed in turn in
  * each of 15 reps, in CPU time of the one working thread (load from other
  * processes falls on all three and its waits are not counted).
  *

@@ -438,8 +438,8 @@ static void test_gmsh_views(void) {
     defo_mesh_destroy(m);
 }
 
-/* The four-wide explicit tet4 pass with a fibre term (added lane by lane)
- * equals the one-element pass bit for bit: forces, kept F, fibre state,
+/* The four-wide explicit tet4 pass with a fibre term (lanewise, the curves
+ * by defo_material_fibre_stress4) equals the one-element pass bit for bit: forces, kept F, fibre state,
  * flags, stable lengths and time, near rest, stretched and tangled (where
  * inverted lanes go one by one), untracked and tracked. */
 static void test_lanes_bitwise(void) {

@@ -159,6 +159,70 @@ static void test_curve_values(void) {
     defo_material_destroy(ac);
 }
 
+/* The exponential curve's own e^y − 1 (material/fibre.c: series below
+ * y = 1/2, Cody–Waite reduction above) against libm's expm1 in long double
+ * over the whole admissible range 0 < y ≤ 50 (exp_rate·(λ* − 1) ≤ 50;
+ * e^y − 1 − y by its series in long double below y = 1):
+ * T = P1 (e^y − 1 − y) and K = P1 k (e^y − 1); the stress-only call equals
+ * the energy call bit for bit; the four-wide call equals the one-point call
+ * at every lane, bit for bit, mixed branches and activations included. */
+static void test_exponential_accuracy(void) {
+    defo_material_def d = defo_default_material();
+    d.fibre.passive = DEFO_FIBRE_PASSIVE_EXPONENTIAL;
+    d.fibre.exp_stress = 4e4;
+    d.fibre.exp_rate = 25;
+    d.fibre.linear_stretch = 3.0;
+    d.fibre.max_active_stress = 2e5;
+    d.fibre.optimal_stretch = 1.6;
+    d.fibre.active_width = 0.6;
+    defo_material *m = NULL;
+    CHECK_OK(defo_material_create(&d, &m));
+    double worst_T = 0, worst_K = 0;
+    long differ = 0, lanes_differ = 0;
+    test_rng r = {0xe4a1};
+    for (int i = 1; i <= 4000; i++) {
+        /* y from 1e-6 to 50, log-spaced, so both branches and tiny stretches */
+        const double y = 1e-6 * pow(5e7, i / 4000.0), lam = 1.0 + y / 25.0;
+        double T, K, Te, Ke;
+        T = defo_material_fibre_stress(m, lam, 0.0, &K);
+        defo_material_fibre_eval(m, lam, 0.0, &Te, &Ke);
+        differ += memcmp(&T, &Te, sizeof T) != 0 || memcmp(&K, &Ke, sizeof K) != 0;
+        const double yr = 25.0 * (lam - 1.0); /* the y the material forms */
+        const long double em1 = expm1l((long double)yr);
+        /* e^y − 1 − y: its series in long double below 1 (expm1l − y would
+         * cancel there), the difference above */
+        long double p2 = em1 - (long double)yr, term = (long double)yr;
+        if (yr < 1.0) {
+            p2 = 0.0L;
+            for (int n = 2; n < 40; n++) term *= (long double)yr / n, p2 += term;
+        }
+        const double Tr = (double)(4e4L * p2);
+        const double Kr = (double)(4e4L * 25.0L * em1);
+        worst_T = fmax(worst_T, fabs(T - Tr) / Tr);
+        worst_K = fmax(worst_K, fabs(K - Kr) / Kr);
+        double l4[4], a4[4], T4[4], K4[4];
+        for (int l = 0; l < 4; l++) {
+            l4[l] = l == 0 ? lam : test_range(&r, 0.5, 3.5);
+            a4[l] = l == 3 ? 0.0 : test_range(&r, 0.0, 1.0);
+        }
+        defo_material_fibre_stress4(m, l4, a4, T4, K4);
+        for (int l = 0; l < 4; l++) {
+            double Kl;
+            const double Tl = defo_material_fibre_stress(m, l4[l], a4[l], &Kl);
+            lanes_differ +=
+                memcmp(&Tl, &T4[l], sizeof Tl) != 0 || memcmp(&Kl, &K4[l], sizeof Kl) != 0;
+        }
+    }
+    TEST_REPORT("e^y − 1 for 1e-6 ≤ y ≤ 50 vs libm: worst relative error T %.2e, K %.2e; "
+                "stress ≠ eval at %ld, four-wide ≠ one-point at %ld lanes",
+                worst_T, worst_K, differ, lanes_differ);
+    CHECK(worst_T < 4e-15);
+    CHECK(worst_K < 4e-15);
+    CHECK(differ == 0);
+    CHECK(lanes_differ == 0);
+    defo_material_destroy(m);
+}
+
 /* T = dψ/dλ and K = dT/dλ by central differences along each curve. */
 static void test_curve_derivatives(void) {
     defo_material *m[3] = {make(DEFO_FIBRE_PASSIVE_EXPONENTIAL, 2e5),
@@ -370,6 +434,7 @@ static void test_validation(void) {
 int main(void) {
     RUN(test_curve_values);
     RUN(test_curve_derivatives);
+    RUN(test_exponential_accuracy);
     RUN(test_stress_and_differential);
     RUN(test_projection);
     RUN(test_diagonal_frame_and_invariance);

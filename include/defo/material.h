@@ -280,10 +280,14 @@ DEFO_API int defo_material_has_fibres(const defo_material *mat);
 DEFO_API double defo_material_fibre_eval(const defo_material *mat, double stretch,
                                          double activation, double *T, double *K);
 /* The same without ψ_f: T (returned) and K (*K, may be NULL), equal to
- * defo_material_fibre_eval's up to rounding (the exponential's T as
- * P1 (expm1(y) − y), one exponential). */
+ * defo_material_fibre_eval's bit for bit. */
 DEFO_API double defo_material_fibre_stress(const defo_material *mat, double stretch,
                                            double activation, double *K);
+/* defo_material_fibre_stress at four stretches and activations (the
+ * explicit force pass of tet4, four elements at a time): T[l] and K[l] equal
+ * the one-point call at (stretch[l], activation[l]) bit for bit. */
+DEFO_API void defo_material_fibre_stress4(const defo_material *mat, const double stretch[4],
+                                          const double activation[4], double T[4], double K[4]);
 /* The fibre term at F for the unit rest direction a (ITF04 §6.1): ψ_f
  * (returned) and its first Piola stress P_f = (T/λ) F a aᵀ (*P, may be
  * NULL; λ = |F a|).  In the diagonal frame F = U F̂ Vᵀ this is

@@ -158,7 +158,8 @@ static inline int defo_fm_lazy(const defo_force_model_def *d) {
 }
 
 /* Per point of a fibre model (fm->fib): t = F a/λ (3), ã = J⁻¹ a (3), the
- * tangent's T/λ and K (projected under definiteness_fix), T and λ. */
+ * tangent's T/λ and K (projected under definiteness_fix), T and λ; ã and
+ * the tangent's two only from a tangent evaluation (what reads them). */
 enum { FM_FIB = 10, FM_FIB_KPERP = 6, FM_FIB_KPAR = 7, FM_FIB_T = 8, FM_FIB_LAM = 9 };
 
 /* ------------------------------------------------------------- kernels */

@@ -231,7 +231,7 @@ static defo_status fm_part_make(const defo_force_model *fm, const defo_material 
 
 /* What depends on every part: damping, the four-wide pass (tet4
  * invertible neo-Hookean on a CPU with lanes: defo_material_eval_direct4's
- * model, a fibre term added lane by lane; its copy of J⁻¹ only then). */
+ * model, its fibre term too; its copy of J⁻¹ only then). */
 static void fm_parts_changed(defo_force_model *fm) {
     fm->damping = 0;
     int neo = 1;

@@ -64,19 +64,20 @@ static inline double fm_stable_len(const defo_force_model *fm, defo_index e, dou
 }
 
 /* The fibre term at point pq of element e (top of the file): W (= −w P J⁻ᵀ,
- * row-major) gains −w (T/λ) b ãᵀ; the point keeps t, ã, the tangent's T/λ
- * and K (clamped at 0 under the definiteness fix), T and λ.  Returns w ψ_f;
- * *bound gets the term's largest dP/dF eigenvalue magnitude max(T/λ, |K|),
- * added to the isotropic bound (the spectral norm of a sum is at most the
- * sum of the norms). */
+ * row-major) gains −w (T/λ) b ãᵀ; the point keeps t, T and λ (the stress
+ * output's) and, with `tangent`, ã and the tangent's T/λ and K (clamped at
+ * 0 under the definiteness fix).  TK, when given, holds the curves' T and K
+ * at this point's λ, computed before (forces only).  Returns w ψ_f; *bound gets the term's
+ * largest dP/dF eigenvalue magnitude max(T/λ, |K|), added to the isotropic
+ * bound (the spectral norm of a sum is at most the sum of the norms). */
 FM_INLINE double fm_fibre(defo_force_model *fm, defo_index e, size_t pq, const defo_mat3 *F,
                           const defo_mat3 *Ji, double w, double W[9], double *bound,
-                          int with_energy) {
+                          int with_energy, int tangent, const double *TK) {
     const double *a = fm->fibre + 3 * pq;
-    double *d = fm->fib + FM_FIB * pq, b[3];
+    double *d = fm->fib + FM_FIB * pq, b[3], at[3];
     for (int r = 0; r < 3; r++) {
         b[r] = F->m[r][0] * a[0] + F->m[r][1] * a[1] + F->m[r][2] * a[2];
-        d[3 + r] = Ji->m[r][0] * a[0] + Ji->m[r][1] * a[1] + Ji->m[r][2] * a[2];
+        at[r] = Ji->m[r][0] * a[0] + Ji->m[r][1] * a[1] + Ji->m[r][2] * a[2];
     }
     const double lam = sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2]);
     double T, K, psi = 0.0;
@@ -84,19 +85,24 @@ FM_INLINE double fm_fibre(defo_force_model *fm, defo_index e, size_t pq, const d
     const defo_material *mat = fm_part_of(fm, e)->mat;
     if (with_energy)
         psi = defo_material_fibre_eval(mat, lam, al, &T, &K);
+    else if (TK)
+        T = TK[0], K = TK[1];
     else
         T = defo_material_fibre_stress(mat, lam, al, &K);
     /* T > 0 only where λ ≥ min(1, λ_o(1 − w)) > 0 */
-    const double g = T > 0.0 ? T / lam : 0.0, il = lam > 0.0 ? 1.0 / lam : 0.0;
-    const int fix = fm->def.definiteness_fix;
+    const double il = lam > 0.0 ? 1.0 / lam : 0.0, g = T > 0.0 ? T * il : 0.0;
     for (int r = 0; r < 3; r++) d[r] = b[r] * il;
-    d[FM_FIB_KPERP] = fix && g < 0.0 ? 0.0 : g;
-    d[FM_FIB_KPAR] = fix && K < 0.0 ? 0.0 : K;
     d[FM_FIB_T] = T;
     d[FM_FIB_LAM] = lam;
+    if (tangent) {
+        const int fix = fm->def.definiteness_fix;
+        for (int r = 0; r < 3; r++) d[3 + r] = at[r];
+        d[FM_FIB_KPERP] = fix && g < 0.0 ? 0.0 : g;
+        d[FM_FIB_KPAR] = fix && K < 0.0 ? 0.0 : K;
+    }
     const double c = -w * g;
     for (int r = 0; r < 3; r++)
-        for (int k = 0; k < 3; k++) W[3 * r + k] += c * b[r] * d[3 + k];
+        for (int k = 0; k < 3; k++) W[3 * r + k] += c * b[r] * at[k];
     *bound = fmax(g, fabs(K));
     return w * psi;
 }
@@ -167,11 +173,35 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
     double *out = fm->slot + 3 * (size_t)P * (size_t)e;
     double psi_e = 0.0, stiff = 0.0, rough = 0.0; /* exact and rough bounds */
     unsigned char fl = 0;
+    /* tet10 forces with fibres: F of the four points first, and the fibre
+     * curves at their four stretches in one four-wide call (the one-point
+     * call's bits, fm_fibre's λ) */
+    defo_mat3 Fq[4], Jq[4];
+    double TK[4][2];
+    int pre = 0;
+    if (NQ == 4 && fm->fibres && direct && !with_energy) {
+        double la[4], al[4], Ta[4], Ka[4];
+        pre = 1;
+        for (int q = 0; q < 4; q++) {
+            Fq[q] = fm_point_F(fm, P, e, q, x, &Jq[q]);
+            pre &= defo_m3_isfinite(Fq[q]);
+            const double *a = fm->fibre + 3 * ((size_t)e * 4 + (size_t)q);
+            double b[3];
+            for (int r = 0; r < 3; r++)
+                b[r] = Fq[q].m[r][0] * a[0] + Fq[q].m[r][1] * a[1] + Fq[q].m[r][2] * a[2];
+            la[q] = sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2]);
+            al[q] = fm->activation ? fm->activation[e] : 0.0;
+        }
+        if (pre) {
+            defo_material_fibre_stress4(mat, la, al, Ta, Ka);
+            for (int q = 0; q < 4; q++) TK[q][0] = Ta[q], TK[q][1] = Ka[q];
+        }
+    }
     for (int q = 0; q < NQ; q++) {
         const size_t pq = (size_t)e * NQ + (size_t)q;
         const double *g = rule->grad + 3 * P * q;
         defo_mat3 Ji;
-        const defo_mat3 F = fm_point_F(fm, P, e, q, x, &Ji);
+        const defo_mat3 F = pre ? (Ji = Jq[q], Fq[q]) : fm_point_F(fm, P, e, q, x, &Ji);
         if (!defo_m3_isfinite(F)) {
             fl |= FM_BAD;
             psi_e = NAN;
@@ -187,7 +217,9 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
                 for (int k = 0; k < 3; k++)
                     W[3 * r + k] = -w * (Pd.m[r][0] * Ji.m[k][0] + Pd.m[r][1] * Ji.m[k][1] +
                                          Pd.m[r][2] * Ji.m[k][2]);
-            if (fm->fibres) psi_e += fm_fibre(fm, e, pq, &F, &Ji, w, W, &fb, with_energy);
+            if (fm->fibres)
+                psi_e +=
+                    fm_fibre(fm, e, pq, &F, &Ji, w, W, &fb, with_energy, 0, pre ? TK[q] : NULL);
             if (fm->track_stable_time) {
                 /* first the rough bound (no σ); exact when it has none */
                 defo_mat3 C;
@@ -228,7 +260,7 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
                 W[3 * r + k] = -w * t;
             }
         double fb = 0.0;
-        if (fm->fibres) psi_e += fm_fibre(fm, e, pq, &F, &Ji, w, W, &fb, 1);
+        if (fm->fibres) psi_e += fm_fibre(fm, e, pq, &F, &Ji, w, W, &fb, 1, tangent, NULL);
         /* tracked, the tangent's bound sets the stable step (the material may
          * stiffen: neo-Hookean at σ = 0.5 is ~7× its rest modulus) */
         if (fm->track_stable_time) stiff = fmax(stiff, defo_material_stiffness_bound(mat, s) + fb);
@@ -251,8 +283,8 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
 }
 
 /* Four tet4 elements 4b..4b+3 of an explicit force pass (forces only: no
- * tangent, damping or energy) in lockstep (a fibre term
- * lane by lane): hyper_element's
+ * tangent, damping or energy) in lockstep, a fibre term included:
+ * hyper_element's
  * SVD-free path written over lanes (math/lanes.h), the same expressions in
  * the same order, so every lane's forces, F, flag and stable length equal
  * the one-element pass bit for bit.  Every lane's outputs are written;
@@ -297,18 +329,41 @@ DEFO_LANES_TARGET static unsigned hyper_tet4_block(defo_force_model *fm, defo_in
         for (int k = 0; k < 3; k++)
             W[3 * r + k] = mw * (P[3 * r] * Ji[3 * k] + P[3 * r + 1] * Ji[3 * k + 1] +
                                  P[3 * r + 2] * Ji[3 * k + 2]);
-    /* the fibre term lane by lane, by fm_fibre itself on each lane's F, J⁻¹
-     * and W (the one-element pass's arithmetic, so the same bits) */
-    double fb[4] = {0, 0, 0, 0};
-    if (fm->fibres)
-        for (int l = 0; l < 4; l++) {
-            defo_mat3 Fm, Jm;
-            double Wl[9];
-            for (int i = 0; i < 9; i++) Fm.m[i / 3][i % 3] = Fl[i][l], Wl[i] = W[i][l];
-            memcpy(Jm.m, fm->jinv + 9 * (size_t)(e0 + l), sizeof Jm.m);
-            fm_fibre(fm, e0 + l, (size_t)(e0 + l), &Fm, &Jm, fm->w[e0 + l], Wl, &fb[l], 0);
-            for (int i = 0; i < 9; i++) W[i][l] = Wl[i];
+    /* the fibre term (fm_fibre's expressions in its order, lanewise; the
+     * curves by defo_material_fibre_stress4, the one-point call's bits) */
+    defo_d4 fb = defo_d4_splat(0.0);
+    if (fm->fibres) {
+        const double *a0 = fm->fibre + 3 * (size_t)e0;
+        defo_d4 a[3], fa[3], at[3];
+        for (int r = 0; r < 3; r++) a[r] = (defo_d4){a0[r], a0[3 + r], a0[6 + r], a0[9 + r]};
+        for (int r = 0; r < 3; r++) {
+            fa[r] = f[3 * r] * a[0] + f[3 * r + 1] * a[1] + f[3 * r + 2] * a[2];
+            at[r] = Ji[3 * r] * a[0] + Ji[3 * r + 1] * a[1] + Ji[3 * r + 2] * a[2];
         }
+        defo_d4 lam = fa[0] * fa[0] + fa[1] * fa[1] + fa[2] * fa[2];
+        defo_d4_sqrt(&lam);
+        double la[4], al[4] = {0, 0, 0, 0}, Ta[4], Ka[4];
+        defo_d4_store(la, lam);
+        if (fm->activation) memcpy(al, fm->activation + e0, sizeof al);
+        defo_material_fibre_stress4(pt->mat, la, al, Ta, Ka);
+        const defo_d4 T = defo_d4_load(Ta), K = defo_d4_load(Ka), zero = defo_d4_splat(0.0);
+        const defo_d4 il = defo_d4_select(lam > 0.0, 1.0 / lam, zero);
+        const defo_d4 g = defo_d4_select(T > 0.0, T * il, zero);
+        /* what the stress output reads (t, T, λ), as fm_fibre without
+         * tangent */
+        const defo_d4 t[3] = {fa[0] * il, fa[1] * il, fa[2] * il};
+        for (int l = 0; l < 4; l++) {
+            double *d = fm->fib + FM_FIB * (size_t)(e0 + l);
+            d[0] = t[0][l], d[1] = t[1][l], d[2] = t[2][l];
+            d[FM_FIB_T] = T[l];
+            d[FM_FIB_LAM] = lam[l];
+        }
+        const defo_d4 c = mw * g;
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++) W[3 * r + k] += c * fa[r] * at[k];
+        const defo_d4 aK = defo_d4_abs(K);
+        fb = defo_d4_select(g < aK, aK, g); /* fmax(g, |K|): neither is NaN */
+    }
     defo_d4 stiff = defo_d4_splat(0.0);
     if (fm->track_stable_time) {
         /* C = FᵀF and its Gershgorin discs' lower end (gershgorin_low) */
@@ -329,7 +384,7 @@ DEFO_LANES_TARGET static unsigned hyper_tet4_block(defo_force_model *fm, defo_in
         defo_material_stiffness_bound_rough4(pt->mat, Ja, La, Ba);
         const defo_d4 bound = defo_d4_load(Ba);
         done &= ~defo_m4_bits(~(bound < INFINITY)); /* σ needed: one by one */
-        stiff = defo_d4_max(bound + defo_d4_load(fb), stiff);
+        stiff = defo_d4_max(bound + fb, stiff);
     }
     /* the 12 force components per element (node-major), then element-major
      * through three 4×4 transposes: slot e holds them contiguously */

@@ -15,6 +15,9 @@
  *                for |u| < 1 (0 outside), ψ = σ_max λ_o w (G(ū) − G(ū₁)) with
  *                G(u) = u − 2u³/3 + u⁵/5 the integral of (1 − u²)², ū = u
  *                clamped to [−1, 1] and ū₁ its value at λ = 1.
+ * The exponential's e^y − 1 is the file's own (exp_parts4: lanewise IEEE
+ * arithmetic, no libm), so defo_material_fibre_stress4's four lanes equal the
+ * one-point calls bit for bit, and the stress-only call the energy call.
  * All three are 0 with T = K = 0 at λ ≤ 1 (passive) or outside the
  * support (active), so ψ_f(1) = 0.
  *
@@ -30,8 +33,10 @@
 #include "material/material_internal.h"
 
 #include "base/base.h"
+#include "math/lanes.h"
 
 #include <math.h>
+#include <string.h>
 
 defo_status defo_fibre_def_validate(const defo_fibre_def *f) {
     const int p = (int)f->passive;
@@ -76,35 +81,166 @@ defo_status defo_fibre_def_validate(const defo_fibre_def *f) {
     return DEFO_OK;
 }
 
-/* φ₂(y) = e^y − 1 − y and φ₃(y) = e^y − 1 − y − y²/2 for y ≥ 0: their
- * Taylor series below 1/2 (terms to y^18/18!, truncation below 1e-17
- * relative), expm1 above (cancellation at most a few ε there). */
-static void phi23(double y, double *p2, double *p3) {
-    if (y < 0.5) {
-        /* Horner on Σ_{n≥3} yⁿ/n! = y³/6 (1 + y/4 (1 + y/5 (...))) */
-        double s = 1.0;
-        for (int n = 18; n >= 4; n--) s = 1.0 + s * y / n;
-        const double t3 = y * y * y / 6.0 * s;
-        *p3 = t3;
-        *p2 = 0.5 * y * y + t3;
-        return;
-    }
-    const double e = expm1(y);
-    *p2 = e - y;
-    *p3 = e - y - 0.5 * y * y;
+/* 1/n! for n = 0..18 (the exponential's series below). */
+static const double inv_fact[19] = {1.0,
+                                    1.0,
+                                    1.0 / 2,
+                                    1.0 / 6,
+                                    1.0 / 24,
+                                    1.0 / 120,
+                                    1.0 / 720,
+                                    1.0 / 5040,
+                                    1.0 / 40320,
+                                    1.0 / 362880,
+                                    1.0 / 3628800,
+                                    1.0 / 39916800,
+                                    1.0 / 479001600,
+                                    1.0 / 6227020800.0,
+                                    1.0 / 87178291200.0,
+                                    1.0 / 1307674368000.0,
+                                    1.0 / 20922789888000.0,
+                                    1.0 / 355687428096000.0,
+                                    1.0 / 6402373705728000.0};
+
+/* Σ_{i<16} c[i] yⁱ by Estrin's scheme (pairs, then pairs of pairs in y²,
+ * y⁴, y⁸): four levels deep instead of Horner's sixteen. */
+DEFO_LANES_INLINE void estrin16(const double *c, const defo_d4 *yp, defo_d4 *out) {
+    const defo_d4 y = *yp, y2 = y * y, y4 = y2 * y2, y8 = y4 * y4;
+    defo_d4 p[8], q[4];
+    for (int j = 0; j < 8; j++) p[j] = c[2 * j] + c[2 * j + 1] * y;
+    for (int j = 0; j < 4; j++) q[j] = p[2 * j] + p[2 * j + 1] * y2;
+    *out = (q[0] + q[1] * y4) + (q[2] + q[3] * y4) * y8;
 }
 
-/* Passive curve at x = λ − 1 > 0 below the linear part. */
+/* e^y − 1 (*em1) and φ₂(y) = e^y − 1 − y (*p2) for 0 ≤ y ≤ 50, four lanes,
+ * with lanewise IEEE arithmetic only (no libm call): the one-point curves
+ * (a splat, lane 0) and the four-wide force pass get the same bits.
+ *   y < 1/2: φ₂ = y²/2 + y³ Σ_{n=3}^{18} y^{n−3}/n! (truncation below 1e-17
+ *            relative), e^y − 1 = y + φ₂;
+ *   y ≥ 1/2: y = n ln2 + r (Cody–Waite: ln2 split so n ln2_hi is exact,
+ *            |r| ≤ ln2/2), e^r − 1 = r Σ_{k=1}^{16} r^{k−1}/k! (truncation
+ *            below 1e-19 relative), e^y − 1 = 2ⁿ (e^r − 1) + (2ⁿ − 1) and
+ *            φ₂ = (e^y − 1) − y (cancellation at most a few ε for y ≥ 1/2).
+ * 2ⁿ is built from its exponent bits: n comes out of y/ln2 + 1.5·2⁵² as the
+ * low bits of the sum's significand. */
+DEFO_LANES_INLINE void exp_parts4(const defo_d4 *yp, defo_d4 *em1, defo_d4 *p2) {
+    const defo_d4 y = *yp;
+    const defo_m4 lo = y < 0.5;
+    const unsigned nlo = defo_m4_bits(lo);
+    defo_d4 small = y, big = y; /* each branch only where a lane takes it */
+    if (nlo) {
+        defo_d4 s;
+        estrin16(inv_fact + 3, &y, &s);
+        small = 0.5 * y * y + y * y * y * s;
+    }
+    if (nlo != 15u) {
+        const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+        const defo_d4 shift = defo_d4_splat(0x1.8p52);
+        const defo_d4 t = y * (1.0 / 0.69314718055994530942) + shift;
+        const defo_d4 n = t - shift;
+        const defo_d4 r = (y - n * ln2_hi) - n * ln2_lo;
+        defo_d4 e;
+        estrin16(inv_fact + 1, &r, &e);
+        e = r * e; /* e^r − 1 */
+        const defo_d4 scale = (defo_d4)(((defo_m4)t - (defo_m4)shift + 1023) << 52);
+        big = scale * e + (scale - 1.0);
+    }
+    *p2 = defo_d4_select(lo, small, big - y);
+    *em1 = defo_d4_select(lo, y + small, big);
+}
+
+/* The one-point twins of estrin16 and exp_parts4: the same expressions in
+ * the same order on doubles (lanewise IEEE arithmetic, contraction off), so
+ * the same bits, with only the branch y takes evaluated. */
+static inline double estrin16_1(const double *c, double y) {
+    const double y2 = y * y, y4 = y2 * y2, y8 = y4 * y4;
+    double p[8], q[4];
+    for (int j = 0; j < 8; j++) p[j] = c[2 * j] + c[2 * j + 1] * y;
+    for (int j = 0; j < 4; j++) q[j] = p[2 * j] + p[2 * j + 1] * y2;
+    return (q[0] + q[1] * y4) + (q[2] + q[3] * y4) * y8;
+}
+
+static inline void exp_parts1(double y, double *em1, double *p2) {
+    if (y < 0.5) {
+        const double s = estrin16_1(inv_fact + 3, y);
+        const double small = 0.5 * y * y + y * y * y * s;
+        *p2 = small;
+        *em1 = y + small;
+        return;
+    }
+    const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+    const double shift = 0x1.8p52;
+    const double t = y * (1.0 / 0.69314718055994530942) + shift;
+    const double n = t - shift;
+    const double r = (y - n * ln2_hi) - n * ln2_lo;
+    const double e = r * estrin16_1(inv_fact + 1, r); /* e^r − 1 */
+    long long tb, sb;
+    memcpy(&tb, &t, sizeof tb);
+    memcpy(&sb, &shift, sizeof sb);
+    const long long bits = (tb - sb + 1023) << 52;
+    double scale;
+    memcpy(&scale, &bits, sizeof scale);
+    const double big = scale * e + (scale - 1.0);
+    *p2 = big - y;
+    *em1 = big;
+}
+
+/* The curves' T and K at four stretches λ with activations α (the file's
+ * top gives the formulas); lanewise, so lane l equals the one-point call at
+ * (λ_l, α_l) bit for bit. */
+DEFO_LANES_INLINE void fibre_stress_lanes(const defo_material *m, const defo_d4 *lamp,
+                                          const defo_d4 *alp, defo_d4 *Tp, defo_d4 *Kp) {
+    const defo_fibre_def *f = &m->def.fibre;
+    const defo_d4 lam = *lamp, x = lam - 1.0, zero = defo_d4_splat(0.0);
+    const defo_m4 pos = x > 0.0;
+    defo_d4 t = zero, k = zero;
+    if (f->passive == DEFO_FIBRE_PASSIVE_EXPONENTIAL) {
+        const defo_m4 curve = pos & (x <= m->fx_star);
+        const defo_d4 d = x - m->fx_star;
+        t = defo_d4_select(pos, m->fT_star + m->fK_star * d, zero);
+        k = defo_d4_select(pos, defo_d4_splat(m->fK_star), zero);
+        if (f->exp_rate != 0.0) { /* e^0 − 1 − 0 = 0: no passive stress */
+            const defo_d4 y = defo_d4_select(curve, f->exp_rate * x, zero);
+            defo_d4 em1, p2;
+            exp_parts4(&y, &em1, &p2);
+            t = defo_d4_select(curve, f->exp_stress * p2, t);
+            k = defo_d4_select(curve, f->exp_stress * f->exp_rate * em1, k);
+        } else {
+            t = defo_d4_select(curve, zero, t);
+            k = defo_d4_select(curve, zero, k);
+        }
+    } else if (f->passive == DEFO_FIBRE_PASSIVE_POLYNOMIAL) {
+        t = defo_d4_select(pos, x * x * (f->poly2 + f->poly3 * x), zero);
+        k = defo_d4_select(pos, x * (2.0 * f->poly2 + 3.0 * f->poly3 * x), zero);
+    }
+    if (f->max_active_stress > 0) {
+        const defo_d4 al = *alp, u = lam * m->fu_scale - m->fu_shift;
+        const defo_m4 in = (al != 0.0) & (u > -1.0) & (u < 1.0);
+        const defo_d4 smax = al * f->max_active_stress, q = 1.0 - u * u;
+        t = defo_d4_select(in, t + smax * q * q, t);
+        k = defo_d4_select(in, k + -4.0 * smax * u * q * m->fu_scale, k);
+    }
+    *Tp = t, *Kp = k;
+}
+
+/* Passive curve at x = λ − 1 > 0 below the linear part: T, K and ψ, with
+ * φ₃(y) = φ₂(y) − y²/2 (its own series below 1/2, where the difference
+ * cancels). */
 static double passive_exp(const defo_fibre_def *f, double x, double *T, double *K) {
     const double k = f->exp_rate, P1 = f->exp_stress;
     if (k == 0.0) { /* e^{0} − 1 − 0 = 0: no passive stress */
         *T = 0.0, *K = 0.0;
         return 0.0;
     }
-    double p2, p3;
-    phi23(k * x, &p2, &p3);
+    const double y = k * x;
+    double em1, p2, p3;
+    exp_parts1(y, &em1, &p2);
+    if (y < 0.5)
+        p3 = y * y * y * estrin16_1(inv_fact + 3, y);
+    else
+        p3 = p2 - 0.5 * y * y;
     *T = P1 * p2;
-    *K = P1 * k * expm1(k * x);
+    *K = P1 * k * em1;
     return P1 / k * p3;
 }
 
@@ -122,9 +258,12 @@ void defo_fibre_prepare(defo_material *m) {
     m->fT_star = m->fK_star = m->fpsi = 0.0;
     if (f->passive == DEFO_FIBRE_PASSIVE_EXPONENTIAL)
         m->fpsi = passive_exp(f, m->fx_star, &m->fT_star, &m->fK_star);
-    m->fG_rest = f->max_active_stress > 0
-                     ? active_G((1.0 / f->optimal_stretch - 1.0) / f->active_width)
-                     : 0.0;
+    m->fu_scale = m->fu_shift = 0.0;
+    if (f->max_active_stress > 0) {
+        m->fu_scale = 1.0 / (f->active_width * f->optimal_stretch);
+        m->fu_shift = 1.0 / f->active_width;
+    }
+    m->fG_rest = f->max_active_stress > 0 ? active_G(m->fu_scale - m->fu_shift) : 0.0;
 }
 
 int defo_material_has_fibres(const defo_material *m) {
@@ -156,12 +295,12 @@ double defo_material_fibre_eval(const defo_material *m, double lam, double alpha
     if (f->max_active_stress > 0 && alpha != 0.0) {
         const double smax = alpha * f->max_active_stress, lo = f->optimal_stretch,
                      w = f->active_width;
-        const double u = (lam / lo - 1.0) / w;
+        const double u = lam * m->fu_scale - m->fu_shift;
         psi += smax * lo * w * (active_G(u) - m->fG_rest);
         if (u > -1.0 && u < 1.0) {
             const double q = 1.0 - u * u;
             t += smax * q * q;
-            k += -4.0 * smax * u * q / (w * lo);
+            k += -4.0 * smax * u * q * m->fu_scale;
         }
     }
     if (T) *T = t;
@@ -170,15 +309,19 @@ double defo_material_fibre_eval(const defo_material *m, double lam, double alpha
 }
 
 double defo_material_fibre_stress(const defo_material *m, double lam, double alpha, double *K) {
+    /* fibre_stress_lanes at one point: its expressions, its order */
     const defo_fibre_def *f = &m->def.fibre;
-    double t = 0.0, k = 0.0;
     const double x = lam - 1.0;
+    double t = 0.0, k = 0.0;
     if (x > 0.0) {
         if (f->passive == DEFO_FIBRE_PASSIVE_EXPONENTIAL) {
             if (x <= m->fx_star) {
-                const double y = f->exp_rate * x, e = expm1(y);
-                t = f->exp_stress * (e - y);
-                k = f->exp_stress * f->exp_rate * e;
+                if (f->exp_rate != 0.0) {
+                    double em1, p2;
+                    exp_parts1(f->exp_rate * x, &em1, &p2);
+                    t = f->exp_stress * p2;
+                    k = f->exp_stress * f->exp_rate * em1;
+                }
             } else {
                 t = m->fT_star + m->fK_star * (x - m->fx_star);
                 k = m->fK_star;
@@ -188,17 +331,26 @@ double defo_material_fibre_stress(const defo_material *m, double lam, double alp
             k = x * (2.0 * f->poly2 + 3.0 * f->poly3 * x);
         }
     }
-    if (f->max_active_stress > 0 && alpha != 0.0) {
-        const double lo = f->optimal_stretch, w = f->active_width;
-        const double u = (lam / lo - 1.0) / w;
-        if (u > -1.0 && u < 1.0) {
+    if (f->max_active_stress > 0) {
+        const double u = lam * m->fu_scale - m->fu_shift;
+        if (alpha != 0.0 && u > -1.0 && u < 1.0) {
             const double smax = alpha * f->max_active_stress, q = 1.0 - u * u;
-            t += smax * q * q;
-            k += -4.0 * smax * u * q / (w * lo);
+            t = t + smax * q * q;
+            k = k + -4.0 * smax * u * q * m->fu_scale;
         }
     }
     if (K) *K = k;
     return t;
+}
+
+DEFO_LANES_CLONES
+void defo_material_fibre_stress4(const defo_material *m, const double lam[4], const double alpha[4],
+                                 double T[4], double K[4]) {
+    const defo_d4 l4 = defo_d4_load(lam), a4 = defo_d4_load(alpha);
+    defo_d4 t, k;
+    fibre_stress_lanes(m, &l4, &a4, &t, &k);
+    defo_d4_store(T, t);
+    defo_d4_store(K, k);
 }
 
 double defo_material_fibre_bound(const defo_material *m, double lam, double alpha) {

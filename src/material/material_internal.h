@@ -52,6 +52,7 @@ struct defo_material {
     double fx_star;                /* EXPONENTIAL: λ* − 1 */
     double fT_star, fK_star, fpsi; /* T_p, dT_p/dλ, ψ_p at λ* */
     double fG_rest;                /* G(u) at λ = 1 (fibre.c), the active energy's zero */
+    double fu_scale, fu_shift;     /* u = λ fu_scale − fu_shift: 1/(w λ_o), 1/w */
 };
 
 /* models.c: the raw model (no extension). */
