@@ -101,7 +101,8 @@ enum {
     DEFO_OUT_FIELD_PLASTIC_STRAIN = 1u << 6,
     DEFO_OUT_FIELD_BODY_ID = 1u << 7,
     DEFO_OUT_FIELD_MIN_PRINCIPAL = 1u << 8,
-    DEFO_OUT_FIELD_ALL = 0x1ffu
+    DEFO_OUT_FIELD_ACTIVATION = 1u << 9,
+    DEFO_OUT_FIELD_ALL = 0x3ffu
 };
 DEFO_API const defo_scene_outputs *defo_scene_get_outputs(const defo_scene *scene);
 

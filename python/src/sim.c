@@ -282,9 +282,10 @@ static PyObject *Scene_get_outputs(Scene *s, void *c) {
     const defo_scene_outputs *o = defo_scene_get_outputs(s->scene);
     static const char *const names[] = {"displacement",   "velocity",  "J",
                                         "inverted",       "von_mises", "max_principal_stress",
-                                        "plastic_strain", "body_id"};
+                                        "plastic_strain", "body_id",   "min_principal_stress",
+                                        "activation"};
     PyObject *fields = PyList_New(0);
-    for (int k = 0; fields && k < 8; k++)
+    for (int k = 0; fields && k < (int)(sizeof names / sizeof names[0]); k++)
         if (o->fields & (1u << k)) {
             PyObject *n = PyUnicode_FromString(names[k]);
             if (!n || PyList_Append(fields, n) < 0) Py_CLEAR(fields);

@@ -32,6 +32,8 @@ def test_load_example(root):
     again = defo.Scene.parse(s.dump(), name="copy")  # the canonical copy re-parses...
     assert again.hash == s.hash and again.dump() == s.dump()  # ...to the same scene
     assert s.outputs["vtu"] is True and "J" in s.outputs["fields"]
+    # every cell field by default, the compression and the activation too
+    assert {"min_principal_stress", "activation"} <= set(s.outputs["fields"])
 
 
 def test_errors_carry_json_paths(tmp_path):

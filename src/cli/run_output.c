@@ -91,7 +91,7 @@ int run_fail(defo_status status) {
 }
 
 /* Output fields: name, location and the DEFO_OUT_FIELD_* bit. */
-#define NUM_OUT_FIELDS 9
+#define NUM_OUT_FIELDS 10
 static const struct {
     unsigned bit;
     const char *name;
@@ -106,7 +106,8 @@ static const struct {
     {DEFO_OUT_FIELD_MAX_PRINCIPAL, "max_principal_stress", DEFO_FIELD_CELL, 1},
     {DEFO_OUT_FIELD_PLASTIC_STRAIN, "plastic_strain", DEFO_FIELD_CELL, 1},
     {DEFO_OUT_FIELD_BODY_ID, "body_id", DEFO_FIELD_CELL, 1},
-    {DEFO_OUT_FIELD_MIN_PRINCIPAL, "min_principal_stress", DEFO_FIELD_CELL, 1}};
+    {DEFO_OUT_FIELD_MIN_PRINCIPAL, "min_principal_stress", DEFO_FIELD_CELL, 1},
+    {DEFO_OUT_FIELD_ACTIVATION, "activation", DEFO_FIELD_CELL, 1}};
 
 struct run_output {
     char dir[2048];
@@ -120,8 +121,8 @@ struct run_output {
     int *scene_of;
     defo_index *node_off, *elem_off; /* nb + 1: each body's slice of the arrays below */
     double *x, *disp, *vel;          /* 3 per node of every body */
-    double *J, *inv, *vm, *mp, *plastic, *body_id, *mn; /* per element of every body */
-    double *rest_volume;                                /* per body */
+    double *J, *inv, *vm, *mp, *plastic, *body_id, *mn, *act; /* per element of every body */
+    double *rest_volume;                                      /* per body */
     /* each body as a part of the frame: its mesh with fields into its slices */
     defo_mesh *views;
     defo_field *view_fields; /* NUM_OUT_FIELDS per body */
@@ -207,7 +208,7 @@ static int write_atomic(const char *path, const char *text, size_t n) {
 
 static void free_arrays(run_output *r) {
     double **arrays[] = {&r->x,  &r->disp,    &r->vel,     &r->J,     &r->inv, &r->vm,
-                         &r->mp, &r->plastic, &r->body_id, &r->obj_x, &r->mn};
+                         &r->mp, &r->plastic, &r->body_id, &r->obj_x, &r->mn,  &r->act};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
         free(*arrays[i]);
         *arrays[i] = NULL;
@@ -263,9 +264,10 @@ static defo_status build_arrays(run_output *r) {
     r->disp = malloc(n3 * sizeof(double));
     r->vel = malloc(n3 * sizeof(double));
     r->obj_x = malloc((3 * obj_nodes + 1) * sizeof(double));
-    double **cell[] = {&r->J, &r->inv, &r->vm, &r->mp, &r->plastic, &r->body_id, &r->mn};
+    double **cell[] = {&r->J, &r->inv, &r->vm, &r->mp, &r->plastic, &r->body_id, &r->mn, &r->act};
     int ok = r->x && r->disp && r->vel && r->obj_x;
-    for (size_t i = 0; i < 7; i++) ok = ok && (*cell[i] = calloc(ne, sizeof(double)));
+    for (size_t i = 0; i < sizeof cell / sizeof cell[0]; i++)
+        ok = ok && (*cell[i] = calloc(ne, sizeof(double)));
     if (!ok) return run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
     for (int b = 0; b < r->nb; b++)
         for (defo_index e = r->elem_off[b]; e < r->elem_off[b + 1]; e++)
@@ -278,7 +280,7 @@ static defo_status build_arrays(run_output *r) {
  * mask pointing into its slices. */
 static void set_views(run_output *r, unsigned mask) {
     const double *data[NUM_OUT_FIELDS] = {r->disp, r->vel,     r->J,       r->inv, r->vm,
-                                          r->mp,   r->plastic, r->body_id, r->mn};
+                                          r->mp,   r->plastic, r->body_id, r->mn,  r->act};
     for (int b = 0; b < r->nb; b++) {
         defo_mesh *v = &r->views[b];
         *v = *body_mesh(r, b);
@@ -468,6 +470,13 @@ static defo_status compute_fields(run_output *r, double *min_j) {
         /* ‖log F_p‖ per element (0 for bodies without plasticity). */
         s = defo_body_plastic_strain(w, r->ids[b], r->plastic + e0);
         if (s) return s;
+        /* the activation the last step used (0 for bodies without) */
+        const double *act = defo_body_activation(w, r->ids[b]);
+        const size_t ne = (size_t)(r->elem_off[b + 1] - e0);
+        if (act)
+            memcpy(r->act + e0, act, ne * sizeof(double));
+        else
+            memset(r->act + e0, 0, ne * sizeof(double));
     }
     return DEFO_OK;
 }

@@ -281,6 +281,21 @@ p = m.cell_data['plastic_strain'][0]
 assert p.max() > 1e-4, p.max()
 " && ok || bad "plastic_strain field stays zero for a yielding body"
 
+# The activation cell field is the level each element's fibre term used: the
+# contracting muscle's smooth schedule (0 at t = 0, 1 at t = 1) at frame 2 of
+# 20 fps, t = 0.1, is the smoothstep 3u² − 2u³ at u = 0.1, in every element;
+# the wax bar above has no activation and writes 0.
+"$DEFO" run "$DEFO_SRC/examples/scenes/muscle_contract.json" -o "$T/muscle" --frames 2 --threads 1 \
+  --quiet && $py -c "
+import meshio
+m = meshio.read('$T/muscle/frames/frame_0002.vtu')
+a = m.cell_data['activation'][0]
+u = 0.1
+assert abs(a - (3 * u * u - 2 * u ** 3)).max() < 1e-12, (a.min(), a.max())
+w = meshio.read('$T/wax/frames/frame_0004.vtu').cell_data['activation'][0]
+assert (w == 0).all(), w.max()
+" && ok || bad "activation field is not the scheduled level"
+
 # "embedded" (MG04 §5.1): a box body carrying a small closed surface (an
 # octahedron, partly outside the box) writes that surface, not the box's
 # boundary, into surface/*.obj; at frame 0 it is the input surface transformed.
