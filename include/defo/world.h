@@ -320,6 +320,12 @@ DEFO_API defo_contact_def defo_default_contact_def(void);
  * "contact.thickness: 2 is not in (0, 1]"). */
 DEFO_API defo_status defo_world_set_contact(defo_world *world, const defo_contact_def *def);
 DEFO_API const defo_contact_def *defo_world_contact(const defo_world *world);
+/* The body's nodes that touch another body, or the body itself with
+ * self_contact, at the world's last body–body contact detection (the last
+ * step's): 1.0 for each node of a pair closer than the contact thickness,
+ * 0.0 elsewhere; num_nodes values into out.  A body that does not collide,
+ * or a world without contact, gives zeros. */
+DEFO_API defo_status defo_body_contact_nodes(const defo_world *world, defo_body_id id, double *out);
 
 /* Two bodies whose surfaces interpenetrate (defo_world_overlaps). */
 typedef struct defo_body_overlap {

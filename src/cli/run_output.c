@@ -91,7 +91,7 @@ int run_fail(defo_status status) {
 }
 
 /* Output fields: name, location and the DEFO_OUT_FIELD_* bit. */
-#define NUM_OUT_FIELDS 10
+#define NUM_OUT_FIELDS 11
 static const struct {
     unsigned bit;
     const char *name;
@@ -107,7 +107,8 @@ static const struct {
     {DEFO_OUT_FIELD_PLASTIC_STRAIN, "plastic_strain", DEFO_FIELD_CELL, 1},
     {DEFO_OUT_FIELD_BODY_ID, "body_id", DEFO_FIELD_CELL, 1},
     {DEFO_OUT_FIELD_MIN_PRINCIPAL, "min_principal_stress", DEFO_FIELD_CELL, 1},
-    {DEFO_OUT_FIELD_ACTIVATION, "activation", DEFO_FIELD_CELL, 1}};
+    {DEFO_OUT_FIELD_ACTIVATION, "activation", DEFO_FIELD_CELL, 1},
+    {DEFO_OUT_FIELD_CONTACT, "contact", DEFO_FIELD_POINT, 1}};
 
 struct run_output {
     char dir[2048];
@@ -121,6 +122,7 @@ struct run_output {
     int *scene_of;
     defo_index *node_off, *elem_off; /* nb + 1: each body's slice of the arrays below */
     double *x, *disp, *vel;          /* 3 per node of every body */
+    double *touch;                   /* 1 per node: in body–body contact */
     double *J, *inv, *vm, *mp, *plastic, *body_id, *mn, *act; /* per element of every body */
     double *rest_volume;                                      /* per body */
     /* each body as a part of the frame: its mesh with fields into its slices */
@@ -207,8 +209,8 @@ static int write_atomic(const char *path, const char *text, size_t n) {
 }
 
 static void free_arrays(run_output *r) {
-    double **arrays[] = {&r->x,  &r->disp,    &r->vel,     &r->J,     &r->inv, &r->vm,
-                         &r->mp, &r->plastic, &r->body_id, &r->obj_x, &r->mn,  &r->act};
+    double **arrays[] = {&r->x,       &r->disp,    &r->vel,   &r->J,  &r->inv, &r->vm,   &r->mp,
+                         &r->plastic, &r->body_id, &r->obj_x, &r->mn, &r->act, &r->touch};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
         free(*arrays[i]);
         *arrays[i] = NULL;
@@ -264,8 +266,9 @@ static defo_status build_arrays(run_output *r) {
     r->disp = malloc(n3 * sizeof(double));
     r->vel = malloc(n3 * sizeof(double));
     r->obj_x = malloc((3 * obj_nodes + 1) * sizeof(double));
+    r->touch = calloc((size_t)r->node_off[r->nb] + 1, sizeof(double));
     double **cell[] = {&r->J, &r->inv, &r->vm, &r->mp, &r->plastic, &r->body_id, &r->mn, &r->act};
-    int ok = r->x && r->disp && r->vel && r->obj_x;
+    int ok = r->x && r->disp && r->vel && r->obj_x && r->touch;
     for (size_t i = 0; i < sizeof cell / sizeof cell[0]; i++)
         ok = ok && (*cell[i] = calloc(ne, sizeof(double)));
     if (!ok) return run_error(DEFO_ERR_OUT_OF_MEMORY, "out of memory");
@@ -279,8 +282,8 @@ static defo_status build_arrays(run_output *r) {
  * positions; no triangles, groups or tags of its file) with the fields in
  * mask pointing into its slices. */
 static void set_views(run_output *r, unsigned mask) {
-    const double *data[NUM_OUT_FIELDS] = {r->disp, r->vel,     r->J,       r->inv, r->vm,
-                                          r->mp,   r->plastic, r->body_id, r->mn,  r->act};
+    const double *data[NUM_OUT_FIELDS] = {r->disp,    r->vel,     r->J,  r->inv, r->vm,   r->mp,
+                                          r->plastic, r->body_id, r->mn, r->act, r->touch};
     for (int b = 0; b < r->nb; b++) {
         defo_mesh *v = &r->views[b];
         *v = *body_mesh(r, b);
@@ -300,8 +303,9 @@ static void set_views(run_output *r, unsigned mask) {
             snprintf(f->name, sizeof f->name, "%s", out_fields[i].name);
             f->location = out_fields[i].loc;
             f->components = out_fields[i].comps;
-            size_t off = f->location == DEFO_FIELD_POINT ? 3 * (size_t)r->node_off[b]
-                                                         : (size_t)r->elem_off[b];
+            size_t off = f->location == DEFO_FIELD_POINT
+                             ? (size_t)out_fields[i].comps * (size_t)r->node_off[b]
+                             : (size_t)r->elem_off[b];
             f->data = (double *)data[i] + off;
         }
     }
@@ -469,6 +473,8 @@ static defo_status compute_fields(run_output *r, double *min_j) {
         if (ff.min_J < *min_j) *min_j = ff.min_J;
         /* ‖log F_p‖ per element (0 for bodies without plasticity). */
         s = defo_body_plastic_strain(w, r->ids[b], r->plastic + e0);
+        if (s) return s;
+        s = defo_body_contact_nodes(w, r->ids[b], r->touch + r->node_off[b]);
         if (s) return s;
         /* the activation the last step used (0 for bodies without) */
         const double *act = defo_body_activation(w, r->ids[b]);

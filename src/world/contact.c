@@ -77,8 +77,11 @@ static defo_status make_surface(defo_world *w, world_body *b) {
     s = defo_contact_surface_update(b->surface, b->x);
     if (s) return defo_error_prefix("body '%s': contact surface", b->name);
     defo_free(b->inv_mass);
+    defo_free(b->in_contact);
     b->inv_mass = defo_malloc(((size_t)b->cap + 1) * sizeof *b->inv_mass);
-    if (!b->inv_mass) return defo_error_oom("contact", (size_t)b->cap * sizeof(double));
+    b->in_contact = defo_calloc((size_t)b->cap + 1, sizeof *b->in_contact);
+    if (!b->inv_mass || !b->in_contact)
+        return defo_error_oom("contact", 2 * (size_t)b->cap * sizeof(double));
     return DEFO_OK;
 }
 
@@ -112,6 +115,40 @@ void defo_world_contact_free(world_body *b) {
     b->surface = NULL;
     defo_free(b->inv_mass);
     b->inv_mass = NULL;
+    defo_free(b->in_contact);
+    b->in_contact = NULL;
+}
+
+/* The nodes of the pairs just found that touch (φ below the pair's
+ * thickness, every node with a weight), per body of the detection's
+ * surfaces: what defo_body_contact_nodes reports.  O(nodes + pairs). */
+static void mark_touching(defo_world *w, int ns) {
+    for (int j = 0; j < ns; j++) {
+        const world_body *b = &w->bodies[w->surface_body[j]];
+        if (b->in_contact) memset(b->in_contact, 0, (size_t)b->n * sizeof *b->in_contact);
+    }
+    for (size_t i = 0; i < w->pairs.count; i++) {
+        const defo_contact_pair *p = &w->pairs.pairs[i];
+        if (!(p->phi < p->delta)) continue;
+        for (int a = 0; a < 4; a++) {
+            if (p->w[a] == 0.0) continue;
+            const world_body *b = &w->bodies[w->surface_body[p->surface[p->side[a]]]];
+            if (b->in_contact && p->node[a] >= 0 && p->node[a] < b->n)
+                b->in_contact[p->node[a]] = 1.0;
+        }
+    }
+}
+
+defo_status defo_body_contact_nodes(const defo_world *w, defo_body_id id, double *out) {
+    if (!out) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_contact_nodes: out is NULL");
+    if (!defo_body_is_valid(w, id))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_contact_nodes: invalid body id");
+    const world_body *b = &w->bodies[id.index];
+    if (b->in_contact)
+        memcpy(out, b->in_contact, (size_t)b->n * sizeof *out);
+    else
+        memset(out, 0, (size_t)b->n * sizeof *out);
+    return DEFO_OK;
 }
 
 defo_status defo_world_probe(void *ctx, const defo_step_body *sb, double t, const double *x,
@@ -357,6 +394,7 @@ defo_status defo_world_body_contact(void *ctx, defo_step_body *const *bodies, in
     w->respond_pairs = 0;
     s = defo_contact_find(w->cbody, ns, DEFO_CONTACT_BARRIER, &w->pairs);
     if (s) return s;
+    mark_touching(w, ns);
     if (w->start_dt > 0) {
         const defo_index h = keep_depths(w, w->start, w->start_dt, ns, 0);
         if (held) *held = h;
@@ -435,6 +473,7 @@ defo_status defo_world_contact_respond(void *ctx, defo_step_body *const *bodies,
         w->pairs.count = 0;
         s = defo_contact_find(w->cbody, ns, DEFO_CONTACT_SIGNED, &w->pairs);
         if (s) return s;
+        mark_touching(w, ns);
     }
     w->respond_pairs = positions;
     if (w->pairs.count == 0) {
@@ -542,6 +581,7 @@ defo_status defo_world_body_points(void *ctx, defo_step_body *const *bodies, int
     w->respond_pairs = 0;
     if (!s) s = defo_contact_find(w->cbody, ns, DEFO_CONTACT_SIGNED, &w->pairs);
     if (s) return s;
+    mark_touching(w, ns);
     if (w->pairs.count > w->points_cap) {
         size_t c = w->points_cap ? w->points_cap : 256;
         while (c < w->pairs.count) c *= 2;

@@ -115,8 +115,9 @@ typedef struct world_body {
     double friction;
     defo_contact_surface *surface; /* NULL: does not collide */
     double *inv_mass;              /* n: 1/m, 0 for prescribed nodes (the response) */
-    defo_step_body sb;             /* the stepper's view */
-    struct world_part *part;       /* a distributed run: this process's part (distribute.c) */
+    double *in_contact;      /* n: 1 for nodes of the last detection's touching pairs, else 0 */
+    defo_step_body sb;       /* the stepper's view */
+    struct world_part *part; /* a distributed run: this process's part (distribute.c) */
 } world_body;
 
 typedef struct world_integrator {

@@ -41,7 +41,7 @@ cat <<JSON
   {"name": "ball", "collide": $1, "generator": {"type": "sphere", "center": [0, 0, 0.28], "radius": 0.1, "cell_size": 0.05},
    "material": {"youngs": 2e4, "poisson": 0.3, "density": 1000, "damping": 0.02}}],
  "colliders": [{"name": "ground", "type": "plane"}],
- "outputs": {"fields": ["displacement", "body_id"]}}
+ "outputs": {"fields": ["displacement", "body_id", "contact"]}}
 JSON
 }
 slab_scene true > "$T/slab.json"
@@ -61,6 +61,28 @@ import os
 pc = json.load(open(os.path.join(os.path.dirname(sys.argv[1]), "summary.json")))["peak_contact"]
 assert pc["pairs"] == max(json.loads(l)["contacts"] for l in open(sys.argv[1])), pc
 assert pc["depth"] == max(json.loads(l)["contact_depth"] for l in open(sys.argv[1])), pc
+PY
+# the contact point field: nothing touches in frame 1 (the ball 0.08 m up);
+# at rest both bodies have touching nodes, the ball's at its bottom (within
+# 1 cm of its lowest node) and the slab's on its top face; with collide
+# false nothing ever touches
+$py - "$T/slab" "$T/through" <<'PY' && ok || bad "contact field does not mark where the ball rests"
+import sys, os, meshio, numpy as np
+def frame(d, k):
+    m = meshio.read(os.path.join(d, "frames", "frame_%04d.vtu" % k))
+    ids = np.asarray(m.cell_data["body_id"][0]).ravel().astype(int)
+    return m, np.asarray(m.point_data["contact"]).ravel(), ids
+m, c, ids = frame(sys.argv[1], 1)
+assert c.max() == 0, "touching in frame 1"
+m, c, ids = frame(sys.argv[1], 16)
+slab, ball = (np.unique(m.cells[0].data[ids == k]) for k in (0, 1))
+cs, cb = slab[c[slab] > 0], ball[c[ball] > 0]
+print("  touching nodes at rest: slab %d of %d, ball %d of %d" % (len(cs), len(slab), len(cb), len(ball)))
+assert len(cs) > 0 and len(cb) > 0
+assert m.points[cb, 2].max() < m.points[ball, 2].min() + 0.01, m.points[cb, 2]
+assert m.points[cs, 2].min() > 0.09, m.points[cs, 2]
+for k in range(1, 17):
+    assert frame(sys.argv[2], k)[1].max() == 0, "collide false touches in frame %d" % k
 PY
 
 # 2. a mesh collider (a box written as an OBJ) against the analytic box
@@ -93,7 +115,7 @@ cat <<JSON
  "bodies": [{"name": "ball", "generator": {"type": "sphere", "center": [0.05, 0, 0.35], "radius": 0.1, "cell_size": 0.05},
    "material": {"youngs": 2e4, "poisson": 0.3, "density": 1000, "damping": 0.02}}],
  "colliders": [$1],
- "outputs": {"fields": ["displacement", "body_id"]}}
+ "outputs": {"fields": ["displacement", "body_id", "contact"]}}
 JSON
 }
 table_scene '{"name": "table", "type": "mesh", "file": "table.obj", "center": [0, 0, -0.1], "scale": [1, 1, 1]}' > "$T/mesh.json"
