@@ -18,6 +18,9 @@
  *     centre the plate's (relative 1e-9, parallel axes).
  *   - test_fragment_size: with fragment_size above the plate's size it
  *     does not break: the impact is analysed, no piece is made.
+ *   - test_impact_fields: an impact inside a frame shows in the frame's
+ *     stress fields (rigid frames around it show 0), equal to those of a
+ *     run whose frame ends at the impact's step.
  *   - test_resume_across_break: a checkpoint before the impact, run on
  *     through it, restored (the pieces go, the plate's id is valid again)
  *     and run again gives the same bytes; and 1 vs 2 threads the same.
@@ -37,7 +40,7 @@ typedef struct plate_scene {
     defo_body_id plate;
 } plate_scene;
 
-static plate_scene make_plate(double fragment_size) {
+static plate_scene make_plate(double fragment_size, double threshold) {
     plate_scene ps = {NULL, NULL, {-1, 0, 0}};
     defo_box_def bd = defo_default_box_def();
     bd.size[0] = 0.6, bd.size[1] = 0.3, bd.size[2] = 0.05;
@@ -53,7 +56,7 @@ static plate_scene make_plate(double fragment_size) {
     id.fragment_size = fragment_size;
     CHECK_OK(defo_world_add_integrator(ps.w, &id, NULL));
     defo_fracture_def fd = defo_default_fracture_def();
-    fd.threshold = 1e7;
+    fd.threshold = threshold;
     defo_body_def b = defo_default_body_def();
     b.mesh = m;
     b.material.youngs_modulus = 1e9;
@@ -123,7 +126,7 @@ static double vnorm(const double a[3]) {
 }
 
 static void test_break_conserves(void) {
-    plate_scene ps = make_plate(0);
+    plate_scene ps = make_plate(0, 1e7);
     double M0 = 0, P0[3], L0[3], M1 = 0, P1[3], L1[3];
     int live = 0, frame_broken = -1, impacts = 0;
     for (int f = 0; f < 40 && frame_broken < 0; f++) {
@@ -167,7 +170,7 @@ static void test_break_conserves(void) {
 }
 
 static void test_fragment_size(void) {
-    plate_scene ps = make_plate(1.0);
+    plate_scene ps = make_plate(1.0, 1e7);
     int impacts = 0, fragments = 0;
     for (int f = 0; f < 40; f++) {
         CHECK_OK(defo_world_step(ps.w, 1.0 / 240));
@@ -181,9 +184,58 @@ static void test_fragment_size(void) {
     free_plate(&ps);
 }
 
+/* The largest von Mises stress of the body's frame fields [Pa]. */
+static double frame_von_mises(defo_world *w, defo_body_id id) {
+    const defo_index ne = defo_body_mesh(w, id)->num_elems;
+    double *vm = calloc((size_t)ne, sizeof *vm), top = 0;
+    defo_force_fields ff = {0};
+    ff.von_mises = vm;
+    CHECK_OK(defo_body_fields(w, id, &ff));
+    for (defo_index e = 0; e < ne; e++) top = vm[e] > top ? vm[e] : top;
+    free(vm);
+    return top;
+}
+
+/* An impact in the middle of a frame shows in that frame's stress fields:
+ * the analysis' shape is held for the frame, where the steps after the
+ * impact put the body back at its rigid shape.  Frames of 1/30 s (8 hybrid
+ * steps each), the plate breakable but too tough to crack (threshold 1e12
+ * Pa).  Independent answers: before the impact and in the frames after it
+ * the plate moves rigidly, so its fields are 0 to rounding; the impact
+ * frame's largest von Mises stress equals that of a run in frames of one
+ * step (1/240 s), whose impact frame ends at the analysis itself. */
+static void test_impact_fields(void) {
+    double top[2] = {0, 0}, before = 0, after = 0;
+    int frame[2] = {-1, -1};
+    for (int run = 0; run < 2; run++) {
+        plate_scene ps = make_plate(0, 1e12);
+        const int per = run ? 1 : 8;
+        for (int f = 0; f < 64 / per; f++) {
+            CHECK_OK(defo_world_step(ps.w, per / 240.0));
+            defo_step_stats st;
+            defo_world_stats(ps.w, &st);
+            const double vm = frame_von_mises(ps.w, ps.plate);
+            if (st.impacts && frame[run] < 0)
+                frame[run] = f, top[run] = vm;
+            else if (run == 0 && frame[run] < 0)
+                before = fmax(before, vm);
+            else if (run == 0 && !st.impacts)
+                after = fmax(after, vm);
+        }
+        free_plate(&ps);
+    }
+    TEST_REPORT("first impact in frame %d of 1/30 s: von Mises up to %.6g Pa (frames of one step: "
+                "frame %d, %.6g Pa); rigid frames before %.3g, after %.3g Pa",
+                frame[0], top[0], frame[1], top[1], before, after);
+    CHECK(frame[0] >= 0 && frame[1] >= 0);
+    CHECK(top[0] > 1e5);
+    CHECK(fabs(top[0] - top[1]) <= 1e-9 * top[1]);
+    CHECK(before < 1e-6 * top[0] && after < 1e-6 * top[0]);
+}
+
 static void resume_bytes(void *ctx, void *out) {
     (void)ctx;
-    plate_scene ps = make_plate(0);
+    plate_scene ps = make_plate(0, 1e7);
     uint64_t *h = out;
     void *data = NULL;
     size_t n = 0;
@@ -199,7 +251,7 @@ static void resume_bytes(void *ctx, void *out) {
 }
 
 static void test_resume_across_break(void) {
-    plate_scene ps = make_plate(0);
+    plate_scene ps = make_plate(0, 1e7);
     for (int f = 0; f < 3; f++) CHECK_OK(defo_world_step(ps.w, 1.0 / 240));
     void *s0 = NULL, *s1 = NULL, *s2 = NULL;
     size_t n0 = 0, n1 = 0, n2 = 0;
@@ -225,7 +277,7 @@ static void test_resume_across_break(void) {
     void *s3 = NULL, *s4 = NULL;
     size_t n3 = 0, n4 = 0;
     CHECK_OK(defo_world_serialize(ps.w, 9, &s3, &n3));
-    plate_scene fresh = make_plate(0);
+    plate_scene fresh = make_plate(0, 1e7);
     CHECK_OK(defo_world_deserialize(fresh.w, 9, s1, n1));
     for (int f = 12; f < 20; f++) CHECK_OK(defo_world_step(fresh.w, 1.0 / 240));
     CHECK_OK(defo_world_serialize(fresh.w, 9, &s4, &n4));
@@ -250,6 +302,7 @@ static void test_resume_across_break(void) {
 int main(void) {
     RUN(test_break_conserves);
     RUN(test_fragment_size);
+    RUN(test_impact_fields);
     RUN(test_resume_across_break);
     return test_summary();
 }

@@ -153,18 +153,31 @@ static defo_status split(defo_world *w, int bi) {
     return DEFO_OK;
 }
 
+defo_status defo_world_hold_impact(world_body *b) {
+    if (b->impact_cap < b->n) {
+        double *p = defo_realloc(b->impact_x, 3 * (size_t)b->n * sizeof *p);
+        if (!p) return defo_error_oom("impact shape", 3 * (size_t)b->n * sizeof *p);
+        b->impact_x = p;
+        b->impact_cap = b->n;
+    }
+    memcpy(b->impact_x, b->x, 3 * (size_t)b->n * sizeof *b->x);
+    b->impact_n = b->n;
+    return DEFO_OK;
+}
+
 defo_status defo_world_hybrid_impacts(defo_world *w, int integ, double t) {
     const int count = w->num_bodies; /* pieces are appended: not visited */
     for (int i = 0; i < count; i++) {
         world_body *b = &w->bodies[i];
         if (!defo_world_live(b) || b->integrator != integ || !b->sb.impact) continue;
-        w->stats.impacts++;
         if (!b->frac || b->frac_paused) continue;
+        int cracked = 0;
         for (int k = 0; k < MAX_CRACKS; k++) {
             const int before = defo_fracture_num_cracks(b->frac);
             defo_status s = defo_world_fracture(w, b, t, INFINITY);
             if (s) return s;
             if (defo_fracture_num_cracks(b->frac) == before) break;
+            cracked = 1;
             /* once in pieces, the pieces fly: an anchored analysis of a body
              * already apart would hold them together (MMDJ01: the pieces
              * are new bodies; their own impacts break them further) */
@@ -173,7 +186,10 @@ defo_status defo_world_hybrid_impacts(defo_world *w, int integ, double t) {
             if (s) return s;
             if (pieces > 1) break;
         }
-        defo_status s = split(w, i);
+        /* the frame shows the cracked body's last analysis */
+        defo_status s = cracked ? defo_world_hold_impact(b) : DEFO_OK;
+        if (s) return s;
+        s = split(w, i);
         if (s) return s;
     }
     return DEFO_OK;

@@ -80,8 +80,8 @@ void defo_world_body_free(defo_world *w, world_body *b) {
     defo_element_rest_destroy(b->rest);
     defo_mesh_destroy(b->mesh);
     defo_mesh_destroy(b->origin_mesh);
-    double *a[] = {b->x,    b->v,      b->mass, b->gravity_load, b->dead,
-                   b->load, b->target, b->work, b->traction_load};
+    double *a[] = {b->x,    b->v,      b->mass, b->gravity_load,  b->dead,
+                   b->load, b->target, b->work, b->traction_load, b->impact_x};
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) defo_free(a[i]);
     for (int k = 0; k < b->num_tractions; k++) {
         defo_free(b->tractions[k].elem);
@@ -985,7 +985,10 @@ defo_status defo_body_fields(defo_world *w, defo_body_id id, defo_force_fields *
     world_body *b = get_body(w, id);
     if (!b || !out)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_fields: invalid body id");
-    defo_status s = defo_force_model_fields(b->force, b->x, out);
+    /* a hybrid body shows the frame's last impact, which the steps after it
+     * undid (rigid motion does not change the stresses' invariants) */
+    const double *x = b->impact_n == b->n ? b->impact_x : b->x;
+    defo_status s = defo_force_model_fields(b->force, x, out);
     return s ? defo_error_prefix("body '%s'", b->name) : DEFO_OK;
 }
 
@@ -1394,6 +1397,14 @@ static defo_status step_integrator(defo_world *w, int integ, double t0, double T
         }
         defo_status s = wi->ops->step(wi->stepper, w->set, count, &ctx);
         for (int i = 0; i < count; i++) w->set[i]->changed = 0;
+        /* a hybrid step's impacts: counted in the step that analysed them,
+         * their shape held for the frame's fields (they break bodies at the
+         * next step's start) */
+        for (int i = 0; i < count && s >= 0 && hybrid; i++)
+            if (w->set[i]->impact) {
+                w->stats.impacts++;
+                s = defo_world_hold_impact(&w->bodies[w->set[i]->index]);
+            }
         if (s < 0) return s;
         if (s > 0) worst = s;
         defo_index inv = 0;
@@ -1452,6 +1463,7 @@ defo_status defo_world_step(defo_world *w, double frame_dt) {
          * step that makes it) */
         wi->ops->frame_start(wi->stepper, &b->sb);
         b->sb.changed = 0;
+        b->impact_n = 0;
         s = loads(b);
         if (s) return s;
     }

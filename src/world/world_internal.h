@@ -115,7 +115,11 @@ typedef struct world_body {
     double friction;
     defo_contact_surface *surface; /* NULL: does not collide */
     double *inv_mass;              /* n: 1/m, 0 for prescribed nodes (the response) */
-    double *in_contact;      /* n: 1 for nodes of the last detection's touching pairs, else 0 */
+    double *in_contact; /* n: 1 for nodes of the last detection's touching pairs, else 0 */
+    /* hybrid: the deformed shape of the frame's last impact analysis, for
+     * the frame's stress fields (defo_body_fields); impact_n 0: none */
+    double *impact_x;
+    defo_index impact_cap, impact_n;
     defo_step_body sb;       /* the stepper's view */
     struct world_part *part; /* a distributed run: this process's part (distribute.c) */
 } world_body;
@@ -251,6 +255,10 @@ static inline int defo_world_live(const world_body *b) {
     return b->generation != 0 && !b->removed;
 }
 
+/* fragments.c: keep a hybrid body's impact shape (its x just after the
+ * analysis) for the frame's stress fields, which the next step's rigid
+ * placement would otherwise undo; the copy's capacity is kept. */
+defo_status defo_world_hold_impact(world_body *b);
 /* fragments.c: the hybrid integrator's impacts and the pieces they make */
 defo_status defo_world_hybrid_impacts(defo_world *w, int integ, double t);
 
