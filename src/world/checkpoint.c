@@ -565,10 +565,11 @@ static defo_status restore(defo_world *w, uint64_t tag, const unsigned char *buf
         skip_pad(&r);
         if (r.bad) break;
         if (!apply) continue;
-        /* apply body i */
+        /* apply body i (a held impact shape is the last frame's: gone) */
         defo_status s = DEFO_OK;
         bd->generation = gen;
         bd->removed = (int)removed;
+        bd->impact_n = 0;
         if (bd->frac) {
             defo_mesh *m = bd->mesh;
             const defo_index old_n = bd->n, old_ne = m->num_elems;
