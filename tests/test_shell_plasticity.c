@@ -168,8 +168,8 @@ static void test_inplane_return_map(void) {
     for (defo_index e = 0; e < m->num_elems; e++) {
         double L[6];
         defo_plasticity_log(p, e, 0, L);
-        const double mean = 0.5 * (L[0] + L[1]), rad = sqrt(0.25 * (L[0] - L[1]) * (L[0] - L[1]) +
-                                                             L[3] * L[3]);
+        const double mean = 0.5 * (L[0] + L[1]),
+                     rad = sqrt(0.25 * (L[0] - L[1]) * (L[0] - L[1]) + L[3] * L[3]);
         err = fmax(err, fabs(rad - pw));
         tr = fmax(tr, fabs(2 * mean));
         CHECK(L[2] == 0 && L[4] == 0 && L[5] == 0);
@@ -195,6 +195,30 @@ static void test_inplane_return_map(void) {
                 e_rel, e_held, fmax_);
     CHECK(e_rel < 1e-18 * e_held);
     CHECK(fmax_ < 1e-6);
+    /* forces = −dE/dx with the plastic parts (in plane and bent rest
+     * angles) at a crumpled shape, by central differences */
+    const defo_index nh = defo_force_model_num_hinges(fm);
+    double *bend = malloc((size_t)nh * sizeof(double));
+    for (defo_index h = 0; h < nh; h++) bend[h] = 0.002 * sin(1.0 + 2.0 * (double)h);
+    defo_force_model_set_plastic_bending(fm, bend);
+    for (size_t k = 0; k < n3; k++) x[k] += 0.02 * sin(0.7 * (double)k + 0.3);
+    CHECK_OK(defo_force_model_evaluate(fm, x, 0, f, &e_rel));
+    double ferr = 0, fscale = 0;
+    for (size_t k = 0; k < n3; k++) {
+        const double h = 1e-7, x0 = x[k];
+        double ep = 0, em = 0;
+        x[k] = x0 + h;
+        CHECK_OK(defo_force_model_evaluate(fm, x, 0, NULL, &ep));
+        x[k] = x0 - h;
+        CHECK_OK(defo_force_model_evaluate(fm, x, 0, NULL, &em));
+        x[k] = x0;
+        ferr = fmax(ferr, fabs(f[k] + (ep - em) / (2 * h)));
+        fscale = fmax(fscale, fabs(f[k]));
+    }
+    TEST_REPORT("plastic sheet, crumpled: largest |f + dE/dx| %.3g of %.3g N", ferr, fscale);
+    CHECK(ferr < 1e-6 * fscale);
+    defo_force_model_set_plastic_bending(fm, NULL);
+    free(bend);
     free(x);
     free(f);
     defo_plasticity_destroy(p);
@@ -419,6 +443,18 @@ static void test_bad_input(void) {
     }
     CHECK(solid && neg);
     defo_scene_errors_free(&e);
+    /* bending_creep · step > 1: refused when built, with the key's path */
+    const char *fast = "{\"integrator\": {\"type\": \"backward_euler\", \"time_step\": 0.01}, "
+                       "\"bodies\": [{\"name\": \"sheet\", \"generator\": {\"type\": "
+                       "\"rectangle\", \"cells\": 2}, \"material\": {\"thickness\": 0.001}, "
+                       "\"plasticity\": {\"bending_yield\": 0.01, \"bending_creep\": 1000}}]}";
+    CHECK_OK(defo_scene_parse(fast, strlen(fast), "scene.json", NULL, &s, &e));
+    defo_simulation *sim = NULL;
+    CHECK(defo_simulation_create(s, &sim) == DEFO_ERR_INVALID_ARGUMENT);
+    TEST_REPORT("%s", defo_last_error());
+    CHECK(strstr(defo_last_error(), "bodies[0].plasticity.bending_creep: 1000") != NULL);
+    defo_simulation_destroy(sim);
+    defo_scene_destroy(s);
     /* the API: a von Mises set on a shell in the world names the body */
     defo_world *w = NULL;
     defo_world_def wd = defo_default_world_def();

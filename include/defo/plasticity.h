@@ -201,8 +201,9 @@ DEFO_API int defo_plasticity_has_goal(const defo_plasticity *p);
 /* Annealing (MTPS08 §5.3, MMDJ01 §2.4): the rest shape becomes the
  * deformation F_commit (9 per point, as defo_force_model_deformation(…, 0,
  * …) gives it before the rest data changes): every point's plastic state is
- * reset (F_p = I, back stress and hardening 0) and a goal is carried to the
- * new rest shape (F_goal ← F_goal F_commit⁻¹). */
+ * reset (F_p = I, back stress and hardening 0; a shell's plastic bending
+ * strains 0: its new rest angles are the current ones) and a goal is
+ * carried to the new rest shape (F_goal ← F_goal F_commit⁻¹). */
 DEFO_API defo_status defo_plasticity_commit(defo_plasticity *p, const double *F_commit);
 /* ‖L_p‖ per element, the largest over its points (num_elems values). */
 DEFO_API defo_status defo_plasticity_norms(const defo_plasticity *p, double *out);

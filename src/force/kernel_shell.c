@@ -26,12 +26,20 @@
  * P̂i/σi), clamped to positive semidefinite under definiteness_fix (TSIF05
  * §8).  Damping (ITF04 §6.2 in the rotated frame): P̂_d = μ_d (Ḟ̂ + Ḟ̂ᵀ) +
  * λ*_d tr(Ḟ̂) I on the in-plane Ḟ̂ = Uᵀ Ḟ V, λ*_d = 2μ_dλ_d/(λ_d + 2μ_d).
+ * Plasticity (ITF04 §6.3 and §8): the in-plane plastic part F_p (2×2, in
+ * the rest frame) is folded into the rest data, F_e = Ds (Dm⁻¹ F_p⁻¹), the
+ * weight h A kept.
  *
  * Bending (the hinge energies of [BMF03] and discrete shells [GHDS03]).
  * Each interior edge (a, b) with opposite corners c, d is a hinge with
  * dihedral angle θ = atan2((n1 × n2)·ê, n1·n2), n1 ∝ (b − a) × (c − a) and
  * n2 ∝ (d − a) × (b − a) (both triangles' normals, consistently oriented),
- * and rest angle θ̄ from the rest mesh (plus its plastic part).  A
+ * and rest angle θ̄ from the rest mesh (plus its plastic part: the
+ * plasticity layer's bending strain times 2(A1 + A2)/(h |e|)).  atan2's θ
+ * in (−π, π] is moved by whole turns to the branch nearest the hinge's
+ * angle at the step's start (θ_ref, defo_force_model_track_hinges, kept in
+ * the history record), so the angle and the energy stay continuous when a
+ * fold passes ±π (the wrapped angle made the energy jump there).  A
  * triangle's shape operator from its three hinges is
  *     S = Σ_i (θ_i − θ̄_i) |ē_i| / (2A) t_i t_iᵀ
  * (t_i the unit in-plane normal of edge i at rest; the mid-edge normal

@@ -13,6 +13,10 @@
  * deviatoric part, so tr L_p stays 0 and det F_p = 1 (volume kept);
  * "volumetric" is the paper's literal rule.
  *
+ * Shells: the same rule in the triangle's rest plane (mg04_flow_plane):
+ * 2×2 Hencky strains, d = ε_e − ½ tr ε_e I₂ by default, so each triangle
+ * keeps its area (tr L_p stays 0).
+ *
  * Invariants (every update): ‖L_p‖ ≤ c_max (to rounding), L_p within the
  * limit surface, tr L_p = 0 for the deviatoric rule (re-centred each flow,
  * so rounding never accumulates into a volume change).

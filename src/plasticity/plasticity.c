@@ -15,6 +15,13 @@
  * parameter change every point runs its return map once (max and limit
  * apply everywhere).
  *
+ * Shells (tri3, bound to a shell force model): the points' return maps are
+ * the models' plane ones (flow_plane: L_p and F_p⁻¹ in the triangle's rest
+ * plane, F_e = diag(F₂, 1) from the force model), and after them each
+ * hinge's plastic bending strain flows (MG04 §3 on the bending strain the
+ * force model measures; the force model borrows the array as its rest
+ * angles' plastic part).  A model without a plane return map is refused.
+ *
  * Invariants: F_p⁻¹ = exp(−L_p) at every point (saved with the state: a
  * restore gives back the same bits); det F_p = exp(tr L_p) within
  * [1/limit, limit]; per-point work, fixed-order reductions: bitwise
