@@ -326,6 +326,74 @@ static void test_strip_bend(void) {
     defo_mesh_destroy(m);
 }
 
+/* ------------------------------------------------ ITF04 Fig. 8's dent */
+/* Half a torus shell, its cut ends held, pressed in at the top of its
+ * middle by a patch of nodes moved down 6 cm (static solves), released:
+ * with plasticity it keeps a dent (its rest angles moved), an elastic one
+ * springs back to its rest shape.  Returns the dent left at the patch. */
+static double dent(int plastic, double *bend_max) {
+    defo_torus_shell_def td = defo_default_torus_shell_def();
+    td.major_radius = 0.3, td.minor_radius = 0.1, td.sweep = 180;
+    td.cells[0] = 18, td.cells[1] = 12;
+    td.center[2] = 0.1;
+    defo_mesh *m = NULL;
+    CHECK_OK(defo_generate_torus_shell(&td, &m));
+    defo_world *w = NULL;
+    defo_world_def wd = defo_default_world_def();
+    wd.gravity[0] = wd.gravity[1] = wd.gravity[2] = 0;
+    CHECK_OK(defo_world_create(&wd, &w));
+    defo_integrator_def idf = defo_default_integrator_def(DEFO_INTEGRATOR_STATIC);
+    CHECK_OK(defo_world_add_integrator(w, &idf, NULL));
+    defo_body_def bd = defo_default_body_def();
+    bd.mesh = m;
+    bd.material = sheet_material();
+    bd.material.youngs_modulus = 5e7, bd.material.thickness = 0.004;
+    defo_plasticity_def pd = defo_default_plasticity_def();
+    pd.yield = 0.005, pd.creep = 10, pd.max = 1;
+    pd.bending_yield = 0.003, pd.bending_creep = 10;
+    bd.plasticity = plastic ? &pd : NULL;
+    bd.name = "half torus";
+    defo_body_id id;
+    CHECK_OK(defo_world_add_body(w, &bd, &id));
+    const double lo[3] = {-1, -1e-6, -1}, hi[3] = {1, 1e-6, 1};
+    defo_region ends = defo_region_box(lo, hi);
+    CHECK_OK(defo_body_prescribe(w, id, &ends, NULL, NULL));
+    const double top[3] = {0, 0.3, 0.2};
+    defo_region patch = defo_region_sphere(top, 0.04);
+    defo_motion_def mo = defo_default_motion_def();
+    mo.velocity[2] = -0.2;
+    int set = -1;
+    CHECK_OK(defo_body_prescribe(w, id, &patch, &mo, &set));
+    for (int f = 0; f < 3; f++) CHECK_OK(defo_world_step(w, 0.1));
+    CHECK_OK(defo_body_release(w, id, set));
+    for (int f = 0; f < 2; f++) CHECK_OK(defo_world_step(w, 0.1));
+    const double *x = defo_body_positions(w, id);
+    double d = 0;
+    for (defo_index i = 0; i < m->num_nodes; i++) {
+        const double *X = m->x + 3 * i;
+        if (hypot(X[0] - top[0], hypot(X[1] - top[1], X[2] - top[2])) < 1e-6)
+            d = X[2] - x[3 * i + 2];
+    }
+    *bend_max = 0;
+    defo_index nh = 0;
+    const double *bp = defo_plasticity_bending(defo_body_plasticity(w, id), &nh);
+    for (defo_index h = 0; h < nh; h++) *bend_max = fmax(*bend_max, fabs(bp[h]));
+    defo_world_destroy(w);
+    defo_mesh_destroy(m);
+    return d;
+}
+
+static void test_half_torus_dent(void) {
+    double bp = 0, be = 0;
+    const double dp = dent(1, &bp), de = dent(0, &be);
+    TEST_REPORT("half torus pressed 6 cm and released: plastic keeps a dent of %.4f m (largest "
+                "plastic bending strain %.4g), elastic %.2g m",
+                dp, bp, de);
+    CHECK(dp > 0.02);
+    CHECK(bp > 0.003);
+    CHECK(fabs(de) < 1e-6);
+}
+
 /* ------------------------------------------- resume, threads, bad input */
 /* A plastic cloth strip clamped at one end sags under gravity (backward
  * Euler), bending and stretching past yield. */
@@ -486,6 +554,7 @@ int main(void) {
     RUN(test_hinge_through_pi);
     RUN(test_inplane_return_map);
     RUN(test_strip_bend);
+    RUN(test_half_torus_dent);
     RUN(test_checkpoint);
     RUN(test_threads);
     RUN(test_bad_input);
