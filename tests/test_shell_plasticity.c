@@ -550,6 +550,31 @@ static void test_bad_input(void) {
     defo_world_destroy(w);
 }
 
+/* A version 1 plastic state (before shells: sets of 72 bytes, no hinges)
+ * still reads: made from a version 2 one by dropping what version 2 added. */
+static void test_state_version1(void) {
+    defo_plasticity *p = NULL, *q = NULL;
+    defo_plasticity_def d = defo_plasticity_wax_def();
+    CHECK_OK(defo_plasticity_create(&d, 3, 1, &p));
+    CHECK_OK(defo_plasticity_create(NULL, 3, 1, &q));
+    const size_t n2 = defo_plasticity_state_bytes(p);
+    unsigned char *b2 = malloc(n2), *b1 = malloc(n2);
+    defo_plasticity_write_state(p, b2);
+    /* header 32 | one set 96 (v1: 72) | zero pad to 8 | state … | i64 hinges */
+    const uint32_t v1 = 1;
+    memcpy(b1, b2, 32 + 72);
+    memcpy(b1 + 4, &v1, 4);
+    const size_t tail = n2 - (32 + 96) - 8;
+    memcpy(b1 + 32 + 72, b2 + 32 + 96, tail);
+    CHECK_OK(defo_plasticity_read_state(q, b1, 32 + 72 + tail));
+    CHECK(defo_plasticity_def_equal(defo_plasticity_get_def(q, 0), &d));
+    CHECK(defo_plasticity_read_state(q, b1, 32 + 72 + tail + 8) == DEFO_ERR_PARSE);
+    free(b1);
+    free(b2);
+    defo_plasticity_destroy(p);
+    defo_plasticity_destroy(q);
+}
+
 int main(void) {
     RUN(test_hinge_through_pi);
     RUN(test_inplane_return_map);
@@ -558,5 +583,6 @@ int main(void) {
     RUN(test_checkpoint);
     RUN(test_threads);
     RUN(test_bad_input);
+    RUN(test_state_version1);
     return test_summary();
 }
