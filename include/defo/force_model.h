@@ -276,14 +276,19 @@ DEFO_API defo_status defo_force_model_set_share(defo_force_model *fm,
 /* F at every point at positions x, 9 per (element, point), row-major,
  * element-major: the whole deformation H J⁻¹ (elastic 0) or its elastic part
  * F_e = F F_p⁻¹ (elastic 1; F itself without a plastic part).  A non-finite
- * entry is DEFO_ERR_NUMERICAL naming the element.  Touches no state. */
+ * entry is DEFO_ERR_NUMERICAL naming the element.  Touches no state.
+ * A tri3 shell's 3×2 F is given as diag(F₂, 1) with F₂ (2×2) its in-plane
+ * part in the triangle's 2-D rest frame (F₂ᵀF₂ = FᵀF; the rotation into
+ * space dropped: the stretch is what plasticity reads). */
 DEFO_API defo_status defo_force_model_deformation(const defo_force_model *fm, const double *x,
                                                   int elastic, double *F);
 /* The plastic part (ITF04 §6.3): F_p⁻¹ per point, 9 each (row-major,
  * element-major; borrowed: it must outlive its use; NULL = none).  Every
  * evaluation from now on uses F_e = F F_p⁻¹ (top of the file); the stable
  * times follow F_p's conditioning.  A non-finite entry is
- * DEFO_ERR_INVALID_ARGUMENT.  The plasticity layer keeps det F_p > 0. */
+ * DEFO_ERR_INVALID_ARGUMENT.  The plasticity layer keeps det F_p > 0.
+ * Shells (tri3): the in-plane plastic part is the 2×2 block (rows and
+ * columns 0, 1) in the triangle's rest frame; the rest is ignored. */
 DEFO_API defo_status defo_force_model_set_plastic(defo_force_model *fm, const double *fp_inv);
 /* A material per element (material regions): materials[k] (count ≥ 1,
  * borrowed like the one given to create, which they replace) and the
@@ -316,10 +321,20 @@ DEFO_API void defo_force_model_stress(const defo_force_model *fm, defo_index e, 
                                       double sigma[9]);
 
 /* ------------------------------------------------------------ shells */
+/* 1 for a tri3 shell model. */
+DEFO_API int defo_force_model_is_shell(const defo_force_model *fm);
 /* Hinges of a shell model (0 for tets): 4 nodes each (the edge a b as its
  * first triangle runs it, the opposite corners c d; defo_shell_topology). */
 DEFO_API defo_index defo_force_model_num_hinges(const defo_force_model *fm);
 DEFO_API const defo_index *defo_force_model_hinges(const defo_force_model *fm);
+/* The two triangles of each hinge (2 per hinge; NULL for tets). */
+DEFO_API const defo_index *defo_force_model_hinge_triangles(const defo_force_model *fm);
+/* A hinge's angle is continuous: atan2's value in (−π, π] is taken on the
+ * branch (whole turns added) nearest the angle the hinge had at the last
+ * call of this function — the world calls it at each step's start — so a
+ * hinge folding through ±π keeps a continuous angle and energy.  The
+ * branches are the model's history record (checkpoints keep them). */
+DEFO_API void defo_force_model_track_hinges(defo_force_model *fm, const double *x);
 /* Dihedral angles θ of the hinges at x (NULL: rest) [rad] (theta, may be
  * NULL; NaN at a hinge next to a degenerate triangle) and the rest angles in
  * use (rest, may be NULL: the rest mesh's plus the plastic part). */

@@ -62,6 +62,23 @@
  *   dragon  100  0.33  1000  60 kPa       0.10     1              1
  * c_creep must lie in [0, 1/Δt]: 1/Δt absorbs the excess strain at once.
  *
+ * Shells (tri3 bodies, ITF04 §8).  In plane, F is 3×2 and the plastic part
+ * F_p a 2×2 stretch in the triangle's rest frame (L_p has only its xx, yy,
+ * xy entries; F_p⁻¹ is stored as the 3×3 diag(F_p,2⁻¹, 1)), and the force
+ * model evaluates F_e = F F_p⁻¹.  mg04 applies as above in two dimensions:
+ * ε_e the 2×2 Hencky strain of F_e, the deviatoric default d = ε_e −
+ * ½ tr ε_e I₂, so flow keeps every triangle's area (det F_p = 1), the
+ * limit surface with |tr L_p| ≤ log(limit) likewise.  von_mises and
+ * multiplicative are 3-D rules (a plane-stress return map is not theirs):
+ * on a shell they are DEFO_ERR_UNSUPPORTED.  Bending: each hinge (an
+ * interior edge) keeps a plastic bending strain ε_b,p, and its rest angle is
+ * the rest mesh's plus ε_b,p · 2(A1 + A2)/(h |e|) (defo/force_model.h: the
+ * bending strain ε_b = h κ/2 of the outer fibre, κ = (θ − θ_rest)|e|/(A1 +
+ * A2)); per update, as MG04 eqs. 13–15 on ε_b:
+ *     e = ε_b − ε_b,p;  |e| > bending_yield:  ε_b,p += min(1, Δt bending_creep) e
+ *     |ε_b,p| > bending_max:  ε_b,p = ±bending_max
+ * A hinge takes the parameters of its first triangle.
+ *
  * Parameters may differ per element (parameter sets, e.g. a scene's
  * material_regions: MG04 Fig. 9's heated region) and change at run time.
  */
@@ -105,6 +122,12 @@ typedef struct defo_plasticity_def {
     /* every model: singular values and det of F_p within [1/limit, limit];
      * ≥ 1, default 4 */
     double limit;
+    /* shells (tri3) only, any model: plastic bending (ITF04 §8, the rest
+     * dihedral angles flow; the rule under "Shells" above).  bending_yield:
+     * the bending strain ≥ 0 that starts flow, default INFINITY (no plastic
+     * bending); bending_creep [1/s] ≥ 0, at most 1/Δt, default 0;
+     * bending_max: the largest plastic bending strain ≥ 0, default INFINITY */
+    double bending_yield, bending_creep, bending_max;
 } defo_plasticity_def;
 /* MG04, never yielding (c_yield ∞, c_creep 0, c_max 0), limit 4. */
 DEFO_API defo_plasticity_def defo_default_plasticity_def(void);
@@ -125,7 +148,9 @@ typedef struct defo_plasticity_stats {
     defo_index skipped;        /* points that could not flow: F_e flat or inverted */
     defo_index checked;        /* points whose return map ran (the rest were elastic by a bound) */
     double max_plastic_strain; /* largest ‖L_p‖ after the update */
-    double min_det, max_det;   /* range of det F_p after the update */
+    defo_index bending_yielding; /* shells: hinges whose rest angle flowed */
+    double max_bending_strain;   /* shells: largest |ε_b,p| after the update */
+    double min_det, max_det;     /* range of det F_p after the update */
 } defo_plasticity_stats;
 
 typedef struct defo_plasticity defo_plasticity;
@@ -176,13 +201,17 @@ DEFO_API int defo_plasticity_has_goal(const defo_plasticity *p);
 /* Annealing (MTPS08 §5.3, MMDJ01 §2.4): the rest shape becomes the
  * deformation F_commit (9 per point, as defo_force_model_deformation(…, 0,
  * …) gives it before the rest data changes): every point's plastic state is
- * reset (F_p = I, back stress and hardening 0) and a goal is carried to the
- * new rest shape (F_goal ← F_goal F_commit⁻¹). */
+ * reset (F_p = I, back stress and hardening 0; a shell's plastic bending
+ * strains 0: its new rest angles are the current ones) and a goal is
+ * carried to the new rest shape (F_goal ← F_goal F_commit⁻¹). */
 DEFO_API defo_status defo_plasticity_commit(defo_plasticity *p, const double *F_commit);
 /* ‖L_p‖ per element, the largest over its points (num_elems values). */
 DEFO_API defo_status defo_plasticity_norms(const defo_plasticity *p, double *out);
 /* F_p⁻¹ per point, 9 each (what the force model reads). */
 DEFO_API const double *defo_plasticity_inverse(const defo_plasticity *p);
+/* Shells: the plastic bending strain of each hinge (*count of them; NULL
+ * and 0 before the plasticity is bound to a shell force model). */
+DEFO_API const double *defo_plasticity_bending(const defo_plasticity *p, defo_index *count);
 /* L_p = log F_p at element e, point q: xx, yy, zz, xy, yz, zx. */
 DEFO_API void defo_plasticity_log(const defo_plasticity *p, defo_index e, int q, double out[6]);
 

@@ -79,6 +79,9 @@ class Plasticity:
     yield_: float = float("inf")
     creep: float = 0.0
     max: float = 0.0
+    bending_yield: float = float("inf")
+    bending_creep: float = 0.0
+    bending_max: float = float("inf")
 
 @dataclass
 class Fracture:

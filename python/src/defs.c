@@ -117,6 +117,9 @@ static const field f_plasticity[] = {
     {"yield_", F_DOUBLE, offsetof(defo_plasticity_def, yield), NULL, 0, "c_yield >= 0 (MG04 §3)"},
     FD(defo_plasticity_def, creep, F_DOUBLE, "c_creep [1/s] >= 0"),
     FD(defo_plasticity_def, max, F_DOUBLE, "c_max >= 0"),
+    FD(defo_plasticity_def, bending_yield, F_DOUBLE, "shells: bending strain that starts flow"),
+    FD(defo_plasticity_def, bending_creep, F_DOUBLE, "shells: rest-angle flow rate [1/s] >= 0"),
+    FD(defo_plasticity_def, bending_max, F_DOUBLE, "shells: largest plastic bending strain"),
     FEND};
 static const field f_fracture[] = {
     FD(defo_fracture_def, threshold, F_DOUBLE, "largest principal stress that breaks [Pa] > 0"),

@@ -203,6 +203,11 @@ defo_index defo_fm_shell_count_inverted_at(const defo_force_model *fm, const dou
 double defo_fm_shell_stress(const defo_force_model *fm, defo_index t, double sigma[9],
                             double pr[3]);
 size_t defo_fm_shell_bytes(const defo_force_model *fm);
+size_t defo_fm_shell_history_bytes(const defo_force_model *fm);
+void defo_fm_shell_save_history(const defo_force_model *fm, void *out);
+defo_status defo_fm_shell_restore_history(defo_force_model *fm, const void *in);
+void defo_fm_shell_plastic_changed(defo_force_model *fm);
+void defo_fm_shell_deformation(const defo_force_model *fm, const double *x, int elastic, double *F);
 
 /* --------------------------------------------------- per-point arithmetic */
 /* H = Σ_a x_a ∇ξN_aᵀ (row-major 3×3) over the P nodes v of an element, g the

@@ -75,6 +75,7 @@ uint64_t defo_force_model_rotation_serial(const defo_force_model *fm) {
  * i32 0 | R, M (9 per point each) | F_last (9 per point, when kept) | i32
  * age per point | zeros to a multiple of 8. */
 size_t defo_force_model_history_bytes(const defo_force_model *fm) {
+    if (fm && fm->shell) return defo_fm_shell_history_bytes(fm); /* hinge branches */
     if (!defo_force_model_keeps_rotations(fm)) return 0;
     const size_t np = (size_t)fm->ne * (size_t)fm->nq;
     const size_t b = 16 + (18 + (fm->F_last ? 9 : 0)) * np * sizeof(double) + 4 * np;
@@ -82,6 +83,10 @@ size_t defo_force_model_history_bytes(const defo_force_model *fm) {
 }
 
 void defo_force_model_save_history(const defo_force_model *fm, void *out) {
+    if (fm->shell) {
+        defo_fm_shell_save_history(fm, out);
+        return;
+    }
     const size_t bytes = defo_force_model_history_bytes(fm);
     if (!bytes) return;
     const size_t np = (size_t)fm->ne * (size_t)fm->nq;
@@ -110,6 +115,7 @@ defo_status defo_force_model_restore_history(defo_force_model *fm, const void *i
                           "force model: a rotation record of %zu bytes, this model keeps %zu", size,
                           bytes);
     if (!bytes) return DEFO_OK;
+    if (fm->shell) return defo_fm_shell_restore_history(fm, in);
     const size_t np = (size_t)fm->ne * (size_t)fm->nq;
     const unsigned char *p = in;
     int32_t head[2];
@@ -639,6 +645,10 @@ size_t defo_force_model_bytes(const defo_force_model *fm) {
 /* The plastic part's data at the listed points (NULL: all) and their
  * elements: J⁻¹ F_p⁻¹, the four-wide copy, the stable lengths. */
 static void fm_fold_plastic(defo_force_model *fm, const unsigned char *changed) {
+    if (fm->shell) { /* the shell kernel reads F_p⁻¹ itself: stable times only */
+        defo_fm_shell_plastic_changed(fm);
+        return;
+    }
     const int NQ = fm->nq;
     for (defo_index e = 0; e < fm->ne; e++) {
         int any = !changed;
@@ -698,10 +708,6 @@ static defo_status fm_own_arrays(defo_force_model *fm) {
 
 defo_status defo_force_model_set_plastic(defo_force_model *fm, const double *fp_inv) {
     if (!fm) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model: NULL argument");
-    if (fm->shell && fp_inv)
-        return defo_error(DEFO_ERR_UNSUPPORTED,
-                          "force model: plasticity on tri3 shells is not supported (tet4 and "
-                          "tet10 only)");
     const size_t np = (size_t)fm->ne * (size_t)fm->nq;
     for (size_t k = 0; fp_inv && k < 9 * np; k++)
         if (!isfinite(fp_inv[k]))
@@ -781,11 +787,6 @@ defo_status defo_force_model_set_materials(defo_force_model *fm, int count,
 
 defo_status defo_force_model_set_density_scale(defo_force_model *fm, const double *scale) {
     if (!fm) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model: NULL argument");
-    if (fm->shell && scale)
-        return defo_error(
-            DEFO_ERR_UNSUPPORTED,
-            "force model: annealing (a density scale) on tri3 shells is not supported (tet4 and "
-            "tet10 only)");
     for (defo_index e = 0; scale && e < fm->ne; e++)
         if (!(scale[e] > 0) || !isfinite(scale[e]))
             return defo_error(DEFO_ERR_INVALID_ARGUMENT,
@@ -831,9 +832,14 @@ defo_status defo_force_model_deformation(const defo_force_model *fm, const doubl
                                          double *F) {
     if (!fm || !x || !F)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model deformation: NULL argument");
-    if (fm->shell)
-        return defo_error(DEFO_ERR_UNSUPPORTED,
-                          "force model deformation: a tri3 shell has no 3x3 deformation gradient");
+    if (fm->shell) { /* diag(F₂, 1): the in-plane part in the rest frame */
+        defo_fm_shell_deformation(fm, x, elastic, F);
+        for (size_t k = 0; k < 9 * (size_t)fm->ne; k++)
+            if (!isfinite(F[k]))
+                return defo_error(DEFO_ERR_NUMERICAL, "element %ld: non-finite deformation",
+                                  (long)(k / 9));
+        return DEFO_OK;
+    }
     const double *jinv = elastic ? fm->jinv : fm->jinv_rest;
     const defo_index ne = fm->ne;
     const size_t per = 9 * (size_t)fm->nq;

@@ -26,12 +26,20 @@
  * P̂i/σi), clamped to positive semidefinite under definiteness_fix (TSIF05
  * §8).  Damping (ITF04 §6.2 in the rotated frame): P̂_d = μ_d (Ḟ̂ + Ḟ̂ᵀ) +
  * λ*_d tr(Ḟ̂) I on the in-plane Ḟ̂ = Uᵀ Ḟ V, λ*_d = 2μ_dλ_d/(λ_d + 2μ_d).
+ * Plasticity (ITF04 §6.3 and §8): the in-plane plastic part F_p (2×2, in
+ * the rest frame) is folded into the rest data, F_e = Ds (Dm⁻¹ F_p⁻¹), the
+ * weight h A kept.
  *
  * Bending (the hinge energies of [BMF03] and discrete shells [GHDS03]).
  * Each interior edge (a, b) with opposite corners c, d is a hinge with
  * dihedral angle θ = atan2((n1 × n2)·ê, n1·n2), n1 ∝ (b − a) × (c − a) and
  * n2 ∝ (d − a) × (b − a) (both triangles' normals, consistently oriented),
- * and rest angle θ̄ from the rest mesh (plus its plastic part).  A
+ * and rest angle θ̄ from the rest mesh (plus its plastic part: the
+ * plasticity layer's bending strain times 2(A1 + A2)/(h |e|)).  atan2's θ
+ * in (−π, π] is moved by whole turns to the branch nearest the hinge's
+ * angle at the step's start (θ_ref, defo_force_model_track_hinges, kept in
+ * the history record), so the angle and the energy stay continuous when a
+ * fold passes ±π (the wrapped angle made the energy jump there).  A
  * triangle's shape operator from its three hinges is
  *     S = Σ_i (θ_i − θ̄_i) |ē_i| / (2A) t_i t_iᵀ
  * (t_i the unit in-plane normal of edge i at rest; the mid-edge normal
@@ -94,6 +102,7 @@ struct fm_shell {
     int8_t *hinge_local;        /* 2 per hinge: its local edge in each triangle */
     double *K;                  /* 9 per triangle: the condensed bending form */
     double *theta_rest;         /* per hinge */
+    double *theta_ref;          /* per hinge: the angle at the last step's start (branch) */
     double *angle_per_strain;   /* per hinge: 2(A1 + A2)/(h |e|): θ per outer-fibre strain */
     const double *plastic_bend; /* borrowed: plastic bending strain per hinge, or NULL */
     /* at the last evaluation */
@@ -143,6 +152,16 @@ static inline int pk(int i, int j) {
 }
 
 /* ----------------------------------------------------------- the hinge */
+/* The continuous hinge angle: atan2's value in (−π, π] moved by whole turns
+ * to the branch nearest ref (the angle at the step's start), so a hinge
+ * folding through ±π keeps a continuous angle and energy.  No turn (the
+ * usual case) leaves raw's bits unchanged. */
+#define SH_TWO_PI 6.283185307179586476925286766559
+static inline double unwrap_angle(double raw, double ref) {
+    const double k = nearbyint((ref - raw) / SH_TWO_PI);
+    return k == 0.0 ? raw : raw + SH_TWO_PI * k;
+}
+
 /* θ and ∇θ (12: on a b c d) of the hinge p[4] with the triangles' normals
  * N1 = (b − a) × (c − a), N2 = (d − a) × (b − a).  Returns 0 (nothing
  * written) when either triangle has no area relative to the edge. */
@@ -334,9 +353,20 @@ static inline const double *node(const double *x, defo_index v) {
     return x + 3 * (size_t)v;
 }
 
-/* Dm⁻¹ of triangle t (its rest frame's; shells carry no plastic part). */
+/* Dm⁻¹ of triangle t in its rest frame, times the in-plane plastic part's
+ * inverse F_p⁻¹ (the 2×2 block of the plasticity layer's 3×3, row-major)
+ * when there is one: F_e = Ds Dm⁻¹ F_p⁻¹ (ITF04 §6.3 and §8). */
 static void rest_inverse(const defo_force_model *fm, defo_index t, double Di[4]) {
-    memcpy(Di, fm->shell->frame + 10 * (size_t)t + 6, 4 * sizeof(double));
+    const double *R = fm->shell->frame + 10 * (size_t)t + 6;
+    if (!fm->fp_inv) {
+        memcpy(Di, R, 4 * sizeof(double));
+        return;
+    }
+    const double *P = fm->fp_inv + 9 * (size_t)t;
+    Di[0] = R[0] * P[0] + R[1] * P[3];
+    Di[1] = R[0] * P[1] + R[1] * P[4];
+    Di[2] = R[2] * P[0] + R[3] * P[3];
+    Di[3] = R[2] * P[1] + R[3] * P[4];
 }
 
 /* The reference normal of triangle t (ITF04 §8), the side a flat triangle
@@ -644,6 +674,8 @@ static void hinge_pass(defo_force_model *fm, const double *x) {
         if (!S->live[h]) {
             S->theta[h] = 0;
             memset(S->gth + 12 * (size_t)h, 0, 12 * sizeof(double));
+        } else {
+            S->theta[h] = unwrap_angle(S->theta[h], S->theta_ref[h]);
         }
     }
 }
@@ -748,6 +780,7 @@ defo_status defo_fm_shell_energy_of(const defo_force_model *fm, const double *x,
             live[i] = (unsigned char)hinge_angle(node(x, p[0]), node(x, p[1]), node(x, p[2]),
                                                  node(x, p[3]), &theta[i], g);
             if (!live[i]) continue;
+            theta[i] = unwrap_angle(theta[i], S->theta_ref[h]);
             double rest = S->theta_rest[h];
             if (S->plastic_bend) rest += S->plastic_bend[h] * S->angle_per_strain[h];
             q[i] = theta[i] - rest;
@@ -988,6 +1021,110 @@ const defo_index *defo_force_model_hinges(const defo_force_model *fm) {
     return fm && fm->shell ? fm->shell->hinge : NULL;
 }
 
+int defo_force_model_is_shell(const defo_force_model *fm) {
+    return fm && fm->shell;
+}
+
+const defo_index *defo_force_model_hinge_triangles(const defo_force_model *fm) {
+    return fm && fm->shell ? fm->shell->hinge_tri : NULL;
+}
+
+void defo_force_model_track_hinges(defo_force_model *fm, const double *x) {
+    if (!fm || !fm->shell || !x) return;
+    struct fm_shell *S = fm->shell;
+    const defo_index nh = S->nh;
+    DEFO_PARALLEL_REGION_IF(SH_WORTH(nh, 60)) {
+        DEFO_FOR
+        for (defo_index h = 0; h < nh; h++) {
+            const defo_index *p = S->hinge + 4 * (size_t)h;
+            double g[12], th;
+            if (hinge_angle(node(x, p[0]), node(x, p[1]), node(x, p[2]), node(x, p[3]), &th, g))
+                S->theta_ref[h] = unwrap_angle(th, S->theta_ref[h]);
+        }
+    }
+}
+
+/* History record of a shell: the hinges' branch angles θ_ref (f64 each). */
+size_t defo_fm_shell_history_bytes(const defo_force_model *fm) {
+    return (size_t)fm->shell->nh * sizeof(double);
+}
+
+void defo_fm_shell_save_history(const defo_force_model *fm, void *out) {
+    memcpy(out, fm->shell->theta_ref, (size_t)fm->shell->nh * sizeof(double));
+}
+
+defo_status defo_fm_shell_restore_history(defo_force_model *fm, const void *in) {
+    struct fm_shell *S = fm->shell;
+    for (defo_index h = 0; h < S->nh; h++) {
+        double v;
+        memcpy(&v, (const unsigned char *)in + 8 * (size_t)h, 8);
+        if (!isfinite(v))
+            return defo_error(DEFO_ERR_PARSE, "force model: hinge %ld: non-finite angle", (long)h);
+    }
+    memcpy(S->theta_ref, in, (size_t)S->nh * sizeof(double));
+    return DEFO_OK;
+}
+
+/* Stable lengths after the in-plane plastic parts or the density scale
+ * changed: a triangle's rest length times √(density scale) over the largest
+ * singular value of its F_p⁻¹ (2×2 block), as the tets' (force_model.c),
+ * and the wave time with the bending bound. */
+void defo_fm_shell_plastic_changed(defo_force_model *fm) {
+    struct fm_shell *S = fm->shell;
+    const double r0 = sqrt(S->rest_bound / S->membrane_scale);
+    double lmin = INFINITY;
+    for (defo_index e = 0; e < S->nt; e++) {
+        double worst = 1.0;
+        if (fm->fp_inv) {
+            const double *P = fm->fp_inv + 9 * (size_t)e;
+            double lo, hi, c, sn;
+            defo_sym2_eigen(P[0] * P[0] + P[3] * P[3], P[0] * P[1] + P[3] * P[4],
+                            P[1] * P[1] + P[4] * P[4], &lo, &hi, &c, &sn);
+            worst = fmax(1.0, sqrt(fmax(hi, 0.0) * (1 + 1e-9)));
+        }
+        const double ds = fm->density_scale ? sqrt(fm->density_scale[e]) : 1.0;
+        fm->elen_own[e] = fm->elen_rest[e] * ds / worst;
+        if (!fm->track_stable_time) fm->stable_len[e] = fm->elen_own[e] / r0;
+        lmin = fmin(lmin, fm->elen_own[e] / r0);
+    }
+    const double tm = S->nt > 0 ? lmin / fm->wave_speed : INFINITY;
+    fm->wave_time = S->nt > 0 ? 4.0 / sqrt(16.0 / (tm * tm) + S->bend_omega2) : INFINITY;
+    if (!fm->track_stable_time) fm->stable_time = fm->wave_time;
+}
+
+/* The deformation of triangle t (Ds Dm⁻¹, times F_p⁻¹ when elastic) as the
+ * 3×3 diag(F₂, 1), F₂ its in-plane part in a frame of the deformed triangle
+ * (F₂ᵀF₂ = FᵀF: the rest-frame stretch the plasticity layer needs; the
+ * rotation into space is dropped). */
+void defo_fm_shell_deformation(const defo_force_model *fm, const double *x, int elastic,
+                               double *F) {
+    const struct fm_shell *S = fm->shell;
+    for (defo_index t = 0; t < S->nt; t++) {
+        const defo_index *v = fm->mesh->elems + 3 * (size_t)t;
+        double Di[4];
+        if (elastic)
+            rest_inverse(fm, t, Di);
+        else
+            memcpy(Di, S->frame + 10 * (size_t)t + 6, 4 * sizeof(double));
+        double d1[3], d2[3], f0[3], f1[3];
+        sub3(node(x, v[1]), node(x, v[0]), d1);
+        sub3(node(x, v[2]), node(x, v[0]), d2);
+        for (int r = 0; r < 3; r++) {
+            f0[r] = d1[r] * Di[0] + d2[r] * Di[2];
+            f1[r] = d1[r] * Di[1] + d2[r] * Di[3];
+        }
+        /* e1 = f0/|f0|, e2 ⟂ e1 in the plane of f0, f1: F₂ upper triangular */
+        const double a = sqrt(dot3(f0, f0)), p = a > 0 ? dot3(f0, f1) / a : 0.0;
+        double c[3];
+        cross3(f0, f1, c);
+        const double q = a > 0 ? sqrt(dot3(c, c)) / a : sqrt(dot3(f1, f1));
+        double *o = F + 9 * (size_t)t;
+        o[0] = a, o[1] = p, o[2] = 0;
+        o[3] = 0, o[4] = q, o[5] = 0;
+        o[6] = 0, o[7] = 0, o[8] = 1;
+    }
+}
+
 /* ------------------------------------------------------------ lifecycle */
 void defo_fm_shell_destroy(struct fm_shell *S) {
     if (!S) return;
@@ -995,7 +1132,7 @@ void defo_fm_shell_destroy(struct fm_shell *S) {
                  S->hinge_tri, S->hinge_local, S->K,         S->theta_rest, S->angle_per_strain,
                  S->nrm,       S->theta,       S->gth,       S->live,       S->Hh,
                  S->u,         S->U,           S->n,         S->G,          S->sig,
-                 S->phat,      S->s3,          S->dp};
+                 S->phat,      S->s3,          S->dp,        S->theta_ref};
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) defo_free(a[i]);
     defo_free(S);
 }
@@ -1006,7 +1143,7 @@ size_t defo_fm_shell_bytes(const defo_force_model *fm) {
     return sizeof *S +
            nt * (6 * sizeof(defo_index) * 2 + 12 + 9 * 8 + 3 * 8 + 3 * 8 + 6 * 8 + 3 * 8 + 4 * 8 +
                  5 * 8 + sizeof(defo_dpdf2)) +
-           nh * (4 * sizeof(defo_index) + 2 * sizeof(defo_index) + 2 + 8 * 2 + 8 + 12 * 8 + 1 +
+           nh * (4 * sizeof(defo_index) + 2 * sizeof(defo_index) + 2 + 8 * 3 + 8 + 12 * 8 + 1 +
                  78 * 8);
 }
 
@@ -1083,6 +1220,7 @@ defo_status defo_fm_shell_create(defo_force_model *fm) {
     S->hmap = defo_malloc(12 * nt + 1);
     S->K = defo_calloc(9 * nt + 1, sizeof(double));
     S->theta_rest = defo_malloc(nh * sizeof(double) + 1);
+    S->theta_ref = defo_malloc(nh * sizeof(double) + 1);
     S->angle_per_strain = defo_malloc(nh * sizeof(double) + 1);
     S->hinge_local = defo_malloc(2 * nh + 1);
     S->nrm = defo_malloc(3 * nt * sizeof(double) + 1);
@@ -1104,8 +1242,9 @@ defo_status defo_fm_shell_create(defo_force_model *fm) {
     S->tri_hinge = tp.tri_hinge;
     tp.hinge = tp.hinge_tri = tp.tri_hinge = NULL;
     if (!S->frame || !S->stencil || !S->nb || !S->hmap || !S->K || !S->theta_rest ||
-        !S->angle_per_strain || !S->hinge_local || !S->nrm || !S->theta || !S->gth || !S->live ||
-        !S->Hh || !S->u || !S->U || !S->n || !S->G || !S->sig || !S->phat || !S->s3 || !S->dp) {
+        !S->theta_ref || !S->angle_per_strain || !S->hinge_local || !S->nrm || !S->theta ||
+        !S->gth || !S->live || !S->Hh || !S->u || !S->U || !S->n || !S->G || !S->sig || !S->phat ||
+        !S->s3 || !S->dp) {
         defo_shell_topology_free(&tp);
         return defo_error_oom("shell model", nt * 600 + nh * 800);
     }
@@ -1142,7 +1281,7 @@ defo_status defo_fm_shell_create(defo_force_model *fm) {
                               "(element %ld or %ld)",
                               (long)p[0], (long)p[1], (long)S->hinge_tri[2 * h],
                               (long)S->hinge_tri[2 * h + 1]);
-        S->theta_rest[h] = th;
+        S->theta_rest[h] = S->theta_ref[h] = th;
         double e[3];
         sub3(node(mesh->x, p[1]), node(mesh->x, p[0]), e);
         const double a2 = S->area[S->hinge_tri[2 * h]] + S->area[S->hinge_tri[2 * h + 1]];

@@ -13,6 +13,10 @@
  * deviatoric part, so tr L_p stays 0 and det F_p = 1 (volume kept);
  * "volumetric" is the paper's literal rule.
  *
+ * Shells: the same rule in the triangle's rest plane (mg04_flow_plane):
+ * 2×2 Hencky strains, d = ε_e − ½ tr ε_e I₂ by default, so each triangle
+ * keeps its area (tr L_p stays 0).
+ *
  * Invariants (every update): ‖L_p‖ ≤ c_max (to rounding), L_p within the
  * limit surface, tr L_p = 0 for the deviatoric rule (re-centred each flow,
  * so rounding never accumulates into a volume change).
@@ -70,6 +74,50 @@ static unsigned mg04_flow(const defo_plasticity_def *d, const plast_point *in, d
     return fl | PLAST_CHANGED;
 }
 
+/* Shells: the same rule in the rest plane, d = ε_e − ½ tr ε_e I₂ by
+ * default (flow keeps each triangle's area). */
+static unsigned mg04_flow_plane(const defo_plasticity_def *d, const plast_point *in,
+                                double *state) {
+    double *L = state;
+    unsigned fl = 0;
+    plast_eig2 e;
+    int have = 0;
+    double l[2], c, s;
+    if (!defo_plast2_elastic_log(&in->Fe, l, &c, &s)) {
+        fl |= PLAST_SKIPPED;
+    } else {
+        const double m = d->volumetric ? 0.0 : 0.5 * (l[0] + l[1]);
+        l[0] -= m, l[1] -= m;
+        if (sqrt(l[0] * l[0] + l[1] * l[1]) > d->yield) {
+            const double rate = fmin(1.0, in->dt * d->creep);
+            const double step[2] = {rate * l[0], rate * l[1]};
+            if (defo_plast2_push(in->fpi, c, s, step, &e)) {
+                if (!d->volumetric) { /* the same area exactly */
+                    const double sh = 0.5 * (L[0] + L[1] - e.h[0] - e.h[1]);
+                    e.h[0] += sh, e.h[1] += sh;
+                }
+                have = 1;
+                fl |= PLAST_FLOWED;
+            } else {
+                fl |= PLAST_SKIPPED;
+            }
+        }
+    }
+    if (!have) {
+        if (!defo_plast_may_project(L, d->max, d->limit)) return fl;
+        defo_plast2_eig_of(L, &e);
+    }
+    const double n = sqrt(e.h[0] * e.h[0] + e.h[1] * e.h[1]);
+    if (n > d->max) { /* eq. 15 */
+        e.h[0] *= d->max / n, e.h[1] *= d->max / n;
+        fl |= PLAST_CAPPED;
+    }
+    if (defo_plast2_limit(&e, d->limit, !d->volumetric)) fl |= PLAST_CAPPED;
+    if (!(fl & (PLAST_FLOWED | PLAST_CAPPED))) return fl;
+    defo_plast2_store(&e, L, in->fpi);
+    return fl | PLAST_CHANGED;
+}
+
 static defo_status mg04_check(const defo_plasticity_def *d) {
     if (!(d->yield >= 0))
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "yield: %g is not >= 0", d->yield);
@@ -80,4 +128,4 @@ static defo_status mg04_check(const defo_plasticity_def *d) {
     return DEFO_OK;
 }
 
-const plast_ops defo_plast_mg04 = {"mg04", mg04_radius, mg04_flow, mg04_check};
+const plast_ops defo_plast_mg04 = {"mg04", mg04_radius, mg04_flow, mg04_check, mg04_flow_plane};

@@ -15,6 +15,13 @@
  * parameter change every point runs its return map once (max and limit
  * apply everywhere).
  *
+ * Shells (tri3, bound to a shell force model): the points' return maps are
+ * the models' plane ones (flow_plane: L_p and F_p⁻¹ in the triangle's rest
+ * plane, F_e = diag(F₂, 1) from the force model), and after them each
+ * hinge's plastic bending strain flows (MG04 §3 on the bending strain the
+ * force model measures; the force model borrows the array as its rest
+ * angles' plastic part).  A model without a plane return map is refused.
+ *
  * Invariants: F_p⁻¹ = exp(−L_p) at every point (saved with the state: a
  * restore gives back the same bits); det F_p = exp(tr L_p) within
  * [1/limit, limit]; per-point work, fixed-order reductions: bitwise
@@ -38,6 +45,12 @@ struct defo_plasticity {
     double *goal_F; /* 9 per point: the goal's deformation gradient, NULL: no goal */
     double *goal_L; /* 6 per point: log of its stretch */
     int dirty;      /* parameters changed: every point runs its return map once */
+    /* shells (tri3): points in the rest plane, plastic bending per hinge */
+    int plane;
+    defo_index nh;               /* hinges (−1: not yet known: before the first bind) */
+    double *bend;                /* nh: plastic bending strain ε_b,p */
+    double *bstrain;             /* nh: scratch, the bending strain ε_b */
+    const defo_index *hinge_tri; /* borrowed from the bound force model: 2 per hinge */
 };
 
 /* ------------------------------------------------------------ defs */
@@ -51,6 +64,9 @@ defo_plasticity_def defo_default_plasticity_def(void) {
     d.yield_stress = INFINITY;
     d.gamma = INFINITY;
     d.limit = 4;
+    d.bending_yield = INFINITY;
+    d.bending_creep = 0;
+    d.bending_max = INFINITY;
     return d;
 }
 
@@ -117,6 +133,14 @@ defo_status defo_plasticity_def_validate(const defo_plasticity_def *d) {
                           d->limit);
     if (d->volumetric != 0 && d->volumetric != 1)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "volumetric: %d is not 0 or 1", d->volumetric);
+    if (!(d->bending_yield >= 0))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "bending_yield: %g is not >= 0",
+                          d->bending_yield);
+    if (!(d->bending_creep >= 0) || !isfinite(d->bending_creep))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "bending_creep: %g is not a finite value >= 0",
+                          d->bending_creep);
+    if (!(d->bending_max >= 0))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "bending_max: %g is not >= 0", d->bending_max);
     return o->check ? o->check(d) : DEFO_OK;
 }
 
@@ -125,7 +149,8 @@ int defo_plasticity_def_equal(const defo_plasticity_def *a, const defo_plasticit
            a->max == b->max && a->volumetric == b->volumetric &&
            a->yield_stress == b->yield_stress && a->hardening == b->hardening &&
            a->isotropic_hardening == b->isotropic_hardening && a->gamma == b->gamma &&
-           a->limit == b->limit;
+           a->limit == b->limit && a->bending_yield == b->bending_yield &&
+           a->bending_creep == b->bending_creep && a->bending_max == b->bending_max;
 }
 
 /* -------------------------------------------------- shared arithmetic */
@@ -235,6 +260,92 @@ int defo_plast_elastic_log(const defo_mat3 *Fe, double *eps, defo_vec3 *sig, def
     return 1;
 }
 
+/* ------------------------------------------------------ the rest plane */
+void defo_plast2_eig_of(const double *L, plast_eig2 *e) {
+    double lo, hi;
+    defo_sym2_eigen(L[0], L[3], L[1], &lo, &hi, &e->c, &e->s);
+    e->h[0] = hi, e->h[1] = lo;
+}
+
+void defo_plast2_store(const plast_eig2 *e, double *L, double *fpi) {
+    const double c = e->c, s = e->s;
+    L[0] = e->h[0] * c * c + e->h[1] * s * s;
+    L[1] = e->h[0] * s * s + e->h[1] * c * c;
+    L[3] = (e->h[0] - e->h[1]) * c * s;
+    L[2] = L[4] = L[5] = 0;
+    if (!fpi) return;
+    const double a = exp(-e->h[0]), b = exp(-e->h[1]);
+    fpi[0] = a * c * c + b * s * s;
+    fpi[4] = a * s * s + b * c * c;
+    fpi[1] = fpi[3] = (a - b) * c * s;
+    fpi[2] = fpi[5] = fpi[6] = fpi[7] = 0;
+    fpi[8] = 1;
+}
+
+int defo_plast2_elastic_log(const defo_mat3 *Fe, double l[2], double *c, double *s) {
+    const double f00 = Fe->m[0][0], f01 = Fe->m[0][1], f10 = Fe->m[1][0], f11 = Fe->m[1][1];
+    const double det = f00 * f11 - f01 * f10;
+    if (!isfinite(f00 + f01 + f10 + f11) || !(det > 0)) return 0;
+    double lo, hi;
+    defo_sym2_eigen(f00 * f00 + f10 * f10, f00 * f01 + f10 * f11, f01 * f01 + f11 * f11, &lo, &hi,
+                    c, s);
+    /* σ1 σ2 = det: the small one from the product (accurate when flat) */
+    if (!(hi > 0) || !(hi < INFINITY)) return 0;
+    const double s1 = sqrt(hi), s2 = det / s1;
+    l[0] = log(s1), l[1] = log(s2);
+    return isfinite(l[0]) && isfinite(l[1]);
+}
+
+int defo_plast2_push(const double *fpi, double c, double s, const double d[2], plast_eig2 *out) {
+    /* S = the block's inverse; G = S W exp(d): C = G Gᵀ = S exp(2Δ) S */
+    const double a = fpi[0], b = fpi[1], cc = fpi[3], dd = fpi[4], det = a * dd - b * cc;
+    if (!(det > 0) || !isfinite(det)) return 0;
+    const double S[2][2] = {{dd / det, -b / det}, {-cc / det, a / det}};
+    const double W[2][2] = {{c, -s}, {s, c}}, ed[2] = {exp(d[0]), exp(d[1])};
+    double G[2][2];
+    for (int r = 0; r < 2; r++)
+        for (int k = 0; k < 2; k++) G[r][k] = (S[r][0] * W[0][k] + S[r][1] * W[1][k]) * ed[k];
+    const double C00 = G[0][0] * G[0][0] + G[0][1] * G[0][1];
+    const double C01 = G[0][0] * G[1][0] + G[0][1] * G[1][1];
+    const double C11 = G[1][0] * G[1][0] + G[1][1] * G[1][1];
+    double lo, hi;
+    defo_sym2_eigen(C00, C01, C11, &lo, &hi, &out->c, &out->s);
+    if (!(lo > 0) || !(hi < INFINITY)) return 0;
+    /* the product of the eigenvalues is det C exactly: the small one from it */
+    const double dC = C00 * C11 - C01 * C01;
+    out->h[0] = 0.5 * log(hi);
+    out->h[1] = dC > 0 ? 0.5 * (log(dC) - log(hi)) : 0.5 * log(lo);
+    return isfinite(out->h[0]) && isfinite(out->h[1]);
+}
+
+int defo_plast2_limit(plast_eig2 *e, double limit, int isochoric) {
+    const double lam = log(limit);
+    double *l = e->h;
+    if (isochoric) {
+        const double m0 = 0.5 * (l[0] + l[1]);
+        const double m = fmax(-lam / 2, fmin(lam / 2, m0));
+        double sc = 1;
+        for (int i = 0; i < 2; i++) {
+            const double di = l[i] - m0;
+            if (di > 0) sc = fmin(sc, (lam - m) / di);
+            if (di < 0) sc = fmin(sc, (lam + m) / -di);
+        }
+        if (sc >= 1 && m == m0) return 0;
+        for (int i = 0; i < 2; i++) l[i] = m + sc * (l[i] - m0);
+        return 1;
+    }
+    int moved = 0;
+    for (int i = 0; i < 2; i++)
+        if (fabs(l[i]) > lam) l[i] = copysign(lam, l[i]), moved = 1;
+    const double t = l[0] + l[1];
+    if (fabs(t) > lam) { /* a common shift keeps both within ±Λ */
+        const double sh = (copysign(lam, t) - t) / 2;
+        l[0] += sh, l[1] += sh;
+        moved = 1;
+    }
+    return moved;
+}
+
 /* ------------------------------------------------------------ object */
 void defo_plasticity_destroy(defo_plasticity *p) {
     if (!p) return;
@@ -247,6 +358,8 @@ void defo_plasticity_destroy(defo_plasticity *p) {
     defo_free(p->changed);
     defo_free(p->goal_F);
     defo_free(p->goal_L);
+    defo_free(p->bend);
+    defo_free(p->bstrain);
     defo_free(p);
 }
 
@@ -257,6 +370,7 @@ static size_t num_points(const defo_plasticity *p) {
 static void reset_points(defo_plasticity *p) {
     const size_t np = num_points(p);
     memset(p->state, 0, PLAST_STATE * np * sizeof(double));
+    if (p->bend) memset(p->bend, 0, (size_t)p->nh * sizeof(double));
     for (size_t pq = 0; pq < np; pq++)
         for (int k = 0; k < 9; k++) p->fpi[9 * pq + (size_t)k] = (k % 4 == 0) ? 1.0 : 0.0;
 }
@@ -276,6 +390,7 @@ defo_status defo_plasticity_create(const defo_plasticity_def *def, defo_index nu
     p->num_elems = num_elems;
     p->points = points;
     p->num_sets = 1;
+    p->nh = -1;
     const size_t np = num_points(p);
     p->defs = defo_malloc(sizeof *p->defs);
     p->state = defo_malloc(PLAST_STATE * np * sizeof(double) + 1);
@@ -304,12 +419,21 @@ static void reset_extras(defo_plasticity *p, int k) {
     }
 }
 
+/* A model without a return map in the plane cannot be a shell's. */
+static defo_status plane_check(const defo_plasticity *p, const defo_plasticity_def *d) {
+    if (!p->plane || defo_plast_ops_of(d->model)->flow_plane) return DEFO_OK;
+    return defo_error(DEFO_ERR_UNSUPPORTED,
+                      "model: '%s' does not apply to a shell (tri3): its return map is 3-D; "
+                      "shells take 'mg04' (in plane, with plastic bending)",
+                      defo_plasticity_model_name(d->model));
+}
+
 defo_status defo_plasticity_set_regions(defo_plasticity *p, int num_sets,
                                         const defo_plasticity_def *defs, const int32_t *set_of) {
     if (!p || !defs || num_sets < 1)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "plasticity: bad parameter sets");
     for (int k = 0; k < num_sets; k++)
-        if (defo_plasticity_def_validate(&defs[k]))
+        if (defo_plasticity_def_validate(&defs[k]) || plane_check(p, &defs[k]))
             return defo_error_prefix("plasticity set %d", k);
     for (defo_index e = 0; set_of && e < p->num_elems; e++)
         if (set_of[e] < 0 || set_of[e] >= num_sets)
@@ -406,7 +530,8 @@ const defo_plasticity_def *defo_plasticity_get_def(const defo_plasticity *p, int
 defo_status defo_plasticity_set_def(defo_plasticity *p, int set, const defo_plasticity_def *def) {
     if (!p || !def || set < 0 || set >= p->num_sets)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "plasticity: no parameter set %d", set);
-    if (defo_plasticity_def_validate(def)) return defo_error_prefix("plasticity");
+    if (defo_plasticity_def_validate(def) || plane_check(p, def))
+        return defo_error_prefix("plasticity");
     if (defo_plasticity_def_equal(def, &p->defs[set])) return DEFO_OK;
     if (def->model != p->defs[set].model) reset_extras(p, set);
     p->defs[set] = *def;
@@ -420,7 +545,45 @@ defo_status defo_plasticity_bind(defo_plasticity *p, defo_force_model *fm) {
         return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                           "plasticity: %d points per element, the force model has %d", p->points,
                           defo_force_model_points(fm));
+    for (int k = 0; !defo_force_model_is_shell(fm) && k < p->num_sets; k++)
+        if (p->defs[k].bending_yield < INFINITY || p->defs[k].bending_creep > 0 ||
+            p->defs[k].bending_max < INFINITY)
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "plasticity: bending_yield, bending_creep, bending_max: plastic "
+                              "bending is for shells (tri3 bodies), this body is a solid");
+    if (defo_force_model_is_shell(fm)) {
+        const defo_index nh = defo_force_model_num_hinges(fm);
+        if (p->nh >= 0 && p->nh != nh)
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "plasticity: a plastic bending state of %ld hinges, the shell has "
+                              "%ld",
+                              (long)p->nh, (long)nh);
+        p->plane = 1;
+        for (int k = 0; k < p->num_sets; k++)
+            if (plane_check(p, &p->defs[k])) {
+                p->plane = 0;
+                return defo_error_prefix("plasticity");
+            }
+        double *bs = defo_malloc((size_t)nh * sizeof(double) + 1);
+        double *bd = p->bend ? p->bend : defo_calloc((size_t)nh + 1, sizeof(double));
+        if (!bs || !bd) {
+            defo_free(bs);
+            if (bd != p->bend) defo_free(bd);
+            return defo_error_oom("plastic bending", 2 * (size_t)nh * sizeof(double));
+        }
+        defo_free(p->bstrain);
+        p->bstrain = bs;
+        p->bend = bd;
+        p->nh = nh;
+        p->hinge_tri = defo_force_model_hinge_triangles(fm);
+        defo_force_model_set_plastic_bending(fm, p->bend);
+    }
     return defo_force_model_set_plastic(fm, p->fpi);
+}
+
+const double *defo_plasticity_bending(const defo_plasticity *p, defo_index *count) {
+    if (count) *count = p && p->nh > 0 ? p->nh : 0;
+    return p ? p->bend : NULL;
 }
 
 const double *defo_plasticity_inverse(const defo_plasticity *p) {
@@ -446,6 +609,41 @@ static double elastic_bound(const double *F) {
     return d < 1 ? 0.5 * d / (1 - d) * (1 + 1e-12) : INFINITY;
 }
 
+/* Plastic bending of a shell's hinges (defo/plasticity.h, "Shells"): per
+ * hinge, independent, so any thread count gives the same bits. */
+static defo_status bending_flow(defo_plasticity *p, defo_force_model *fm, const double *x,
+                                double dt, defo_index *bent, double *bmax) {
+    int any = 0;
+    for (int k = 0; k < p->num_sets; k++)
+        any |= p->defs[k].bending_yield < INFINITY || p->defs[k].bending_max < INFINITY;
+    if (!any) return DEFO_OK;
+    defo_status s = defo_force_model_bending_strain(fm, x, p->bstrain);
+    if (s) return defo_error_prefix("plasticity");
+    const defo_index nh = p->nh;
+    defo_index n = 0;
+    DEFO_PARALLEL_REGION_IF(DEFO_PARALLEL_WORTH(nh, 20)) {
+        DEFO_FOR_SUM(n)
+        for (defo_index h = 0; h < nh; h++) {
+            const defo_index t = p->hinge_tri[2 * (size_t)h];
+            const defo_plasticity_def *d = &p->defs[p->set_of ? p->set_of[t] : 0];
+            const double eb = p->bstrain[h], old = p->bend[h];
+            double bp = old;
+            if (isfinite(eb)) { /* NaN: next to a degenerate triangle, no flow */
+                const double e = eb - bp;
+                if (fabs(e) > d->bending_yield) bp += fmin(1.0, dt * d->bending_creep) * e;
+            }
+            if (fabs(bp) > d->bending_max) bp = copysign(d->bending_max, bp);
+            n += bp != old;
+            p->bend[h] = bp;
+        }
+    }
+    double m = 0;
+    for (defo_index h = 0; h < nh; h++) m = fmax(m, fabs(p->bend[h]));
+    *bent = n;
+    *bmax = m;
+    return DEFO_OK;
+}
+
 defo_status defo_plasticity_update(defo_plasticity *p, defo_force_model *fm, const double *x,
                                    double dt, defo_plasticity_stats *stats) {
     if (stats) {
@@ -464,6 +662,12 @@ defo_status defo_plasticity_update(defo_plasticity *p, defo_force_model *fm, con
                               "plasticity: c_creep %g exceeds 1/dt = %g (MG04 §3: c_creep in "
                               "[0, 1/dt]; lower creep or the time step)",
                               p->defs[k].creep, 1 / dt);
+    for (int k = 0; p->plane && k < p->num_sets; k++)
+        if (p->defs[k].bending_creep * dt > 1)
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "plasticity: bending_creep %g exceeds 1/dt = %g (lower it or the "
+                              "time step)",
+                              p->defs[k].bending_creep, 1 / dt);
     defo_status s = defo_force_model_deformation(fm, x, 1, p->F);
     if (s) return defo_error_prefix("plasticity");
     const int NQ = p->points, all = p->dirty;
@@ -492,7 +696,7 @@ defo_status defo_plasticity_update(defo_plasticity *p, defo_force_model *fm, con
                               ? p->goal_L + 6 * pq
                               : NULL;
                 in.fpi = p->fpi + 9 * pq;
-                const unsigned fl = o->flow(d, &in, st);
+                const unsigned fl = p->plane ? o->flow_plane(d, &in, st) : o->flow(d, &in, st);
                 p->flags[pq] = (unsigned char)(fl | 16); /* 16: checked */
                 p->changed[pq] = (fl & PLAST_CHANGED) != 0;
             }
@@ -500,7 +704,15 @@ defo_status defo_plasticity_update(defo_plasticity *p, defo_force_model *fm, con
     }
     p->dirty = 0;
     defo_force_model_plastic_changed(fm, p->changed);
+    defo_index bent = 0;
+    double bmax = 0;
+    if (p->plane && p->nh > 0) {
+        s = bending_flow(p, fm, x, dt, &bent, &bmax);
+        if (s) return s;
+    }
     if (stats) {
+        stats->bending_yielding = bent;
+        stats->max_bending_strain = bmax;
         const size_t np = num_points(p);
         double n2 = 0, tlo = 0, thi = 0;
         for (size_t pq = 0; pq < np; pq++) {
@@ -623,48 +835,59 @@ defo_status defo_plasticity_commit(defo_plasticity *p, const double *F_commit) {
 }
 
 /* ------------------------------------------------------------ bytes */
-/* Layout: "PLST" u32 version | i32 elements | i32 points | i32 sets |
- * i32 state width | i32 goal | i32 dirty | per set: i32 model, i32
- * volumetric, f64 yield, creep, max, yield_stress, hardening,
- * isotropic_hardening, gamma, limit | i32 set_of[elements] when sets > 1 |
- * zero to 8 | f64 state[width · points] | f64 F_p⁻¹[9 · points] (as the
- * return maps computed it: recomputing it from L_p would round otherwise) |
- * goal: f64 F[9 · points] | f64 L[6 · points]. */
+/* Layout (version 2): "PLST" u32 version | i32 elements | i32 points |
+ * i32 sets | i32 state width | i32 goal | i32 dirty | per set: i32 model,
+ * i32 volumetric, f64 yield, creep, max, yield_stress, hardening,
+ * isotropic_hardening, gamma, limit, bending_yield, bending_creep,
+ * bending_max | i32 set_of[elements] when sets > 1 | zero to 8 | f64
+ * state[width · points] | f64 F_p⁻¹[9 · points] (as the return maps
+ * computed it: recomputing it from L_p would round otherwise) | goal: f64
+ * F[9 · points] | f64 L[6 · points] | i64 hinges (−1: not bound to a
+ * shell yet) | f64 plastic bending strain[hinges].  Version 1 (sets of
+ * 72 bytes without the bending values, no hinges) is read too. */
 #define PLAST_MAGIC   "PLST"
-#define PLAST_VERSION 1u
-#define SET_BYTES     72
+#define PLAST_VERSION 2u
+#define SET_BYTES     96
+#define SET_BYTES_V1  72
+
+static size_t header_bytes_of(int sets, defo_index ne, size_t set_bytes) {
+    size_t b = 32 + (size_t)sets * set_bytes;
+    if (sets > 1) b += 4 * (size_t)ne;
+    return (b + 7) / 8 * 8;
+}
 
 static size_t header_bytes(const defo_plasticity *p) {
-    size_t b = 32 + (size_t)p->num_sets * SET_BYTES;
-    if (p->num_sets > 1) b += 4 * (size_t)p->num_elems;
-    return (b + 7) / 8 * 8;
+    return header_bytes_of(p->num_sets, p->num_elems, SET_BYTES);
 }
 
 size_t defo_plasticity_state_bytes(const defo_plasticity *p) {
     if (!p) return 0;
     const size_t np = num_points(p);
-    return header_bytes(p) + (PLAST_STATE + 9) * np * 8 + (p->goal_F ? 15 * np * 8 : 0);
+    return header_bytes(p) + (PLAST_STATE + 9) * np * 8 + (p->goal_F ? 15 * np * 8 : 0) + 8 +
+           (p->nh > 0 ? (size_t)p->nh * 8 : 0);
 }
 
 static void pack_def(const defo_plasticity_def *d, unsigned char *o) {
     const int32_t i[2] = {(int32_t)d->model, (int32_t)d->volumetric};
-    const double v[8] = {d->yield,        d->creep,     d->max,
-                         d->yield_stress, d->hardening, d->isotropic_hardening,
-                         d->gamma,        d->limit};
+    const double v[11] = {d->yield,         d->creep,      d->max,
+                          d->yield_stress,  d->hardening,  d->isotropic_hardening,
+                          d->gamma,         d->limit,      d->bending_yield,
+                          d->bending_creep, d->bending_max};
     memcpy(o, i, 8);
-    memcpy(o + 8, v, 64);
+    memcpy(o + 8, v, 88);
 }
 
-static void unpack_def(const unsigned char *in, defo_plasticity_def *d) {
+static void unpack_def(const unsigned char *in, defo_plasticity_def *d, int v1) {
     int32_t i[2];
-    double v[8];
+    double v[11];
     memcpy(i, in, 8);
-    memcpy(v, in + 8, 64);
+    memcpy(v, in + 8, v1 ? 64 : 88);
     *d = defo_default_plasticity_def();
     d->model = (defo_plasticity_model)i[0];
     d->volumetric = i[1];
     d->yield = v[0], d->creep = v[1], d->max = v[2], d->yield_stress = v[3];
     d->hardening = v[4], d->isotropic_hardening = v[5], d->gamma = v[6], d->limit = v[7];
+    if (!v1) d->bending_yield = v[8], d->bending_creep = v[9], d->bending_max = v[10];
 }
 
 void defo_plasticity_write_state(const defo_plasticity *p, void *out) {
@@ -688,7 +911,11 @@ void defo_plasticity_write_state(const defo_plasticity *p, void *out) {
     if (p->goal_F) {
         memcpy(o + at, p->goal_F, 9 * np * 8);
         memcpy(o + at + 9 * np * 8, p->goal_L, 6 * np * 8);
+        at += 15 * np * 8;
     }
+    const int64_t nh = p->nh;
+    memcpy(o + at, &nh, 8);
+    if (p->nh > 0) memcpy(o + at + 8, p->bend, (size_t)p->nh * 8);
 }
 
 defo_status defo_plasticity_read_state(defo_plasticity *p, const void *in, size_t size) {
@@ -699,9 +926,11 @@ defo_status defo_plasticity_read_state(defo_plasticity *p, const void *in, size_
     int32_t h[6];
     memcpy(&version, b + 4, 4);
     memcpy(h, b + 8, sizeof h);
-    if (version != PLAST_VERSION)
-        return defo_error(DEFO_ERR_PARSE, "plastic state: version %u (this defo reads %u)", version,
-                          PLAST_VERSION);
+    if (version != PLAST_VERSION && version != 1u)
+        return defo_error(DEFO_ERR_PARSE, "plastic state: version %u (this defo reads 1 and %u)",
+                          version, PLAST_VERSION);
+    const int v1 = version == 1u;
+    const size_t set_bytes = v1 ? SET_BYTES_V1 : SET_BYTES;
     if (h[0] != p->num_elems || h[1] != p->points || h[3] != PLAST_STATE || h[2] < 1 ||
         h[2] > 1000000 || (h[4] != 0 && h[4] != 1) || (h[5] != 0 && h[5] != 1))
         return defo_error(DEFO_ERR_PARSE,
@@ -709,11 +938,27 @@ defo_status defo_plasticity_read_state(defo_plasticity *p, const void *in, size_
                           (int)h[0], (int)h[1], (int)h[3], (long)p->num_elems, p->points);
     const int sets = h[2], goal = h[4];
     const size_t np = num_points(p);
-    size_t hb = 32 + (size_t)sets * SET_BYTES + (sets > 1 ? 4 * (size_t)p->num_elems : 0);
-    hb = (hb + 7) / 8 * 8;
-    const size_t want = hb + (PLAST_STATE + 9) * np * 8 + (goal ? 15 * np * 8 : 0);
+    const size_t hb = header_bytes_of(sets, p->num_elems, set_bytes);
+    const size_t body = hb + (PLAST_STATE + 9) * np * 8 + (goal ? 15 * np * 8 : 0);
+    int64_t nh = -1;
+    if (!v1 && size >= body + 8) memcpy(&nh, b + body, 8);
+    if (nh < -1 || nh > (int64_t)(size / 8))
+        return defo_error(DEFO_ERR_PARSE, "plastic state: %lld hinges", (long long)nh);
+    if (p->nh >= 0 && nh >= 0 && nh != p->nh)
+        return defo_error(DEFO_ERR_PARSE, "plastic state: %lld hinges, here %ld", (long long)nh,
+                          (long)p->nh);
+    const size_t want = body + (v1 ? 0 : 8 + (nh > 0 ? (size_t)nh * 8 : 0));
     if (size != want)
         return defo_error(DEFO_ERR_PARSE, "plastic state: %zu bytes, expected %zu", size, want);
+    double *bend = nh >= 0 ? defo_malloc((size_t)(nh > 0 ? nh : 0) * 8 + 1) : NULL;
+    if (nh >= 0 && !bend) return defo_error_oom("plastic state", (size_t)nh * 8);
+    if (nh > 0) memcpy(bend, b + body + 8, (size_t)nh * 8);
+    for (int64_t k = 0; k < nh; k++)
+        if (!isfinite(bend[k])) {
+            defo_free(bend);
+            return defo_error(DEFO_ERR_PARSE, "plastic state: hinge %lld: a non-finite value",
+                              (long long)k);
+        }
     defo_plasticity_def *defs = defo_malloc((size_t)sets * sizeof *defs);
     int32_t *set_of = sets > 1 ? defo_malloc(4 * (size_t)p->num_elems + 1) : NULL;
     double *gF = goal ? defo_malloc(9 * np * 8 + 1) : NULL,
@@ -722,12 +967,12 @@ defo_status defo_plasticity_read_state(defo_plasticity *p, const void *in, size_
     if (!defs || (sets > 1 && !set_of) || (goal && (!gF || !gL)))
         s = defo_error_oom("plastic state", want);
     for (int k = 0; !s && k < sets; k++) {
-        unpack_def(b + 32 + (size_t)k * SET_BYTES, &defs[k]);
+        unpack_def(b + 32 + (size_t)k * set_bytes, &defs[k], v1);
         if (defo_plasticity_def_validate(&defs[k]))
             s = defo_error(DEFO_ERR_PARSE, "plastic state: set %d: %s", k, defo_last_error());
     }
     if (!s && set_of) {
-        memcpy(set_of, b + 32 + (size_t)sets * SET_BYTES, 4 * (size_t)p->num_elems);
+        memcpy(set_of, b + 32 + (size_t)sets * set_bytes, 4 * (size_t)p->num_elems);
         for (defo_index e = 0; !s && e < p->num_elems; e++)
             if (set_of[e] < 0 || set_of[e] >= sets)
                 s = defo_error(DEFO_ERR_PARSE, "plastic state: element %ld in set %d of %d",
@@ -754,12 +999,26 @@ defo_status defo_plasticity_read_state(defo_plasticity *p, const void *in, size_
             s = defo_error(DEFO_ERR_PARSE, "plastic state: element %ld: F_p⁻¹ is not exp(−L_p)",
                            (long)e);
     }
+    for (int k = 0; !s && k < sets; k++)
+        if (plane_check(p, &defs[k]))
+            s = defo_error(DEFO_ERR_PARSE, "plastic state: set %d: %s", k, defo_last_error());
     if (s) {
         defo_free(defs);
         defo_free(set_of);
         defo_free(gF);
         defo_free(gL);
+        defo_free(bend);
         return s;
+    }
+    if (bend && p->bend && p->nh == (defo_index)nh) { /* in place: the force model borrows it */
+        memcpy(p->bend, bend, (size_t)p->nh * 8);
+        defo_free(bend);
+    } else if (bend) { /* unbound: the next bind checks the count */
+        defo_free(p->bend);
+        p->bend = bend;
+        p->nh = (defo_index)nh;
+    } else if (p->bend) {
+        memset(p->bend, 0, (size_t)p->nh * 8);
     }
     defo_free(p->defs);
     defo_free(p->set_of);

@@ -58,6 +58,10 @@ typedef struct plast_ops {
     unsigned (*flow)(const defo_plasticity_def *d, const plast_point *in, double *state);
     /* Parameters beyond the shared checks (NULL: none); message names the key. */
     defo_status (*check)(const defo_plasticity_def *d);
+    /* The return map of a shell's point (in->Fe = diag(F₂, 1), L_p and
+     * F_p⁻¹ in the rest plane: plast_eig2 below); NULL: the model does not
+     * apply to shells. */
+    unsigned (*flow_plane)(const defo_plasticity_def *d, const plast_point *in, double *state);
 } plast_ops;
 
 extern const plast_ops defo_plast_mg04, defo_plast_von_mises, defo_plast_multiplicative;
@@ -129,5 +133,28 @@ int defo_plast_push(const double *fpi, const defo_mat3 *W, const double d[3], pl
  * not finite.  sig, V may be NULL. */
 int defo_plast_elastic_log(const defo_mat3 *Fe, double *eps, defo_vec3 *sig, defo_mat3 *V,
                            defo_mat3 *U);
+
+/* ------------------------------------------------- the rest plane (shells)
+ * A symmetric 2×2 by its eigendecomposition: h[0] along (c, s), h[1] along
+ * (−s, c).  L_p (6 numbers) holds it as xx, yy, xy (zz, yz, zx zero), F_p⁻¹
+ * (9) as diag(V diag(e^−h) Vᵀ, 1). */
+typedef struct plast_eig2 {
+    double c, s;
+    double h[2];
+} plast_eig2;
+/* L's in-plane block in eigen form */
+void defo_plast2_eig_of(const double *L, plast_eig2 *e);
+/* L and (fpi may be NULL) F_p⁻¹ from e */
+void defo_plast2_store(const plast_eig2 *e, double *L, double *fpi);
+/* F_e's 2×2 block (of diag(F₂, 1)) = U Σ Vᵀ: l = log Σ, V's first column
+ * (c, s) for l[0]; 0 when flat, inverted or not finite. */
+int defo_plast2_elastic_log(const defo_mat3 *Fe, double l[2], double *c, double *s);
+/* F_p ← exp(Δ) F_p in the plane, Δ = W diag(d) Wᵀ, W's first column (c, s):
+ * L_new = ½ log(S exp(2Δ) S), S the inverse of fpi's block; 0 when not
+ * finite. */
+int defo_plast2_push(const double *fpi, double c, double s, const double d[2], plast_eig2 *out);
+/* The limit surface in the plane: |h_i| ≤ log(limit), |h0 + h1| ≤ log(limit)
+ * (isochoric: the mean kept or clamped, the deviator scaled); 1 when moved. */
+int defo_plast2_limit(plast_eig2 *e, double limit, int isochoric);
 
 #endif

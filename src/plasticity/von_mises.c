@@ -113,4 +113,4 @@ static defo_status vm_check(const defo_plasticity_def *d) {
     return DEFO_OK;
 }
 
-const plast_ops defo_plast_von_mises = {"von_mises", vm_radius, vm_flow, vm_check};
+const plast_ops defo_plast_von_mises = {"von_mises", vm_radius, vm_flow, vm_check, NULL};

@@ -459,6 +459,12 @@ defo_status scene_build_world(const defo_scene *sc, scene_build *out) {
                                "bodies[%d].%s.creep: %g /s times the step %g s exceeds 1 "
                                "(lower creep or integrator.time_step)",
                                i, bad, creep, dt);
+            /* shells: the rest angles' creep likewise */
+            if (!s && b->has_plasticity && b->plasticity.bending_creep * dt > 1)
+                s = defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                               "bodies[%d].plasticity.bending_creep: %g /s times the step %g s "
+                               "exceeds 1 (lower bending_creep or integrator.time_step)",
+                               i, b->plasticity.bending_creep, dt);
         }
     }
     if (!s) find_penetrations(sc, out);

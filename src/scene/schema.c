@@ -160,6 +160,9 @@ static const struct plast_row {
     {"isotropic_hardening", PM_VM},
     {"gamma", PM_MU},
     {"goal", PM_MU},
+    {"bending_yield", PM_MG}, /* shells only (ITF04 §8: the rest angles flow) */
+    {"bending_creep", PM_MG},
+    {"bending_max", PM_MG},
 };
 
 /* A "plasticity" object into d, which holds the previous values (an edit
@@ -224,6 +227,12 @@ static void parse_plasticity(jv_ctx *c, json_t *o, const jv_path *p, defo_plasti
             jv_num(c, o, p, key, JV_NONNEG, &d->isotropic_hardening);
         else if (!strcmp(key, "gamma"))
             jv_num(c, o, p, key, JV_NONNEG, &d->gamma);
+        else if (!strcmp(key, "bending_yield"))
+            jv_num(c, o, p, key, JV_NONNEG, &d->bending_yield);
+        else if (!strcmp(key, "bending_creep"))
+            jv_num(c, o, p, key, JV_NONNEG, &d->bending_creep);
+        else if (!strcmp(key, "bending_max"))
+            jv_num(c, o, p, key, JV_NONNEG, &d->bending_max);
         else if (!strcmp(key, "goal")) {
             if (!goal_of) {
                 jv_error(c, kp.s,
@@ -963,6 +972,24 @@ static void parse_body(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s, sc
         b->has_plasticity = 1;
         b->plasticity = defo_default_plasticity_def();
         parse_plasticity(c, v, &pp, &b->plasticity, b, base);
+        /* generated bodies: shell or solid is known here (mesh files: when built) */
+        const int shell = b->source == SRC_GENERATOR && b->generator >= GEN_RECTANGLE;
+        const int solid = b->source == SRC_GENERATOR && b->generator < GEN_RECTANGLE;
+        if (shell && b->plasticity.model != DEFO_PLASTICITY_MG04) {
+            jv_path mp = jv_key(&pp, "model");
+            jv_error(c, mp.s,
+                     "'%s' does not apply to a shell (tri3): its return map is 3-D; shells take "
+                     "'mg04' (in plane, with plastic bending)",
+                     defo_plasticity_model_name(b->plasticity.model));
+        }
+        static const char *const bk[] = {"bending_yield", "bending_creep", "bending_max", NULL};
+        for (int k = 0; solid && bk[k]; k++)
+            if (json_object_get(v, bk[k])) {
+                jv_path kp = jv_key(&pp, bk[k]);
+                jv_error(c, kp.s,
+                         "plastic bending is for shells (tri3 bodies): this body is a "
+                         "solid");
+            }
     }
     if ((v = jv_arr(c, o, p, "material_regions"))) {
         jv_path rp = jv_key(p, "material_regions");

@@ -1380,13 +1380,16 @@ static defo_status step_integrator(defo_world *w, int integ, double t0, double T
             world_body *b = &w->bodies[w->set[i]->index];
             defo_status s = DEFO_OK;
             if (b->frac && !b->frac_paused && !hybrid) s = defo_world_fracture(w, b, ctx.t, dt);
+            /* shells: each hinge's angle continues on the branch it has now */
+            defo_force_model_track_hinges(b->force, b->x);
             if (!s && b->plast) {
                 defo_plasticity_stats ps;
                 s = defo_plasticity_update(b->plast, b->force, b->x, dt, &ps);
                 if (s) defo_error_prefix("body '%s': plasticity", b->name);
-                w->stats.yielding += (int)ps.yielding;
+                w->stats.yielding += (int)(ps.yielding + ps.bending_yielding);
                 /* the plastic parts moved: forces are another function of x */
-                if (ps.yielding > 0 || ps.capped > 0) b->sb.changed |= DEFO_CHANGED_MODEL;
+                if (ps.yielding > 0 || ps.capped > 0 || ps.bending_yielding > 0)
+                    b->sb.changed |= DEFO_CHANGED_MODEL;
             }
             if (s) return s;
             place_targets(b, t1);
