@@ -24,11 +24,13 @@
  * (b̃ the right-hand side above, whose constrained part is C x₀).  The
  * default Krylov method is CG; the preconditioner for assembled systems GAMG
  * with the rigid-body near-null space of the node coordinates on several
- * processes and ICC(0) (PETSc's positive-definite shift) on one — measured
- * on the quasistatic squash of 41 K tets, 1.8× faster than GAMG there, whose
- * V-cycle costs some ten products with the matrix, and on 192 K tets still
- * 1.15×; Newton converges to its tolerance with either, so runs on 1 and
- * N processes agree within it — Jacobi for a shell (matrix-free) one; the
+ * processes and ICC(0) (PETSc's positive-definite shift) on one: on the
+ * quasistatic squash, 1.4× less CPU than GAMG on one process at 41 K tets
+ * and 1.15× at 192 K (GAMG's V-cycle costs some ten products with the
+ * matrix; its iterations stay flat with size, ICC's grow, so GAMG is what
+ * scales over processes).  Newton converges to its tolerance with either,
+ * so runs on 1 and N processes agree within it.  Jacobi for a shell
+ * (matrix-free) one; the
  * solver's options string, under the
  * solver's own prefix, changes any of it.  Options the solver never read
  * are refused after its first setup (a misspelt name), naming them.
