@@ -30,9 +30,8 @@
  * matrix; its iterations stay flat with size, ICC's grow, so GAMG is what
  * scales over processes).  Newton converges to its tolerance with either,
  * so runs on 1 and N processes agree within it.  Jacobi for a shell
- * (matrix-free) one; the
- * solver's options string, under the
- * solver's own prefix, changes any of it.  Options the solver never read
+ * (matrix-free) system.  The solver's options string, under the solver's
+ * own prefix, changes any of it.  Options the solver never read
  * are refused after its first setup (a misspelt name), naming them.
  *
  * GAMG's setups: the first makes everything (aggregates, prolongators,
@@ -53,9 +52,9 @@
  * value) is never handed on: the preconditioner is made again, wholly, for
  * this matrix and the solve repeated (counted as a setup and a recovery);
  * when a fresh one fails too, CG with Jacobi on |diagonal| (counted as a
- * fallback and a recovery); when that fails, an error naming KSP's reason.  A Newton step
- * (DEFO_CURVATURE_STOP) is checked to descend: KSP's CG stops at negative
- * curvature only where it changes sign (descent_step).
+ * fallback and a recovery); when that fails, an error naming KSP's reason.
+ * A Newton step (DEFO_CURVATURE_STOP) is checked to descend: KSP's CG stops
+ * at negative curvature only where it changes sign (descent_step).
  *
  * The solution returns to every process whole (a scatter to all), so the
  * Newton iteration above it runs the same everywhere.
