@@ -26,7 +26,12 @@
  *   bench_quasistatic [large | max_cells] [options]      JSON on stdout
  *     large / max_cells  the default sweep has 8 and 16 cells across (12 288
  *                        and 98 304 tets), "large" (or max_cells ≥ 26) adds
- *                        26 (421 824 tets); then tet10 rows: 4 and 9 cells
+ *                        26 (421 824 tets); with PETSc, rows "petsc" (the
+ *                        backend's default on one process) and "petsc_gamg"
+ *                        (CG + GAMG, the many-process default) on one thread
+ *                        beside "default" (docs/distributed.md; the many-
+ *                        process table is bench/mpi_scaling.sh's); then
+ *                        tet10 rows: 4 and 9 cells
  *                        across (1 536 and 17 496 tet10), both formulations
  *   options (any of them replaces the sweep by the single configuration):
  *     --cells N          bar of 4N × N × N cells (24 N³ tets)
@@ -36,7 +41,8 @@
  *     --precond NAME     jacobi | block_jacobi | block_ic0 | cholesky | two_level
  *     --forcing NAME     target | ew
  *     --predictor NAME   none | linear | quadratic | cubic (default cubic)
- *     --solver NAME      pcg | cholesky
+ *     --solver NAME      pcg | cholesky | petsc (defo/petsc.h, one process)
+ *     --petsc-options S  the PETSc backend's options ("-pc_type gamg")
  *     --tolerance T      Newton tolerance (default 1e-6, the library's)
  *     --max-age N        the linear solver's max_age
  *     --frames N --warmup N --repeat N
@@ -44,6 +50,7 @@
  */
 #include "bench.h"
 #include "defo/cholesky.h"
+#include "defo/petsc.h"
 #include "defo/world.h"
 
 #include <stdio.h>
@@ -58,6 +65,7 @@ typedef struct config {
     double tolerance;
     defo_formulation formulation;
     defo_linear_method solver;
+    const char *petsc_options; /* DEFO_LINEAR_BACKEND: the backend's options */
     defo_precond_kind precond;
     defo_forcing forcing;
     defo_predictor predictor;
@@ -87,6 +95,9 @@ static int run_once(const defo_mesh *m, const config *cfg, result *r, double *wa
     defo_integrator_def d = defo_default_integrator_def(DEFO_INTEGRATOR_QUASISTATIC);
     d.tolerance = cfg->tolerance;
     d.linear.method = cfg->solver;
+    if (cfg->petsc_options)
+        snprintf(d.linear.backend_options, sizeof d.linear.backend_options, "%s",
+                 cfg->petsc_options);
     d.linear.precond.kind = cfg->precond;
     d.linear.max_age = cfg->max_age;
     d.newton.forcing = cfg->forcing;
@@ -196,12 +207,17 @@ static void run(const defo_mesh *m, const config *cfg, const char *label, int *f
            "\"negative_curvature\": %d, \"solver_mb\": %.1f, \"peak_mb\": %.1f}",
            *first ? "" : ",\n", label, cfg->order == 2 ? "tet10" : "tet4",
            defo_formulation_name(cfg->formulation), (int)m->num_elems, (int)m->num_nodes,
-           cfg->threads, cfg->solver == DEFO_LINEAR_CHOLESKY ? "cholesky" : "pcg",
-           defo_precond_name(cfg->precond), forcing_name(cfg->forcing),
-           predictor_name(cfg->predictor), cfg->max_age, cfg->tolerance, cfg->warmup, keep.frames,
-           keep.converged, n, med, lo, hi, medc, med > 0 ? 1e3 / med : 0.0, keep.ms_newton,
-           keep.newton_per_frame, keep.cg_per_newton, keep.setups_per_frame,
-           keep.negative_curvature, keep.mb_solver, keep.mb_peak);
+           cfg->threads,
+           cfg->solver == DEFO_LINEAR_CHOLESKY  ? "cholesky"
+           : cfg->solver == DEFO_LINEAR_BACKEND ? "petsc"
+                                                : "pcg",
+           cfg->solver != DEFO_LINEAR_BACKEND ? defo_precond_name(cfg->precond)
+           : cfg->petsc_options               ? cfg->petsc_options
+                                              : "petsc default",
+           forcing_name(cfg->forcing), predictor_name(cfg->predictor), cfg->max_age, cfg->tolerance,
+           cfg->warmup, keep.frames, keep.converged, n, med, lo, hi, medc,
+           med > 0 ? 1e3 / med : 0.0, keep.ms_newton, keep.newton_per_frame, keep.cg_per_newton,
+           keep.setups_per_frame, keep.negative_curvature, keep.mb_solver, keep.mb_peak);
     *first = 0;
     fflush(stdout);
 }
@@ -262,7 +278,7 @@ int main(int argc, char **argv) {
                                         "block_ic0", "cholesky", "two_level"};
     static const char *const forcings[] = {"target", "ew"};
     static const char *const preds[] = {"none", "linear", "quadratic", "cubic"};
-    static const char *const solvers[] = {"pcg", "cholesky"};
+    static const char *const solvers[] = {"pcg", "cholesky", "petsc"};
     static const char *const forms[] = {"invertible", "corotated"};
     int max_cells = 16, single = 0, is_base = 0;
     config one = default_config(8);
@@ -302,8 +318,10 @@ int main(int argc, char **argv) {
             one.forcing = (defo_forcing)k;
         } else if (!strcmp(a, "--predictor") && (k = parse_kind(v, preds, 4)) >= 0) {
             one.predictor = (defo_predictor)k;
-        } else if (!strcmp(a, "--solver") && (k = parse_kind(v, solvers, 2)) >= 0) {
+        } else if (!strcmp(a, "--solver") && (k = parse_kind(v, solvers, 3)) >= 0) {
             one.solver = (defo_linear_method)k;
+        } else if (!strcmp(a, "--petsc-options")) {
+            one.petsc_options = v;
         } else if (!strcmp(a, "--formulation") && (k = parse_kind(v, forms, 2)) >= 0) {
             one.formulation = (defo_formulation)k;
         } else {
@@ -333,6 +351,13 @@ int main(int argc, char **argv) {
                 config cf = default_config(c);
                 cf.threads = th;
                 run(m, &cf, "default", &first);
+                if (th == 1 && defo_petsc_available()) {
+                    cf.solver = DEFO_LINEAR_BACKEND;
+                    run(m, &cf, "petsc", &first);
+                    cf.petsc_options = "-pc_type gamg";
+                    run(m, &cf, "petsc_gamg", &first);
+                    cf = default_config(c);
+                }
                 cf.precond = DEFO_PRECOND_BLOCK_IC0;
                 run(m, &cf, "block_ic0", &first);
                 cf = default_config(c);
@@ -396,5 +421,6 @@ int main(int argc, char **argv) {
         }
     }
     printf("\n  ]\n}\n");
+    defo_petsc_finalize();
     return 0;
 }

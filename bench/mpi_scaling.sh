@@ -13,8 +13,10 @@
 #       The quasistatic squash (TSIF05: a ball pressed into a soft neo-Hookean
 #       block, 48×48×24 cubes of 6 tets = 331 776 tets, 60 025 nodes) for
 #       FRAMES frames on N = 1, 2, 4, 8, 16 processes ("solver": "petsc": CG,
-#       GAMG with the rigid-body near-null space), then defo's own solver on
-#       one process and one thread; prints one table row per run:
+#       GAMG with the rigid-body near-null space, named in petsc_options so
+#       that N = 1 runs it too), then the backend's one-process default
+#       (ICC(0)) and defo's own solver on one process and one thread; prints
+#       one table row per run:
 #       ms per frame, ms per Newton iteration, speed-up and parallel
 #       efficiency over N = 1, Newton and CG iterations per frame, and the
 #       solves that stopped short of their tolerance (stats.jsonl's
@@ -91,12 +93,14 @@ run() {
   local cells=${CELLS:-48 48 24} frames=${FRAMES:-2} cores
   cores=$(getconf _NPROCESSORS_ONLN) # (nproc obeys OMP_NUM_THREADS)
   read -r cx cy cz <<< "$cells"
-  scene() { # SOLVER
+  scene() { # SOLVER [PETSC_OPTIONS]
+    local opts=""
+    [ -n "${2:-}" ] && opts=", \"petsc_options\": \"$2\""
     cat <<JSON
 {
   "name": "quasistatic squash, ${cx}x${cy}x${cz} cubes of 6 tets",
   "duration": {"frames": $frames, "fps": 10},
-  "integrator": {"type": "quasistatic", "tolerance": 1e-5, "max_iterations": 60, "solver": "$1"},
+  "integrator": {"type": "quasistatic", "tolerance": 1e-5, "max_iterations": 60, "solver": "$1"$opts},
   "bodies": [
     {"name": "block",
      "generator": {"type": "box", "center": [0, 0, 0.1], "size": [0.4, 0.4, 0.2],
@@ -113,7 +117,8 @@ run() {
 }
 JSON
   }
-  scene petsc > "$work/petsc.json"
+  scene petsc "-pc_type gamg" > "$work/petsc.json"
+  scene petsc > "$work/petsc1.json"
   scene pcg > "$work/own.json"
   num() { sed -n "s/.*\"$2\": *\([-0-9.eE+]*\).*/\1/p" "$1" | head -1; }
   echo "defo on $(uname -n): $cores cores, $((cx * cy * cz * 6)) tets, $frames frames"
@@ -146,7 +151,15 @@ JSON
     row "petsc (CG + GAMG)" "$n" "$d" "$base"
   done
   if [ "${OWN:-1}" = 1 ]; then
-    local d=$rundir/own
+    local d=$rundir/petsc_default
+    rm -rf "$d"
+    if "${launch[@]}" -n 1 --bind-to core "${defo[@]}" run "$work/petsc1.json" -o "$d" --threads 1 \
+        --quiet > "$work/p1.log" 2>&1; then
+      row "ICC default, 1 process" 1 "$d" "$base"
+    else
+      echo "the backend's one-process default failed:"; tail -5 "$work/p1.log"
+    fi
+    d=$rundir/own
     rm -rf "$d"
     if "${defo[@]}" run "$work/own.json" -o "$d" --threads 1 --quiet > "$work/own.log" 2>&1; then
       row "defo pcg, 1 thread" 1 "$d" "$base"
@@ -154,7 +167,7 @@ JSON
       echo "defo's own solver failed:"; tail -5 "$work/own.log"
     fi
   fi
-  echo "(speed-up and efficiency over petsc N = 1; the last row's speed-up is petsc N = 1 over it)"
+  echo "(speed-up and efficiency over petsc N = 1; the last rows' speed-up is petsc N = 1 over them)"
   rm -rf "$work"
 }
 

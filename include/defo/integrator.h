@@ -141,6 +141,7 @@ typedef struct defo_step_body_stats {
     int negative_curvature;
     int backtracks;
     int precond_setups;
+    int solver_recoveries; /* linear solves that recovered from a failed preconditioner */
     defo_index collisions; /* nodes in contact at the end (response or penalty) */
     int extra_steps;       /* sub-steps beyond one a stepper took inside a step */
     /* loaded solves that stalled, or met their target only at the round-off

@@ -212,6 +212,7 @@ typedef struct defo_backend_result {
     int setup;       /* 1: the solve made its preconditioner again (a new pattern, or
                       * the lagged one broke down on this matrix) */
     int fallback;    /* 1: the fresh preconditioner broke down too; solved with Jacobi */
+    int retried;     /* 1: the kept preconditioner broke down; made again and solved again */
 } defo_backend_result;
 typedef struct defo_linear_backend {
     const char *name;
@@ -324,6 +325,10 @@ typedef struct defo_linear_stats {
     int negative_curvature; /* DEFO_CURVATURE_STOP: 1 when PCG stopped at pᵀAp ≤ 0 */
     int refactored;         /* 1 when a factorisation (preconditioner or direct) was made */
     int fallback;           /* 1 when a failed factorisation made it block-Jacobi PCG */
+    /* 1 when the solve recovered from a failed preconditioner: block Jacobi
+     * after a failed factorisation, or a backend's preconditioner that broke
+     * down, made again or replaced by Jacobi (defo_backend_result) */
+    int recovered;
 } defo_linear_stats;
 
 typedef struct defo_linear_solver defo_linear_solver;
@@ -477,6 +482,7 @@ typedef struct defo_newton_stats {
     double energy;           /* E at the end */
     int precond_setups;      /* factorisations (preconditioner or direct) */
     int fallbacks;           /* solves with block Jacobi after a failed factorisation */
+    int recoveries;          /* linear solves that recovered (defo_linear_stats.recovered) */
     double linear_seconds;   /* wall time of the linear steps, assembly included */
 } defo_newton_stats;
 

@@ -355,6 +355,10 @@ typedef struct defo_step_stats {
     int not_converged;              /* solves that stopped short of their tolerance */
     defo_convergence_reason reason; /* the worst */
     int negative_curvature, backtracks, precond_setups;
+    /* linear solves that recovered from a failed preconditioner (its
+     * factorisation failed, or it broke down in CG: made again, or
+     * Jacobi instead; defo_linear_stats.recovered) */
+    int solver_recoveries;
     defo_index inverted;      /* inverted elements at the end, all bodies */
     defo_index inverted_peak; /* the largest count after any step */
     defo_index collisions;    /* nodes in contact at the end */

@@ -517,6 +517,7 @@ defo_status defo_equilibrium_step(defo_stepper *stp, defo_step_body *const *bodi
         sum.negative_curvature += ns.negative_curvature;
         sum.backtracks += ns.backtracks;
         sum.precond_setups += ns.precond_setups;
+        sum.recoveries += ns.recoveries;
         if (st < 0) break;
         const int failed = ns.reason == DEFO_REASON_MAX_ITERATIONS;
         failures = failed ? failures + 1 : 0;
@@ -545,6 +546,7 @@ defo_status defo_equilibrium_step(defo_stepper *stp, defo_step_body *const *bodi
     ns.negative_curvature = sum.negative_curvature;
     ns.backtracks = sum.backtracks;
     ns.precond_setups = sum.precond_setups;
+    ns.recoveries = sum.recoveries;
     for (int i = 0; i < count; i++) {
         defo_step_body *b = bodies[i];
         defo_equilibrium_body *d = b->data;
@@ -557,6 +559,7 @@ defo_status defo_equilibrium_step(defo_stepper *stp, defo_step_body *const *bodi
             s->negative_curvature += ns.negative_curvature;
             s->backtracks += ns.backtracks;
             s->precond_setups += ns.precond_setups;
+            s->solver_recoveries += ns.recoveries;
             if (st > 0) s->not_converged++;
         }
         s->extra_steps += taken > 1 ? taken - 1 : 0;

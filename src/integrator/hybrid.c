@@ -194,6 +194,7 @@ static defo_status analyse(const defo_integrator_def *def, defo_step_body *b) {
     b->stats.cg_iterations += ns.cg_iterations;
     if (ns.cg_iterations > b->stats.cg_max_iterations)
         b->stats.cg_max_iterations = ns.cg_iterations;
+    b->stats.solver_recoveries += ns.recoveries;
     if (st > 0) b->stats.not_converged++;
     if (st < 0) return defo_error_prefix("body '%s': impact analysis", b->name);
     /* place the deformed shape */

@@ -428,6 +428,7 @@ static defo_status linear_step(const defo_integrator_def *def, defo_step_body *b
     accumulate(b, 0, ls.iterations, ls.iterations, ls.residual, s == DEFO_WARN_NOT_CONVERGED,
                DEFO_REASON_CONVERGED);
     b->stats.precond_setups += ls.refactored;
+    b->stats.solver_recoveries += ls.recovered;
     if (s < 0) return defo_error_prefix("body '%s': implicit step", b->name);
     if (s > 0) *warn = s;
     return DEFO_OK;
@@ -517,6 +518,7 @@ defo_status defo_implicit_step(defo_stepper *stp, defo_step_body *const *bodies,
                 b->stats.negative_curvature += ns.negative_curvature;
                 b->stats.backtracks += ns.backtracks;
                 b->stats.precond_setups += ns.precond_setups;
+                b->stats.solver_recoveries += ns.recoveries;
             }
         }
         if (s < 0) {

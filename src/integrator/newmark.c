@@ -190,6 +190,7 @@ static defo_status solve_velocity(defo_step_body *b, double c, double alpha, con
     st->cg_iterations += ls.iterations;
     if (ls.iterations > st->cg_max_iterations) st->cg_max_iterations = ls.iterations;
     if (ls.residual > st->residual) st->residual = ls.residual;
+    st->solver_recoveries += ls.recovered;
     if (s == DEFO_WARN_NOT_CONVERGED) st->not_converged++;
     if (s < 0) return defo_error_prefix("body '%s': damping solve", b->name);
     return s;

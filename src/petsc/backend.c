@@ -22,23 +22,39 @@
  * Tolerance: defo's relative residual |S r| ≤ tol |S b| (S the projection)
  * is PETSc's unpreconditioned residual test with rtol scaled by |S b| / |b̃|
  * (b̃ the right-hand side above, whose constrained part is C x₀).  The
- * default Krylov method is CG; the preconditioner GAMG with the rigid-body
- * near-null space of the node coordinates for assembled systems, Jacobi for
- * a shell (matrix-free) one; the solver's options string, under the
- * solver's own prefix, changes any of it.  Options the solver never read
+ * default Krylov method is CG; the preconditioner for assembled systems GAMG
+ * with the rigid-body near-null space of the node coordinates on several
+ * processes and ICC(0) (PETSc's positive-definite shift) on one: on the
+ * quasistatic squash, 1.4× less CPU than GAMG on one process at 41 K tets
+ * and 1.15× at 192 K (GAMG's V-cycle costs some ten products with the
+ * matrix; its iterations stay flat with size, ICC's grow, so GAMG is what
+ * scales over processes).  Newton converges to its tolerance with either,
+ * so runs on 1 and N processes agree within it.  Jacobi for a shell
+ * (matrix-free) system.  The solver's options string, under the solver's
+ * own prefix, changes any of it.  Options the solver never read
  * are refused after its first setup (a misspelt name), naming them.
- * A setup makes GAMG wholly from the matrix of the moment (its prolongator
- * too: the eigenvalue bound of its Chebyshev smoothers comes with it).
+ *
+ * GAMG's setups: the first makes everything (aggregates, prolongators,
+ * Galerkin coarse operators); a later one keeps the prolongators and makes
+ * the coarse operators P_lᵀ A P_l of the matrix of the moment (about a
+ * third of a whole setup), and the Chebyshev smoothers estimate their
+ * eigenvalue bounds on those operators again (never GAMG's estimate of the
+ * first matrix: a polynomial applied beyond its bound is indefinite).  The
+ * prolongators are made again when the first solve after a setup needs
+ * more than rate_growth × the CG iterations per decade of residual
+ * reduction of the first solve after they were made (they no longer fit
+ * the matrix), after a breakdown, and at every setup with
+ * `-pc_gamg_reuse_interpolation false`.
  *
  * Breakdowns: KSP stopping for a reason that says the preconditioner or the
  * arithmetic failed (an indefinite preconditioner — a GAMG kept by the lag
  * policy while contact stiffens the matrix — a breakdown, a non-finite
- * value) is never handed on: the preconditioner is made again for this
- * matrix and the solve repeated (counted as a setup); when a fresh one
- * fails too, CG with Jacobi on |diagonal| (counted as a fallback); when
- * that fails, an error naming KSP's reason.  A Newton step
- * (DEFO_CURVATURE_STOP) is checked to descend: KSP's CG stops at negative
- * curvature only where it changes sign (descent_step).
+ * value) is never handed on: the preconditioner is made again, wholly, for
+ * this matrix and the solve repeated (counted as a setup and a recovery);
+ * when a fresh one fails too, CG with Jacobi on |diagonal| (counted as a
+ * fallback and a recovery); when that fails, an error naming KSP's reason.
+ * A Newton step (DEFO_CURVATURE_STOP) is checked to descend: KSP's CG stops
+ * at negative curvature only where it changes sign (descent_step).
  *
  * The solution returns to every process whole (a scatter to all), so the
  * Newton iteration above it runs the same everywhere.
@@ -81,12 +97,23 @@ typedef struct ps {
     VecScatter toall;
     KSP ksp;
     int options_checked;
-    int fresh; /* the preconditioner was made for the matrix of the next solve */
+    /* the preconditioner was made for the matrix of the next solve:
+     * FRESH_COARSE with kept prolongators, FRESH_WHOLE wholly */
+    int fresh;
+    /* GAMG's prolongators: made (0: the next setup makes them); kept at
+     * setups (0: -pc_gamg_reuse_interpolation false); the rates (CG
+     * iterations per decade) of the first solve after they were made and
+     * of the first solve after the last setup; rate_pending: the next solve
+     * is the first after a setup */
+    int prol_made, prol_keep, rate_pending;
+    double prol_rate, setup_rate;
     /* the solve in progress */
     const defo_linear_system *sys;
     double rnorm0;
     int monitor_it;
 } ps;
+
+enum { FRESH_COARSE = 1, FRESH_WHOLE = 2 }; /* ps.fresh */
 
 static int g_solvers; /* options prefixes defo1_, defo2_, ... in creation order */
 
@@ -349,6 +376,11 @@ static defo_status create_matrix(ps *S, const defo_linear_system *sys) {
     if (!e) e = MatSetType(S->A, MATAIJ);
     if (!e) e = MatSetFromOptions(S->A);
     if (!e) e = MatXAIJSetPreallocation(S->A, 3, dnz, onz, NULL, NULL);
+    /* PETSc's I-node products (3 rows sharing their columns) prefetch each
+     * row ahead and measured 1.8× slower than the plain AIJ product on a
+     * squash's stiffness (41 K tets, one process); (after the
+     * preallocation: a distributed matrix passes it to its parts) */
+    if (!e) e = MatSetOption(S->A, MAT_USE_INODES, PETSC_FALSE);
     if (!e) e = MatSetOption(S->A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE);
     defo_free(dnz);
     defo_free(onz);
@@ -464,16 +496,28 @@ static defo_status make_ksp(ps *S) {
     PC pc = NULL;
     DEFO_PETSC_CALL(KSPGetPC(S->ksp, &pc));
     DEFO_PETSC_CALL(PCSetType(pc, S->shell ? PCJACOBI : PCGAMG));
-    /* a setup makes GAMG again from the matrix of the moment: by default
-     * it keeps the prolongator of its first setup and, with it, the
-     * smoothed-aggregation estimate of the largest eigenvalue that bounds
-     * its Chebyshev smoothers — an estimate of the first matrix, too small
-     * once contact stiffens the system, and a Chebyshev polynomial applied
-     * beyond its bound is indefinite (measured: every later Newton step of
-     * a squash stopped CG at its second iteration) */
-    if (!S->shell) DEFO_PETSC_CALL(PCGAMGSetReuseInterpolation(pc, PETSC_FALSE));
+    if (!S->shell) {
+        /* setups keep the prolongators (file comment); the Chebyshev
+         * smoothers estimate their own bounds at each setup: GAMG's
+         * smoothed-aggregation estimate is of the matrix its prolongators
+         * were made from, too small once contact stiffens the system, and a
+         * Chebyshev polynomial applied beyond its bound is indefinite
+         * (measured: every later Newton step of a squash stopped CG at its
+         * second iteration) */
+        DEFO_PETSC_CALL(PCGAMGSetReuseInterpolation(pc, PETSC_TRUE));
+        DEFO_PETSC_CALL(PCGAMGSetUseSAEstEig(pc, PETSC_FALSE));
+        /* one process: ICC(0) unless -pc_type says otherwise (file comment) */
+        PetscBool named = PETSC_FALSE;
+        DEFO_PETSC_CALL(PetscOptionsHasName(NULL, S->prefix, "-pc_type", &named));
+        if (S->size == 1 && !named) DEFO_PETSC_CALL(PCSetType(pc, PCICC));
+    }
     DEFO_PETSC_CALL(KSPMonitorSet(S->ksp, monitor, S, NULL));
     DEFO_PETSC_CALL(KSPSetFromOptions(S->ksp));
+    PetscBool keep = PETSC_TRUE, set = PETSC_FALSE;
+    DEFO_PETSC_CALL(
+        PetscOptionsGetBool(NULL, S->prefix, "-pc_gamg_reuse_interpolation", &keep, &set));
+    S->prol_keep = !set || keep;
+    S->prol_made = 0;
     return DEFO_OK;
 }
 
@@ -492,7 +536,9 @@ static defo_status operator_of(ps *S, const defo_linear_system *sys, int *change
     return st;
 }
 
-static defo_status setup_at(ps *S, const defo_linear_system *sys) {
+/* The preconditioner of sys's matrix: GAMG on its kept prolongators, or
+ * wholly (whole, or by the rule of the file comment). */
+static defo_status setup_at(ps *S, const defo_linear_system *sys, int whole) {
     int changed = 0;
     S->sys = sys;
     defo_status st = operator_of(S, sys, &changed);
@@ -502,11 +548,22 @@ static defo_status setup_at(ps *S, const defo_linear_system *sys) {
     if (!st) st = near_null_space(S, sys);
     if (!st) st = make_ksp(S);
     if (st) return st;
+    PC pc = NULL;
+    PetscBool gamg = PETSC_FALSE;
+    DEFO_PETSC_CALL(KSPGetPC(S->ksp, &pc));
+    DEFO_PETSC_CALL(PetscObjectTypeCompare((PetscObject)pc, PCGAMG, &gamg));
+    const double growth = S->def.rate_growth > 0 ? S->def.rate_growth : 2.0;
+    whole =
+        whole || !gamg || !S->prol_made || !S->prol_keep || S->setup_rate > growth * S->prol_rate;
+    if (gamg) DEFO_PETSC_CALL(PCGAMGSetReuseInterpolation(pc, whole ? PETSC_FALSE : PETSC_TRUE));
     DEFO_PETSC_CALL(KSPSetOperators(S->ksp, S->A, S->A));
     DEFO_PETSC_CALL(KSPSetReusePreconditioner(S->ksp, PETSC_FALSE));
     DEFO_PETSC_CALL(KSPSetUp(S->ksp));
     DEFO_PETSC_CALL(KSPSetReusePreconditioner(S->ksp, PETSC_TRUE));
-    S->fresh = 1;
+    if (gamg) DEFO_PETSC_CALL(PCGAMGSetReuseInterpolation(pc, PETSC_TRUE));
+    S->fresh = whole ? FRESH_WHOLE : FRESH_COARSE;
+    if (whole) S->prol_made = 1, S->prol_rate = 0.0;
+    S->rate_pending = 1;
     return check_options(S);
 }
 
@@ -641,7 +698,7 @@ static void ps_destroy(void *state) {
 }
 
 static defo_status ps_setup(void *state, const defo_linear_system *sys) {
-    return setup_at(state, sys);
+    return setup_at(state, sys, 0);
 }
 
 /* The right-hand side P (b − A C x₀) + C x₀ and the guess into S->b, S->x;
@@ -702,11 +759,12 @@ static defo_status ps_solve(void *state, const defo_linear_system *sys, const do
     defo_status st = S->ksp ? operator_of(S, sys, &changed) : DEFO_OK;
     if (st) return st;
     if (!S->ksp || changed) { /* a new pattern or size: the preconditioner again */
-        st = setup_at(S, sys);
+        st = setup_at(S, sys, 1);
         if (st) return st;
         out->setup = 1;
     }
-    const int fresh = S->fresh; /* (else made for an earlier matrix: the lag policy) */
+    /* (0: made for an earlier matrix, the lag policy) */
+    const int fresh = S->fresh;
     S->fresh = 0;
     double bnorm = 0.0, bfull = 0.0;
     st = load_system(S, sys, b, x, &bnorm);
@@ -740,16 +798,26 @@ static defo_status ps_solve(void *state, const defo_linear_system *sys, const do
     if (st) return st;
     out->initial = S->rnorm0 / bnorm;
     int total = (int)its;
-    if (broke_down(reason) && !fresh) {
+    if (broke_down(reason) && fresh != FRESH_WHOLE) {
         /* the preconditioner was made for an earlier matrix (the lag
-         * policy): made again for this one, and the solve again */
-        st = setup_at(S, sys);
+         * policy) or on prolongators of one: made wholly for this one, and
+         * the solve again */
+        st = setup_at(S, sys, 1);
         if (st) return st;
         out->setup = 1;
+        out->retried = 1;
         DEFO_PETSC_CALL(VecCopy(S->x0, S->x));
         st = run_ksp(S, S->ksp, &reason, &its, &rnorm);
         if (st) return st;
         total += (int)its;
+    }
+    if (S->rate_pending && !broke_down(reason) && its > 0) {
+        /* the first solve after a setup: how well the prolongators fit */
+        const double red = S->rnorm0 > 0 ? rnorm / S->rnorm0 : 1.0;
+        const double rate = fmax((double)its / fmax(-log10(fmax(red, 1e-300)), 0.5), 1.0);
+        S->setup_rate = rate;
+        if (S->prol_rate == 0.0) S->prol_rate = rate;
+        S->rate_pending = 0;
     }
     KSP jacobi = NULL;
     if (broke_down(reason)) {

@@ -591,6 +591,7 @@ static defo_status backend_solve(defo_linear_solver *s, const defo_linear_system
     ls->converged = r.converged;
     ls->negative_curvature = r.negative;
     ls->fallback = r.fallback;
+    ls->recovered = r.retried || r.fallback;
     if (r.setup) { /* a new pattern: the backend made its preconditioner again */
         s->age = 0;
         s->first_rate = s->last_rate = 0.0;
@@ -630,6 +631,7 @@ defo_status defo_linear_solver_solve(defo_linear_solver *s, const defo_linear_sy
         }
         ls.refactored = 0;
         ls.fallback = 1;
+        ls.recovered = 1;
     }
 
     /* the preconditioner of this solve */
@@ -650,6 +652,7 @@ defo_status defo_linear_solver_solve(defo_linear_solver *s, const defo_linear_sy
             s->first_rate = s->last_rate = 0.0;
             ls.refactored = s->valid;
             ls.fallback = !s->valid;
+            ls.recovered = ls.fallback;
         }
         if (s->valid) {
             P = s->P;

@@ -286,6 +286,7 @@ static defo_status linear_step(defo_newton *N, const defo_newton_problem *p, con
     s->negative_curvature += ls.negative_curvature;
     s->precond_setups += ls.refactored;
     s->fallbacks += ls.fallback;
+    s->recoveries += ls.recovered;
     if (ls.refactored && st >= 0 && p->factored) p->factored(p->ctx, x);
     return st < 0 ? st : DEFO_OK;
 }

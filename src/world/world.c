@@ -1324,6 +1324,7 @@ static void merge_stats(defo_step_stats *w, const defo_step_body_stats *b) {
     w->negative_curvature += b->negative_curvature;
     w->backtracks += b->backtracks;
     w->precond_setups += b->precond_setups;
+    w->solver_recoveries += b->solver_recoveries;
 }
 
 /* One integrator's bodies through the frame [t0, t0 + T]. */
