@@ -379,13 +379,14 @@ static PyObject *stats_dict(const defo_world *w) {
     defo_step_stats st;
     defo_world_stats(w, &st);
     return Py_BuildValue(
-        "{s:i,s:d,s:i,s:i,s:i,s:d,s:i,s:s,s:l,s:l,s:l,s:l,s:d,s:l,s:i,s:d}", "steps", st.steps,
-        "dt", st.dt, "newton_iterations", st.newton_iterations, "cg_iterations", st.cg_iterations,
-        "cg_max_iterations", st.cg_max_iterations, "residual", st.residual, "not_converged",
-        st.not_converged, "reason", defo_convergence_reason_name(st.reason), "inverted",
-        (long)st.inverted, "inverted_peak", (long)st.inverted_peak, "collisions",
+        "{s:i,s:d,s:i,s:i,s:i,s:d,s:i,s:s,s:l,s:l,s:l,s:l,s:d,s:l,s:i,s:d,s:i,s:i}", "steps",
+        st.steps, "dt", st.dt, "newton_iterations", st.newton_iterations, "cg_iterations",
+        st.cg_iterations, "cg_max_iterations", st.cg_max_iterations, "residual", st.residual,
+        "not_converged", st.not_converged, "reason", defo_convergence_reason_name(st.reason),
+        "inverted", (long)st.inverted, "inverted_peak", (long)st.inverted_peak, "collisions",
         (long)st.collisions, "contacts", (long)st.contacts, "contact_depth", st.contact_depth,
-        "splits", (long)st.splits, "yielding", st.yielding, "seconds", st.seconds);
+        "splits", (long)st.splits, "yielding", st.yielding, "seconds", st.seconds,
+        "solver_recoveries", st.solver_recoveries, "impacts", st.impacts);
 }
 
 /* ------------------------------------------------------------ World access */

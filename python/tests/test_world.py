@@ -157,6 +157,8 @@ def test_colliders_and_stats():
     st = w.step(1 / 30, frames=10)
     assert b.positions[:, 2].min() > -1e-6  # resting on the ground, not through it
     assert st["steps"] >= 1 and st["collisions"] > 0
+    # nothing fell back silently, no hybrid body here
+    assert st["solver_recoveries"] == 0 and st["impacts"] == 0
     assert w.integrators[0].kind == "newmark"
 
 
