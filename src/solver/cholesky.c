@@ -48,6 +48,7 @@
 #include "defo/cholesky.h"
 
 #include "base/base.h"
+#include "base/parallel.h"
 #include "solver/solver_internal.h"
 
 #include <string.h>
@@ -221,8 +222,24 @@ defo_status defo_cholesky_factor(defo_cholesky *c, const defo_bcsr *A,
     const size_t nnz = (size_t)((const SuiteSparse_long *)c->A->p)[3 * (size_t)c->n];
     double *x = c->A->x;
     for (size_t k = 0; k < nnz; k++) x[k] = A->val[c->map[k]];
-    if (!cholmod_l_factorize(c->A, c->L, &c->cm) && c->cm.status < CHOLMOD_OK)
-        return cm_error(c, "factorize");
+    /* CHOLMOD's supernodal factorisation opens parallel regions of its own
+     * with a fixed team of CHOLMOD_OMP_NUM_THREADS (4) for clearing and
+     * scattering large supernodes, whatever defo's thread count: on two
+     * cores each is a fork and join of four threads (measured: 15 % of the
+     * CPU time of a 2223-unknown refactorisation spent waking them, more
+     * when another process holds a core).  No nested level allowed while it
+     * runs keeps them on the calling thread (the ICV is the calling task's:
+     * other threads are not affected). */
+    int ok;
+#ifdef _OPENMP
+    const int levels = omp_get_max_active_levels();
+    omp_set_max_active_levels(0);
+    ok = cholmod_l_factorize(c->A, c->L, &c->cm);
+    omp_set_max_active_levels(levels);
+#else
+    ok = cholmod_l_factorize(c->A, c->L, &c->cm);
+#endif
+    if (!ok && c->cm.status < CHOLMOD_OK) return cm_error(c, "factorize");
     if (c->cm.status == CHOLMOD_NOT_POSDEF || c->L->minor < c->L->n) {
         size_t bad =
             c->L->minor < c->L->n ? (size_t)((SuiteSparse_long *)c->L->Perm)[c->L->minor] : 0;
