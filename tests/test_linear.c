@@ -310,6 +310,27 @@ static void test_cholesky_method(void) {
         CHECK(st.refactored == 1 && st.fallback == 0 && st.iterations == 0 && st.converged);
         CHECK(st.residual < 1e-12);
     }
+    /* the same matrix (kept rotations) with another node fixed (a handle
+     * grabbed): the factor of the old fixed set would leave that node's
+     * couplings in, so it is made again and the solve is exact again */
+    con[1] = DEFO_CONSTRAINT_FIXED;
+    for (size_t k = 0; k < n3; k++) ref[k] = con[k / 3] ? 0.25 : 0.0;
+    dense_reference(A, con, b, ref);
+    for (size_t k = 0; k < n3; k++) x[k] = con[k / 3] ? 0.25 : 0.0;
+    sys.same_matrix = 1;
+    {
+        defo_linear_stats st;
+        CHECK_OK(defo_linear_solver_solve(s, &sys, b, x, 0, &st));
+        double err = 0;
+        for (size_t k = 0; k < n3; k++) err = fmax(err, fabs(x[k] - ref[k]));
+        TEST_REPORT("same matrix, node 1 fixed too: refactored %d, max |x - x_dense| = %.2e",
+                    st.refactored, err);
+        CHECK(st.refactored == 1 && err <= 1e-10 * scale);
+        /* and unchanged: the factor is kept */
+        CHECK_OK(defo_linear_solver_solve(s, &sys, b, x, 0, &st));
+        CHECK(st.refactored == 0);
+    }
+    sys.same_matrix = 0;
     /* indefinite: A − σI with σ above the smallest eigenvalue */
     double *dg = malloc((size_t)n * sizeof *dg);
     for (defo_index i = 0; i < n; i++) dg[i] = -30.0;

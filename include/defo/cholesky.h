@@ -18,8 +18,10 @@
  * Constraints: with constraint kinds per node (DEFO_CONSTRAINT_FIXED nodes),
  * the factor is of A with the couplings of fixed nodes dropped, i.e. exactly
  * the operator that the projected CG of defo_pcg_solve sees on the free
- * nodes.  Other constraint kinds are not treated specially (the factor is
- * then only a preconditioner).
+ * nodes.  Those couplings are left out of the analysed pattern (the fill of
+ * the free nodes alone), so a changed set of fixed nodes means a new
+ * analysis.  Other constraint kinds are not treated specially (the factor
+ * is then only a preconditioner).
  *
  * Determinism: the factor and solves are sequential inside defo (CHOLMOD
  * does not use threads here: no GPU, and the BLAS it calls is expected to be

@@ -394,6 +394,33 @@ const double *defo_embed_rest_normals(const defo_embed *e) {
     return e ? e->normal0 : NULL;
 }
 
+/* The Jacobian J = ∂x/∂ξ of a tet4 or tet10 map at barycentric l (J[3r + k]
+ * = ∂x_r/∂ξ_k, ξ = (λ1, λ2, λ3)), written out: column k is g_{k+1} − g_0
+ * with g_a = ∂x/∂λ_a, for tet10 (4λ_a − 1) x_a + Σ_{edges e ∋ a} 4λ_b x_e
+ * (b the edge's other corner), for tet4 x_a.  The same values as
+ * defo_element_jacobian without its 10 × 3 table of shape gradients: the
+ * per-frame normal update of a 50 K-triangle detail surface is this loop. */
+static void tet_jacobian(int P, const double *x, const defo_index *en, const double l[4],
+                         double J[9]) {
+    double g[4][3];
+    for (int a = 0; a < 4; a++) {
+        const double *xa = x + 3 * (size_t)en[a];
+        const double w = P == 10 ? 4.0 * l[a] - 1.0 : 1.0;
+        for (int r = 0; r < 3; r++) g[a][r] = w * xa[r];
+    }
+    if (P == 10)
+        for (int e = 0; e < 6; e++) {
+            const int a = defo_tet_edges[e][0], b = defo_tet_edges[e][1];
+            const double *xe = x + 3 * (size_t)en[4 + e];
+            for (int r = 0; r < 3; r++) {
+                g[a][r] += 4.0 * l[b] * xe[r];
+                g[b][r] += 4.0 * l[a] * xe[r];
+            }
+        }
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++) J[3 * r + k] = g[k + 1][r] - g[0][r];
+}
+
 defo_status defo_embed_update(const defo_embed *e, const double *x, const double *rotations,
                               double *positions, double *normals) {
     if (!e || !x || !positions)
@@ -403,6 +430,7 @@ defo_status defo_embed_update(const defo_embed *e, const double *x, const double
     const defo_element_ops *ops = defo_element_ops_for_mesh(m);
     if (!ops) return defo_error_prefix("embed");
     const int P = ops->nodes;
+    const int tet = ops->kind == DEFO_ELEMENT_TET4 || ops->kind == DEFO_ELEMENT_TET10;
     DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_NODES(nv))
     for (defo_index i = 0; i < nv; i++) {
         const defo_index t = e->elem[i];
@@ -434,7 +462,10 @@ defo_status defo_embed_update(const defo_embed *e, const double *x, const double
          * (columns j_k) applied to the covector c = J_Xᵀ n0 is
          * c0 j1×j2 + c1 j2×j0 + c2 j0×j1 */
         double J[9];
-        defo_element_jacobian(ops, x, en, l, J);
+        if (tet)
+            tet_jacobian(P, x, en, l, J);
+        else
+            defo_element_jacobian(ops, x, en, l, J);
         const double *c = e->covec + 3 * (size_t)i;
         double j[3][3];
         for (int k = 0; k < 3; k++)

@@ -103,9 +103,12 @@ struct defo_force_model {
     defo_index lane_elems; /* elements it finished at the last evaluation */
     defo_dpdf *dpdf;       /* INVERTIBLE tangent blocks */
     /* COROTATED lazy rotations */
-    double *F_last;      /* 9 per point, lazy_tolerance > 0 */
-    int32_t *age;        /* per point */
-    int all_stale;       /* the next update recomputes every rotation */
+    double *F_last; /* 9 per point, lazy_tolerance > 0 */
+    int32_t *age;   /* per point */
+    int all_stale;  /* the next update recomputes every rotation */
+    /* COROTATED assembly k K' + c D: the coefficients of the moduli, one
+     * block pass for both (kernel_corotated.c) */
+    double asm_k, asm_c;
     uint64_t rot_serial; /* evaluations that recomputed a rotation (kernel_corotated.c) */
     double max_jinv;     /* max |J⁻¹ entry|: bounds |F| by |x| */
     /* ITF04 §6.1 fibre term (material with fibres, INVERTIBLE): the unit

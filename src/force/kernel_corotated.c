@@ -345,31 +345,41 @@ FM_INLINE void corot_pair(const defo_force_model *fm, const int P, const int NQ,
     }
 }
 
-FM_INLINE void stiff4(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
-    corot_pair(fm, 4, 1, e, i, j, s, 0);
+/* k K' + c D in one pass: both are isotropic blocks of the same node
+ * vectors, linear in the moduli, so the block of the moduli k(μ, λ) +
+ * c(μ_d, λ_d) (asm_k, asm_c set by the caller) is their sum. */
+FM_INLINE void sum_pair(const defo_force_model *fm, const int P, const int NQ, int64_t e, int i,
+                        int j, double s[9]) {
+    const defo_quadrature *rule = &fm->ops->stiffness;
+    const fm_part *pt = fm_part_of(fm, (defo_index)e);
+    const double mu = fm->asm_k * pt->mu + fm->asm_c * pt->mu_d,
+                 la = fm->asm_k * pt->lambda + fm->asm_c * pt->lambda_d;
+    for (int q = 0; q < NQ; q++) {
+        const size_t pq = (size_t)e * NQ + (size_t)q;
+        const double *g = rule->grad + 3 * P * q, *M = fm->M + 9 * pq;
+        double ci[3], cj[3];
+        fm_node_vector(P, M, g, i, ci);
+        fm_node_vector(P, M, g, j, cj);
+        const double w = fm->w[pq];
+        fm_iso_block(ci, cj, w * la, w * mu, s);
+    }
 }
-FM_INLINE void stiff10(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
-    corot_pair(fm, 10, 4, e, i, j, s, 0);
+FM_INLINE void sum4(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
+    sum_pair(fm, 4, 1, e, i, j, s);
 }
-FM_INLINE void damp4(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
-    corot_pair(fm, 4, 1, e, i, j, s, 1);
-}
-FM_INLINE void damp10(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
-    corot_pair(fm, 10, 4, e, i, j, s, 1);
+FM_INLINE void sum10(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
+    sum_pair(fm, 10, 4, e, i, j, s);
 }
 
 /* A = k K' + c D (D only when a material damps). */
 void defo_fm_corot_assemble(defo_force_model *fm, double k, double c) {
     const int worth = FM_WORTH(fm, FM_NS_COROT_ASSEMBLE4, FM_NS_COROT_ASSEMBLE10);
-    const int damp = c != 0.0 && fm->damping;
-    if (fm->npe == 4 && damp)
-        FM_ASSEMBLE_BLOCKS(fm, 4, stiff4, k, damp4, c, worth);
-    else if (fm->npe == 4)
-        FM_ASSEMBLE_BLOCKS(fm, 4, stiff4, k, NULL, 0.0, worth);
-    else if (damp)
-        FM_ASSEMBLE_BLOCKS(fm, 10, stiff10, k, damp10, c, worth);
+    fm->asm_k = k;
+    fm->asm_c = fm->damping ? c : 0.0;
+    if (fm->npe == 4)
+        FM_ASSEMBLE_BLOCKS(fm, 4, sum4, 1.0, NULL, 0.0, worth);
     else
-        FM_ASSEMBLE_BLOCKS(fm, 10, stiff10, k, NULL, 0.0, worth);
+        FM_ASSEMBLE_BLOCKS(fm, 10, sum10, 1.0, NULL, 0.0, worth);
 }
 
 void defo_fm_corot_diagonal(defo_force_model *fm, double *blocks, int mode) {

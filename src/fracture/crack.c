@@ -32,6 +32,7 @@
 #include "base/base.h"
 #include "base/parallel.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,7 @@ struct defo_fracture {
     defo_index *origin;  /* the original element */
     defo_index *eparent; /* the element it was split from (itself if none) */
     double *sigma, *dir; /* the last pass: σ_max and n (3) of the averaged stress */
+    double *serr;        /* a bound on |σ_max − sigma| (0: sigma and dir are exact) */
     int points;          /* quadrature points per element */
     double *savg;        /* 6 per (element, point): the stress averaged over tau */
     double tau;          /* the incubation time [s] */
@@ -100,6 +102,7 @@ void defo_fracture_destroy(defo_fracture *f) {
     defo_free(f->origin);
     defo_free(f->eparent);
     defo_free(f->sigma);
+    defo_free(f->serr);
     defo_free(f->dir);
     defo_free(f->savg);
     defo_free(f->side);
@@ -147,6 +150,7 @@ static defo_status ensure_elems(defo_fracture *f, defo_index n) {
     GROW_TO(f->origin, defo_index, cap);
     GROW_TO(f->eparent, defo_index, cap);
     GROW_TO(f->sigma, double, cap);
+    GROW_TO(f->serr, double, cap);
     GROW_TO(f->dir, double, 3 * (size_t)cap);
     GROW_TO(f->savg, double, 6 * (size_t)f->points * (size_t)cap);
     memset(f->savg + 6 * (size_t)f->points * (size_t)f->elem_cap, 0,
@@ -225,30 +229,66 @@ const defo_crack *defo_fracture_crack(const defo_fracture *f, int i) {
 }
 
 /* ------------------------------------------------------------ stress */
+/* The averaged stress g (6: xx yy zz xy yz xz) as a matrix. */
+static defo_mat3 stress_matrix(const double *g) {
+    defo_mat3 S;
+    S.m[0][0] = g[0], S.m[1][1] = g[1], S.m[2][2] = g[2];
+    S.m[0][1] = S.m[1][0] = g[3];
+    S.m[1][2] = S.m[2][1] = g[4];
+    S.m[0][2] = S.m[2][0] = g[5];
+    return S;
+}
+
 /* The element's stress averaged over the incubation time (a, the weight of
  * the new value: 1 − exp(−dt/τ)), then its largest principal value over
- * the points and its direction. */
+ * the points in closed form (defo_sym3_eigenvalues) with a bound on its
+ * error: four times the documented one.  Only elements whose comparisons
+ * that bound leaves open get the exact value and direction (elem_exact). */
 static void elem_stress(const defo_force_model *fm, defo_index e, int points, double a, double *avg,
-                        double *smax, double dir[3]) {
+                        double *smax, double *err) {
     *smax = -INFINITY;
+    *err = 0;
     for (int q = 0; q < points; q++) {
         double S[9];
         defo_force_model_stress(fm, e, q, S);
         double *g = avg + 6 * ((size_t)e * (size_t)points + (size_t)q);
         const double now[6] = {S[0], S[4], S[8], S[1], S[5], S[2]};
         for (int k = 0; k < 6; k++) g[k] += a * (now[k] - g[k]);
-        defo_mat3 Sm, Q;
+        const defo_mat3 Sm = stress_matrix(g);
         defo_vec3 lam;
-        Sm.m[0][0] = g[0], Sm.m[1][1] = g[1], Sm.m[2][2] = g[2];
-        Sm.m[0][1] = Sm.m[1][0] = g[3];
-        Sm.m[1][2] = Sm.m[2][1] = g[4];
-        Sm.m[0][2] = Sm.m[2][0] = g[5];
+        defo_sym3_eigenvalues(&Sm, &lam);
+        double fro = 0;
+        for (int k = 0; k < 6; k++) fro += (k < 3 ? 1.0 : 2.0) * g[k] * g[k];
+        fro = sqrt(fro);
+        const double bound =
+            4.0 * (1e-11 * fro + 2.0 * sqrt(DBL_EPSILON * fro * fabs(lam.x - lam.z)));
+        if (q == 0 || lam.x > *smax) *smax = lam.x;
+        *err = fmax(*err, bound);
+    }
+}
+
+/* The exact largest principal value over the points (cyclic Jacobi) and
+ * its direction, from the averages elem_stress made. */
+static void elem_exact(defo_index e, int points, const double *avg, double *smax, double dir[3]) {
+    *smax = -INFINITY;
+    for (int q = 0; q < points; q++) {
+        const defo_mat3 Sm = stress_matrix(avg + 6 * ((size_t)e * (size_t)points + (size_t)q));
+        defo_mat3 Q;
+        defo_vec3 lam;
         defo_sym3_eigen(&Sm, &lam, &Q);
         if (q == 0 || lam.x > *smax) {
             *smax = lam.x;
             dir[0] = Q.m[0][0], dir[1] = Q.m[1][0], dir[2] = Q.m[2][0];
         }
     }
+}
+
+/* An element holding a held node: its stress is the grip's. */
+static int gripped(const defo_mesh *m, const unsigned char *held, defo_index e) {
+    const int P = m->nodes_per_elem;
+    for (int j = 0; held && j < P; j++)
+        if (held[m->elems[(size_t)P * (size_t)e + (size_t)j]]) return 1;
+    return 0;
 }
 
 /* N ∝ Fᵀ n: the rest normal of the material plane whose current normal is
@@ -749,18 +789,23 @@ defo_status defo_fracture_step(defo_fracture *f, defo_mesh *mesh, defo_force_mod
     const double a = f->tau > 0 && isfinite(dt) ? -expm1(-dt / f->tau) : 1.0;
     DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_WORTH(ne, 40))
     for (defo_index e = 0; e < ne; e++)
-        elem_stress(fm, e, f->points, a, f->savg, f->sigma + e, f->dir + 3 * (size_t)e);
+        elem_stress(fm, e, f->points, a, f->savg, f->sigma + e, f->serr + e);
     if (!c && t >= f->next_start) {
-        const int P = f->npe;
+        /* exact values where the closed form's bound cannot decide: next to
+         * the threshold, or possibly the largest (its value is reported and
+         * its direction starts a crack) */
+        double lower = -INFINITY;
+        for (defo_index e = 0; e < ne; e++)
+            if (!gripped(mesh, held, e)) lower = fmax(lower, f->sigma[e] - f->serr[e]);
+        for (defo_index e = 0; e < ne; e++)
+            if (!gripped(mesh, held, e) && (f->sigma[e] + f->serr[e] >= lower ||
+                                            fabs(f->sigma[e] - f->def.threshold) <= f->serr[e]))
+                elem_exact(e, f->points, f->savg, f->sigma + e, f->dir + 3 * (size_t)e);
         for (defo_index e = 0; e < ne; e++) {
             if (!isfinite(f->sigma[e]))
                 return defo_error(DEFO_ERR_NUMERICAL,
                                   "fracture: element %ld has a non-finite stress", (long)e);
-            /* an element holding a held node: its stress is the grip's */
-            int grip = 0;
-            for (int j = 0; held && j < P && !grip; j++)
-                grip = held[mesh->elems[(size_t)P * (size_t)e + (size_t)j]] != 0;
-            if (grip) continue;
+            if (gripped(mesh, held, e)) continue;
             if (s.max_stress_elem < 0 || f->sigma[e] > s.max_stress) {
                 s.max_stress = f->sigma[e];
                 s.max_stress_elem = e;

@@ -17,8 +17,17 @@
  * diagonal block, and map[k] records which value of A->val feeds entry k:
  * refilling the values each factorisation is one gather.
  *
+ * Fixed nodes: their couplings are left out of the pattern, not stored as
+ * zeros: a fixed node is a 3×3 diagonal block of its own, so the ordering
+ * and the symbolic factor see the free nodes alone and their fill (the
+ * MTPS08 bunny held at its base and pulled by its ears: 2223 unknowns,
+ * 4.3e7 flops with the couplings kept as zeros, 2.7e7 without).  The
+ * set of fixed nodes is then part of the pattern: a handle grabbed or
+ * released means a new analysis.
+ *
  * Invariants: the analysis (ordering + symbolic factor) matches the block
- * pattern stored in row_offset/col (copies kept to detect a changed pattern);
+ * pattern stored in row_offset/col and the fixed flags (copies kept to
+ * detect a changed pattern);
  * `factored` is 1 only after CHOLMOD reported a complete LLᵀ.  CHOLMOD
  * would otherwise keep an LDLᵀ of an indefinite matrix with negative
  * pivots and report success: final_ll = 1 makes the simplicial path fail on
@@ -39,6 +48,7 @@
 #include "defo/cholesky.h"
 
 #include "base/base.h"
+#include "base/parallel.h"
 #include "solver/solver_internal.h"
 
 #include <string.h>
@@ -53,6 +63,7 @@ struct defo_cholesky {
     int64_t *map;        /* per entry of A: index into defo_bcsr.val */
     int64_t *row_offset; /* copy of the analysed block pattern */
     defo_index *col;
+    unsigned char *fixed; /* n: 1 for a node fixed in the analysed pattern */
     defo_index n;
     int64_t num_blocks;
     cholmod_factor *L;
@@ -95,9 +106,11 @@ static void release_analysis(defo_cholesky *c) {
     defo_free(c->map);
     defo_free(c->row_offset);
     defo_free(c->col);
+    defo_free(c->fixed);
     c->map = NULL;
     c->row_offset = NULL;
     c->col = NULL;
+    c->fixed = NULL;
     c->n = 0;
     c->num_blocks = 0;
     c->factored = 0;
@@ -113,28 +126,44 @@ void defo_cholesky_destroy(defo_cholesky *c) {
     defo_free(c);
 }
 
-static int same_pattern(const defo_cholesky *c, const defo_bcsr *A) {
+static int is_fixed(const unsigned char *constraint, defo_index i) {
+    return constraint && constraint[i] == DEFO_CONSTRAINT_FIXED;
+}
+
+static int same_fixed(const defo_cholesky *c, const unsigned char *constraint) {
+    for (defo_index i = 0; i < c->n; i++)
+        if (c->fixed[i] != is_fixed(constraint, i)) return 0;
+    return 1;
+}
+
+static int same_pattern(const defo_cholesky *c, const defo_bcsr *A,
+                        const unsigned char *constraint) {
     return c->L && c->n == A->num_rows && c->num_blocks == A->num_blocks &&
            !memcmp(c->row_offset, A->row_offset,
                    ((size_t)A->num_rows + 1) * sizeof *c->row_offset) &&
-           !memcmp(c->col, A->col, (size_t)A->num_blocks * sizeof *c->col);
+           !memcmp(c->col, A->col, (size_t)A->num_blocks * sizeof *c->col) &&
+           same_fixed(c, constraint);
 }
 
-defo_status defo_cholesky_analyze(defo_cholesky *c, const defo_bcsr *A) {
-    if (!c || !A) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_cholesky_analyze: NULL");
-    if (same_pattern(c, A)) return DEFO_OK;
+/* The analysis of A's pattern with the couplings of fixed nodes left out. */
+static defo_status analyze(defo_cholesky *c, const defo_bcsr *A, const unsigned char *constraint) {
+    if (same_pattern(c, A, constraint)) return DEFO_OK;
     release_analysis(c);
     const defo_index n = A->num_rows;
     const size_t m = 3 * (size_t)n;
     /* entries of the lower triangle: per block row, the diagonal block
-     * gives 6, every block right of it 9 */
+     * gives 6, every block right of it 9 (none for a fixed node's) */
     size_t nnz = 0;
     for (defo_index i = 0; i < n; i++)
-        nnz += 6 + 9 * (size_t)(A->row_offset[i + 1] - A->diag[i] - 1);
+        for (int64_t q = A->diag[i]; q < A->row_offset[i + 1]; q++)
+            nnz += q == A->diag[i]                                              ? 6
+                   : is_fixed(constraint, i) || is_fixed(constraint, A->col[q]) ? 0
+                                                                                : 9;
     c->row_offset = defo_malloc(((size_t)n + 1) * sizeof *c->row_offset);
     c->col = defo_malloc((size_t)A->num_blocks * sizeof *c->col + 1);
+    c->fixed = defo_malloc((size_t)n + 1);
     c->map = defo_malloc(nnz * sizeof *c->map + 1);
-    if (!c->row_offset || !c->col || !c->map) {
+    if (!c->row_offset || !c->col || !c->fixed || !c->map) {
         release_analysis(c);
         return defo_error_oom("Cholesky pattern", nnz * sizeof(int64_t));
     }
@@ -149,16 +178,20 @@ defo_status defo_cholesky_analyze(defo_cholesky *c, const defo_bcsr *A) {
     for (defo_index i = 0; i < n; i++)
         for (int a = 0; a < 3; a++) {
             cp[3 * (size_t)i + (size_t)a] = (SuiteSparse_long)k;
-            for (int64_t q = A->diag[i]; q < A->row_offset[i + 1]; q++)
+            for (int64_t q = A->diag[i]; q < A->row_offset[i + 1]; q++) {
+                if (q != A->diag[i] && (is_fixed(constraint, i) || is_fixed(constraint, A->col[q])))
+                    continue;
                 for (int b = q == A->diag[i] ? a : 0; b < 3; b++) {
                     ri[k] = 3 * (SuiteSparse_long)A->col[q] + b;
                     c->map[k] = 9 * q + 3 * a + b;
                     k++;
                 }
+            }
         }
     cp[m] = (SuiteSparse_long)k;
     memcpy(c->row_offset, A->row_offset, ((size_t)n + 1) * sizeof *c->row_offset);
     memcpy(c->col, A->col, (size_t)A->num_blocks * sizeof *c->col);
+    for (defo_index i = 0; i < n; i++) c->fixed[i] = (unsigned char)is_fixed(constraint, i);
     c->n = n;
     c->num_blocks = A->num_blocks;
     c->L = cholmod_l_analyze(c->A, &c->cm);
@@ -170,27 +203,43 @@ defo_status defo_cholesky_analyze(defo_cholesky *c, const defo_bcsr *A) {
     return DEFO_OK;
 }
 
+defo_status defo_cholesky_analyze(defo_cholesky *c, const defo_bcsr *A) {
+    if (!c || !A) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_cholesky_analyze: NULL");
+    return analyze(c, A, NULL);
+}
+
+int defo_cholesky_same_fixed(const defo_cholesky *c, const unsigned char *constraint) {
+    return c && c->L && same_fixed(c, constraint);
+}
+
 defo_status defo_cholesky_factor(defo_cholesky *c, const defo_bcsr *A,
                                  const unsigned char *constraint) {
     if (!c || !A) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_cholesky_factor: NULL");
-    defo_status st = defo_cholesky_analyze(c, A);
+    defo_status st = analyze(c, A, constraint);
     if (st) return st;
     c->factored = 0;
-    const size_t m = 3 * (size_t)c->n;
-    const SuiteSparse_long *cp = c->A->p, *ri = c->A->i;
+    /* the pattern holds no coupling of a fixed node: one gather */
+    const size_t nnz = (size_t)((const SuiteSparse_long *)c->A->p)[3 * (size_t)c->n];
     double *x = c->A->x;
-    for (size_t j = 0; j < m; j++) {
-        int fj = constraint && constraint[j / 3] == DEFO_CONSTRAINT_FIXED;
-        for (SuiteSparse_long k = cp[j]; k < cp[j + 1]; k++) {
-            size_t r = (size_t)ri[k];
-            /* fixed nodes: keep their diagonal block, drop their couplings */
-            int drop = r / 3 != j / 3 &&
-                       (fj || (constraint && constraint[r / 3] == DEFO_CONSTRAINT_FIXED));
-            x[k] = drop ? 0.0 : A->val[c->map[k]];
-        }
-    }
-    if (!cholmod_l_factorize(c->A, c->L, &c->cm) && c->cm.status < CHOLMOD_OK)
-        return cm_error(c, "factorize");
+    for (size_t k = 0; k < nnz; k++) x[k] = A->val[c->map[k]];
+    /* CHOLMOD's supernodal factorisation opens parallel regions of its own
+     * with a fixed team of CHOLMOD_OMP_NUM_THREADS (4) for clearing and
+     * scattering large supernodes, whatever defo's thread count: on two
+     * cores each is a fork and join of four threads (measured: 15 % of the
+     * CPU time of a 2223-unknown refactorisation spent waking them, more
+     * when another process holds a core).  No nested level allowed while it
+     * runs keeps them on the calling thread (the ICV is the calling task's:
+     * other threads are not affected). */
+    int ok;
+#ifdef _OPENMP
+    const int levels = omp_get_max_active_levels();
+    omp_set_max_active_levels(0);
+    ok = cholmod_l_factorize(c->A, c->L, &c->cm);
+    omp_set_max_active_levels(levels);
+#else
+    ok = cholmod_l_factorize(c->A, c->L, &c->cm);
+#endif
+    if (!ok && c->cm.status < CHOLMOD_OK) return cm_error(c, "factorize");
     if (c->cm.status == CHOLMOD_NOT_POSDEF || c->L->minor < c->L->n) {
         size_t bad =
             c->L->minor < c->L->n ? (size_t)((SuiteSparse_long *)c->L->Perm)[c->L->minor] : 0;
@@ -284,6 +333,11 @@ defo_status defo_cholesky_factor(defo_cholesky *c, const defo_bcsr *A,
 }
 int defo_cholesky_is_factored(const defo_cholesky *c) {
     DEFO_UNUSED(c);
+    return 0;
+}
+int defo_cholesky_same_fixed(const defo_cholesky *c, const unsigned char *constraint) {
+    DEFO_UNUSED(c);
+    DEFO_UNUSED(constraint);
     return 0;
 }
 defo_status defo_cholesky_solve(defo_cholesky *c, const double *b, double *x) {

@@ -32,7 +32,8 @@
  * nodes dropped (exactly the operator projected CG sees), the analysis kept
  * while the pattern holds; x = x₀ + S (L Lᵀ)⁻¹ S (b − A x₀).  The factor is
  * made at every solve, unless the caller says the matrix is the last one
- * (same_matrix: kept rotations, MTPS08 §4.4).  A failed
+ * (same_matrix: kept rotations, MTPS08 §4.4) and the fixed nodes are the
+ * factor's (a handle grabbed or released changes the factored operator).  A failed
  * factorisation or a non-finite solution falls back to block-Jacobi PCG for
  * that solve.
  *
@@ -509,7 +510,8 @@ static defo_status direct_solve(defo_linear_solver *s, const defo_linear_system 
     const size_t m = 3 * (size_t)n;
     double *r = s->work, *d = s->work + 4 * m;
     defo_status st = DEFO_OK;
-    if (!(sys->same_matrix && s->direct_valid)) {
+    if (!(sys->same_matrix && s->direct_valid &&
+          defo_cholesky_same_fixed(s->chol, sys->constraint))) {
         s->direct_valid = 0;
         st = defo_cholesky_factor(s->chol, sys->matrix, sys->constraint);
         if (st) return st;

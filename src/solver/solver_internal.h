@@ -10,6 +10,13 @@
 #include "defo/solver.h"
 #include "defo/sparse.h"
 
+struct defo_cholesky;
+
+/* 1 when the analysed pattern of c has exactly the fixed nodes of
+ * constraint (NULL: none) — a factor kept for an unchanged matrix is still
+ * the right one (solver/cholesky.c: fixed nodes are part of the pattern). */
+int defo_cholesky_same_fixed(const struct defo_cholesky *c, const unsigned char *constraint);
+
 struct defo_bcsr {
     defo_index num_rows; /* block rows = block columns = nodes */
     int64_t num_blocks;  /* stored 3×3 blocks */
