@@ -277,6 +277,30 @@ static void test_stack_at_rest(void) {
     CHECK(deepest == 0.0);
     CHECK(fastest < bound);
     CHECK(drift < 0.01 * a);
+    /* defo_body_contact_nodes: the middle block touches the one below with
+     * its bottom face and the one above with its top face, nowhere else
+     * (a node flagged lies within 5 % of the block's height of its lowest
+     * or highest node); bad arguments are refused */
+    const defo_index n1 = defo_body_num_nodes(w, id[1]);
+    const double *x1 = defo_body_positions(w, id[1]);
+    double *flag = calloc((size_t)n1, sizeof *flag), zlo = INFINITY, zhi = -INFINITY;
+    CHECK_OK(defo_body_contact_nodes(w, id[1], flag));
+    for (defo_index i = 0; i < n1; i++)
+        zlo = fmin(zlo, x1[3 * i + 2]), zhi = fmax(zhi, x1[3 * i + 2]);
+    int below = 0, above = 0, elsewhere = 0;
+    for (defo_index i = 0; i < n1; i++) {
+        if (flag[i] == 0.0) continue;
+        const double z = x1[3 * i + 2];
+        below += z<zlo + 0.05 * a, above += z> zhi - 0.05 * a;
+        elsewhere += z >= zlo + 0.05 * a && z <= zhi - 0.05 * a;
+    }
+    TEST_REPORT("middle block's touching nodes: %d on its bottom, %d on its top, %d elsewhere",
+                below, above, elsewhere);
+    CHECK(below > 0 && above > 0 && elsewhere == 0);
+    CHECK(defo_body_contact_nodes(w, id[1], NULL) == DEFO_ERR_INVALID_ARGUMENT);
+    const defo_body_id stale = {id[1].index + 7, id[1].world, 0};
+    CHECK(defo_body_contact_nodes(w, stale, flag) == DEFO_ERR_INVALID_ARGUMENT);
+    free(flag);
     for (int k = 0; k < 3; k++) defo_mesh_destroy(m[k]);
     defo_world_destroy(w);
     defo_collider_destroy(g);
