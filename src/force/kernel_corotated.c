@@ -329,11 +329,15 @@ void defo_fm_corot_apply(defo_force_model *fm, const double *d, double *y, int m
 }
 
 /* ------------------------------------------------------------- blocks */
+/* The block (i, j) of element e for the moduli k(μ, λ) + c(μ_d, λ_d):
+ * K' and D are isotropic blocks of the same node vectors, linear in the
+ * moduli, so (k, c) = (1, 0) gives K', (0, 1) D and any pair k K' + c D in
+ * one pass (exactly: 1·μ + 0·μ_d = μ). */
 FM_INLINE void corot_pair(const defo_force_model *fm, const int P, const int NQ, int64_t e, int i,
-                          int j, double s[9], int mode) {
+                          int j, double k, double c, double s[9]) {
     const defo_quadrature *rule = &fm->ops->stiffness;
     const fm_part *pt = fm_part_of(fm, (defo_index)e);
-    const double mu = mode ? pt->mu_d : pt->mu, la = mode ? pt->lambda_d : pt->lambda;
+    const double mu = k * pt->mu + c * pt->mu_d, la = k * pt->lambda + c * pt->lambda_d;
     for (int q = 0; q < NQ; q++) {
         const size_t pq = (size_t)e * NQ + (size_t)q;
         const double *g = rule->grad + 3 * P * q, *M = fm->M + 9 * pq;
@@ -344,31 +348,12 @@ FM_INLINE void corot_pair(const defo_force_model *fm, const int P, const int NQ,
         fm_iso_block(ci, cj, w * la, w * mu, s);
     }
 }
-
-/* k K' + c D in one pass: both are isotropic blocks of the same node
- * vectors, linear in the moduli, so the block of the moduli k(μ, λ) +
- * c(μ_d, λ_d) (asm_k, asm_c set by the caller) is their sum. */
-FM_INLINE void sum_pair(const defo_force_model *fm, const int P, const int NQ, int64_t e, int i,
-                        int j, double s[9]) {
-    const defo_quadrature *rule = &fm->ops->stiffness;
-    const fm_part *pt = fm_part_of(fm, (defo_index)e);
-    const double mu = fm->asm_k * pt->mu + fm->asm_c * pt->mu_d,
-                 la = fm->asm_k * pt->lambda + fm->asm_c * pt->lambda_d;
-    for (int q = 0; q < NQ; q++) {
-        const size_t pq = (size_t)e * NQ + (size_t)q;
-        const double *g = rule->grad + 3 * P * q, *M = fm->M + 9 * pq;
-        double ci[3], cj[3];
-        fm_node_vector(P, M, g, i, ci);
-        fm_node_vector(P, M, g, j, cj);
-        const double w = fm->w[pq];
-        fm_iso_block(ci, cj, w * la, w * mu, s);
-    }
-}
+/* the assembly's: k and c set by defo_fm_corot_assemble (asm_k, asm_c) */
 FM_INLINE void sum4(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
-    sum_pair(fm, 4, 1, e, i, j, s);
+    corot_pair(fm, 4, 1, e, i, j, fm->asm_k, fm->asm_c, s);
 }
 FM_INLINE void sum10(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
-    sum_pair(fm, 10, 4, e, i, j, s);
+    corot_pair(fm, 10, 4, e, i, j, fm->asm_k, fm->asm_c, s);
 }
 
 /* A = k K' + c D (D only when a material damps). */
@@ -391,10 +376,11 @@ void defo_fm_corot_diagonal(defo_force_model *fm, double *blocks, int mode) {
             double *out = fm->slot + 9 * (size_t)P * (size_t)e;
             for (int a = 0; a < P; a++) {
                 double s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+                const double ks = mode ? 0.0 : 1.0, cs = mode ? 1.0 : 0.0;
                 if (P == 4)
-                    corot_pair(fm, 4, 1, e, a, a, s, mode);
+                    corot_pair(fm, 4, 1, e, a, a, ks, cs, s);
                 else
-                    corot_pair(fm, 10, 4, e, a, a, s, mode);
+                    corot_pair(fm, 10, 4, e, a, a, ks, cs, s);
                 for (int k = 0; k < 9; k++) out[9 * a + k] = s[k];
             }
         }
