@@ -151,7 +151,8 @@ DEFO_LANES_INLINE void exp_parts4(const defo_d4 *yp, defo_d4 *em1, defo_d4 *p2) 
 
 /* The one-point twins of estrin16 and exp_parts4: the same expressions in
  * the same order on doubles (lanewise IEEE arithmetic, contraction off), so
- * the same bits, with only the branch y takes evaluated. */
+ * the same bits, with only the branch y takes evaluated: the energy call
+ * (defo_material_fibre_eval, the tangent passes' one point at a time). */
 static inline double estrin16_1(const double *c, double y) {
     const double y2 = y * y, y4 = y2 * y2, y8 = y4 * y4;
     double p[8], q[4];
@@ -308,39 +309,14 @@ double defo_material_fibre_eval(const defo_material *m, double lam, double alpha
     return psi;
 }
 
+/* One point: fibre_stress_lanes on a splat, lane 0 (the force passes take
+ * the four-wide call; this one serves the leftover points). */
 double defo_material_fibre_stress(const defo_material *m, double lam, double alpha, double *K) {
-    /* fibre_stress_lanes at one point: its expressions, its order */
-    const defo_fibre_def *f = &m->def.fibre;
-    const double x = lam - 1.0;
-    double t = 0.0, k = 0.0;
-    if (x > 0.0) {
-        if (f->passive == DEFO_FIBRE_PASSIVE_EXPONENTIAL) {
-            if (x <= m->fx_star) {
-                if (f->exp_rate != 0.0) {
-                    double em1, p2;
-                    exp_parts1(f->exp_rate * x, &em1, &p2);
-                    t = f->exp_stress * p2;
-                    k = f->exp_stress * f->exp_rate * em1;
-                }
-            } else {
-                t = m->fT_star + m->fK_star * (x - m->fx_star);
-                k = m->fK_star;
-            }
-        } else if (f->passive == DEFO_FIBRE_PASSIVE_POLYNOMIAL) {
-            t = x * x * (f->poly2 + f->poly3 * x);
-            k = x * (2.0 * f->poly2 + 3.0 * f->poly3 * x);
-        }
-    }
-    if (f->max_active_stress > 0) {
-        const double u = lam * m->fu_scale - m->fu_shift;
-        if (alpha != 0.0 && u > -1.0 && u < 1.0) {
-            const double smax = alpha * f->max_active_stress, q = 1.0 - u * u;
-            t = t + smax * q * q;
-            k = k + -4.0 * smax * u * q * m->fu_scale;
-        }
-    }
-    if (K) *K = k;
-    return t;
+    const defo_d4 l4 = defo_d4_splat(lam), a4 = defo_d4_splat(alpha);
+    defo_d4 t, k;
+    fibre_stress_lanes(m, &l4, &a4, &t, &k);
+    if (K) *K = k[0];
+    return t[0];
 }
 
 DEFO_LANES_CLONES
