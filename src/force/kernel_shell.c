@@ -435,23 +435,30 @@ static void shell_svd(const double f0[3], const double f1[3], const double nref[
     sg[1] = s2;
 }
 
+/* The triangle's F = Ds Dm⁻¹ (3×2) at x by its columns f0, f1, from its
+ * rest inverse Di (row-major 2×2). */
+static void tri_F(const defo_force_model *fm, defo_index t, const double *x, const double Di[4],
+                  double f0[3], double f1[3]) {
+    const defo_index *v = fm->mesh->elems + 3 * (size_t)t;
+    double d1[3], d2[3];
+    sub3(node(x, v[1]), node(x, v[0]), d1);
+    sub3(node(x, v[2]), node(x, v[0]), d2);
+    for (int r = 0; r < 3; r++) {
+        f0[r] = d1[r] * Di[0] + d2[r] * Di[2];
+        f1[r] = d1[r] * Di[1] + d2[r] * Di[3];
+    }
+}
+
 /* ----------------------------------------------------- the in-plane part */
 /* Triangle t at x: state (U, n, G, σ, P̂, dP/dF when tangent), energy, the
  * forces on its corners into f (9).  Returns the FM_* flags. */
 static unsigned membrane(defo_force_model *fm, defo_index t, const double *x, int tangent,
                          int store, double *psi_out, double f[9]) {
     struct fm_shell *S = fm->shell;
-    const defo_index *v = fm->mesh->elems + 3 * (size_t)t;
     double Di[4];
     rest_inverse(fm, t, Di);
-    double d1[3], d2[3];
-    sub3(node(x, v[1]), node(x, v[0]), d1);
-    sub3(node(x, v[2]), node(x, v[0]), d2);
     double f0[3], f1[3];
-    for (int r = 0; r < 3; r++) {
-        f0[r] = d1[r] * Di[0] + d2[r] * Di[2];
-        f1[r] = d1[r] * Di[1] + d2[r] * Di[3];
-    }
+    tri_F(fm, t, x, Di, f0, f1);
     unsigned flag = 0;
     if (!isfinite(f0[0] + f0[1] + f0[2] + f1[0] + f1[1] + f1[2])) {
         if (psi_out) *psi_out = 0;
@@ -737,16 +744,10 @@ defo_status defo_fm_shell_energy_of(const defo_force_model *fm, const double *x,
         const defo_index t = elems[k];
         /* in plane: the same arithmetic without touching the model's state
          * (the reference normal from the triangles' normals at x) */
-        const defo_index *v = fm->mesh->elems + 3 * (size_t)t;
         double Di[4];
         rest_inverse(fm, t, Di);
-        double d1[3], d2[3], f0[3], f1[3];
-        sub3(node(x, v[1]), node(x, v[0]), d1);
-        sub3(node(x, v[2]), node(x, v[0]), d2);
-        for (int r = 0; r < 3; r++) {
-            f0[r] = d1[r] * Di[0] + d2[r] * Di[2];
-            f1[r] = d1[r] * Di[1] + d2[r] * Di[3];
-        }
+        double f0[3], f1[3];
+        tri_F(fm, t, x, Di, f0, f1);
         double nref[3] = {0, 0, 0};
         int any = 0;
         for (int i = 0; i < 3; i++) {
@@ -762,7 +763,13 @@ defo_status defo_fm_shell_energy_of(const defo_force_model *fm, const double *x,
             for (int c = 0; c < 3; c++) nref[c] += m[c] / l;
             any = 1;
         }
-        if (!any || !(dot3(nref, nref) > 1e-12)) cross3(d1, d2, nref);
+        if (!any || !(dot3(nref, nref) > 1e-12)) { /* its own normal */
+            const defo_index *v = fm->mesh->elems + 3 * (size_t)t;
+            double d1[3], d2[3];
+            sub3(node(x, v[1]), node(x, v[0]), d1);
+            sub3(node(x, v[2]), node(x, v[0]), d2);
+            cross3(d1, d2, nref);
+        }
         double U[6], n[3], V[4], sg[2];
         shell_svd(f0, f1, nref, U, n, V, sg);
         const double psi =
@@ -939,15 +946,9 @@ defo_index defo_fm_shell_count_inverted_at(const defo_force_model *fm, const dou
     const struct fm_shell *S = fm->shell;
     defo_index count = 0;
     for (defo_index t = 0; t < S->nt; t++) {
-        const defo_index *v = fm->mesh->elems + 3 * (size_t)t;
-        double Di[4], d1[3], d2[3], f0[3], f1[3], m[3];
+        double Di[4], f0[3], f1[3], m[3];
         rest_inverse(fm, t, Di);
-        sub3(node(x, v[1]), node(x, v[0]), d1);
-        sub3(node(x, v[2]), node(x, v[0]), d2);
-        for (int r = 0; r < 3; r++) {
-            f0[r] = d1[r] * Di[0] + d2[r] * Di[2];
-            f1[r] = d1[r] * Di[1] + d2[r] * Di[3];
-        }
+        tri_F(fm, t, x, Di, f0, f1);
         double lo, hi, c, sn;
         defo_sym2_eigen(dot3(f0, f0), dot3(f0, f1), dot3(f1, f1), &lo, &hi, &c, &sn);
         cross3(f0, f1, m);
@@ -1100,19 +1101,13 @@ void defo_fm_shell_deformation(const defo_force_model *fm, const double *x, int 
                                double *F) {
     const struct fm_shell *S = fm->shell;
     for (defo_index t = 0; t < S->nt; t++) {
-        const defo_index *v = fm->mesh->elems + 3 * (size_t)t;
         double Di[4];
         if (elastic)
             rest_inverse(fm, t, Di);
         else
             memcpy(Di, S->frame + 10 * (size_t)t + 6, 4 * sizeof(double));
-        double d1[3], d2[3], f0[3], f1[3];
-        sub3(node(x, v[1]), node(x, v[0]), d1);
-        sub3(node(x, v[2]), node(x, v[0]), d2);
-        for (int r = 0; r < 3; r++) {
-            f0[r] = d1[r] * Di[0] + d2[r] * Di[2];
-            f1[r] = d1[r] * Di[1] + d2[r] * Di[3];
-        }
+        double f0[3], f1[3];
+        tri_F(fm, t, x, Di, f0, f1);
         /* e1 = f0/|f0|, e2 ⟂ e1 in the plane of f0, f1: F₂ upper triangular */
         const double a = sqrt(dot3(f0, f0)), p = a > 0 ? dot3(f0, f1) / a : 0.0;
         double c[3];
