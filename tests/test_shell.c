@@ -30,17 +30,9 @@
 #include "defo/mesh.h"
 #include "determinism.h"
 #include "test.h"
+#include "test_sheets.h"
 
 #include <string.h>
-
-static defo_mesh *grid(int nx, int ny, double sx, double sy) {
-    defo_rectangle_def d = defo_default_rectangle_def();
-    d.cells[0] = nx, d.cells[1] = ny;
-    d.size[0] = sx, d.size[1] = sy;
-    defo_mesh *m = NULL;
-    CHECK_OK(defo_generate_rectangle(&d, &m));
-    return m;
-}
 
 typedef struct shell_fixture {
     defo_mesh *mesh;

@@ -37,6 +37,7 @@
 #include "defo/world.h"
 #include "determinism.h"
 #include "test.h"
+#include "test_sheets.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -44,15 +45,6 @@
 #include <string.h>
 
 #define PI 3.14159265358979323846
-
-static defo_mesh *grid(int nx, int ny, double sx, double sy) {
-    defo_rectangle_def d = defo_default_rectangle_def();
-    d.cells[0] = nx, d.cells[1] = ny;
-    d.size[0] = sx, d.size[1] = sy;
-    defo_mesh *m = NULL;
-    CHECK_OK(defo_generate_rectangle(&d, &m));
-    return m;
-}
 
 static defo_material_def sheet_material(void) {
     defo_material_def d = defo_default_material();
