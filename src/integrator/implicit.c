@@ -8,10 +8,18 @@
  * x_b = (4xⁿ − xⁿ⁻¹)/3, v_b = (4vⁿ − vⁿ⁻¹)/3, h = 2Δt/3.  C = αM + βK + D,
  * D the material's damping (defo/force_model.h).
  *
- * Corotated bodies (MG04 §6): the rotations are those of xⁿ and kept through
- * the step, so f(x) = −(K'x + f'0) is linear and the step is one linear solve
+ * Corotated bodies (MG04 §6): the rotations are taken once per step and kept
+ * through it, so f(x) = −(K'x + f'0) is linear and the step is one linear
+ * solve
  *   ((1 + hα) M + (h² + hβ) K' + h D) v⁺ = M v_b + h (f(x_b) + f_ext),
- * PCG from v⁺ = vⁿ (MG04's warm start) or the direct solver.  With rotations
+ * PCG from v⁺ = vⁿ (MG04's warm start) or the direct solver.  MG04 takes the
+ * rotations of xⁿ; defo takes those of the predicted end of the step
+ * x̃ = x_b + h ṽ (ṽ the solve's start: vⁿ, prescribed nodes on their
+ * targets).  Rotations lagged to xⁿ act on the step's own turn as if it were
+ * stretch and feed energy in: a free spinning beam under BDF2 gains energy
+ * without bound (backward Euler's damping hides it).  With x̃ the energy
+ * follows the Newton-solved invertible formulation (test_corotated), and at
+ * rest (ṽ = 0) nothing changes.  With rotations
  * kept by the MTPS08 §4.4 lazy rule the factorisation follows them: kept
  * (the direct solver not refactoring, the matrix not reassembled) while no
  * rotation was recomputed, made again as soon as one was.
@@ -371,7 +379,8 @@ static defo_status rebuild_linear(const defo_integrator_def *def, defo_step_body
     return s;
 }
 
-/* MG04 §6: rotations of xⁿ, kept through the step; one linear solve. */
+/* MG04 §6 with the rotations of the predicted end of the step (the file's
+ * comment), kept through the step; one linear solve. */
 static defo_status linear_step(const defo_integrator_def *def, defo_step_body *b, const double *x_b,
                                const double *v_b, double h, defo_status *warn) {
     defo_implicit_body *d = b->data;
@@ -383,14 +392,11 @@ static defo_status linear_step(const defo_integrator_def *def, defo_step_body *b
         s = rebuild_linear(def, b);
         if (s) return defo_error_prefix("body '%s': rebuilding the factorisation", b->name);
     }
-    /* f(x_b) with the rotations of xⁿ — one evaluation when x_b is xⁿ
-     * (backward Euler passes b->x) */
-    if (x_b == b->x) {
-        s = defo_force_model_evaluate(b->force, b->x, 0, d->f, NULL);
-    } else {
-        s = defo_force_model_evaluate(b->force, b->x, 0, NULL, NULL);
-        if (!s) s = defo_force_model_evaluate(b->force, x_b, DEFO_EVAL_KEEP_ROTATIONS, d->f, NULL);
-    }
+    /* the rotations of x̃ = x_b + h ṽ, then f(x_b) with them */
+    double *x_pred = d->tmp;
+    for (size_t j = 0; j < m; j++) x_pred[j] = x_b[j] + h * d->vn[j];
+    s = defo_force_model_evaluate(b->force, x_pred, 0, NULL, NULL);
+    if (!s) s = defo_force_model_evaluate(b->force, x_b, DEFO_EVAL_KEEP_ROTATIONS, d->f, NULL);
     if (s) return defo_error_prefix("body '%s'", b->name);
     for (defo_index i = 0; i < n; i++)
         for (int k = 0; k < 3; k++) {
@@ -413,13 +419,13 @@ static defo_status linear_step(const defo_integrator_def *def, defo_step_body *b
     sys.n = n;
     sys.matrix = A;
     sys.constraint = d->constraint;
-    sys.coords = b->x; /* the two-level aggregates */
+    sys.coords = x_pred; /* the two-level aggregates (a rebuild uses x_fact) */
     sys.same_matrix = same;
     sys.layout = b->layout;
     defo_linear_stats ls;
     s = defo_linear_solver_solve(d->linear, &sys, d->rhs, d->vn, 0.0, &ls);
     if (ls.refactored && s >= 0) {
-        memcpy(d->x_fact, b->x, m * sizeof(double));
+        memcpy(d->x_fact, x_pred, m * sizeof(double));
         d->h_fact = h;
         d->have_fact = 1;
         d->serial_fact = serial;
