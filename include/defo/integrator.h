@@ -16,7 +16,8 @@
  *                   response between its two half steps; CFL-bounded steps.
  *   backward_euler  implicit Euler in velocity form: M(v⁺ − v) = Δt (f(x⁺) +
  *                   f_ext − C v⁺), x⁺ = x + Δt v⁺.  Corotated bodies: MG04 §6's
- *                   linearisation (rotations of xⁿ, one linear solve);
+ *                   linearisation (the rotations of the predicted step end
+ *                   xⁿ + Δt vⁿ, kept through one linear solve);
  *                   invertible bodies: Newton on the incremental potential
  *                   with the definiteness fix and the shared line search
  *                   (TSIF05 §8, MMDJ01 §2.6).
