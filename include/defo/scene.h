@@ -103,7 +103,8 @@ enum {
     DEFO_OUT_FIELD_MIN_PRINCIPAL = 1u << 8,
     DEFO_OUT_FIELD_ACTIVATION = 1u << 9,
     DEFO_OUT_FIELD_CONTACT = 1u << 10,
-    DEFO_OUT_FIELD_ALL = 0x7ffu
+    DEFO_OUT_FIELD_PLASTIC_BENDING = 1u << 11,
+    DEFO_OUT_FIELD_ALL = 0xfffu
 };
 DEFO_API const defo_scene_outputs *defo_scene_get_outputs(const defo_scene *scene);
 

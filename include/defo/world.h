@@ -286,6 +286,12 @@ DEFO_API const defo_crack *defo_body_cracks(const defo_world *world, defo_body_i
  * points; 0 without plasticity), num_elems values. */
 DEFO_API defo_status defo_body_plastic_strain(const defo_world *world, defo_body_id id,
                                               double *out);
+/* Shells: the plastic bending strain |ε_b,p| per triangle, the largest over
+ * the hinges it shares (ITF04 §8 plastic bending, defo/plasticity.h); 0 for
+ * tets, for shells without plastic bending and for triangles without
+ * hinges.  num_elems values. */
+DEFO_API defo_status defo_body_plastic_bending(const defo_world *world, defo_body_id id,
+                                               double *out);
 
 /* Contact between bodies (ITF04 §9–10, TSIF05 §10, MMDJ01 §2.8; the layer
  * is defo/contact.h): every colliding body's boundary against every other's

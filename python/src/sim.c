@@ -283,7 +283,7 @@ static PyObject *Scene_get_outputs(Scene *s, void *c) {
     static const char *const names[] = {"displacement",   "velocity",  "J",
                                         "inverted",       "von_mises", "max_principal_stress",
                                         "plastic_strain", "body_id",   "min_principal_stress",
-                                        "activation",     "contact"};
+                                        "activation",     "contact",   "plastic_bending"};
     PyObject *fields = PyList_New(0);
     for (int k = 0; fields && k < (int)(sizeof names / sizeof names[0]); k++)
         if (o->fields & (1u << k)) {

@@ -33,7 +33,7 @@ def test_load_example(root):
     assert again.hash == s.hash and again.dump() == s.dump()  # ...to the same scene
     assert s.outputs["vtu"] is True and "J" in s.outputs["fields"]
     # every cell field by default, the compression and the activation too
-    assert {"min_principal_stress", "activation"} <= set(s.outputs["fields"])
+    assert {"min_principal_stress", "activation", "plastic_bending"} <= set(s.outputs["fields"])
 
 
 def test_errors_carry_json_paths(tmp_path):

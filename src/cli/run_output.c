@@ -91,7 +91,7 @@ int run_fail(defo_status status) {
 }
 
 /* Output fields: name, location and the DEFO_OUT_FIELD_* bit. */
-#define NUM_OUT_FIELDS 11
+#define NUM_OUT_FIELDS 12
 static const struct {
     unsigned bit;
     const char *name;
@@ -108,7 +108,8 @@ static const struct {
     {DEFO_OUT_FIELD_BODY_ID, "body_id", DEFO_FIELD_CELL, 1},
     {DEFO_OUT_FIELD_MIN_PRINCIPAL, "min_principal_stress", DEFO_FIELD_CELL, 1},
     {DEFO_OUT_FIELD_ACTIVATION, "activation", DEFO_FIELD_CELL, 1},
-    {DEFO_OUT_FIELD_CONTACT, "contact", DEFO_FIELD_POINT, 1}};
+    {DEFO_OUT_FIELD_CONTACT, "contact", DEFO_FIELD_POINT, 1},
+    {DEFO_OUT_FIELD_PLASTIC_BENDING, "plastic_bending", DEFO_FIELD_CELL, 1}};
 
 struct run_output {
     char dir[2048];
@@ -123,8 +124,8 @@ struct run_output {
     defo_index *node_off, *elem_off; /* nb + 1: each body's slice of the arrays below */
     double *x, *disp, *vel;          /* 3 per node of every body */
     double *touch;                   /* 1 per node: in body–body contact */
-    double *J, *inv, *vm, *mp, *plastic, *body_id, *mn, *act; /* per element of every body */
-    double *rest_volume;                                      /* per body */
+    double *J, *inv, *vm, *mp, *plastic, *body_id, *mn, *act, *bend; /* per element, all bodies */
+    double *rest_volume;                                             /* per body */
     /* each body as a part of the frame: its mesh with fields into its slices */
     defo_mesh *views;
     defo_field *view_fields; /* NUM_OUT_FIELDS per body */
@@ -209,8 +210,8 @@ static int write_atomic(const char *path, const char *text, size_t n) {
 }
 
 static void free_arrays(run_output *r) {
-    double **arrays[] = {&r->x,       &r->disp,    &r->vel,   &r->J,  &r->inv, &r->vm,   &r->mp,
-                         &r->plastic, &r->body_id, &r->obj_x, &r->mn, &r->act, &r->touch};
+    double **arrays[] = {&r->x,       &r->disp,    &r->vel,   &r->J,  &r->inv, &r->vm,    &r->mp,
+                         &r->plastic, &r->body_id, &r->obj_x, &r->mn, &r->act, &r->touch, &r->bend};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
         free(*arrays[i]);
         *arrays[i] = NULL;
@@ -267,7 +268,8 @@ static defo_status build_arrays(run_output *r) {
     r->vel = malloc(n3 * sizeof(double));
     r->obj_x = malloc((3 * obj_nodes + 1) * sizeof(double));
     r->touch = calloc((size_t)r->node_off[r->nb] + 1, sizeof(double));
-    double **cell[] = {&r->J, &r->inv, &r->vm, &r->mp, &r->plastic, &r->body_id, &r->mn, &r->act};
+    double **cell[] = {&r->J,       &r->inv, &r->vm,  &r->mp,  &r->plastic,
+                       &r->body_id, &r->mn,  &r->act, &r->bend};
     int ok = r->x && r->disp && r->vel && r->obj_x && r->touch;
     for (size_t i = 0; i < sizeof cell / sizeof cell[0]; i++)
         ok = ok && (*cell[i] = calloc(ne, sizeof(double)));
@@ -282,8 +284,8 @@ static defo_status build_arrays(run_output *r) {
  * positions; no triangles, groups or tags of its file) with the fields in
  * mask pointing into its slices. */
 static void set_views(run_output *r, unsigned mask) {
-    const double *data[NUM_OUT_FIELDS] = {r->disp,    r->vel,     r->J,  r->inv, r->vm,   r->mp,
-                                          r->plastic, r->body_id, r->mn, r->act, r->touch};
+    const double *data[NUM_OUT_FIELDS] = {r->disp,    r->vel,     r->J,  r->inv, r->vm,    r->mp,
+                                          r->plastic, r->body_id, r->mn, r->act, r->touch, r->bend};
     for (int b = 0; b < r->nb; b++) {
         defo_mesh *v = &r->views[b];
         *v = *body_mesh(r, b);
@@ -475,6 +477,9 @@ static defo_status compute_fields(run_output *r, double *min_j) {
         s = defo_body_plastic_strain(w, r->ids[b], r->plastic + e0);
         if (s) return s;
         s = defo_body_contact_nodes(w, r->ids[b], r->touch + r->node_off[b]);
+        if (s) return s;
+        /* shells: |ε_b,p| per triangle (0 for tets and without bending flow) */
+        s = defo_body_plastic_bending(w, r->ids[b], r->bend + e0);
         if (s) return s;
         /* the activation the last step used (0 for bodies without) */
         const double *act = defo_body_activation(w, r->ids[b]);

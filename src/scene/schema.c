@@ -1366,10 +1366,19 @@ static void parse_collider(jv_ctx *c, json_t *o, const jv_path *p, const defo_sc
 }
 
 /* ------------------------------------------------------------- outputs */
-static const char *const field_names[] = {"displacement",   "velocity",  "J",
-                                          "inverted",       "von_mises", "max_principal_stress",
-                                          "plastic_strain", "body_id",   "min_principal_stress",
-                                          "activation",     "contact",   NULL};
+static const char *const field_names[] = {"displacement",
+                                          "velocity",
+                                          "J",
+                                          "inverted",
+                                          "von_mises",
+                                          "max_principal_stress",
+                                          "plastic_strain",
+                                          "body_id",
+                                          "min_principal_stress",
+                                          "activation",
+                                          "contact",
+                                          "plastic_bending",
+                                          NULL};
 
 static void parse_outputs(jv_ctx *c, json_t *o, const jv_path *p, defo_scene_outputs *out) {
     static const char *const keys[] = {"vtu",    "surface_obj", "png", "checkpoint",

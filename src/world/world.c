@@ -1037,6 +1037,24 @@ defo_status defo_body_plastic_strain(const defo_world *w, defo_body_id id, doubl
     return defo_plasticity_norms(b->plast, out);
 }
 
+defo_status defo_body_plastic_bending(const defo_world *w, defo_body_id id, double *out) {
+    world_body *b = get_body(w, id);
+    if (!b || !out)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_plastic_bending: invalid body id");
+    const defo_index ne = b->mesh->num_elems;
+    memset(out, 0, (size_t)ne * sizeof *out);
+    defo_index nh = 0;
+    const double *bend = b->plast ? defo_plasticity_bending(b->plast, &nh) : NULL;
+    const defo_index *tri = defo_force_model_hinge_triangles(b->force);
+    if (!bend || !tri || nh != defo_force_model_num_hinges(b->force)) return DEFO_OK;
+    for (defo_index h = 0; h < nh; h++)
+        for (int k = 0; k < 2; k++) {
+            const defo_index t = tri[2 * (size_t)h + (size_t)k];
+            if (t >= 0 && t < ne) out[t] = fmax(out[t], fabs(bend[h]));
+        }
+    return DEFO_OK;
+}
+
 defo_status defo_body_set_plasticity(defo_world *w, defo_body_id id, int region,
                                      const defo_plasticity_def *plasticity) {
     world_body *b = get_body(w, id);

@@ -296,6 +296,35 @@ w = meshio.read('$T/wax/frames/frame_0004.vtu').cell_data['activation'][0]
 assert (w == 0).all(), w.max()
 " && ok || bad "activation field is not the scheduled level"
 
+# The plastic_bending cell field (shells, ITF04 §8): a sheet clamped along two
+# rows of nodes hangs under its weight at equilibrium (quasistatic). Hanging,
+# gravity runs along the sheet beyond the bend and carries no moment, so the
+# plastic bending sits at the clamp and is 0 on the free half; without
+# bending_yield the field is 0 everywhere.
+cat > "$T/plate.json" <<'JSON'
+{"name": "a plastic sheet clamped along one edge hangs under its weight",
+ "duration": {"seconds": 0.1, "fps": 30}, "integrator": {"type": "quasistatic"},
+ "bodies": [{"name": "sheet",
+   "generator": {"type": "rectangle", "center": [0.2, 0, 0.5], "size": [0.4, 0.1], "cells": [16, 4]},
+   "material": {"model": "corotated", "youngs": 1e6, "poisson": 0.3, "density": 1000, "thickness": 0.002},
+   "plasticity": {"model": "mg04", "bending_yield": 0.0002, "bending_creep": 30},
+   "fixed": [{"box": {"min": [-1, -1, -1], "max": [0.03, 1, 2]}}]}],
+ "outputs": {"png": false}}
+JSON
+sed 's/"bending_yield": 0.0002, //' "$T/plate.json" > "$T/plate_elastic.json"
+"$DEFO" run "$T/plate.json" -o "$T/plate" --threads 1 --quiet &&
+  "$DEFO" run "$T/plate_elastic.json" -o "$T/plate_elastic" --threads 1 --quiet && $py -c "
+import meshio
+m = meshio.read('$T/plate/frames/frame_0003.vtu')
+b = m.cell_data['plastic_bending'][0]
+X = (m.points - m.point_data['displacement'])[m.cells[0].data].mean(axis=1)[:, 0]
+assert m.point_data['displacement'][:, 2].min() < -0.3  # it hangs
+assert b[X < 0.05].max() > 0.01, b[X < 0.05].max()       # bent plastically at the clamp
+assert (b[X > 0.2] == 0).all(), b[X > 0.2].max()        # the free half carries no moment
+e = meshio.read('$T/plate_elastic/frames/frame_0003.vtu').cell_data['plastic_bending'][0]
+assert (e == 0).all(), e.max()
+" && ok || bad "plastic_bending field is not where the hanging sheet bends"
+
 # "embedded" (MG04 §5.1): a box body carrying a small closed surface (an
 # octahedron, partly outside the box) writes that surface, not the box's
 # boundary, into surface/*.obj; at frame 0 it is the input surface transformed.
