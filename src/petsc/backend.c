@@ -380,7 +380,9 @@ static defo_status create_matrix(ps *S, const defo_linear_system *sys) {
      * row ahead and measured 1.8× slower than the plain AIJ product on a
      * squash's stiffness (41 K tets, one process); (after the
      * preallocation: a distributed matrix passes it to its parts) */
-    if (!e) e = MatSetOption(S->A, MAT_USE_INODES, PETSC_FALSE);
+    PetscBool aij = PETSC_FALSE;
+    if (!e) e = PetscObjectTypeCompareAny((PetscObject)S->A, &aij, MATSEQAIJ, MATMPIAIJ, "");
+    if (!e && aij) e = MatSetOption(S->A, MAT_USE_INODES, PETSC_FALSE);
     if (!e) e = MatSetOption(S->A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE);
     defo_free(dnz);
     defo_free(onz);
