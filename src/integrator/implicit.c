@@ -45,15 +45,16 @@
 #include "integrator/integrator_internal.h"
 
 static void free_arrays(defo_implicit_body *d) {
-    double *a[] = {d->xb,     d->vb,       d->vn,     d->y,      d->f,    d->rhs,   d->tmp,
-                   d->normal, d->friction, d->x_prev, d->v_prev, d->diag, d->x_fact};
+    double *a[] = {d->xb,     d->vb,       d->vn,     d->y,      d->f,    d->rhs,    d->tmp,
+                   d->normal, d->friction, d->x_prev, d->v_prev, d->diag, d->x_fact, d->v_solved};
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) defo_free(a[i]);
     defo_free(d->constraint);
     defo_free(d->contact);
     defo_free(d->cblock);
     d->cblock = NULL;
     d->xb = d->vb = d->vn = d->y = d->f = d->rhs = d->tmp = d->normal = d->friction = d->diag =
-        d->x_fact = NULL;
+        d->x_fact = d->v_solved = NULL;
+    d->have_solved = 0;
     d->have_fact = d->rebuild = 0;
     d->x_prev = d->v_prev = NULL;
     d->constraint = d->contact = NULL;
@@ -61,7 +62,8 @@ static void free_arrays(defo_implicit_body *d) {
 
 static defo_status alloc_arrays(defo_implicit_body *d, defo_index n, int history) {
     const size_t m = 3 * (size_t)n + 1;
-    double **a[] = {&d->xb, &d->vb, &d->vn, &d->y, &d->f, &d->rhs, &d->tmp, &d->normal, &d->x_fact};
+    double **a[] = {&d->xb,  &d->vb,  &d->vn,     &d->y,      &d->f,
+                    &d->rhs, &d->tmp, &d->normal, &d->x_fact, &d->v_solved};
     int ok = 1;
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
         ok &= (*a[i] = defo_calloc(m, sizeof(double))) != NULL;
@@ -155,11 +157,16 @@ static void forget_factor(defo_stepper *s, defo_step_body *b) {
 /* record: have_fact, lag.valid, lag.age, 0 (int32 each), t_fact,
  * lag.first_rate, lag.last_rate (the joint record's head), then h_fact,
  * then x_fact (3n); a corotated body's linear solver then adds the
- * solutions its initial guesses are made from */
-size_t defo_implicit_fact_bytes(const defo_step_body *b) {
+ * solutions its initial guesses are made from; then have_solved (int64)
+ * and v_solved (3n) */
+static size_t fact_head_bytes(const defo_step_body *b) {
     const defo_implicit_body *d = b->data;
     return defo_joint_record_bytes(b) + sizeof(double) +
            (d && d->linear ? defo_linear_solver_history_bytes(d->linear, b->n) : 0);
+}
+
+size_t defo_implicit_fact_bytes(const defo_step_body *b) {
+    return fact_head_bytes(b) + 8 + 3 * (size_t)b->n * sizeof(double);
 }
 
 void defo_implicit_fact_save(const defo_stepper *s, const defo_step_body *b, void *out) {
@@ -185,6 +192,9 @@ void defo_implicit_fact_save(const defo_stepper *s, const defo_step_body *b, voi
     if (d->linear)
         defo_linear_solver_history_save(d->linear, b->n,
                                         o + defo_joint_record_bytes(b) + sizeof(double));
+    const int64_t have = d->have_solved;
+    memcpy(o + fact_head_bytes(b), &have, 8);
+    memcpy(o + fact_head_bytes(b) + 8, d->v_solved, 3 * (size_t)b->n * sizeof(double));
 }
 
 defo_status defo_implicit_fact_restore(defo_stepper *s, defo_step_body *b, const void *in) {
@@ -197,6 +207,12 @@ defo_status defo_implicit_fact_restore(defo_stepper *s, defo_step_body *b, const
     if (head[0] && !(h > 0 && isfinite(h)))
         return defo_error(DEFO_ERR_PARSE, "body '%s': bad factorisation record", b->name);
     d->h_fact = h;
+    int64_t have;
+    memcpy(&have, p + fact_head_bytes(b), 8);
+    if (have < 0 || have > 1)
+        return defo_error(DEFO_ERR_PARSE, "body '%s': bad solve record", b->name);
+    d->have_solved = (int)have;
+    memcpy(d->v_solved, p + fact_head_bytes(b) + 8, 3 * (size_t)b->n * sizeof(double));
     if (!d->linear) return defo_joint_record_restore(s->joint, b, d->x_fact, in);
     double dh[3];
     memcpy(dh, p + 16, sizeof dh);
@@ -217,7 +233,7 @@ defo_status defo_implicit_fact_restore(defo_stepper *s, defo_step_body *b, const
 size_t defo_implicit_bytes(const defo_step_body *b);
 size_t defo_implicit_bytes(const defo_step_body *b) {
     const defo_implicit_body *d = b->data;
-    size_t s = sizeof *d + (size_t)d->cap * ((d->x_prev ? 11 : 9) * 3 * sizeof(double) + 2);
+    size_t s = sizeof *d + (size_t)d->cap * ((d->x_prev ? 12 : 10) * 3 * sizeof(double) + 2);
     if (d->linear) s += defo_linear_solver_bytes(d->linear);
     return s;
 }
@@ -452,12 +468,18 @@ defo_status defo_implicit_step(defo_stepper *stp, defo_step_body *const *bodies,
     for (int i = 0; i < count; i++) {
         defo_step_body *b = bodies[i];
         defo_implicit_body *d = b->data;
+        /* a Newton body starts from the last solve's velocity: a node resting
+         * on a collider then starts where the penalty holds it, not where
+         * the response put it back (on the surface), and the solve does not
+         * find that depth again at every step */
+        if (b->changed & DEFO_CHANGED_STATE) d->have_solved = 0;
+        const double *guess = !is_linear(b) && d->have_solved ? d->v_solved : b->v;
         for (defo_index q = 0; q < b->n; q++) {
             const int p = b->prescribed && b->prescribed[q];
             d->constraint[q] = p ? DEFO_CONSTRAINT_FIXED : DEFO_CONSTRAINT_NONE;
             for (int k = 0; k < 3; k++) {
                 const size_t j = 3 * (size_t)q + (size_t)k;
-                d->vn[j] = p ? (b->target[j] - xb[i][j]) / h[i] : b->v[j];
+                d->vn[j] = p ? (b->target[j] - xb[i][j]) / h[i] : guess[j];
             }
         }
         if (b->changed) forget_factor(stp, b); /* plastic flow in this step */
@@ -554,6 +576,10 @@ defo_status defo_implicit_step(defo_stepper *stp, defo_step_body *const *bodies,
         memcpy(d->tmp, b->x, m * sizeof(double)); /* xⁿ */
         memcpy(b->x, d->y, m * sizeof(double));
         memcpy(b->v, d->vn, m * sizeof(double));
+        if (!is_linear(b)) {
+            memcpy(d->v_solved, d->vn, m * sizeof(double));
+            d->have_solved = 1;
+        }
         if (ctx->respond) {
             defo_index hits = 0;
             s = ctx->respond(ctx->ctx, b, t_end, ctx->dt, ctx->dt, d->tmp, b->x, b->v, d->contact,
@@ -596,6 +622,7 @@ defo_status defo_implicit_op_topology_changed(defo_stepper *s, defo_step_body *b
 }
 void defo_implicit_op_frame_start(defo_stepper *s, defo_step_body *b) {
     if (b->changed) forget_factor(s, b);
+    if (b->changed & DEFO_CHANGED_STATE) ((defo_implicit_body *)b->data)->have_solved = 0;
 }
 size_t defo_implicit_op_bytes(const defo_stepper *s, const defo_step_body *b) {
     /* the joint solve's share is counted with the first body */

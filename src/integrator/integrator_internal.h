@@ -164,6 +164,11 @@ typedef struct defo_implicit_body {
     /* BDF2 history: the previous state */
     double *x_prev, *v_prev;
     int have_prev;
+    /* Newton bodies: the velocity the last step's solve found, before the
+     * collision response moved its contact nodes back to the surface — the
+     * next solve's start (history: checkpoints hold it) */
+    double *v_solved;
+    int have_solved;
     /* the step being solved (Newton parts) */
     const double *x_base, *v_base;
     double h, alpha, beta, t_end;
