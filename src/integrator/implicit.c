@@ -30,7 +30,9 @@
  * whose gradient is the residual above (K and D held at the iterate) and
  * whose Hessian (1 + hα)M + (h² + hβ)K + hD is positive definite with the
  * definiteness fix (TSIF05 §8); the shared driver (defo_newton) with its line
- * search, to |r| ≤ tolerance · h · f_ref.  Colliders are part of that
+ * search, to |r| ≤ tolerance · h · f_ref, from the last solve's velocity
+ * (before the response below moved its contact nodes; a state set from
+ * outside starts from vⁿ).  Colliders are part of that
  * potential as TSIF05 §10 penalty energy at the step's end (gradient h f_pen,
  * Hessian h² K_pen): a body meets the ground during the solve instead of
  * being projected out of it afterwards, which inverted elements.
