@@ -219,7 +219,7 @@ static void test_block_on_plane(void) {
  * every step (defo_body_set_state with the velocity it has, one step a
  * frame: the committed velocity as the start, as before): at rest at most
  * half the reset run's Newton iterations (5 a step there); the block at rest
- * on the plane (no node below it, 25 bottom nodes in contact); both runs'
+ * on the plane (no node below it, its 25 bottom nodes in contact); both runs'
  * positions equal within the Newton tolerance; a checkpoint restored into a
  * new world continues bit for bit (the start is part of the history). */
 static defo_world *rest_world(const defo_mesh *m, defo_integrator_kind kind, defo_collider *pl,
@@ -266,8 +266,8 @@ static void test_resting_newton(void) {
         defo_body_id id, id2, id3;
         defo_world *w = rest_world(m, kinds[c], pl, &id);
         defo_world *reset = rest_world(m, kinds[c], pl, &id2);
-        for (int f = 0; f < 15; f++) CHECK_OK(defo_world_step(w, 0.1)); /* 1.5 s: at rest */
-        for (int k = 0; k < 150; k++) reset_step(reset, id2);
+        for (int f = 0; f < 10; f++) CHECK_OK(defo_world_step(w, 0.1)); /* 1 s: at rest */
+        for (int k = 0; k < 100; k++) reset_step(reset, id2);
         void *s0 = NULL, *s1 = NULL, *s2 = NULL;
         size_t n0 = 0, n1 = 0, n2 = 0;
         CHECK_OK(defo_world_serialize(w, 1, &s0, &n0));
