@@ -31,7 +31,8 @@
  *    (fresh worlds), the median reported.
  *
  *   bench_hybrid [--steps N] [--warmup N] [--repeat N] [--max-tets N]
- *                [--threads N] [--only loop|impact]      JSON on stdout
+ *                [--threads N] [--only loop|impact|CASE]  JSON on stdout
+ *     --only CASE   one loop case (at_rest, in_flight, stacked), no impact
  *     --max-tets N  the largest slab (default 110000: all three)
  *     --threads N   the world's threads (default 1)
  */
@@ -49,7 +50,7 @@
 
 static int g_steps = 60, g_warmup = 10, g_repeat = 3, g_threads = 1;
 static long g_max_tets = 110000;
-static int g_loop = 1, g_impact = 1;
+static int g_loop = 1, g_impact = 1, g_case = -1; /* g_case: one loop case (--only NAME) */
 
 static double cpu_now(void) {
     struct timespec ts;
@@ -264,9 +265,12 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
             ++i;
             g_loop = !strcmp(argv[i], "loop"), g_impact = !strcmp(argv[i], "impact");
+            for (int c = 0; c < LOOP_CASES; c++)
+                if (!strcmp(argv[i], loop_case[c])) g_loop = 1, g_case = c;
         } else {
             fprintf(stderr, "usage: bench_hybrid [--steps N] [--warmup N] [--repeat N] "
-                            "[--max-tets N] [--threads N] [--only loop|impact]\n");
+                            "[--max-tets N] [--threads N] "
+                            "[--only loop|impact|at_rest|in_flight|stacked]\n");
             return 2;
         }
     }
@@ -274,6 +278,7 @@ int main(int argc, char **argv) {
     defo_set_threads(g_threads);
     printf("{\n  \"benchmark\": \"hybrid\",\n  \"threads\": %d,\n  \"loop\": [", g_threads);
     for (int c = 0; c < LOOP_CASES && g_loop; c++) {
+        if (g_case >= 0 && c != g_case) continue;
         loop_result r;
         if (run_loop(c, &r)) {
             fprintf(stderr, "bench_hybrid: loop failed: %s\n", defo_last_error());
@@ -283,8 +288,9 @@ int main(int argc, char **argv) {
                "\"ms_per_step\": %.4f, \"ms_per_step_min\": %.4f, \"ms_per_step_max\": %.4f, "
                "\"cpu_ms_per_step\": %.4f, \"us_per_body_step\": %.3f, \"nodes_in_contact\": %d, "
                "\"impacts\": %d, \"body_pairs\": %d, \"contact_share\": %.3f}",
-               c ? "," : "", loop_case[c], r.bodies, r.tets, g_steps, r.ms, r.ms_min, r.ms_max,
-               r.cpu_ms, 1e3 * r.ms / r.bodies, r.contacts, r.impacts, r.pairs, r.contact_share);
+               c && g_case < 0 ? "," : "", loop_case[c], r.bodies, r.tets, g_steps, r.ms, r.ms_min,
+               r.ms_max, r.cpu_ms, 1e3 * r.ms / r.bodies, r.contacts, r.impacts, r.pairs,
+               r.contact_share);
         fflush(stdout);
     }
     printf("\n  ],\n  \"static_analysis\": [");

@@ -408,6 +408,106 @@ static void test_self_contact_at_rest(void) {
     }
 }
 
+/* Two pairs equal field by field, bit for bit (not their padding). */
+static int same_pair(const defo_contact_pair *a, const defo_contact_pair *b) {
+#define SAME(f) (memcmp(&a->f, &b->f, sizeof a->f) == 0)
+    return SAME(surface) && SAME(kind) && SAME(side) && SAME(node) && SAME(w) && SAME(n) &&
+           SAME(phi) && SAME(delta) && SAME(k) && SAME(mu) && SAME(kept) && SAME(id) &&
+           SAME(barrier);
+#undef SAME
+}
+
+/* Surfaces moved lazily (defo_contact_surface_move: box only, refit by the
+ * detection that needs it) give the pairs and step bounds of surfaces
+ * updated in full, bit for bit, as a sheared box comes from far away into
+ * another (its box meets the other's only in the last steps) while a third
+ * stays far: what the world's per-call skip of far bodies relies on.  The
+ * step bound is also taken from a position whose box is apart, with a move
+ * dx that carries it through the other within the step. */
+static void test_lazy_refit_equals_update(void) {
+    enum { STEPS = 12 };
+    defo_mesh *m[3] = {box_mesh(0, 0, 0, 1, 2, 1), box_mesh(0, 0, 0, 1, 2, 1),
+                       box_mesh(0, 0, 0, 1, 2, 1)};
+    const double start[3] = {0, 3.0, -4.0}; /* x offsets; body 1 approaches body 0 */
+    defo_contact_surface_def sd = defo_default_contact_surface_def();
+    sd.thickness = 0.05;
+    defo_contact_surface *eager[3], *lazy[3];
+    double *x[3], *dx[3];
+    for (int i = 0; i < 3; i++) {
+        CHECK_OK(defo_contact_surface_create(m[i], &sd, &eager[i]));
+        CHECK_OK(defo_contact_surface_create(m[i], &sd, &lazy[i]));
+        x[i] = malloc(3 * (size_t)m[i]->num_nodes * sizeof(double));
+        dx[i] = calloc(3 * (size_t)m[i]->num_nodes, sizeof(double));
+    }
+    defo_contact_list Le = {0}, Ll = {0};
+    int steps_with_pairs = 0, mismatches = 0;
+    double first_box_gap = -1;
+    for (int k = 0; k <= STEPS; k++) {
+        /* body 1 slides in along −x, sheared (its normals turn) and tilted */
+        const double u = 1.0 - (double)k / STEPS, off = 0.9 + (start[1] - 0.9) * u * u * u;
+        for (int i = 0; i < 3; i++)
+            for (defo_index n = 0; n < m[i]->num_nodes; n++) {
+                const double *r = m[i]->x + 3 * n;
+                double *p = x[i] + 3 * n;
+                const double shear = i == 1 ? 0.02 * k : 0.0;
+                p[0] = r[0] + (i == 1 ? off : start[i]) + shear * r[2];
+                p[1] = r[1] + (i == 1 ? 0.01 * k * r[0] : 0.0);
+                /* all rise 2 m a step: a hierarchy not refit is far off */
+                p[2] = r[2] + 2.0 * (k + 1) + (i == 1 ? 0.003 * k : 0.002 * k * r[1]);
+            }
+        for (int i = 0; i < 3; i++) {
+            CHECK_OK(defo_contact_surface_update(eager[i], x[i]));
+            CHECK_OK(defo_contact_surface_move(lazy[i], x[i]));
+        }
+        double b0[6], b1[6], e0[6];
+        defo_contact_surface_bounds(lazy[0], b0);
+        defo_contact_surface_bounds(lazy[1], b1);
+        defo_contact_surface_bounds(eager[0], e0);
+        mismatches += memcmp(b0, e0, sizeof b0) != 0; /* the box moves at once */
+        if (first_box_gap < 0 && k == 0) first_box_gap = b1[0] - b0[3];
+        defo_contact_body ce[3], cl[3];
+        for (int i = 0; i < 3; i++) {
+            ce[i] = (defo_contact_body){eager[i], x[i], 1e3, 0.3, 0};
+            cl[i] = (defo_contact_body){lazy[i], x[i], 1e3, 0.3, 0};
+        }
+        for (int mode = 0; mode < 2; mode++) {
+            Le.count = Ll.count = 0;
+            if (mode == DEFO_CONTACT_BARRIER) {
+                CHECK_OK(defo_contact_classify(ce, 3));
+                CHECK_OK(defo_contact_classify(cl, 3));
+            }
+            CHECK_OK(defo_contact_find(ce, 3, (defo_contact_mode)mode, &Le));
+            CHECK_OK(defo_contact_find(cl, 3, (defo_contact_mode)mode, &Ll));
+            mismatches += Le.count != Ll.count;
+            for (size_t i = 0; i < Le.count && i < Ll.count; i++)
+                mismatches += !same_pair(&Le.pairs[i], &Ll.pairs[i]);
+            if (mode == 0) steps_with_pairs += Le.count > 0;
+        }
+        /* a move of body 1 over the next step of 2.5 m along −x, through
+         * body 0 (at the first step their boxes are apart) */
+        for (defo_index n = 0; n < m[1]->num_nodes; n++) dx[1][3 * n] = -2.5;
+        for (int i = 0; i < 3; i++) CHECK_OK(defo_contact_surface_move(lazy[i], x[i]));
+        const double ae = defo_contact_step_bound(ce, 3, (const double *const *)dx);
+        const double al = defo_contact_step_bound(cl, 3, (const double *const *)dx);
+        mismatches += memcmp(&ae, &al, sizeof ae) != 0;
+        if (k == 0) CHECK(al < 1.0); /* the swept vertices reach body 0 */
+    }
+    CHECK(first_box_gap > 0.5); /* the bodies' boxes (grown by the reach) start apart */
+    CHECK(steps_with_pairs >= 4);
+    CHECK(mismatches == 0);
+    TEST_REPORT("lazy refit: %d of %d steps with pairs, %d mismatches against a full update",
+                steps_with_pairs, STEPS + 1, mismatches);
+    defo_contact_list_free(&Le);
+    defo_contact_list_free(&Ll);
+    for (int i = 0; i < 3; i++) {
+        defo_contact_surface_destroy(eager[i]);
+        defo_contact_surface_destroy(lazy[i]);
+        defo_mesh_destroy(m[i]);
+        free(x[i]);
+        free(dx[i]);
+    }
+}
+
 int main(void) {
     RUN(test_bvh_matches_brute_force);
     RUN(test_closest_points_brute_force);
@@ -416,5 +516,6 @@ int main(void) {
     RUN(test_penalty_gradient);
     RUN(test_respond_momentum);
     RUN(test_self_contact_at_rest);
+    RUN(test_lazy_refit_equals_update);
     return test_summary();
 }

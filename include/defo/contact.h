@@ -182,6 +182,14 @@ DEFO_API void defo_contact_surface_destroy(defo_contact_surface *s);
 /* Move to node positions x (3 per node of the mesh): hierarchies refit,
  * pseudo-normals recomputed.  Non-finite positions: DEFO_ERR_NUMERICAL. */
 DEFO_API defo_status defo_contact_surface_update(defo_contact_surface *s, const double *x);
+/* Move to x lazily: only the box (defo_contact_surface_bounds) follows now;
+ * the normals and hierarchies follow when a detection (defo_contact_find,
+ * _classify, _inside, _step_bound) first finds this surface's box meeting
+ * another's, so a body far from every other costs O(its vertices) per
+ * detection and results equal those after defo_contact_surface_update bit
+ * for bit.  x is borrowed: it must hold the same positions until that
+ * detection.  Non-finite positions: DEFO_ERR_NUMERICAL. */
+DEFO_API defo_status defo_contact_surface_move(defo_contact_surface *s, const double *x);
 /* Counts (triangles, edges, vertices) and the mean edge length at rest. */
 DEFO_API void defo_contact_surface_info(const defo_contact_surface *s, defo_index *triangles,
                                         defo_index *edges, defo_index *vertices, double *mean_edge);
@@ -213,6 +221,10 @@ typedef struct defo_contact_pair {
 typedef struct defo_contact_list {
     defo_contact_pair *pairs;
     size_t count, capacity;
+    /* the broad phase's scratch (sorted boxes, pairs of surfaces), kept
+     * between calls; zero-initialise with the rest, freed with the list */
+    void *broad;
+    size_t broad_capacity;
 } defo_contact_list;
 DEFO_API void defo_contact_list_free(defo_contact_list *list);
 

@@ -4,7 +4,10 @@
  *
  * Broad phase: two surfaces are compared only when their boxes, grown by
  * their reaches, overlap; a vertex is compared with a surface only when it
- * lies in that surface's grown box.  Narrow phase through each surface's
+ * lies in that surface's grown box and its query box meets the surface's
+ * box (the root of its hierarchy).  A surface moved lazily is refit only
+ * when a query is about to look inside it (a body near no other costs the
+ * box of its vertices); the answers are those of a surface refit at once.  Narrow phase through each surface's
  * hierarchy of triangles or edges (refit to the surfaces' current
  * positions):
  *   signed vertex–triangle  the closest point q of the other surface within
@@ -38,13 +41,16 @@
 #include "base/parallel.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 void defo_contact_list_free(defo_contact_list *list) {
     if (!list) return;
     defo_free(list->pairs);
+    defo_free(list->broad);
     list->pairs = NULL;
-    list->count = list->capacity = 0;
+    list->broad = NULL;
+    list->count = list->capacity = list->broad_capacity = 0;
 }
 
 static defo_status reserve(defo_contact_list *l, size_t n) {
@@ -77,6 +83,22 @@ static int node_inside(const defo_contact_surface *S, defo_index node, int other
     if (!S->any_inside) return 0;
     const defo_index v = S->vert_of[node];
     return v >= 0 && S->inside[v] == other;
+}
+
+/* 1 when a vertex of A inside bbox (B's box grown by its reach) has a query
+ * box (±r) that meets B's box: only then can a query of B's hierarchy find
+ * anything (its root box is B's box), and only then are A and B refit
+ * (surfaces moved lazily, defo_contact_surface_move).  Serial. */
+static int vertex_queries_meet(const defo_contact_body *ba, const defo_contact_body *bb,
+                               const double bbox[6], double r) {
+    const defo_contact_surface *A = ba->surface, *B = bb->surface;
+    for (defo_index v = 0; v < A->nv; v++) {
+        const double *p = ba->x + 3 * (size_t)A->vert[v];
+        if (!in_box(bbox, p)) continue;
+        const double q[6] = {p[0] - r, p[1] - r, p[2] - r, p[0] + r, p[1] + r, p[2] + r};
+        if (boxes_overlap(q, B->box)) return 1;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------ signed vertex–triangle */
@@ -372,6 +394,10 @@ defo_status defo_contact_classify(const defo_contact_body *bodies, int count) {
             double bbox[6];
             defo_contact_surface_bounds(B, bbox);
             if (!boxes_overlap(abox, bbox)) continue;
+            const double R = fmax(B->reach, fmax(A->thickness, B->thickness));
+            if (!vertex_queries_meet(ba, bb, bbox, R)) continue; /* nothing within reach */
+            defo_contact_surface_refit(ba->surface);
+            defo_contact_surface_refit(bb->surface);
             const defo_index nv = A->nv;
             int any = 0;
             DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_WORTH(nv, 150))
@@ -388,6 +414,98 @@ defo_status defo_contact_classify(const defo_contact_body *bodies, int count) {
     return DEFO_OK;
 }
 
+/* ------------------------------------------------------------ broad phase */
+/* One surface's box (grown by its reach) in the sweep, or one candidate
+ * pair of surfaces (a, b). */
+typedef struct sweep_item {
+    double box[6];
+    double key; /* the box's low end along the sweep's axis */
+    int32_t a, b;
+} sweep_item;
+
+static int sweep_cmp(const void *pa, const void *pb) {
+    const sweep_item *x = pa, *y = pb;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return (x->a > y->a) - (x->a < y->a);
+}
+
+static int pair_cmp(const void *pa, const void *pb) {
+    const sweep_item *x = pa, *y = pb;
+    if (x->a != y->a) return x->a < y->a ? -1 : 1;
+    return (x->b > y->b) - (x->b < y->b);
+}
+
+static defo_status broad_reserve(defo_contact_list *l, size_t n) {
+    if (n <= l->broad_capacity) return DEFO_OK;
+    size_t c = l->broad_capacity ? l->broad_capacity : 64;
+    while (c < n) c *= 2;
+    sweep_item *p = defo_realloc(l->broad, c * sizeof *p);
+    if (!p) return defo_error_oom("contact broad phase", c * sizeof *p);
+    l->broad = p;
+    l->broad_capacity = c;
+    return DEFO_OK;
+}
+
+/* Sort and sweep: the surfaces' grown boxes sorted along the axis where
+ * their centres spread most, swept for overlaps; every ordered pair (a, b)
+ * of surfaces whose boxes overlap (both ways) and a surface with itself
+ * when it has self contact, in the order (a ascending, then b): the order
+ * of the double loop over all pairs it replaces, so the pairs found are the
+ * same.  O(n log n + overlaps).  The list's scratch holds the n sorted
+ * boxes, then the candidates; *num their count, *first where they start. */
+static defo_status broad_phase(const defo_contact_body *bodies, int count, defo_contact_list *l,
+                               size_t *first, size_t *num) {
+    defo_status st = broad_reserve(l, 2 * (size_t)count + 16);
+    if (st) return st;
+    sweep_item *it = l->broad;
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int i = 0; i < count; i++) {
+        defo_contact_surface_bounds(bodies[i].surface, it[i].box);
+        it[i].a = it[i].b = i;
+        for (int k = 0; k < 3; k++) {
+            const double c = 0.5 * (it[i].box[k] + it[i].box[3 + k]);
+            lo[k] = fmin(lo[k], c);
+            hi[k] = fmax(hi[k], c);
+        }
+    }
+    int axis = 0;
+    for (int k = 1; k < 3; k++)
+        if (hi[k] - lo[k] > hi[axis] - lo[axis]) axis = k;
+    for (int i = 0; i < count; i++) it[i].key = it[i].box[axis];
+    qsort(it, (size_t)count, sizeof *it, sweep_cmp);
+    /* count, reserve, then fill (the scratch may move when it grows) */
+    size_t k = (size_t)count;
+    for (int pass = 0; pass < 2; pass++) {
+        sweep_item *s = l->broad;
+        size_t c = (size_t)count;
+        for (int i = 0; i < count; i++) {
+            const int a = s[i].a;
+            if (bodies[a].surface->self_contact) {
+                if (pass) s[c] = (sweep_item){{0}, 0, a, a};
+                c++;
+            }
+            for (int j = i + 1; j < count && s[j].box[axis] <= s[i].box[3 + axis]; j++) {
+                if (!boxes_overlap(s[i].box, s[j].box)) continue;
+                if (pass) {
+                    s[c] = (sweep_item){{0}, 0, a, s[j].a};
+                    s[c + 1] = (sweep_item){{0}, 0, s[j].a, a};
+                }
+                c += 2;
+            }
+        }
+        if (!pass) {
+            st = broad_reserve(l, c);
+            if (st) return st;
+        }
+        k = c;
+    }
+    sweep_item *d = l->broad;
+    qsort(d + count, k - (size_t)count, sizeof *d, pair_cmp);
+    *first = (size_t)count;
+    *num = k - (size_t)count;
+    return DEFO_OK;
+}
+
 /* ------------------------------------------------------------------ find */
 defo_status defo_contact_find(const defo_contact_body *bodies, int count, defo_contact_mode mode,
                               defo_contact_list *out) {
@@ -396,12 +514,17 @@ defo_status defo_contact_find(const defo_contact_body *bodies, int count, defo_c
     if (st) return st;
     const int barrier = mode == DEFO_CONTACT_BARRIER;
     const size_t start = out->count;
-    for (int ia = 0; ia < count; ia++) {
+    size_t first = 0, num = 0;
+    st = broad_phase(bodies, count, out, &first, &num);
+    if (st) return st;
+    for (size_t cand = 0; cand < num; cand++) {
+        const sweep_item *pr = (const sweep_item *)out->broad + first + cand;
+        const int ia = pr->a, ib = pr->b;
         const defo_contact_body *ba = &bodies[ia];
         const defo_contact_surface *A = ba->surface;
         double abox[6];
         defo_contact_surface_bounds(A, abox);
-        for (int ib = 0; ib < count; ib++) {
+        {
             const defo_contact_body *bb = &bodies[ib];
             const defo_contact_surface *B = bb->surface;
             if (ia == ib && !A->self_contact) continue;
@@ -411,7 +534,10 @@ defo_status defo_contact_find(const defo_contact_body *bodies, int count, defo_c
             if (!boxes_overlap(abox, bbox)) continue;
             const double delta = fmax(A->thickness, B->thickness);
             const defo_index nv = A->nv;
-            if (!barrier || A->any_inside) {
+            const double R = fmax(B->reach, delta); /* signed_vertex's query radius */
+            if ((!barrier || A->any_inside) && vertex_queries_meet(ba, bb, bbox, R)) {
+                defo_contact_surface_refit(ba->surface);
+                defo_contact_surface_refit(bb->surface);
                 /* signed pairs: one slot per vertex, compacted in order */
                 st = reserve(out, out->count + (size_t)nv);
                 if (st) {
@@ -443,6 +569,8 @@ defo_status defo_contact_find(const defo_contact_body *bodies, int count, defo_c
                     c.v = v;
                     const double q6[6] = {p[0] - delta, p[1] - delta, p[2] - delta,
                                           p[0] + delta, p[1] + delta, p[2] + delta};
+                    if (!boxes_overlap(q6, B->box)) continue; /* the root would refuse it */
+                    defo_contact_surface_refit(bb->surface);
                     defo_bvh_query(B->tri_bvh, q6, bv_visit, &c);
                 }
                 if (c.status) {
@@ -469,13 +597,18 @@ defo_status defo_contact_find(const defo_contact_body *bodies, int count, defo_c
             c.out = out;
             c.status = DEFO_OK;
             for (defo_index e = 0; e < A->ne && !c.status; e++) {
-                const double *eb = A->ebox + 6 * (size_t)e;
+                /* the edge's box from its nodes (A's stored boxes may wait
+                 * for a refit), grown by δ */
+                const double *p0 = ba->x + 3 * (size_t)A->edge[2 * (size_t)e];
+                const double *p1 = ba->x + 3 * (size_t)A->edge[2 * (size_t)e + 1];
                 double q[6];
                 for (int k = 0; k < 3; k++) {
-                    q[k] = eb[k] - c.delta;
-                    q[3 + k] = eb[3 + k] + c.delta;
+                    q[k] = fmin(p0[k], p1[k]) - c.delta;
+                    q[3 + k] = fmax(p0[k], p1[k]) + c.delta;
                 }
-                if (!boxes_overlap(q, bbox)) continue;
+                if (!boxes_overlap(q, bbox) || !boxes_overlap(q, B->box)) continue;
+                defo_contact_surface_refit(ba->surface); /* its edge normals */
+                defo_contact_surface_refit(bb->surface);
                 c.e = e;
                 defo_bvh_query(B->edge_bvh, q, ee_visit, &c);
             }
@@ -498,6 +631,8 @@ defo_status defo_contact_inside(const defo_contact_body *a, const defo_contact_b
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "contact: missing surface");
     const defo_contact_surface *A = a->surface, *B = b->surface;
     if (B->two_sided) return DEFO_OK;
+    defo_contact_surface_refit(a->surface);
+    defo_contact_surface_refit(b->surface);
     double box[6];
     defo_bvh_bounds(B->tri_bvh, box);
     const double R =

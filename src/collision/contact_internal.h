@@ -25,7 +25,13 @@ struct defo_contact_surface {
     double *fn, *en, *vn; /* pseudo-normals: unit faces, edges (sums), vertices (angle-weighted) */
     double *tbox, *ebox;  /* 6 per triangle / edge at the last update */
     defo_bvh *tri_bvh, *edge_bvh;
-    const double *x; /* positions of the last update (borrowed) */
+    const double *x; /* positions of the last update or move (borrowed) */
+    /* box of the positions x (min/max over the vertices: the triangle
+     * hierarchy's root box, bit for bit); stale: moved to x, the normals,
+     * boxes and hierarchies not yet (defo_contact_surface_move) */
+    double box[6];
+    int stale;
+    double disp; /* scratch of defo_contact_step_bound: the largest vertex move */
     /* self contact: excluded (vertex, triangle) and (edge, edge) pairs */
     int64_t *ex_vstart, *ex_estart;
     defo_index *ex_vtri, *ex_edge;
@@ -40,5 +46,11 @@ struct defo_contact_surface {
  * other) — edge = 1 — touch in the rest shape (self contact). */
 int defo_contact_excluded(const defo_contact_surface *s, int edge, defo_index item,
                           defo_index other);
+
+/* Bring a moved surface's normals and hierarchies to its positions (no-op
+ * when not stale).  Called by every detection on the surfaces whose boxes
+ * meet, before it looks inside them; not thread-safe (call it outside
+ * parallel loops). */
+void defo_contact_surface_refit(defo_contact_surface *s);
 
 #endif

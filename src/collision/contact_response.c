@@ -467,6 +467,11 @@ static int sb_edge(void *vctx, defo_index e2) {
     return 0;
 }
 
+static int box_meets(const double a[6], const double b[6]) {
+    return a[0] <= b[3] && b[0] <= a[3] && a[1] <= b[4] && b[1] <= a[4] && a[2] <= b[5] &&
+           b[2] <= a[5];
+}
+
 static double norm3(const double *a) {
     return sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
 }
@@ -496,16 +501,19 @@ double defo_contact_step_bound(const defo_contact_body *bodies, int count,
                                const double *const *dx) {
     double alpha = 1.0;
     if (!bodies || count <= 0 || !dx) return alpha;
+    /* each surface's largest move once (not once per pair of surfaces) */
+    for (int ia = 0; ia < count; ia++)
+        bodies[ia].surface->disp = max_disp(bodies[ia].surface, dx[ia]);
     for (int ia = 0; ia < count; ia++) {
         const defo_contact_surface *A = bodies[ia].surface;
         const double *dxa = dx[ia];
-        const double ma = max_disp(A, dxa);
+        const double ma = A->disp;
         for (int ib = 0; ib < count; ib++) {
             const defo_contact_surface *B = bodies[ib].surface;
             if (ia == ib && !A->self_contact) continue;
             const double *dxb = dx[ib];
             if (!dxa && !dxb) continue;
-            const double mb = ia == ib ? ma : max_disp(B, dxb);
+            const double mb = B->disp;
             double ab[6], bb[6];
             defo_contact_surface_bounds(A, ab);
             defo_contact_surface_bounds(B, bb);
@@ -522,6 +530,8 @@ double defo_contact_step_bound(const defo_contact_body *bodies, int count,
                 if (inside_of(A, node, ib)) continue;
                 double q[6];
                 swept(bodies[ia].x, dxa, &node, 1, g, q);
+                if (!box_meets(q, B->box)) continue; /* the hierarchy's root refuses it */
+                defo_contact_surface_refit(bodies[ib].surface);
                 c.item = node;
                 defo_bvh_query(B->tri_bvh, q, sb_tri, &c);
             }
@@ -532,6 +542,8 @@ double defo_contact_step_bound(const defo_contact_body *bodies, int count,
                 for (defo_index e = 0; e < A->ne; e++) {
                     double q[6];
                     swept(bodies[ia].x, dxa, A->edge + 2 * (size_t)e, 2, g, q);
+                    if (!box_meets(q, B->box)) continue;
+                    defo_contact_surface_refit(bodies[ib].surface);
                     c.item = e;
                     defo_bvh_query(B->edge_bvh, q, sb_edge, &c);
                 }

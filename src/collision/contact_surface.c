@@ -427,16 +427,39 @@ defo_status defo_contact_surface_create(const defo_mesh *mesh, const defo_contac
     return DEFO_OK;
 }
 
-defo_status defo_contact_surface_update(defo_contact_surface *s, const double *x) {
+defo_status defo_contact_surface_move(defo_contact_surface *s, const double *x) {
     if (!s || !x) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "contact surface: missing argument");
-    const defo_index nt = s->nt, ne = s->ne, nv = s->nv;
-    for (defo_index v = 0; v < nv; v++) {
+    double b[6] = {INFINITY, INFINITY, INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    for (defo_index v = 0; v < s->nv; v++) {
         const double *p = x + 3 * (size_t)s->vert[v];
         if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]))
             return defo_error(DEFO_ERR_NUMERICAL, "contact surface: node %ld is not finite",
                               (long)s->vert[v]);
+        /* every vertex lies on a triangle: the min/max of the triangles'
+         * boxes (the hierarchy's root after a refit) is this, bit for bit */
+        for (int k = 0; k < 3; k++) {
+            b[k] = fmin(b[k], p[k]);
+            b[3 + k] = fmax(b[3 + k], p[k]);
+        }
     }
+    memcpy(s->box, b, sizeof b);
     s->x = x;
+    s->stale = 1;
+    return DEFO_OK;
+}
+
+defo_status defo_contact_surface_update(defo_contact_surface *s, const double *x) {
+    defo_status st = defo_contact_surface_move(s, x);
+    if (st) return st;
+    defo_contact_surface_refit(s);
+    return DEFO_OK;
+}
+
+void defo_contact_surface_refit(defo_contact_surface *s) {
+    if (!s->stale) return;
+    s->stale = 0;
+    const double *x = s->x;
+    const defo_index nt = s->nt, ne = s->ne, nv = s->nv;
     DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_WORTH(nt, 60))
     for (defo_index t = 0; t < nt; t++) {
         const defo_index *v = s->tri + 3 * (size_t)t;
@@ -484,7 +507,6 @@ defo_status defo_contact_surface_update(defo_contact_surface *s, const double *x
     }
     defo_bvh_refit(s->tri_bvh, s->tbox);
     defo_bvh_refit(s->edge_bvh, s->ebox);
-    return DEFO_OK;
 }
 
 void defo_contact_surface_info(const defo_contact_surface *s, defo_index *triangles,
@@ -496,7 +518,7 @@ void defo_contact_surface_info(const defo_contact_surface *s, defo_index *triang
 }
 
 void defo_contact_surface_bounds(const defo_contact_surface *s, double box[6]) {
-    defo_bvh_bounds(s->tri_bvh, box);
+    memcpy(box, s->box, sizeof s->box);
     for (int k = 0; k < 3; k++) {
         box[k] -= s->reach;
         box[3 + k] += s->reach;

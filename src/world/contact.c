@@ -12,8 +12,10 @@
  * its boundary.  A stepper's call names some bodies with their positions of
  * the moment (a Newton iterate, a Newmark update); every other colliding
  * body takes part where it is, as an obstacle: paired with the call's
- * bodies, never moved, its nodes outside the solve.  Each call updates the
- * surfaces (refit), finds the pairs (defo_contact_find) and then adds the
+ * bodies, never moved, its nodes outside the solve.  Each call moves the
+ * surfaces (their boxes: the detection refits only the surfaces it looks
+ * into, so bodies far from every other cost their boxes), finds the pairs
+ * (defo_contact_find, a sort and sweep over the boxes) and then adds the
  * penalty with its Hessian terms, bounds a Newton step, or applies the
  * impulses.  A pair that started the step interpenetrating is held back by
  * the depth it had less separation_speed·Δt (its φ shifted by that much), so
@@ -269,7 +271,7 @@ static defo_status gather(defo_world *w, defo_step_body *const *bodies, int coun
         const int ci = w->call_of[i];
         if (ci < 0 && deformable && b->sb.rigid) continue;
         const double *xi = ci >= 0 && x ? x[ci] : b->x;
-        s = defo_contact_surface_update(b->surface, xi);
+        s = defo_contact_surface_move(b->surface, xi); /* refit by a detection that needs it */
         if (s) {
             defo_error_prefix("body '%s': contact", b->name);
             break;
