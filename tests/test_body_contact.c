@@ -137,11 +137,11 @@ static defo_world *head_on_world(defo_integrator_kind kind, const defo_mesh *a, 
     return w;
 }
 
-static head_on run_head_on(defo_integrator_kind kind, int frames) {
+static head_on run_head_on(defo_integrator_kind kind, int frames, double c) {
     head_on r = {0, 0, 0, 0, 0, 0, 0};
     const double R = 0.5;
     defo_mesh *a = NULL, *b = NULL;
-    mirrored_balls(R, 0.2, 0.56, &a, &b);
+    mirrored_balls(R, 0.2, c, &a, &b);
     defo_body_id id[2];
     defo_world *w = head_on_world(kind, a, b, id);
     double E0 = 0;
@@ -190,7 +190,7 @@ static void test_head_on(void) {
      * residual (default tolerance) leaves */
     const double tol[3] = {1e-9, 1e-6, 1e-6};
     for (int q = 0; q < 3; q++) {
-        head_on r = run_head_on(kinds[q], 20);
+        head_on r = run_head_on(kinds[q], 20, 0.56);
         TEST_REPORT("%s: momentum %.1e of sum m|v|, energy peak %.6f of the start, asymmetry "
                     "%.1e r along the line, %.1e r across, deepest node %.1e r inside, %ld pairs "
                     "at most, ball a ends at %.3f m/s",
@@ -203,6 +203,22 @@ static void test_head_on(void) {
         CHECK(r.pairs > 0);
         CHECK(r.vx < -0.5); /* bounced back */
     }
+}
+
+/* The same balls from afar (centres ±0.9 m: their boxes, grown by the
+ * reach, apart for the first frames, while the contact layer looks into
+ * neither), Newmark: they meet, bounce and never overlap, as from near. */
+static void test_head_on_from_afar(void) {
+    head_on r = run_head_on(DEFO_INTEGRATOR_NEWMARK, 32, 0.9);
+    TEST_REPORT("from ±0.9 m: momentum %.1e, energy peak %.6f, deepest %.1e r, %ld pairs at most, "
+                "ball a ends at %.3f m/s",
+                r.momentum, r.energy, r.depth, (long)r.pairs, r.vx);
+    CHECK(r.momentum <= 1e-9);
+    CHECK(r.energy <= 1.0 + 1e-9);
+    CHECK(r.asymmetry <= 1e-3);
+    CHECK(r.depth == 0.0);
+    CHECK(r.pairs > 0);
+    CHECK(r.vx < -0.5); /* bounced back */
 }
 
 /* ------------------------------------------------------------ stack */
@@ -527,6 +543,7 @@ static void test_contact_settings(void) {
 
 int main(void) {
     RUN(test_head_on);
+    RUN(test_head_on_from_afar);
     RUN(test_stack_at_rest);
     RUN(test_self_fold);
     RUN(test_determinism_and_resume);
