@@ -104,7 +104,7 @@ DEFO_API double defo_surface_sdf_winding_exact(const defo_surface_sdf *sdf, cons
 /* A bounding volume hierarchy over n axis-aligned boxes (6 doubles each:
  * lo x y z, hi x y z), built once by median splits of the box centres along
  * the longest axis and REFIT, not rebuilt, when the boxes move (the contact
- * layer refits every body's hierarchy each step).  Leaves hold up to 4
+ * layer refits a body's hierarchy when a detection looks into it).  Leaves hold up to 4
  * boxes.  Queries visit the tree in a fixed order: the same boxes give the
  * same sequence of callbacks on every run and thread.  A refit tree answers
  * exactly (every overlapping box is reported); only its pruning gets looser

@@ -44,6 +44,8 @@
  */
 #include "integrator/integrator_internal.h"
 
+#include <stdio.h>
+
 typedef struct nm_body {
     defo_linear_solver *solver;
     defo_index cap; /* nodes the arrays hold */
@@ -52,6 +54,10 @@ typedef struct nm_body {
     unsigned char *constraint, *contact;
     int fe_valid; /* fe is f_e(x) of the current x */
     int stepped;  /* the force model was moved to x_new */
+    /* nm_each: the status of the body's part of the step and its message
+     * (raised on the thread that stepped it) */
+    defo_status status;
+    char message[1024];
 } nm_body;
 
 static void nm_free_arrays(nm_body *d) {
@@ -342,6 +348,35 @@ static defo_status step_body_end(const defo_integrator_def *def, defo_step_body 
     return warn;
 }
 
+/* Lines 1-3 (end = 0) or 4 (end = 1) of every body, in parallel over the
+ * bodies when the thread governor finds that faster than body after body
+ * with each body's own loops parallel (many small bodies: a pile).  A body
+ * stepped on one thread runs its loops on it, the same arithmetic: bit for
+ * bit what body after body gives.  As body after body: *warn gets the last
+ * body's warning, and an error is the first failing body's (its message
+ * raised again on the calling thread); the rest are not committed. */
+static defo_status nm_each(defo_stepper *s, defo_step_body *const *bodies, int count,
+                           const defo_step_context *ctx, int sub, int end, defo_status *warn) {
+#ifdef _OPENMP
+    DEFO_PRAGMA(omp parallel for schedule(dynamic, 1) if (DEFO_PARALLEL_GO(count > 1)))
+#endif
+    for (int i = 0; i < count; i++) {
+        nm_body *d = bodies[i]->data;
+        d->status =
+            end ? step_body_end(&s->def, bodies[i], ctx)
+                : step_body_start(&s->def, bodies[i], sub ? d->target : bodies[i]->target, ctx);
+        if (d->status) snprintf(d->message, sizeof d->message, "%s", defo_last_error());
+    }
+    for (int i = 0; i < count; i++) {
+        const nm_body *d = bodies[i]->data;
+        if (!d->status) continue;
+        (void)defo_error(d->status, "%s", d->message);
+        if (d->status < 0) return d->status;
+        *warn = d->status;
+    }
+    return DEFO_OK;
+}
+
 /* cfl · the smallest stable time of the bodies' last evaluations */
 static double nm_limit(const defo_stepper *s, defo_step_body *const *bodies, int count) {
     double lim = INFINITY;
@@ -360,11 +395,7 @@ static defo_status nm_substep(defo_stepper *s, defo_step_body *const *bodies, in
                               const defo_step_context *ctx, int sub, double *reject) {
     defo_status st = DEFO_OK, warn = DEFO_OK;
     for (int i = 0; i < count; i++) ((nm_body *)bodies[i]->data)->stepped = 0;
-    for (int i = 0; i < count && st >= 0; i++) {
-        const nm_body *d = bodies[i]->data;
-        st = step_body_start(&s->def, bodies[i], sub ? d->target : bodies[i]->target, ctx);
-        if (st > 0) warn = st;
-    }
+    st = nm_each(s, bodies, count, ctx, sub, 0, &warn);
     /* 3, between bodies: positions x^{n+1} and velocities ṽⁿ of every body
      * at once (equal and opposite impulses), after the colliders' */
     const int between = st >= 0 && ctx->contact_respond;
@@ -381,10 +412,9 @@ static defo_status nm_substep(defo_stepper *s, defo_step_body *const *bodies, in
             st = ctx->contact_respond(ctx->ctx, bodies, count, ctx->dt, 0.5 * ctx->dt, s->xs, s->vs,
                                       s->ws, 1, &pairs);
     }
-    for (int i = 0; i < count && st >= 0; i++) {
-        defo_status e = step_body_end(&s->def, bodies[i], ctx);
+    if (st >= 0) {
+        const defo_status e = nm_each(s, bodies, count, ctx, sub, 1, &warn);
         if (e < 0) st = e;
-        if (e > 0) warn = e;
     }
     /* 4c: the final velocities of pairs still in contact do not approach
      * (the elastic half of line 4 knows no contact) */
