@@ -23,8 +23,11 @@ frames=${FRAMES:-3}
 cases=${CASES:-pile in_flight}
 builds=("$new")
 [ -n "$old" ] && builds=("$old" "$new")
+progs=
+case " $cases " in *" pile "*) progs="$progs bench_contact" ;; esac
+case " $cases " in *" in_flight "*) progs="$progs bench_hybrid" ;; esac
 for b in "${builds[@]}"; do
-  for p in bench_contact bench_hybrid; do
+  for p in $progs; do
     [ -x "$b/$p" ] || { echo "contact_ab: no $b/$p (make build first)" >&2; exit 2; }
   done
 done
