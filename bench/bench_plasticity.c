@@ -12,12 +12,17 @@
  *     or moving elastically);
  *   update_flow_ns_per_point — an update where every point runs its return
  *     map and flows (yield 0);
- *   elastic_step_ms — one world step (a 1/30 s frame's share) of the body
- *     without plasticity; step_ms — with plasticity whose thresholds lie
- *     above this state's strains (every update, no flow: the cost of
- *     carrying plasticity), overhead_pct its excess; flow_step_ms and
+ *   elastic_step_ms — one integrator step of the body without plasticity
+ *     (a world step of the elastic body's stable length, a 1/30 s frame's
+ *     share); step_ms — with plasticity whose thresholds lie above this
+ *     state's strains (every update, no flow: the cost of carrying
+ *     plasticity), overhead_pct its excess; flow_step_ms and
  *     flow_overhead_pct — every point flowing every step (yield 0: the
- *     worst case).
+ *     worst case);
+ *   steps — the integrator steps of one such world step: elastic, carrying,
+ *     flowing.  Flow that shortens an element shortens the stable step, so
+ *     a flowing body may take 2 where the elastic one takes 1; the times
+ *     above are per integrator step, the cost of each step.
  * Medians of repeated runs (after 0.4 s of untimed passes with 2 threads:
  * the thread governor's first trial); JSON on stdout; asserts nothing.
  * Goal: a step ≤ 15 % over the elastic one (overhead_pct).
@@ -47,8 +52,12 @@ static defo_plasticity_def model_def(int k, int flow_all) {
     return d;
 }
 
+/* ms per integrator step of a world step of the elastic body's stable
+ * length; *steps gets the integrator steps it took (a plastic part that
+ * shortened an element shortens the stable step: more steps, each of which
+ * is counted on its own) */
 static double world_step_ms(const defo_mesh *mesh, const defo_material_def *md,
-                            const defo_plasticity_def *pd, const double *x0) {
+                            const defo_plasticity_def *pd, const double *x0, int *steps) {
     enum { STEPS = 5 };
     defo_world *w = NULL;
     defo_world_create(NULL, &w);
@@ -67,10 +76,15 @@ static double world_step_ms(const defo_mesh *mesh, const defo_material_def *md,
     const double dt = (1.0 / 30) / defo_world_steps_per_frame(w, 0, 1.0 / 30);
     double ts[STEPS];
     defo_world_step(w, dt); /* the first step flows most */
+    *steps = 0;
     for (int r = 0; r < STEPS; r++) {
         double t0 = bench_now();
         defo_world_step(w, dt);
         ts[r] = bench_now() - t0;
+        defo_step_stats st;
+        defo_world_stats(w, &st);
+        ts[r] /= st.steps > 0 ? st.steps : 1;
+        *steps = st.steps > *steps ? st.steps : *steps;
     }
     defo_world_destroy(w);
     return 1e3 * bench_median(ts, STEPS);
@@ -104,7 +118,8 @@ static void run(const char *name, int order, double target, int max_threads) {
     const double np = (double)mesh->num_elems * points;
     for (int threads = 1; threads <= max_threads; threads++) {
         defo_set_threads(threads);
-        const double elastic_ms = world_step_ms(mesh, &md, NULL, x);
+        int elastic_steps, steps, flow_steps;
+        const double elastic_ms = world_step_ms(mesh, &md, NULL, x, &elastic_steps);
         for (int k = 0; k < DEFO_PLASTICITY_MODELS; k++) {
             enum { REPS = 7 };
             double te[REPS], tf[REPS];
@@ -125,18 +140,18 @@ static void run(const char *name, int order, double target, int max_threads) {
                 defo_plasticity_destroy(p);
             }
             defo_plasticity_def pq = model_def(k, 0), pf = model_def(k, 1);
-            const double step_ms = world_step_ms(mesh, &md, &pq, x);
-            const double flow_ms = world_step_ms(mesh, &md, &pf, x);
+            const double step_ms = world_step_ms(mesh, &md, &pq, x, &steps);
+            const double flow_ms = world_step_ms(mesh, &md, &pf, x, &flow_steps);
             printf("%s{\"mesh\": \"%s\", \"order\": %d, \"tets\": %ld, \"points\": %.0f, "
                    "\"model\": \"%s\", \"threads\": %d, \"update_elastic_ns_per_point\": %.1f, "
                    "\"update_flow_ns_per_point\": %.1f, \"elastic_step_ms\": %.3f, "
                    "\"step_ms\": %.3f, \"overhead_pct\": %.1f, \"flow_step_ms\": %.3f, "
-                   "\"flow_overhead_pct\": %.1f}",
+                   "\"flow_overhead_pct\": %.1f, \"steps\": [%d, %d, %d]}",
                    first_row ? "" : ",\n  ", name, order, (long)mesh->num_elems, np,
                    defo_plasticity_model_name((defo_plasticity_model)k), threads,
                    1e9 * bench_median(te, REPS) / np, 1e9 * bench_median(tf, REPS) / np, elastic_ms,
                    step_ms, 100 * (step_ms / elastic_ms - 1), flow_ms,
-                   100 * (flow_ms / elastic_ms - 1));
+                   100 * (flow_ms / elastic_ms - 1), elastic_steps, steps, flow_steps);
             first_row = 0;
             fflush(stdout);
         }

@@ -24,13 +24,21 @@
  *     flat, inverted and wildly stretched elements; no NaN anywhere;
  *   - bytes: the state written and read back gives the same F_p⁻¹ bit for
  *     bit; damaged bytes are refused before anything changes;
- *   - determinism: 1 vs 2 threads bitwise.
+ *   - determinism: 1 vs 2 threads bitwise;
+ *   - the closed-form symmetric eigen-decomposition the return maps use
+ *     against matrices built from known eigenvalues (distinct, clustered to
+ *     1e-12, repeated, a multiple of I): V diag(h) Vᵀ = A to 16 ε ‖A‖, V
+ *     a rotation, h sorted and equal to the known values to 32 ε ‖A‖ (A's
+ *     rounding moves its eigenvalues by up to its own error, Weyl).
  */
 #include "defo/element.h"
 #include "defo/force_model.h"
 #include "defo/mesh.h"
 #include "defo/plasticity.h"
 #include "determinism.h"
+#include "plasticity/plasticity_internal.h"
+
+#include <float.h>
 #include "test.h"
 
 static defo_mesh *box(int cx, int cy, int cz, double lx, double ly, double lz, int order) {
@@ -628,7 +636,70 @@ static void test_determinism(void) {
     defo_mesh_destroy(ctx.m);
 }
 
+static void test_closed_form_eigen(void) {
+    test_rng rng = {7};
+    const int r[6] = {0, 1, 2, 0, 1, 0}, c[6] = {0, 1, 2, 1, 2, 2};
+    double worst_a = 0, worst_h = 0, worst_q = 0;
+    for (int it = 0; it < 60000; it++) {
+        defo_vec3 ax =
+            defo_v3(test_range(&rng, -1, 1), test_range(&rng, -1, 1), test_range(&rng, -1, 1));
+        ax = defo_v3_scale(ax, 1 / defo_v3_norm(ax));
+        defo_mat3 Q = defo_m3_rotation(ax, test_range(&rng, -4, 4));
+        double l[3] = {test_range(&rng, -1, 1), test_range(&rng, -1, 1), test_range(&rng, -1, 1)};
+        const double gap = pow(10, test_range(&rng, -12, 0));
+        switch (it % 6) { /* distinct; two or three clustered; a pair equal; axes */
+        case 1:
+            l[1] = l[0] + gap * l[1];
+            break;
+        case 2:
+            l[1] = l[0] + gap * l[1], l[2] = l[0] + gap * l[2];
+            break;
+        case 3:
+            l[2] = l[1];
+            break;
+        case 4:
+            l[1] = l[2] = l[0];
+            break;
+        case 5:
+            Q = defo_m3_identity();
+            break;
+        }
+        double a[6], h[3], m = 0;
+        for (int k = 0; k < 6; k++) {
+            a[k] = Q.m[r[k]][0] * l[0] * Q.m[c[k]][0] + Q.m[r[k]][1] * l[1] * Q.m[c[k]][1] +
+                   Q.m[r[k]][2] * l[2] * Q.m[c[k]][2];
+            m = fmax(m, fabs(a[k]));
+        }
+        defo_mat3 V;
+        defo_plast_sym_eig(a, h, &V);
+        for (int k = 0; k < 6; k++) {
+            const double b = V.m[r[k]][0] * h[0] * V.m[c[k]][0] +
+                             V.m[r[k]][1] * h[1] * V.m[c[k]][1] +
+                             V.m[r[k]][2] * h[2] * V.m[c[k]][2];
+            worst_a = fmax(worst_a, fabs(b - a[k]) / m);
+        }
+        const defo_mat3 I = defo_m3_tmul(V, V);
+        for (int k = 0; k < 9; k++) worst_q = fmax(worst_q, fabs(I.m[k / 3][k % 3] - (k % 4 == 0)));
+        worst_q = fmax(worst_q, fabs(defo_m3_det(V) - 1));
+        for (int i = 0; i < 3; i++) /* sort the known values descending */
+            for (int j = i + 1; j < 3; j++)
+                if (l[j] > l[i]) {
+                    const double t = l[i];
+                    l[i] = l[j], l[j] = t;
+                }
+        CHECK(h[0] >= h[1] && h[1] >= h[2]);
+        for (int i = 0; i < 3; i++) worst_h = fmax(worst_h, fabs(h[i] - l[i]) / m);
+    }
+    TEST_REPORT("60000 matrices: |V diag(h) Vt - A| %.1e, |h - known| %.1e (of max|A|), |VtV - I| "
+                "and |det V - 1| %.1e",
+                worst_a, worst_h, worst_q);
+    CHECK(worst_a <= 16 * DBL_EPSILON);
+    CHECK(worst_h <= 32 * DBL_EPSILON); /* A's own rounding moves them too (Weyl) */
+    CHECK(worst_q <= 16 * DBL_EPSILON);
+}
+
 int main(void) {
+    RUN(test_closed_form_eigen);
     RUN(test_mg04_hand_computation);
     RUN(test_von_mises_uniaxial_loop);
     RUN(test_rests_in_plastic_shape);

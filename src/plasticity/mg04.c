@@ -35,12 +35,11 @@ static unsigned mg04_flow(const defo_plasticity_def *d, const plast_point *in, d
     plast_eig e;
     int have = 0;
     defo_mat3 V;
-    defo_vec3 sg;
-    if (!defo_plast_elastic_log(&in->Fe, NULL, &sg, &V, NULL)) {
+    double l[3];
+    if (!defo_plast_elastic_log(&in->Fe, NULL, l, &V)) {
         fl |= PLAST_SKIPPED;
     } else {
         /* ε_e = V diag(l) Vᵀ; d its deviator (or itself): the same axes */
-        double l[3] = {log(sg.x), log(sg.y), log(sg.z)};
         const double m = d->volumetric ? 0.0 : (l[0] + l[1] + l[2]) / 3;
         for (int i = 0; i < 3; i++) l[i] -= m;
         if (sqrt(l[0] * l[0] + l[1] * l[1] + l[2] * l[2]) > d->yield) {

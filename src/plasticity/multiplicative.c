@@ -31,15 +31,14 @@ static double mult_radius(const defo_plasticity_def *d, const double *state, dou
 static unsigned mult_flow(const defo_plasticity_def *d, const plast_point *in, double *state) {
     double *L = state;
     unsigned fl = 0;
-    defo_mat3 U, V;
-    defo_vec3 sg;
+    defo_mat3 V;
+    double l[3];
     plast_eig e;
     int have = 0;
     const int full = d->volumetric || in->goal;
-    if (!defo_plast_elastic_log(&in->Fe, NULL, &sg, &V, &U)) {
+    if (!defo_plast_elastic_log(&in->Fe, NULL, l, &V)) {
         fl |= PLAST_SKIPPED;
     } else {
-        const double l[3] = {log(sg.x), log(sg.y), log(sg.z)};
         double lp[3], m = full ? 0.0 : (l[0] + l[1] + l[2]) / 3, n = 0;
         for (int i = 0; i < 3; i++) n += (l[i] - m) * (l[i] - m);
         n = sqrt(n);

@@ -154,22 +154,137 @@ int defo_plasticity_def_equal(const defo_plasticity_def *a, const defo_plasticit
 }
 
 /* -------------------------------------------------- shared arithmetic */
+/* Unit eigenvector w of the symmetric B (6 numbers, unit-free) for its
+ * eigenvalue b: the longest of the cross products of two rows of B − bI
+ * (each row of its adjugate is a multiple of the eigenvector). */
+static void null_vector(const double *B, double b, double w[3]) {
+    const double r0[3] = {B[0] - b, B[3], B[5]}, r1[3] = {B[3], B[1] - b, B[4]},
+                 r2[3] = {B[5], B[4], B[2] - b};
+    const double *rows[3][2] = {{r0, r1}, {r0, r2}, {r1, r2}};
+    double best = -1;
+    w[0] = w[1] = w[2] = 0;
+    for (int k = 0; k < 3; k++) {
+        const double *x = rows[k][0], *y = rows[k][1];
+        const double c[3] = {x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2],
+                             x[0] * y[1] - x[1] * y[0]};
+        const double n = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
+        if (n > best) best = n, w[0] = c[0], w[1] = c[1], w[2] = c[2];
+    }
+    const double inv = 1 / sqrt(best);
+    for (int i = 0; i < 3; i++) w[i] *= inv;
+}
+
+/* Unit vector u ⟂ the unit v and w = v × u (Gram–Schmidt of the axis
+ * least aligned with v). */
+static void complement(const double v[3], double u[3], double w[3]) {
+    const int k = fabs(v[0]) <= fabs(v[1]) ? (fabs(v[0]) <= fabs(v[2]) ? 0 : 2)
+                                           : (fabs(v[1]) <= fabs(v[2]) ? 1 : 2);
+    for (int i = 0; i < 3; i++) u[i] = -v[k] * v[i];
+    u[k] += 1;
+    const double nu = 1 / sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+    for (int i = 0; i < 3; i++) u[i] *= nu;
+    w[0] = v[1] * u[2] - v[2] * u[1], w[1] = v[2] * u[0] - v[0] * u[2];
+    w[2] = v[0] * u[1] - v[1] * u[0];
+}
+
+/* x·(B y), B symmetric (6 numbers) */
+static double sym_form(const double *B, const double x[3], const double y[3]) {
+    const double b0 = B[0] * y[0] + B[3] * y[1] + B[5] * y[2];
+    const double b1 = B[3] * y[0] + B[1] * y[1] + B[4] * y[2];
+    const double b2 = B[5] * y[0] + B[4] * y[1] + B[2] * y[2];
+    return x[0] * b0 + x[1] * b1 + x[2] * b2;
+}
+
+void defo_plast_sym_eig(const double *a, double h[3], defo_mat3 *V) {
+    const double q = plast_sym_trace(a) / 3;
+    double B[6] = {a[0] - q, a[1] - q, a[2] - q, a[3], a[4], a[5]};
+    const double p2 = plast_sym_dot(B, B) / 6; /* p² with ‖B‖² = 6p² */
+    double m = 0;
+    for (int k = 0; k < 6; k++) m = fmax(m, fabs(a[k]));
+    if (!(p2 > 0x1p-100 * m * m) || !(m < 0x1p200) || !(m > 0x1p-200)) {
+        /* (nearly) a multiple of I, or not finite, or out of range: Jacobi */
+        const defo_mat3 A = plast_sym_to_m3(a);
+        defo_vec3 l;
+        defo_sym3_eigen(&A, &l, V);
+        h[0] = l.x, h[1] = l.y, h[2] = l.z;
+        return;
+    }
+    /* B = (A − qI)/p has the eigenvalues y of y³ − 3y = det B (Smith 1961:
+     * 2 cos(φ + 2πk/3) with 2 cos 3φ = det B), all in [−2, 2].  The one
+     * farther from the other two (the largest when det B ≥ 0) is well
+     * conditioned: the largest root of z³ − 3z = |det B| =: t in [√3, 2]
+     * (dz/dt within [1/9, 1/6]), with the sign of det B: a quadratic
+     * through t = 0, 1, 2 (error below 2e-3), then two Halley steps (cubic
+     * convergence: below 1e-20). */
+    const double ip = 1 / sqrt(p2);
+    for (int k = 0; k < 6; k++) B[k] *= ip;
+    const double det = B[0] * (B[1] * B[2] - B[4] * B[4]) - B[3] * (B[3] * B[2] - B[4] * B[5]) +
+                       B[5] * (B[3] * B[4] - B[1] * B[5]);
+    const double t = fmin(2.0, fabs(det));
+    double z = 1.7320508075688772 + t * (0.1606935 - 0.0133595 * t);
+    for (int it = 0; it < 2; it++) {
+        const double z2 = z * z, f = z * (z2 - 3) - t, f1 = 3 * (z2 - 1), f2 = 6 * z;
+        z -= 2 * f * f1 / (2 * f1 * f1 - f * f2);
+    }
+    const int top = det >= 0;
+    const double b = top ? z : -z;
+    /* the other two: z₂,₃ = (−b ± √(12 − 3b²))/2 (the trace is 0) */
+    const double gap = sqrt(fmax(0.0, 12 - 3 * b * b)); /* between them */
+    double v[3], e[3][3], l[3];
+    null_vector(B, b, v);
+    const int sep = top ? 0 : 2, mid = 1, far = top ? 2 : 0;
+    if (gap > 0.5) { /* all three well apart: the far one's vector too */
+        const double bf = 0.5 * (-b + (top ? -gap : gap));
+        double w[3];
+        null_vector(B, bf, w);
+        const double g = v[0] * w[0] + v[1] * w[1] + v[2] * w[2];
+        for (int i = 0; i < 3; i++) w[i] -= g * v[i];
+        const double nw = 1 / sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+        for (int i = 0; i < 3; i++) e[sep][i] = v[i], e[far][i] = w[i] * nw;
+        /* the pair's values by Rayleigh quotients (the root formula loses
+         * digits as the gap closes) */
+        double x[3];
+        x[0] = w[1] * v[2] - w[2] * v[1], x[1] = w[2] * v[0] - w[0] * v[2];
+        x[2] = w[0] * v[1] - w[1] * v[0];
+        l[sep] = b, l[far] = sym_form(B, e[far], e[far]), l[mid] = sym_form(B, x, x) * nw * nw;
+    } else { /* the two meet: the 2×2 problem in the plane ⟂ v */
+        double u[3], w[3], lo, hi, c, s;
+        complement(v, u, w);
+        defo_sym2_eigen(sym_form(B, u, u), sym_form(B, u, w), sym_form(B, w, w), &lo, &hi, &c, &s);
+        const int first = top ? 1 : 0; /* where the pair goes */
+        for (int i = 0; i < 3; i++) {
+            e[first][i] = c * u[i] + s * w[i];
+            e[first + 1][i] = -s * u[i] + c * w[i];
+            e[sep][i] = v[i];
+        }
+        l[first] = hi, l[first + 1] = lo, l[sep] = b;
+    }
+    /* rounding may break the order by an ulp where values meet */
+    if (l[1] > l[0]) l[1] = l[0];
+    if (l[2] > l[1]) l[2] = l[1];
+    /* det V = +1: the middle column from the other two */
+    e[1][0] = e[2][1] * e[0][2] - e[2][2] * e[0][1];
+    e[1][1] = e[2][2] * e[0][0] - e[2][0] * e[0][2];
+    e[1][2] = e[2][0] * e[0][1] - e[2][1] * e[0][0];
+    const double sp = sqrt(p2);
+    for (int i = 0; i < 3; i++) {
+        h[i] = q + sp * l[i];
+        for (int j = 0; j < 3; j++) V->m[j][i] = e[i][j];
+    }
+}
+
 defo_mat3 defo_plast_sym_exp(const double *a) {
-    const defo_mat3 A = plast_sym_to_m3(a);
     defo_mat3 Q;
-    defo_vec3 l;
-    defo_sym3_eigen(&A, &l, &Q);
-    const double e[3] = {exp(l.x), exp(l.y), exp(l.z)};
+    double l[3];
+    defo_plast_sym_eig(a, l, &Q);
+    const double e[3] = {exp(l[0]), exp(l[1]), exp(l[2])};
     double s[6];
     plast_sym_from_eigen(&Q, e, s);
     return plast_sym_to_m3(s);
 }
 
 void defo_plast_eig_of(const double *L, plast_eig *e) {
-    const defo_mat3 A = plast_sym_to_m3(L);
-    defo_vec3 l;
-    defo_sym3_eigen(&A, &l, &e->V);
-    e->h[0] = l.x, e->h[1] = l.y, e->h[2] = l.z;
+    defo_plast_sym_eig(L, e->h, &e->V);
 }
 
 void defo_plast_eig_store(const plast_eig *e, double *L, double *fpi) {
@@ -229,10 +344,11 @@ int defo_plast_push(const double *fpi, const defo_mat3 *W, const double d[3], pl
     for (int r = 0; r < 3; r++)
         for (int k = 0; k < 3; k++) G.m[r][k] = SW.m[r][k] * ed[k];
     const defo_mat3 C = defo_m3_mult(G, G);
-    defo_vec3 c;
-    defo_sym3_eigen(&C, &c, &out->V);
-    if (!(c.z > 0) || !(c.x < INFINITY)) return 0;
-    out->h[0] = 0.5 * log(c.x), out->h[1] = 0.5 * log(c.y), out->h[2] = 0.5 * log(c.z);
+    double c6[6], c[3];
+    plast_m3_to_sym(&C, c6);
+    defo_plast_sym_eig(c6, c, &out->V);
+    if (!(c[2] > 0) || !(c[0] < INFINITY)) return 0;
+    out->h[0] = 0.5 * log(c[0]), out->h[1] = 0.5 * log(c[1]), out->h[2] = 0.5 * log(c[2]);
     if (Q) { /* Q = exp(Δ) S exp(−L_new) = W exp(d) Wᵀ S V exp(−h) Vᵀ */
         double a[6], b[6];
         const double ih[3] = {exp(-out->h[0]), exp(-out->h[1]), exp(-out->h[2])};
@@ -243,20 +359,31 @@ int defo_plast_push(const double *fpi, const defo_mat3 *W, const double d[3], pl
     return isfinite(out->h[0]) && isfinite(out->h[1]) && isfinite(out->h[2]);
 }
 
-int defo_plast_elastic_log(const defo_mat3 *Fe, double *eps, defo_vec3 *sig, defo_mat3 *V,
-                           defo_mat3 *U) {
+int defo_plast_elastic_log(const defo_mat3 *Fe, double *eps, double *l, defo_mat3 *V) {
     if (!defo_m3_isfinite(*Fe)) return 0;
-    defo_mat3 u, v;
-    defo_vec3 s;
-    defo_svd3(Fe, &u, &s, &v);
-    if (!(s.z > 0) || !(s.x < INFINITY)) return 0;
-    if (eps) {
-        const double l[3] = {log(s.x), log(s.y), log(s.z)};
-        plast_sym_from_eigen(&v, l, eps);
+    const double det = defo_m3_det(*Fe);
+    if (!(det > 0)) return 0; /* flat or inverted: σ₃ ≤ 0 */
+    /* σ² and V from C = F_eᵀF_e in closed form; its smallest eigenvalue
+     * carries an error ε λ₁, so a nearly flat F_e takes the SVD */
+    const defo_mat3 C = defo_m3_tmul(*Fe, *Fe);
+    double c[6], lam[3], g[3];
+    defo_mat3 v;
+    plast_m3_to_sym(&C, c);
+    defo_plast_sym_eig(c, lam, &v);
+    if (lam[2] > 1e-6 * lam[0] && lam[0] < INFINITY) {
+        g[0] = 0.5 * log(lam[0]), g[1] = 0.5 * log(lam[1]);
+        g[2] = log(det) - g[0] - g[1]; /* σ₁σ₂σ₃ = det F_e */
+    } else {
+        defo_mat3 u;
+        defo_vec3 sg;
+        defo_svd3(Fe, &u, &sg, &v);
+        if (!(sg.z > 0) || !(sg.x < INFINITY)) return 0;
+        g[0] = log(sg.x), g[1] = log(sg.y), g[2] = log(sg.z);
     }
-    if (sig) *sig = s;
+    if (!isfinite(g[0] + g[1] + g[2])) return 0;
+    if (eps) plast_sym_from_eigen(&v, g, eps);
+    if (l) l[0] = g[0], l[1] = g[1], l[2] = g[2];
     if (V) *V = v;
-    if (U) *U = u;
     return 1;
 }
 

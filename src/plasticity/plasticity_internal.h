@@ -102,9 +102,16 @@ static inline void plast_sym_from_eigen(const defo_mat3 *Q, const double v[3], d
                Q->m[r[k]][2] * v[2] * Q->m[c[k]][2];
 }
 
+/* a = V diag(h) Vᵀ (6 numbers), h descending, V a rotation: closed form
+ * (Smith 1961's cubic for the eigenvalue farther from the other two, its
+ * eigenvector from a cross product, then the symmetric 2×2 problem in the
+ * plane normal to it, so meeting eigenvalues lose nothing); cyclic Jacobi
+ * (defo_sym3_eigen) for a multiple of I, entries out of range or not
+ * finite.  Errors of a few ε ‖a‖ in V diag(h) Vᵀ. */
+void defo_plast_sym_eig(const double *a, double h[3], defo_mat3 *V);
 /* exp(a) as a full 3×3 (symmetric), a symmetric */
 defo_mat3 defo_plast_sym_exp(const double *a);
-/* L in eigen form (a cyclic Jacobi decomposition) */
+/* L in eigen form (defo_plast_sym_eig) */
 void defo_plast_eig_of(const double *L, plast_eig *e);
 /* L = V diag(h) Vᵀ and F_p⁻¹ = V diag(e^−h) Vᵀ (fpi may be NULL) */
 void defo_plast_eig_store(const plast_eig *e, double *L, double *fpi);
@@ -128,11 +135,12 @@ int defo_plast_may_project(const double *L, double max, double limit);
 int defo_plast_push(const double *fpi, const defo_mat3 *W, const double d[3], plast_eig *out,
                     defo_mat3 *Q);
 
-/* F_e = U Σ Vᵀ and its logarithmic strain ε_e = V log Σ Vᵀ (6 numbers);
- * returns 0 (outputs unspecified) when F_e is flat or inverted (σ₃ ≤ 0) or
- * not finite.  sig, V may be NULL. */
-int defo_plast_elastic_log(const defo_mat3 *Fe, double *eps, defo_vec3 *sig, defo_mat3 *V,
-                           defo_mat3 *U);
+/* F_e = U Σ Vᵀ: l = log Σ (descending) and the logarithmic strain
+ * ε_e = V log Σ Vᵀ (6 numbers), from F_eᵀF_e's eigen-decomposition (the
+ * SVD where F_e is nearly flat, σ₃ < 1e-3 σ₁); returns 0 (outputs
+ * unspecified) when F_e is flat or inverted (det ≤ 0) or not finite.  eps,
+ * l, V may be NULL. */
+int defo_plast_elastic_log(const defo_mat3 *Fe, double *eps, double *l, defo_mat3 *V);
 
 /* ------------------------------------------------- the rest plane (shells)
  * A symmetric 2×2 by its eigendecomposition: h[0] along (c, s), h[1] along

@@ -35,7 +35,7 @@ static unsigned vm_flow(const defo_plasticity_def *d, const plast_point *in, dou
     double dg = 0;
     plast_eig e;
     int have = 0;
-    if (!defo_plast_elastic_log(&in->Fe, eps, NULL, NULL, NULL)) {
+    if (!defo_plast_elastic_log(&in->Fe, eps, NULL, NULL)) {
         fl |= PLAST_SKIPPED;
     } else {
         plast_sym_dev(eps);
@@ -46,11 +46,10 @@ static unsigned vm_flow(const defo_plasticity_def *d, const plast_point *in, dou
         if (f > 0 && nx > 0) { /* radial return onto the moved, grown surface */
             dg = f / (2 * in->mu + (2.0 / 3.0) * (H + K));
             /* F_p ← exp(Δγ n) F_p, n = ξ/‖ξ‖ in F_e's frame */
-            const defo_mat3 N = plast_sym_to_m3(xi);
             defo_mat3 W, Q;
-            defo_vec3 nv;
-            defo_sym3_eigen(&N, &nv, &W);
-            const double step[3] = {dg * nv.x / nx, dg * nv.y / nx, dg * nv.z / nx};
+            double nv[3];
+            defo_plast_sym_eig(xi, nv, &W);
+            const double step[3] = {dg * nv[0] / nx, dg * nv[1] / nx, dg * nv[2] / nx};
             if (defo_plast_push(in->fpi, &W, step, &e, &Q)) {
                 const double sh = (plast_sym_trace(L) - e.h[0] - e.h[1] - e.h[2]) / 3;
                 for (int i = 0; i < 3; i++) e.h[i] += sh;
