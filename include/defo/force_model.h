@@ -216,6 +216,8 @@ DEFO_API int defo_force_model_track_stable_time(defo_force_model *fm);
 DEFO_API size_t defo_force_model_bytes(const defo_force_model *fm);
 /* Quadrature points per element. */
 DEFO_API int defo_force_model_points(const defo_force_model *fm);
+/* The mesh the model was made with (borrowed). */
+DEFO_API const defo_mesh *defo_force_model_mesh(const defo_force_model *fm);
 
 /* ------------------------------------------------------- derived fields */
 /* What a person looks at, at positions x (the model is evaluated there):

@@ -49,6 +49,16 @@
  *     shape (§7 plasticity control, defo_plasticity_set_goal) the test is
  *     ‖log F̂_e‖ ≤ γ and the new log F_p is the point of the segment from
  *     the old one to the trial one closest to the goal's log F_p.
+ * Volume on tet4 bodies: a linear tet has one F, and if every element had
+ * to keep its own volume the mesh would lock (a squashed block springs back
+ * part of the way).  So on tet4 solids the volume-keeping rules (every
+ * model's default) keep the volume over node patches instead: after the
+ * return maps, each element that flowed (and was not capped) scales its
+ * F_p so that its elastic volume ratio det F_e relaxes, at the flow's rate,
+ * toward its patch's (the mean over its nodes of the plastic-volume
+ * weighted det F_e of the elements around each), in a form that keeps
+ * Σ V_e det F_p of those elements exactly (plasticity.c, patch_volume).
+ * tet10 points and shells keep their own volume as above.
  * Every model: the limit surface — each eigenvalue of L_p within
  * ±log(limit) and |tr L_p| ≤ log(limit), so every singular value of F_p and
  * det F_p lie in [1/limit, limit] (volume-keeping flows are scaled back

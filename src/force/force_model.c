@@ -624,6 +624,10 @@ int defo_force_model_points(const defo_force_model *fm) {
     return fm->nq;
 }
 
+const defo_mesh *defo_force_model_mesh(const defo_force_model *fm) {
+    return fm ? fm->mesh : NULL;
+}
+
 size_t defo_force_model_bytes(const defo_force_model *fm) {
     if (!fm) return 0;
     if (fm->shell)

@@ -10,16 +10,18 @@
  * exactly r·d out of the elastic strain (d shares F_e's axes) and agrees
  * with the paper's additive rule to first order; F_p = exp(L_p) stays
  * invertible whatever the flow.  By default the creep moves only the
- * deviatoric part, so tr L_p stays 0 and det F_p = 1 (volume kept);
- * "volumetric" is the paper's literal rule.
+ * deviatoric part, so tr L_p stays as it was and det F_p with it (volume
+ * kept; on tet4 solids plasticity.c then trades volume between elements
+ * over node patches); "volumetric" is the paper's literal rule.
  *
  * Shells: the same rule in the triangle's rest plane (mg04_flow_plane):
  * 2×2 Hencky strains, d = ε_e − ½ tr ε_e I₂ by default, so each triangle
  * keeps its area (tr L_p stays 0).
  *
  * Invariants (every update): ‖L_p‖ ≤ c_max (to rounding), L_p within the
- * limit surface, tr L_p = 0 for the deviatoric rule (re-centred each flow,
- * so rounding never accumulates into a volume change).
+ * limit surface, tr L_p unchanged by the deviatoric rule's flow
+ * (re-centred each flow, so rounding never accumulates into a volume
+ * change).
  */
 #include "plasticity/plasticity_internal.h"
 

@@ -22,6 +22,9 @@
  * force model measures; the force model borrows the array as its rest
  * angles' plastic part).  A model without a plane return map is refused.
  *
+ * tet4 solids: after the return maps, volume-keeping flow trades volume
+ * between elements over node patches (patch_volume: the locking fix).
+ *
  * Invariants: F_p⁻¹ = exp(−L_p) at every point (saved with the state: a
  * restore gives back the same bits); det F_p = exp(tr L_p) within
  * [1/limit, limit]; per-point work, fixed-order reductions: bitwise
@@ -51,6 +54,10 @@ struct defo_plasticity {
     double *bend;                /* nh: plastic bending strain ε_b,p */
     double *bstrain;             /* nh: scratch, the bending strain ε_b */
     const defo_index *hinge_tri; /* borrowed from the bound force model: 2 per hinge */
+    /* tet4 solids: volume over node patches (patch_volume) */
+    double *pv;        /* 2 per element: P_e (0: not in a patch), J_e */
+    double *pn;        /* 2 per node: Σ P_e J_e / 4, Σ P_e / 4 */
+    defo_index pnodes; /* nodes pn holds */
 };
 
 /* ------------------------------------------------------------ defs */
@@ -487,6 +494,8 @@ void defo_plasticity_destroy(defo_plasticity *p) {
     defo_free(p->goal_L);
     defo_free(p->bend);
     defo_free(p->bstrain);
+    defo_free(p->pv);
+    defo_free(p->pn);
     defo_free(p);
 }
 
@@ -771,6 +780,112 @@ static defo_status bending_flow(defo_plasticity *p, defo_force_model *fm, const 
     return DEFO_OK;
 }
 
+/* 1 when set d's flow keeps volume (the default of every model; not the
+ * volumetric rules, not control toward a goal) */
+static int keeps_volume(const defo_plasticity *p, const defo_plasticity_def *d) {
+    if (d->volumetric) return 0;
+    return d->model != DEFO_PLASTICITY_MULTIPLICATIVE || !p->goal_L;
+}
+
+/* Volume over node patches (tet4 solids; after the return maps).  A linear
+ * tet has one F, and flow that keeps every element's volume on its own
+ * locks: the elements' volume-keeping plastic shapes rarely fit together,
+ * and a squashed block springs back part of the way (10 % of its height in
+ * the squash-and-release check; tet10 2 %).  As F-bar and nodal-averaged
+ * tets do for the volume, the constraint is kept on average over node
+ * patches instead.  With P_e = V_e det F_p the plastic volume of element
+ * e (V_e its rest volume) and J_e = det F_e its elastic volume ratio, over
+ * the elements that flowed this update: each node takes ρ_n = Σ_e∋n P_e J_e
+ * / Σ_e∋n P_e, each element J̄_e = the mean of its nodes' ρ_n, and c = Σ P_e
+ * J_e / Σ P_e; the element's plastic volume then relaxes toward its
+ * patch's elastic volume ratio,
+ *     P_e ← P_e (1 + r (J_e − J̄_e) / c)   (F_p scaled by the cube root),
+ * r the flow's rate (mg04: min(1, Δt c_creep); the others 1).  Since
+ * Σ_e P_e J̄_e = Σ_n ρ_n Σ_e∋n P_e/4 = Σ_e P_e J_e, the total plastic
+ * volume Σ P_e is unchanged (exactly, to rounding, as long as no factor is
+ * clamped to [1/2, 2] or by the limit surface): flow still keeps the body's
+ * volume, but an element's volume may trade with its neighbours' — only
+ * the part of the elastic volume change that differs from the
+ * neighbourhood's, which is the locking part (a smooth volume change has
+ * J_e = J̄_e and stays elastic).  The scaling commutes with every F_p: L_p
+ * gains s/3 I and F_p⁻¹ the factor e^(−s/3), s the log of the factor.
+ * Elements flat or inverted, or of a set that does not keep volume, take
+ * no part.  Serial, fixed order: the same bits for any thread count. */
+static void patch_volume(defo_plasticity *p, const defo_force_model *fm, double dt) {
+    const defo_mesh *m = defo_force_model_mesh(fm);
+    if (p->plane || p->points != 1 || !m || m->nodes_per_elem != 4 || m->num_elems != p->num_elems)
+        return;
+    const defo_index ne = p->num_elems, nn = m->num_nodes;
+    if (!p->pv || p->pnodes != nn) {
+        double *a = defo_realloc(p->pv, 2 * (size_t)ne * sizeof(double) + 1);
+        if (a) p->pv = a;
+        double *b = defo_realloc(p->pn, 2 * (size_t)nn * sizeof(double) + 1);
+        if (b) p->pn = b;
+        if (!a || !b) return; /* no memory: each element keeps its own volume */
+        p->pnodes = nn;
+    }
+    memset(p->pn, 0, 2 * (size_t)nn * sizeof(double));
+    double sp = 0, spj = 0;
+    for (defo_index e = 0; e < ne; e++) {
+        double *pv = p->pv + 2 * (size_t)e;
+        pv[0] = 0;
+        const defo_plasticity_def *d = &p->defs[p->set_of ? p->set_of[e] : 0];
+        if ((p->flags[e] & (PLAST_FLOWED | PLAST_CAPPED)) != PLAST_FLOWED || !keeps_volume(p, d))
+            continue;
+        const defo_index *v = m->elems + 4 * (size_t)e;
+        const double *F = p->F + 9 * (size_t)e, *x0 = m->x + 3 * v[0];
+        const double J = F[0] * (F[4] * F[8] - F[5] * F[7]) - F[1] * (F[3] * F[8] - F[5] * F[6]) +
+                         F[2] * (F[3] * F[7] - F[4] * F[6]);
+        double a[3][3];
+        for (int k = 0; k < 3; k++)
+            for (int i = 0; i < 3; i++) a[k][i] = m->x[3 * v[k + 1] + i] - x0[i];
+        const double V = fabs(a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) -
+                              a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0]) +
+                              a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0])) /
+                         6;
+        const double P = V * exp(plast_sym_trace(p->state + PLAST_STATE * (size_t)e));
+        if (!(J > 0) || !(P > 0) || !isfinite(J * P)) continue;
+        pv[0] = P, pv[1] = J;
+        sp += P, spj += P * J;
+        for (int k = 0; k < 4; k++) {
+            p->pn[2 * v[k]] += 0.25 * P * J;
+            p->pn[2 * v[k] + 1] += 0.25 * P;
+        }
+    }
+    if (!(sp > 0)) return;
+    const double c = spj / sp;
+    for (defo_index e = 0; e < ne; e++) {
+        const double *pv = p->pv + 2 * (size_t)e;
+        if (!(pv[0] > 0)) continue;
+        const defo_plasticity_def *d = &p->defs[p->set_of ? p->set_of[e] : 0];
+        const defo_index *v = m->elems + 4 * (size_t)e;
+        double Jb = 0;
+        for (int k = 0; k < 4; k++) Jb += p->pn[2 * v[k]] / p->pn[2 * v[k] + 1];
+        Jb *= 0.25;
+        const double r = d->model == DEFO_PLASTICITY_MG04 ? fmin(1.0, dt * d->creep) : 1.0;
+        double *L = p->state + PLAST_STATE * (size_t)e;
+        const double lam = log(d->limit), t = plast_sym_trace(L);
+        /* the factor within [1/2, 2], det F_p within the limit surface */
+        double sv = log(fmax(0.5, fmin(2.0, 1 + r * (pv[1] - Jb) / c)));
+        sv = fmax(-lam - t, fmin(lam - t, sv));
+        if (sv == 0) continue;
+        /* each eigenvalue of L_p within ±Λ (|h_i| ≤ ‖L_p‖ clears most):
+         * the shift shrinks to fit */
+        if (plast_sym_norm(L) + fabs(sv) / 3 > lam) {
+            plast_eig eg;
+            defo_plast_eig_of(L, &eg);
+            for (int i = 0; i < 3; i++) {
+                if (eg.h[i] + sv / 3 > lam) sv = 3 * (lam - eg.h[i]);
+                if (eg.h[i] + sv / 3 < -lam) sv = 3 * (-lam - eg.h[i]);
+            }
+        }
+        L[0] += sv / 3, L[1] += sv / 3, L[2] += sv / 3;
+        const double f = exp(-sv / 3);
+        for (int k = 0; k < 9; k++) p->fpi[9 * (size_t)e + (size_t)k] *= f;
+        p->changed[e] = 1;
+    }
+}
+
 defo_status defo_plasticity_update(defo_plasticity *p, defo_force_model *fm, const double *x,
                                    double dt, defo_plasticity_stats *stats) {
     if (stats) {
@@ -830,6 +945,7 @@ defo_status defo_plasticity_update(defo_plasticity *p, defo_force_model *fm, con
         }
     }
     p->dirty = 0;
+    patch_volume(p, fm, dt);
     defo_force_model_plastic_changed(fm, p->changed);
     defo_index bent = 0;
     double bmax = 0;

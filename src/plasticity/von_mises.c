@@ -13,9 +13,11 @@
  * the corotated linear material at small elastic strain the uniaxial closed
  * form holds to O(ε_e).  Flow is along n = ξ/‖ξ‖, a deviatoric direction,
  * as F_p ← exp(Δγ n) F_p (the stretch kept, κ turned with the rotation
- * dropped): tr L_p = 0, det F_p = 1.
+ * dropped): tr L_p and det F_p are kept (on tet4 solids plasticity.c then
+ * trades volume between elements over node patches).
  *
- * Invariants: ‖L_p‖ ≤ max, L_p within the limit surface, tr L_p = 0; a
+ * Invariants: ‖L_p‖ ≤ max, L_p within the limit surface, tr L_p unchanged
+ * by the flow; a
  * step cut by max or the limit hardens only by the part it took.
  */
 #include "plasticity/plasticity_internal.h"
