@@ -55,9 +55,9 @@ struct defo_plasticity {
     double *bstrain;             /* nh: scratch, the bending strain ε_b */
     const defo_index *hinge_tri; /* borrowed from the bound force model: 2 per hinge */
     /* tet4 solids: volume over node patches (patch_volume) */
-    double *pv;        /* 2 per element: P_e (0: not in a patch), J_e */
-    double *pn;        /* 2 per node: Σ P_e J_e / 4, Σ P_e / 4 */
-    defo_index pnodes; /* nodes pn holds */
+    double *pv;                /* 2 per element: P_e (0: not in a patch), J_e */
+    double *pn;                /* 2 per node: Σ P_e J_e / 4, Σ P_e / 4 */
+    defo_index pnodes, pelems; /* nodes pn, elements pv hold */
 };
 
 /* ------------------------------------------------------------ defs */
@@ -810,20 +810,24 @@ static int keeps_volume(const defo_plasticity *p, const defo_plasticity_def *d) 
  * J_e = J̄_e and stays elastic).  The scaling commutes with every F_p: L_p
  * gains s/3 I and F_p⁻¹ the factor e^(−s/3), s the log of the factor.
  * Elements flat or inverted, or of a set that does not keep volume, take
- * no part.  Serial, fixed order: the same bits for any thread count. */
+ * no part.  The sums serial in a fixed order, the scaling per element: the
+ * same bits for any thread count. */
 static void patch_volume(defo_plasticity *p, const defo_force_model *fm, double dt) {
     const defo_mesh *m = defo_force_model_mesh(fm);
     if (p->plane || p->points != 1 || !m || m->nodes_per_elem != 4 || m->num_elems != p->num_elems)
         return;
     const defo_index ne = p->num_elems, nn = m->num_nodes;
-    if (!p->pv || p->pnodes != nn) {
+    if (!p->pv || p->pnodes != nn || p->pelems != ne) {
         double *a = defo_realloc(p->pv, 2 * (size_t)ne * sizeof(double) + 1);
         if (a) p->pv = a;
         double *b = defo_realloc(p->pn, 2 * (size_t)nn * sizeof(double) + 1);
         if (b) p->pn = b;
         if (!a || !b) return; /* no memory: each element keeps its own volume */
-        p->pnodes = nn;
+        p->pnodes = nn, p->pelems = ne;
     }
+    defo_index flowed = 0;
+    for (defo_index e = 0; e < ne; e++) flowed += (p->flags[e] & PLAST_FLOWED) != 0;
+    if (!flowed) return;
     memset(p->pn, 0, 2 * (size_t)nn * sizeof(double));
     double sp = 0, spj = 0;
     for (defo_index e = 0; e < ne; e++) {
@@ -854,6 +858,7 @@ static void patch_volume(defo_plasticity *p, const defo_force_model *fm, double 
     }
     if (!(sp > 0)) return;
     const double c = spj / sp;
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_WORTH(flowed, 60))
     for (defo_index e = 0; e < ne; e++) {
         const double *pv = p->pv + 2 * (size_t)e;
         if (!(pv[0] > 0)) continue;
