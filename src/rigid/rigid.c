@@ -356,6 +356,8 @@ defo_rigid_contact_def defo_default_rigid_contact_def(void) {
     d.restitution = 0.2;
     d.bounce_speed = 0.05;
     d.iterations = 30;
+    d.tolerance = 1e-10;
+    d.push_tolerance = 1e-10;
     d.slop = 0;
     d.push_out = 0.8;
     d.warm_start = 0;
@@ -472,11 +474,17 @@ static void arms(const defo_rigid_contact *k, defo_rigid_body *bodies, const dou
 
 defo_status defo_rigid_solve_contacts(defo_rigid_body *bodies, int count,
                                       defo_rigid_contact *contacts, int num_contacts,
-                                      const defo_rigid_contact_def *def, double dt,
-                                      double *pushes) {
+                                      const defo_rigid_contact_def *def, double dt, double *pushes,
+                                      defo_rigid_solve_stats *stats) {
+    if (stats) memset(stats, 0, sizeof *stats);
     if (!bodies || count < 0 || (num_contacts > 0 && !contacts) || !(dt > 0))
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "rigid contacts: bad arguments");
     const defo_rigid_contact_def d = def ? *def : defo_default_rigid_contact_def();
+    if (!(d.tolerance >= 0) || !isfinite(d.tolerance) || !(d.push_tolerance >= 0) ||
+        !isfinite(d.push_tolerance))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "rigid contacts: tolerances %g, %g are not finite and >= 0", d.tolerance,
+                          d.push_tolerance);
     for (int c = 0; c < num_contacts; c++) {
         defo_rigid_contact *k = &contacts[c];
         if (k->body < 0 || k->body >= count || k->other < -1 || k->other >= count ||
@@ -511,6 +519,7 @@ defo_status defo_rigid_solve_contacts(defo_rigid_body *bodies, int count,
                     tl > 0 && isfinite(tl) ? k->tangent_impulse[q] * lim / tl : 0.0;
     }
     if (pushes) memset(pushes, 0, 6 * (size_t)count * sizeof(double));
+    if (stats) stats->converged[0] = stats->converged[1] = 1;
     if (num_contacts == 0) return DEFO_OK;
     /* what the sweeps do not change: the inverse world inertias, and per
      * contact its arms and effective normal mass */
@@ -530,6 +539,7 @@ defo_status defo_rigid_solve_contacts(defo_rigid_body *bodies, int count,
         g[7] = nodes_inv_mass(k);
     }
     vel_view V = {bodies, pushes, 0};
+    double scale = 0; /* the velocity pass's largest impulse */
     /* the normal speed each contact aims at: a gap may close within the
      * step and no more; a touching point stops, or bounces back with e
      * times its approach speed when that is above the threshold */
@@ -558,9 +568,12 @@ defo_status defo_rigid_solve_contacts(defo_rigid_body *bodies, int count,
             nodes_kick(&V, k, J);
         }
     for (V.pass = 0; V.pass < (pushes ? 2 : 1); V.pass++) {
-        for (int it = 0; it < d.iterations; it++) {
-            /* converged: no impulse moved by 1e-10 of the largest */
-            double change = 0, largest = 0;
+        int converged = 0, sweeps = 0;
+        double last = 0;
+        for (int it = 0; it < d.iterations && !converged; it++) {
+            /* converged: no impulse moved by more than the tolerance times
+             * the largest (the push-out's: or the velocity pass's largest) */
+            double change = 0, largest = V.pass == 1 ? scale : 0.0;
             for (int ci = 0; ci < num_contacts; ci++) {
                 /* Gauss–Seidel in the contacts' order, every sweep forward:
                  * sweeping forward and back in turn was measured worse (a
@@ -626,7 +639,15 @@ defo_status defo_rigid_solve_contacts(defo_rigid_body *bodies, int count,
                 if (o) view_kick(&V, k->other, Io, ro, dJ, -1);
                 nodes_kick(&V, k, dJ);
             }
-            if (change <= 1e-10 * largest) break;
+            sweeps++;
+            converged = change <= (V.pass == 0 ? d.tolerance : d.push_tolerance) * largest;
+            last = largest > 0 ? change / largest : 0.0;
+            if (V.pass == 0) scale = largest;
+        }
+        if (stats) {
+            stats->sweeps[V.pass] = sweeps;
+            stats->converged[V.pass] = converged || d.iterations <= 0;
+            stats->change[V.pass] = last;
         }
     }
     defo_free(Iinv);
