@@ -343,6 +343,7 @@ struct defo_rb_scratch {
     /* the last step's impulses by (owner, key), sorted: the next step
      * starts from them (kept across frames; in checkpoints) */
     rb_warm *warm;
+    unsigned char *taken; /* per warm entry: given to a contact this step */
     size_t warm_n, warm_cap;
     /* deformable bodies met: their nodes' push-out pseudo-velocities (3n,
      * by world index), which of them this step */
@@ -371,6 +372,7 @@ void defo_rb_scratch_free(struct defo_rb_scratch *r) {
     defo_free(r->patch_other);
     defo_free(r->patch_dropped);
     defo_free(r->warm);
+    defo_free(r->taken);
     for (int i = 0; i < r->cap_dpush; i++) defo_free(r->dpush[i]);
     defo_free(r->dpush);
     defo_free(r->dpush_n);
@@ -523,16 +525,23 @@ static size_t warm_find(const struct defo_rb_scratch *r, int32_t owner, uint64_t
 }
 
 /* The last step's impulse of each contact found again (by owner and key);
- * how many were. */
+ * how many were.  Contacts of one key (a vertex on two triangles of one
+ * face, at their common edge) take its entries one each, in order: one
+ * impulse given to both would press twice. */
 static size_t warm_take(struct defo_rb_scratch *r, defo_step_body *const *bodies, size_t nc) {
     size_t found = 0;
+    if (r->warm_n) memset(r->taken, 0, r->warm_n);
     for (size_t c = 0; c < nc; c++) {
         defo_rigid_contact *k = &r->contacts[c];
         const int32_t owner = bodies[k->body]->index;
-        const size_t at = warm_find(r, owner, r->key[c]);
+        size_t at = warm_find(r, owner, r->key[c]);
+        while (at < r->warm_n && r->taken[at] && r->warm[at].owner == owner &&
+               r->warm[at].key == r->key[c])
+            at++;
         if (at < r->warm_n && r->warm[at].owner == owner && r->warm[at].key == r->key[c]) {
             k->normal_impulse = r->warm[at].j[0];
             memcpy(k->tangent_impulse, r->warm[at].j + 1, sizeof k->tangent_impulse);
+            r->taken[at] = 1;
             found++;
         }
     }
@@ -544,7 +553,10 @@ static defo_status warm_reserve(struct defo_rb_scratch *r, size_t n) {
     size_t c = r->warm_cap ? r->warm_cap : 64;
     while (c < n) c *= 2;
     rb_warm *w = defo_realloc(r->warm, c * sizeof *w);
-    if (!w) return defo_error_oom("rigid contacts", c * sizeof *w);
+    if (w) r->warm = w;
+    unsigned char *t = defo_realloc(r->taken, c);
+    if (t) r->taken = t;
+    if (!w || !t) return defo_error_oom("rigid contacts", c * sizeof *w);
     r->warm = w;
     r->warm_cap = c;
     return DEFO_OK;
