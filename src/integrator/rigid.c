@@ -572,7 +572,7 @@ static defo_status warm_keep(struct defo_rb_scratch *r, defo_step_body *const *b
         if (!(k->normal_impulse > 0)) continue;
         r->order[n++] = (rb_order){bodies[k->body]->index, 0, (uint32_t)c, r->key[c]};
     }
-    qsort(r->order, n, sizeof *r->order, order_cmp);
+    if (n > 1) qsort(r->order, n, sizeof *r->order, order_cmp);
     for (size_t e = 0; e < n; e++) {
         const size_t c = r->order[e].seq;
         const defo_rigid_contact *k = &r->contacts[c];
@@ -683,7 +683,7 @@ defo_status defo_rb_warm_restore(defo_stepper *s, defo_step_body *b, const void 
     warm_range(r, b->index, &lo, &hi);
     defo_status st = warm_reserve(r, r->warm_n - (hi - lo) + n);
     if (st) return st;
-    memmove(r->warm + lo + n, r->warm + hi, (r->warm_n - hi) * sizeof *r->warm);
+    if (r->warm_n > hi) memmove(r->warm + lo + n, r->warm + hi, (r->warm_n - hi) * sizeof *r->warm);
     r->warm_n = r->warm_n - (hi - lo) + n;
     for (size_t e = 0; e < n; e++) {
         const unsigned char *q = p + 16 + RB_WARM_ENTRY * e;
@@ -999,7 +999,7 @@ static size_t manifolds(struct defo_rb_scratch *r, defo_step_body *const *bodies
         const int swap = k->other >= 0 && b < a;
         r->order[m++] = (rb_order){swap ? b : a, swap ? a : b, (uint32_t)c, r->key[c]};
     }
-    qsort(r->order, m, sizeof *r->order, order_cmp);
+    if (m > 1) qsort(r->order, m, sizeof *r->order, order_cmp);
     int np = 0;
     for (size_t g0 = 0; g0 < m;) {
         size_t g1 = g0 + 1;
