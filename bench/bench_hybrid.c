@@ -30,9 +30,12 @@
  *    as ms_fracture_passes.  Repeated `repeat` times
  *    (fresh worlds), the median reported.
  *
+ *    Also: the contact solves' Gauss–Seidel sweeps per step (velocity and
+ *    push-out passes) and the solves that ran out of sweeps.
  *   bench_hybrid [--steps N] [--warmup N] [--repeat N] [--max-tets N]
  *                [--threads N] [--only loop|impact|CASE]  JSON on stdout
  *     --only CASE   one loop case (at_rest, in_flight, stacked), no impact
+ *                   analysis; --case CASE says the same
  *     --max-tets N  the largest slab (default 110000: all three)
  *     --threads N   the world's threads (default 1)
  */
@@ -110,6 +113,7 @@ static defo_world *hybrid_world(void) {
 typedef struct loop_result {
     double ms, ms_min, ms_max, cpu_ms;
     int bodies, impacts, contacts, pairs;
+    long sweeps, not_converged; /* the contact solves' sweeps and caps reached, timed steps */
     long tets;
     double contact_share;
 } loop_result;
@@ -170,6 +174,8 @@ static int run_loop(int mode, loop_result *r) {
         if (i >= g_warmup) {
             t[i - g_warmup] = 1e3 * (t1 - t0);
             r->contacts = (int)st.collisions;
+            r->sweeps += st.contact_sweeps;
+            r->not_converged += st.not_converged;
             r->pairs = (int)st.contacts;
             contact += st.contact_seconds, all += t1 - t0;
         }
@@ -267,16 +273,28 @@ int main(int argc, char **argv) {
             g_loop = !strcmp(argv[i], "loop"), g_impact = !strcmp(argv[i], "impact");
             for (int c = 0; c < LOOP_CASES; c++)
                 if (!strcmp(argv[i], loop_case[c])) g_loop = 1, g_case = c;
+        } else if (!strcmp(argv[i], "--case") && i + 1 < argc) {
+            ++i;
+            g_loop = 1, g_impact = 0, g_case = LOOP_CASES;
+            for (int c = 0; c < LOOP_CASES; c++)
+                if (!strcmp(argv[i], loop_case[c])) g_case = c;
+            if (g_case == LOOP_CASES) {
+                fprintf(stderr, "bench_hybrid: --case %s: not at_rest, in_flight or stacked\n",
+                        argv[i]);
+                return 2;
+            }
         } else {
             fprintf(stderr, "usage: bench_hybrid [--steps N] [--warmup N] [--repeat N] "
                             "[--max-tets N] [--threads N] "
-                            "[--only loop|impact|at_rest|in_flight|stacked]\n");
+                            "[--only loop|impact|at_rest|in_flight|stacked] "
+                            "[--case at_rest|in_flight|stacked]\n");
             return 2;
         }
     }
     if (g_steps < 1 || g_repeat < 1 || g_warmup < 0 || g_threads < 1) return 2;
     defo_set_threads(g_threads);
     printf("{\n  \"benchmark\": \"hybrid\",\n  \"threads\": %d,\n  \"loop\": [", g_threads);
+    int printed = 0;
     for (int c = 0; c < LOOP_CASES && g_loop; c++) {
         if (g_case >= 0 && c != g_case) continue;
         loop_result r;
@@ -287,10 +305,11 @@ int main(int argc, char **argv) {
         printf("%s\n    {\"case\": \"%s\", \"bodies\": %d, \"tets_per_body\": %ld, \"steps\": %d, "
                "\"ms_per_step\": %.4f, \"ms_per_step_min\": %.4f, \"ms_per_step_max\": %.4f, "
                "\"cpu_ms_per_step\": %.4f, \"us_per_body_step\": %.3f, \"nodes_in_contact\": %d, "
-               "\"impacts\": %d, \"body_pairs\": %d, \"contact_share\": %.3f}",
-               c && g_case < 0 ? "," : "", loop_case[c], r.bodies, r.tets, g_steps, r.ms, r.ms_min,
+               "\"impacts\": %d, \"body_pairs\": %d, \"contact_share\": %.3f, "
+               "\"contact_sweeps_per_step\": %.1f, \"contact_not_converged\": %ld}",
+               printed++ ? "," : "", loop_case[c], r.bodies, r.tets, g_steps, r.ms, r.ms_min,
                r.ms_max, r.cpu_ms, 1e3 * r.ms / r.bodies, r.contacts, r.impacts, r.pairs,
-               r.contact_share);
+               r.contact_share, (double)r.sweeps / g_steps, r.not_converged);
         fflush(stdout);
     }
     printf("\n  ],\n  \"static_analysis\": [");

@@ -248,7 +248,7 @@ static void test_two_body_contact(void) {
             A0[1] += rb[i].mass * (c[2] * v[0] - c[0] * v[2]);
             A0[2] += rb[i].mass * (c[0] * v[1] - c[1] * v[0]);
         }
-        CHECK_OK(defo_rigid_solve_contacts(rb, 2, &k, 1, &cd, 0.01, NULL));
+        CHECK_OK(defo_rigid_solve_contacts(rb, 2, &k, 1, &cd, 0.01, NULL, NULL));
         double P1[3], A1[3];
         for (int q = 0; q < 3; q++)
             P1[q] = rb[0].mass * rb[0].velocity[q] + rb[1].mass * rb[1].velocity[q];

@@ -326,6 +326,110 @@ static void test_block_on_slab(void) {
     defo_world_destroy(w);
 }
 
+/* ------------------------------------------- warm starts across frames */
+static uint64_t fnv(const unsigned char *p, size_t n) {
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+/* The stack of three settled for 1 s, then frames of one step (1/240 s):
+ *   - a solve started from the last frame's impulses (kept across frames,
+ *     in checkpoints) converges to the tolerance (no sweep cap reached:
+ *     stats.not_converged 0) in fewer sweeps than the same state started
+ *     cold (a fresh world given the same positions and velocities; it may
+ *     reach the cap, counted);
+ *   - a checkpoint loaded into a fresh world takes the next frame bit for
+ *     bit as the uninterrupted run, the same sweeps (the warm impulses came
+ *     back with it);
+ *   - the checkpoint's warm section with another version is refused with
+ *     a message naming it; without the section (a checkpoint written before
+ *     it) it loads, and the next frame starts cold. */
+static int frame_sweeps(defo_world *w, int *not_converged) {
+    CHECK_OK(defo_world_step(w, 1.0 / 240));
+    defo_step_stats st;
+    defo_world_stats(w, &st);
+    *not_converged = st.not_converged;
+    return st.contact_sweeps;
+}
+
+static void test_warm_pile(void) {
+    stack_scene s = make_stack();
+    for (int f = 0; f < 24; f++) CHECK_OK(defo_world_step(s.w, 1.0 / 24));
+    for (int f = 0; f < 4; f++) CHECK_OK(defo_world_step(s.w, 1.0 / 240));
+    void *ck = NULL, *a = NULL, *b = NULL;
+    size_t nck = 0, na = 0, nb = 0;
+    CHECK_OK(defo_world_serialize(s.w, 1, &ck, &nck));
+    /* the same state, cold */
+    stack_scene c = make_stack();
+    for (int k = 0; k < 3; k++)
+        CHECK_OK(defo_body_set_state(c.w, c.id[k], defo_body_positions(s.w, s.id[k]),
+                                     defo_body_velocities(s.w, s.id[k])));
+    int nc_warm = 0, nc_cold = 0, nc_resumed = 0, nc_old = 0;
+    const int warm = frame_sweeps(s.w, &nc_warm), cold = frame_sweeps(c.w, &nc_cold);
+    CHECK_OK(defo_world_serialize(s.w, 1, &a, &na));
+    /* resumed in a fresh world */
+    stack_scene r = make_stack();
+    CHECK_OK(defo_world_deserialize(r.w, 1, ck, nck));
+    const int resumed = frame_sweeps(r.w, &nc_resumed);
+    CHECK_OK(defo_world_serialize(r.w, 1, &b, &nb));
+    const int same = na == nb && !memcmp(a, b, na);
+    /* the warm section: "RBWARM" little-endian, then u32 version, u32 count */
+    unsigned char *p = ck;
+    const unsigned char tag[8] = {0x52, 0x42, 0x57, 0x41, 0x52, 0x4D, 0, 0};
+    size_t at = 0;
+    for (size_t i = 0; i + 16 <= nck && !at; i += 8)
+        if (!memcmp(p + i, tag, 8)) at = i;
+    CHECK(at > 0);
+    uint32_t head[2];
+    memcpy(head, p + at + 8, 8);
+    CHECK(head[0] == 1 && head[1] > 0);
+    unsigned char *bad = malloc(nck);
+    memcpy(bad, ck, nck);
+    const uint32_t v2 = 2;
+    memcpy(bad + at + 8, &v2, 4);
+    uint64_t sum = fnv(bad, nck - 8);
+    memcpy(bad + nck - 8, &sum, 8);
+    stack_scene o = make_stack();
+    const defo_status refused = defo_world_deserialize(o.w, 1, bad, nck);
+    const int named = strstr(defo_last_error(), "version 2") != NULL;
+    /* without the section: the history's length (u64 before the rigid
+     * state of 14 doubles) shortened, the section cut out */
+    const size_t cut = 16 + 48 * (size_t)head[1], hist = at - 14 * 8;
+    uint64_t hb;
+    memcpy(&hb, p + hist - 8, 8);
+    CHECK(hb == 14 * 8 + cut);
+    memcpy(bad, ck, at);
+    memcpy(bad + at, p + at + cut, nck - at - cut);
+    hb = 14 * 8;
+    memcpy(bad + hist - 8, &hb, 8);
+    sum = fnv(bad, nck - cut - 8);
+    memcpy(bad + nck - cut - 8, &sum, 8);
+    const defo_status old = defo_world_deserialize(o.w, 1, bad, nck - cut);
+    const int old_sweeps = old ? -1 : frame_sweeps(o.w, &nc_old);
+    TEST_REPORT(
+        "stack of 3 at rest, a frame of one step: %d sweeps from the last frame's impulses, "
+        "%d cold (caps reached %d, %d); resumed in a fresh world: %d sweeps, %s; warm "
+        "section of version 2: %s (%s); without it: %s, %d sweeps",
+        warm, cold, nc_warm, nc_cold, resumed, same ? "identical" : "DIFFERS",
+        refused == DEFO_ERR_PARSE ? "refused" : "ACCEPTED", defo_last_error(),
+        old ? "REFUSED" : "loaded", old_sweeps);
+    CHECK(nc_warm == 0);
+    CHECK(warm < cold);
+    CHECK(same && resumed == warm);
+    CHECK(refused == DEFO_ERR_PARSE && named);
+    CHECK(old == DEFO_OK && old_sweeps == cold);
+    free(bad);
+    defo_free(ck);
+    defo_free(a);
+    defo_free(b);
+    stack_scene *all[4] = {&s, &c, &r, &o};
+    for (int i = 0; i < 4; i++) {
+        defo_world_destroy(all[i]->w);
+        defo_collider_destroy(all[i]->g);
+    }
+}
+
 /* ------------------------------------------------ fragments kept apart */
 /* The closed boundary of a tet mesh (its faces of one tet, outward). */
 typedef struct closed_surface {
@@ -478,6 +582,7 @@ int main(void) {
     RUN(test_stack);
     RUN(test_slide_on_body);
     RUN(test_block_on_slab);
+    RUN(test_warm_pile);
     RUN(test_fragments_apart);
     return test_summary();
 }

@@ -148,6 +148,7 @@ typedef struct defo_step_body_stats {
     /* loaded solves that stalled, or met their target only at the round-off
      * floor with a residual above √tolerance of the loads */
     int unresolved;
+    int contact_sweeps; /* rigid, hybrid: Gauss–Seidel sweeps of the contact solve */
 } defo_step_body_stats;
 
 /* One body as a stepper sees it.  The world fills it; the stepper advances

@@ -152,8 +152,14 @@ typedef struct defo_rigid_contact_def {
     double restitution; /* e in [0, 1]; default 0.2 */
     /* approach speeds below this bounce with e = 0 [m/s]; default 0.05 */
     double bounce_speed;
-    int iterations;  /* Gauss–Seidel sweeps at most (default 30): they stop once no
-                        impulse moved by more than 1e-10 of the largest */
+    int iterations; /* Gauss–Seidel sweeps at most, each pass (default 30) */
+    /* the velocity pass stops after the sweep in which no accumulated
+     * impulse moved by more than tolerance × the largest one (default
+     * 1e-10); the push-out pass after the sweep in which none moved by more
+     * than push_tolerance × the largest of either pass (default 1e-10: a
+     * push-out of rounding-size overlaps is measured against the step's
+     * impulses, not against itself) */
+    double tolerance, push_tolerance;
     double slop;     /* penetration left alone by the push-out [m]; default 0 */
     double push_out; /* fraction of the penetration removed per step, (0, 1]; default 0.8 */
     /* 1: start from each contact's normal_impulse and tangent_impulse as
@@ -163,17 +169,29 @@ typedef struct defo_rigid_contact_def {
 } defo_rigid_contact_def;
 DEFO_API defo_rigid_contact_def defo_default_rigid_contact_def(void);
 
+/* What a solve did: the sweeps of the velocity pass and of the push-out
+ * pass, and for each whether it stopped at def->tolerance (1) or ran out of
+ * sweeps (0; a pass with no impulse at all converges at once); change: the
+ * largest impulse change of each pass's last sweep over its largest
+ * impulse. */
+typedef struct defo_rigid_solve_stats {
+    int sweeps[2];
+    int converged[2];
+    double change[2];
+} defo_rigid_solve_stats;
+
 /* Resolve the contacts of a step of dt among bodies[] (their v and L
  * those of the step's end before contact: forces applied): sequential
  * impulses change v and L and are accumulated in each contact's impulse.
  * push (6 per body: a velocity and an angular velocity, may be NULL) gets
  * the pseudo-velocities that remove def->push_out of each penetration beyond
  * the slop over dt, from a second solve that touches no velocity: the caller
- * moves the body by push · dt besides its motion. */
+ * moves the body by push · dt besides its motion.  stats (may be NULL):
+ * what the sweeps did. */
 DEFO_API defo_status defo_rigid_solve_contacts(defo_rigid_body *bodies, int count,
                                                defo_rigid_contact *contacts, int num_contacts,
                                                const defo_rigid_contact_def *def, double dt,
-                                               double *pushes);
+                                               double *pushes, defo_rigid_solve_stats *stats);
 /* Move a body by a pseudo-velocity v, ω (world) over dt: c += dt v, the
  * orientation turned by dt ω; L unchanged. */
 DEFO_API void defo_rigid_displace(defo_rigid_body *b, const double v[3], const double w[3],

@@ -381,6 +381,9 @@ typedef struct defo_step_stats {
     /* loaded equilibrium solves that stalled or met their target only at the
      * round-off floor, short of the loads (defo_step_body_stats) */
     int unresolved;
+    /* rigid, hybrid: Gauss–Seidel sweeps of the contact solves (a solve
+     * that ran out of them counts in not_converged) */
+    int contact_sweeps;
 } defo_step_stats;
 
 /* Advance every body by frame_dt > 0 (above).  On error the world is left

@@ -222,7 +222,7 @@ static defo_status hy_attach(defo_stepper *s, defo_step_body *b) {
     return st;
 }
 static void hy_detach(defo_stepper *s, defo_step_body *b) {
-    (void)s;
+    defo_rb_forget(s, b);
     defo_rb_detach(b);
 }
 
@@ -282,6 +282,7 @@ static defo_status hy_step(defo_stepper *s, defo_step_body *const *bodies, int c
 static defo_status hy_topology_changed(defo_stepper *s, defo_step_body *b, defo_index old_n,
                                        const defo_index *parent) {
     (void)old_n, (void)parent;
+    defo_rb_forget(s, b);
     defo_status st = defo_rb_resize(b);
     if (!st) st = hy_alloc(&s->def, b);
     if (st) return st;
@@ -297,24 +298,24 @@ static defo_status hy_topology_changed(defo_stepper *s, defo_step_body *b, defo_
 }
 
 static void hy_frame_start(defo_stepper *s, defo_step_body *b) {
-    defo_rb_frame_start_all(s);
+    (void)s;
     defo_rb_frame_start(b);
 }
 
 /* history: the rigid state, whether x shows an impact's analysis the world
  * has not yet broken the body by, and then that impact (its point, its
- * loads, its anchors: a crack re-analyses with them) */
+ * loads, its anchors: a crack re-analyses with them); last the contact
+ * solve's warm impulses (defo_rb_warm_save) */
 static size_t pending_bytes(const defo_step_body *b) {
     return 24 + 24 * (size_t)b->n + ((size_t)b->n + 7) / 8 * 8;
 }
 static size_t hy_history_bytes(const defo_stepper *s, const defo_step_body *b) {
-    (void)s;
     const defo_rb_body *d = b->data;
     const hy_body *h = d->extra;
-    return defo_rb_history_bytes(b) + 8 + (h->pending ? pending_bytes(b) : 0);
+    return defo_rb_history_bytes(b) + 8 + (h->pending ? pending_bytes(b) : 0) +
+           defo_rb_warm_bytes(s, b);
 }
 static void hy_save(const defo_stepper *s, const defo_step_body *b, void *out) {
-    (void)s;
     const defo_rb_body *d = b->data;
     const hy_body *h = d->extra;
     unsigned char *o = out;
@@ -322,24 +323,28 @@ static void hy_save(const defo_stepper *s, const defo_step_body *b, void *out) {
     o += defo_rb_history_bytes(b);
     const double pending = h->pending;
     memcpy(o, &pending, 8);
-    if (!h->pending) return;
     o += 8;
+    defo_rb_warm_save(s, b, o + (h->pending ? pending_bytes(b) : 0));
+    if (!h->pending) return;
     memcpy(o, h->point, 24);
     memcpy(o + 24, h->fext, 24 * (size_t)b->n);
     memset(o + 24 + 24 * (size_t)b->n, 0, ((size_t)b->n + 7) / 8 * 8);
     memcpy(o + 24 + 24 * (size_t)b->n, h->fixed, (size_t)b->n);
 }
 static defo_status hy_restore(defo_stepper *s, defo_step_body *b, const void *in, size_t size) {
-    (void)s;
     defo_rb_body *d = b->data;
     hy_body *h = d->extra;
     const size_t rb = defo_rb_history_bytes(b);
     double pending = 0;
     if (size >= rb + 8) memcpy(&pending, (const unsigned char *)in + rb, 8);
-    if ((pending != 0 && pending != 1) || size != rb + 8 + (pending != 0 ? pending_bytes(b) : 0))
+    const size_t head = rb + 8 + (pending != 0 ? pending_bytes(b) : 0);
+    if ((pending != 0 && pending != 1) || size < head)
         return defo_error(DEFO_ERR_PARSE, "hybrid state of body '%s': %zu bytes, bad impact record",
                           b->name, size);
     const unsigned char *p = (const unsigned char *)in + rb + 8;
+    /* the warm impulses after it (none in a history from before them) */
+    defo_status st = defo_rb_warm_restore(s, b, (const unsigned char *)in + head, size - head, 0);
+    if (st) return st;
     if (pending != 0) {
         double pt[3];
         memcpy(pt, p, 24);
@@ -355,7 +360,8 @@ static defo_status hy_restore(defo_stepper *s, defo_step_body *b, const void *in
                 return defo_error(DEFO_ERR_PARSE, "hybrid state of body '%s': bad anchors",
                                   b->name);
     }
-    defo_status st = defo_rb_restore(b, in, rb);
+    st = defo_rb_restore(b, in, rb);
+    if (!st) st = defo_rb_warm_restore(s, b, (const unsigned char *)in + head, size - head, 1);
     if (st) return st;
     h->pending = pending != 0;
     if (h->pending) {

@@ -276,8 +276,16 @@ defo_status defo_rb_step(defo_stepper *s, defo_step_body *const *bodies, int cou
                          const defo_step_context *ctx, double *approach);
 void defo_rb_scratch_free(struct defo_rb_scratch *r);
 void defo_rb_frame_start(defo_step_body *b);
-/* A frame starts: the contact solve's warm starts are forgotten. */
-void defo_rb_frame_start_all(defo_stepper *s);
 size_t defo_rb_history_bytes(const defo_step_body *b);
 void defo_rb_save(const defo_step_body *b, void *out);
 defo_status defo_rb_restore(defo_step_body *b, const void *in, size_t size);
+/* The contact solve's warm impulses of the contacts body b owns, a section
+ * of its history (rigid.c); restore checks it (apply 0) or replaces b's
+ * (size 0: none, a history from before the section). */
+size_t defo_rb_warm_bytes(const defo_stepper *s, const defo_step_body *b);
+void defo_rb_warm_save(const defo_stepper *s, const defo_step_body *b, void *out);
+defo_status defo_rb_warm_restore(defo_stepper *s, defo_step_body *b, const void *in, size_t size,
+                                 int apply);
+/* The warm impulses of b's contacts forgotten (b leaves, or its nodes were
+ * renumbered). */
+void defo_rb_forget(defo_stepper *s, const defo_step_body *b);

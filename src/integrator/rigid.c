@@ -42,11 +42,20 @@
  *     for deformable surfaces).  Rigid–rigid contact is at φ = 0 (touching);
  *     rigid–deformable at φ = δ, the contact layer's thickness, where a
  *     deformable body's own response holds it off other surfaces.
- *   - Warm starts: within a frame each step's solve starts from the
- *     normal impulses of the last step's contacts found again (keyed by
- *     bodies and nodes; RB_SWEEPS sweeps); a frame's first step starts
- *     cold (RB_COLD_SWEEPS).  Nothing is carried across frames, so a frame
- *     resumed from a checkpoint takes bit-identical steps.
+ *   - Manifolds: the resting points of one pair of bodies (or of a body
+ *     and the colliders) are grouped by normal into patches, and a patch
+ *     of more than 4 points is solved at 4 of them (deepest, then spanning
+ *     the largest area: RB_MANIFOLD below); a deformable body's points and
+ *     an impact's (the hybrid's nodal loads) are all kept.
+ *   - Warm starts: each solve starts from the normal and tangential
+ *     impulses of the last step's contacts found again, across frames
+ *     (keyed by bodies and vertex or nodes: contact_key); the store is a
+ *     section of each body's history, so a run resumed from a checkpoint
+ *     takes bit-identical steps.  A solve sweeps until no impulse moves by
+ *     more than RB_TOLERANCE of the largest, at most RB_SWEEPS; a pass
+ *     that runs out is counted (stats.not_converged, reason
+ *     MAX_ITERATIONS, residual its last relative change) and the sweeps in
+ *     stats.contact_sweeps.
  *
  * Two-way rigid–deformable contact is staggered: the world steps one
  * integrator's bodies after another's, in slices of the rigid steps when
@@ -66,6 +75,8 @@
 #include "integrator/integrator_internal.h"
 
 #include "defo/rigid.h"
+
+#include <stdlib.h>
 
 defo_status defo_rb_attach(defo_step_body *b) {
     defo_rb_body *d = defo_calloc(1, sizeof *d);
@@ -260,8 +271,32 @@ void defo_rb_place(defo_step_body *b) {
 }
 
 /* ------------------------------------------------------------- a step */
-#define RB_SWEEPS      50  /* Gauss–Seidel sweeps of a warm-started solve, at most */
-#define RB_COLD_SWEEPS 300 /* of a cold one (a frame's first step) */
+/* Gauss–Seidel sweeps of a solve at most, each pass; the velocity pass
+ * stops when no accumulated impulse moved by more than RB_TOLERANCE of the
+ * largest in a sweep (the head-on test's exact velocities and spin-free
+ * rebound need it), the push-out pass at RB_PUSH_TOLERANCE of the velocity
+ * pass's largest impulse (what it leaves, ~1e-4 g dt² of position, the next
+ * step removes); a cap reached is counted: stats.not_converged */
+#define RB_SWEEPS         300
+#define RB_TOLERANCE      1e-9
+#define RB_PUSH_TOLERANCE 1e-4
+/* Contact manifolds: the resting points of one pair of bodies (or of a body
+ * and the colliders) whose normals agree within RB_MANIFOLD_COS are one
+ * patch; a patch of more than RB_MANIFOLD points is solved at RB_MANIFOLD of
+ * them: the deepest (of equally deep ones, within RB_GAP_TIE, the farthest
+ * from the patch's centre, so that a flat face keeps its corners from step
+ * to step and their warm starts), the farthest from it, the one spanning
+ * the largest triangle with those, the one adding the most area (the usual
+ * reduction of game-physics engines).  For rigid bodies the velocity at a
+ * point of the patch is an affine function of the point and the gap of a
+ * flat patch too, so the kept points hold every point inside their hull (a
+ * rectangular face: all of it).  A patch any point of which approaches faster than
+ * RB_RESTING keeps all its points: an impact's impulses are the hybrid's
+ * nodal loads. */
+#define RB_MANIFOLD     4
+#define RB_MANIFOLD_COS 0.999
+#define RB_RESTING      0.05 /* [m/s] (the default bounce threshold) */
+#define RB_GAP_TIE      1e-5 /* gaps this close (of the patch's size) are equally deep */
 /* Where each contact of the solve came from: a collider (node of the
  * body's own) or a body point (flip: the solve's body is the point's side
  * 1). */
@@ -270,6 +305,23 @@ typedef struct rb_source {
     defo_index node;
     int flip;
 } rb_source;
+
+/* A contact's impulse kept for the next step (warm start): what it joins
+ * (key: bodies and nodes; owner: the world index of the contact's body;
+ * other: of the other side's, −1 a collider), its normal and tangential
+ * impulse. */
+typedef struct rb_warm {
+    uint64_t key;
+    int32_t owner, other;
+    double j[4];
+} rb_warm;
+
+/* A contact in the sort of the manifold pass and the warm store. */
+typedef struct rb_order {
+    int32_t a, b; /* group: world indices */
+    uint32_t seq; /* contact index */
+    uint64_t key;
+} rb_order;
 
 struct defo_rb_scratch {
     int cap_bodies;
@@ -281,13 +333,17 @@ struct defo_rb_scratch {
     int cap_index;
     defo_rigid_contact *contacts;
     rb_source *src;
-    uint64_t *key; /* per contact: what it joins (warm_key) */
+    uint64_t *key;   /* per contact: what it joins (contact_key) */
+    int32_t *other;  /* per contact: the other side's world index (−1: a collider) */
+    double *speed;   /* per contact: its approach speed */
+    int *patch;      /* per contact: its manifold patch (−1: none) */
+    rb_order *order; /* per contact: the sort */
+    int *patch_body, *patch_other, *patch_dropped;
     size_t cap_contacts;
-    /* the last step's impulses by contact key, sorted (a warm start for the
-     * next step of the same frame; cleared at a frame's start, so a frame
-     * resumed from a checkpoint takes the same steps) */
-    uint64_t *warm_key;
-    double *warm; /* 4 per key: normal, tangent */
+    /* the last step's impulses by (owner, key), sorted: the next step
+     * starts from them (kept across frames; in checkpoints) */
+    rb_warm *warm;
+    unsigned char *taken; /* per warm entry: given to a contact this step */
     size_t warm_n, warm_cap;
     /* deformable bodies met: their nodes' push-out pseudo-velocities (3n,
      * by world index), which of them this step */
@@ -308,8 +364,15 @@ void defo_rb_scratch_free(struct defo_rb_scratch *r) {
     defo_free(r->contacts);
     defo_free(r->src);
     defo_free(r->key);
-    defo_free(r->warm_key);
+    defo_free(r->other);
+    defo_free(r->speed);
+    defo_free(r->patch);
+    defo_free(r->order);
+    defo_free(r->patch_body);
+    defo_free(r->patch_other);
+    defo_free(r->patch_dropped);
     defo_free(r->warm);
+    defo_free(r->taken);
     for (int i = 0; i < r->cap_dpush; i++) defo_free(r->dpush[i]);
     defo_free(r->dpush);
     defo_free(r->dpush_n);
@@ -374,11 +437,26 @@ static defo_status scratch_contacts(struct defo_rb_scratch *r, size_t need) {
     defo_free(r->contacts);
     defo_free(r->src);
     defo_free(r->key);
+    defo_free(r->other);
+    defo_free(r->speed);
+    defo_free(r->patch);
+    defo_free(r->order);
+    defo_free(r->patch_body);
+    defo_free(r->patch_other);
+    defo_free(r->patch_dropped);
     r->contacts = defo_malloc(c * sizeof *r->contacts);
     r->src = defo_malloc(c * sizeof *r->src);
     r->key = defo_malloc(c * sizeof *r->key);
+    r->other = defo_malloc(c * sizeof *r->other);
+    r->speed = defo_malloc(c * sizeof *r->speed);
+    r->patch = defo_malloc(c * sizeof *r->patch);
+    r->order = defo_malloc(c * sizeof *r->order);
+    r->patch_body = defo_malloc(c * sizeof *r->patch_body);
+    r->patch_other = defo_malloc(c * sizeof *r->patch_other);
+    r->patch_dropped = defo_malloc(c * sizeof *r->patch_dropped);
     r->cap_contacts = 0;
-    if (!r->contacts || !r->src || !r->key)
+    if (!r->contacts || !r->src || !r->key || !r->other || !r->speed || !r->patch || !r->order ||
+        !r->patch_body || !r->patch_other || !r->patch_dropped)
         return defo_error_oom("rigid contacts", c * sizeof *r->contacts);
     r->cap_contacts = c;
     return DEFO_OK;
@@ -393,8 +471,15 @@ static uint64_t mix(uint64_t h, uint64_t v) {
     return h;
 }
 
-/* What contact c joins: the bodies (world indices) and the nodes of each
- * side (a collider contact: the body's node). */
+/* What contact c joins (its identity from step to step): the bodies
+ * (world indices) and
+ *   - a collider contact: the body's node;
+ *   - a vertex of a rigid body against a face of another rigid body: the
+ *     vertex, which side it is on and the face's direction (the axis
+ *     nearest the normal, signed) — not the triangle: a vertex resting on
+ *     a flat face crosses the face's mesh edges, and one on an edge is
+ *     given to either triangle by rounding;
+ *   - otherwise the nodes of each side. */
 static uint64_t contact_key(defo_step_body *const *bodies, const defo_rigid_contact *k,
                             const rb_source *src) {
     uint64_t h = 14695981039346656037u;
@@ -402,6 +487,13 @@ static uint64_t contact_key(defo_step_body *const *bodies, const defo_rigid_cont
     if (!src->pt) return mix(mix(h, 0xC0111DE5u), (uint64_t)src->node);
     const defo_body_point *pt = src->pt;
     h = mix(h, (uint64_t)pt->body[1 - src->flip]->index + 1);
+    if (pt->body[0]->rigid && pt->body[1]->rigid && pt->nodes[0] == 1 && pt->nodes[1] == 3) {
+        int axis = 0;
+        for (int q = 1; q < 3; q++)
+            if (fabs(k->normal[q]) > fabs(k->normal[axis])) axis = q;
+        const uint64_t dir = 2 * (uint64_t)axis + (k->normal[axis] < 0);
+        return mix(mix(mix(h, 0x7E47E8u + (uint64_t)src->flip), (uint64_t)pt->node[0][0]), dir);
+    }
     for (int sd = 0; sd < 2; sd++) {
         const int s = sd == 0 ? src->flip : 1 - src->flip;
         for (int a = 0; a < pt->nodes[s]; a++) h = mix(h, (uint64_t)pt->node[s][a]);
@@ -410,59 +502,201 @@ static uint64_t contact_key(defo_step_body *const *bodies, const defo_rigid_cont
     return h;
 }
 
-static void rb_warm_clear(struct defo_rb_scratch *r) {
-    if (r) r->warm_n = 0;
+static int order_cmp(const void *x, const void *y) {
+    const rb_order *p = x, *q = y;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    if (p->b != q->b) return p->b < q->b ? -1 : 1;
+    if (p->key != q->key) return p->key < q->key ? -1 : 1;
+    return (p->seq > q->seq) - (p->seq < q->seq);
 }
 
-/* The last step's impulse of each contact found again (by key). */
-static void warm_take(struct defo_rb_scratch *r, size_t nc) {
+/* The first warm entry of owner at or after key (warm_n: none). */
+static size_t warm_find(const struct defo_rb_scratch *r, int32_t owner, uint64_t key) {
+    size_t lo = 0, hi = r->warm_n;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        const rb_warm *e = &r->warm[mid];
+        if (e->owner < owner || (e->owner == owner && e->key < key))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The last step's impulse of each contact found again (by owner and key);
+ * how many were.  Contacts of one key (a vertex on two triangles of one
+ * face, at their common edge) take its entries one each, in order: one
+ * impulse given to both would press twice. */
+static size_t warm_take(struct defo_rb_scratch *r, defo_step_body *const *bodies, size_t nc) {
+    size_t found = 0;
+    if (r->warm_n) memset(r->taken, 0, r->warm_n);
     for (size_t c = 0; c < nc; c++) {
         defo_rigid_contact *k = &r->contacts[c];
-        size_t lo = 0, hi = r->warm_n;
-        while (lo < hi) {
-            const size_t mid = lo + (hi - lo) / 2;
-            if (r->warm_key[mid] < r->key[c])
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo < r->warm_n && r->warm_key[lo] == r->key[c]) {
-            k->normal_impulse = r->warm[4 * lo];
-            memset(k->tangent_impulse, 0, sizeof k->tangent_impulse);
+        const int32_t owner = bodies[k->body]->index;
+        size_t at = warm_find(r, owner, r->key[c]);
+        while (at < r->warm_n && r->taken[at] && r->warm[at].owner == owner &&
+               r->warm[at].key == r->key[c])
+            at++;
+        if (at < r->warm_n && r->warm[at].owner == owner && r->warm[at].key == r->key[c]) {
+            k->normal_impulse = r->warm[at].j[0];
+            memcpy(k->tangent_impulse, r->warm[at].j + 1, sizeof k->tangent_impulse);
+            r->taken[at] = 1;
+            found++;
         }
     }
+    return found;
 }
 
-/* Keep this step's impulses by key, sorted (insertion sort of the
- * touching contacts: a fixed order for equal keys). */
-static defo_status warm_keep(struct defo_rb_scratch *r, size_t nc) {
-    if (nc > r->warm_cap) {
-        size_t c = r->warm_cap ? r->warm_cap : 64;
-        while (c < nc) c *= 2;
-        defo_free(r->warm_key);
-        defo_free(r->warm);
-        r->warm_key = defo_malloc(c * sizeof *r->warm_key);
-        r->warm = defo_malloc(4 * c * sizeof *r->warm);
-        r->warm_cap = r->warm_n = 0;
-        if (!r->warm_key || !r->warm) return defo_error_oom("rigid contacts", 40 * c);
-        r->warm_cap = c;
-    }
+static defo_status warm_reserve(struct defo_rb_scratch *r, size_t n) {
+    if (n <= r->warm_cap) return DEFO_OK;
+    size_t c = r->warm_cap ? r->warm_cap : 64;
+    while (c < n) c *= 2;
+    rb_warm *w = defo_realloc(r->warm, c * sizeof *w);
+    if (w) r->warm = w;
+    unsigned char *t = defo_realloc(r->taken, c);
+    if (t) r->taken = t;
+    if (!w || !t) return defo_error_oom("rigid contacts", c * sizeof *w);
+    r->warm = w;
+    r->warm_cap = c;
+    return DEFO_OK;
+}
+
+/* Keep this step's impulses, sorted by (owner, key, contact order). */
+static defo_status warm_keep(struct defo_rb_scratch *r, defo_step_body *const *bodies, size_t nc) {
+    defo_status st = warm_reserve(r, nc);
+    if (st) return st;
     size_t n = 0;
     for (size_t c = 0; c < nc; c++) {
         const defo_rigid_contact *k = &r->contacts[c];
         if (!(k->normal_impulse > 0)) continue;
-        size_t j = n++;
-        while (j > 0 && r->warm_key[j - 1] > r->key[c]) {
-            r->warm_key[j] = r->warm_key[j - 1];
-            memcpy(r->warm + 4 * j, r->warm + 4 * (j - 1), 4 * sizeof(double));
-            j--;
-        }
-        r->warm_key[j] = r->key[c];
-        r->warm[4 * j] = k->normal_impulse;
-        memcpy(r->warm + 4 * j + 1, k->tangent_impulse, 3 * sizeof(double));
+        r->order[n++] = (rb_order){bodies[k->body]->index, 0, (uint32_t)c, r->key[c]};
+    }
+    if (n > 1) qsort(r->order, n, sizeof *r->order, order_cmp);
+    for (size_t e = 0; e < n; e++) {
+        const size_t c = r->order[e].seq;
+        const defo_rigid_contact *k = &r->contacts[c];
+        rb_warm *w = &r->warm[e];
+        w->key = r->key[c];
+        w->owner = r->order[e].a;
+        w->other = r->other[c];
+        w->j[0] = k->normal_impulse;
+        memcpy(w->j + 1, k->tangent_impulse, 3 * sizeof(double));
     }
     r->warm_n = n;
     return DEFO_OK;
+}
+
+/* Forget the warm impulses of contacts of world body `index` (it left the
+ * stepper, or its nodes were renumbered). */
+static void warm_forget(struct defo_rb_scratch *r, int index) {
+    if (!r) return;
+    size_t n = 0;
+    for (size_t e = 0; e < r->warm_n; e++)
+        if (r->warm[e].owner != index && r->warm[e].other != index) r->warm[n++] = r->warm[e];
+    r->warm_n = n;
+}
+
+/* The range of owner's entries. */
+static void warm_range(const struct defo_rb_scratch *r, int32_t owner, size_t *lo, size_t *hi) {
+    *lo = warm_find(r, owner, 0);
+    *hi = *lo;
+    while (*hi < r->warm_n && r->warm[*hi].owner == owner) ++*hi;
+}
+
+/* The warm impulses of a body in its history (the contacts it owns):
+ *   u64 RB_WARM_TAG | u32 version (1) | u32 count |
+ *   per contact: u64 key | i32 other | i32 0 | f64 normal | f64 tangent[3].
+ * A history without the section (written before it existed) restores with
+ * none: that body's contacts start cold. */
+#define RB_WARM_TAG     0x4D5241574252ull /* "RBWARM" */
+#define RB_WARM_VERSION 1u
+#define RB_WARM_ENTRY   48
+size_t defo_rb_warm_bytes(const defo_stepper *s, const defo_step_body *b) {
+    size_t lo = 0, hi = 0;
+    if (s->rb) warm_range(s->rb, b->index, &lo, &hi);
+    return 16 + RB_WARM_ENTRY * (hi - lo);
+}
+void defo_rb_warm_save(const defo_stepper *s, const defo_step_body *b, void *out) {
+    size_t lo = 0, hi = 0;
+    if (s->rb) warm_range(s->rb, b->index, &lo, &hi);
+    unsigned char *o = out;
+    const uint64_t tag = RB_WARM_TAG;
+    const uint32_t head[2] = {RB_WARM_VERSION, (uint32_t)(hi - lo)};
+    memcpy(o, &tag, 8);
+    memcpy(o + 8, head, 8);
+    o += 16;
+    for (size_t e = lo; e < hi; e++, o += RB_WARM_ENTRY) {
+        const rb_warm *w = &s->rb->warm[e];
+        const int32_t oi[2] = {w->other, 0};
+        memcpy(o, &w->key, 8);
+        memcpy(o + 8, oi, 8);
+        memcpy(o + 16, w->j, 32);
+    }
+}
+defo_status defo_rb_warm_restore(defo_stepper *s, defo_step_body *b, const void *in, size_t size,
+                                 int apply) {
+    const unsigned char *p = in;
+    uint64_t tag = 0;
+    uint32_t head[2] = {0, 0};
+    if (size > 0) {
+        if (size < 16)
+            return defo_error(DEFO_ERR_PARSE, "warm impulses of body '%s': %zu bytes", b->name,
+                              size);
+        memcpy(&tag, p, 8);
+        memcpy(head, p + 8, 8);
+        if (tag != RB_WARM_TAG)
+            return defo_error(DEFO_ERR_PARSE, "warm impulses of body '%s': not a warm section",
+                              b->name);
+        if (head[0] != RB_WARM_VERSION)
+            return defo_error(DEFO_ERR_PARSE,
+                              "warm impulses of body '%s': version %u, this defo reads version %u",
+                              b->name, head[0], RB_WARM_VERSION);
+        if (size != 16 + RB_WARM_ENTRY * (size_t)head[1])
+            return defo_error(DEFO_ERR_PARSE,
+                              "warm impulses of body '%s': %zu bytes for %u contacts", b->name,
+                              size, head[1]);
+    }
+    const size_t n = head[1];
+    uint64_t last = 0;
+    for (size_t e = 0; e < n; e++) {
+        const unsigned char *q = p + 16 + RB_WARM_ENTRY * e;
+        uint64_t key;
+        int32_t oi[2];
+        double j[4];
+        memcpy(&key, q, 8);
+        memcpy(oi, q + 8, 8);
+        memcpy(j, q + 16, 32);
+        if ((e > 0 && key < last) || oi[0] < -1 || oi[1] != 0 || !(j[0] > 0) ||
+            !isfinite(j[0] + j[1] + j[2] + j[3]))
+            return defo_error(DEFO_ERR_PARSE, "warm impulses of body '%s': contact %zu is bad",
+                              b->name, e);
+        last = key;
+    }
+    if (!apply) return DEFO_OK;
+    if (!s->rb) {
+        s->rb = defo_calloc(1, sizeof *s->rb);
+        if (!s->rb) return defo_error_oom("rigid contacts", sizeof *s->rb);
+    }
+    struct defo_rb_scratch *r = s->rb;
+    size_t lo, hi;
+    warm_range(r, b->index, &lo, &hi);
+    defo_status st = warm_reserve(r, r->warm_n - (hi - lo) + n);
+    if (st) return st;
+    if (r->warm_n > hi) memmove(r->warm + lo + n, r->warm + hi, (r->warm_n - hi) * sizeof *r->warm);
+    r->warm_n = r->warm_n - (hi - lo) + n;
+    for (size_t e = 0; e < n; e++) {
+        const unsigned char *q = p + 16 + RB_WARM_ENTRY * e;
+        rb_warm *w = &r->warm[lo + e];
+        memcpy(&w->key, q, 8);
+        memcpy(&w->other, q + 8, 4);
+        memcpy(w->j, q + 16, 32);
+        w->owner = b->index;
+    }
+    return DEFO_OK;
+}
+void defo_rb_forget(defo_stepper *s, const defo_step_body *b) {
+    warm_forget(s->rb, b->index);
 }
 
 static defo_status scratch_index(struct defo_rb_scratch *r, int most) {
@@ -658,6 +892,175 @@ static void node_impulse(defo_step_body *b, const rb_source *src, int side, cons
                 sign * src->pt->weight[side][a] * J[q];
 }
 
+/* ------------------------------------------------- contact manifolds */
+/* Signed area of the triangle p, q, u about the unit normal n (twice it). */
+static double area2(const double p[3], const double q[3], const double u[3], const double n[3]) {
+    const double a[3] = {q[0] - p[0], q[1] - p[1], q[2] - p[2]};
+    const double b[3] = {u[0] - p[0], u[1] - p[1], u[2] - p[2]};
+    double c[3];
+    cross3(a, b, c);
+    return dot3(c, n);
+}
+
+/* Better: value v over best (ties, within tol, to the smaller key). */
+static int better(double v, uint64_t key, double best, uint64_t best_key, double tol) {
+    return v > best + tol || (v >= best - tol && key < best_key);
+}
+
+/* The patch [first, first + m) of r->order (its contacts): keep RB_MANIFOLD
+ * of them (above), mark the rest in r->patch as −2. n: the patch's normal. */
+static void reduce_patch(struct defo_rb_scratch *r, const rb_order *o, size_t m,
+                         const double n[3]) {
+    const defo_rigid_contact *K = r->contacts;
+    size_t pick[RB_MANIFOLD];
+    /* the patch's centre and size (squared distance from it, across n) */
+    double mid[3] = {0, 0, 0}, span = 0;
+    for (size_t e = 0; e < m; e++)
+        for (int q = 0; q < 3; q++) mid[q] += K[o[e].seq].point[q] / (double)m;
+    double *far = r->speed; /* scratch: the dropped points' speeds are not needed */
+    for (size_t e = 0; e < m; e++) {
+        const double *x = K[o[e].seq].point;
+        const double d[3] = {x[0] - mid[0], x[1] - mid[1], x[2] - mid[2]};
+        const double dn = dot3(d, n);
+        far[o[e].seq] = dot3(d, d) - dn * dn;
+        span = fmax(span, far[o[e].seq]);
+    }
+    const double tie = 1e-12 * span + 1e-300;
+    /* the deepest; gaps within RB_GAP_TIE of the patch's size are equally
+     * deep (a flat face resting, or tilted over an edge), and of those the
+     * farthest from the centre (a corner of the patch) */
+    const double gap_tie = RB_GAP_TIE * sqrt(span);
+    size_t p0 = 0;
+    for (size_t e = 1; e < m; e++) {
+        const double g = K[o[e].seq].gap, g0 = K[o[p0].seq].gap;
+        if (g < g0 - gap_tie ||
+            (g <= g0 + gap_tie && better(far[o[e].seq], o[e].key, far[o[p0].seq], o[p0].key, tie)))
+            p0 = e;
+    }
+    pick[0] = p0;
+    /* the farthest from it, across the normal */
+    const double *x0 = K[o[p0].seq].point;
+    size_t p1 = p0;
+    double best = -1;
+    for (size_t e = 0; e < m; e++) {
+        if (e == p0) continue;
+        const double *x = K[o[e].seq].point;
+        const double d[3] = {x[0] - x0[0], x[1] - x0[1], x[2] - x0[2]};
+        const double dn = dot3(d, n), v = dot3(d, d) - dn * dn;
+        if (p1 == p0 || better(v, o[e].key, best, o[p1].key, tie)) p1 = e, best = v;
+    }
+    pick[1] = p1;
+    /* the largest triangle with them (either side), then the most area
+     * added beyond the triangle's edges */
+    const double *x1 = K[o[p1].seq].point;
+    size_t p2 = p0;
+    best = -1;
+    for (size_t e = 0; e < m; e++) {
+        if (e == p0 || e == p1) continue;
+        const double v = fabs(area2(x0, x1, K[o[e].seq].point, n));
+        if (p2 == p0 || better(v, o[e].key, best, o[p2].key, tie)) p2 = e, best = v;
+    }
+    pick[2] = p2;
+    const double *x2 = K[o[p2].seq].point;
+    const double sg = area2(x0, x1, x2, n) >= 0 ? 1.0 : -1.0;
+    size_t p3 = p0;
+    best = -1;
+    for (size_t e = 0; e < m; e++) {
+        if (e == p0 || e == p1 || e == p2) continue;
+        const double *x = K[o[e].seq].point;
+        const double v = fmax(0.0, -sg * area2(x0, x1, x, n)) +
+                         fmax(0.0, -sg * area2(x1, x2, x, n)) +
+                         fmax(0.0, -sg * area2(x2, x0, x, n));
+        if (p3 == p0 || better(v, o[e].key, best, o[p3].key, tie)) p3 = e, best = v;
+    }
+    pick[3] = p3;
+    for (size_t e = 0; e < m; e++) {
+        int kept = 0;
+        for (int q = 0; q < RB_MANIFOLD; q++) kept |= pick[q] == e;
+        if (!kept) r->patch[o[e].seq] = -2;
+    }
+}
+
+/* The solve's contacts [0, nc) reduced to manifolds (above): the dropped
+ * ones removed (the order of the rest kept); r->patch of each kept one
+ * names its patch (−1: none), and patch_body, patch_other (call indices,
+ * other −1), patch_dropped say where the dropped points were and how many.
+ * Returns the contacts left. */
+static size_t manifolds(struct defo_rb_scratch *r, defo_step_body *const *bodies, size_t nc,
+                        int *num_patches) {
+    size_t m = 0;
+    for (size_t c = 0; c < nc; c++) {
+        const defo_rigid_contact *k = &r->contacts[c];
+        r->patch[c] = -1;
+        if (k->nodes > 0) continue; /* a deformable body's points: each its own */
+        const int32_t a = bodies[k->body]->index, b = r->other[c];
+        /* a pair of bodies of the call is one group, whichever side owns
+         * the point */
+        const int swap = k->other >= 0 && b < a;
+        r->order[m++] = (rb_order){swap ? b : a, swap ? a : b, (uint32_t)c, r->key[c]};
+    }
+    if (m > 1) qsort(r->order, m, sizeof *r->order, order_cmp);
+    int np = 0;
+    for (size_t g0 = 0; g0 < m;) {
+        size_t g1 = g0 + 1;
+        while (g1 < m && r->order[g1].a == r->order[g0].a && r->order[g1].b == r->order[g0].b) g1++;
+        /* the group's patches: greedy by normal (oriented from the group's
+         * first body), same friction, same obstacle velocity (colliders) */
+        for (size_t e = g0; e < g1; e++) {
+            const uint32_t c0 = r->order[e].seq;
+            if (r->patch[c0] != -1) continue;
+            const defo_rigid_contact *k0 = &r->contacts[c0];
+            const double s0 = bodies[k0->body]->index == r->order[e].a ? 1.0 : -1.0;
+            const double n0[3] = {s0 * k0->normal[0], s0 * k0->normal[1], s0 * k0->normal[2]};
+            const int p = np++;
+            size_t cnt = 0;
+            double fastest = 0;
+            /* gather the patch's contacts at the front of [e, g1) */
+            for (size_t f = e; f < g1; f++) {
+                const uint32_t c = r->order[f].seq;
+                if (r->patch[c] != -1) continue;
+                const defo_rigid_contact *k = &r->contacts[c];
+                const double s = bodies[k->body]->index == r->order[f].a ? 1.0 : -1.0;
+                if (s * dot3(k->normal, n0) < RB_MANIFOLD_COS || k->friction != k0->friction)
+                    continue;
+                if (!r->src[c].pt && memcmp(k->obstacle_velocity, k0->obstacle_velocity,
+                                            sizeof k->obstacle_velocity) != 0)
+                    continue;
+                r->patch[c] = p;
+                fastest = fmax(fastest, r->speed[c]);
+                const rb_order t = r->order[e + cnt];
+                r->order[e + cnt] = r->order[f];
+                r->order[f] = t;
+                cnt++;
+            }
+            r->patch_body[p] = k0->body;
+            r->patch_other[p] = k0->other;
+            r->patch_dropped[p] = 0;
+            if (cnt > RB_MANIFOLD && !(fastest > RB_RESTING)) {
+                reduce_patch(r, r->order + e, cnt, n0);
+                r->patch_dropped[p] = (int)cnt - RB_MANIFOLD;
+            }
+            e += cnt - 1;
+        }
+        g0 = g1;
+    }
+    *num_patches = np;
+    size_t n = 0;
+    for (size_t c = 0; c < nc; c++) {
+        if (r->patch[c] == -2) continue;
+        if (n != c) {
+            r->contacts[n] = r->contacts[c];
+            r->src[n] = r->src[c];
+            r->key[n] = r->key[c];
+            r->other[n] = r->other[c];
+            r->speed[n] = r->speed[c];
+            r->patch[n] = r->patch[c];
+        }
+        n++;
+    }
+    return n;
+}
+
 defo_status defo_rb_step(defo_stepper *s, defo_step_body *const *bodies, int count,
                          const defo_step_context *ctx, double *approach) {
     const double dt = ctx->dt;
@@ -781,37 +1184,58 @@ defo_status defo_rb_step(defo_stepper *s, defo_step_body *const *bodies, int cou
     for (size_t c = 0; c < nc; c++) {
         defo_rigid_contact *k = &r->contacts[c];
         const double a = approach_of(k, r->rb, dt);
+        r->speed[c] = a;
+        r->key[c] = contact_key(bodies, k, &r->src[c]);
+        r->other[c] = r->src[c].pt ? r->src[c].pt->body[1 - r->src[c].flip]->index : -1;
         if (approach) {
             approach[k->body] = fmax(approach[k->body], a);
             if (k->other >= 0) approach[k->other] = fmax(approach[k->other], a);
         }
     }
+    int num_patches = 0;
+    nc = manifolds(r, bodies, nc, &num_patches);
     if (nc > 0) {
-        for (size_t c = 0; c < nc; c++)
-            r->key[c] = contact_key(bodies, &r->contacts[c], &r->src[c]);
         defo_rigid_contact_def cd = defo_default_rigid_contact_def();
         cd.restitution = s->def.restitution;
-        /* a frame's first step starts cold: more sweeps; the next start
-         * from the last step's impulses */
-        cd.warm_start = r->warm_n > 0;
-        cd.iterations = cd.warm_start ? RB_SWEEPS : RB_COLD_SWEEPS;
-        if (cd.warm_start) warm_take(r, nc);
-        st = defo_rigid_solve_contacts(r->rb, count, r->contacts, (int)nc, &cd, dt, r->push);
-        if (!st) st = warm_keep(r, nc);
+        cd.iterations = RB_SWEEPS;
+        cd.tolerance = RB_TOLERANCE;
+        cd.push_tolerance = RB_PUSH_TOLERANCE;
+        /* from the last step's impulses of the contacts found again (the
+         * others from zero) */
+        cd.warm_start = warm_take(r, bodies, nc) > 0;
+        defo_rigid_solve_stats ss;
+        st = defo_rigid_solve_contacts(r->rb, count, r->contacts, (int)nc, &cd, dt, r->push, &ss);
+        if (!st) st = warm_keep(r, bodies, nc);
         if (st) return st;
+        /* the sweeps, and a pass that ran out of them */
+        defo_step_body_stats *bs = &bodies[0]->stats;
+        bs->contact_sweeps += ss.sweeps[0] + ss.sweeps[1];
+        for (int pass = 0; pass < 2; pass++)
+            if (!ss.converged[pass]) {
+                bs->not_converged++;
+                bs->reason = bs->reason > DEFO_REASON_MAX_ITERATIONS ? bs->reason
+                                                                     : DEFO_REASON_MAX_ITERATIONS;
+                bs->residual = fmax(bs->residual, ss.change[pass]);
+            }
     } else {
         r->warm_n = 0;
     }
-    /* the deformable bodies' nodes pushed out of the rigid ones */
+    /* the deformable bodies' nodes pushed out of the rigid ones: their x
+     * moved besides their own steps, so what their steppers kept of the
+     * last x (Newmark's f_e) is stale, as after a restored state */
     for (int u = 0; u < r->num_used; u++) {
         defo_step_body *b = r->used[u];
         const double *p = r->dpush[b->index];
-        for (size_t j = 0; j < 3 * (size_t)b->n; j++) b->x[j] += dt * p[j];
+        int moved = 0;
+        for (size_t j = 0; j < 3 * (size_t)b->n; j++) {
+            b->x[j] += dt * p[j];
+            moved |= p[j] != 0;
+        }
+        if (moved) b->changed |= DEFO_CHANGED_STATE;
     }
     for (int i = 0; i < count; i++) {
         defo_step_body *b = bodies[i];
         defo_rb_body *d = b->data;
-        b->stats.collisions = 0;
         if (!r->touch[i]) {
             st = defo_rigid_advance(&d->rb, r->load + 6 * (size_t)i, r->load + 6 * (size_t)i + 3,
                                     dt);
@@ -830,6 +1254,14 @@ defo_status defo_rb_step(defo_stepper *s, defo_step_body *const *bodies, int cou
         const defo_rigid_contact *k = &r->contacts[c];
         const rb_source *src = &r->src[c];
         if (!(k->normal_impulse > 0)) continue;
+        /* a touching patch: its dropped points touch too */
+        if (r->patch[c] >= 0) {
+            const int p = r->patch[c];
+            bodies[r->patch_body[p]]->stats.collisions += r->patch_dropped[p];
+            if (r->patch_other[p] >= 0)
+                bodies[r->patch_other[p]]->stats.collisions += r->patch_dropped[p];
+            r->patch_dropped[p] = 0;
+        }
         bodies[k->body]->stats.collisions++;
         node_impulse(bodies[k->body], src, src->flip, k->impulse, 1);
         if (k->other >= 0) {
@@ -884,7 +1316,7 @@ static defo_status rg_attach(defo_stepper *s, defo_step_body *b) {
     return defo_rb_attach(b);
 }
 static void rg_detach(defo_stepper *s, defo_step_body *b) {
-    (void)s;
+    defo_rb_forget(s, b);
     defo_rb_detach(b);
 }
 static defo_status rg_step(defo_stepper *s, defo_step_body *const *bodies, int count,
@@ -893,31 +1325,33 @@ static defo_status rg_step(defo_stepper *s, defo_step_body *const *bodies, int c
 }
 static defo_status rg_topology_changed(defo_stepper *s, defo_step_body *b, defo_index old_n,
                                        const defo_index *parent) {
-    (void)s, (void)old_n, (void)parent;
+    (void)old_n, (void)parent;
+    defo_rb_forget(s, b);
     return defo_rb_resize(b);
-}
-void defo_rb_frame_start_all(defo_stepper *s) {
-    rb_warm_clear(s->rb);
 }
 void defo_rb_frame_start(defo_step_body *b) {
     /* a state set from outside: the rigid state from the nodes */
     if (b->changed & DEFO_CHANGED_STATE) defo_rb_fit(b);
 }
 static void rg_frame_start(defo_stepper *s, defo_step_body *b) {
-    rb_warm_clear(s->rb);
+    (void)s;
     defo_rb_frame_start(b);
 }
+/* history: the rigid state, then the warm impulses */
 static size_t rg_history_bytes(const defo_stepper *s, const defo_step_body *b) {
-    (void)s;
-    return defo_rb_history_bytes(b);
+    return defo_rb_history_bytes(b) + defo_rb_warm_bytes(s, b);
 }
 static void rg_save(const defo_stepper *s, const defo_step_body *b, void *out) {
-    (void)s;
     defo_rb_save(b, out);
+    defo_rb_warm_save(s, b, (unsigned char *)out + defo_rb_history_bytes(b));
 }
 static defo_status rg_restore(defo_stepper *s, defo_step_body *b, const void *in, size_t size) {
-    (void)s;
-    return defo_rb_restore(b, in, size);
+    const size_t rb = defo_rb_history_bytes(b);
+    const unsigned char *warm = (const unsigned char *)in + rb;
+    defo_status st = size < rb ? DEFO_OK : defo_rb_warm_restore(s, b, warm, size - rb, 0);
+    if (!st) st = defo_rb_restore(b, in, size < rb ? size : rb);
+    if (!st) st = defo_rb_warm_restore(s, b, warm, size - rb, 1);
+    return st;
 }
 static size_t rg_bytes(const defo_stepper *s, const defo_step_body *b) {
     (void)s;

@@ -37,7 +37,8 @@
  * material region, fibres, plastic state — is its parent's), the rest
  * shape of annealed bodies, the plastic state and parameters, the cracks,
  * lazily kept rotations, the integrators' history (BDF2's previous state,
- * the quasistatic equilibria).  Restore
+ * the quasistatic equilibria, the rigid contact solve's warm impulses in
+ * their own versioned section, integrator/rigid.c).  Restore
  * checks the whole file before it changes anything.
  */
 #include "world/world_internal.h"

@@ -1343,6 +1343,7 @@ static void merge_stats(defo_step_stats *w, const defo_step_body_stats *b) {
     w->backtracks += b->backtracks;
     w->precond_setups += b->precond_setups;
     w->solver_recoveries += b->solver_recoveries;
+    w->contact_sweeps += b->contact_sweeps;
 }
 
 /* One integrator's bodies through the frame [t0, t0 + T]. */
