@@ -53,15 +53,25 @@ void defo_contact_list_free(defo_contact_list *list) {
     list->count = list->capacity = list->broad_capacity = 0;
 }
 
-static defo_status reserve(defo_contact_list *l, size_t n) {
-    if (n <= l->capacity) return DEFO_OK;
-    size_t c = l->capacity ? l->capacity : 256;
+/* Room for n items of `size` bytes in *items (capacity *cap, doubling from
+ * `first`); the contents are kept. */
+static defo_status grow(void **items, size_t *cap, size_t n, size_t size, size_t first,
+                        const char *what) {
+    if (n <= *cap) return DEFO_OK;
+    size_t c = *cap ? *cap : first;
     while (c < n) c *= 2;
-    defo_contact_pair *p = defo_realloc(l->pairs, c * sizeof *p);
-    if (!p) return defo_error_oom("contact pairs", c * sizeof *p);
-    l->pairs = p;
-    l->capacity = c;
+    void *p = defo_realloc(*items, c * size);
+    if (!p) return defo_error_oom(what, c * size);
+    *items = p;
+    *cap = c;
     return DEFO_OK;
+}
+
+static defo_status reserve(defo_contact_list *l, size_t n) {
+    void *p = l->pairs;
+    defo_status s = grow(&p, &l->capacity, n, sizeof *l->pairs, 256, "contact pairs");
+    l->pairs = p;
+    return s;
 }
 
 static int in_box(const double b[6], const double p[3]) {
@@ -436,14 +446,10 @@ static int pair_cmp(const void *pa, const void *pb) {
 }
 
 static defo_status broad_reserve(defo_contact_list *l, size_t n) {
-    if (n <= l->broad_capacity) return DEFO_OK;
-    size_t c = l->broad_capacity ? l->broad_capacity : 64;
-    while (c < n) c *= 2;
-    sweep_item *p = defo_realloc(l->broad, c * sizeof *p);
-    if (!p) return defo_error_oom("contact broad phase", c * sizeof *p);
+    void *p = l->broad;
+    defo_status s = grow(&p, &l->broad_capacity, n, sizeof(sweep_item), 64, "contact broad phase");
     l->broad = p;
-    l->broad_capacity = c;
-    return DEFO_OK;
+    return s;
 }
 
 /* Sort and sweep: the surfaces' grown boxes sorted along the axis where

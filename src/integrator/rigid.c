@@ -354,13 +354,8 @@ struct defo_rb_scratch {
     int num_used;
 };
 
-void defo_rb_scratch_free(struct defo_rb_scratch *r) {
-    if (!r) return;
-    defo_free(r->rb);
-    defo_free(r->push);
-    defo_free(r->load);
-    defo_free(r->touch);
-    defo_free(r->call_of);
+/* The per-contact arrays (scratch_contacts sizes them together). */
+static void free_contact_arrays(struct defo_rb_scratch *r) {
     defo_free(r->contacts);
     defo_free(r->src);
     defo_free(r->key);
@@ -371,6 +366,16 @@ void defo_rb_scratch_free(struct defo_rb_scratch *r) {
     defo_free(r->patch_body);
     defo_free(r->patch_other);
     defo_free(r->patch_dropped);
+}
+
+void defo_rb_scratch_free(struct defo_rb_scratch *r) {
+    if (!r) return;
+    defo_free(r->rb);
+    defo_free(r->push);
+    defo_free(r->load);
+    defo_free(r->touch);
+    defo_free(r->call_of);
+    free_contact_arrays(r);
     defo_free(r->warm);
     defo_free(r->taken);
     for (int i = 0; i < r->cap_dpush; i++) defo_free(r->dpush[i]);
@@ -434,16 +439,7 @@ static defo_status scratch_contacts(struct defo_rb_scratch *r, size_t need) {
     if (need <= r->cap_contacts) return DEFO_OK;
     size_t c = r->cap_contacts ? r->cap_contacts : 64;
     while (c < need) c *= 2;
-    defo_free(r->contacts);
-    defo_free(r->src);
-    defo_free(r->key);
-    defo_free(r->other);
-    defo_free(r->speed);
-    defo_free(r->patch);
-    defo_free(r->order);
-    defo_free(r->patch_body);
-    defo_free(r->patch_other);
-    defo_free(r->patch_dropped);
+    free_contact_arrays(r);
     r->contacts = defo_malloc(c * sizeof *r->contacts);
     r->src = defo_malloc(c * sizeof *r->src);
     r->key = defo_malloc(c * sizeof *r->key);
