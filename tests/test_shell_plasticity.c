@@ -56,6 +56,30 @@ static defo_material_def sheet_material(void) {
     return d;
 }
 
+/* A shell force model of m with the sheet material (rest data and
+ * material owned; shell_model_drop frees all three). */
+typedef struct shell_model {
+    defo_element_rest *rest;
+    defo_material *mat;
+    defo_force_model *fm;
+} shell_model;
+
+static shell_model shell_model_make(const defo_mesh *m) {
+    shell_model sm = {NULL, NULL, NULL};
+    CHECK_OK(defo_element_rest_create(m, &sm.rest));
+    defo_material_def md = sheet_material();
+    CHECK_OK(defo_material_create(&md, &sm.mat));
+    defo_force_model_def fd = defo_default_force_model_def();
+    CHECK_OK(defo_force_model_create(m, sm.rest, sm.mat, &fd, &sm.fm));
+    return sm;
+}
+
+static void shell_model_drop(shell_model *sm) {
+    defo_force_model_destroy(sm->fm);
+    defo_material_destroy(sm->mat);
+    defo_element_rest_destroy(sm->rest);
+}
+
 /* ------------------------------------------------ the hinge through ±π */
 static double hinge_energy(defo_force_model *fm, const double *x, double *f) {
     double e = 0;
@@ -74,14 +98,8 @@ static void test_hinge_through_pi(void) {
     const defo_index t0[3] = {0, 1, 2}, t1[3] = {1, 0, 3};
     CHECK_OK(defo_mesh_add_elem(m, t0, 0));
     CHECK_OK(defo_mesh_add_elem(m, t1, 0));
-    defo_element_rest *rest = NULL;
-    defo_material *mat = NULL;
-    defo_force_model *fm = NULL;
-    CHECK_OK(defo_element_rest_create(m, &rest));
-    defo_material_def md = sheet_material();
-    CHECK_OK(defo_material_create(&md, &mat));
-    defo_force_model_def fd = defo_default_force_model_def();
-    CHECK_OK(defo_force_model_create(m, rest, mat, &fd, &fm));
+    shell_model sm = shell_model_make(m);
+    defo_force_model *fm = sm.fm;
     CHECK(defo_force_model_num_hinges(fm) == 1);
     double x[12], f[12];
     memcpy(x, m->x, sizeof x);
@@ -118,24 +136,16 @@ static void test_hinge_through_pi(void) {
     }
     TEST_REPORT("forces at 181°: largest |f + dE/dx| %.3g of %.3g N", err, scale);
     CHECK(err < 1e-5 * scale);
-    defo_force_model_destroy(fm);
-    defo_material_destroy(mat);
-    defo_element_rest_destroy(rest);
+    shell_model_drop(&sm);
     defo_mesh_destroy(m);
 }
 
 /* ------------------------------------------------------------ in plane */
 static void test_inplane_return_map(void) {
     defo_mesh *m = grid(3, 2, 1.0, 0.8);
-    defo_element_rest *rest = NULL;
-    defo_material *mat = NULL;
-    defo_force_model *fm = NULL;
     defo_plasticity *p = NULL;
-    CHECK_OK(defo_element_rest_create(m, &rest));
-    defo_material_def md = sheet_material();
-    CHECK_OK(defo_material_create(&md, &mat));
-    defo_force_model_def fd = defo_default_force_model_def();
-    CHECK_OK(defo_force_model_create(m, rest, mat, &fd, &fm));
+    shell_model sm = shell_model_make(m);
+    defo_force_model *fm = sm.fm;
     const double dt = 0.01, r = 0.4, Y = 0.03, lam = 1.2;
     defo_plasticity_def pd = defo_default_plasticity_def();
     pd.yield = Y, pd.creep = r / dt, pd.max = 10;
@@ -214,9 +224,7 @@ static void test_inplane_return_map(void) {
     free(x);
     free(f);
     defo_plasticity_destroy(p);
-    defo_force_model_destroy(fm);
-    defo_material_destroy(mat);
-    defo_element_rest_destroy(rest);
+    shell_model_drop(&sm);
     defo_mesh_destroy(m);
 }
 
