@@ -617,6 +617,61 @@ static void test_lazy_rotation_rules(void) {
     defo_mesh_destroy(m);
 }
 
+/* DEFO_EVAL_ROTATIONS_ONLY renews exactly the rotations a full evaluation
+ * renews: forces at y with the rotations of x agree bit for bit either way
+ * (the implicit step's predicted-end rotations), the rotation serial moves
+ * alike, and the flag is refused with outputs or on an invertible model. */
+static void test_rotations_only(void) {
+    for (int order = 1; order <= 2; order++) {
+        defo_mesh *m = bar_order(3, 2, 2, 1.5, 1.0, 1.0, order);
+        defo_material_def mat = material(1e6, 0.3);
+        const size_t n3 = 3 * (size_t)m->num_nodes;
+        double *x = malloc(n3 * sizeof *x), *y = malloc(n3 * sizeof *y);
+        double *fa = malloc(n3 * sizeof *fa), *fb = malloc(n3 * sizeof *fb);
+        srand(7);
+        for (size_t k = 0; k < n3; k++) {
+            const double r = (double)rand() / RAND_MAX - 0.5;
+            x[k] = m->x[k] + 0.08 * r + (k % 3 == 0 ? 0.3 * m->x[k + 1] : 0.0);
+            y[k] = x[k] + 0.01 * ((double)rand() / RAND_MAX - 0.5);
+        }
+        defo_force_model_def fd = corot_def();
+        model a, b;
+        if (!model_make(&a, m, &mat, &fd) || !model_make(&b, m, &mat, &fd)) return;
+        CHECK_OK(defo_force_model_evaluate(a.fm, x, 0, fa, NULL));
+        CHECK_OK(defo_force_model_evaluate(b.fm, x, DEFO_EVAL_ROTATIONS_ONLY, NULL, NULL));
+        const uint64_t sa = defo_force_model_rotation_serial(a.fm);
+        const uint64_t sb = defo_force_model_rotation_serial(b.fm);
+        double ea = 0, eb = 0;
+        CHECK_OK(defo_force_model_evaluate(a.fm, y, DEFO_EVAL_KEEP_ROTATIONS, fa, &ea));
+        CHECK_OK(defo_force_model_evaluate(b.fm, y, DEFO_EVAL_KEEP_ROTATIONS, fb, &eb));
+        const int same = memcmp(fa, fb, n3 * sizeof *fa) == 0 && ea == eb;
+        TEST_REPORT("tet%d: forces at y with x's rotations, full vs rotations-only evaluation: "
+                    "%s; rotation serial %llu vs %llu",
+                    order == 1 ? 4 : 10, same ? "bitwise equal" : "DIFFER", (unsigned long long)sa,
+                    (unsigned long long)sb);
+        CHECK(same);
+        CHECK(sa == sb);
+        CHECK(max_abs(fa, n3) > 0);
+        CHECK(defo_force_model_evaluate(b.fm, x, DEFO_EVAL_ROTATIONS_ONLY, fb, NULL) ==
+              DEFO_ERR_INVALID_ARGUMENT);
+        model inv;
+        defo_force_model_def fi = defo_default_force_model_def();
+        fi.formulation = DEFO_FORMULATION_INVERTIBLE;
+        if (model_make(&inv, m, &mat, &fi)) {
+            CHECK(defo_force_model_evaluate(inv.fm, x, DEFO_EVAL_ROTATIONS_ONLY, NULL, NULL) ==
+                  DEFO_ERR_INVALID_ARGUMENT);
+            model_drop(&inv);
+        }
+        model_drop(&a);
+        model_drop(&b);
+        free(x);
+        free(y);
+        free(fa);
+        free(fb);
+        defo_mesh_destroy(m);
+    }
+}
+
 typedef struct det_ctx {
     const defo_mesh *m;
     const double *x;
@@ -1385,6 +1440,7 @@ int main(void) {
     RUN(test_no_ghost_forces);
     RUN(test_small_deformation_is_linear);
     RUN(test_lazy_rotation_rules);
+    RUN(test_rotations_only);
     RUN(test_determinism);
     RUN(test_rotation_without_inflation);
     RUN(test_cantilever_static);

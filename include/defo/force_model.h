@@ -115,7 +115,13 @@ enum {
     DEFO_EVAL_TANGENT = 1u << 0,
     /* COROTATED: keep the current rotations (the MG04 §6 linearisation taken
      * at the start of a step) instead of updating them at x */
-    DEFO_EVAL_KEEP_ROTATIONS = 1u << 1
+    DEFO_EVAL_KEEP_ROTATIONS = 1u << 1,
+    /* COROTATED: renew the rotations at x (the lazy rule applies) and stop:
+     * no forces, energy, inverted count nor stresses, so force and energy
+     * must be NULL; the next evaluation with DEFO_EVAL_KEEP_ROTATIONS takes
+     * them (the implicit step's rotations of its predicted end).  Other
+     * formulations refuse it. */
+    DEFO_EVAL_ROTATIONS_ONLY = 1u << 2
 };
 
 /* Elastic forces at positions x (3 per node): force (3 per node,

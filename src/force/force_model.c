@@ -463,6 +463,10 @@ static void share_complete(defo_force_model *fm, double *v, int width) {
 defo_status defo_force_model_evaluate(defo_force_model *fm, const double *x, unsigned flags,
                                       double *force, double *energy) {
     if (!fm || !x) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model: NULL argument");
+    if ((flags & DEFO_EVAL_ROTATIONS_ONLY) && (!corotated(fm) || fm->shell || force || energy))
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                          "force model: a rotations-only evaluation is for COROTATED models, "
+                          "with no force or energy output");
     defo_status st;
     if (fm->shell)
         st = defo_fm_shell_evaluate(fm, x, flags, force, energy);

@@ -240,6 +240,7 @@ defo_status defo_fm_corot_evaluate(defo_force_model *fm, const double *x, unsign
                 }
             }
     }
+    const int only = (flags & DEFO_EVAL_ROTATIONS_ONLY) != 0;
     /* never-computed rotations are computed whatever the flags say */
     const int rotate = !(flags & DEFO_EVAL_KEEP_ROTATIONS) || fm->all_stale;
     int all = fm->all_stale || fm->def.rotation_interval == 1;
@@ -270,7 +271,9 @@ defo_status defo_fm_corot_evaluate(defo_force_model *fm, const double *x, unsign
                     updated += corot_rotations(fm, 10, 4, e, x, all);
             }
         }
-        if (P == 4) {
+        if (only) {
+            /* the rotations alone (DEFO_EVAL_ROTATIONS_ONLY) */
+        } else if (P == 4) {
             DEFO_FOR_SUM(inverted, bad)
             for (defo_index e = 0; e < ne; e++) {
                 corot_force_element(fm, 4, 1, e, x);
@@ -285,10 +288,11 @@ defo_status defo_fm_corot_evaluate(defo_force_model *fm, const double *x, unsign
                 bad += (fm->flag[e] & FM_BAD) != 0;
             }
         }
-        if (force && !bad) defo_gather3_team(&fm->inc, fm->slot, force);
+        if (force && !bad && !only) defo_gather3_team(&fm->inc, fm->slot, force);
     }
     if (rotate) fm->all_stale = 0;
     if (updated > 0 || (rotate && all)) fm->rot_serial++;
+    if (only) return DEFO_OK;
     fm->inverted = inverted;
     if (bad) return defo_fm_report_bad(fm, x);
     if (energy) *energy = defo_fm_sum_energy(fm);

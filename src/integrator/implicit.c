@@ -413,7 +413,7 @@ static defo_status linear_step(const defo_integrator_def *def, defo_step_body *b
     /* the rotations of x̃ = x_b + h ṽ, then f(x_b) with them */
     double *x_pred = d->tmp;
     for (size_t j = 0; j < m; j++) x_pred[j] = x_b[j] + h * d->vn[j];
-    s = defo_force_model_evaluate(b->force, x_pred, 0, NULL, NULL);
+    s = defo_force_model_evaluate(b->force, x_pred, DEFO_EVAL_ROTATIONS_ONLY, NULL, NULL);
     if (!s) s = defo_force_model_evaluate(b->force, x_b, DEFO_EVAL_KEEP_ROTATIONS, d->f, NULL);
     if (s) return defo_error_prefix("body '%s'", b->name);
     for (defo_index i = 0; i < n; i++)
