@@ -629,6 +629,76 @@ static void test_locate_and_quality(void) {
     defo_mesh_destroy(m);
 }
 
+/* det of the position map's ξ-derivatives at barycentric point l, by
+ * central differences of the shape functions (exact for the quadratic map up
+ * to rounding): independent of defo_element_jacobian. */
+static double map_det_fd(const defo_mesh *m, const double *x, const double l[4]) {
+    const defo_element_ops *ops = defo_element_ops_of(DEFO_ELEMENT_TET10);
+    const double h = 1e-5;
+    double J[9];
+    for (int d = 0; d < 3; d++) {
+        double p[2][3] = {{0, 0, 0}, {0, 0, 0}};
+        for (int sgn = 0; sgn < 2; sgn++) {
+            double ll[4] = {l[0], l[1], l[2], l[3]}, N[10];
+            const double t = sgn ? h : -h;
+            ll[0] -= t;
+            ll[d + 1] += t;
+            ops->shape(ll, N);
+            for (int a = 0; a < 10; a++)
+                for (int k = 0; k < 3; k++) p[sgn][k] += N[a] * x[3 * (size_t)m->elems[a] + k];
+        }
+        for (int k = 0; k < 3; k++) J[3 * k + d] = (p[1][k] - p[0][k]) / (2 * h);
+    }
+    return J[0] * (J[4] * J[8] - J[5] * J[7]) - J[1] * (J[3] * J[8] - J[5] * J[6]) +
+           J[2] * (J[3] * J[7] - J[4] * J[6]);
+}
+
+/* defo_element_fold_state: a tet10 whose edge node (0,1) slides to 0.2 of
+ * the edge folds at corner 0 (the edge's tangent there is 4 x_m − 3 x_0 −
+ * x_1 = −0.2 (x_1 − x_0)) while det J stays positive at all four stiffness
+ * points — "folded between", not inverted; mirrored, it is inverted (tet4
+ * and tet10); at rest neither.  Signs checked by differences of the map. */
+static void test_fold_state(void) {
+    defo_mesh *m = one_tet(2);
+    const defo_element_ops *ops = defo_element_ops_of(DEFO_ELEMENT_TET10);
+    const size_t n3 = 3 * (size_t)m->num_nodes;
+    double *x = malloc(n3 * sizeof *x);
+    memcpy(x, m->x, n3 * sizeof *x);
+    const defo_index *v = m->elems;
+    for (int k = 0; k < 3; k++)
+        x[3 * v[4] + k] = x[3 * v[0] + k] + 0.2 * (x[3 * v[1] + k] - x[3 * v[0] + k]);
+    const double corner0[4] = {1, 0, 0, 0};
+    double qmin = INFINITY;
+    for (int q = 0; q < ops->stiffness.num_points; q++)
+        qmin = fmin(qmin, map_det_fd(m, x, ops->stiffness.point + 4 * q));
+    const double dc = map_det_fd(m, x, corner0);
+    unsigned char st = 9;
+    defo_index ni = -1, nf = -1;
+    CHECK_OK(defo_element_fold_state(m, x, &st, &ni, &nf));
+    TEST_REPORT("edge node at 0.2: det J (differences) %.3g at corner 0, ≥ %.3g at the stiffness "
+                "points; state %d, inverted %ld, folded %ld",
+                dc, qmin, st, (long)ni, (long)nf);
+    CHECK(dc < 0 && qmin > 0);
+    CHECK(st == DEFO_FOLD_BETWEEN && ni == 0 && nf == 1);
+    CHECK_OK(defo_element_fold_state(m, NULL, &st, &ni, &nf));
+    CHECK(st == DEFO_FOLD_NONE && ni == 0 && nf == 0);
+    for (size_t k = 0; k < n3; k += 3) x[k] = -m->x[k]; /* mirrored in x */
+    for (size_t k = 1; k < n3; k++)
+        if (k % 3) x[k] = m->x[k];
+    CHECK_OK(defo_element_fold_state(m, x, &st, &ni, &nf));
+    CHECK(st == DEFO_FOLD_INVERTED && ni == 1 && nf == 0);
+    defo_mesh_destroy(m);
+    m = one_tet(1);
+    double x4[12];
+    for (int k = 0; k < 12; k++) x4[k] = k % 3 ? m->x[k] : -m->x[k];
+    CHECK_OK(defo_element_fold_state(m, x4, &st, &ni, &nf));
+    CHECK(st == DEFO_FOLD_INVERTED && ni == 1 && nf == 0);
+    CHECK_OK(defo_element_fold_state(m, NULL, &st, &ni, &nf));
+    CHECK(st == DEFO_FOLD_NONE && ni == 0 && nf == 0);
+    defo_mesh_destroy(m);
+    free(x);
+}
+
 static void test_refusals(void) {
     defo_mesh *m = NULL;
     CHECK_OK(defo_mesh_create(0, &m));
@@ -662,6 +732,7 @@ int main(void) {
     RUN(test_consistent_mass_moments);
     RUN(test_traction_loads);
     RUN(test_locate_and_quality);
+    RUN(test_fold_state);
     RUN(test_refusals);
     return test_summary();
 }

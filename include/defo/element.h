@@ -183,6 +183,23 @@ DEFO_API defo_status defo_element_jacobian_quality(const defo_mesh *mesh, const 
                                                    double *quality, double *worst,
                                                    defo_index *worst_elem);
 
+/* How the map of each element stands at positions x (NULL: rest) — the one
+ * definition the world's counts, the run's stats and the pictures share:
+ *   DEFO_FOLD_INVERTED  det J ≤ 0 at a stiffness point: what the forces
+ *                       see (ITF04 §5; det F ≤ 0 there on a valid rest mesh);
+ *   DEFO_FOLD_BETWEEN   a curved tet10 whose det J is positive at every
+ *                       stiffness point but ≤ 0 at a corner, an edge
+ *                       midpoint or the centroid: the map folds where no
+ *                       quadrature point sees it, so no force unfolds it;
+ *   DEFO_FOLD_NONE      neither.
+ * tri3: a triangle without area (det ≤ 1e-12 L²) is INVERTED; a shell
+ * cannot invert otherwise (ITF04 §8).  state: num_elems values (may be
+ * NULL); inverted, folded (may be NULL): the counts. */
+enum { DEFO_FOLD_NONE = 0, DEFO_FOLD_INVERTED = 1, DEFO_FOLD_BETWEEN = 2 };
+DEFO_API defo_status defo_element_fold_state(const defo_mesh *mesh, const double *x,
+                                             unsigned char *state, defo_index *inverted,
+                                             defo_index *folded);
+
 /* ------------------------------------------------------------ loads */
 /* Consistent dead load of a constant traction t [Pa] on the boundary faces
  * (rest positions) whose corner nodes are all marked (mark: num_nodes flags):

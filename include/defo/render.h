@@ -104,12 +104,13 @@ typedef struct defo_render_def {
      * caller computed a percentile range); NULL: none, or the automatic
      * range's own note. */
     const char *range_note;
-    int highlight_inverted; /* 1 (default): faces of inverted elements — Jacobian quality
-                                 <= 0 at the drawn positions (defo_element_jacobian_quality:
-                                 flat or inverted corners, or a folded tet10) — are magenta
+    int highlight_inverted; /* 1 (default): faces of inverted elements, and of curved ones
+                                 folded between their quadrature points, at the drawn
+                                 positions (defo_element_fold_state) are magenta
                                  (255, 0, 255) */
     int legend; /* 1 (default): colour bar with min/mid/max labels when a field is drawn, and
-                   "inverted N of M" counting every element of every part */
+                   "inverted N of M" (or "inverted N, folded K of M") counting every element
+                   of every part, as defo_body_count_inverted / _folded count them */
     const char *caption;   /* text at the top left (e.g. "frame 12  t = 0.40 s"); may be NULL */
     int ground;            /* 1 (default): checkered ground under the object with soft shadows */
     double ground_height;  /* used when ground_height_set; else the lowest of the framing box

@@ -271,6 +271,12 @@ DEFO_API defo_status defo_body_fields(defo_world *world, defo_body_id id, defo_f
 /* Elements with det F ≤ 0 at some quadrature point, at the current state. */
 DEFO_API defo_status defo_body_count_inverted(const defo_world *world, defo_body_id id,
                                               defo_index *count);
+/* Curved (tet10) elements folded between their quadrature points at the
+ * current state: det J > 0 at every quadrature point but ≤ 0 at a corner,
+ * an edge midpoint or the centroid (defo_element_fold_state) — a fold no
+ * force sees; not counted by defo_body_count_inverted. */
+DEFO_API defo_status defo_body_count_folded(const defo_world *world, defo_body_id id,
+                                            defo_index *count);
 /* Connected components of the body's elements (1 until it breaks apart). */
 DEFO_API defo_status defo_body_components(const defo_world *world, defo_body_id id,
                                           defo_index *count);

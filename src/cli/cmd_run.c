@@ -513,12 +513,13 @@ static int run_scene(int argc, char **argv, const run_dist *d) {
     if (ss < 0 && !rc) rc = run_fail(ss);
     int peak_frame = -1;
     int peak = rank0 ? run_output_peak_inverted(out, &peak_frame) : 0;
-    defo_index final_inv = 0;
+    defo_index final_inv = 0, final_fold = 0;
     defo_world *w = defo_simulation_world(sim);
     for (int b = 0; b < defo_world_num_bodies(w); b++) {
-        defo_index bi = 0;
+        defo_index bi = 0, bf = 0;
         const defo_body_id id = defo_world_body(w, b);
         if (defo_body_is_valid(w, id) && !defo_body_count_inverted(w, id, &bi)) final_inv += bi;
+        if (defo_body_is_valid(w, id) && !defo_body_count_folded(w, id, &bf)) final_fold += bf;
     }
     if (interrupted && done < total && !rc) {
         if (tty && !quiet) fputc('\n', stderr); /* after the progress bar */
@@ -534,6 +535,12 @@ static int run_scene(int argc, char **argv, const run_dist *d) {
         printf("defo run: %d frame%s (%.3g s simulated) in %.3g s; inverted elements: peak %d "
                "(frame %d), %ld at the end\n",
                done, cli_s(done), defo_world_time(w), si.wall_s, peak, peak_frame, (long)final_inv);
+        if (final_fold > 0)
+            fprintf(stderr,
+                    "defo run: warning: %ld curved element%s folded between %s quadrature "
+                    "points at the end (det J <= 0 at a corner or edge node; no force unfolds "
+                    "it): the stats' \"folded\" field says in which frames\n",
+                    (long)final_fold, cli_s(final_fold), final_fold == 1 ? "its" : "their");
         const defo_scene_outputs *o = defo_scene_get_outputs(scene);
         printf("defo run: outputs in %s/:\n", outdir);
         if (o->vtu) printf("  scene.pvd + frames/frame_NNNN.vtu   open in ParaView\n");

@@ -708,7 +708,7 @@ defo_status run_output_frame(run_output *r, const run_frame_info *fi) {
     if (s < 0) return s;
     /* stats line */
     sbuf b = {NULL, 0, 0};
-    defo_index inverted = 0;
+    defo_index inverted = 0, folded = 0;
     double kin = 0, ela = 0;
     sb_printf(&b, "{\"frame\": %d, ", frame);
     sb_num(&b, "time", t);
@@ -735,22 +735,25 @@ defo_status run_output_frame(run_output *r, const run_frame_info *fi) {
     sbuf bodies = {NULL, 0, 0};
     for (int i = 0; i < r->nb && !s; i++) {
         defo_body_id id = r->ids[i];
-        defo_index bi = 0, comps = 0;
+        defo_index bi = 0, bf = 0, comps = 0;
         double k = 0, e = 0, vol = 0;
         s = defo_body_count_inverted(w, id, &bi);
+        if (!s) s = defo_body_count_folded(w, id, &bf);
         if (!s) s = defo_body_energy(w, id, &k, &e, NULL);
         if (!s) s = defo_element_volume(body_mesh(r, i), body_x(r, i), &vol);
         if (!s) s = defo_body_components(w, id, &comps);
         inverted += bi;
+        folded += bf;
         kin += k;
         ela += e;
         sb_printf(&bodies, "%s{\"name\": ", i ? ", " : "");
         sb_str(&bodies, defo_body_name(w, id));
-        sb_printf(&bodies, ", \"inverted\": %ld, \"components\": %ld, ", (long)bi, (long)comps);
+        sb_printf(&bodies, ", \"inverted\": %ld, \"folded\": %ld, \"components\": %ld, ", (long)bi,
+                  (long)bf, (long)comps);
         sb_num(&bodies, "volume_ratio", vol / r->rest_volume[i]);
         sb_printf(&bodies, "}");
     }
-    sb_printf(&b, "\"inverted\": %ld, ", (long)inverted);
+    sb_printf(&b, "\"inverted\": %ld, \"folded\": %ld, ", (long)inverted, (long)folded);
     sb_num(&b, "min_J", min_j);
     sb_printf(&b, ", ");
     sb_num(&b, "kinetic_energy", kin);

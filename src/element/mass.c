@@ -141,6 +141,23 @@ defo_status defo_element_volume(const defo_mesh *mesh, const double *x, double *
     return DEFO_OK;
 }
 
+/* The points where the map of a tet is sampled: the stiffness points
+ * first, then the corners, the edge midpoints and the centroid; returns
+ * their count. */
+enum { SAMPLE_MAX = DEFO_ELEMENT_MAX_POINTS + 4 + 6 + 1 };
+static int sample_points(const defo_element_ops *ops, double pts[SAMPLE_MAX][4]) {
+    int np = 0;
+    for (int q = 0; q < ops->stiffness.num_points; q++, np++)
+        memcpy(pts[np], ops->stiffness.point + 4 * q, 4 * sizeof(double));
+    for (int c = 0; c < 4; c++, np++)
+        for (int k = 0; k < 4; k++) pts[np][k] = k == c ? 1.0 : 0.0;
+    for (int e = 0; e < 6; e++, np++)
+        for (int k = 0; k < 4; k++)
+            pts[np][k] = (k == defo_tet_edges[e][0] || k == defo_tet_edges[e][1]) ? 0.5 : 0.0;
+    for (int k = 0; k < 4; k++) pts[np][k] = 0.25;
+    return np + 1;
+}
+
 defo_status defo_element_jacobian_quality(const defo_mesh *mesh, const double *x, double *quality,
                                           double *worst, defo_index *worst_elem) {
     if (worst) *worst = INFINITY;
@@ -167,18 +184,8 @@ defo_status defo_element_jacobian_quality(const defo_mesh *mesh, const double *x
         return DEFO_OK;
     }
     const defo_element_ops *lin = defo_element_ops_of(DEFO_ELEMENT_TET4);
-    /* sample points: corners, edge midpoints, stiffness points, centroid */
-    double pts[4 + 6 + DEFO_ELEMENT_MAX_POINTS + 1][4];
-    int np = 0;
-    for (int c = 0; c < 4; c++, np++)
-        for (int k = 0; k < 4; k++) pts[np][k] = k == c ? 1.0 : 0.0;
-    for (int e = 0; e < 6; e++, np++)
-        for (int k = 0; k < 4; k++)
-            pts[np][k] = (k == defo_tet_edges[e][0] || k == defo_tet_edges[e][1]) ? 0.5 : 0.0;
-    for (int q = 0; q < ops->stiffness.num_points; q++, np++)
-        memcpy(pts[np], ops->stiffness.point + 4 * q, 4 * sizeof(double));
-    for (int k = 0; k < 4; k++) pts[np][k] = 0.25;
-    np++;
+    double pts[SAMPLE_MAX][4];
+    const int np = sample_points(ops, pts);
     double lowest = INFINITY;
     defo_index lowest_e = -1;
     for (defo_index e = 0; e < mesh->num_elems; e++) {
@@ -203,5 +210,52 @@ defo_status defo_element_jacobian_quality(const defo_mesh *mesh, const double *x
     }
     if (worst) *worst = lowest;
     if (worst_elem) *worst_elem = lowest_e;
+    return DEFO_OK;
+}
+
+defo_status defo_element_fold_state(const defo_mesh *mesh, const double *x, unsigned char *state,
+                                    defo_index *inverted, defo_index *folded) {
+    if (inverted) *inverted = 0;
+    if (folded) *folded = 0;
+    const defo_element_ops *ops;
+    defo_status s = check_mesh(mesh, "defo_element_fold_state", &ops);
+    if (s) return s;
+    if (!x) x = mesh->x;
+    defo_index n_inv = 0, n_fold = 0;
+    if (ops->kind == DEFO_ELEMENT_TRI3) {
+        /* a shell cannot invert (ITF04 §8): only a triangle with no area */
+        for (defo_index e = 0; e < mesh->num_elems; e++) {
+            const defo_index *v = mesh->elems + 3 * (size_t)e;
+            double J[9];
+            defo_element_jacobian(ops, x, v, ops->stiffness.point, J);
+            const double L = defo_element_corner_length_n(x, v, 3);
+            const int bad = !(defo_det9(J) > 1e-12 * L * L);
+            if (state) state[e] = bad ? DEFO_FOLD_INVERTED : DEFO_FOLD_NONE;
+            n_inv += bad;
+        }
+    } else {
+        double pts[SAMPLE_MAX][4];
+        const int np = sample_points(ops, pts), nq = ops->stiffness.num_points;
+        /* a straight element's det J is constant: its one stiffness point
+         * decides */
+        const int last = ops->order > 1 ? np : nq;
+        for (defo_index e = 0; e < mesh->num_elems; e++) {
+            const defo_index *v = mesh->elems + (size_t)e * (size_t)ops->nodes;
+            unsigned char st = DEFO_FOLD_NONE;
+            for (int k = 0; k < last; k++) {
+                double J[9];
+                defo_element_jacobian(ops, x, v, pts[k], J);
+                if (!(defo_det9(J) > 0)) {
+                    st = k < nq ? DEFO_FOLD_INVERTED : DEFO_FOLD_BETWEEN;
+                    break;
+                }
+            }
+            if (state) state[e] = st;
+            n_inv += st == DEFO_FOLD_INVERTED;
+            n_fold += st == DEFO_FOLD_BETWEEN;
+        }
+    }
+    if (inverted) *inverted = n_inv;
+    if (folded) *folded = n_fold;
     return DEFO_OK;
 }

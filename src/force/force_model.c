@@ -580,29 +580,13 @@ defo_index defo_force_model_count_inverted(const defo_force_model *fm) {
     return fm->inverted;
 }
 
-/* det H of element e's point q, H = Σ_a x_a g_aᵀ (det F = det H · det J⁻¹,
- * det J⁻¹ > 0 on a valid rest mesh) */
-static int point_inverted(const defo_force_model *fm, const int P, defo_index e, int q,
-                          const double *x) {
-    const defo_index *v = fm->mesh->elems + (size_t)e * P;
-    double H[9];
-    fm_grad_sum(P, x, v, fm->ops->stiffness.grad + 3 * P * q, H);
-    const double det = H[0] * (H[4] * H[8] - H[5] * H[7]) - H[1] * (H[3] * H[8] - H[5] * H[6]) +
-                       H[2] * (H[3] * H[7] - H[4] * H[6]);
-    return !(det > 0);
-}
-
 defo_index defo_force_model_count_inverted_at(const defo_force_model *fm, const double *x) {
     if (!fm || !x) return 0;
     if (fm->shell) return defo_fm_shell_count_inverted_at(fm, x);
-    const int P = fm->npe, NQ = fm->nq;
+    /* det F = det H · det J⁻¹ with det J⁻¹ > 0 on a valid rest mesh: the
+     * element layer's sign of det J at the stiffness points */
     defo_index count = 0;
-    for (defo_index e = 0; e < fm->ne; e++) {
-        int inv = 0;
-        for (int q = 0; q < NQ && !inv; q++)
-            inv = P == 4 ? point_inverted(fm, 4, e, q, x) : point_inverted(fm, 10, e, q, x);
-        count += inv;
-    }
+    if (defo_element_fold_state(fm->mesh, x, NULL, &count, NULL)) return 0;
     return count;
 }
 

@@ -716,13 +716,14 @@ static void fill_rect(defo_image *img, int x0, int y0, int w, int h, const unsig
 
 /* The legend in the top right corner: a translucent panel just wide enough
  * for the field name, the range note and the colour bar with its labels;
- * when elements are inverted, the line "inverted N of M" with its magenta
+ * when elements are inverted or folded, the line "inverted N of M" (or
+ * "inverted N, folded K of M") with its magenta
  * swatch goes in a strip of its own under the panel, one text line high.
  * The line is the widest text of the legend: sizing the panel by it made a
  * translucent rectangle several times the bar's area across the top of
  * every frame with inversions (tests/test_render.c: the legend's extent). */
 static void draw_legend(defo_image *img, const char *name, const char *note, const body_colors *bc,
-                        defo_index inverted, defo_index total) {
+                        defo_index inverted, defo_index folded, defo_index total) {
     const int sc = img->height >= 480 ? 2 : 1;
     const int margin = 10 * sc, barw = 12 * sc, barh = img->height * 45 / 100, pad = 5 * sc;
     char lab[3][32];
@@ -759,10 +760,14 @@ static void draw_legend(defo_image *img, const char *name, const char *note, con
         defo_image_draw_text(img, bx - 4 * sc - defo_image_text_width(lab[i], sc), ty, sc, ink,
                              lab[i]);
     }
-    if (inverted > 0) {
-        char inv_text[64];
-        snprintf(inv_text, sizeof inv_text, "inverted %lld of %lld", (long long)inverted,
-                 (long long)total);
+    if (inverted > 0 || folded > 0) {
+        char inv_text[96];
+        if (folded > 0)
+            snprintf(inv_text, sizeof inv_text, "inverted %lld, folded %lld of %lld",
+                     (long long)inverted, (long long)folded, (long long)total);
+        else
+            snprintf(inv_text, sizeof inv_text, "inverted %lld of %lld", (long long)inverted,
+                     (long long)total);
         const unsigned char mag[3] = {255, 0, 255};
         const int textw = defo_image_text_width(inv_text, sc);
         const int line_w = textw + 4 * sc + barw; /* text, gap, swatch */
@@ -950,26 +955,23 @@ defo_status defo_render_parts(defo_renderer *r, const defo_render_def *def_in,
         if (bc.map == DEFO_COLORMAP_AUTO)
             bc.map = strcmp(def.field, "J") == 0 ? DEFO_COLORMAP_DIVERGING : DEFO_COLORMAP_VIRIDIS;
     }
-    /* inverted elements, all of them (flat or inverted corners, or a folded
-     * curved tet10: Jacobian quality <= 0 at the drawn positions) */
-    defo_index inverted = 0, total_elems = 0;
+    /* inverted elements, all of them, and curved ones folded between their
+     * quadrature points (defo_element_fold_state: the world's counts use the
+     * same definition) */
+    defo_index inverted = 0, folded = 0, total_elems = 0;
     for (int i = 0; i < num_parts && s >= 0; i++) {
         const defo_mesh *m = parts[i].mesh;
         if (m->num_elems < 1) continue;
         total_elems += m->num_elems;
-        double *q = defo_malloc((size_t)m->num_elems * sizeof *q);
         inv[i] = defo_calloc((size_t)m->num_elems, 1);
-        if (!q || !inv[i]) {
-            defo_free(q);
-            s = defo_error_oom("inverted flags", (size_t)m->num_elems * 9);
+        if (!inv[i]) {
+            s = defo_error_oom("inverted flags", (size_t)m->num_elems);
             break;
         }
-        s = defo_element_jacobian_quality(m, parts[i].positions, q, NULL, NULL);
-        for (defo_index e = 0; s >= 0 && e < m->num_elems; e++) {
-            inv[i][e] = !(q[e] > 0);
-            inverted += inv[i][e];
-        }
-        defo_free(q);
+        defo_index ni = 0, nf = 0;
+        s = defo_element_fold_state(m, parts[i].positions, inv[i], &ni, &nf);
+        inverted += ni;
+        folded += nf;
     }
     if (s < 0) {
         for (int i = 0; i < num_parts; i++) defo_free(inv[i]);
@@ -1073,7 +1075,7 @@ defo_status defo_render_parts(defo_renderer *r, const defo_render_def *def_in,
     if (s >= 0) {
         composite(rgba, out);
         if (def.field && def.field[0] && def.legend)
-            draw_legend(out, def.field, note, &bc, inverted, total_elems);
+            draw_legend(out, def.field, note, &bc, inverted, folded, total_elems);
         if (def.caption && def.caption[0]) {
             const unsigned char ink[3] = {25, 25, 30};
             int sc = def.height >= 480 ? 2 : 1;

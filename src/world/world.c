@@ -1000,6 +1000,14 @@ defo_status defo_body_count_inverted(const defo_world *w, defo_body_id id, defo_
     return DEFO_OK;
 }
 
+defo_status defo_body_count_folded(const defo_world *w, defo_body_id id, defo_index *count) {
+    world_body *b = get_body(w, id);
+    if (!b || !count)
+        return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_body_count_folded: invalid body id");
+    defo_status s = defo_element_fold_state(b->mesh, b->x, NULL, NULL, count);
+    return s ? defo_error_prefix("body '%s'", b->name) : DEFO_OK;
+}
+
 defo_status defo_body_components(const defo_world *w, defo_body_id id, defo_index *count) {
     world_body *b = get_body(w, id);
     if (!b || !count)

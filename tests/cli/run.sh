@@ -110,11 +110,12 @@ assert len(lines) == 3
 for i, l in enumerate(lines):
     s = json.loads(l)
     for k in ("frame", "time", "wall_ms", "substeps", "newton_iters", "cg_iters", "residual",
-              "inverted", "min_J", "kinetic_energy", "elastic_energy", "bodies"):
+              "inverted", "folded", "min_J", "kinetic_energy", "elastic_energy", "bodies"):
         assert k in s, k
     assert s["frame"] == i
     b = s["bodies"][0]
     assert b["name"] == "torus" and "inverted" in b and abs(b["volume_ratio"] - 1) < 1e-3
+    assert s["folded"] == b["folded"] == 0
 sm = json.load(open(os.path.join(d, "summary.json")))
 assert sm["status"] == "completed" and sm["frames_completed"] == 2, sm
 assert "peak_inverted" in sm and sm["final"]["inverted"] == 0
