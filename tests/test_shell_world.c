@@ -21,6 +21,12 @@
  *   - cloth dropped on a sphere collider: no node inside the sphere beyond
  *     the projection tolerance at any frame (ITF04 §9 projection, both
  *     sides of a shell are surface);
+ *   - cloth dropped on a soft ball: no cloth node inside the ball's deformed
+ *     boundary (winding numbers) at any frame;
+ *   - a strip folded onto itself (self contact): no two of its triangles
+ *     that share no vertex intersect at any frame (Möller's exact test,
+ *     tests/test_intersect.h), while the same fold without self contact
+ *     cuts through itself;
  *   - 1 and 2 threads bit for bit.
  */
 #include "defo/collision.h"
@@ -33,6 +39,7 @@
 #include "defo/world.h"
 #include "determinism.h"
 #include "test.h"
+#include "test_intersect.h"
 #include "test_sheets.h"
 
 #include <math.h>
@@ -473,6 +480,78 @@ static void test_cloth_on_soft_ball(void) {
     defo_collider_destroy(ground);
 }
 
+/* A strip clamped across its middle (|x| ≤ 0.06 m), its 0.24 m halves
+ * swung up towards each other about the clamp's edges with no gravity, so
+ * that they meet face to face above it (self contact of a shell: both sides
+ * are surface).  Returns the most intersecting triangle pairs (sharing no
+ * vertex; an exact test independent of the contact code) at any frame;
+ * *pairs the most contact pairs, *top the highest node over all frames. */
+static long sheet_fold(defo_integrator_kind kind, int self, long *pairs, double *top) {
+    defo_world *w = NULL;
+    defo_world_def wd = defo_default_world_def();
+    wd.gravity[2] = 0;
+    CHECK_OK(defo_world_create(&wd, &w));
+    defo_integrator_def idf = defo_default_integrator_def(kind);
+    if (kind != DEFO_INTEGRATOR_NEWMARK) idf.time_step = 1.0 / 240;
+    CHECK_OK(defo_world_add_integrator(w, &idf, NULL));
+    defo_mesh *m = grid(24, 4, 0.6, 0.1);
+    defo_body_def bd = defo_default_body_def();
+    bd.mesh = m;
+    bd.material = cloth_material();
+    bd.self_contact = self;
+    bd.name = "strip";
+    defo_body_id id;
+    CHECK_OK(defo_world_add_body(w, &bd, &id));
+    const double lo[3] = {-0.06, -1, -1}, hi[3] = {0.06, 1, 1};
+    defo_region mid = defo_region_box(lo, hi);
+    CHECK_OK(defo_body_prescribe(w, id, &mid, NULL, NULL));
+    /* v = ω × r about the clamp's edges, ω 10 and 7 rad/s: the halves pass
+     * vertical at different times, so without self contact the faster
+     * one's end cuts through the other */
+    double *v = calloc(3 * (size_t)m->num_nodes, sizeof *v);
+    for (defo_index i = 0; i < m->num_nodes; i++) {
+        const double *X = m->x + 3 * i;
+        if (fabs(X[0]) <= 0.06) continue;
+        v[3 * i + 2] = (X[0] < 0 ? 10.0 : 7.0) * (fabs(X[0]) - 0.06);
+    }
+    CHECK_OK(defo_body_set_state(w, id, NULL, v));
+    free(v);
+    long worst = 0;
+    *pairs = 0;
+    *top = -INFINITY;
+    for (int f = 0; f < 20; f++) {
+        CHECK_MSG(defo_world_step(w, 1.0 / 60) >= 0, "%s", defo_last_error());
+        defo_step_stats st;
+        defo_world_stats(w, &st);
+        if (st.contacts > *pairs) *pairs = st.contacts;
+        const double *x = defo_body_positions(w, id);
+        const long n = intersecting_pairs(m->elems, m->num_elems, x);
+        if (n > worst) worst = n;
+        for (defo_index i = 0; i < m->num_nodes; i++) *top = fmax(*top, x[3 * i + 2]);
+    }
+    CHECK(finite_state(w, id));
+    defo_world_destroy(w);
+    defo_mesh_destroy(m);
+    return worst;
+}
+
+static void test_sheet_self_fold(void) {
+    const defo_integrator_kind kinds[2] = {DEFO_INTEGRATOR_NEWMARK, DEFO_INTEGRATOR_BACKWARD_EULER};
+    for (int k = 0; k < 2; k++) {
+        long pairs = 0, pairs_off = 0;
+        double top = 0, top_off = 0;
+        const long worst = sheet_fold(kinds[k], 1, &pairs, &top);
+        const long worst_off = k == 0 ? sheet_fold(kinds[k], 0, &pairs_off, &top_off) : -1;
+        TEST_REPORT("%s: self contact: %ld intersecting triangle pairs at worst, %ld contact "
+                    "pairs at most, ends rose to z = %.2f m; without self contact: %ld",
+                    k ? "backward_euler" : "newmark", worst, pairs, top, worst_off);
+        CHECK(worst == 0);
+        CHECK(pairs > 0);
+        CHECK(top > 0.2); /* the 0.24 m halves did swing up to meet */
+        if (k == 0) CHECK(worst_off > 0);
+    }
+}
+
 int main(void) {
     RUN(test_hanging_cloth);
     RUN(test_degenerate_recovers);
@@ -482,5 +561,6 @@ int main(void) {
     RUN(test_threads);
     RUN(test_checkpoint);
     RUN(test_cloth_on_soft_ball);
+    RUN(test_sheet_self_fold);
     return test_summary();
 }
