@@ -258,10 +258,11 @@ DEFO_API void defo_polar3(const defo_mat3 *F, defo_mat3 *R, defo_mat3 *S);
 DEFO_API int defo_polar3_newton(const defo_mat3 *F, defo_mat3 *R);
 
 /* Eigen-decomposition of a symmetric n×n A (row-major, both triangles
- * read; overwritten), n ≥ 1: A = Q diag(lambda) Qᵀ, lambda unsorted, Q
+ * read; overwritten), 1 ≤ n ≤ 16: A = Q diag(lambda) Qᵀ, lambda unsorted, Q
  * (row-major, n×n, may be NULL) orthonormal with the eigenvectors as its
- * columns.  Cyclic Jacobi to rounding (src/math/sym_eigen.c); returns the
- * sweeps it took.  For the small matrices of elements (n ≤ 12 or so). */
+ * columns.  Householder tridiagonalisation and implicit QR steps
+ * (src/math/sym_eigen.c); returns the QR steps it took, or −1 (nothing
+ * written) for n outside [1, 16].  For the small matrices of elements. */
 DEFO_API int defo_symn_eigen(int n, double *A, double *lambda, double *Q);
 
 /* Eigenvalues of a symmetric 2×2 [[a, b], [b, d]]: lo ≤ hi, and the unit
