@@ -1399,6 +1399,14 @@ static PyObject *Body_count_inverted(Body *b, PyObject *args) {
     return PyLong_FromLong(n);
 }
 
+static PyObject *Body_count_folded(Body *b, PyObject *args) {
+    (void)args;
+    defo_world *dw = body_world(b, "count_folded");
+    defo_index n = 0;
+    if (!dw || check_status(defo_body_count_folded(dw, b->id, &n), "count_folded") < 0) return NULL;
+    return PyLong_FromLong(n);
+}
+
 static PyObject *Body_components(Body *b, PyObject *args) {
     (void)args;
     defo_world *dw = body_world(b, "components");
@@ -1456,6 +1464,9 @@ static PyMethodDef Body_methods[] = {
      "node_von_mises, node_max_principal_stress per node (new arrays), inverted, min_J."},
     {"count_inverted", (PyCFunction)Body_count_inverted, METH_NOARGS,
      "count_inverted() -> int: elements with det F <= 0 at a quadrature point."},
+    {"count_folded", (PyCFunction)Body_count_folded, METH_NOARGS,
+     "count_folded() -> int: curved elements positive at every quadrature point but "
+     "folded at a corner, an edge node or the centroid."},
     {"components", (PyCFunction)Body_components, METH_NOARGS,
      "components() -> int: connected pieces (1 until it breaks)."},
     {NULL, NULL, 0, NULL}};

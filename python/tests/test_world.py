@@ -143,6 +143,7 @@ def test_energy_and_fields():
     assert f["J"].shape == (b.num_elements,) and f["node_von_mises"].shape == (b.num_nodes,)
     assert np.allclose(f["J"], 1.1, rtol=1e-12)  # a uniform stretch: det F = 1.1 everywhere
     assert f["inverted"] == 0 and b.count_inverted() == 0 and b.components() == 1
+    assert b.count_folded() == 0
     assert b.energy()["elastic"] > 0
 
 
