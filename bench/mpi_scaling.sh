@@ -15,7 +15,7 @@
 #       FRAMES frames on N = 1, 2, 4, 8, 16 processes ("solver": "petsc": CG,
 #       GAMG with the rigid-body near-null space, named in petsc_options so
 #       that N = 1 runs it too), then the backend's one-process default
-#       (ICC(0)) and defo's own solver on one process and one thread; prints
+#       (defo's preconditioner in PETSc) and defo's own solver on one process and one thread; prints
 #       one table row per run:
 #       ms per frame, ms per Newton iteration, speed-up and parallel
 #       efficiency over N = 1, Newton and CG iterations per frame, and the
@@ -155,7 +155,7 @@ JSON
     rm -rf "$d"
     if "${launch[@]}" -n 1 --bind-to core "${defo[@]}" run "$work/petsc1.json" -o "$d" --threads 1 \
         --quiet > "$work/p1.log" 2>&1; then
-      row "ICC default, 1 process" 1 "$d" "$base"
+      row "PETSc default, 1 process" 1 "$d" "$base"
     else
       echo "the backend's one-process default failed:"; tail -5 "$work/p1.log"
     fi

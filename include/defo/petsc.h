@@ -8,7 +8,8 @@
  *   - a linear solver backend (defo_linear_backend, defo/solver.h):
  *     PETSc's KSP on a distributed block matrix (block size 3, AIJ) — CG
  *     with GAMG and the rigid-body near-null space built from the node
- *     coordinates by default (ICC(0) on one process), anything PETSc offers through the options
+ *     coordinates by default (defo's own two-level preconditioner and block
+ *     product on one process, `-pc_type shell`), anything PETSc offers through the options
  *     string of the solver's definition (`petsc_options` in a scene), each
  *     solver under its own options prefix.  Matrix-free systems (Newmark's
  *     damping solve) become a shell matrix (default preconditioner: Jacobi).

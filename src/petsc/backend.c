@@ -22,13 +22,20 @@
  * Tolerance: defo's relative residual |S r| ≤ tol |S b| (S the projection)
  * is PETSc's unpreconditioned residual test with rtol scaled by |S b| / |b̃|
  * (b̃ the right-hand side above, whose constrained part is C x₀).  The
- * default Krylov method is CG; the preconditioner for assembled systems GAMG
- * with the rigid-body near-null space of the node coordinates on several
- * processes and ICC(0) (PETSc's positive-definite shift) on one: on the
- * quasistatic squash, 1.4× less CPU than GAMG on one process at 41 K tets
- * and 1.15× at 192 K (GAMG's V-cycle costs some ten products with the
- * matrix; its iterations stay flat with size, ICC's grow, so GAMG is what
- * scales over processes).  Newton converges to its tolerance with either,
+ * default Krylov method is CG.  On several processes the preconditioner of
+ * assembled systems is GAMG with the rigid-body near-null space of the node
+ * coordinates (its iterations stay flat with size: what scales over
+ * processes).  On one process it is defo's own (`-pc_type shell`): the
+ * two-level preconditioner of defo's PCG (block IC(0) and a coarse rigid-mode
+ * correction, defo/solver.h) applied as z = S M⁻¹ S r + C r, and CG
+ * multiplies with defo's block product through a shell matrix (no copy into
+ * PETSc's AIJ unless -mat_type asks for one), so the Krylov iteration is
+ * defo's PCG's.  On the quasistatic squash at 41 K tets this took the
+ * one-process CPU from 1.5–1.8× defo's PCG (ICC(0): 27 % more CG
+ * iterations) to about 1.05×; `-pc_type icc` and `-pc_type gamg` still
+ * choose PETSc's.  A factor that fails (an indefinite diagonal block) is a
+ * failed preconditioner for KSP and recovered as a breakdown (below).
+ * Newton converges to its tolerance with any of them,
  * so runs on 1 and N processes agree within it.  Jacobi for a shell
  * (matrix-free) system.  The solver's options string, under the solver's
  * own prefix, changes any of it.  Options the solver never read
@@ -107,6 +114,15 @@ typedef struct ps {
      * is the first after a setup */
     int prol_made, prol_keep, rate_pending;
     double prol_rate, setup_rate;
+    /* `-pc_type shell` (the default on one process): defo's own
+     * preconditioner of the system's matrix (defo/solver.h), two-level
+     * where node coordinates come with the system, else block IC(0) */
+    defo_precond *own;
+    int own_ok; /* its last setup succeeded */
+    /* one process, defo's preconditioner and no -mat_type: the operator is
+     * a shell around defo's block product of sys's matrix (no PETSc copy) */
+    int own_op;
+    defo_index A_n; /* own_op: the node count A was made for */
     /* the solve in progress */
     const defo_linear_system *sys;
     double rnorm0;
@@ -249,7 +265,10 @@ static PetscErrorCode shell_mult(Mat A, Vec X, Vec Y) {
         proj(sys, i, P);
         mat3_vec(P, S->full + 3 * (size_t)i, S->work + 3 * (size_t)i);
     }
-    sys->apply(sys->ctx, S->work, S->work2);
+    if (sys->matrix)
+        defo_bcsr_multiply(sys->matrix, S->work, S->work2);
+    else
+        sys->apply(sys->ctx, S->work, S->work2);
     PetscScalar *y = NULL;
     PetscCall(VecGetArray(Y, &y));
     for (defo_index k = 0; k < S->nl; k++) {
@@ -279,8 +298,12 @@ static PetscErrorCode shell_diagonal(Mat A, Vec D) {
         const defo_index i = S->my[k];
         double P[9], T[9], PBP[9];
         proj(sys, i, P);
-        if (sys->diagonal) {
-            mat3_mul(P, sys->diagonal + 9 * (size_t)i, T);
+        const int64_t at = sys->matrix ? defo_bcsr_find(sys->matrix, i, i) : -1;
+        const double *Dii = at >= 0         ? defo_bcsr_values_const(sys->matrix) + 9 * at
+                            : sys->diagonal ? sys->diagonal + 9 * (size_t)i
+                                            : NULL;
+        if (Dii) {
+            mat3_mul(P, Dii, T);
             mat3_mul(T, P, PBP);
         } else {
             for (int q = 0; q < 9; q++) PBP[q] = (q % 4 == 0);
@@ -343,8 +366,8 @@ static defo_status owned_pattern(ps *S, const defo_linear_system *sys, int *chan
 static defo_status create_matrix(ps *S, const defo_linear_system *sys) {
     MatDestroy(&S->A);
     const PetscInt m = 3 * (PetscInt)S->nl, N = 3 * S->rows;
-    if (!sys->matrix) {
-        S->shell = 1;
+    if (!sys->matrix || S->own_op) {
+        S->shell = !sys->matrix;
         DEFO_PETSC_CALL(MatCreateShell(S->comm, m, m, N, N, S, &S->A));
         DEFO_PETSC_CALL(MatShellSetOperation(S->A, MATOP_MULT, (void (*)(void))shell_mult));
         DEFO_PETSC_CALL(
@@ -434,7 +457,7 @@ static defo_status fill_matrix(ps *S, const defo_linear_system *sys) {
 
 /* GAMG's near-null space: the six rigid-body modes at the node coordinates. */
 static defo_status near_null_space(ps *S, const defo_linear_system *sys) {
-    if (S->shell || !sys->coords) return DEFO_OK;
+    if (S->shell || S->own_op || !sys->coords) return DEFO_OK;
     Vec c = NULL;
     MatNullSpace nsp = NULL;
     DEFO_PETSC_CALL(VecDuplicate(S->x, &c));
@@ -489,6 +512,87 @@ static defo_status check_options(ps *S) {
     return DEFO_OK;
 }
 
+/* ------------------------------------------------------------ defo's
+ * preconditioner as PETSc's PCSHELL: z = S M⁻¹ S r + C r, M the two-level
+ * (or block IC(0)) preconditioner of sys's matrix with its fixed nodes'
+ * couplings dropped — what defo's projected PCG applies, so the Krylov
+ * iteration is defo's own; the identity on the constrained components of
+ * (P A P + C).  One process (the block rows in node order). */
+static PetscErrorCode own_setup(PC pc) {
+    ps *S = NULL;
+    PetscCall(PCShellGetContext(pc, &S));
+    const defo_linear_system *sys = S->sys;
+    if (!sys || !sys->matrix)
+        SETERRQ(S->comm, PETSC_ERR_SUP, "defo's preconditioner needs an assembled matrix");
+    const defo_precond_kind want = sys->coords ? DEFO_PRECOND_TWO_LEVEL : DEFO_PRECOND_BLOCK_IC0;
+    if (S->own && defo_precond_get_kind(S->own) != want) {
+        defo_precond_destroy(S->own);
+        S->own = NULL;
+    }
+    if (!S->own) {
+        defo_precond_def d = defo_default_precond_def();
+        d.kind = want;
+        if (defo_precond_create(&d, &S->own))
+            SETERRQ(S->comm, PETSC_ERR_LIB, "%s", defo_last_error());
+    }
+    /* a factor that fails (an indefinite diagonal block) is a failed
+     * preconditioner for KSP (KSP_DIVERGED_PC_FAILED): the backend then makes
+     * it again and falls back to Jacobi on |diagonal| (file comment) */
+    S->own_ok = defo_precond_setup(S->own, sys->matrix, sys->constraint, sys->coords) == DEFO_OK;
+    if (!S->own_ok) PetscCall(PCSetFailedReason(pc, PC_FACTOR_NUMERIC_ZEROPIVOT));
+    return 0;
+}
+
+static PetscErrorCode own_apply(PC pc, Vec X, Vec Y) {
+    ps *S = NULL;
+    PetscCall(PCShellGetContext(pc, &S));
+    const defo_linear_system *sys = S->sys;
+    if (!S->own_ok) {
+        PetscCall(PCSetFailedReason(pc, PC_FACTOR_NUMERIC_ZEROPIVOT));
+        PetscCall(VecCopy(X, Y));
+        return 0;
+    }
+    const PetscScalar *x = NULL;
+    PetscScalar *y = NULL;
+    PetscCall(VecGetArrayRead(X, &x));
+    for (defo_index i = 0; i < S->n; i++) {
+        double P[9];
+        proj(sys, i, P);
+        mat3_vec(P, x + 3 * S->gid[i], S->work + 3 * (size_t)i);
+    }
+    defo_precond_apply(S->own, S->work, S->work2);
+    PetscCall(VecGetArray(Y, &y));
+    for (defo_index i = 0; i < S->n; i++) {
+        double P[9], pz[3], px[3];
+        const double *xi = x + 3 * S->gid[i];
+        proj(sys, i, P);
+        mat3_vec(P, S->work2 + 3 * (size_t)i, pz);
+        mat3_vec(P, xi, px);
+        for (int c = 0; c < 3; c++) y[3 * S->gid[i] + c] = pz[c] + (xi[c] - px[c]);
+    }
+    PetscCall(VecRestoreArray(Y, &y));
+    PetscCall(VecRestoreArrayRead(X, &x));
+    return 0;
+}
+
+/* pc is PCSHELL: defo's preconditioner, or a refusal where it cannot be. */
+static defo_status own_attach(ps *S, PC pc) {
+    if (S->size > 1)
+        return defo_error(DEFO_ERR_UNSUPPORTED,
+                          "petsc: -pc_type shell (defo's own preconditioner) runs on one process; "
+                          "on %d use gamg (the default there) or another PETSc preconditioner",
+                          S->size);
+    if (S->shell)
+        return defo_error(DEFO_ERR_UNSUPPORTED,
+                          "petsc: -pc_type shell (defo's own preconditioner) needs an assembled "
+                          "matrix; this system is matrix-free");
+    DEFO_PETSC_CALL(PCShellSetContext(pc, S));
+    DEFO_PETSC_CALL(PCShellSetSetUp(pc, own_setup));
+    DEFO_PETSC_CALL(PCShellSetApply(pc, own_apply));
+    DEFO_PETSC_CALL(PCShellSetName(pc, "defo two-level"));
+    return DEFO_OK;
+}
+
 static defo_status make_ksp(ps *S) {
     if (S->ksp) return DEFO_OK;
     DEFO_PETSC_CALL(KSPCreate(S->comm, &S->ksp));
@@ -508,13 +612,23 @@ static defo_status make_ksp(ps *S) {
          * second iteration) */
         DEFO_PETSC_CALL(PCGAMGSetReuseInterpolation(pc, PETSC_TRUE));
         DEFO_PETSC_CALL(PCGAMGSetUseSAEstEig(pc, PETSC_FALSE));
-        /* one process: ICC(0) unless -pc_type says otherwise (file comment) */
+        /* one process: defo's own preconditioner unless -pc_type says
+         * otherwise (file comment) */
         PetscBool named = PETSC_FALSE;
         DEFO_PETSC_CALL(PetscOptionsHasName(NULL, S->prefix, "-pc_type", &named));
-        if (S->size == 1 && !named) DEFO_PETSC_CALL(PCSetType(pc, PCICC));
+        if (S->size == 1 && !named) DEFO_PETSC_CALL(PCSetType(pc, PCSHELL));
     }
     DEFO_PETSC_CALL(KSPMonitorSet(S->ksp, monitor, S, NULL));
     DEFO_PETSC_CALL(KSPSetFromOptions(S->ksp));
+    PetscBool own = PETSC_FALSE;
+    DEFO_PETSC_CALL(PetscObjectTypeCompare((PetscObject)pc, PCSHELL, &own));
+    if (own) {
+        defo_status st = own_attach(S, pc);
+        if (st) {
+            KSPDestroy(&S->ksp);
+            return st;
+        }
+    }
     PetscBool keep = PETSC_TRUE, set = PETSC_FALSE;
     DEFO_PETSC_CALL(
         PetscOptionsGetBool(NULL, S->prefix, "-pc_gamg_reuse_interpolation", &keep, &set));
@@ -527,7 +641,13 @@ static defo_status operator_of(ps *S, const defo_linear_system *sys, int *change
     defo_status st = numbering(S, sys);
     if (st) return st;
     *changed = 0;
-    if (sys->matrix) {
+    if (sys->matrix && S->own_op) { /* a shell around the matrix of the moment */
+        if (!S->A || S->shell || S->A_n != sys->n) {
+            *changed = 1;
+            st = create_matrix(S, sys);
+            S->A_n = sys->n;
+        }
+    } else if (sys->matrix) {
         st = owned_pattern(S, sys, changed);
         if (!st && *changed) st = create_matrix(S, sys);
         if (!st) st = fill_matrix(S, sys);
@@ -558,6 +678,12 @@ static defo_status setup_at(ps *S, const defo_linear_system *sys, int whole) {
     whole =
         whole || !gamg || !S->prol_made || !S->prol_keep || S->setup_rate > growth * S->prol_rate;
     if (gamg) DEFO_PETSC_CALL(PCGAMGSetReuseInterpolation(pc, whole ? PETSC_FALSE : PETSC_TRUE));
+    /* a shell's values change with sys's matrix without PETSc seeing it:
+     * its state moves so that the setup below is not skipped */
+    if (S->own_op) {
+        DEFO_PETSC_CALL(MatAssemblyBegin(S->A, MAT_FINAL_ASSEMBLY));
+        DEFO_PETSC_CALL(MatAssemblyEnd(S->A, MAT_FINAL_ASSEMBLY));
+    }
     DEFO_PETSC_CALL(KSPSetOperators(S->ksp, S->A, S->A));
     DEFO_PETSC_CALL(KSPSetReusePreconditioner(S->ksp, PETSC_FALSE));
     DEFO_PETSC_CALL(KSPSetUp(S->ksp));
@@ -684,6 +810,18 @@ static defo_status ps_create(const defo_linear_solver_def *def, void **state) {
             return defo_petsc_error(e, "petsc_options");
         }
     }
+    /* one process with defo's preconditioner (no -pc_type, or shell) and
+     * no -mat_type: CG multiplies with defo's block product (file comment) */
+    char pc_type[64] = "";
+    PetscBool pc_set = PETSC_FALSE, mat_set = PETSC_FALSE;
+    PetscErrorCode e =
+        PetscOptionsGetString(NULL, S->prefix, "-pc_type", pc_type, sizeof pc_type, &pc_set);
+    if (!e) e = PetscOptionsHasName(NULL, S->prefix, "-mat_type", &mat_set);
+    if (e) {
+        defo_free(S);
+        return defo_petsc_error(e, "petsc_options");
+    }
+    S->own_op = S->size == 1 && (!pc_set || !strcmp(pc_type, "shell")) && !mat_set;
     *state = S;
     return DEFO_OK;
 }
@@ -693,6 +831,7 @@ static void ps_destroy(void *state) {
     if (!S) return;
     KSPDestroy(&S->ksp);
     destroy_objects(S);
+    defo_precond_destroy(S->own);
     void *a[] = {S->owner, S->gid,  S->my,   S->row_start, S->cols,
                  S->gcols, S->vals, S->full, S->work,      S->work2};
     for (size_t k = 0; k < sizeof a / sizeof a[0]; k++) defo_free(a[k]);
