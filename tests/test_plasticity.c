@@ -13,7 +13,8 @@
  *     rounding, det F_p = 1, at every point of a tet10 and of a tet4 body
  *     under a uniform volume change; a tet4 body under a random one trades
  *     volume between its elements over node patches (plasticity.c) and
- *     keeps Σ V_e det F_p to 1e-12 relative;
+ *     keeps Σ V_e det F_p to 1e-12 relative; without memory for the
+ *     exchange each element keeps its own, counted in the stats;
  *   - closed form of linear kinematic (+ isotropic) hardening in uniaxial
  *     stress (MTPS08 Fig. 4): yield at σ_y, slope E·H/(E+H) past it, reverse
  *     yield at σ_max − 2σ_y; a single element loaded, unloaded and reversed
@@ -762,6 +763,57 @@ static void test_patch_volume(void) {
         }
 }
 
+/* An allocator that refuses while `refuse` is set (malloc otherwise). */
+static int refuse;
+static void *refusing_alloc(size_t n, void *user) {
+    (void)user;
+    return refuse ? NULL : malloc(n);
+}
+static void refusing_free(void *q, void *user) {
+    (void)user;
+    free(q);
+}
+
+/* The volume exchange without memory for its sums: the elements that flowed
+ * keep their own volume (tr L_p = 0 each) and are counted as unpatched; once
+ * memory is back they trade again. */
+static void test_patch_volume_out_of_memory(void) {
+    defo_set_allocator(refusing_alloc, refusing_free, NULL);
+    defo_material_def mat = material(DEFO_MODEL_NEO_HOOKEAN, 1e5, 0.3);
+    defo_mesh *m = box(3, 3, 3, 1, 1, 1, 1);
+    model c;
+    if (!model_make(&c, m, &mat, DEFO_FORMULATION_INVERTIBLE)) return;
+    const size_t n3 = 3 * (size_t)m->num_nodes;
+    double *x = malloc(n3 * sizeof *x), lo, hi;
+    defo_plasticity_def pd = defo_default_plasticity_def();
+    pd.yield = 0, pd.creep = 50, pd.max = 10;
+    defo_plasticity *p = NULL;
+    CHECK_OK(defo_plasticity_create(&pd, m->num_elems, 1, &p));
+    CHECK_OK(defo_plasticity_bind(p, c.fm));
+    test_rng rng = {78};
+    for (size_t j = 0; j < n3; j++)
+        x[j] = (j % 3 == 2 ? 0.8 : 1.1) * m->x[j] + test_range(&rng, -0.03, 0.03);
+    defo_plasticity_stats st;
+    refuse = 1;
+    CHECK_OK(defo_plasticity_update(p, c.fm, x, 0.01, &st));
+    refuse = 0;
+    const double *w = defo_element_rest_volume(c.rest);
+    plastic_volume(p, m, w, 1, &lo, &hi);
+    TEST_REPORT("out of memory: %ld of %ld flowed elements unpatched, tr L_p in [%.1e, %.1e]",
+                (long)st.unpatched, (long)st.yielding, lo, hi);
+    CHECK(st.yielding > 0 && st.unpatched == st.yielding);
+    CHECK(fabs(lo) <= 1e-14 && fabs(hi) <= 1e-14);
+    CHECK_OK(defo_plasticity_update(p, c.fm, x, 0.01, &st));
+    plastic_volume(p, m, w, 1, &lo, &hi);
+    CHECK(st.unpatched == 0 && hi - lo > 1e-4);
+    CHECK_OK(defo_force_model_set_plastic(c.fm, NULL));
+    defo_plasticity_destroy(p);
+    free(x);
+    model_drop(&c);
+    defo_mesh_destroy(m);
+    defo_set_allocator(NULL, NULL, NULL);
+}
+
 int main(void) {
     RUN(test_closed_form_eigen);
     RUN(test_mg04_hand_computation);
@@ -770,6 +822,7 @@ int main(void) {
     RUN(test_finite_differences_with_plastic_state);
     RUN(test_never_inverts);
     RUN(test_patch_volume);
+    RUN(test_patch_volume_out_of_memory);
     RUN(test_parameters_and_bytes);
     RUN(test_determinism);
     return test_summary();

@@ -161,6 +161,9 @@ typedef struct defo_plasticity_stats {
     defo_index bending_yielding; /* shells: hinges whose rest angle flowed */
     double max_bending_strain;   /* shells: largest |ε_b,p| after the update */
     double min_det, max_det;     /* range of det F_p after the update */
+    /* tet4: elements that flowed but kept their own volume, the volume
+     * exchange over node patches being out of memory (0 normally) */
+    defo_index unpatched;
 } defo_plasticity_stats;
 
 typedef struct defo_plasticity defo_plasticity;

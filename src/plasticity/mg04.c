@@ -14,7 +14,7 @@
  * kept; on tet4 solids plasticity.c then trades volume between elements
  * over node patches); "volumetric" is the paper's literal rule.
  *
- * Shells: the same rule in the triangle's rest plane (mg04_flow_plane):
+ * Shells: the same rule in the triangle's rest plane (n = 2):
  * 2×2 Hencky strains, d = ε_e − ½ tr ε_e I₂ by default, so each triangle
  * keeps its area (tr L_p stays 0).
  *
@@ -25,33 +25,40 @@
  */
 #include "plasticity/plasticity_internal.h"
 
-static double mg04_radius(const defo_plasticity_def *d, const double *state, double mu) {
-    (void)state, (void)mu;
+static double mg04_radius(const defo_plasticity_def *d, const double *state, double stiff) {
+    (void)state, (void)stiff;
     /* ‖dev ε_e‖ ≤ ‖ε_e‖: either yield test fails below c_yield */
     return d->yield;
 }
 
+/* Solids (n = 3) and shells (n = 2, the rest plane): the same rule over
+ * F_e's n principal strains. */
 static unsigned mg04_flow(const defo_plasticity_def *d, const plast_point *in, double *state) {
     double *L = state;
+    const int n = in->n;
     unsigned fl = 0;
     plast_eig e;
     int have = 0;
     defo_mat3 V;
     double l[3];
-    if (!defo_plast_elastic_log(&in->Fe, NULL, l, &V)) {
+    if (!defo_plast_elastic_log(&in->Fe, n, NULL, l, &V)) {
         fl |= PLAST_SKIPPED;
     } else {
         /* ε_e = V diag(l) Vᵀ; d its deviator (or itself): the same axes */
-        const double m = d->volumetric ? 0.0 : (l[0] + l[1] + l[2]) / 3;
-        for (int i = 0; i < 3; i++) l[i] -= m;
-        if (sqrt(l[0] * l[0] + l[1] * l[1] + l[2] * l[2]) > d->yield) {
+        double m = 0, nd = 0;
+        for (int i = 0; i < n; i++) m += l[i];
+        m = d->volumetric ? 0.0 : m / n;
+        for (int i = 0; i < n; i++) l[i] -= m, nd += l[i] * l[i];
+        if (sqrt(nd) > d->yield) {
             /* eq. 14: creep toward the total strain, F_p ← exp(r d) F_p */
             const double rate = fmin(1.0, in->dt * d->creep);
             const double step[3] = {rate * l[0], rate * l[1], rate * l[2]};
-            if (defo_plast_push(in->fpi, &V, step, &e, NULL)) {
-                if (!d->volumetric) { /* the same volume exactly */
-                    const double sh = (plast_sym_trace(L) - e.h[0] - e.h[1] - e.h[2]) / 3;
-                    for (int i = 0; i < 3; i++) e.h[i] += sh;
+            if (defo_plast_push(in->fpi, n, &V, step, &e, NULL)) {
+                if (!d->volumetric) { /* the same volume (area) exactly */
+                    double sh = plast_sym_trace(L);
+                    for (int i = 0; i < n; i++) sh -= e.h[i];
+                    sh /= n;
+                    for (int i = 0; i < n; i++) e.h[i] += sh;
                 }
                 have = 1;
                 fl |= PLAST_FLOWED;
@@ -62,60 +69,18 @@ static unsigned mg04_flow(const defo_plasticity_def *d, const plast_point *in, d
     }
     if (!have) {
         if (!defo_plast_may_project(L, d->max, d->limit)) return fl;
-        defo_plast_eig_of(L, &e);
+        defo_plast_eig_of(L, n, &e);
     }
-    const double n = sqrt(e.h[0] * e.h[0] + e.h[1] * e.h[1] + e.h[2] * e.h[2]);
-    if (n > d->max) { /* eq. 15 */
-        for (int i = 0; i < 3; i++) e.h[i] *= d->max / n;
+    double nh = 0;
+    for (int i = 0; i < n; i++) nh += e.h[i] * e.h[i];
+    nh = sqrt(nh);
+    if (nh > d->max) { /* eq. 15 */
+        for (int i = 0; i < n; i++) e.h[i] *= d->max / nh;
         fl |= PLAST_CAPPED;
     }
-    if (defo_plast_limit(&e, d->limit, !d->volumetric)) fl |= PLAST_CAPPED;
+    if (defo_plast_limit(e.h, n, d->limit, !d->volumetric)) fl |= PLAST_CAPPED;
     if (!(fl & (PLAST_FLOWED | PLAST_CAPPED))) return fl;
     defo_plast_eig_store(&e, L, in->fpi);
-    return fl | PLAST_CHANGED;
-}
-
-/* Shells: the same rule in the rest plane, d = ε_e − ½ tr ε_e I₂ by
- * default (flow keeps each triangle's area). */
-static unsigned mg04_flow_plane(const defo_plasticity_def *d, const plast_point *in,
-                                double *state) {
-    double *L = state;
-    unsigned fl = 0;
-    plast_eig2 e;
-    int have = 0;
-    double l[2], c, s;
-    if (!defo_plast2_elastic_log(&in->Fe, l, &c, &s)) {
-        fl |= PLAST_SKIPPED;
-    } else {
-        const double m = d->volumetric ? 0.0 : 0.5 * (l[0] + l[1]);
-        l[0] -= m, l[1] -= m;
-        if (sqrt(l[0] * l[0] + l[1] * l[1]) > d->yield) {
-            const double rate = fmin(1.0, in->dt * d->creep);
-            const double step[2] = {rate * l[0], rate * l[1]};
-            if (defo_plast2_push(in->fpi, c, s, step, &e)) {
-                if (!d->volumetric) { /* the same area exactly */
-                    const double sh = 0.5 * (L[0] + L[1] - e.h[0] - e.h[1]);
-                    e.h[0] += sh, e.h[1] += sh;
-                }
-                have = 1;
-                fl |= PLAST_FLOWED;
-            } else {
-                fl |= PLAST_SKIPPED;
-            }
-        }
-    }
-    if (!have) {
-        if (!defo_plast_may_project(L, d->max, d->limit)) return fl;
-        defo_plast2_eig_of(L, &e);
-    }
-    const double n = sqrt(e.h[0] * e.h[0] + e.h[1] * e.h[1]);
-    if (n > d->max) { /* eq. 15 */
-        e.h[0] *= d->max / n, e.h[1] *= d->max / n;
-        fl |= PLAST_CAPPED;
-    }
-    if (defo_plast2_limit(&e, d->limit, !d->volumetric)) fl |= PLAST_CAPPED;
-    if (!(fl & (PLAST_FLOWED | PLAST_CAPPED))) return fl;
-    defo_plast2_store(&e, L, in->fpi);
     return fl | PLAST_CHANGED;
 }
 
@@ -129,4 +94,4 @@ static defo_status mg04_check(const defo_plasticity_def *d) {
     return DEFO_OK;
 }
 
-const plast_ops defo_plast_mg04 = {"mg04", mg04_radius, mg04_flow, mg04_check, mg04_flow_plane};
+const plast_ops defo_plast_mg04 = {"mg04", mg04_radius, mg04_flow, mg04_check};

@@ -23,33 +23,38 @@
  */
 #include "plasticity/plasticity_internal.h"
 
-static double mult_radius(const defo_plasticity_def *d, const double *state, double mu) {
-    (void)state, (void)mu;
+static double mult_radius(const defo_plasticity_def *d, const double *state, double stiff) {
+    (void)state, (void)stiff;
     return d->gamma; /* ‖dev log F̂_e‖ ≤ ‖log F̂_e‖ = ‖ε_e‖ */
 }
 
 static unsigned mult_flow(const defo_plasticity_def *d, const plast_point *in, double *state) {
     double *L = state;
+    const int dim = in->n; /* 3, or 2 in a shell's rest plane */
     unsigned fl = 0;
     defo_mat3 V;
     double l[3];
     plast_eig e;
     int have = 0;
     const int full = d->volumetric || in->goal;
-    if (!defo_plast_elastic_log(&in->Fe, NULL, l, &V)) {
+    if (!defo_plast_elastic_log(&in->Fe, dim, NULL, l, &V)) {
         fl |= PLAST_SKIPPED;
     } else {
-        double lp[3], m = full ? 0.0 : (l[0] + l[1] + l[2]) / 3, n = 0;
-        for (int i = 0; i < 3; i++) n += (l[i] - m) * (l[i] - m);
+        double lp[3] = {0, 0, 0}, m = 0, n = 0;
+        for (int i = 0; i < dim; i++) m += l[i];
+        m = full ? 0.0 : m / dim;
+        for (int i = 0; i < dim; i++) n += (l[i] - m) * (l[i] - m);
         n = sqrt(n);
         if (n > d->gamma) { /* project onto the yield surface */
-            for (int i = 0; i < 3; i++) lp[i] = m + (l[i] - m) * (d->gamma / n);
+            for (int i = 0; i < dim; i++) lp[i] = m + (l[i] - m) * (d->gamma / n);
             /* the stretch of F_p,trial = D Vᵀ S: sqrt(S V D² Vᵀ S) */
             const double step[3] = {l[0] - lp[0], l[1] - lp[1], l[2] - lp[2]};
-            if (defo_plast_push(in->fpi, &V, step, &e, NULL)) {
-                if (!full) { /* the same volume exactly */
-                    const double sh = (plast_sym_trace(L) - e.h[0] - e.h[1] - e.h[2]) / 3;
-                    for (int i = 0; i < 3; i++) e.h[i] += sh;
+            if (defo_plast_push(in->fpi, dim, &V, step, &e, NULL)) {
+                if (!full) { /* the same volume (area) exactly */
+                    double sh = plast_sym_trace(L);
+                    for (int i = 0; i < dim; i++) sh -= e.h[i];
+                    sh /= dim;
+                    for (int i = 0; i < dim; i++) e.h[i] += sh;
                 }
                 if (in->goal) { /* ITF04 §7: closest point of [L, Lt] to the goal */
                     double Lt[6], dL[6], dG[6], Ln[6];
@@ -59,7 +64,7 @@ static unsigned mult_flow(const defo_plasticity_def *d, const plast_point *in, d
                     double t = dd > 0 ? plast_sym_dot(dG, dL) / dd : 0.0;
                     t = t < 0 ? 0 : t > 1 ? 1 : t;
                     for (int k = 0; k < 6; k++) Ln[k] = L[k] + t * dL[k];
-                    defo_plast_eig_of(Ln, &e);
+                    defo_plast_eig_of(Ln, dim, &e);
                 }
                 have = 1;
                 fl |= PLAST_FLOWED;
@@ -70,9 +75,9 @@ static unsigned mult_flow(const defo_plasticity_def *d, const plast_point *in, d
     }
     if (!have) {
         if (!defo_plast_may_project(L, INFINITY, d->limit)) return fl;
-        defo_plast_eig_of(L, &e);
+        defo_plast_eig_of(L, dim, &e);
     }
-    if (defo_plast_limit(&e, d->limit, !full)) fl |= PLAST_CAPPED;
+    if (defo_plast_limit(e.h, dim, d->limit, !full)) fl |= PLAST_CAPPED;
     if (!(fl & (PLAST_FLOWED | PLAST_CAPPED))) return fl;
     defo_plast_eig_store(&e, L, in->fpi);
     return fl | PLAST_CHANGED;
@@ -84,5 +89,4 @@ static defo_status mult_check(const defo_plasticity_def *d) {
     return DEFO_OK;
 }
 
-const plast_ops defo_plast_multiplicative = {"multiplicative", mult_radius, mult_flow, mult_check,
-                                             NULL};
+const plast_ops defo_plast_multiplicative = {"multiplicative", mult_radius, mult_flow, mult_check};

@@ -15,15 +15,17 @@
  * parameter change every point runs its return map once (max and limit
  * apply everywhere).
  *
- * Shells (tri3, bound to a shell force model): the points' return maps are
- * the models' plane ones (flow_plane: L_p and F_p⁻¹ in the triangle's rest
+ * Shells (tri3, bound to a shell force model): the return maps run in the
+ * triangle's rest plane (plast_point n = 2: L_p and F_p⁻¹ in the rest
  * plane, F_e = diag(F₂, 1) from the force model), and after them each
  * hinge's plastic bending strain flows (MG04 §3 on the bending strain the
  * force model measures; the force model borrows the array as its rest
- * angles' plastic part).  A model without a plane return map is refused.
+ * angles' plastic part).  Only mg04 applies to shells (plane_check).
  *
  * tet4 solids: after the return maps, volume-keeping flow trades volume
- * between elements over node patches (patch_volume: the locking fix).
+ * between elements over node patches (patch_volume: the locking fix; without
+ * memory for its sums the elements keep their own volume, counted in the
+ * stats as unpatched).
  *
  * Invariants: F_p⁻¹ = exp(−L_p) at every point (saved with the state: a
  * restore gives back the same bits); det F_p = exp(tr L_p) within
@@ -290,11 +292,45 @@ defo_mat3 defo_plast_sym_exp(const double *a) {
     return plast_sym_to_m3(s);
 }
 
-void defo_plast_eig_of(const double *L, plast_eig *e) {
-    defo_plast_sym_eig(L, e->h, &e->V);
+/* V of a rotation about z with first column (c, s, 0) */
+static void plane_rotation(double c, double s, defo_mat3 *V) {
+    *V = defo_m3_identity();
+    V->m[0][0] = c, V->m[0][1] = -s, V->m[1][0] = s, V->m[1][1] = c;
+}
+
+void defo_plast_eig_of(const double *L, int n, plast_eig *e) {
+    e->n = n;
+    if (n == 3) {
+        defo_plast_sym_eig(L, e->h, &e->V);
+        return;
+    }
+    double lo, hi, c, s;
+    defo_sym2_eigen(L[0], L[3], L[1], &lo, &hi, &c, &s);
+    e->h[0] = hi, e->h[1] = lo, e->h[2] = 0;
+    plane_rotation(c, s, &e->V);
+}
+
+/* n = 2: the in-plane block from (c, s) and h[0], h[1] */
+static void plane_store(const plast_eig *e, double *L, double *fpi) {
+    const double c = e->V.m[0][0], s = e->V.m[1][0];
+    L[0] = e->h[0] * c * c + e->h[1] * s * s;
+    L[1] = e->h[0] * s * s + e->h[1] * c * c;
+    L[3] = (e->h[0] - e->h[1]) * c * s;
+    L[2] = L[4] = L[5] = 0;
+    if (!fpi) return;
+    const double a = exp(-e->h[0]), b = exp(-e->h[1]);
+    fpi[0] = a * c * c + b * s * s;
+    fpi[4] = a * s * s + b * c * c;
+    fpi[1] = fpi[3] = (a - b) * c * s;
+    fpi[2] = fpi[5] = fpi[6] = fpi[7] = 0;
+    fpi[8] = 1;
 }
 
 void defo_plast_eig_store(const plast_eig *e, double *L, double *fpi) {
+    if (e->n == 2) {
+        plane_store(e, L, fpi);
+        return;
+    }
     plast_sym_from_eigen(&e->V, e->h, L);
     if (!fpi) return;
     const double m[3] = {exp(-e->h[0]), exp(-e->h[1]), exp(-e->h[2])};
@@ -309,38 +345,85 @@ int defo_plast_may_project(const double *L, double max, double limit) {
     return n > max || sqrt(3.0) * n > log(limit);
 }
 
-int defo_plast_limit(plast_eig *e, double limit, int isochoric) {
+int defo_plast_limit(double *h, int n, double limit, int isochoric) {
     const double lam = log(limit);
-    double *l = e->h;
+    double t = 0;
+    for (int i = 0; i < n; i++) t += h[i];
     if (isochoric) {
-        /* the mean m (clamped to |3m| ≤ Λ), the deviator scaled by the
+        /* the mean m (clamped to |n m| ≤ Λ), the deviator scaled by the
          * largest s ≤ 1 keeping every m + s d_i within ±Λ */
-        const double m0 = (l[0] + l[1] + l[2]) / 3;
-        const double m = fmax(-lam / 3, fmin(lam / 3, m0));
-        double s = 1;
-        for (int i = 0; i < 3; i++) {
-            const double di = l[i] - m0;
-            if (di > 0) s = fmin(s, (lam - m) / di);
-            if (di < 0) s = fmin(s, (lam + m) / -di);
+        const double m0 = t / n;
+        const double m = fmax(-lam / n, fmin(lam / n, m0));
+        double sc = 1;
+        for (int i = 0; i < n; i++) {
+            const double di = h[i] - m0;
+            if (di > 0) sc = fmin(sc, (lam - m) / di);
+            if (di < 0) sc = fmin(sc, (lam + m) / -di);
         }
-        if (s >= 1 && m == m0) return 0;
-        for (int i = 0; i < 3; i++) l[i] = m + s * (l[i] - m0);
+        if (sc >= 1 && m == m0) return 0;
+        for (int i = 0; i < n; i++) h[i] = m + sc * (h[i] - m0);
         return 1;
     }
     int moved = 0;
-    for (int i = 0; i < 3; i++)
-        if (fabs(l[i]) > lam) l[i] = copysign(lam, l[i]), moved = 1;
-    const double t = l[0] + l[1] + l[2];
+    for (int i = 0; i < n; i++)
+        if (fabs(h[i]) > lam) h[i] = copysign(lam, h[i]), moved = 1;
+    t = 0;
+    for (int i = 0; i < n; i++) t += h[i];
     if (fabs(t) > lam) { /* a common shift: stays within ±Λ (see the header) */
-        const double sh = (copysign(lam, t) - t) / 3;
-        for (int i = 0; i < 3; i++) l[i] += sh;
+        const double sh = (copysign(lam, t) - t) / n;
+        for (int i = 0; i < n; i++) h[i] += sh;
         moved = 1;
     }
     return moved;
 }
 
-int defo_plast_push(const double *fpi, const defo_mat3 *W, const double d[3], plast_eig *out,
+/* defo_plast_push in the rest plane */
+static int plane_push(const double *fpi, const defo_mat3 *W, const double *d, plast_eig *out,
+                      defo_mat3 *Q) {
+    /* S = the block's inverse; G = S W exp(d): C = G Gᵀ = S exp(2Δ) S */
+    const double a = fpi[0], b = fpi[1], cc = fpi[3], dd = fpi[4], det = a * dd - b * cc;
+    if (!(det > 0) || !isfinite(det)) return 0;
+    const double S[2][2] = {{dd / det, -b / det}, {-cc / det, a / det}};
+    const double c = W->m[0][0], s = W->m[1][0];
+    const double Wm[2][2] = {{c, -s}, {s, c}}, ed[2] = {exp(d[0]), exp(d[1])};
+    double G[2][2];
+    for (int r = 0; r < 2; r++)
+        for (int k = 0; k < 2; k++) G[r][k] = (S[r][0] * Wm[0][k] + S[r][1] * Wm[1][k]) * ed[k];
+    const double C00 = G[0][0] * G[0][0] + G[0][1] * G[0][1];
+    const double C01 = G[0][0] * G[1][0] + G[0][1] * G[1][1];
+    const double C11 = G[1][0] * G[1][0] + G[1][1] * G[1][1];
+    double lo, hi, vc, vs;
+    defo_sym2_eigen(C00, C01, C11, &lo, &hi, &vc, &vs);
+    out->n = 2;
+    plane_rotation(vc, vs, &out->V);
+    if (!(lo > 0) || !(hi < INFINITY)) return 0;
+    /* the product of the eigenvalues is det C exactly: the small one from it */
+    const double dC = C00 * C11 - C01 * C01;
+    out->h[0] = 0.5 * log(hi);
+    out->h[1] = dC > 0 ? 0.5 * (log(dC) - log(hi)) : 0.5 * log(lo);
+    out->h[2] = 0;
+    if (Q) { /* Q = W exp(d) Wᵀ S V exp(−h) Vᵀ, a rotation about z */
+        const double eh[2] = {exp(-out->h[0]), exp(-out->h[1])};
+        const double Vm[2][2] = {{vc, -vs}, {vs, vc}};
+        double A[2][2], B[2][2], AS[2][2];
+        for (int r = 0; r < 2; r++)
+            for (int k = 0; k < 2; k++) {
+                A[r][k] = Wm[r][0] * ed[0] * Wm[k][0] + Wm[r][1] * ed[1] * Wm[k][1];
+                B[r][k] = Vm[r][0] * eh[0] * Vm[k][0] + Vm[r][1] * eh[1] * Vm[k][1];
+            }
+        for (int r = 0; r < 2; r++)
+            for (int k = 0; k < 2; k++) AS[r][k] = A[r][0] * S[0][k] + A[r][1] * S[1][k];
+        *Q = defo_m3_identity();
+        for (int r = 0; r < 2; r++)
+            for (int k = 0; k < 2; k++) Q->m[r][k] = AS[r][0] * B[0][k] + AS[r][1] * B[1][k];
+    }
+    return isfinite(out->h[0]) && isfinite(out->h[1]);
+}
+
+int defo_plast_push(const double *fpi, int n, const defo_mat3 *W, const double *d, plast_eig *out,
                     defo_mat3 *Q) {
+    if (n == 2) return plane_push(fpi, W, d, out, Q);
+    out->n = 3;
     defo_mat3 A, S;
     memcpy(A.m, fpi, sizeof A.m);
     if (!defo_m3_inverse(A, &S)) return 0;
@@ -366,7 +449,28 @@ int defo_plast_push(const double *fpi, const defo_mat3 *W, const double d[3], pl
     return isfinite(out->h[0]) && isfinite(out->h[1]) && isfinite(out->h[2]);
 }
 
-int defo_plast_elastic_log(const defo_mat3 *Fe, double *eps, double *l, defo_mat3 *V) {
+/* defo_plast_elastic_log of F_e's 2×2 block */
+static int plane_elastic_log(const defo_mat3 *Fe, double *eps, double *l, defo_mat3 *V) {
+    const double f00 = Fe->m[0][0], f01 = Fe->m[0][1], f10 = Fe->m[1][0], f11 = Fe->m[1][1];
+    const double det = f00 * f11 - f01 * f10;
+    if (!isfinite(f00 + f01 + f10 + f11) || !(det > 0)) return 0;
+    double lo, hi, c, s;
+    defo_sym2_eigen(f00 * f00 + f10 * f10, f00 * f01 + f10 * f11, f01 * f01 + f11 * f11, &lo, &hi,
+                    &c, &s);
+    /* σ1 σ2 = det: the small one from the product (accurate when flat) */
+    if (!(hi > 0) || !(hi < INFINITY)) return 0;
+    const double s1 = sqrt(hi), s2 = det / s1;
+    plast_eig e = {.n = 2, .h = {log(s1), log(s2), 0}};
+    if (!isfinite(e.h[0]) || !isfinite(e.h[1])) return 0;
+    plane_rotation(c, s, &e.V);
+    if (eps) plane_store(&e, eps, NULL);
+    if (l) l[0] = e.h[0], l[1] = e.h[1], l[2] = 0;
+    if (V) *V = e.V;
+    return 1;
+}
+
+int defo_plast_elastic_log(const defo_mat3 *Fe, int n, double *eps, double *l, defo_mat3 *V) {
+    if (n == 2) return plane_elastic_log(Fe, eps, l, V);
     if (!defo_m3_isfinite(*Fe)) return 0;
     const double det = defo_m3_det(*Fe);
     if (!(det > 0)) return 0; /* flat or inverted: σ₃ ≤ 0 */
@@ -392,92 +496,6 @@ int defo_plast_elastic_log(const defo_mat3 *Fe, double *eps, double *l, defo_mat
     if (l) l[0] = g[0], l[1] = g[1], l[2] = g[2];
     if (V) *V = v;
     return 1;
-}
-
-/* ------------------------------------------------------ the rest plane */
-void defo_plast2_eig_of(const double *L, plast_eig2 *e) {
-    double lo, hi;
-    defo_sym2_eigen(L[0], L[3], L[1], &lo, &hi, &e->c, &e->s);
-    e->h[0] = hi, e->h[1] = lo;
-}
-
-void defo_plast2_store(const plast_eig2 *e, double *L, double *fpi) {
-    const double c = e->c, s = e->s;
-    L[0] = e->h[0] * c * c + e->h[1] * s * s;
-    L[1] = e->h[0] * s * s + e->h[1] * c * c;
-    L[3] = (e->h[0] - e->h[1]) * c * s;
-    L[2] = L[4] = L[5] = 0;
-    if (!fpi) return;
-    const double a = exp(-e->h[0]), b = exp(-e->h[1]);
-    fpi[0] = a * c * c + b * s * s;
-    fpi[4] = a * s * s + b * c * c;
-    fpi[1] = fpi[3] = (a - b) * c * s;
-    fpi[2] = fpi[5] = fpi[6] = fpi[7] = 0;
-    fpi[8] = 1;
-}
-
-int defo_plast2_elastic_log(const defo_mat3 *Fe, double l[2], double *c, double *s) {
-    const double f00 = Fe->m[0][0], f01 = Fe->m[0][1], f10 = Fe->m[1][0], f11 = Fe->m[1][1];
-    const double det = f00 * f11 - f01 * f10;
-    if (!isfinite(f00 + f01 + f10 + f11) || !(det > 0)) return 0;
-    double lo, hi;
-    defo_sym2_eigen(f00 * f00 + f10 * f10, f00 * f01 + f10 * f11, f01 * f01 + f11 * f11, &lo, &hi,
-                    c, s);
-    /* σ1 σ2 = det: the small one from the product (accurate when flat) */
-    if (!(hi > 0) || !(hi < INFINITY)) return 0;
-    const double s1 = sqrt(hi), s2 = det / s1;
-    l[0] = log(s1), l[1] = log(s2);
-    return isfinite(l[0]) && isfinite(l[1]);
-}
-
-int defo_plast2_push(const double *fpi, double c, double s, const double d[2], plast_eig2 *out) {
-    /* S = the block's inverse; G = S W exp(d): C = G Gᵀ = S exp(2Δ) S */
-    const double a = fpi[0], b = fpi[1], cc = fpi[3], dd = fpi[4], det = a * dd - b * cc;
-    if (!(det > 0) || !isfinite(det)) return 0;
-    const double S[2][2] = {{dd / det, -b / det}, {-cc / det, a / det}};
-    const double W[2][2] = {{c, -s}, {s, c}}, ed[2] = {exp(d[0]), exp(d[1])};
-    double G[2][2];
-    for (int r = 0; r < 2; r++)
-        for (int k = 0; k < 2; k++) G[r][k] = (S[r][0] * W[0][k] + S[r][1] * W[1][k]) * ed[k];
-    const double C00 = G[0][0] * G[0][0] + G[0][1] * G[0][1];
-    const double C01 = G[0][0] * G[1][0] + G[0][1] * G[1][1];
-    const double C11 = G[1][0] * G[1][0] + G[1][1] * G[1][1];
-    double lo, hi;
-    defo_sym2_eigen(C00, C01, C11, &lo, &hi, &out->c, &out->s);
-    if (!(lo > 0) || !(hi < INFINITY)) return 0;
-    /* the product of the eigenvalues is det C exactly: the small one from it */
-    const double dC = C00 * C11 - C01 * C01;
-    out->h[0] = 0.5 * log(hi);
-    out->h[1] = dC > 0 ? 0.5 * (log(dC) - log(hi)) : 0.5 * log(lo);
-    return isfinite(out->h[0]) && isfinite(out->h[1]);
-}
-
-int defo_plast2_limit(plast_eig2 *e, double limit, int isochoric) {
-    const double lam = log(limit);
-    double *l = e->h;
-    if (isochoric) {
-        const double m0 = 0.5 * (l[0] + l[1]);
-        const double m = fmax(-lam / 2, fmin(lam / 2, m0));
-        double sc = 1;
-        for (int i = 0; i < 2; i++) {
-            const double di = l[i] - m0;
-            if (di > 0) sc = fmin(sc, (lam - m) / di);
-            if (di < 0) sc = fmin(sc, (lam + m) / -di);
-        }
-        if (sc >= 1 && m == m0) return 0;
-        for (int i = 0; i < 2; i++) l[i] = m + sc * (l[i] - m0);
-        return 1;
-    }
-    int moved = 0;
-    for (int i = 0; i < 2; i++)
-        if (fabs(l[i]) > lam) l[i] = copysign(lam, l[i]), moved = 1;
-    const double t = l[0] + l[1];
-    if (fabs(t) > lam) { /* a common shift keeps both within ±Λ */
-        const double sh = (copysign(lam, t) - t) / 2;
-        l[0] += sh, l[1] += sh;
-        moved = 1;
-    }
-    return moved;
 }
 
 /* ------------------------------------------------------------ object */
@@ -544,6 +562,15 @@ defo_status defo_plasticity_create(const defo_plasticity_def *def, defo_index nu
     return DEFO_OK;
 }
 
+/* A model without a return map in the plane cannot be a shell's. */
+static defo_status plane_check(const defo_plasticity *p, const defo_plasticity_def *d) {
+    if (!p->plane || d->model == DEFO_PLASTICITY_MG04) return DEFO_OK;
+    return defo_error(DEFO_ERR_UNSUPPORTED,
+                      "model: '%s' does not apply to a shell (tri3): its return map is 3-D; "
+                      "shells take 'mg04' (in plane, with plastic bending)",
+                      defo_plasticity_model_name(d->model));
+}
+
 /* The stored state's extras (beyond L_p) of set k's points: zero. */
 static void reset_extras(defo_plasticity *p, int k) {
     for (defo_index e = 0; e < p->num_elems; e++) {
@@ -553,15 +580,6 @@ static void reset_extras(defo_plasticity *p, int k) {
             memset(st + 6, 0, (PLAST_STATE - 6) * sizeof(double));
         }
     }
-}
-
-/* A model without a return map in the plane cannot be a shell's. */
-static defo_status plane_check(const defo_plasticity *p, const defo_plasticity_def *d) {
-    if (!p->plane || defo_plast_ops_of(d->model)->flow_plane) return DEFO_OK;
-    return defo_error(DEFO_ERR_UNSUPPORTED,
-                      "model: '%s' does not apply to a shell (tri3): its return map is 3-D; "
-                      "shells take 'mg04' (in plane, with plastic bending)",
-                      defo_plasticity_model_name(d->model));
 }
 
 defo_status defo_plasticity_set_regions(defo_plasticity *p, int num_sets,
@@ -812,22 +830,24 @@ static int keeps_volume(const defo_plasticity *p, const defo_plasticity_def *d) 
  * Elements flat or inverted, or of a set that does not keep volume, take
  * no part.  The sums serial in a fixed order, the scaling per element: the
  * same bits for any thread count. */
-static void patch_volume(defo_plasticity *p, const defo_force_model *fm, double dt) {
+static defo_index patch_volume(defo_plasticity *p, const defo_force_model *fm, double dt) {
     const defo_mesh *m = defo_force_model_mesh(fm);
     if (p->plane || p->points != 1 || !m || m->nodes_per_elem != 4 || m->num_elems != p->num_elems)
-        return;
+        return 0;
     const defo_index ne = p->num_elems, nn = m->num_nodes;
+    defo_index flowed = 0;
+    for (defo_index e = 0; e < ne; e++) flowed += (p->flags[e] & PLAST_FLOWED) != 0;
+    if (!flowed) return 0;
     if (!p->pv || p->pnodes != nn || p->pelems != ne) {
         double *a = defo_realloc(p->pv, 2 * (size_t)ne * sizeof(double) + 1);
         if (a) p->pv = a;
         double *b = defo_realloc(p->pn, 2 * (size_t)nn * sizeof(double) + 1);
         if (b) p->pn = b;
-        if (!a || !b) return; /* no memory: each element keeps its own volume */
+        /* no memory: each element that flowed keeps its own volume (counted
+         * in the stats: unpatched) */
+        if (!a || !b) return flowed;
         p->pnodes = nn, p->pelems = ne;
     }
-    defo_index flowed = 0;
-    for (defo_index e = 0; e < ne; e++) flowed += (p->flags[e] & PLAST_FLOWED) != 0;
-    if (!flowed) return;
     memset(p->pn, 0, 2 * (size_t)nn * sizeof(double));
     double sp = 0, spj = 0;
     for (defo_index e = 0; e < ne; e++) {
@@ -856,7 +876,7 @@ static void patch_volume(defo_plasticity *p, const defo_force_model *fm, double 
             p->pn[2 * v[k] + 1] += 0.25 * P;
         }
     }
-    if (!(sp > 0)) return;
+    if (!(sp > 0)) return 0;
     const double c = spj / sp;
     DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_WORTH(flowed, 60))
     for (defo_index e = 0; e < ne; e++) {
@@ -878,7 +898,7 @@ static void patch_volume(defo_plasticity *p, const defo_force_model *fm, double 
          * the shift shrinks to fit */
         if (plast_sym_norm(L) + fabs(sv) / 3 > lam) {
             plast_eig eg;
-            defo_plast_eig_of(L, &eg);
+            defo_plast_eig_of(L, 3, &eg);
             for (int i = 0; i < 3; i++) {
                 if (eg.h[i] + sv / 3 > lam) sv = 3 * (lam - eg.h[i]);
                 if (eg.h[i] + sv / 3 < -lam) sv = 3 * (-lam - eg.h[i]);
@@ -889,6 +909,7 @@ static void patch_volume(defo_plasticity *p, const defo_force_model *fm, double 
         for (int k = 0; k < 9; k++) p->fpi[9 * (size_t)e + (size_t)k] *= f;
         p->changed[e] = 1;
     }
+    return 0;
 }
 
 defo_status defo_plasticity_update(defo_plasticity *p, defo_force_model *fm, const double *x,
@@ -926,12 +947,13 @@ defo_status defo_plasticity_update(defo_plasticity *p, defo_force_model *fm, con
             const defo_plasticity_def *d = &p->defs[set];
             const plast_ops *o = defo_plast_ops_of(d->model);
             const double mu = defo_force_model_shear_modulus(fm, e);
+            const double stiff = 2 * mu;
             for (int q = 0; q < NQ; q++) {
                 const size_t pq = (size_t)e * (size_t)NQ + (size_t)q;
                 double *st = p->state + PLAST_STATE * pq;
                 const double *F = p->F + 9 * pq;
                 p->changed[pq] = 0;
-                if (!all && elastic_bound(F) <= o->radius(d, st, mu)) {
+                if (!all && elastic_bound(F) <= o->radius(d, st, stiff)) {
                     p->flags[pq] = 0;
                     continue;
                 }
@@ -939,18 +961,19 @@ defo_status defo_plasticity_update(defo_plasticity *p, defo_force_model *fm, con
                 memcpy(in.Fe.m, F, sizeof in.Fe.m);
                 in.dt = dt;
                 in.mu = mu;
+                in.n = p->plane ? 2 : 3;
                 in.goal = p->goal_L && d->model == DEFO_PLASTICITY_MULTIPLICATIVE
                               ? p->goal_L + 6 * pq
                               : NULL;
                 in.fpi = p->fpi + 9 * pq;
-                const unsigned fl = p->plane ? o->flow_plane(d, &in, st) : o->flow(d, &in, st);
+                const unsigned fl = o->flow(d, &in, st);
                 p->flags[pq] = (unsigned char)(fl | 16); /* 16: checked */
                 p->changed[pq] = (fl & PLAST_CHANGED) != 0;
             }
         }
     }
     p->dirty = 0;
-    patch_volume(p, fm, dt);
+    const defo_index unpatched = patch_volume(p, fm, dt);
     defo_force_model_plastic_changed(fm, p->changed);
     defo_index bent = 0;
     double bmax = 0;
@@ -960,6 +983,7 @@ defo_status defo_plasticity_update(defo_plasticity *p, defo_force_model *fm, con
     }
     if (stats) {
         stats->bending_yielding = bent;
+        stats->unpatched = unpatched;
         stats->max_bending_strain = bmax;
         const size_t np = num_points(p);
         double n2 = 0, tlo = 0, thi = 0;

@@ -32,36 +32,40 @@ enum {
 };
 
 /* What a point's return map reads; fpi is the point's F_p⁻¹ (9), which a
- * return map that changes L_p writes anew (plast_eig_store). */
+ * return map that changes L_p writes anew (plast_eig_store).  n: 3 for a
+ * solid's point, 2 for a shell's (F_e = diag(F₂, 1), L_p and F_p⁻¹ in the
+ * triangle's rest plane: "The rest plane" below). */
 typedef struct plast_point {
     defo_mat3 Fe;       /* trial elastic part F F_p⁻¹ */
     double dt;          /* [s] */
     double mu;          /* shear modulus of the element's material [Pa] */
     const double *goal; /* log F_p,goal (6) for plasticity control, or NULL */
     double *fpi;        /* in/out */
+    int n;              /* 3 or 2 */
 } plast_point;
 
 /* A symmetric tensor by its eigendecomposition V diag(h) Vᵀ: L_p in this
  * form gives F_p⁻¹ = V diag(e^−h) Vᵀ without another decomposition, and
- * shifts (tr), scalings (max) and clamps (limit) act on h alone. */
+ * shifts (tr), scalings (max) and clamps (limit) act on h alone.  n = 2:
+ * the rest plane's 2×2 (h[2] = 0, V a rotation about z: its first column
+ * (c, s, 0) for h[0], the second (−s, c, 0)). */
 typedef struct plast_eig {
     defo_mat3 V;
     double h[3];
+    int n;
 } plast_eig;
 
 typedef struct plast_ops {
     const char *name;
     /* Largest ‖ε_e‖ (Frobenius norm of the elastic log strain) that surely
-     * does not flow at this state (0: always run the return map). */
-    double (*radius)(const defo_plasticity_def *d, const double *state, double mu);
-    /* The return map: state updated in place, PLAST_* flags returned. */
+     * does not flow at this state (0: always run the return map); stiff
+     * bounds ‖stress‖/‖ε_e‖ (2μ for a solid, 2(μ + λ*) for a shell). */
+    double (*radius)(const defo_plasticity_def *d, const double *state, double stiff);
+    /* The return map (solids and shells, in->n): state updated in place,
+     * PLAST_* flags returned. */
     unsigned (*flow)(const defo_plasticity_def *d, const plast_point *in, double *state);
     /* Parameters beyond the shared checks (NULL: none); message names the key. */
     defo_status (*check)(const defo_plasticity_def *d);
-    /* The return map of a shell's point (in->Fe = diag(F₂, 1), L_p and
-     * F_p⁻¹ in the rest plane: plast_eig2 below); NULL: the model does not
-     * apply to shells. */
-    unsigned (*flow_plane)(const defo_plasticity_def *d, const plast_point *in, double *state);
 } plast_ops;
 
 extern const plast_ops defo_plast_mg04, defo_plast_von_mises, defo_plast_multiplicative;
@@ -111,16 +115,18 @@ static inline void plast_sym_from_eigen(const defo_mat3 *Q, const double v[3], d
 void defo_plast_sym_eig(const double *a, double h[3], defo_mat3 *V);
 /* exp(a) as a full 3×3 (symmetric), a symmetric */
 defo_mat3 defo_plast_sym_exp(const double *a);
-/* L in eigen form (defo_plast_sym_eig) */
-void defo_plast_eig_of(const double *L, plast_eig *e);
-/* L = V diag(h) Vᵀ and F_p⁻¹ = V diag(e^−h) Vᵀ (fpi may be NULL) */
+/* L in eigen form (defo_plast_sym_eig; n = 2: L's in-plane block xx, yy,
+ * xy by defo_sym2_eigen) */
+void defo_plast_eig_of(const double *L, int n, plast_eig *e);
+/* L = V diag(h) Vᵀ and F_p⁻¹ = V diag(e^−h) Vᵀ (fpi may be NULL); n = 2:
+ * L's zz, yz, zx zero and F_p⁻¹ = diag(block, 1) */
 void defo_plast_eig_store(const plast_eig *e, double *L, double *fpi);
-/* The limit surface (top of defo/plasticity.h): each eigenvalue h_i within
- * ±log(limit) and |Σ h| ≤ log(limit).  isochoric: the mean is kept (or
- * clamped) and the deviator scaled along itself; otherwise eigenvalues are
- * clamped, then shifted together (the shift keeps them in range).  Returns
- * 1 when h moved. */
-int defo_plast_limit(plast_eig *e, double limit, int isochoric);
+/* The limit surface (top of defo/plasticity.h) on n eigenvalues h: each
+ * within ±log(limit) and |Σ h| ≤ log(limit).  isochoric: the mean is kept
+ * (or clamped) and the deviator scaled along itself; otherwise eigenvalues
+ * are clamped, then shifted together (the shift keeps them in range).
+ * Returns 1 when h moved. */
+int defo_plast_limit(double *h, int n, double limit, int isochoric);
 /* 1 when L (6) may lie outside the limit surface or beyond max (cheap
  * bounds: |h_i| ≤ ‖L‖, |Σ h| ≤ √3 ‖L‖). */
 int defo_plast_may_project(const double *L, double max, double limit);
@@ -131,38 +137,17 @@ int defo_plast_may_project(const double *L, double max, double limit);
  * F_e's right singular vectors the new F_e has singular values Σ exp(−d)
  * exactly.  Q (may be NULL) gets the rotation dropped, exp(Δ) S =
  * Q exp(L_new): a tensor of the intermediate frame T becomes Qᵀ T Q.
- * Returns 0 (out unspecified) when the result is not finite. */
-int defo_plast_push(const double *fpi, const defo_mat3 *W, const double d[3], plast_eig *out,
+ * Returns 0 (out unspecified) when the result is not finite.  n = 2: in
+ * the rest plane (W and Q rotations about z, d[2] unused, out->n = 2). */
+int defo_plast_push(const double *fpi, int n, const defo_mat3 *W, const double *d, plast_eig *out,
                     defo_mat3 *Q);
 
 /* F_e = U Σ Vᵀ: l = log Σ (descending) and the logarithmic strain
  * ε_e = V log Σ Vᵀ (6 numbers), from F_eᵀF_e's eigen-decomposition (the
  * SVD where F_e is nearly flat, σ₃ < 1e-3 σ₁); returns 0 (outputs
  * unspecified) when F_e is flat or inverted (det ≤ 0) or not finite.  eps,
- * l, V may be NULL. */
-int defo_plast_elastic_log(const defo_mat3 *Fe, double *eps, double *l, defo_mat3 *V);
-
-/* ------------------------------------------------- the rest plane (shells)
- * A symmetric 2×2 by its eigendecomposition: h[0] along (c, s), h[1] along
- * (−s, c).  L_p (6 numbers) holds it as xx, yy, xy (zz, yz, zx zero), F_p⁻¹
- * (9) as diag(V diag(e^−h) Vᵀ, 1). */
-typedef struct plast_eig2 {
-    double c, s;
-    double h[2];
-} plast_eig2;
-/* L's in-plane block in eigen form */
-void defo_plast2_eig_of(const double *L, plast_eig2 *e);
-/* L and (fpi may be NULL) F_p⁻¹ from e */
-void defo_plast2_store(const plast_eig2 *e, double *L, double *fpi);
-/* F_e's 2×2 block (of diag(F₂, 1)) = U Σ Vᵀ: l = log Σ, V's first column
- * (c, s) for l[0]; 0 when flat, inverted or not finite. */
-int defo_plast2_elastic_log(const defo_mat3 *Fe, double l[2], double *c, double *s);
-/* F_p ← exp(Δ) F_p in the plane, Δ = W diag(d) Wᵀ, W's first column (c, s):
- * L_new = ½ log(S exp(2Δ) S), S the inverse of fpi's block; 0 when not
- * finite. */
-int defo_plast2_push(const double *fpi, double c, double s, const double d[2], plast_eig2 *out);
-/* The limit surface in the plane: |h_i| ≤ log(limit), |h0 + h1| ≤ log(limit)
- * (isochoric: the mean kept or clamped, the deviator scaled); 1 when moved. */
-int defo_plast2_limit(plast_eig2 *e, double limit, int isochoric);
+ * l, V may be NULL.  n = 2: of F_e's 2×2 block (V as in plast_eig, l[2] =
+ * 0; the smaller σ from σ₁σ₂ = det, accurate when flat). */
+int defo_plast_elastic_log(const defo_mat3 *Fe, int n, double *eps, double *l, defo_mat3 *V);
 
 #endif

@@ -22,11 +22,12 @@
  */
 #include "plasticity/plasticity_internal.h"
 
-static double vm_radius(const defo_plasticity_def *d, const double *state, double mu) {
-    /* ‖ξ‖ ≤ 2μ ‖ε_e‖ + ‖κ‖: below this ‖ε_e‖ the trial stays inside */
+static double vm_radius(const defo_plasticity_def *d, const double *state, double stiff) {
+    /* ‖ξ‖ ≤ stiff ‖ε_e‖ + ‖κ‖ (stiff = 2μ): below this ‖ε_e‖ the trial
+     * stays inside */
     const double r = sqrt(2.0 / 3.0) * (d->yield_stress + d->isotropic_hardening * state[12]);
     const double room = r - plast_sym_norm(state + 6);
-    return room > 0 && mu > 0 ? room / (2 * mu) : 0.0;
+    return room > 0 && stiff > 0 ? room / stiff : 0.0;
 }
 
 static unsigned vm_flow(const defo_plasticity_def *d, const plast_point *in, double *state) {
@@ -37,7 +38,7 @@ static unsigned vm_flow(const defo_plasticity_def *d, const plast_point *in, dou
     double dg = 0;
     plast_eig e;
     int have = 0;
-    if (!defo_plast_elastic_log(&in->Fe, eps, NULL, NULL)) {
+    if (!defo_plast_elastic_log(&in->Fe, 3, eps, NULL, NULL)) {
         fl |= PLAST_SKIPPED;
     } else {
         plast_sym_dev(eps);
@@ -52,7 +53,7 @@ static unsigned vm_flow(const defo_plasticity_def *d, const plast_point *in, dou
             double nv[3];
             defo_plast_sym_eig(xi, nv, &W);
             const double step[3] = {dg * nv[0] / nx, dg * nv[1] / nx, dg * nv[2] / nx};
-            if (defo_plast_push(in->fpi, &W, step, &e, &Q)) {
+            if (defo_plast_push(in->fpi, 3, &W, step, &e, &Q)) {
                 const double sh = (plast_sym_trace(L) - e.h[0] - e.h[1] - e.h[2]) / 3;
                 for (int i = 0; i < 3; i++) e.h[i] += sh;
                 /* κ += (2/3) H Δγ n, carried into the new intermediate frame */
@@ -70,7 +71,7 @@ static unsigned vm_flow(const defo_plasticity_def *d, const plast_point *in, dou
     }
     if (!have) {
         if (!defo_plast_may_project(L, d->max, d->limit)) return fl;
-        defo_plast_eig_of(L, &e);
+        defo_plast_eig_of(L, 3, &e);
     }
     const double full = have ? fabs(dg) : 0.0;
     double Ln[6];
@@ -83,7 +84,7 @@ static unsigned vm_flow(const defo_plasticity_def *d, const plast_point *in, dou
         for (int i = 0; i < 3; i++) e.h[i] *= d->max / n;
         fl |= PLAST_CAPPED;
     }
-    if (defo_plast_limit(&e, d->limit, 1)) fl |= PLAST_CAPPED;
+    if (defo_plast_limit(e.h, 3, d->limit, 1)) fl |= PLAST_CAPPED;
     if (!(fl & (PLAST_FLOWED | PLAST_CAPPED))) return fl;
     defo_plast_eig_store(&e, Ln, in->fpi);
     if ((fl & PLAST_CAPPED) && full > 0) {
@@ -114,4 +115,4 @@ static defo_status vm_check(const defo_plasticity_def *d) {
     return DEFO_OK;
 }
 
-const plast_ops defo_plast_von_mises = {"von_mises", vm_radius, vm_flow, vm_check, NULL};
+const plast_ops defo_plast_von_mises = {"von_mises", vm_radius, vm_flow, vm_check};
