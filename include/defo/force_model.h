@@ -315,6 +315,10 @@ DEFO_API defo_status defo_force_model_set_density_scale(defo_force_model *fm, co
 DEFO_API void defo_force_model_plastic_changed(defo_force_model *fm, const unsigned char *changed);
 /* Shear modulus μ [Pa] of element e's material. */
 DEFO_API double defo_force_model_shear_modulus(const defo_force_model *fm, defo_index e);
+/* The plane-stress Lamé constant λ* = 2μλ/(λ + 2μ) [Pa] of element e's
+ * material (a shell's in-plane stress 2μ ε + λ* tr ε I at small strain,
+ * the thickness stretch condensed). */
+DEFO_API double defo_force_model_plane_lambda(const defo_force_model *fm, defo_index e);
 /* Activation α ∈ [0, 1] per element of the fibre term (ITF04 §6.1, the
  * active force–length curve's factor; defo/material.h), borrowed (the
  * caller keeps it alive and may change it between evaluations: the next

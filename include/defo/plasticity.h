@@ -72,15 +72,26 @@
  *   dragon  100  0.33  1000  60 kPa       0.10     1              1
  * c_creep must lie in [0, 1/Δt]: 1/Δt absorbs the excess strain at once.
  *
- * Shells (tri3 bodies, ITF04 §8).  In plane, F is 3×2 and the plastic part
- * F_p a 2×2 stretch in the triangle's rest frame (L_p has only its xx, yy,
- * xy entries; F_p⁻¹ is stored as the 3×3 diag(F_p,2⁻¹, 1)), and the force
- * model evaluates F_e = F F_p⁻¹.  mg04 applies as above in two dimensions:
- * ε_e the 2×2 Hencky strain of F_e, the deviatoric default d = ε_e −
- * ½ tr ε_e I₂, so flow keeps every triangle's area (det F_p = 1), the
- * limit surface with |tr L_p| ≤ log(limit) likewise.  von_mises and
- * multiplicative are 3-D rules (a plane-stress return map is not theirs):
- * on a shell they are DEFO_ERR_UNSUPPORTED.  Bending: each hinge (an
+ * Shells (tri3 bodies, ITF04 §8: "in-plane plasticity is analogous to the
+ * three dimensional case").  In plane, F is 3×2 and the plastic part F_p a
+ * 2×2 stretch in the triangle's rest frame (F_p⁻¹ is stored as the 3×3
+ * diag(F_p,2⁻¹, e^(−L_zz))), and the force model evaluates F_e = F F_p⁻¹
+ * with the thickness stretch condensed (plane stress).  Every model applies:
+ *   mg04 and multiplicative as above in two dimensions: ε_e the 2×2 Hencky
+ *     strain of F_e, the deviatoric default d = ε_e − ½ tr ε_e I₂ (mg04)
+ *     and ‖dev₂ log F̂_e‖ ≤ γ (multiplicative, the mean kept), so flow keeps
+ *     every triangle's area (tr L_p = 0, L_zz = 0), the limit surface on the
+ *     two in-plane eigenvalues with |tr L_p| ≤ log(limit);
+ *   von_mises in plane stress (σ_zz = 0): the trial stress is the shell's
+ *     at small elastic strain, σ = 2μ ε_e + λ* tr ε_e I₂ (λ* = 2μλ/(λ + 2μ),
+ *     the thickness strain condensed), the yield test the 3-D one on
+ *     ξ = dev σ − κ, the flow 3-D and deviatoric, so L_p has a thickness
+ *     part L_zz = −(L_xx + L_yy) (plastic thinning: det F_p = 1, while a
+ *     triangle's area may change); the return map is the closest-point one
+ *     of plane stress (von_mises.c), exact for the linear material.  max
+ *     and the limit surface act on L_p's three eigenvalues.  The shell's
+ *     bending stiffness keeps the rest thickness.
+ * Bending, whatever the in-plane model: each hinge (an
  * interior edge) keeps a plastic bending strain ε_b,p, and its rest angle is
  * the rest mesh's plus ε_b,p · 2(A1 + A2)/(h |e|) (defo/force_model.h: the
  * bending strain ε_b = h κ/2 of the outer fibre, κ = (θ − θ_rest)|e|/(A1 +

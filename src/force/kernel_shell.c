@@ -1093,6 +1093,11 @@ void defo_fm_shell_plastic_changed(defo_force_model *fm) {
     if (!fm->track_stable_time) fm->stable_time = fm->wave_time;
 }
 
+double defo_force_model_plane_lambda(const defo_force_model *fm, defo_index e) {
+    const fm_part *pt = fm_part_of(fm, e);
+    return 2 * pt->mu * pt->lambda / (pt->lambda + 2 * pt->mu);
+}
+
 /* The deformation of triangle t (Ds Dm⁻¹, times F_p⁻¹ when elastic) as the
  * 3×3 diag(F₂, 1), F₂ its in-plane part in a frame of the deformed triangle
  * (F₂ᵀF₂ = FᵀF: the rest-frame stretch the plasticity layer needs; the

@@ -55,7 +55,8 @@ static unsigned mg04_flow(const defo_plasticity_def *d, const plast_point *in, d
             const double step[3] = {rate * l[0], rate * l[1], rate * l[2]};
             if (defo_plast_push(in->fpi, n, &V, step, &e, NULL)) {
                 if (!d->volumetric) { /* the same volume (area) exactly */
-                    double sh = plast_sym_trace(L);
+                    /* the in-plane trace: a von Mises state before (L_zz) is dropped */
+                    double sh = n == 3 ? plast_sym_trace(L) : L[0] + L[1];
                     for (int i = 0; i < n; i++) sh -= e.h[i];
                     sh /= n;
                     for (int i = 0; i < n; i++) e.h[i] += sh;

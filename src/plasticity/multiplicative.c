@@ -51,7 +51,8 @@ static unsigned mult_flow(const defo_plasticity_def *d, const plast_point *in, d
             const double step[3] = {l[0] - lp[0], l[1] - lp[1], l[2] - lp[2]};
             if (defo_plast_push(in->fpi, dim, &V, step, &e, NULL)) {
                 if (!full) { /* the same volume (area) exactly */
-                    double sh = plast_sym_trace(L);
+                    /* the in-plane trace: a von Mises state before (L_zz) is dropped */
+                    double sh = dim == 3 ? plast_sym_trace(L) : L[0] + L[1];
                     for (int i = 0; i < dim; i++) sh -= e.h[i];
                     sh /= dim;
                     for (int i = 0; i < dim; i++) e.h[i] += sh;

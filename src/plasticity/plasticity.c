@@ -20,7 +20,8 @@
  * plane, F_e = diag(F₂, 1) from the force model), and after them each
  * hinge's plastic bending strain flows (MG04 §3 on the bending strain the
  * force model measures; the force model borrows the array as its rest
- * angles' plastic part).  Only mg04 applies to shells (plane_check).
+ * angles' plastic part), whatever the in-plane model.  von_mises there is
+ * the plane-stress return map (von_mises.c), with the element's λ*.
  *
  * tet4 solids: after the return maps, volume-keeping flow trades volume
  * between elements over node patches (patch_volume: the locking fix; without
@@ -562,15 +563,6 @@ defo_status defo_plasticity_create(const defo_plasticity_def *def, defo_index nu
     return DEFO_OK;
 }
 
-/* A model without a return map in the plane cannot be a shell's. */
-static defo_status plane_check(const defo_plasticity *p, const defo_plasticity_def *d) {
-    if (!p->plane || d->model == DEFO_PLASTICITY_MG04) return DEFO_OK;
-    return defo_error(DEFO_ERR_UNSUPPORTED,
-                      "model: '%s' does not apply to a shell (tri3): its return map is 3-D; "
-                      "shells take 'mg04' (in plane, with plastic bending)",
-                      defo_plasticity_model_name(d->model));
-}
-
 /* The stored state's extras (beyond L_p) of set k's points: zero. */
 static void reset_extras(defo_plasticity *p, int k) {
     for (defo_index e = 0; e < p->num_elems; e++) {
@@ -587,7 +579,7 @@ defo_status defo_plasticity_set_regions(defo_plasticity *p, int num_sets,
     if (!p || !defs || num_sets < 1)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "plasticity: bad parameter sets");
     for (int k = 0; k < num_sets; k++)
-        if (defo_plasticity_def_validate(&defs[k]) || plane_check(p, &defs[k]))
+        if (defo_plasticity_def_validate(&defs[k]))
             return defo_error_prefix("plasticity set %d", k);
     for (defo_index e = 0; set_of && e < p->num_elems; e++)
         if (set_of[e] < 0 || set_of[e] >= num_sets)
@@ -684,8 +676,7 @@ const defo_plasticity_def *defo_plasticity_get_def(const defo_plasticity *p, int
 defo_status defo_plasticity_set_def(defo_plasticity *p, int set, const defo_plasticity_def *def) {
     if (!p || !def || set < 0 || set >= p->num_sets)
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "plasticity: no parameter set %d", set);
-    if (defo_plasticity_def_validate(def) || plane_check(p, def))
-        return defo_error_prefix("plasticity");
+    if (defo_plasticity_def_validate(def)) return defo_error_prefix("plasticity");
     if (defo_plasticity_def_equal(def, &p->defs[set])) return DEFO_OK;
     if (def->model != p->defs[set].model) reset_extras(p, set);
     p->defs[set] = *def;
@@ -713,11 +704,6 @@ defo_status defo_plasticity_bind(defo_plasticity *p, defo_force_model *fm) {
                               "%ld",
                               (long)p->nh, (long)nh);
         p->plane = 1;
-        for (int k = 0; k < p->num_sets; k++)
-            if (plane_check(p, &p->defs[k])) {
-                p->plane = 0;
-                return defo_error_prefix("plasticity");
-            }
         double *bs = defo_malloc((size_t)nh * sizeof(double) + 1);
         double *bd = p->bend ? p->bend : defo_calloc((size_t)nh + 1, sizeof(double));
         if (!bs || !bd) {
@@ -947,7 +933,8 @@ defo_status defo_plasticity_update(defo_plasticity *p, defo_force_model *fm, con
             const defo_plasticity_def *d = &p->defs[set];
             const plast_ops *o = defo_plast_ops_of(d->model);
             const double mu = defo_force_model_shear_modulus(fm, e);
-            const double stiff = 2 * mu;
+            const double ls = p->plane ? defo_force_model_plane_lambda(fm, e) : 0.0;
+            const double stiff = p->plane ? 2 * (mu + ls) : 2 * mu;
             for (int q = 0; q < NQ; q++) {
                 const size_t pq = (size_t)e * (size_t)NQ + (size_t)q;
                 double *st = p->state + PLAST_STATE * pq;
@@ -961,6 +948,7 @@ defo_status defo_plasticity_update(defo_plasticity *p, defo_force_model *fm, con
                 memcpy(in.Fe.m, F, sizeof in.Fe.m);
                 in.dt = dt;
                 in.mu = mu;
+                in.lambda = ls;
                 in.n = p->plane ? 2 : 3;
                 in.goal = p->goal_L && d->model == DEFO_PLASTICITY_MULTIPLICATIVE
                               ? p->goal_L + 6 * pq
@@ -1271,9 +1259,6 @@ defo_status defo_plasticity_read_state(defo_plasticity *p, const void *in, size_
             s = defo_error(DEFO_ERR_PARSE, "plastic state: element %ld: F_p⁻¹ is not exp(−L_p)",
                            (long)e);
     }
-    for (int k = 0; !s && k < sets; k++)
-        if (plane_check(p, &defs[k]))
-            s = defo_error(DEFO_ERR_PARSE, "plastic state: set %d: %s", k, defo_last_error());
     if (s) {
         defo_free(defs);
         defo_free(set_of);

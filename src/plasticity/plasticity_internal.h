@@ -39,6 +39,7 @@ typedef struct plast_point {
     defo_mat3 Fe;       /* trial elastic part F F_p⁻¹ */
     double dt;          /* [s] */
     double mu;          /* shear modulus of the element's material [Pa] */
+    double lambda;      /* shells: the plane-stress Lamé λ* = 2μλ/(λ + 2μ) [Pa] */
     const double *goal; /* log F_p,goal (6) for plasticity control, or NULL */
     double *fpi;        /* in/out */
     int n;              /* 3 or 2 */

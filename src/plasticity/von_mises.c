@@ -16,21 +16,161 @@
  * dropped): tr L_p and det F_p are kept (on tet4 solids plasticity.c then
  * trades volume between elements over node patches).
  *
+ * Shells (vm_flow_plane): plane stress.  The shell's membrane condenses
+ * the thickness stretch (σ_zz = 0), which for the linear material at small
+ * elastic strain is the in-plane law σ = 2μ ε_e + λ* tr ε_e I₂ with
+ * λ* = 2μλ/(λ + 2μ); ε_e is the 2×2 Hencky strain of the in-plane F_e.  The
+ * yield function is the 3-D one on ξ = dev σ − κ with σ_zz = 0 (κ 3-D,
+ * deviatoric), and the flow the 3-D associative one, Δε_p = Δγ ξ/‖ξ‖, whose
+ * thickness part ε_p,zz = −tr of the in-plane part is kept in L_p (the
+ * elastic thickness strain is condensed anew by the shell at every
+ * evaluation).  The plane-stress condition makes the return not radial: with
+ * g = Δγ/‖ξ_new‖, the in-plane deviator of ξ scales by 1/(1 + a g) and its
+ * zz part by 1/(1 + b g), a = 2μ + (2/3)H, b = (2/3)(μ + λ* + H) (the trace
+ * couples through λ*), and the consistency condition is one scalar equation
+ *   (1 − (2/3)K g) √(A/(1 + a g)² + B/(1 + b g)²) = √(2/3)(σ_y + K ᾱ),
+ * A = ‖dev₂ ξ_trial‖², B = (3/2) ξ_trial,zz², with one root in the bracket
+ * plane_root keeps (Simo & Taylor 1986's plane-stress closest-point
+ * projection).  Backward Euler on the flow: exact for the linear material
+ * in the sense the solid's radial return is (under proportional loading,
+ * e.g. the uniaxial and equibiaxial loops, it reproduces the closed form);
+ * other materials see the linear trial stress, an O(ε_e) approximation.
+ * The shell's thickness itself (its bending stiffness and the membrane's
+ * h A weight) stays the rest one: the weight is exact (det F_p = 1), the
+ * bending ignores plastic thinning.
+ *
  * Invariants: ‖L_p‖ ≤ max, L_p within the limit surface, tr L_p unchanged
- * by the flow; a
- * step cut by max or the limit hardens only by the part it took.
+ * by the flow (shells: L_zz = −(L_xx + L_yy) and κ_zz = −(κ_xx + κ_yy)
+ * set exactly); a step cut by max or the limit hardens only by the part it
+ * took.
  */
 #include "plasticity/plasticity_internal.h"
 
+#include <float.h>
+
 static double vm_radius(const defo_plasticity_def *d, const double *state, double stiff) {
-    /* ‖ξ‖ ≤ stiff ‖ε_e‖ + ‖κ‖ (stiff = 2μ): below this ‖ε_e‖ the trial
-     * stays inside */
+    /* ‖ξ‖ ≤ stiff ‖ε_e‖ + ‖κ‖ (stiff: 2μ; a shell's plane stress 2(μ + λ*)):
+     * below this ‖ε_e‖ the trial stays inside */
     const double r = sqrt(2.0 / 3.0) * (d->yield_stress + d->isotropic_hardening * state[12]);
     const double room = r - plast_sym_norm(state + 6);
     return room > 0 && stiff > 0 ? room / stiff : 0.0;
 }
 
+/* The plane-stress consistency condition (top of the file): the root g of
+ * ψ(g) = (1 − c g) N(g) − R,  N² = A/(1 + a g)² + B/(1 + b g)²,
+ * ψ(0) > 0 and ψ decreasing; Newton kept inside a shrinking bracket, a
+ * fixed rule (the same bits on any thread). */
+static double plane_root(double A, double B, double a, double b, double c, double R) {
+    double lo = 0, hi = (sqrt(A + B) / R - 1) / fmin(a, b);
+    if (c > 0) hi = fmin(hi, 1 / c);
+    double g = 0;
+    for (int it = 0; it < 100; it++) {
+        const double ia = 1 / (1 + a * g), ib = 1 / (1 + b * g);
+        const double N = sqrt(A * ia * ia + B * ib * ib);
+        const double psi = (1 - c * g) * N - R;
+        if (psi > 0)
+            lo = g;
+        else
+            hi = g;
+        if (psi == 0 || !(N > 0)) break;
+        const double dN = -(a * A * ia * ia * ia + b * B * ib * ib * ib) / N;
+        double gn = g - psi / (-c * N + (1 - c * g) * dN);
+        if (!(gn > lo && gn < hi)) gn = 0.5 * (lo + hi);
+        const double step = fabs(gn - g);
+        g = gn;
+        if (step <= 4 * DBL_EPSILON * g) break;
+    }
+    return g;
+}
+
+/* Shells (in->n = 2): the plane-stress return of the top of the file.
+ * Tensors as 6 numbers with zz the thickness direction: L_p and κ are 3-D
+ * and traceless (zz = −(xx + yy), kept exactly), F_p⁻¹ = diag(block, e^(−L_zz)). */
+static unsigned vm_flow_plane(const defo_plasticity_def *d, const plast_point *in, double *state) {
+    double *L = state, *kappa = state + 6;
+    const double mu = in->mu, ls = in->lambda, H = d->hardening, K = d->isotropic_hardening;
+    unsigned fl = 0;
+    double kn[6], eps[6], dg = 0;
+    memcpy(kn, kappa, sizeof kn);
+    plast_eig e;
+    int have = 0;
+    if (!defo_plast_elastic_log(&in->Fe, 2, eps, NULL, NULL)) {
+        fl |= PLAST_SKIPPED;
+    } else {
+        /* trial σ = 2μ ε_e + λ* tr ε_e I₂ (σ_zz = 0); ξ = dev σ − κ as its
+         * in-plane deviator X (xx, yy, xy) and ξ_zz */
+        const double te = eps[0] + eps[1];
+        const double sx = 2 * mu * eps[0] + ls * te, sy = 2 * mu * eps[1] + ls * te;
+        const double sxy = 2 * mu * eps[3], p3 = (sx + sy) / 3;
+        const double z = -p3 - kappa[2];
+        const double hx = 0.5 * (sx - kappa[0] - sy + kappa[1]);
+        const double X[3] = {hx, -hx, sxy - kappa[3]};
+        const double A = 2 * (hx * hx + X[2] * X[2]), B = 1.5 * z * z;
+        const double R = sqrt(2.0 / 3.0) * (d->yield_stress + K * state[12]);
+        if (sqrt(A + B) > R) {
+            const double a = 2 * mu + (2.0 / 3.0) * H, b = (2.0 / 3.0) * (mu + ls + H);
+            const double g = plane_root(A, B, a, b, (2.0 / 3.0) * K, R);
+            /* ξ at the end; the flow g ξ (Δγ = g ‖ξ‖) */
+            const double xa = hx / (1 + a * g), xy = X[2] / (1 + a * g), zn = z / (1 + b * g);
+            const double xi[6] = {xa - 0.5 * zn, -xa - 0.5 * zn, zn, xy, 0, 0};
+            dg = g * sqrt(plast_sym_dot(xi, xi));
+            double Dl[6];
+            for (int k = 0; k < 6; k++) Dl[k] = g * xi[k];
+            plast_eig w;
+            defo_plast_eig_of(Dl, 2, &w); /* the in-plane block's axes */
+            defo_mat3 Q;
+            if (g > 0 && defo_plast_push(in->fpi, 2, &w.V, w.h, &e, &Q)) {
+                /* κ += (2/3) H g ξ, carried into the new intermediate frame */
+                for (int k = 0; k < 6; k++) kn[k] = kappa[k] + (2.0 / 3.0) * H * g * xi[k];
+                const defo_mat3 Km = plast_sym_to_m3(kn);
+                const defo_mat3 Rm = defo_m3_tmul(Q, defo_m3_mul(Km, Q));
+                plast_m3_to_sym(&Rm, kn);
+                kn[2] = -(kn[0] + kn[1]);
+                have = 1;
+                fl |= PLAST_FLOWED;
+            } else {
+                dg = 0;
+                fl |= PLAST_SKIPPED;
+            }
+        }
+    }
+    if (!have) {
+        if (!defo_plast_may_project(L, d->max, d->limit)) return fl;
+        defo_plast_eig_of(L, 2, &e);
+    }
+    /* the 3-D eigenvalues (h0, h1, −h0 − h1) under max and the limit */
+    double Ln[6], dl[6];
+    defo_plast_eig_store(&e, Ln, NULL);
+    Ln[2] = -(e.h[0] + e.h[1]);
+    for (int k = 0; k < 6; k++) dl[k] = Ln[k] - L[k];
+    const double taken0 = plast_sym_norm(dl);
+    double h3[3] = {e.h[0], e.h[1], -(e.h[0] + e.h[1])};
+    const double n = sqrt(h3[0] * h3[0] + h3[1] * h3[1] + h3[2] * h3[2]);
+    if (n > d->max) {
+        for (int i = 0; i < 3; i++) h3[i] *= d->max / n;
+        fl |= PLAST_CAPPED;
+    }
+    if (defo_plast_limit(h3, 3, d->limit, 1)) fl |= PLAST_CAPPED;
+    if (!(fl & (PLAST_FLOWED | PLAST_CAPPED))) return fl;
+    e.h[0] = h3[0], e.h[1] = h3[1];
+    defo_plast_eig_store(&e, Ln, in->fpi);
+    Ln[2] = -(e.h[0] + e.h[1]);
+    in->fpi[8] = exp(e.h[0] + e.h[1]);
+    if ((fl & PLAST_CAPPED) && dg > 0) {
+        /* held back: harden only by the part of the step taken */
+        for (int k = 0; k < 6; k++) dl[k] = Ln[k] - L[k];
+        const double t = taken0 > 0 ? fmin(1.0, plast_sym_norm(dl) / taken0) : 0.0;
+        for (int k = 0; k < 6; k++) kn[k] = kappa[k] + t * (kn[k] - kappa[k]);
+        dg *= t;
+    }
+    memcpy(L, Ln, sizeof Ln);
+    memcpy(kappa, kn, sizeof kn);
+    state[12] += sqrt(2.0 / 3.0) * dg;
+    return fl | PLAST_CHANGED;
+}
+
 static unsigned vm_flow(const defo_plasticity_def *d, const plast_point *in, double *state) {
+    if (in->n == 2) return vm_flow_plane(d, in, state);
     double eps[6], xi[6], kn[6];
     double *L = state, *kappa = state + 6;
     unsigned fl = 0;

@@ -160,9 +160,10 @@ static const struct plast_row {
     {"isotropic_hardening", PM_VM},
     {"gamma", PM_MU},
     {"goal", PM_MU},
-    {"bending_yield", PM_MG}, /* shells only (ITF04 §8: the rest angles flow) */
-    {"bending_creep", PM_MG},
-    {"bending_max", PM_MG},
+    /* shells only, whatever the in-plane model (ITF04 §8: the rest angles flow) */
+    {"bending_yield", PM_MG | PM_VM | PM_MU},
+    {"bending_creep", PM_MG | PM_VM | PM_MU},
+    {"bending_max", PM_MG | PM_VM | PM_MU},
 };
 
 /* A "plasticity" object into d, which holds the previous values (an edit
@@ -973,15 +974,7 @@ static void parse_body(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s, sc
         b->plasticity = defo_default_plasticity_def();
         parse_plasticity(c, v, &pp, &b->plasticity, b, base);
         /* generated bodies: shell or solid is known here (mesh files: when built) */
-        const int shell = b->source == SRC_GENERATOR && b->generator >= GEN_RECTANGLE;
         const int solid = b->source == SRC_GENERATOR && b->generator < GEN_RECTANGLE;
-        if (shell && b->plasticity.model != DEFO_PLASTICITY_MG04) {
-            jv_path mp = jv_key(&pp, "model");
-            jv_error(c, mp.s,
-                     "'%s' does not apply to a shell (tri3): its return map is 3-D; shells take "
-                     "'mg04' (in plane, with plastic bending)",
-                     defo_plasticity_model_name(b->plasticity.model));
-        }
         static const char *const bk[] = {"bending_yield", "bending_creep", "bending_max", NULL};
         for (int k = 0; solid && bk[k]; k++)
             if (json_object_get(v, bk[k])) {
