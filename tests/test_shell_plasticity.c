@@ -19,7 +19,8 @@
  *   - multiplicative on a sheet: held at diag(λ, 1), the flow rule by hand
  *     (L_p = ±(½ ln λ − γ/√2), area kept), released it rests at
  *     diag(e^p, e^−p) X; crushed, folded, collapsed, turned over: det F_p
- *     = 1 (> 0) and L_p within the limit surface, never NaN;
+ *     = 1 (> 0) and L_p within the limit surface, never NaN; ITF04 §7
+ *     control: held beyond the goal shape, the flow stops at the goal;
  *   - in plane: a sheet held at the stretch diag(λ, 1) for several updates
  *     with mg04 (deviatoric): the return map's closed form, L_p =
  *     (1 − (1 − r)^K) d₀ with d₀ = ½ ln λ diag(1, −1) and K the updates
@@ -477,7 +478,32 @@ static void test_multiplicative_sheet(void) {
     CHECK(dlo > 0 && fabs(log(dlo)) < 1e-14 && fabs(log(dhi)) < 1e-14);
     CHECK(hmax <= lim * (1 + 1e-12) && hmax > 0.5 * lim);
     CHECK(trmax < 1e-14);
+    /* ITF04 §7 control on a sheet: goal diag(λ, 1/λ) X, the sheet held at
+     * diag(λ², 1/λ²) X, beyond it: the flow stops at the goal, L_p =
+     * ±ln λ (without control it would go to ±(2 ln λ − γ/√2)) */
+    defo_plasticity *pg = NULL;
+    CHECK_OK(defo_plasticity_create(&pd, m->num_elems, 1, &pg));
+    CHECK_OK(defo_plasticity_bind(pg, sm.fm));
+    for (defo_index i = 0; i < m->num_nodes; i++) {
+        x[3 * i] = lam * m->x[3 * i];
+        x[3 * i + 1] = m->x[3 * i + 1] / lam;
+        x[3 * i + 2] = 0;
+    }
+    CHECK_OK(defo_plasticity_set_goal(pg, sm.fm, x, m->num_nodes));
+    for (defo_index i = 0; i < m->num_nodes; i++) x[3 * i] *= lam, x[3 * i + 1] /= lam;
+    for (int k = 0; k < 3; k++) CHECK_OK(defo_plasticity_update(pg, sm.fm, x, 0.01, &st));
+    double gerr = 0;
+    for (defo_index e = 0; e < m->num_elems; e++) {
+        double L[6];
+        defo_plasticity_log(pg, e, 0, L);
+        const double rad = sqrt(0.25 * (L[0] - L[1]) * (L[0] - L[1]) + L[3] * L[3]);
+        gerr = fmax(gerr, fabs(rad - log(lam)) + fabs(L[0] + L[1]));
+    }
+    TEST_REPORT("controlled toward diag(λ, 1/λ), held at diag(λ², 1/λ²): L_p = ±ln λ to %.2g",
+                gerr);
+    CHECK(gerr < 1e-13);
     CHECK_OK(defo_force_model_set_plastic(sm.fm, NULL));
+    defo_plasticity_destroy(pg);
     defo_plasticity_destroy(p);
     free(x);
     free(f);
