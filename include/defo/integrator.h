@@ -149,6 +149,10 @@ typedef struct defo_step_body_stats {
      * floor with a residual above √tolerance of the loads */
     int unresolved;
     int contact_sweeps; /* rigid, hybrid: Gauss–Seidel sweeps of the contact solve */
+    /* rigid, hybrid: the contacts that carried an impulse at the solve's
+     * last step, and how many of them this step's solve found again (and
+     * started from that impulse) */
+    int contacts_loaded, contacts_refound;
 } defo_step_body_stats;
 
 /* One body as a stepper sees it.  The world fills it; the stepper advances

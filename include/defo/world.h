@@ -390,6 +390,10 @@ typedef struct defo_step_stats {
     /* rigid, hybrid: Gauss–Seidel sweeps of the contact solves (a solve
      * that ran out of them counts in not_converged) */
     int contact_sweeps;
+    /* rigid, hybrid: contacts that carried an impulse a step before, and
+     * how many of them the next step's solve found again (warm starts;
+     * resting contact keeps them all) */
+    int contacts_loaded, contacts_refound;
 } defo_step_stats;
 
 /* Advance every body by frame_dt > 0 (above).  On error the world is left

@@ -117,11 +117,32 @@ typedef struct vt_ctx {
     const double *xb;
     const double *p;
     defo_index self_vertex; /* vertex index in B when B is the vertex's own surface, else −1 */
+    const double *na;       /* the vertex's own pseudo-normal (NULL: none, or no side) */
+    double tie;             /* distances closer than this are equal [m] */
     double best;            /* squared distance */
+    double facing;          /* the chosen triangle's normal · na */
+    double band;            /* the thickness δ [m] */
     defo_index tri;
     double w[3];
     int feature;
 } vt_ctx;
+
+/* A query for the closest triangle of B to vertex v of A at p (self_vertex
+ * set when A is B), within squared distance best. */
+static void vt_init(vt_ctx *c, const defo_contact_surface *A, const defo_contact_surface *B,
+                    const double *xb, const double *p, defo_index v, double best) {
+    c->B = B;
+    c->xb = xb;
+    c->p = p;
+    c->self_vertex = A == B ? v : -1;
+    c->na = A->two_sided || B->two_sided ? NULL : A->vn + 3 * (size_t)v;
+    c->tie = 1e-9 * fmax(A->mean_edge, B->mean_edge);
+    c->best = best;
+    c->facing = 0;
+    c->band = fmax(A->thickness, B->thickness);
+    c->tri = -1;
+    c->feature = 0;
+}
 
 static int vt_visit(void *vctx, defo_index t) {
     vt_ctx *c = vctx;
@@ -135,8 +156,33 @@ static int vt_visit(void *vctx, defo_index t) {
     int f;
     const double d2 = defo_point_triangle_closest(
         c->p, c->xb + 3 * (size_t)v[0], c->xb + 3 * (size_t)v[1], c->xb + 3 * (size_t)v[2], w, &f);
-    if (d2 < c->best) {
+    /* Which triangle a vertex meets is decided canonically, so that a
+     * vertex resting on a crease or on a flat face's mesh edge meets the
+     * same triangle from step to step:
+     *   - a triangle that faces the vertex (its normal against the vertex's
+     *     own pseudo-normal: the surfaces can press together across it)
+     *     goes before one that does not, when their distances are within
+     *     the thickness δ (both count as touching): a box's top edge
+     *     exactly beside another box's top edge meets the other's side
+     *     face, not its top face, which lies in the same plane as its own;
+     *   - then the nearer; distances within rounding (the closest point on
+     *     an edge or corner the triangles share) are equal, and of those
+     *     the one facing the vertex most, then the lowest index (coplanar
+     *     triangles of one flat face). */
+    const double facing = c->na ? dot3(c->B->fn + 3 * (size_t)t, c->na) : 0.0;
+    int take = d2 < c->best;
+    if (c->tri >= 0) {
+        const double d = sqrt(d2), db = sqrt(c->best);
+        const int faces = facing < -1e-9, best_faces = c->facing < -1e-9;
+        if (c->na && faces != best_faces && fabs(d - db) <= c->band)
+            take = faces;
+        else if (d > db - c->tie)
+            take = d <= db + c->tie &&
+                   (fabs(facing - c->facing) > 1e-9 ? facing < c->facing : t < c->tri);
+    }
+    if (take) {
         c->best = d2;
+        c->facing = facing;
         c->tri = t;
         memcpy(c->w, w, sizeof w);
         c->feature = f;
@@ -193,13 +239,7 @@ static int signed_vertex(const defo_contact_body *ba, const defo_contact_body *b
     const double delta = fmax(A->thickness, B->thickness);
     const double R = fmax(B->reach, delta);
     vt_ctx c;
-    c.B = B;
-    c.xb = bb->x;
-    c.p = p;
-    c.self_vertex = A == B ? v : -1;
-    c.best = R * R;
-    c.tri = -1;
-    c.feature = 0;
+    vt_init(&c, A, B, bb->x, p, v, R * R);
     const double q6[6] = {p[0] - R, p[1] - R, p[2] - R, p[0] + R, p[1] + R, p[2] + R};
     defo_bvh_query(B->tri_bvh, q6, vt_visit, &c);
     if (c.tri < 0) return 0;
@@ -649,13 +689,7 @@ defo_status defo_contact_inside(const defo_contact_body *a, const defo_contact_b
         const double *p = a->x + 3 * (size_t)node;
         if (!in_box(box, p)) continue;
         vt_ctx c;
-        c.B = B;
-        c.xb = b->x;
-        c.p = p;
-        c.self_vertex = A == B ? v : -1;
-        c.best = INFINITY;
-        c.tri = -1;
-        c.feature = 0;
+        vt_init(&c, A, B, b->x, p, v, INFINITY);
         const double q6[6] = {p[0] - R, p[1] - R, p[2] - R, p[0] + R, p[1] + R, p[2] + R};
         defo_bvh_query(B->tri_bvh, q6, vt_visit, &c);
         if (c.tri < 0) continue;

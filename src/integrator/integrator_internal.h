@@ -257,6 +257,10 @@ typedef struct defo_rb_body {
     /* n: 1 for a boundary node whose boundary faces all lie in one plane
      * (inside a flat part of the surface), at rest */
     unsigned char *flat;
+    /* 3n: the angle-weighted sum of a boundary node's boundary face normals
+     * (rest frame; 0 inside), whose part along a face says where its body
+     * lies */
+    double *normal;
     void *extra; /* the hybrid's */
     void (*detach_extra)(struct defo_rb_body *d);
 } defo_rb_body;

@@ -97,23 +97,29 @@ void defo_rb_detach(defo_step_body *b) {
     defo_free(d->probe);
     defo_free(d->impulse);
     defo_free(d->flat);
+    defo_free(d->normal);
     if (d->detach_extra) d->detach_extra(d);
     defo_free(d);
     b->data = NULL;
     b->rigid = NULL;
 }
 
+#define RB_PI 3.14159265358979323846
+
 /* d->flat: the boundary nodes whose boundary faces (rest shape) all lie
- * in one plane — every face normal within 1e-6 rad of the first. */
+ * in one plane — every face normal within 1e-6 rad of the first; d->normal:
+ * the sum of their unit normals, each weighted by its angle at the node. */
 static defo_status flat_nodes(defo_step_body *b, defo_rb_body *d) {
     defo_free(d->flat);
+    defo_free(d->normal);
     d->flat = NULL;
     defo_boundary bd;
     defo_status st = defo_mesh_boundary(b->mesh, b->mesh->order == 2, &bd);
     if (st) return st;
     double *first = defo_calloc(3 * (size_t)b->n + 1, sizeof(double));
     d->flat = defo_malloc((size_t)b->n + 1);
-    if (!first || !d->flat) {
+    d->normal = defo_calloc(3 * (size_t)b->n + 1, sizeof(double));
+    if (!first || !d->flat || !d->normal) {
         defo_free(first);
         defo_boundary_free(&bd);
         return defo_error_oom("rigid body", 25 * (size_t)b->n);
@@ -134,6 +140,20 @@ static defo_status flat_nodes(defo_step_body *b, defo_rb_body *d) {
         for (int a = 0; a < bd.nodes_per_face; a++) {
             const defo_index i = v[a];
             double *o = first + 3 * (size_t)i;
+            /* angle-weighted: a box's corner leans along its diagonal
+             * however its faces are split (a mid-edge node: π) */
+            double ang = RB_PI;
+            if (a < 3) {
+                const double *c = X + 3 * (size_t)v[a], *e1 = X + 3 * (size_t)v[(a + 1) % 3],
+                             *e2 = X + 3 * (size_t)v[(a + 2) % 3];
+                const double g[3] = {e1[0] - c[0], e1[1] - c[1], e1[2] - c[2]};
+                const double h[3] = {e2[0] - c[0], e2[1] - c[1], e2[2] - c[2]};
+                const double gh = g[0] * h[0] + g[1] * h[1] + g[2] * h[2];
+                const double gg = g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
+                const double hh = h[0] * h[0] + h[1] * h[1] + h[2] * h[2];
+                ang = acos(fmax(-1.0, fmin(1.0, gh / sqrt(gg * hh))));
+            }
+            for (int k = 0; k < 3; k++) d->normal[3 * (size_t)i + k] += ang * nf[k];
             if (d->flat[i] == 2) {
                 memcpy(o, nf, sizeof nf);
                 d->flat[i] = 1;
@@ -739,7 +759,8 @@ static void cross3(const double a[3], const double b[3], double c[3]) {
  * box meeting the bottom edge of another (both faces in one plane) would
  * snag it.  Here, a vertex of a rigid body:
  *   - whose projection falls on the triangle (barycentric coordinates ≥
- *     −1e-9) takes the face normal (outward) and its height over the face;
+ *     −RB_ON_FACE) takes the face normal (outward) and its height over the
+ *     face;
  *   - otherwise, when the vertex lies inside a flat part of its body's
  *     surface (defo_rb_body.flat), makes no contact (returns 0): such a
  *     vertex meets only a face, and what it meets at the other body's edges
@@ -751,6 +772,62 @@ static void cross3(const double a[3], const double b[3], double c[3]) {
  * and two edges of rigid bodies make no contact (their vertices' pairs hold
  * them; a true edge-on-edge crossing of two coarse meshes is caught only
  * once a vertex goes through, within the contact layer's reach). */
+/* How far (of the triangle's heights) a vertex's projection may fall
+ * outside a triangle and still meet its face: two flat faces resting on
+ * each other are offset by the jitter of the resting solve (~1e-6 m), and a
+ * vertex of one on the other's rim must meet the face (its normal, its
+ * height), not turn into a corner contact whose direction that jitter
+ * decides.  Counting such a vertex on the face moves a support point by at
+ * most 1e-3 of a mesh edge: the moment arm of a resting face changes by
+ * that fraction. */
+#define RB_ON_FACE 1e-3
+
+/* The part of a rigid body's node normal (d->normal, placed as the body
+ * is) across the unit n, scaled by w, added to t. */
+static void add_across(const defo_rb_body *d, defo_index node, double w, const double n[3],
+                       double t[3]) {
+    double P[9];
+    defo_rigid_placement(&d->rb, P);
+    const double *N = d->normal + 3 * (size_t)node;
+    double m[3];
+    for (int k = 0; k < 3; k++) m[k] = P[3 * k] * N[0] + P[3 * k + 1] * N[1] + P[3 * k + 2] * N[2];
+    const double mn = dot3(m, n);
+    for (int k = 0; k < 3; k++) t[k] += w * (m[k] - mn * n[k]);
+}
+
+/* 1 when the vertex of rigid body 0 and the face of rigid body 1 (outward
+ * unit normal n, the vertex's projection at barycentric coordinates
+ * 1 − β − γ, β, γ) meet only along their rims: the vertex on its body's
+ * crease, its projection on the rim of the other's face (no weight on the
+ * face's inner nodes), and the two faces lying on either side of it.  The
+ * part of a rim node's normal along the face points out of its face (away
+ * from where the face lies): two faces meeting at a rim overlap where
+ * those parts point alike — by less than the sum of the faces' half-angles
+ * there (90° along an edge, 45° at a box's corner) — and along a line or
+ * at a point only beyond it.  Apart here: more than RB_RIMS_APART.  Two
+ * boxes side by side and one on top of the first touch the second's top
+ * edge along a line, boxes on a grid touch corner to corner: such
+ * contacts carry no area, the faces that do overlap hold the bodies, and
+ * their direction is decided by rounding (the line of two edges has every
+ * normal between the faces'), so they are not contacts. */
+#define RB_RIMS_APART 67.5 /* [°]: between 45° (edge and corner overlap) and 90° */
+static int rims_apart(const defo_body_point *pt, const defo_rb_body *r0, const defo_rb_body *r1,
+                      double beta, double gamma, const double n[3]) {
+    const defo_index v = pt->node[0][0];
+    if (r0->flat[v]) return 0;
+    const double bc[3] = {1 - beta - gamma, beta, gamma};
+    double inner = 0; /* the projection's weight on the face's inner nodes */
+    for (int a = 0; a < 3; a++)
+        if (r1->flat[pt->node[1][a]]) inner += fmax(bc[a], 0.0);
+    if (inner > RB_ON_FACE) return 0;
+    double ta[3] = {0, 0, 0}, tb[3] = {0, 0, 0};
+    add_across(r0, v, 1.0, n, ta);
+    for (int a = 0; a < 3; a++)
+        if (!r1->flat[pt->node[1][a]]) add_across(r1, pt->node[1][a], fmax(bc[a], 0.0), n, tb);
+    const double la = sqrt(dot3(ta, ta)), lb = sqrt(dot3(tb, tb));
+    return la > 0.1 && lb > 0.1 && dot3(ta, tb) < cos(RB_RIMS_APART * RB_PI / 180) * la * lb;
+}
+
 static int flat_normal(const defo_body_point *pt, double n[3], double *gap) {
     const defo_step_body *b0 = pt->body[0], *b1 = pt->body[1];
     if (pt->nodes[0] == 1 && pt->nodes[1] == 3) {
@@ -771,7 +848,7 @@ static int flat_normal(const defo_body_point *pt, double n[3], double *gap) {
         const double beta = dot3(t, f) / ff;
         cross3(u, d, t);
         const double gamma = dot3(t, f) / ff;
-        if (beta < -1e-9 || gamma < -1e-9 || beta + gamma > 1 + 1e-9) {
+        if (beta < -RB_ON_FACE || gamma < -RB_ON_FACE || beta + gamma > 1 + RB_ON_FACE) {
             const defo_rb_body *r0 = b0->rigid ? b0->data : NULL;
             if (r0 && r0->flat && r0->flat[pt->node[0][0]]) return 0;
             /* the layer's normal at a corner is the difference of the two
@@ -797,7 +874,7 @@ static int flat_normal(const defo_body_point *pt, double n[3], double *gap) {
         if (r0 && r0->flat && r0->flat[pt->node[0][0]] && r1 && r1->flat) {
             const double bc[3] = {1 - beta - gamma, beta, gamma};
             for (int q = 0; q < 3; q++)
-                if (bc[q] <= 1e-9)
+                if (bc[q] <= RB_ON_FACE)
                     for (int m = 0; m < 3; m++)
                         if (m != q && !r1->flat[pt->node[1][m]]) return 0;
         }
@@ -806,6 +883,8 @@ static int flat_normal(const defo_body_point *pt, double n[3], double *gap) {
         const double l = sqrt(ff);
         const double sg = b1->mesh->nodes_per_elem != 3 || dot3(f, n) >= 0 ? 1.0 : -1.0;
         for (int k = 0; k < 3; k++) n[k] = sg * f[k] / l;
+        if (r0 && r1 && r0->normal && r1->normal && rims_apart(pt, r0, r1, beta, gamma, n))
+            return 0;
         *gap = dot3(d, n);
         return 1;
     }
@@ -921,7 +1000,11 @@ static void reduce_patch(struct defo_rb_scratch *r, const rb_order *o, size_t m,
         far[o[e].seq] = dot3(d, d) - dn * dn;
         span = fmax(span, far[o[e].seq]);
     }
-    const double tie = 1e-12 * span + 1e-300;
+    /* distances and areas within RB_ON_FACE of the patch's are equal (the
+     * smaller key wins): a vertex of one body and the other's vertex it
+     * rests on are one point of the patch, kept from step to step as the
+     * same contact (its warm start) whichever the rounding favours */
+    const double tie = RB_ON_FACE * span + 1e-300;
     /* the deepest; gaps within RB_GAP_TIE of the patch's size are equally
      * deep (a flat face resting, or tilted over an edge), and of those the
      * farthest from the centre (a corner of the patch) */
@@ -1198,7 +1281,8 @@ defo_status defo_rb_step(defo_stepper *s, defo_step_body *const *bodies, int cou
         cd.push_tolerance = RB_PUSH_TOLERANCE;
         /* from the last step's impulses of the contacts found again (the
          * others from zero) */
-        cd.warm_start = warm_take(r, bodies, nc) > 0;
+        const size_t loaded = r->warm_n, found = warm_take(r, bodies, nc);
+        cd.warm_start = found > 0;
         defo_rigid_solve_stats ss;
         st = defo_rigid_solve_contacts(r->rb, count, r->contacts, (int)nc, &cd, dt, r->push, &ss);
         if (!st) st = warm_keep(r, bodies, nc);
@@ -1206,6 +1290,8 @@ defo_status defo_rb_step(defo_stepper *s, defo_step_body *const *bodies, int cou
         /* the sweeps, and a pass that ran out of them */
         defo_step_body_stats *bs = &bodies[0]->stats;
         bs->contact_sweeps += ss.sweeps[0] + ss.sweeps[1];
+        bs->contacts_loaded += (int)loaded;
+        bs->contacts_refound += (int)found;
         for (int pass = 0; pass < 2; pass++)
             if (!ss.converged[pass]) {
                 bs->not_converged++;

@@ -1352,6 +1352,8 @@ static void merge_stats(defo_step_stats *w, const defo_step_body_stats *b) {
     w->precond_setups += b->precond_setups;
     w->solver_recoveries += b->solver_recoveries;
     w->contact_sweeps += b->contact_sweeps;
+    w->contacts_loaded += b->contacts_loaded;
+    w->contacts_refound += b->contacts_refound;
 }
 
 /* One integrator's bodies through the frame [t0, t0 + T]. */
