@@ -720,6 +720,8 @@ defo_status run_output_frame(run_output *r, const run_frame_info *fi) {
     sb_printf(&b, ", \"not_converged\": %d", fi->stats.not_converged);
     sb_printf(&b, ", \"solver_recoveries\": %d", fi->stats.solver_recoveries);
     sb_printf(&b, ", \"contact_sweeps\": %d", fi->stats.contact_sweeps);
+    sb_printf(&b, ", \"contacts_loaded\": %d, \"contacts_refound\": %d", fi->stats.contacts_loaded,
+              fi->stats.contacts_refound);
     sb_printf(&b, ", \"dt\": ");
     sb_printf(&b, "%.17g", fi->stats.dt);
     sb_printf(&b, ", \"inverted_peak\": %ld, \"collisions\": %ld, \"splits\": %ld, ",

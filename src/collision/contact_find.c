@@ -12,7 +12,10 @@
  * positions):
  *   signed vertex–triangle  the closest point q of the other surface within
  *                    R = max(reach, δ) (box query, then exact distances;
- *                    the closest triangle wins, ties to the first found);
+ *                    the closest triangle wins — a triangle facing the
+ *                    vertex before one that does not within δ, equal
+ *                    distances to the one facing it most, then the lowest
+ *                    index: vt_visit);
  *                    φ = ±|p − q| signed by the pseudo-normal of q's feature
  *                    (two-sided: unsigned); a pair when −reach < φ < δ;
  *   barrier vertex–triangle  every triangle of the other surface closer than
@@ -355,6 +358,8 @@ typedef struct ee_ctx {
     defo_status status;
 } ee_ctx;
 
+/* How near an end (of the edge's length) an edge's closest point is at it. */
+#define EE_END 1e-9
 static int ee_visit(void *vctx, defo_index e2) {
     ee_ctx *c = vctx;
     const defo_contact_surface *A = c->ba->surface, *B = c->bb->surface;
@@ -384,10 +389,11 @@ static int ee_visit(void *vctx, defo_index e2) {
         const double lm = sqrt(dot3(m, m));
         if (!(lm > 0)) return 0;
         /* only edges crossing over each other: closest points at an end
-         * are a vertex near a surface, whose own pair holds it (an edge's
-         * normals say nothing of its end), and edges side by side in a
-         * surface (p₁ − p₂ across the normals) are not crossing */
-        if (!(s > 0 && s < 1 && t > 0 && t < 1)) return 0;
+         * (within EE_END of it: rounding leaves an end's weight ~1e-16
+         * off 0 or 1) are a vertex near a surface, whose own pair holds it
+         * (an edge's normals say nothing of its end), and edges side by
+         * side in a surface (p₁ − p₂ across the normals) are not crossing */
+        if (!(s > EE_END && s < 1 - EE_END && t > EE_END && t < 1 - EE_END)) return 0;
         if (fabs(dot3(d, m)) < 0.5 * dist * lm) return 0;
         for (int k = 0; k < 3; k++) n[k] = m[k] / lm;
         phi = dot3(d, n);

@@ -39,7 +39,9 @@
  *     the rigid and deformable bodies together is kept to rounding.  The
  *     normal and gap of a point are the flat faces' (flat_normal: a rigid
  *     body's faces are planes, not the smooth pseudo-normals the layer uses
- *     for deformable surfaces).  Rigid–rigid contact is at φ = 0 (touching);
+ *     for deformable surfaces; a vertex within RB_ON_FACE of a face meets
+ *     it, and faces meeting only rim to rim — diagonal neighbours in a
+ *     pile — make no contact: rims_apart).  Rigid–rigid contact is at φ = 0 (touching);
  *     rigid–deformable at φ = δ, the contact layer's thickness, where a
  *     deformable body's own response holds it off other surfaces.
  *   - Manifolds: the resting points of one pair of bodies (or of a body
