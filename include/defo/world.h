@@ -379,11 +379,14 @@ typedef struct defo_step_stats {
     double contact_seconds;   /* wall time of body-body contact (search and response) */
     defo_index splits;        /* fracture: nodes added (cut points and crack copies) */
     int yielding;             /* plastic points that flowed, summed over the frame's steps */
-    double seconds;           /* wall time */
-    int cracks;               /* MMDJ01 §2.5 cracks started */
-    int held;                 /* pieces broken off under static/quasistatic, held in place */
-    int impacts;              /* hybrid: impacts analysed */
-    int fragments;            /* hybrid: bodies made by breaking (the broken ones removed) */
+    /* flowed tet4 elements that kept their own volume because the patch
+     * volume exchange had no memory (defo_plasticity_stats.unpatched) */
+    int unpatched;
+    double seconds; /* wall time */
+    int cracks;     /* MMDJ01 §2.5 cracks started */
+    int held;       /* pieces broken off under static/quasistatic, held in place */
+    int impacts;    /* hybrid: impacts analysed */
+    int fragments;  /* hybrid: bodies made by breaking (the broken ones removed) */
     /* loaded equilibrium solves that stalled or met their target only at the
      * round-off floor, short of the loads (defo_step_body_stats) */
     int unresolved;

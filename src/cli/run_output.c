@@ -734,6 +734,7 @@ defo_status run_output_frame(run_output *r, const run_frame_info *fi) {
     sb_printf(&b, "\"cracks\": %d, \"held\": %d, \"impacts\": %d, \"fragments\": %d, ",
               fi->stats.cracks, fi->stats.held, fi->stats.impacts, fi->stats.fragments);
     sb_printf(&b, "\"unresolved\": %d, ", fi->stats.unresolved);
+    sb_printf(&b, "\"yielding\": %d, \"unpatched\": %d, ", fi->stats.yielding, fi->stats.unpatched);
     sbuf bodies = {NULL, 0, 0};
     for (int i = 0; i < r->nb && !s; i++) {
         defo_body_id id = r->ids[i];

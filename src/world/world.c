@@ -1417,6 +1417,7 @@ static defo_status step_integrator(defo_world *w, int integ, double t0, double T
                 s = defo_plasticity_update(b->plast, b->force, b->x, dt, &ps);
                 if (s) defo_error_prefix("body '%s': plasticity", b->name);
                 w->stats.yielding += (int)(ps.yielding + ps.bending_yielding);
+                w->stats.unpatched += (int)ps.unpatched;
                 /* the plastic parts moved: forces are another function of x */
                 if (ps.yielding > 0 || ps.capped > 0 || ps.bending_yielding > 0)
                     b->sb.changed |= DEFO_CHANGED_MODEL;

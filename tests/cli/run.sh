@@ -110,7 +110,8 @@ assert len(lines) == 3
 for i, l in enumerate(lines):
     s = json.loads(l)
     for k in ("frame", "time", "wall_ms", "substeps", "newton_iters", "cg_iters", "residual",
-              "inverted", "folded", "min_J", "kinetic_energy", "elastic_energy", "bodies"):
+              "inverted", "folded", "min_J", "kinetic_energy", "elastic_energy", "bodies",
+              "yielding", "unpatched"):
         assert k in s, k
     assert s["frame"] == i
     b = s["bodies"][0]
@@ -324,6 +325,11 @@ assert b[X < 0.05].max() > 0.01, b[X < 0.05].max()       # bent plastically at t
 assert (b[X > 0.2] == 0).all(), b[X > 0.2].max()        # the free half carries no moment
 e = meshio.read('$T/plate_elastic/frames/frame_0003.vtu').cell_data['plastic_bending'][0]
 assert (e == 0).all(), e.max()
+import json
+st = [json.loads(l) for l in open('$T/plate/stats.jsonl')][1:]
+se = [json.loads(l) for l in open('$T/plate_elastic/stats.jsonl')][1:]
+assert sum(f['yielding'] for f in st) > 0 and all(f['unpatched'] == 0 for f in st)
+assert sum(f['yielding'] for f in se) == 0                  # stats count the flow
 " && ok || bad "plastic_bending field is not where the hanging sheet bends"
 
 # "embedded" (MG04 §5.1): a box body carrying a small closed surface (an
