@@ -66,13 +66,12 @@ static inline double fm_stable_len(const defo_force_model *fm, defo_index e, dou
 /* The fibre term at point pq of element e (top of the file): W (= −w P J⁻ᵀ,
  * row-major) gains −w (T/λ) b ãᵀ; the point keeps t, T and λ (the stress
  * output's) and, with `tangent`, ã and the tangent's T/λ and K (clamped at
- * 0 under the definiteness fix).  TK, when given, holds the curves' T and K
- * at this point's λ, computed before (forces only).  Returns w ψ_f; *bound gets the term's
+ * 0 under the definiteness fix).  Returns w ψ_f; *bound gets the term's
  * largest dP/dF eigenvalue magnitude max(T/λ, |K|), added to the isotropic
  * bound (the spectral norm of a sum is at most the sum of the norms). */
 FM_INLINE double fm_fibre(defo_force_model *fm, defo_index e, size_t pq, const defo_mat3 *F,
                           const defo_mat3 *Ji, double w, double W[9], double *bound,
-                          int with_energy, int tangent, const double *TK) {
+                          int with_energy, int tangent) {
     const double *a = fm->fibre + 3 * pq;
     double *d = fm->fib + FM_FIB * pq, b[3], at[3];
     for (int r = 0; r < 3; r++) {
@@ -85,8 +84,6 @@ FM_INLINE double fm_fibre(defo_force_model *fm, defo_index e, size_t pq, const d
     const defo_material *mat = fm_part_of(fm, e)->mat;
     if (with_energy)
         psi = defo_material_fibre_eval(mat, lam, al, &T, &K);
-    else if (TK)
-        T = TK[0], K = TK[1];
     else
         T = defo_material_fibre_stress(mat, lam, al, &K);
     /* T > 0 only where λ ≥ min(1, λ_o(1 − w)) > 0 */
@@ -105,6 +102,44 @@ FM_INLINE double fm_fibre(defo_force_model *fm, defo_index e, size_t pq, const d
         for (int k = 0; k < 3; k++) W[3 * r + k] += c * b[r] * at[k];
     *bound = fmax(g, fabs(K));
     return w * psi;
+}
+
+/* fm_fibre without energy or tangent at the four points of tet10 element
+ * e, lanewise (lane q: point q; fm_fibre's expressions in its order, the
+ * curves by defo_material_fibre_stress4, the one-point call's bits), from
+ * their b = F a and ã = J⁻¹ a and weights: the point keeps t, T and λ, and
+ * Wf[·][q] gets −w (T/λ) b ãᵀ (row-major, to be added to W) and fb[q] the
+ * bound max(T/λ, |K|).  One vector pass for the four instead of four scalar
+ * chains through a square root, a division and the curves. */
+DEFO_LANES_CLONES
+static void fibre_points4(defo_force_model *fm, defo_index e, double B[3][4], double A[3][4],
+                          const double wq[4], double Wf[9][4], double fb[4]) {
+    const defo_d4 b[3] = {defo_d4_load(B[0]), defo_d4_load(B[1]), defo_d4_load(B[2])};
+    const defo_d4 at[3] = {defo_d4_load(A[0]), defo_d4_load(A[1]), defo_d4_load(A[2])};
+    defo_d4 lam = b[0] * b[0] + b[1] * b[1] + b[2] * b[2];
+    defo_d4_sqrt(&lam);
+    double la[4], al[4], Ta[4], Ka[4];
+    defo_d4_store(la, lam);
+    const double a1 = fm->activation ? fm->activation[e] : 0.0;
+    for (int q = 0; q < 4; q++) al[q] = a1;
+    defo_material_fibre_stress4(fm_part_of(fm, e)->mat, la, al, Ta, Ka);
+    const defo_d4 T = defo_d4_load(Ta), K = defo_d4_load(Ka), zero = defo_d4_splat(0.0);
+    const defo_d4 il = defo_d4_select(lam > 0.0, 1.0 / lam, zero);
+    const defo_d4 g = defo_d4_select(T > 0.0, T * il, zero);
+    const defo_d4 t[3] = {b[0] * il, b[1] * il, b[2] * il};
+    for (int q = 0; q < 4; q++) {
+        double *d = fm->fib + FM_FIB * ((size_t)e * 4 + (size_t)q);
+        d[0] = t[0][q], d[1] = t[1][q], d[2] = t[2][q];
+        d[FM_FIB_T] = T[q];
+        d[FM_FIB_LAM] = lam[q];
+    }
+    const defo_d4 c = -defo_d4_load(wq) * g;
+    for (int r = 0; r < 3; r++) {
+        const defo_d4 cb = c * b[r];
+        for (int k = 0; k < 3; k++) defo_d4_store(Wf[3 * r + k], cb * at[k]);
+    }
+    const defo_d4 aK = defo_d4_abs(K);
+    defo_d4_store(fb, defo_d4_select(g < aK, aK, g)); /* fmax(g, |K|): neither is NaN */
 }
 
 /* C = FᵀF and the lower end of its Gershgorin discs (≤ σ_min²). */
@@ -173,36 +208,33 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
     double *out = fm->slot + 3 * (size_t)P * (size_t)e;
     double psi_e = 0.0, stiff = 0.0, rough = 0.0; /* exact and rough bounds */
     unsigned char fl = 0;
-    /* tet10 forces with fibres: F of the four points first, and the fibre
-     * curves at their four stretches in one four-wide call (the one-point
-     * call's bits, fm_fibre's λ) */
+    /* tet10 forces with fibres: F of the four points first, then their
+     * fibre terms four-wide (fibre_points4: fm_fibre's bits) */
     defo_mat3 Fq[4], Jq[4];
-    double TK[4][2];
+    double Wf[9][4], fbq[4];
     int pre = 0;
     if (NQ == 4 && fm->fibres && direct && !with_energy) {
-        double la[4], al[4], Ta[4], Ka[4];
+        double B[3][4], A[3][4], wq[4];
         pre = 1;
         for (int q = 0; q < 4; q++) {
+            const size_t pq = (size_t)e * 4 + (size_t)q;
             Fq[q] = fm_point_F(fm, P, e, q, x, &Jq[q]);
             pre &= defo_m3_isfinite(Fq[q]);
-            const double *a = fm->fibre + 3 * ((size_t)e * 4 + (size_t)q);
-            double b[3];
-            for (int r = 0; r < 3; r++)
-                b[r] = Fq[q].m[r][0] * a[0] + Fq[q].m[r][1] * a[1] + Fq[q].m[r][2] * a[2];
-            la[q] = sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2]);
-            al[q] = fm->activation ? fm->activation[e] : 0.0;
+            const double *a = fm->fibre + 3 * pq;
+            for (int r = 0; r < 3; r++) {
+                B[r][q] = Fq[q].m[r][0] * a[0] + Fq[q].m[r][1] * a[1] + Fq[q].m[r][2] * a[2];
+                A[r][q] = Jq[q].m[r][0] * a[0] + Jq[q].m[r][1] * a[1] + Jq[q].m[r][2] * a[2];
+            }
+            wq[q] = fm->w[pq];
         }
-        if (pre) {
-            defo_material_fibre_stress4(mat, la, al, Ta, Ka);
-            for (int q = 0; q < 4; q++) TK[q][0] = Ta[q], TK[q][1] = Ka[q];
-        }
+        if (pre) fibre_points4(fm, e, B, A, wq, Wf, fbq);
     }
     for (int q = 0; q < NQ; q++) {
         const size_t pq = (size_t)e * NQ + (size_t)q;
         const double *g = rule->grad + 3 * P * q;
-        defo_mat3 Ji;
-        const defo_mat3 F = pre ? (Ji = Jq[q], Fq[q]) : fm_point_F(fm, P, e, q, x, &Ji);
-        if (!defo_m3_isfinite(F)) {
+        const defo_mat3 *F = &Fq[q], *Ji = &Jq[q];
+        if (!pre) Fq[q] = fm_point_F(fm, P, e, q, x, &Jq[q]);
+        if (!defo_m3_isfinite(*F)) {
             fl |= FM_BAD;
             psi_e = NAN;
             break;
@@ -210,21 +242,24 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
         const double w = fm->w[pq];
         defo_mat3 Pd;
         double psi_d = 0.0;
-        if (direct && defo_material_eval_direct(mat, &F, with_energy ? &psi_d : NULL, &Pd)) {
+        if (direct && defo_material_eval_direct(mat, F, with_energy ? &psi_d : NULL, &Pd)) {
             /* W = −w P J⁻ᵀ */
             double W[9], fb = 0.0;
             for (int r = 0; r < 3; r++)
                 for (int k = 0; k < 3; k++)
-                    W[3 * r + k] = -w * (Pd.m[r][0] * Ji.m[k][0] + Pd.m[r][1] * Ji.m[k][1] +
-                                         Pd.m[r][2] * Ji.m[k][2]);
-            if (fm->fibres)
-                psi_e +=
-                    fm_fibre(fm, e, pq, &F, &Ji, w, W, &fb, with_energy, 0, pre ? TK[q] : NULL);
+                    W[3 * r + k] = -w * (Pd.m[r][0] * Ji->m[k][0] + Pd.m[r][1] * Ji->m[k][1] +
+                                         Pd.m[r][2] * Ji->m[k][2]);
+            if (pre) {
+                for (int i = 0; i < 9; i++) W[i] += Wf[i][q];
+                fb = fbq[q];
+            } else if (fm->fibres) {
+                psi_e += fm_fibre(fm, e, pq, F, Ji, w, W, &fb, with_energy, 0);
+            }
             if (fm->track_stable_time) {
                 /* first the rough bound (no σ); exact when it has none */
                 defo_mat3 C;
-                const double lo = gershgorin_low(&F, &C);
-                const double b = defo_material_stiffness_bound_rough(mat, defo_m3_det(F), lo);
+                const double lo = gershgorin_low(F, &C);
+                const double b = defo_material_stiffness_bound_rough(mat, defo_m3_det(*F), lo);
                 if (b < INFINITY) {
                     rough = b + fb > rough ? b + fb : rough;
                 } else {
@@ -233,7 +268,7 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
                 }
             }
             fm_scatter(P, W, g, out, q > 0);
-            memcpy(fm->M + 9 * pq, F.m, 9 * sizeof(double));
+            memcpy(fm->M + 9 * pq, F->m, 9 * sizeof(double));
             fm->direct[pq] = 1;
             psi_e += w * psi_d;
             continue;
@@ -241,7 +276,7 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
         fm->direct[pq] = 0;
         defo_mat3 U, V;
         defo_vec3 s, ph;
-        defo_svd3(&F, &U, &s, &V);
+        defo_svd3(F, &U, &s, &V);
         defo_dpdf dp;
         const double psi = defo_material_eval(mat, s, &ph, tangent ? &dp : NULL);
         if (s.z <= 0.0) fl |= FM_INVERTED;
@@ -249,7 +284,7 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
             if (fix && defo_dpdf_project_psd(&dp) > 0) fl |= FM_CLAMPED;
             fm->dpdf[pq] = dp;
         }
-        const defo_mat3 Dh = defo_m3_mul(Ji, V);
+        const defo_mat3 Dh = defo_m3_mul(*Ji, V);
         /* W = −w U P̂ D̂ᵀ */
         double W[9];
         const double p3[3] = {ph.x, ph.y, ph.z};
@@ -260,7 +295,7 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
                 W[3 * r + k] = -w * t;
             }
         double fb = 0.0;
-        if (fm->fibres) psi_e += fm_fibre(fm, e, pq, &F, &Ji, w, W, &fb, 1, tangent, NULL);
+        if (fm->fibres) psi_e += fm_fibre(fm, e, pq, F, Ji, w, W, &fb, 1, tangent);
         /* tracked, the tangent's bound sets the stable step (the material may
          * stiffen: neo-Hookean at σ = 0.5 is ~7× its rest modulus) */
         if (fm->track_stable_time) stiff = fmax(stiff, defo_material_stiffness_bound(mat, s) + fb);
