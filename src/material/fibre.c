@@ -16,8 +16,9 @@
  *                G(u) = u − 2u³/3 + u⁵/5 the integral of (1 − u²)², ū = u
  *                clamped to [−1, 1] and ū₁ its value at λ = 1.
  * The exponential's e^y − 1 is the file's own (exp_parts4: lanewise IEEE
- * arithmetic, no libm), so defo_material_fibre_stress4's four lanes equal the
- * one-point calls bit for bit, and the stress-only call the energy call.
+ * arithmetic, no libm, one path for every y), so defo_material_fibre_stress4's
+ * four lanes equal the one-point calls bit for bit, and the stress-only call
+ * the energy call.
  * All three are 0 with T = K = 0 at λ ≤ 1 (passive) or outside the
  * support (active), so ψ_f(1) = 0.
  *
@@ -114,45 +115,35 @@ DEFO_LANES_INLINE void estrin16(const double *c, const defo_d4 *yp, defo_d4 *out
 
 /* e^y − 1 (*em1) and φ₂(y) = e^y − 1 − y (*p2) for 0 ≤ y ≤ 50, four lanes,
  * with lanewise IEEE arithmetic only (no libm call): the one-point curves
- * (a splat, lane 0) and the four-wide force pass get the same bits.
- *   y < 1/2: φ₂ = y²/2 + y³ Σ_{n=3}^{18} y^{n−3}/n! (truncation below 1e-17
- *            relative), e^y − 1 = y + φ₂;
- *   y ≥ 1/2: y = n ln2 + r (Cody–Waite: ln2 split so n ln2_hi is exact,
- *            |r| ≤ ln2/2), e^r − 1 = r Σ_{k=1}^{16} r^{k−1}/k! (truncation
- *            below 1e-19 relative), e^y − 1 = 2ⁿ (e^r − 1) + (2ⁿ − 1) and
- *            φ₂ = (e^y − 1) − y (cancellation at most a few ε for y ≥ 1/2).
+ * (exp_parts1) and the four-wide force passes get the same bits.  One path
+ * for every lane (no branch on y):
+ *   y = n ln2 + r (Cody–Waite: ln2 split so n ln2_hi is exact, n = y/ln2
+ *   rounded, |r| ≤ ln2/2; r = y exactly where n = 0),
+ *   φ₂(r) = r² Σ_{k=2}^{17} r^{k−2}/k! (truncation below 1e-22 relative),
+ *   e^r − 1 = r + φ₂(r), e^y − 1 = 2ⁿ (e^r − 1) + (2ⁿ − 1),
+ *   φ₂(y) = φ₂(r) where n = 0 (y < ln2/2: no cancellation), else
+ *   (e^y − 1) − y (y ≥ ln2/2: cancellation of at most a few ε).
  * 2ⁿ is built from its exponent bits: n comes out of y/ln2 + 1.5·2⁵² as the
  * low bits of the sum's significand. */
 DEFO_LANES_INLINE void exp_parts4(const defo_d4 *yp, defo_d4 *em1, defo_d4 *p2) {
-    const defo_d4 y = *yp;
-    const defo_m4 lo = y < 0.5;
-    const unsigned nlo = defo_m4_bits(lo);
-    defo_d4 small = y, big = y; /* each branch only where a lane takes it */
-    if (nlo) {
-        defo_d4 s;
-        estrin16(inv_fact + 3, &y, &s);
-        small = 0.5 * y * y + y * y * y * s;
-    }
-    if (nlo != 15u) {
-        const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
-        const defo_d4 shift = defo_d4_splat(0x1.8p52);
-        const defo_d4 t = y * (1.0 / 0.69314718055994530942) + shift;
-        const defo_d4 n = t - shift;
-        const defo_d4 r = (y - n * ln2_hi) - n * ln2_lo;
-        defo_d4 e;
-        estrin16(inv_fact + 1, &r, &e);
-        e = r * e; /* e^r − 1 */
-        const defo_d4 scale = (defo_d4)(((defo_m4)t - (defo_m4)shift + 1023) << 52);
-        big = scale * e + (scale - 1.0);
-    }
-    *p2 = defo_d4_select(lo, small, big - y);
-    *em1 = defo_d4_select(lo, y + small, big);
+    const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+    const defo_d4 y = *yp, shift = defo_d4_splat(0x1.8p52);
+    const defo_d4 t = y * (1.0 / 0.69314718055994530942) + shift;
+    const defo_d4 n = t - shift;
+    const defo_d4 r = (y - n * ln2_hi) - n * ln2_lo;
+    defo_d4 s;
+    estrin16(inv_fact + 2, &r, &s);
+    const defo_d4 pr = r * r * s; /* φ₂(r) */
+    const defo_d4 scale = (defo_d4)(((defo_m4)t - (defo_m4)shift + 1023) << 52);
+    const defo_d4 big = scale * (r + pr) + (scale - 1.0);
+    *p2 = defo_d4_select(n == 0.0, pr, big - y);
+    *em1 = big;
 }
 
 /* The one-point twins of estrin16 and exp_parts4: the same expressions in
  * the same order on doubles (lanewise IEEE arithmetic, contraction off), so
- * the same bits, with only the branch y takes evaluated: the energy call
- * (defo_material_fibre_eval, the tangent passes' one point at a time). */
+ * the same bits: the energy call (defo_material_fibre_eval, the tangent
+ * passes' one point at a time). */
 static inline double estrin16_1(const double *c, double y) {
     const double y2 = y * y, y4 = y2 * y2, y8 = y4 * y4;
     double p[8], q[4];
@@ -162,27 +153,20 @@ static inline double estrin16_1(const double *c, double y) {
 }
 
 static inline void exp_parts1(double y, double *em1, double *p2) {
-    if (y < 0.5) {
-        const double s = estrin16_1(inv_fact + 3, y);
-        const double small = 0.5 * y * y + y * y * y * s;
-        *p2 = small;
-        *em1 = y + small;
-        return;
-    }
     const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
     const double shift = 0x1.8p52;
     const double t = y * (1.0 / 0.69314718055994530942) + shift;
     const double n = t - shift;
     const double r = (y - n * ln2_hi) - n * ln2_lo;
-    const double e = r * estrin16_1(inv_fact + 1, r); /* e^r − 1 */
+    const double pr = r * r * estrin16_1(inv_fact + 2, r); /* φ₂(r) */
     long long tb, sb;
     memcpy(&tb, &t, sizeof tb);
     memcpy(&sb, &shift, sizeof sb);
     const long long bits = (tb - sb + 1023) << 52;
     double scale;
     memcpy(&scale, &bits, sizeof scale);
-    const double big = scale * e + (scale - 1.0);
-    *p2 = big - y;
+    const double big = scale * (r + pr) + (scale - 1.0);
+    *p2 = n == 0.0 ? pr : big - y;
     *em1 = big;
 }
 
