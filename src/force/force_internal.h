@@ -160,10 +160,12 @@ static inline int defo_fm_lazy(const defo_force_model_def *d) {
     return d->formulation == DEFO_FORMULATION_COROTATED && !d->linear && d->rotation_interval != 1;
 }
 
-/* Per point of a fibre model (fm->fib): t = F a/λ (3), ã = J⁻¹ a (3), the
- * tangent's T/λ and K (projected under definiteness_fix), T and λ; ã and
- * the tangent's two only from a tangent evaluation (what reads them). */
-enum { FM_FIB = 10, FM_FIB_KPERP = 6, FM_FIB_KPAR = 7, FM_FIB_T = 8, FM_FIB_LAM = 9 };
+/* Per point of a fibre model (fm->fib): t = F a/λ (3), T and λ (the stress
+ * output's, contiguous: the four-wide passes store t and T as one vector),
+ * ã = J⁻¹ a (3), the tangent's T/λ and K (projected under
+ * definiteness_fix); ã and the tangent's two only from a tangent
+ * evaluation (what reads them). */
+enum { FM_FIB = 10, FM_FIB_T = 3, FM_FIB_LAM = 4, FM_FIB_A = 5, FM_FIB_KPERP = 8, FM_FIB_KPAR = 9 };
 
 /* ------------------------------------------------------------- kernels */
 defo_status defo_fm_hyper_evaluate(defo_force_model *fm, const double *x, unsigned flags,

@@ -93,7 +93,7 @@ FM_INLINE double fm_fibre(defo_force_model *fm, defo_index e, size_t pq, const d
     d[FM_FIB_LAM] = lam;
     if (tangent) {
         const int fix = fm->def.definiteness_fix;
-        for (int r = 0; r < 3; r++) d[3 + r] = at[r];
+        for (int r = 0; r < 3; r++) d[FM_FIB_A + r] = at[r];
         d[FM_FIB_KPERP] = fix && g < 0.0 ? 0.0 : g;
         d[FM_FIB_KPAR] = fix && K < 0.0 ? 0.0 : K;
     }
@@ -102,6 +102,19 @@ FM_INLINE double fm_fibre(defo_force_model *fm, defo_index e, size_t pq, const d
         for (int k = 0; k < 3; k++) W[3 * r + k] += c * b[r] * at[k];
     *bound = fmax(g, fabs(K));
     return w * psi;
+}
+
+/* t, T and λ of four consecutive points (lanes) into their fib records from
+ * d (fm_fibre's stores): t and T of each as one vector (a 4×4 transpose). */
+_Static_assert(FM_FIB_T == 3, "fib_store4 writes t and T as one vector");
+DEFO_LANES_INLINE void fib_store4(double *d, const defo_d4 t[3], const defo_d4 *T,
+                                  const defo_d4 *lam) {
+    defo_d4 v[4] = {t[0], t[1], t[2], *T};
+    defo_d4_transpose(&v[0], &v[1], &v[2], &v[3]);
+    for (int l = 0; l < 4; l++) {
+        defo_d4_store(d + FM_FIB * l, v[l]);
+        d[FM_FIB * l + FM_FIB_LAM] = (*lam)[l];
+    }
 }
 
 /* fm_fibre without energy or tangent at the four points of tet10 element
@@ -127,12 +140,7 @@ static void fibre_points4(defo_force_model *fm, defo_index e, double B[3][4], do
     const defo_d4 il = defo_d4_select(lam > 0.0, 1.0 / lam, zero);
     const defo_d4 g = defo_d4_select(T > 0.0, T * il, zero);
     const defo_d4 t[3] = {b[0] * il, b[1] * il, b[2] * il};
-    for (int q = 0; q < 4; q++) {
-        double *d = fm->fib + FM_FIB * ((size_t)e * 4 + (size_t)q);
-        d[0] = t[0][q], d[1] = t[1][q], d[2] = t[2][q];
-        d[FM_FIB_T] = T[q];
-        d[FM_FIB_LAM] = lam[q];
-    }
+    fib_store4(fm->fib + FM_FIB * 4 * (size_t)e, t, &T, &lam);
     const defo_d4 c = -defo_d4_load(wq) * g;
     for (int r = 0; r < 3; r++) {
         const defo_d4 cb = c * b[r];
@@ -354,22 +362,16 @@ DEFO_LANES_TARGET static unsigned hyper_tet4_block(defo_force_model *fm, defo_in
     defo_m4 finite = f[0] - f[0] == 0.0;
     for (int i = 1; i < 9; i++) finite &= f[i] - f[i] == 0.0;
     unsigned done = defo_m4_bits(finite);
-    if (done) done &= defo_material_eval_direct4(pt->mat, (const double(*)[4])Fl, Pl);
-    if (!done) return 15u;
-    /* W = −w P J⁻ᵀ; forces: its columns on nodes 1..3, minus their sum on 0 */
-    const defo_d4 mw = -defo_d4_load(fm->w + e0);
-    const defo_d4u *P = (const defo_d4u *)Pl;
-    defo_d4 W[9];
-    for (int r = 0; r < 3; r++)
-        for (int k = 0; k < 3; k++)
-            W[3 * r + k] = mw * (P[3 * r] * Ji[3 * k] + P[3 * r + 1] * Ji[3 * k + 1] +
-                                 P[3 * r + 2] * Ji[3 * k + 2]);
-    /* the fibre term (fm_fibre's expressions in its order, lanewise; the
-     * curves by defo_material_fibre_stress4, the one-point call's bits) */
-    defo_d4 fb = defo_d4_splat(0.0);
-    if (fm->fibres) {
+    /* the fibre term first (fm_fibre's expressions in its order, lanewise;
+     * the curves by defo_material_fibre_stress4, the one-point call's bits):
+     * its chain through √λ², the curves and 1/λ runs beside the material's
+     * call below; W gets its part after.  Lanes redone one by one rewrite
+     * what they stored. */
+    const defo_d4 mw = -defo_d4_load(fm->w + e0), zero = defo_d4_splat(0.0);
+    defo_d4 fb = zero, c = zero, fa[3] = {zero, zero, zero}, at[3] = {zero, zero, zero};
+    if (fm->fibres && done) {
         const double *a0 = fm->fibre + 3 * (size_t)e0;
-        defo_d4 a[3], fa[3], at[3];
+        defo_d4 a[3];
         for (int r = 0; r < 3; r++) a[r] = (defo_d4){a0[r], a0[3 + r], a0[6 + r], a0[9 + r]};
         for (int r = 0; r < 3; r++) {
             fa[r] = f[3 * r] * a[0] + f[3 * r + 1] * a[1] + f[3 * r + 2] * a[2];
@@ -381,24 +383,30 @@ DEFO_LANES_TARGET static unsigned hyper_tet4_block(defo_force_model *fm, defo_in
         defo_d4_store(la, lam);
         if (fm->activation) memcpy(al, fm->activation + e0, sizeof al);
         defo_material_fibre_stress4(pt->mat, la, al, Ta, Ka);
-        const defo_d4 T = defo_d4_load(Ta), K = defo_d4_load(Ka), zero = defo_d4_splat(0.0);
+        const defo_d4 T = defo_d4_load(Ta), K = defo_d4_load(Ka);
         const defo_d4 il = defo_d4_select(lam > 0.0, 1.0 / lam, zero);
         const defo_d4 g = defo_d4_select(T > 0.0, T * il, zero);
         /* what the stress output reads (t, T, λ), as fm_fibre without
          * tangent */
         const defo_d4 t[3] = {fa[0] * il, fa[1] * il, fa[2] * il};
-        for (int l = 0; l < 4; l++) {
-            double *d = fm->fib + FM_FIB * (size_t)(e0 + l);
-            d[0] = t[0][l], d[1] = t[1][l], d[2] = t[2][l];
-            d[FM_FIB_T] = T[l];
-            d[FM_FIB_LAM] = lam[l];
-        }
-        const defo_d4 c = mw * g;
-        for (int r = 0; r < 3; r++)
-            for (int k = 0; k < 3; k++) W[3 * r + k] += c * fa[r] * at[k];
+        fib_store4(fm->fib + FM_FIB * (size_t)e0, t, &T, &lam);
+        c = mw * g;
         const defo_d4 aK = defo_d4_abs(K);
         fb = defo_d4_select(g < aK, aK, g); /* fmax(g, |K|): neither is NaN */
     }
+    if (done) done &= defo_material_eval_direct4(pt->mat, (const double(*)[4])Fl, Pl);
+    if (!done) return 15u;
+    /* W = −w P J⁻ᵀ (+ the fibre term's −w (T/λ) b ãᵀ); forces: its columns
+     * on nodes 1..3, minus their sum on 0 */
+    const defo_d4u *P = (const defo_d4u *)Pl;
+    defo_d4 W[9];
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++)
+            W[3 * r + k] = mw * (P[3 * r] * Ji[3 * k] + P[3 * r + 1] * Ji[3 * k + 1] +
+                                 P[3 * r + 2] * Ji[3 * k + 2]);
+    if (fm->fibres)
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++) W[3 * r + k] += c * fa[r] * at[k];
     defo_d4 stiff = defo_d4_splat(0.0);
     if (fm->track_stable_time) {
         /* C = FᵀF and its Gershgorin discs' lower end (gershgorin_low) */
@@ -639,7 +647,7 @@ FM_INLINE void hyper_apply_element(defo_force_model *fm, const int P, const int 
         memcpy(W, Wm.m, sizeof W);
         if (mode == 0 && fm->fibres) {
             /* + w K_f (δH ã) ãᵀ */
-            const double *f = fm->fib + FM_FIB * pq, *ar = f + 3;
+            const double *f = fm->fib + FM_FIB * pq, *ar = f + FM_FIB_A;
             double u[3];
             for (int r = 0; r < 3; r++)
                 u[r] = dH[3 * r] * ar[0] + dH[3 * r + 1] * ar[1] + dH[3 * r + 2] * ar[2];
@@ -749,7 +757,7 @@ FM_INLINE void hyper_pair(const defo_force_model *fm, const int P, const int NQ,
             hyper_block(fm, pq, dm, dn, s);
             if (fm->fibres) {
                 /* + w (ã·g_i)(ã·g_j) K_f */
-                const double *f = fm->fib + FM_FIB * pq, *ar = f + 3;
+                const double *f = fm->fib + FM_FIB * pq, *ar = f + FM_FIB_A;
                 const double ci = ar[0] * g[3 * i] + ar[1] * g[3 * i + 1] + ar[2] * g[3 * i + 2];
                 const double cj = ar[0] * g[3 * j] + ar[1] * g[3 * j + 1] + ar[2] * g[3 * j + 2];
                 const double c = fm->w[pq] * ci * cj, kp = c * f[FM_FIB_KPERP],
