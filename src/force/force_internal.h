@@ -162,10 +162,10 @@ static inline int defo_fm_lazy(const defo_force_model_def *d) {
 
 /* Per point of a fibre model (fm->fib): t = F a/λ (3), T and λ (the stress
  * output's, contiguous: the four-wide passes store t and T as one vector),
- * ã = J⁻¹ a (3), the tangent's T/λ and K (projected under
- * definiteness_fix); ã and the tangent's two only from a tangent
- * evaluation (what reads them). */
-enum { FM_FIB = 10, FM_FIB_T = 3, FM_FIB_LAM = 4, FM_FIB_A = 5, FM_FIB_KPERP = 8, FM_FIB_KPAR = 9 };
+ * ã = J⁻¹ a (3) and the tangent's K_f = (T/λ)(I − t tᵀ) + K t tᵀ (T/λ and K
+ * projected under definiteness_fix; symmetric: xx, yy, zz, xy, xz, yz);
+ * ã and K_f only from a tangent evaluation (products and blocks read them). */
+enum { FM_FIB = 14, FM_FIB_T = 3, FM_FIB_LAM = 4, FM_FIB_A = 5, FM_FIB_K = 8 };
 
 /* ------------------------------------------------------------- kernels */
 defo_status defo_fm_hyper_evaluate(defo_force_model *fm, const double *x, unsigned flags,

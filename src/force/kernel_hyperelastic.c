@@ -65,8 +65,8 @@ static inline double fm_stable_len(const defo_force_model *fm, defo_index e, dou
 
 /* The fibre term at point pq of element e (top of the file): W (= −w P J⁻ᵀ,
  * row-major) gains −w (T/λ) b ãᵀ; the point keeps t, T and λ (the stress
- * output's) and, with `tangent`, ã and the tangent's T/λ and K (clamped at
- * 0 under the definiteness fix).  Returns w ψ_f; *bound gets the term's
+ * output's) and, with `tangent`, ã and the tangent's K_f (force_internal.h;
+ * T/λ and K clamped at 0 under the definiteness fix).  Returns w ψ_f; *bound gets the term's
  * largest dP/dF eigenvalue magnitude max(T/λ, |K|), added to the isotropic
  * bound (the spectral norm of a sum is at most the sum of the norms). */
 FM_INLINE double fm_fibre(defo_force_model *fm, defo_index e, size_t pq, const defo_mat3 *F,
@@ -92,15 +92,21 @@ FM_INLINE double fm_fibre(defo_force_model *fm, defo_index e, size_t pq, const d
     d[FM_FIB_T] = T;
     d[FM_FIB_LAM] = lam;
     if (tangent) {
+        /* K_f = kp I + (kt − kp) t tᵀ, kp = T/λ and kt = K clamped at 0
+         * under the fix (the exact PSD part) */
         const int fix = fm->def.definiteness_fix;
+        const double kp = fix && g < 0.0 ? 0.0 : g, kt = fix && K < 0.0 ? 0.0 : K;
+        const double dk = kt - kp, t[3] = {d[0], d[1], d[2]};
+        double *Kf = d + FM_FIB_K;
         for (int r = 0; r < 3; r++) d[FM_FIB_A + r] = at[r];
-        d[FM_FIB_KPERP] = fix && g < 0.0 ? 0.0 : g;
-        d[FM_FIB_KPAR] = fix && K < 0.0 ? 0.0 : K;
+        for (int r = 0; r < 3; r++) Kf[r] = dk * t[r] * t[r] + kp;
+        Kf[3] = dk * t[0] * t[1], Kf[4] = dk * t[0] * t[2], Kf[5] = dk * t[1] * t[2];
     }
     const double c = -w * g;
     for (int r = 0; r < 3; r++)
         for (int k = 0; k < 3; k++) W[3 * r + k] += c * b[r] * at[k];
-    *bound = fmax(g, fabs(K));
+    const double aK = fabs(K);
+    *bound = g < aK ? aK : g; /* fmax(g, |K|) without a libm call: neither is NaN */
     return w * psi;
 }
 
@@ -647,15 +653,16 @@ FM_INLINE void hyper_apply_element(defo_force_model *fm, const int P, const int 
         memcpy(W, Wm.m, sizeof W);
         if (mode == 0 && fm->fibres) {
             /* + w K_f (δH ã) ãᵀ */
-            const double *f = fm->fib + FM_FIB * pq, *ar = f + FM_FIB_A;
+            const double *ar = fm->fib + FM_FIB * pq + FM_FIB_A, *Kf = ar + 3;
             double u[3];
             for (int r = 0; r < 3; r++)
                 u[r] = dH[3 * r] * ar[0] + dH[3 * r + 1] * ar[1] + dH[3 * r + 2] * ar[2];
-            const double kp = f[FM_FIB_KPERP],
-                         tv = (f[FM_FIB_KPAR] - kp) * (f[0] * u[0] + f[1] * u[1] + f[2] * u[2]);
+            const double kv[3] = {Kf[0] * u[0] + Kf[3] * u[1] + Kf[4] * u[2],
+                                  Kf[3] * u[0] + Kf[1] * u[1] + Kf[5] * u[2],
+                                  Kf[4] * u[0] + Kf[5] * u[1] + Kf[2] * u[2]};
             for (int r = 0; r < 3; r++) {
-                const double kv = fm->w[pq] * (kp * u[r] + tv * f[r]);
-                for (int k = 0; k < 3; k++) W[3 * r + k] += kv * ar[k];
+                const double wk = fm->w[pq] * kv[r];
+                for (int k = 0; k < 3; k++) W[3 * r + k] += wk * ar[k];
             }
         }
         fm_scatter(P, W, g, out, q > 0);
@@ -736,6 +743,13 @@ FM_INLINE void hyper_dvec(const int P, const double *Dh, const double *g, int a,
         d[r] = Dh[r] * g[3 * a] + Dh[3 + r] * g[3 * a + 1] + Dh[6 + r] * g[3 * a + 2];
 }
 
+/* ã·g_a (tet4: ã_{a−1}, or minus their sum for a = 0: the reference
+ * gradients' zeros and ones, as hyper_dvec) */
+FM_INLINE double fib_dot(const int P, const double *at, const double *g, int a) {
+    if (P == 4) return a == 0 ? -(at[0] + at[1] + at[2]) : at[a - 1];
+    return at[0] * g[3 * a] + at[1] * g[3 * a + 1] + at[2] * g[3 * a + 2];
+}
+
 /* c_a = U D̂ᵀ g_a: the damping closed form's vectors */
 FM_INLINE void hyper_cvec(const int P, const double *U, const double *Dh, const double *g, int a,
                           double c[3]) {
@@ -757,15 +771,13 @@ FM_INLINE void hyper_pair(const defo_force_model *fm, const int P, const int NQ,
             hyper_block(fm, pq, dm, dn, s);
             if (fm->fibres) {
                 /* + w (ã·g_i)(ã·g_j) K_f */
-                const double *f = fm->fib + FM_FIB * pq, *ar = f + FM_FIB_A;
-                const double ci = ar[0] * g[3 * i] + ar[1] * g[3 * i + 1] + ar[2] * g[3 * i + 2];
-                const double cj = ar[0] * g[3 * j] + ar[1] * g[3 * j + 1] + ar[2] * g[3 * j + 2];
-                const double c = fm->w[pq] * ci * cj, kp = c * f[FM_FIB_KPERP],
-                             kt = c * (f[FM_FIB_KPAR] - f[FM_FIB_KPERP]);
-                for (int r = 0; r < 3; r++) {
-                    for (int k = 0; k < 3; k++) s[3 * r + k] += kt * f[r] * f[k];
-                    s[4 * r] += kp;
-                }
+                const double *ar = fm->fib + FM_FIB * pq + FM_FIB_A, *Kf = ar + 3;
+                const double c = fm->w[pq] * fib_dot(P, ar, g, i) * fib_dot(P, ar, g, j);
+                const double k0 = c * Kf[0], k1 = c * Kf[1], k2 = c * Kf[2], k01 = c * Kf[3],
+                             k02 = c * Kf[4], k12 = c * Kf[5];
+                s[0] += k0, s[1] += k01, s[2] += k02;
+                s[3] += k01, s[4] += k1, s[5] += k12;
+                s[6] += k02, s[7] += k12, s[8] += k2;
             }
         } else {
             double ci[3], cj[3];
