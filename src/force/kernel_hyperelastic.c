@@ -24,7 +24,8 @@
  *   (â = Vᵀ a) where P̂_f = (T/λ) F̂ â âᵀ; rotated back, U P̂_f Vᵀ = (T/λ) F a aᵀ,
  *   which the kernel forms directly (no SVD: the SVD-free path keeps it):
  *   with b = F a and ã = J⁻¹ a, f_a = −w (T/λ) b (ã·g_a), a rank-one
- *   addition to W.  Tangent: (K δx)_a = w K_f (δH ã)(ã·g_a) with
+ *   addition to W (on the SVD-free path P gains (T/λ) b aᵀ before
+ *   W = −w P J⁻ᵀ, the same term).  Tangent: (K δx)_a = w K_f (δH ã)(ã·g_a) with
  *   K_f = (T/λ)(I − t tᵀ) + K t tᵀ, t = b/λ, blocks w (ã·g_a)(ã·g_b) K_f.  The
  *   TSIF05 §8 fix clamps the isotropic blocks as above and, separately, T/λ
  *   and K at 0 (the exact PSD part of the fibre term, whose dP/dF
@@ -63,21 +64,23 @@ static inline double fm_stable_len(const defo_force_model *fm, defo_index e, dou
     return fm->elen[e] / sqrt(b / pt->stiffness_scale);
 }
 
-/* The fibre term at point pq of element e (top of the file): W (= −w P J⁻ᵀ,
- * row-major) gains −w (T/λ) b ãᵀ; the point keeps t, T and λ (the stress
- * output's) and, with `tangent`, ã and the tangent's K_f (force_internal.h;
- * T/λ and K clamped at 0 under the definiteness fix).  Returns w ψ_f; *bound gets the term's
- * largest dP/dF eigenvalue magnitude max(T/λ, |K|), added to the isotropic
- * bound (the spectral norm of a sum is at most the sum of the norms). */
+/* The fibre term at point pq of element e (top of the file).  With Pd (the
+ * SVD-free path, before W = −w P J⁻ᵀ is formed) P gains the fibre stress
+ * (T/λ) b aᵀ; otherwise W (= −w U P̂ D̂ᵀ, row-major) gains −w (T/λ) b ãᵀ.
+ * The point keeps t, T and λ (the stress output's) and, with `tangent`, ã
+ * and the tangent's K_f (force_internal.h; T/λ and K clamped at 0 under the
+ * definiteness fix).  Returns w ψ_f; *bound gets the term's largest dP/dF
+ * eigenvalue magnitude max(T/λ, |K|), added to the isotropic bound (the
+ * spectral norm of a sum is at most the sum of the norms). */
 FM_INLINE double fm_fibre(defo_force_model *fm, defo_index e, size_t pq, const defo_mat3 *F,
-                          const defo_mat3 *Ji, double w, double W[9], double *bound,
+                          const defo_mat3 *Ji, double w, defo_mat3 *Pd, double W[9], double *bound,
                           int with_energy, int tangent) {
     const double *a = fm->fibre + 3 * pq;
-    double *d = fm->fib + FM_FIB * pq, b[3], at[3];
-    for (int r = 0; r < 3; r++) {
-        b[r] = F->m[r][0] * a[0] + F->m[r][1] * a[1] + F->m[r][2] * a[2];
-        at[r] = Ji->m[r][0] * a[0] + Ji->m[r][1] * a[1] + Ji->m[r][2] * a[2];
-    }
+    double *d = fm->fib + FM_FIB * pq, b[3], at[3] = {0, 0, 0};
+    for (int r = 0; r < 3; r++) b[r] = F->m[r][0] * a[0] + F->m[r][1] * a[1] + F->m[r][2] * a[2];
+    if (tangent || !Pd)
+        for (int r = 0; r < 3; r++)
+            at[r] = Ji->m[r][0] * a[0] + Ji->m[r][1] * a[1] + Ji->m[r][2] * a[2];
     const double lam = sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2]);
     double T, K, psi = 0.0;
     const double al = fm->activation ? fm->activation[e] : 0.0;
@@ -102,9 +105,16 @@ FM_INLINE double fm_fibre(defo_force_model *fm, defo_index e, size_t pq, const d
         for (int r = 0; r < 3; r++) Kf[r] = dk * t[r] * t[r] + kp;
         Kf[3] = dk * t[0] * t[1], Kf[4] = dk * t[0] * t[2], Kf[5] = dk * t[1] * t[2];
     }
-    const double c = -w * g;
-    for (int r = 0; r < 3; r++)
-        for (int k = 0; k < 3; k++) W[3 * r + k] += c * b[r] * at[k];
+    if (Pd) {
+        for (int r = 0; r < 3; r++) {
+            const double gb = g * b[r];
+            for (int k = 0; k < 3; k++) Pd->m[r][k] += gb * a[k];
+        }
+    } else {
+        const double c = -w * g;
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++) W[3 * r + k] += c * b[r] * at[k];
+    }
     const double aK = fabs(K);
     *bound = g < aK ? aK : g; /* fmax(g, |K|) without a libm call: neither is NaN */
     return w * psi;
@@ -123,18 +133,19 @@ DEFO_LANES_INLINE void fib_store4(double *d, const defo_d4 t[3], const defo_d4 *
     }
 }
 
-/* fm_fibre without energy or tangent at the four points of tet10 element
- * e, lanewise (lane q: point q; fm_fibre's expressions in its order, the
- * curves by defo_material_fibre_stress4, the one-point call's bits), from
- * their b = F a and ã = J⁻¹ a and weights: the point keeps t, T and λ, and
- * Wf[·][q] gets −w (T/λ) b ãᵀ (row-major, to be added to W) and fb[q] the
- * bound max(T/λ, |K|).  One vector pass for the four instead of four scalar
- * chains through a square root, a division and the curves. */
+/* fm_fibre on the SVD-free path without energy or tangent at the four
+ * points of tet10 element e, lanewise (lane q: point q; fm_fibre's
+ * expressions in its order, the curves by defo_material_fibre_stress4, the
+ * one-point call's bits), from their b = F a and directions a: the point
+ * keeps t, T and λ, Pf[·][q] gets the fibre stress (T/λ) b aᵀ (row-major,
+ * to be added to P) and fb[q] the bound max(T/λ, |K|).  One vector pass for
+ * the four instead of four scalar chains through a square root, a division
+ * and the curves. */
 DEFO_LANES_CLONES
 static void fibre_points4(defo_force_model *fm, defo_index e, double B[3][4], double A[3][4],
-                          const double wq[4], double Wf[9][4], double fb[4]) {
+                          double Pf[9][4], double fb[4]) {
     const defo_d4 b[3] = {defo_d4_load(B[0]), defo_d4_load(B[1]), defo_d4_load(B[2])};
-    const defo_d4 at[3] = {defo_d4_load(A[0]), defo_d4_load(A[1]), defo_d4_load(A[2])};
+    const defo_d4 a[3] = {defo_d4_load(A[0]), defo_d4_load(A[1]), defo_d4_load(A[2])};
     defo_d4 lam = b[0] * b[0] + b[1] * b[1] + b[2] * b[2];
     defo_d4_sqrt(&lam);
     double la[4], al[4], Ta[4], Ka[4];
@@ -147,10 +158,9 @@ static void fibre_points4(defo_force_model *fm, defo_index e, double B[3][4], do
     const defo_d4 g = defo_d4_select(T > 0.0, T * il, zero);
     const defo_d4 t[3] = {b[0] * il, b[1] * il, b[2] * il};
     fib_store4(fm->fib + FM_FIB * 4 * (size_t)e, t, &T, &lam);
-    const defo_d4 c = -defo_d4_load(wq) * g;
     for (int r = 0; r < 3; r++) {
-        const defo_d4 cb = c * b[r];
-        for (int k = 0; k < 3; k++) defo_d4_store(Wf[3 * r + k], cb * at[k]);
+        const defo_d4 gb = g * b[r];
+        for (int k = 0; k < 3; k++) defo_d4_store(Pf[3 * r + k], gb * a[k]);
     }
     const defo_d4 aK = defo_d4_abs(K);
     defo_d4_store(fb, defo_d4_select(g < aK, aK, g)); /* fmax(g, |K|): neither is NaN */
@@ -225,23 +235,21 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
     /* tet10 forces with fibres: F of the four points first, then their
      * fibre terms four-wide (fibre_points4: fm_fibre's bits) */
     defo_mat3 Fq[4], Jq[4];
-    double Wf[9][4], fbq[4];
+    double Pf[9][4], fbq[4];
     int pre = 0;
     if (NQ == 4 && fm->fibres && direct && !with_energy) {
-        double B[3][4], A[3][4], wq[4];
+        double B[3][4], A[3][4];
         pre = 1;
         for (int q = 0; q < 4; q++) {
-            const size_t pq = (size_t)e * 4 + (size_t)q;
             Fq[q] = fm_point_F(fm, P, e, q, x, &Jq[q]);
             pre &= defo_m3_isfinite(Fq[q]);
-            const double *a = fm->fibre + 3 * pq;
+            const double *a = fm->fibre + 3 * ((size_t)e * 4 + (size_t)q);
             for (int r = 0; r < 3; r++) {
                 B[r][q] = Fq[q].m[r][0] * a[0] + Fq[q].m[r][1] * a[1] + Fq[q].m[r][2] * a[2];
-                A[r][q] = Jq[q].m[r][0] * a[0] + Jq[q].m[r][1] * a[1] + Jq[q].m[r][2] * a[2];
+                A[r][q] = a[r];
             }
-            wq[q] = fm->w[pq];
         }
-        if (pre) fibre_points4(fm, e, B, A, wq, Wf, fbq);
+        if (pre) fibre_points4(fm, e, B, A, Pf, fbq);
     }
     for (int q = 0; q < NQ; q++) {
         const size_t pq = (size_t)e * NQ + (size_t)q;
@@ -257,18 +265,18 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
         defo_mat3 Pd;
         double psi_d = 0.0;
         if (direct && defo_material_eval_direct(mat, F, with_energy ? &psi_d : NULL, &Pd)) {
-            /* W = −w P J⁻ᵀ */
+            /* P (+ the fibre stress), then W = −w P J⁻ᵀ */
             double W[9], fb = 0.0;
+            if (pre) {
+                for (int i = 0; i < 9; i++) Pd.m[i / 3][i % 3] += Pf[i][q];
+                fb = fbq[q];
+            } else if (fm->fibres) {
+                psi_e += fm_fibre(fm, e, pq, F, Ji, w, &Pd, NULL, &fb, with_energy, 0);
+            }
             for (int r = 0; r < 3; r++)
                 for (int k = 0; k < 3; k++)
                     W[3 * r + k] = -w * (Pd.m[r][0] * Ji->m[k][0] + Pd.m[r][1] * Ji->m[k][1] +
                                          Pd.m[r][2] * Ji->m[k][2]);
-            if (pre) {
-                for (int i = 0; i < 9; i++) W[i] += Wf[i][q];
-                fb = fbq[q];
-            } else if (fm->fibres) {
-                psi_e += fm_fibre(fm, e, pq, F, Ji, w, W, &fb, with_energy, 0);
-            }
             if (fm->track_stable_time) {
                 /* first the rough bound (no σ); exact when it has none */
                 defo_mat3 C;
@@ -309,7 +317,7 @@ FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, de
                 W[3 * r + k] = -w * t;
             }
         double fb = 0.0;
-        if (fm->fibres) psi_e += fm_fibre(fm, e, pq, F, Ji, w, W, &fb, 1, tangent);
+        if (fm->fibres) psi_e += fm_fibre(fm, e, pq, F, Ji, w, NULL, W, &fb, 1, tangent);
         /* tracked, the tangent's bound sets the stable step (the material may
          * stiffen: neo-Hookean at σ = 0.5 is ~7× its rest modulus) */
         if (fm->track_stable_time) stiff = fmax(stiff, defo_material_stiffness_bound(mat, s) + fb);
@@ -371,18 +379,16 @@ DEFO_LANES_TARGET static unsigned hyper_tet4_block(defo_force_model *fm, defo_in
     /* the fibre term first (fm_fibre's expressions in its order, lanewise;
      * the curves by defo_material_fibre_stress4, the one-point call's bits):
      * its chain through √λ², the curves and 1/λ runs beside the material's
-     * call below; W gets its part after.  Lanes redone one by one rewrite
+     * call below; P gets its part after.  Lanes redone one by one rewrite
      * what they stored. */
     const defo_d4 mw = -defo_d4_load(fm->w + e0), zero = defo_d4_splat(0.0);
-    defo_d4 fb = zero, c = zero, fa[3] = {zero, zero, zero}, at[3] = {zero, zero, zero};
+    defo_d4 fb = zero, gb[3] = {zero, zero, zero}, a[3] = {zero, zero, zero};
     if (fm->fibres && done) {
         const double *a0 = fm->fibre + 3 * (size_t)e0;
-        defo_d4 a[3];
+        defo_d4 fa[3];
         for (int r = 0; r < 3; r++) a[r] = (defo_d4){a0[r], a0[3 + r], a0[6 + r], a0[9 + r]};
-        for (int r = 0; r < 3; r++) {
+        for (int r = 0; r < 3; r++)
             fa[r] = f[3 * r] * a[0] + f[3 * r + 1] * a[1] + f[3 * r + 2] * a[2];
-            at[r] = Ji[3 * r] * a[0] + Ji[3 * r + 1] * a[1] + Ji[3 * r + 2] * a[2];
-        }
         defo_d4 lam = fa[0] * fa[0] + fa[1] * fa[1] + fa[2] * fa[2];
         defo_d4_sqrt(&lam);
         double la[4], al[4] = {0, 0, 0, 0}, Ta[4], Ka[4];
@@ -396,23 +402,24 @@ DEFO_LANES_TARGET static unsigned hyper_tet4_block(defo_force_model *fm, defo_in
          * tangent */
         const defo_d4 t[3] = {fa[0] * il, fa[1] * il, fa[2] * il};
         fib_store4(fm->fib + FM_FIB * (size_t)e0, t, &T, &lam);
-        c = mw * g;
+        for (int r = 0; r < 3; r++) gb[r] = g * fa[r];
         const defo_d4 aK = defo_d4_abs(K);
         fb = defo_d4_select(g < aK, aK, g); /* fmax(g, |K|): neither is NaN */
     }
     if (done) done &= defo_material_eval_direct4(pt->mat, (const double(*)[4])Fl, Pl);
     if (!done) return 15u;
-    /* W = −w P J⁻ᵀ (+ the fibre term's −w (T/λ) b ãᵀ); forces: its columns
+    /* P (+ the fibre stress (T/λ) b aᵀ), W = −w P J⁻ᵀ; forces: its columns
      * on nodes 1..3, minus their sum on 0 */
-    const defo_d4u *P = (const defo_d4u *)Pl;
+    defo_d4 P[9];
+    for (int i = 0; i < 9; i++) P[i] = defo_d4_load(Pl[i]);
+    if (fm->fibres)
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++) P[3 * r + k] += gb[r] * a[k];
     defo_d4 W[9];
     for (int r = 0; r < 3; r++)
         for (int k = 0; k < 3; k++)
             W[3 * r + k] = mw * (P[3 * r] * Ji[3 * k] + P[3 * r + 1] * Ji[3 * k + 1] +
                                  P[3 * r + 2] * Ji[3 * k + 2]);
-    if (fm->fibres)
-        for (int r = 0; r < 3; r++)
-            for (int k = 0; k < 3; k++) W[3 * r + k] += c * fa[r] * at[k];
     defo_d4 stiff = defo_d4_splat(0.0);
     if (fm->track_stable_time) {
         /* C = FᵀF and its Gershgorin discs' lower end (gershgorin_low) */
