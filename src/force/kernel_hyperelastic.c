@@ -391,10 +391,11 @@ DEFO_LANES_TARGET static unsigned hyper_tet4_block(defo_force_model *fm, defo_in
             fa[r] = f[3 * r] * a[0] + f[3 * r + 1] * a[1] + f[3 * r + 2] * a[2];
         defo_d4 lam = fa[0] * fa[0] + fa[1] * fa[1] + fa[2] * fa[2];
         defo_d4_sqrt(&lam);
-        double la[4], al[4] = {0, 0, 0, 0}, Ta[4], Ka[4];
+        static const double no_activation[4] = {0, 0, 0, 0};
+        double la[4], Ta[4], Ka[4];
         defo_d4_store(la, lam);
-        if (fm->activation) memcpy(al, fm->activation + e0, sizeof al);
-        defo_material_fibre_stress4(pt->mat, la, al, Ta, Ka);
+        defo_material_fibre_stress4(pt->mat, la,
+                                    fm->activation ? fm->activation + e0 : no_activation, Ta, Ka);
         const defo_d4 T = defo_d4_load(Ta), K = defo_d4_load(Ka);
         const defo_d4 il = defo_d4_select(lam > 0.0, 1.0 / lam, zero);
         const defo_d4 g = defo_d4_select(T > 0.0, T * il, zero);
@@ -410,8 +411,7 @@ DEFO_LANES_TARGET static unsigned hyper_tet4_block(defo_force_model *fm, defo_in
     if (!done) return 15u;
     /* P (+ the fibre stress (T/λ) b aᵀ), W = −w P J⁻ᵀ; forces: its columns
      * on nodes 1..3, minus their sum on 0 */
-    defo_d4 P[9];
-    for (int i = 0; i < 9; i++) P[i] = defo_d4_load(Pl[i]);
+    defo_d4u *P = (defo_d4u *)Pl;
     if (fm->fibres)
         for (int r = 0; r < 3; r++)
             for (int k = 0; k < 3; k++) P[3 * r + k] += gb[r] * a[k];
