@@ -162,10 +162,12 @@ static inline int defo_fm_lazy(const defo_force_model_def *d) {
 
 /* Per point of a fibre model (fm->fib): t = F a/λ (3), T and λ (the stress
  * output's, contiguous: the four-wide passes store t and T as one vector),
- * ã = J⁻¹ a (3) and the tangent's K_f = (T/λ)(I − t tᵀ) + K t tᵀ (T/λ and K
- * projected under definiteness_fix; symmetric: xx, yy, zz, xy, xz, yz);
- * ã and K_f only from a tangent evaluation (products and blocks read them). */
-enum { FM_FIB = 14, FM_FIB_T = 3, FM_FIB_LAM = 4, FM_FIB_A = 5, FM_FIB_K = 8 };
+ * ã = J⁻¹ a (3) and the tangent's K_f = kp I + dk t tᵀ as kp = T/λ and
+ * dk = K − T/λ (T/λ and K projected under definiteness_fix); ã, kp and dk
+ * only from a tangent evaluation (products and blocks read them).  Ten
+ * values: the force passes write five of every record, so a longer record
+ * costs them memory traffic. */
+enum { FM_FIB = 10, FM_FIB_T = 3, FM_FIB_LAM = 4, FM_FIB_A = 5, FM_FIB_KP = 8, FM_FIB_DK = 9 };
 
 /* ------------------------------------------------------------- kernels */
 defo_status defo_fm_hyper_evaluate(defo_force_model *fm, const double *x, unsigned flags,

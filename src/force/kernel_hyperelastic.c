@@ -99,11 +99,9 @@ FM_INLINE double fm_fibre(defo_force_model *fm, defo_index e, size_t pq, const d
          * under the fix (the exact PSD part) */
         const int fix = fm->def.definiteness_fix;
         const double kp = fix && g < 0.0 ? 0.0 : g, kt = fix && K < 0.0 ? 0.0 : K;
-        const double dk = kt - kp, t[3] = {d[0], d[1], d[2]};
-        double *Kf = d + FM_FIB_K;
         for (int r = 0; r < 3; r++) d[FM_FIB_A + r] = at[r];
-        for (int r = 0; r < 3; r++) Kf[r] = dk * t[r] * t[r] + kp;
-        Kf[3] = dk * t[0] * t[1], Kf[4] = dk * t[0] * t[2], Kf[5] = dk * t[1] * t[2];
+        d[FM_FIB_KP] = kp;
+        d[FM_FIB_DK] = kt - kp;
     }
     if (Pd) {
         for (int r = 0; r < 3; r++) {
@@ -660,16 +658,15 @@ FM_INLINE void hyper_apply_element(defo_force_model *fm, const int P, const int 
         memcpy(W, Wm.m, sizeof W);
         if (mode == 0 && fm->fibres) {
             /* + w K_f (δH ã) ãᵀ */
-            const double *ar = fm->fib + FM_FIB * pq + FM_FIB_A, *Kf = ar + 3;
+            const double *f = fm->fib + FM_FIB * pq, *ar = f + FM_FIB_A;
             double u[3];
             for (int r = 0; r < 3; r++)
                 u[r] = dH[3 * r] * ar[0] + dH[3 * r + 1] * ar[1] + dH[3 * r + 2] * ar[2];
-            const double kv[3] = {Kf[0] * u[0] + Kf[3] * u[1] + Kf[4] * u[2],
-                                  Kf[3] * u[0] + Kf[1] * u[1] + Kf[5] * u[2],
-                                  Kf[4] * u[0] + Kf[5] * u[1] + Kf[2] * u[2]};
+            const double kp = f[FM_FIB_KP],
+                         tv = f[FM_FIB_DK] * (f[0] * u[0] + f[1] * u[1] + f[2] * u[2]);
             for (int r = 0; r < 3; r++) {
-                const double wk = fm->w[pq] * kv[r];
-                for (int k = 0; k < 3; k++) W[3 * r + k] += wk * ar[k];
+                const double kv = fm->w[pq] * (kp * u[r] + tv * f[r]);
+                for (int k = 0; k < 3; k++) W[3 * r + k] += kv * ar[k];
             }
         }
         fm_scatter(P, W, g, out, q > 0);
@@ -778,13 +775,13 @@ FM_INLINE void hyper_pair(const defo_force_model *fm, const int P, const int NQ,
             hyper_block(fm, pq, dm, dn, s);
             if (fm->fibres) {
                 /* + w (ã·g_i)(ã·g_j) K_f */
-                const double *ar = fm->fib + FM_FIB * pq + FM_FIB_A, *Kf = ar + 3;
+                const double *f = fm->fib + FM_FIB * pq, *ar = f + FM_FIB_A;
                 const double c = fm->w[pq] * fib_dot(P, ar, g, i) * fib_dot(P, ar, g, j);
-                const double k0 = c * Kf[0], k1 = c * Kf[1], k2 = c * Kf[2], k01 = c * Kf[3],
-                             k02 = c * Kf[4], k12 = c * Kf[5];
-                s[0] += k0, s[1] += k01, s[2] += k02;
-                s[3] += k01, s[4] += k1, s[5] += k12;
-                s[6] += k02, s[7] += k12, s[8] += k2;
+                const double kp = c * f[FM_FIB_KP], kt = c * f[FM_FIB_DK];
+                for (int r = 0; r < 3; r++) {
+                    for (int k = 0; k < 3; k++) s[3 * r + k] += kt * f[r] * f[k];
+                    s[4 * r] += kp;
+                }
             }
         } else {
             double ci[3], cj[3];
