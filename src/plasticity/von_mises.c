@@ -86,6 +86,17 @@ static double plane_root(double A, double B, double a, double b, double c, doubl
 /* Shells (in->n = 2): the plane-stress return of the top of the file.
  * Tensors as 6 numbers with zz the thickness direction: L_p and κ are 3-D
  * and traceless (zz = −(xx + yy), kept exactly), F_p⁻¹ = diag(block, e^(−L_zz)). */
+/* The back stress after a flow: κ + c ξ (c ξ = (2/3) H Δγ n, MTPS08
+ * §5.2's linear kinematic hardening), carried into the new intermediate
+ * frame by Q (Qᵀ (·) Q). */
+static void back_stress(const double kappa[6], double c, const double xi[6], const defo_mat3 *Q,
+                        double out[6]) {
+    for (int k = 0; k < 6; k++) out[k] = kappa[k] + c * xi[k];
+    const defo_mat3 K = plast_sym_to_m3(out);
+    const defo_mat3 R = defo_m3_tmul(*Q, defo_m3_mul(K, *Q));
+    plast_m3_to_sym(&R, out);
+}
+
 static unsigned vm_flow_plane(const defo_plasticity_def *d, const plast_point *in, double *state) {
     double *L = state, *kappa = state + 6;
     const double mu = in->mu, ls = in->lambda, H = d->hardening, K = d->isotropic_hardening;
@@ -120,11 +131,7 @@ static unsigned vm_flow_plane(const defo_plasticity_def *d, const plast_point *i
             defo_plast_eig_of(Dl, 2, &w); /* the in-plane block's axes */
             defo_mat3 Q;
             if (g > 0 && defo_plast_push(in->fpi, 2, &w.V, w.h, &e, &Q)) {
-                /* κ += (2/3) H g ξ, carried into the new intermediate frame */
-                for (int k = 0; k < 6; k++) kn[k] = kappa[k] + (2.0 / 3.0) * H * g * xi[k];
-                const defo_mat3 Km = plast_sym_to_m3(kn);
-                const defo_mat3 Rm = defo_m3_tmul(Q, defo_m3_mul(Km, Q));
-                plast_m3_to_sym(&Rm, kn);
+                back_stress(kappa, (2.0 / 3.0) * H * g, xi, &Q, kn);
                 kn[2] = -(kn[0] + kn[1]);
                 have = 1;
                 fl |= PLAST_FLOWED;
@@ -196,11 +203,7 @@ static unsigned vm_flow(const defo_plasticity_def *d, const plast_point *in, dou
             if (defo_plast_push(in->fpi, 3, &W, step, &e, &Q)) {
                 const double sh = (plast_sym_trace(L) - e.h[0] - e.h[1] - e.h[2]) / 3;
                 for (int i = 0; i < 3; i++) e.h[i] += sh;
-                /* κ += (2/3) H Δγ n, carried into the new intermediate frame */
-                for (int k = 0; k < 6; k++) kn[k] = kappa[k] + (2.0 / 3.0) * H * dg * xi[k] / nx;
-                const defo_mat3 Km = plast_sym_to_m3(kn);
-                const defo_mat3 R = defo_m3_tmul(Q, defo_m3_mul(Km, Q));
-                plast_m3_to_sym(&R, kn);
+                back_stress(kappa, (2.0 / 3.0) * H * dg / nx, xi, &Q, kn);
                 have = 1;
                 fl |= PLAST_FLOWED;
             } else {
