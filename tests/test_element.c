@@ -680,6 +680,9 @@ static void test_fold_state(void) {
                 dc, qmin, st, (long)ni, (long)nf);
     CHECK(dc < 0 && qmin > 0);
     CHECK(st == DEFO_FOLD_BETWEEN && ni == 0 && nf == 1);
+    ni = -1; /* the inverted count alone (stiffness points only): the same 0 */
+    CHECK_OK(defo_element_fold_state(m, x, NULL, &ni, NULL));
+    CHECK(ni == 0);
     CHECK_OK(defo_element_fold_state(m, NULL, &st, &ni, &nf));
     CHECK(st == DEFO_FOLD_NONE && ni == 0 && nf == 0);
     for (size_t k = 0; k < n3; k += 3) x[k] = -m->x[k]; /* mirrored in x */

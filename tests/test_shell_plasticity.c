@@ -58,6 +58,15 @@
 
 #define PI 3.14159265358979323846
 
+/* x = the rest positions of m stretched by lam along x (F = diag(lam, 1)). */
+static void stretch_x(const defo_mesh *m, double lam, double *x) {
+    for (defo_index i = 0; i < m->num_nodes; i++) {
+        x[3 * i] = lam * m->x[3 * i];
+        x[3 * i + 1] = m->x[3 * i + 1];
+        x[3 * i + 2] = m->x[3 * i + 2];
+    }
+}
+
 static defo_material_def sheet_material(void) {
     defo_material_def d = defo_default_material();
     d.model = DEFO_MODEL_STVK;
@@ -165,11 +174,7 @@ static void test_inplane_return_map(void) {
     CHECK_OK(defo_plasticity_bind(p, fm));
     const size_t n3 = 3 * (size_t)m->num_nodes;
     double *x = malloc(n3 * sizeof(double)), *f = malloc(n3 * sizeof(double));
-    for (defo_index i = 0; i < m->num_nodes; i++) {
-        x[3 * i] = lam * m->x[3 * i];
-        x[3 * i + 1] = m->x[3 * i + 1];
-        x[3 * i + 2] = m->x[3 * i + 2];
-    }
+    stretch_x(m, lam, x);
     /* the closed form: flows while √2 · ½ ln λ · (1 − r)^j > Y */
     const double d0 = 0.5 * log(lam);
     int K = 0;
@@ -409,11 +414,7 @@ static void test_multiplicative_sheet(void) {
     /* stretched to diag(λ, 1): log F̂_e = (ln λ, 0), its 2-D deviator of
      * norm ln λ/√2 projected to γ (the mean kept): L_p = p diag(1, −1),
      * p = ½ ln λ − γ/√2; held again: on the yield surface, no more flow */
-    for (defo_index i = 0; i < m->num_nodes; i++) {
-        x[3 * i] = lam * m->x[3 * i];
-        x[3 * i + 1] = m->x[3 * i + 1];
-        x[3 * i + 2] = m->x[3 * i + 2];
-    }
+    stretch_x(m, lam, x);
     defo_plasticity_stats st;
     CHECK_OK(defo_plasticity_update(p, sm.fm, x, 0.01, &st));
     CHECK(st.yielding == m->num_elems);

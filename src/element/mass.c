@@ -237,8 +237,8 @@ defo_status defo_element_fold_state(const defo_mesh *mesh, const double *x, unsi
         double pts[SAMPLE_MAX][4];
         const int np = sample_points(ops, pts), nq = ops->stiffness.num_points;
         /* a straight element's det J is constant: its one stiffness point
-         * decides */
-        const int last = ops->order > 1 ? np : nq;
+         * decides; the other points only when folds are asked for */
+        const int last = ops->order > 1 && (state || folded) ? np : nq;
         for (defo_index e = 0; e < mesh->num_elems; e++) {
             const defo_index *v = mesh->elems + (size_t)e * (size_t)ops->nodes;
             unsigned char st = DEFO_FOLD_NONE;
