@@ -166,35 +166,31 @@ int defo_plasticity_def_equal(const defo_plasticity_def *a, const defo_plasticit
 /* -------------------------------------------------- shared arithmetic */
 /* Unit eigenvector w of the symmetric B (6 numbers, unit-free) for its
  * eigenvalue b: the longest of the cross products of two rows of B − bI
- * (each row of its adjugate is a multiple of the eigenvector). */
+ * (each row of its adjugate is a multiple of the eigenvector).  The choice
+ * by index, without branches on the data. */
 static void null_vector(const double *B, double b, double w[3]) {
     const double r0[3] = {B[0] - b, B[3], B[5]}, r1[3] = {B[3], B[1] - b, B[4]},
                  r2[3] = {B[5], B[4], B[2] - b};
-    const double *rows[3][2] = {{r0, r1}, {r0, r2}, {r1, r2}};
-    double best = -1;
-    w[0] = w[1] = w[2] = 0;
-    for (int k = 0; k < 3; k++) {
-        const double *x = rows[k][0], *y = rows[k][1];
-        const double c[3] = {x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2],
-                             x[0] * y[1] - x[1] * y[0]};
-        const double n = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
-        if (n > best) best = n, w[0] = c[0], w[1] = c[1], w[2] = c[2];
-    }
-    const double inv = 1 / sqrt(best);
-    for (int i = 0; i < 3; i++) w[i] *= inv;
+    const double c[3][3] = {{r0[1] * r1[2] - r0[2] * r1[1], r0[2] * r1[0] - r0[0] * r1[2],
+                             r0[0] * r1[1] - r0[1] * r1[0]},
+                            {r0[1] * r2[2] - r0[2] * r2[1], r0[2] * r2[0] - r0[0] * r2[2],
+                             r0[0] * r2[1] - r0[1] * r2[0]},
+                            {r1[1] * r2[2] - r1[2] * r2[1], r1[2] * r2[0] - r1[0] * r2[2],
+                             r1[0] * r2[1] - r1[1] * r2[0]}};
+    double n[3];
+    for (int k = 0; k < 3; k++) n[k] = c[k][0] * c[k][0] + c[k][1] * c[k][1] + c[k][2] * c[k][2];
+    const int k = n[0] >= n[1] ? (n[0] >= n[2] ? 0 : 2) : (n[1] >= n[2] ? 1 : 2);
+    const double inv = 1 / sqrt(n[k]);
+    for (int i = 0; i < 3; i++) w[i] = c[k][i] * inv;
 }
 
-/* Unit vector u ⟂ the unit v and w = v × u (Gram–Schmidt of the axis
- * least aligned with v). */
+/* Unit vectors u, w with (u, w, v) orthonormal, v a unit vector, without
+ * branches or square roots (Duff et al. 2017, "Building an orthonormal
+ * basis, revisited"). */
 static void complement(const double v[3], double u[3], double w[3]) {
-    const int k = fabs(v[0]) <= fabs(v[1]) ? (fabs(v[0]) <= fabs(v[2]) ? 0 : 2)
-                                           : (fabs(v[1]) <= fabs(v[2]) ? 1 : 2);
-    for (int i = 0; i < 3; i++) u[i] = -v[k] * v[i];
-    u[k] += 1;
-    const double nu = 1 / sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
-    for (int i = 0; i < 3; i++) u[i] *= nu;
-    w[0] = v[1] * u[2] - v[2] * u[1], w[1] = v[2] * u[0] - v[0] * u[2];
-    w[2] = v[0] * u[1] - v[1] * u[0];
+    const double sg = copysign(1.0, v[2]), a = -1 / (sg + v[2]), b = v[0] * v[1] * a;
+    u[0] = 1 + sg * v[0] * v[0] * a, u[1] = sg * b, u[2] = -sg * v[0];
+    w[0] = b, w[1] = sg + v[1] * v[1] * a, w[2] = -v[1];
 }
 
 /* x·(B y), B symmetric (6 numbers) */
@@ -210,7 +206,10 @@ void defo_plast_sym_eig(const double *a, double h[3], defo_mat3 *V) {
     double B[6] = {a[0] - q, a[1] - q, a[2] - q, a[3], a[4], a[5]};
     const double p2 = plast_sym_dot(B, B) / 6; /* p² with ‖B‖² = 6p² */
     double m = 0;
-    for (int k = 0; k < 6; k++) m = fmax(m, fabs(a[k]));
+    for (int k = 0; k < 6; k++) { /* a NaN is skipped here and makes p2 NaN */
+        const double f = fabs(a[k]);
+        m = f > m ? f : m;
+    }
     if (!(p2 > 0x1p-100 * m * m) || !(m < 0x1p200) || !(m > 0x1p-200)) {
         /* (nearly) a multiple of I, or not finite, or out of range: Jacobi */
         const defo_mat3 A = plast_sym_to_m3(a);
@@ -226,49 +225,47 @@ void defo_plast_sym_eig(const double *a, double h[3], defo_mat3 *V) {
      * (dz/dt within [1/9, 1/6]), with the sign of det B: a quadratic
      * through t = 0, 1, 2 (error below 2e-3), then two Halley steps (cubic
      * convergence: below 1e-20). */
-    const double ip = 1 / sqrt(p2);
+    const double sp = sqrt(p2), ip = 1 / sp;
     for (int k = 0; k < 6; k++) B[k] *= ip;
     const double det = B[0] * (B[1] * B[2] - B[4] * B[4]) - B[3] * (B[3] * B[2] - B[4] * B[5]) +
                        B[5] * (B[3] * B[4] - B[1] * B[5]);
-    const double t = fmin(2.0, fabs(det));
-    double z = 1.7320508075688772 + t * (0.1606935 - 0.0133595 * t);
-    for (int it = 0; it < 2; it++) {
+    const double t = fabs(det) < 2 ? fabs(det) : 2.0;
+    /* z(t) by a degree-6 polynomial (error below 4e-7 on [0, 2]), then one
+     * Halley step (cubic convergence: below 1e-19) */
+    double z = 1.73205118 +
+               t * (0.16665562 +
+                    t * (-0.0239763376 +
+                         t * (0.00592722289 +
+                              t * (-0.00155353136 + t * (0.000312777004 - 3.16796301e-05 * t)))));
+    {
         const double z2 = z * z, f = z * (z2 - 3) - t, f1 = 3 * (z2 - 1), f2 = 6 * z;
         z -= 2 * f * f1 / (2 * f1 * f1 - f * f2);
     }
     const int top = det >= 0;
     const double b = top ? z : -z;
-    /* the other two: z₂,₃ = (−b ± √(12 − 3b²))/2 (the trace is 0) */
-    const double gap = sqrt(fmax(0.0, 12 - 3 * b * b)); /* between them */
-    double v[3], e[3][3], l[3];
+    /* its vector v, then the other two from the symmetric 2×2 problem in
+     * the plane ⟂ v (exact however close they are): with the plane's
+     * entries p, r, s = uᵀBu, uᵀBw, wᵀBw, the pair is m ± ρ, m = (p + s)/2,
+     * ρ = √(δ² + r²), δ = (p − s)/2, and the larger one's direction is
+     * (δ + ρ, r) or, for δ < 0, the same line as (r, ρ − δ) (no
+     * cancellation either way) */
+    double v[3], u[3], w[3], e[3][3], l[3];
     null_vector(B, b, v);
-    const int sep = top ? 0 : 2, mid = 1, far = top ? 2 : 0;
-    if (gap > 0.5) { /* all three well apart: the far one's vector too */
-        const double bf = 0.5 * (-b + (top ? -gap : gap));
-        double w[3];
-        null_vector(B, bf, w);
-        const double g = v[0] * w[0] + v[1] * w[1] + v[2] * w[2];
-        for (int i = 0; i < 3; i++) w[i] -= g * v[i];
-        const double nw = 1 / sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
-        for (int i = 0; i < 3; i++) e[sep][i] = v[i], e[far][i] = w[i] * nw;
-        /* the pair's values by Rayleigh quotients (the root formula loses
-         * digits as the gap closes) */
-        double x[3];
-        x[0] = w[1] * v[2] - w[2] * v[1], x[1] = w[2] * v[0] - w[0] * v[2];
-        x[2] = w[0] * v[1] - w[1] * v[0];
-        l[sep] = b, l[far] = sym_form(B, e[far], e[far]), l[mid] = sym_form(B, x, x) * nw * nw;
-    } else { /* the two meet: the 2×2 problem in the plane ⟂ v */
-        double u[3], w[3], lo, hi, c, s;
-        complement(v, u, w);
-        defo_sym2_eigen(sym_form(B, u, u), sym_form(B, u, w), sym_form(B, w, w), &lo, &hi, &c, &s);
-        const int first = top ? 1 : 0; /* where the pair goes */
-        for (int i = 0; i < 3; i++) {
-            e[first][i] = c * u[i] + s * w[i];
-            e[first + 1][i] = -s * u[i] + c * w[i];
-            e[sep][i] = v[i];
-        }
-        l[first] = hi, l[first + 1] = lo, l[sep] = b;
+    complement(v, u, w);
+    const double pp = sym_form(B, u, u), pr = sym_form(B, u, w), ps = sym_form(B, w, w);
+    const double mean = 0.5 * (pp + ps), dl = 0.5 * (pp - ps), rho = sqrt(dl * dl + pr * pr);
+    const double hi = mean + rho, lo = mean - rho;
+    const double cx = dl >= 0 ? dl + rho : pr, cy = dl >= 0 ? pr : rho - dl;
+    const double cn = cx * cx + cy * cy; /* 0 only when the pair is equal: any direction */
+    const double ic = cn > 0 ? 1 / sqrt(cn) : 0.0;
+    const double c = cn > 0 ? cx * ic : 1.0, s = cy * ic;
+    const int first = top ? 1 : 0, sep = top ? 0 : 2; /* where the pair and v go */
+    for (int i = 0; i < 3; i++) {
+        e[first][i] = c * u[i] + s * w[i];
+        e[first + 1][i] = -s * u[i] + c * w[i];
+        e[sep][i] = v[i];
     }
+    l[first] = hi, l[first + 1] = lo, l[sep] = b;
     /* rounding may break the order by an ulp where values meet */
     if (l[1] > l[0]) l[1] = l[0];
     if (l[2] > l[1]) l[2] = l[1];
@@ -276,7 +273,6 @@ void defo_plast_sym_eig(const double *a, double h[3], defo_mat3 *V) {
     e[1][0] = e[2][1] * e[0][2] - e[2][2] * e[0][1];
     e[1][1] = e[2][2] * e[0][0] - e[2][0] * e[0][2];
     e[1][2] = e[2][0] * e[0][1] - e[2][1] * e[0][0];
-    const double sp = sqrt(p2);
     for (int i = 0; i < 3; i++) {
         h[i] = q + sp * l[i];
         for (int j = 0; j < 3; j++) V->m[j][i] = e[i][j];
