@@ -394,29 +394,43 @@ const double *defo_embed_rest_normals(const defo_embed *e) {
     return e ? e->normal0 : NULL;
 }
 
-/* The Jacobian J = ∂x/∂ξ of a tet4 or tet10 map at barycentric l (J[3r + k]
- * = ∂x_r/∂ξ_k, ξ = (λ1, λ2, λ3)), written out: column k is g_{k+1} − g_0
- * with g_a = ∂x/∂λ_a, for tet10 (4λ_a − 1) x_a + Σ_{edges e ∋ a} 4λ_b x_e
- * (b the edge's other corner), for tet4 x_a.  The same values as
- * defo_element_jacobian without its 10 × 3 table of shape gradients: the
- * per-frame normal update of a 50 K-triangle detail surface is this loop. */
-static void tet_jacobian(int P, const double *x, const defo_index *en, const double l[4],
-                         double J[9]) {
-    double g[4][3];
-    for (int a = 0; a < 4; a++) {
+/* A tet4 or tet10 vertex's position and the Jacobian J = ∂x/∂ξ of the
+ * element's map there (J[3r + k] = ∂x_r/∂ξ_k, ξ = (λ1, λ2, λ3)), on node
+ * differences y_a = x_a − x_0 (the translation kept exact, see the
+ * header).  With g_a = ∂y/∂λ_a of the map written homogeneous of degree 2
+ * in λ — tet10: g_a = (4λ_a − 1) y_a + Σ_{edges e ∋ a} 4λ_b y_e (b the
+ * edge's other corner), tet4: g_a = y_a — the columns of J are g_{k+1} − g_0
+ * (the same values as defo_element_jacobian, without its table of shape
+ * gradients) and, by Euler's identity for the quadratic part,
+ *   y = ½ (Σ_a λ_a g_a − Σ_a λ_a y_a)   (tet10),   y = Σ_a λ_a y_a (tet4).
+ * One pass over the nodes gives both: the per-frame update of a 50 K-
+ * triangle detail surface is this function. */
+static void tet_map(int P, const double *x, const defo_index *en, const double l[4], double p[3],
+                    double J[9]) {
+    const double *x0 = x + 3 * (size_t)en[0];
+    double g[4][3], y[10][3];
+    for (int a = 0; a < P; a++) {
         const double *xa = x + 3 * (size_t)en[a];
-        const double w = P == 10 ? 4.0 * l[a] - 1.0 : 1.0;
-        for (int r = 0; r < 3; r++) g[a][r] = w * xa[r];
+        for (int r = 0; r < 3; r++) y[a][r] = xa[r] - x0[r];
     }
-    if (P == 10)
-        for (int e = 0; e < 6; e++) {
-            const int a = defo_tet_edges[e][0], b = defo_tet_edges[e][1];
-            const double *xe = x + 3 * (size_t)en[4 + e];
-            for (int r = 0; r < 3; r++) {
-                g[a][r] += 4.0 * l[b] * xe[r];
-                g[b][r] += 4.0 * l[a] * xe[r];
-            }
+    if (P == 10) {
+        /* the edges in defo_tet_edges' order, nodes 4–9: 01 12 02 03 13 23 */
+        const double w1 = 4 * l[1] - 1, w2 = 4 * l[2] - 1, w3 = 4 * l[3] - 1;
+        for (int r = 0; r < 3; r++) {
+            g[0][r] = 4 * (l[1] * y[4][r] + l[2] * y[6][r] + l[3] * y[7][r]); /* y_0 = 0 */
+            g[1][r] = w1 * y[1][r] + 4 * (l[0] * y[4][r] + l[2] * y[5][r] + l[3] * y[8][r]);
+            g[2][r] = w2 * y[2][r] + 4 * (l[1] * y[5][r] + l[0] * y[6][r] + l[3] * y[9][r]);
+            g[3][r] = w3 * y[3][r] + 4 * (l[0] * y[7][r] + l[1] * y[8][r] + l[2] * y[9][r]);
+            const double lin = l[1] * y[1][r] + l[2] * y[2][r] + l[3] * y[3][r];
+            const double q = l[0] * g[0][r] + l[1] * g[1][r] + l[2] * g[2][r] + l[3] * g[3][r];
+            p[r] = x0[r] + 0.5 * (q - lin);
         }
+    } else {
+        for (int r = 0; r < 3; r++) {
+            g[0][r] = 0, g[1][r] = y[1][r], g[2][r] = y[2][r], g[3][r] = y[3][r];
+            p[r] = x0[r] + (l[1] * y[1][r] + l[2] * y[2][r] + l[3] * y[3][r]);
+        }
+    }
     for (int r = 0; r < 3; r++)
         for (int k = 0; k < 3; k++) J[3 * r + k] = g[k + 1][r] - g[0][r];
 }
@@ -436,16 +450,21 @@ defo_status defo_embed_update(const defo_embed *e, const double *x, const double
         const defo_index t = e->elem[i];
         const defo_index *en = m->elems + (size_t)P * (size_t)t;
         const double *l = e->bary + 4 * (size_t)i;
-        const double *x0 = x + 3 * (size_t)en[0];
         double *p = positions + 3 * (size_t)i;
-        /* the element's shape functions (barycentric for tet4, quadratic for
-         * tet10) on differences from node 0: Σ N = 1 */
-        double N[DEFO_ELEMENT_MAX_NODES];
-        ops->shape(l, N);
-        for (int k = 0; k < 3; k++) {
-            double s = 0;
-            for (int j = 1; j < P; j++) s += N[j] * (x[3 * (size_t)en[j] + k] - x0[k]);
-            p[k] = x0[k] + s;
+        double J[9];
+        if (tet) {
+            tet_map(P, x, en, l, p, J);
+        } else {
+            /* the element's shape functions on differences from node 0: Σ N = 1 */
+            const double *x0 = x + 3 * (size_t)en[0];
+            double N[DEFO_ELEMENT_MAX_NODES];
+            ops->shape(l, N);
+            for (int k = 0; k < 3; k++) {
+                double s = 0;
+                for (int j = 1; j < P; j++) s += N[j] * (x[3 * (size_t)en[j] + k] - x0[k]);
+                p[k] = x0[k] + s;
+            }
+            if (normals && !rotations) defo_element_jacobian(ops, x, en, l, J);
         }
         if (!normals) continue;
         const double *n0 = e->normal0 + 3 * (size_t)i;
@@ -461,11 +480,6 @@ defo_status defo_embed_update(const defo_embed *e, const double *x, const double
          * cof(F) = cof(J_x) cof(J_X⁻¹) ∝ cof(J_x) J_Xᵀ: the cofactor of J_x
          * (columns j_k) applied to the covector c = J_Xᵀ n0 is
          * c0 j1×j2 + c1 j2×j0 + c2 j0×j1 */
-        double J[9];
-        if (tet)
-            tet_jacobian(P, x, en, l, J);
-        else
-            defo_element_jacobian(ops, x, en, l, J);
         const double *c = e->covec + 3 * (size_t)i;
         double j[3][3];
         for (int k = 0; k < 3; k++)
@@ -479,9 +493,10 @@ defo_status defo_embed_update(const defo_embed *e, const double *x, const double
             len += n[r] * n[r];
         }
         len = sqrt(len);
-        if (len > 0 && isfinite(len))
-            for (int r = 0; r < 3; r++) n[r] /= len;
-        else
+        if (len > 0 && isfinite(len)) {
+            const double il = 1 / len;
+            for (int r = 0; r < 3; r++) n[r] *= il;
+        } else
             memcpy(n, n0, 3 * sizeof(double)); /* a degenerate map: the rest normal */
     }
     return DEFO_OK;
