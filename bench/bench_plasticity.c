@@ -12,20 +12,28 @@
  *     or moving elastically);
  *   update_flow_ns_per_point — an update where every point runs its return
  *     map and flows (yield 0);
+ *   flow_update_pct — that flowing update against one elastic step;
  *   elastic_step_ms — one integrator step of the body without plasticity
  *     (a world step of the elastic body's stable length, a 1/30 s frame's
  *     share); step_ms — with plasticity whose thresholds lie above this
  *     state's strains (every update, no flow: the cost of carrying
  *     plasticity), overhead_pct its excess; flow_step_ms and
  *     flow_overhead_pct — every point flowing every step (yield 0: the
- *     worst case);
+ *     worst case), with the quartiles of the excess;
  *   steps — the integrator steps of one such world step: elastic, carrying,
  *     flowing.  Flow that shortens an element shortens the stable step, so
  *     a flowing body may take 2 where the elastic one takes 1; the times
- *     above are per integrator step, the cost of each step.
- * Medians of repeated runs (after 0.4 s of untimed passes with 2 threads:
- * the thread governor's first trial); JSON on stdout; asserts nothing.
- * Goal: a step ≤ 15 % over the elastic one (overhead_pct).
+ *     above are per integrator step, the cost of each step;
+ *   cg_per_step — the damping solve's CG iterations per integrator step
+ *     (elastic, carrying, flowing): a step's cost follows them.
+ * The three bodies step in turn, and each excess is the median of the
+ * step-by-step ratios, so a change in the machine's load falls on both
+ * sides of a ratio.  Times are CPU time with one thread (what other
+ * processes take is not counted) and wall time with two ("clock"); medians
+ * (after 0.4 s of untimed passes with 2 threads: the thread governor's
+ * first trial); JSON on stdout; asserts nothing.
+ * Goal: a step ≤ 15 % over the elastic one (overhead_pct and
+ * flow_overhead_pct).
  *
  * Usage: bench_plasticity [quick]   (quick: the tet4 row with one thread)
  */
@@ -52,13 +60,9 @@ static defo_plasticity_def model_def(int k, int flow_all) {
     return d;
 }
 
-/* ms per integrator step of a world step of the elastic body's stable
- * length; *steps gets the integrator steps it took (a plastic part that
- * shortened an element shortens the stable step: more steps, each of which
- * is counted on its own) */
-static double world_step_ms(const defo_mesh *mesh, const defo_material_def *md,
-                            const defo_plasticity_def *pd, const double *x0, int *steps) {
-    enum { STEPS = 5 };
+/* A world of one Newmark body (no plasticity when pd is NULL) at x0. */
+static defo_world *make_world(const defo_mesh *mesh, const defo_material_def *md,
+                              const defo_plasticity_def *pd, const double *x0) {
     defo_world *w = NULL;
     defo_world_create(NULL, &w);
     defo_integrator_def id = defo_default_integrator_def(DEFO_INTEGRATOR_NEWMARK);
@@ -71,23 +75,28 @@ static double world_step_ms(const defo_mesh *mesh, const defo_material_def *md,
     if (defo_world_add_body(w, &bd, &body) || defo_body_set_state(w, body, x0, NULL)) {
         fprintf(stderr, "bench_plasticity: %s\n", defo_last_error());
         defo_world_destroy(w);
-        return NAN;
+        return NULL;
     }
-    const double dt = (1.0 / 30) / defo_world_steps_per_frame(w, 0, 1.0 / 30);
-    double ts[STEPS];
-    defo_world_step(w, dt); /* the first step flows most */
-    *steps = 0;
-    for (int r = 0; r < STEPS; r++) {
-        double t0 = bench_now();
-        defo_world_step(w, dt);
-        ts[r] = bench_now() - t0;
-        defo_step_stats st;
-        defo_world_stats(w, &st);
-        ts[r] /= st.steps > 0 ? st.steps : 1;
-        *steps = st.steps > *steps ? st.steps : *steps;
-    }
-    defo_world_destroy(w);
-    return 1e3 * bench_median(ts, STEPS);
+    return w;
+}
+
+/* One world step of length dt: ms per integrator step (CPU time with one
+ * thread, wall time with more), the integrator steps it took and their CG
+ * iterations.  A plastic part that shortened an element shortens the
+ * stable step: more steps, each counted on its own. */
+static double clock_now(int threads) {
+    return threads == 1 ? bench_cpu_now() : bench_now();
+}
+
+static double step_ms(defo_world *w, double dt, int threads, int *steps, int *cg) {
+    const double t0 = clock_now(threads);
+    defo_world_step(w, dt);
+    const double t = clock_now(threads) - t0;
+    defo_step_stats st;
+    defo_world_stats(w, &st);
+    *steps = st.steps;
+    *cg = st.cg_iterations;
+    return 1e3 * t / (st.steps > 0 ? st.steps : 1);
 }
 
 static void run(const char *name, int order, double target, int max_threads) {
@@ -118,8 +127,9 @@ static void run(const char *name, int order, double target, int max_threads) {
     const double np = (double)mesh->num_elems * points;
     for (int threads = 1; threads <= max_threads; threads++) {
         defo_set_threads(threads);
-        int elastic_steps, steps, flow_steps;
-        const double elastic_ms = world_step_ms(mesh, &md, NULL, x, &elastic_steps);
+        defo_world *we = make_world(mesh, &md, NULL, x);
+        if (!we) break;
+        const double dt = (1.0 / 30) / defo_world_steps_per_frame(we, 0, 1.0 / 30);
         for (int k = 0; k < DEFO_PLASTICITY_MODELS; k++) {
             enum { REPS = 7 };
             double te[REPS], tf[REPS];
@@ -132,29 +142,61 @@ static void run(const char *name, int order, double target, int max_threads) {
                 for (double t0 = bench_now(); threads > 1 && bench_now() - t0 < 0.4;)
                     defo_plasticity_update(p, force, x, 0.001, NULL);
                 for (int r = 0; r < REPS; r++) {
-                    double t0 = bench_now();
+                    double t0 = clock_now(threads);
                     defo_plasticity_update(p, force, x, 0.001, NULL);
-                    (flow ? tf : te)[r] = bench_now() - t0;
+                    (flow ? tf : te)[r] = clock_now(threads) - t0;
                 }
                 defo_force_model_set_plastic(force, NULL);
                 defo_plasticity_destroy(p);
             }
-            defo_plasticity_def pq = model_def(k, 0), pf = model_def(k, 1);
-            const double step_ms = world_step_ms(mesh, &md, &pq, x, &steps);
-            const double flow_ms = world_step_ms(mesh, &md, &pf, x, &flow_steps);
+            /* the elastic, carrying and flowing bodies step in turn, so a
+             * change in the machine's load falls on all three alike; the
+             * ratios are taken rep by rep */
+            const defo_plasticity_def pq = model_def(k, 0), pf = model_def(k, 1);
+            defo_world *wc = make_world(mesh, &md, &pq, x), *wf = make_world(mesh, &md, &pf, x);
+            if (!wc || !wf) {
+                defo_world_destroy(wc);
+                defo_world_destroy(wf);
+                break;
+            }
+            enum { STEPS = 7 };
+            double me[STEPS], mc[STEPS], mf[STEPS], rc[STEPS], rf[STEPS];
+            int n[3] = {0, 0, 0}, cg[3] = {0, 0, 0}, ns, ncg;
+            step_ms(wc, dt, threads, &ns, &ncg); /* the first step flows most */
+            step_ms(wf, dt, threads, &ns, &ncg);
+            for (int r = 0; r < STEPS; r++) {
+                me[r] = step_ms(we, dt, threads, &ns, &ncg);
+                n[0] += ns, cg[0] += ncg;
+                mc[r] = step_ms(wc, dt, threads, &ns, &ncg);
+                n[1] += ns, cg[1] += ncg;
+                mf[r] = step_ms(wf, dt, threads, &ns, &ncg);
+                n[2] += ns, cg[2] += ncg;
+                rc[r] = mc[r] / me[r], rf[r] = mf[r] / me[r];
+            }
+            defo_world_destroy(wc);
+            defo_world_destroy(wf);
+            const double rf_med = bench_median(rf, STEPS); /* sorts rf: then its quartiles */
             printf("%s{\"mesh\": \"%s\", \"order\": %d, \"tets\": %ld, \"points\": %.0f, "
-                   "\"model\": \"%s\", \"threads\": %d, \"update_elastic_ns_per_point\": %.1f, "
-                   "\"update_flow_ns_per_point\": %.1f, \"elastic_step_ms\": %.3f, "
-                   "\"step_ms\": %.3f, \"overhead_pct\": %.1f, \"flow_step_ms\": %.3f, "
-                   "\"flow_overhead_pct\": %.1f, \"steps\": [%d, %d, %d]}",
+                   "\"model\": \"%s\", \"threads\": %d, \"clock\": \"%s\", "
+                   "\"update_elastic_ns_per_point\": %.1f, \"update_flow_ns_per_point\": %.1f, "
+                   "\"flow_update_pct\": %.1f, \"elastic_step_ms\": %.3f, \"step_ms\": %.3f, "
+                   "\"overhead_pct\": %.1f, \"flow_step_ms\": %.3f, \"flow_overhead_pct\": %.1f, "
+                   "\"flow_overhead_quartiles_pct\": [%.1f, %.1f], \"steps\": [%d, %d, %d], "
+                   "\"cg_per_step\": [%.1f, %.1f, %.1f]}",
                    first_row ? "" : ",\n  ", name, order, (long)mesh->num_elems, np,
                    defo_plasticity_model_name((defo_plasticity_model)k), threads,
-                   1e9 * bench_median(te, REPS) / np, 1e9 * bench_median(tf, REPS) / np, elastic_ms,
-                   step_ms, 100 * (step_ms / elastic_ms - 1), flow_ms,
-                   100 * (flow_ms / elastic_ms - 1), elastic_steps, steps, flow_steps);
+                   threads == 1 ? "cpu" : "wall", 1e9 * bench_median(te, REPS) / np,
+                   1e9 * bench_median(tf, REPS) / np,
+                   100 * bench_median(tf, REPS) / (1e-3 * bench_median(me, STEPS)),
+                   bench_median(me, STEPS), bench_median(mc, STEPS),
+                   100 * (bench_median(rc, STEPS) - 1), bench_median(mf, STEPS), 100 * (rf_med - 1),
+                   100 * (rf[STEPS / 4] - 1), 100 * (rf[3 * STEPS / 4] - 1), n[0] / STEPS,
+                   n[1] / STEPS, n[2] / STEPS, (double)cg[0] / n[0], (double)cg[1] / n[1],
+                   (double)cg[2] / n[2]);
             first_row = 0;
             fflush(stdout);
         }
+        defo_world_destroy(we);
     }
     defo_set_threads(0);
     free(x);

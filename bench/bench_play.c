@@ -24,7 +24,8 @@
  *            splits made in the 60 frames.
  *   render   the mtps08 model's picture at 1280×720 as the window draws it
  *            (fast mode, detail surface with its normals): ms (median of 5).
- * JSON on stdout; asserts nothing.  Usage: bench_play [DATA_DIR]
+ * JSON on stdout; asserts nothing.  Usage: bench_play [DATA_DIR [ROW]]
+ * (ROW: lazy, mtps08 or mg04 alone; mtps08 then renders nothing)
  */
 #include "defo/cholesky.h"
 #include "defo/embed.h"
@@ -360,13 +361,13 @@ static void bench_mg04(void) {
 }
 
 int main(int argc, char **argv) {
-    const char *data = argc > 1 ? argv[1] : DEFO_BENCH_DATA;
+    const char *data = argc > 1 ? argv[1] : DEFO_BENCH_DATA, *row = argc > 2 ? argv[2] : NULL;
     defo_renderer *rnd = NULL;
-    if (defo_renderer_create(DEFO_RENDER_AUTO, &rnd) < 0) rnd = NULL;
+    if (!row && defo_renderer_create(DEFO_RENDER_AUTO, &rnd) < 0) rnd = NULL;
     printf("{\n");
-    bench_lazy();
-    bench_mtps08(data, rnd);
-    bench_mg04();
+    if (!row || !strcmp(row, "lazy")) bench_lazy();
+    if (!row || !strcmp(row, "mtps08")) bench_mtps08(data, rnd);
+    if (!row || !strcmp(row, "mg04")) bench_mg04();
     printf("}\n");
     defo_renderer_destroy(rnd);
     return 0;

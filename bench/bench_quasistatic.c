@@ -77,12 +77,6 @@ typedef struct result {
     int frames, converged, negative_curvature;
 } result;
 
-static double bench_cpu(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* One run of cfg on mesh m: warm-up frames, then the timed frames. */
 static int run_once(const defo_mesh *m, const config *cfg, result *r, double *wall, double *cpu) {
     memset(r, 0, sizeof *r);
@@ -133,7 +127,7 @@ static int run_once(const defo_mesh *m, const config *cfg, result *r, double *wa
     for (int f = 1; f <= cfg->warmup + cfg->frames; f++) {
         if (f == cfg->warmup + 1) {
             t0 = bench_now();
-            c0 = bench_cpu();
+            c0 = bench_cpu_now();
         }
         defo_status rc = defo_world_step(w, 1.0 / 30.0);
         if (rc < 0) {
@@ -150,7 +144,7 @@ static int run_once(const defo_mesh *m, const config *cfg, result *r, double *wa
         r->negative_curvature += st.negative_curvature;
     }
     *wall = bench_now() - t0;
-    *cpu = bench_cpu() - c0;
+    *cpu = bench_cpu_now() - c0;
     const int frames = cfg->frames;
     r->frames = frames;
     r->ms_frame = 1e3 * *wall / frames;

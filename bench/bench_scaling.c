@@ -52,12 +52,6 @@
 
 enum { MAX_REPS = 15, MAX_COUNTS = 16, MAX_SCENES = 16 };
 
-static double cpu_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* FNV-1a over the bits of every body's positions. */
 static uint64_t positions_hash(defo_simulation *sim) {
     uint64_t h = 1469598103934665603ULL;
@@ -108,7 +102,7 @@ static run_result run_once(const defo_scene *scene, int frames) {
         r.elems += (long)defo_body_mesh(w, defo_simulation_body(sim, b))->num_elems;
     defo_parallel_governor_reset(); /* each run as in a new process */
     const defo_solve_traffic t0 = defo_solve_traffic_get();
-    const double w0 = bench_now(), c0 = cpu_now();
+    const double w0 = bench_now(), c0 = bench_cpu_now();
     r.ok = 1;
     for (int f = 0; f < frames && r.ok; f++) {
         if (defo_simulation_step_frame(sim) < 0) {
@@ -121,7 +115,7 @@ static run_result run_once(const defo_scene *scene, int frames) {
         r.cg += st.cg_iterations;
         r.newton += st.newton_iterations;
     }
-    const double w1 = bench_now(), c1 = cpu_now();
+    const double w1 = bench_now(), c1 = bench_cpu_now();
     const defo_solve_traffic t1 = defo_solve_traffic_get();
     r.ms = 1e3 * (w1 - w0) / frames;
     r.cpu_ms = 1e3 * (c1 - c0) / frames;
