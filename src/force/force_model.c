@@ -653,7 +653,10 @@ static void fm_fold_plastic(defo_force_model *fm, const unsigned char *changed) 
             memcpy(A.m, fm->fp_inv + 9 * pq, sizeof A.m);
             const defo_mat3 J = defo_m3_mul(Ji, A);
             memcpy(fm->jinv_plastic + 9 * pq, J.m, sizeof J.m);
-            for (int k = 0; k < 9; k++) fm->max_jinv = fmax(fm->max_jinv, fabs(J.m[k / 3][k % 3]));
+            for (int k = 0; k < 9; k++) { /* a NaN entry is passed over, as by fmax */
+                const double a = fabs(J.m[k / 3][k % 3]);
+                fm->max_jinv = a > fm->max_jinv ? a : fm->max_jinv;
+            }
         }
         if (!any) continue;
         double worst = 1.0; /* the largest ‖F_p⁻¹‖₂ over the points */
@@ -665,7 +668,8 @@ static void fm_fold_plastic(defo_force_model *fm, const unsigned char *changed) 
             C = defo_m3_tmul(A, A);
             defo_sym3_eigenvalues(&C, &l);
             /* the closed form is good to ~1e-11 ‖C‖: round the norm up */
-            worst = fmax(worst, sqrt(fmax(l.x, 0.0) * (1 + 1e-9)));
+            const double nq = sqrt((l.x > 0 ? l.x : 0.0) * (1 + 1e-9));
+            worst = nq > worst ? nq : worst;
         }
         const double ds = fm->density_scale ? sqrt(fm->density_scale[e]) : 1.0;
         fm->elen_own[e] =

@@ -830,8 +830,9 @@ static defo_index patch_volume(defo_plasticity *p, const defo_force_model *fm, d
         if (!a || !b) return flowed;
         p->pnodes = nn, p->pelems = ne;
     }
-    memset(p->pn, 0, 2 * (size_t)nn * sizeof(double));
-    double sp = 0, spj = 0;
+    /* each element's P_e and J_e (independent: in parallel), then the sums
+     * in element order */
+    DEFO_PARALLEL_FOR_IF(DEFO_PARALLEL_WORTH(flowed, 60))
     for (defo_index e = 0; e < ne; e++) {
         double *pv = p->pv + 2 * (size_t)e;
         pv[0] = 0;
@@ -852,6 +853,13 @@ static defo_index patch_volume(defo_plasticity *p, const defo_force_model *fm, d
         const double P = V * exp(plast_sym_trace(p->state + PLAST_STATE * (size_t)e));
         if (!(J > 0) || !(P > 0) || !isfinite(J * P)) continue;
         pv[0] = P, pv[1] = J;
+    }
+    memset(p->pn, 0, 2 * (size_t)nn * sizeof(double));
+    double sp = 0, spj = 0;
+    for (defo_index e = 0; e < ne; e++) {
+        const double *pv = p->pv + 2 * (size_t)e, P = pv[0], J = pv[1];
+        if (!(P > 0)) continue;
+        const defo_index *v = m->elems + 4 * (size_t)e;
         sp += P, spj += P * J;
         for (int k = 0; k < 4; k++) {
             p->pn[2 * v[k]] += 0.25 * P * J;
