@@ -98,7 +98,9 @@
  * A2)); per update, as MG04 eqs. 13–15 on ε_b:
  *     e = ε_b − ε_b,p;  |e| > bending_yield:  ε_b,p += min(1, Δt bending_creep) e
  *     |ε_b,p| > bending_max:  ε_b,p = ±bending_max
- * A hinge takes the parameters of its first triangle.
+ * A hinge between triangles of two parameter sets takes the set with the
+ * lower bending_yield (it bends plastically as soon as its weaker side
+ * would; ties: its first triangle's).
  *
  * Parameters may differ per element (parameter sets, e.g. a scene's
  * material_regions: MG04 Fig. 9's heated region) and change at run time.

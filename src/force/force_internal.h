@@ -194,6 +194,8 @@ void defo_fm_corot_plastic_changed(defo_force_model *fm, const unsigned char *ch
 struct fm_shell;
 defo_status defo_fm_shell_create(defo_force_model *fm);
 defo_status defo_fm_shell_stable_time(defo_force_model *fm);
+/* Material regions: the parts' constants, bending forms and bound again. */
+defo_status defo_fm_shell_set_parts(defo_force_model *fm);
 void defo_fm_shell_destroy(struct fm_shell *S);
 /* The stencils (6 per triangle) for the incidence and the matrix pattern. */
 const defo_index *defo_fm_shell_stencil(const defo_force_model *fm);

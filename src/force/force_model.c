@@ -217,7 +217,8 @@ static defo_status fm_part_make(const defo_force_model *fm, const defo_material 
     pt->mu = defo_material_mu(material);
     pt->lambda = defo_material_lambda(material);
     defo_material_damping_moduli(material, &pt->mu_d, &pt->lambda_d);
-    if (fm->def.formulation == DEFO_FORMULATION_INVERTIBLE && fm->def.constant_extrapolation) {
+    if (fm->def.formulation == DEFO_FORMULATION_INVERTIBLE && fm->def.constant_extrapolation &&
+        !fm->shell) { /* (shells: the plane-stress model clamps nothing) */
         /* TSIF05 §9: ψ, P̂ and dP/dF all at σ clamped to the threshold */
         defo_material_def md = *defo_material_get_def(material);
         md.inversion.mode = DEFO_INVERSION_CLAMP;
@@ -731,15 +732,17 @@ defo_status defo_force_model_set_materials(defo_force_model *fm, int count,
                                            const int32_t *material_of) {
     if (!fm || count < 1 || !materials || (count > 1 && !material_of))
         return defo_error(DEFO_ERR_INVALID_ARGUMENT, "force model materials: bad arguments");
-    if (fm->shell && count > 1)
-        return defo_error(DEFO_ERR_UNSUPPORTED,
-                          "force model: material regions on tri3 shells is not supported (tet4 and "
-                          "tet10 only)");
     for (defo_index e = 0; material_of && e < fm->ne; e++)
         if (material_of[e] < 0 || material_of[e] >= count)
             return defo_error(DEFO_ERR_INVALID_ARGUMENT,
                               "force model materials: element %ld has material %d of %d", (long)e,
                               (int)material_of[e], count);
+    for (int k = 0; fm->shell && k < count; k++) /* what shell create checks */
+        if (materials[k] && !(defo_material_get_def(materials[k])->thickness > 0))
+            return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                              "force model materials: material %d: a shell needs a thickness > 0 "
+                              "(it is %g)",
+                              k, defo_material_get_def(materials[k])->thickness);
     /* a fibre term anywhere needs what create checks for the first material */
     int fibres = 0;
     for (int k = 0; k < count; k++)
@@ -775,8 +778,9 @@ defo_status defo_force_model_set_materials(defo_force_model *fm, int count,
     fm->part_of = count > 1 ? material_of : NULL;
     fm->fibres = fibres;
     fm->fibre = fibres ? defo_element_rest_fibres(fm->rest) : NULL;
+    if (fm->shell) s = defo_fm_shell_set_parts(fm); /* its parts' constants and forms */
     fm_parts_changed(fm);
-    s = fm_own_arrays(fm);
+    if (!s) s = fm_own_arrays(fm);
     if (!s) fm_fold_plastic(fm, NULL);
     return s;
 }

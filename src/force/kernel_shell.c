@@ -88,8 +88,19 @@
 #define SH_NS_HINGE     2000 /* a hinge's projected Hessian (Jacobi on 9×9) */
 #define SH_WORTH(n, ns) DEFO_PARALLEL_WORTH(n, ns)
 
+/* What the kernel reads of a material part (fm->part[k]: material
+ * regions give triangles their own): thickness, bending modulus, Poisson,
+ * the plane-stress constants, damping blocks and time. */
+typedef struct sh_part {
+    double h, D, nu;       /* thickness, bending modulus E h³/(12(1 − ν²)), Poisson */
+    double membrane_scale; /* λ* + 2μ: the plane-stress P-wave modulus */
+    double rest_bound;     /* dpdf2 bound at rest */
+    double tau;            /* damping time (bending damping = τ · Gauss–Newton) */
+    defo_dpdf2 damp;       /* the damping moduli as blocks (constant) */
+} sh_part;
+
 struct fm_shell {
-    double h, D, nu;            /* thickness, bending modulus E h³/(12(1 − ν²)), Poisson */
+    sh_part *pt;                /* one per material part (fm->num_parts) */
     defo_index nt, nh;          /* triangles, hinges */
     const double *frame;        /* rest frame (defo_element_rest_frame): b1 b2 Dm⁻¹ */
     const double *area;         /* rest areas */
@@ -106,25 +117,26 @@ struct fm_shell {
     double *angle_per_strain;   /* per hinge: 2(A1 + A2)/(h |e|): θ per outer-fibre strain */
     const double *plastic_bend; /* borrowed: plastic bending strain per hinge, or NULL */
     /* at the last evaluation */
-    double *nrm;           /* 3 per triangle: (x1 − x0) × (x2 − x0) */
-    double *theta;         /* per hinge */
-    double *gth;           /* 12 per hinge: ∇θ on a b c d */
-    unsigned char *live;   /* per hinge: 1 when both triangles have an area */
-    double *Hh;            /* 78 per hinge: projected m ∇²θ, packed upper (tangent) */
-    double *u;             /* 3 per triangle: K q */
-    double *U;             /* 6 per triangle: u1, u2 */
-    double *n;             /* 3 per triangle: u1 × u2 */
-    double *G;             /* 4 per triangle: Dm⁻¹ V (row-major) */
-    double *sig, *phat;    /* 2 per triangle */
-    double *s3;            /* per triangle: thickness stretch */
-    defo_dpdf2 *dp;        /* per triangle (tangent) */
-    defo_dpdf2 damp;       /* the damping moduli as blocks (constant) */
-    double tau;            /* damping time (bending damping = τ · Gauss–Newton) */
-    double membrane_scale; /* λ* + 2μ: the plane-stress P-wave modulus */
-    double bend_omega2;    /* rest bound of the bending part's ω² (explicit steps) */
-    double rest_bound;     /* dpdf2 bound at rest */
-    int tangent_ok;        /* the last evaluation kept the tangent data */
+    double *nrm;         /* 3 per triangle: (x1 − x0) × (x2 − x0) */
+    double *theta;       /* per hinge */
+    double *gth;         /* 12 per hinge: ∇θ on a b c d */
+    unsigned char *live; /* per hinge: 1 when both triangles have an area */
+    double *Hh;          /* 78 per hinge: projected m ∇²θ, packed upper (tangent) */
+    double *u;           /* 3 per triangle: K q */
+    double *U;           /* 6 per triangle: u1, u2 */
+    double *n;           /* 3 per triangle: u1 × u2 */
+    double *G;           /* 4 per triangle: Dm⁻¹ V (row-major) */
+    double *sig, *phat;  /* 2 per triangle */
+    double *s3;          /* per triangle: thickness stretch */
+    defo_dpdf2 *dp;      /* per triangle (tangent) */
+    double bend_omega2;  /* rest bound of the bending part's ω² (explicit steps) */
+    int tangent_ok;      /* the last evaluation kept the tangent data */
 };
+
+/* The material part of triangle t. */
+static inline const sh_part *tri_part(const defo_force_model *fm, defo_index t) {
+    return &fm->shell->pt[fm->part_of ? fm->part_of[t] : 0];
+}
 
 /* ------------------------------------------------------------ small math */
 static inline void cross3(const double a[3], const double b[3], double c[3]) {
@@ -472,9 +484,10 @@ static unsigned membrane(defo_force_model *fm, defo_index t, const double *x, in
     if (!(sg[1] > 1e-12 * sg[0])) flag |= FM_INVERTED; /* flat: no orientation of its own */
     double ph[2], s3;
     defo_dpdf2 dp;
-    const double psi =
-        defo_material_eval_plane(fm->part[0].mat, sg[0], sg[1], &s3, ph, tangent ? &dp : NULL);
-    const double w = S->h * S->area[t];
+    const sh_part *pp = tri_part(fm, t);
+    const defo_material *mat = fm_part_of(fm, t)->mat;
+    const double psi = defo_material_eval_plane(mat, sg[0], sg[1], &s3, ph, tangent ? &dp : NULL);
+    const double w = pp->h * S->area[t];
     if (psi_out) *psi_out = w * psi;
     if (!isfinite(psi) || !isfinite(ph[0]) || !isfinite(ph[1])) flag |= FM_BAD;
     /* G = Dm⁻¹ V; ĝ_a = Vᵀ ∇N_a: rows of G for a = 1, 2 */
@@ -503,9 +516,9 @@ static unsigned membrane(defo_force_model *fm, defo_index t, const double *x, in
         }
         if (fm->track_stable_time) {
             defo_dpdf2 db;
-            if (!tangent) defo_material_eval_plane(fm->part[0].mat, sg[0], sg[1], NULL, NULL, &db);
+            if (!tangent) defo_material_eval_plane(mat, sg[0], sg[1], NULL, NULL, &db);
             const double r =
-                fmax(defo_dpdf2_bound(tangent ? &dp : &db), S->rest_bound) / S->membrane_scale;
+                fmax(defo_dpdf2_bound(tangent ? &dp : &db), pp->rest_bound) / pp->membrane_scale;
             fm->stable_len[t] = fm->elen[t] / sqrt(r);
         }
     }
@@ -547,7 +560,7 @@ static void membrane_apply(const defo_force_model *fm, defo_index t, const defo_
     P[1][0] = T->B[1][0] * F[0][1] + T->B[1][1] * F[1][0];
     P[2][0] = T->N[0] * F[2][0];
     P[2][1] = T->N[1] * F[2][1];
-    const double w = S->h * S->area[t];
+    const double w = tri_part(fm, t)->h * S->area[t];
     for (int a = 0; a < 3; a++)
         for (int r = 0; r < 3; r++) {
             double s = 0;
@@ -565,7 +578,7 @@ static void membrane_block(const defo_force_model *fm, defo_index t, const defo_
     double ga[2], gb[2];
     ghat(G, a, ga);
     ghat(G, b, gb);
-    const double w = S->h * S->area[t];
+    const double w = tri_part(fm, t)->h * S->area[t];
     /* coefficient of c_i c_kᵀ: Σ_jl T_{ij,kl} ĝa[j] ĝb[l] */
     double C[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
     C[0][0] = T->A[0][0] * ga[0] * gb[0] + T->B[0][0] * ga[1] * gb[1];
@@ -773,8 +786,8 @@ defo_status defo_fm_shell_energy_of(const defo_force_model *fm, const double *x,
         double U[6], n[3], V[4], sg[2];
         shell_svd(f0, f1, nref, U, n, V, sg);
         const double psi =
-            defo_material_eval_plane(fm->part[0].mat, sg[0], sg[1], NULL, NULL, NULL);
-        total += S->h * S->area[t] * psi;
+            defo_material_eval_plane(fm_part_of(fm, t)->mat, sg[0], sg[1], NULL, NULL, NULL);
+        total += tri_part(fm, t)->h * S->area[t] * psi;
         /* bending of its hinges at x */
         double theta[3];
         unsigned char live[3];
@@ -818,9 +831,9 @@ static void shell_apply(defo_force_model *fm, const double *d, double *y, int mo
             double ds[18], *sl = fm->slot + 18 * (size_t)t;
             gather_stencil(S, t, d, ds);
             memset(sl, 0, 18 * sizeof(double));
-            const defo_dpdf2 *T = mode ? &S->damp : &S->dp[t];
+            const defo_dpdf2 *T = mode ? &tri_part(fm, t)->damp : &S->dp[t];
             membrane_apply(fm, t, T, ds, sl);
-            bending_gn_apply(S, t, ds, mode ? S->tau : 1.0, sl);
+            bending_gn_apply(S, t, ds, mode ? tri_part(fm, t)->tau : 1.0, sl);
             if (mode) continue;
             for (int i = 0; i < 3; i++) {
                 if (!owns(S, t, i)) continue;
@@ -853,9 +866,9 @@ void defo_fm_shell_damping_apply(defo_force_model *fm, const double *v, double *
 static void shell_block(const defo_force_model *fm, defo_index t, int p, int q, int mode,
                         double s[9]) {
     const struct fm_shell *S = fm->shell;
-    if (p < 3 && q < 3) membrane_block(fm, t, mode ? &S->damp : &S->dp[t], p, q, s);
+    if (p < 3 && q < 3) membrane_block(fm, t, mode ? &tri_part(fm, t)->damp : &S->dp[t], p, q, s);
     const double *K = S->K + 9 * (size_t)t;
-    const double scale = mode ? S->tau : 1.0;
+    const double scale = mode ? tri_part(fm, t)->tau : 1.0;
     for (int i = 0; i < 3; i++) {
         const double *gi = hinge_grad_at(S, t, i, p);
         if (!gi) continue;
@@ -1066,15 +1079,17 @@ defo_status defo_fm_shell_restore_history(defo_force_model *fm, const void *in) 
     return DEFO_OK;
 }
 
-/* Stable lengths after the in-plane plastic parts or the density scale
- * changed: a triangle's rest length times √(density scale) over the largest
- * singular value of its F_p⁻¹ (2×2 block), as the tets' (force_model.c),
+/* Stable lengths after the in-plane plastic parts, the density scale or
+ * the material parts changed: a triangle's rest length times √(density
+ * scale) over the largest singular value of its F_p⁻¹ (2×2 block) and part
+ * 0's membrane wave speed over its own part's, as the tets' (force_model.c),
  * and the wave time with the bending bound. */
 void defo_fm_shell_plastic_changed(defo_force_model *fm) {
     struct fm_shell *S = fm->shell;
-    const double r0 = sqrt(S->rest_bound / S->membrane_scale);
     double lmin = INFINITY;
     for (defo_index e = 0; e < S->nt; e++) {
+        const sh_part *pp = tri_part(fm, e);
+        const double r0 = sqrt(pp->rest_bound / pp->membrane_scale);
         double worst = 1.0;
         if (fm->fp_inv) {
             const double *P = fm->fp_inv + 9 * (size_t)e;
@@ -1084,7 +1099,8 @@ void defo_fm_shell_plastic_changed(defo_force_model *fm) {
             worst = fmax(1.0, sqrt(fmax(hi, 0.0) * (1 + 1e-9)));
         }
         const double ds = fm->density_scale ? sqrt(fm->density_scale[e]) : 1.0;
-        fm->elen_own[e] = fm->elen_rest[e] * ds / worst;
+        fm->elen_own[e] =
+            fm->elen_rest[e] * ds / worst * (fm->wave_speed / fm_part_of(fm, e)->wave_speed);
         if (!fm->track_stable_time) fm->stable_len[e] = fm->elen_own[e] / r0;
         lmin = fmin(lmin, fm->elen_own[e] / r0);
     }
@@ -1132,7 +1148,7 @@ void defo_fm_shell_destroy(struct fm_shell *S) {
                  S->hinge_tri, S->hinge_local, S->K,         S->theta_rest, S->angle_per_strain,
                  S->nrm,       S->theta,       S->gth,       S->live,       S->Hh,
                  S->u,         S->U,           S->n,         S->G,          S->sig,
-                 S->phat,      S->s3,          S->dp,        S->theta_ref};
+                 S->phat,      S->s3,          S->dp,        S->theta_ref,  S->pt};
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) defo_free(a[i]);
     defo_free(S);
 }
@@ -1184,6 +1200,8 @@ static double bending_omega2(defo_force_model *fm, const double *mass) {
     return w2;
 }
 
+static defo_status shell_parts(defo_force_model *fm);
+
 defo_status defo_fm_shell_create(defo_force_model *fm) {
     const defo_mesh *mesh = fm->mesh;
     const defo_material_def *md = defo_material_get_def(fm->part[0].mat);
@@ -1210,9 +1228,6 @@ defo_status defo_fm_shell_create(defo_force_model *fm) {
     const size_t nt = (size_t)mesh->num_elems, nh = (size_t)tp.num_hinges;
     S->nt = mesh->num_elems;
     S->nh = tp.num_hinges;
-    S->h = md->thickness;
-    S->nu = md->poisson;
-    S->D = md->youngs_modulus * S->h * S->h * S->h / (12.0 * (1.0 - S->nu * S->nu));
     S->frame = defo_element_rest_frame(fm->rest);
     S->area = defo_element_rest_volume(fm->rest);
     S->stencil = defo_malloc(6 * nt * sizeof(defo_index) + 1);
@@ -1282,13 +1297,93 @@ defo_status defo_fm_shell_create(defo_force_model *fm) {
                               (long)p[0], (long)p[1], (long)S->hinge_tri[2 * h],
                               (long)S->hinge_tri[2 * h + 1]);
         S->theta_rest[h] = S->theta_ref[h] = th;
+    }
+    return shell_parts(fm);
+}
+
+/* The material parts' constants (thickness, bending modulus, plane-stress
+ * modulus, damping blocks, rest bound; each part's membrane wave speed in
+ * fm->part), the angle per outer-fibre strain of each hinge and the
+ * triangles' condensed bending forms, from fm->part (at creation and when
+ * material regions give triangles their own parts).
+ *
+ * A hinge between two parts.  Its angle is the curvature across the edge
+ * integrated over the hinge's strip, half of it in each triangle: under a
+ * bending moment m per length carried across the edge (the moment is
+ * continuous there, the curvature jumps) the strip's halves bend in series,
+ * θ ∝ m (1/D1 + 1/D2)/2, so the hinge's modulus is the harmonic mean
+ * D_h = 2 D1 D2 / (D1 + D2) — a two-segment beam's compliance, exact for
+ * the midpoint rule over the strip.  (The arithmetic mean, each triangle's
+ * own D on the full angle, makes an interface hinge as stiff as the mean of
+ * its sides: on a cantilever of a stiff half and a ten times softer half it
+ * errs by the soft side's compliance of half a strip, 6 % of the tip
+ * deflection on 20 cells.)  A triangle's form then takes its hinges'
+ * moduli as K_ij = A c_i c_j √(D_i D_j) ((1 − ν)(t_i·t_j)² + ν), which is
+ * diag(√D) K̂ diag(√D), positive semidefinite as K̂, and the form above
+ * when every D_i is the triangle's own; a boundary edge takes the
+ * triangle's D.  The outer-fibre strain of an interface hinge is that of the
+ * mean of its triangles' thicknesses. */
+static defo_status shell_parts(defo_force_model *fm) {
+    struct fm_shell *S = fm->shell;
+    const defo_mesh *mesh = fm->mesh;
+    const size_t nt = (size_t)S->nt, nh = (size_t)S->nh;
+    sh_part *pt = defo_calloc((size_t)fm->num_parts, sizeof *pt);
+    if (!pt) return defo_error_oom("shell parts", (size_t)fm->num_parts * sizeof *pt);
+    for (int k = 0; k < fm->num_parts; k++) {
+        fm_part *fp = &fm->part[k];
+        const defo_material_def *md = defo_material_get_def(fp->mat);
+        if (defo_material_has_fibres(fp->mat) || !(md->thickness > 0)) {
+            defo_free(pt);
+            if (!(md->thickness > 0))
+                return defo_error(DEFO_ERR_INVALID_ARGUMENT,
+                                  "force model: material %d: a shell needs a thickness > 0 "
+                                  "(material thickness is %g)",
+                                  k, md->thickness);
+            return defo_error(DEFO_ERR_UNSUPPORTED,
+                              "force model: material %d: shells have no fibre term", k);
+        }
+        sh_part *pp = &pt[k];
+        pp->h = md->thickness;
+        pp->nu = md->poisson;
+        pp->D = md->youngs_modulus * pp->h * pp->h * pp->h / (12.0 * (1.0 - pp->nu * pp->nu));
+        /* membrane constants: plane-stress modulus, damping blocks, rest bound */
+        const double mu = fp->mu, la = fp->lambda;
+        const double lstar = la + 2 * mu > 0 ? 2 * mu * la / (la + 2 * mu) : 0;
+        pp->membrane_scale = lstar + 2 * mu;
+        const double mud = fp->mu_d, lad = fp->lambda_d;
+        const double ldstar = lad + 2 * mud > 0 ? 2 * mud * lad / (lad + 2 * mud) : 0;
+        pp->damp.A[0][0] = pp->damp.A[1][1] = 2 * mud + ldstar;
+        pp->damp.A[0][1] = pp->damp.A[1][0] = ldstar;
+        pp->damp.B[0][0] = pp->damp.B[0][1] = pp->damp.B[1][0] = pp->damp.B[1][1] = mud;
+        pp->tau = mu > 0 ? mud / mu : 0.0;
+        defo_dpdf2 d0;
+        defo_material_eval_plane(fp->mat, 1.0, 1.0, NULL, NULL, &d0);
+        pp->rest_bound = defo_dpdf2_bound(&d0);
+        /* the CFL data in the membrane's terms (the stable times' wave speed) */
+        fp->wave_speed = sqrt(pp->membrane_scale / md->density);
+        fp->stiffness_scale = pp->membrane_scale;
+        fp->rest_bound = pp->rest_bound;
+    }
+    defo_free(S->pt);
+    S->pt = pt;
+    for (size_t h = 0; h < nh; h++) {
+        const defo_index *p = S->hinge + 4 * h;
+        const defo_index t0 = S->hinge_tri[2 * h], t1 = S->hinge_tri[2 * h + 1];
         double e[3];
         sub3(node(mesh->x, p[1]), node(mesh->x, p[0]), e);
-        const double a2 = S->area[S->hinge_tri[2 * h]] + S->area[S->hinge_tri[2 * h + 1]];
-        S->angle_per_strain[h] = 2.0 * a2 / (S->h * sqrt(dot3(e, e)));
+        const double a2 = S->area[t0] + S->area[t1];
+        const double th = 0.5 * (tri_part(fm, t0)->h + tri_part(fm, t1)->h);
+        S->angle_per_strain[h] = 2.0 * a2 / (th * sqrt(dot3(e, e)));
     }
     /* the condensed bending forms */
     for (size_t t = 0; t < nt; t++) {
+        const sh_part *pp = tri_part(fm, (defo_index)t);
+        double Dh[3]; /* the modulus of each edge's hinge (see above) */
+        for (int i = 0; i < 3; i++) {
+            const defo_index o = S->nb[3 * t + (size_t)i];
+            const double Do = o >= 0 ? tri_part(fm, o)->D : pp->D;
+            Dh[i] = Do == pp->D ? pp->D : 2.0 * pp->D * Do / (pp->D + Do);
+        }
         const defo_index *v = mesh->elems + 3 * t;
         const double A = S->area[t], *nn = S->frame + 10 * t; /* b1, b2 span the plane */
         double N[3];
@@ -1306,7 +1401,8 @@ defo_status defo_fm_shell_create(defo_force_model *fm) {
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 3; j++) {
                 const double d = dot3(tt[i], tt[j]);
-                K[i][j] = A * S->D * c[i] * c[j] * ((1.0 - S->nu) * d * d + S->nu);
+                const double Dij = i == j || Dh[i] == Dh[j] ? Dh[i] : sqrt(Dh[i] * Dh[j]);
+                K[i][j] = A * Dij * c[i] * c[j] * ((1.0 - pp->nu) * d * d + pp->nu);
             }
         int inner[3], ni = 0, bd[3], nbd = 0;
         for (int i = 0; i < 3; i++) {
@@ -1337,47 +1433,39 @@ defo_status defo_fm_shell_create(defo_force_model *fm) {
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 3; j++) S->K[9 * t + (size_t)(3 * i + j)] = Kc[i][j];
     }
-    /* membrane constants: plane-stress modulus, damping blocks, rest bound */
-    const double mu = fm->part[0].mu, la = fm->part[0].lambda;
-    const double lstar = la + 2 * mu > 0 ? 2 * mu * la / (la + 2 * mu) : 0;
-    S->membrane_scale = lstar + 2 * mu;
-    const double mud = fm->part[0].mu_d, lad = fm->part[0].lambda_d;
-    const double ldstar = lad + 2 * mud > 0 ? 2 * mud * lad / (lad + 2 * mud) : 0;
-    memset(&S->damp, 0, sizeof S->damp);
-    S->damp.A[0][0] = S->damp.A[1][1] = 2 * mud + ldstar;
-    S->damp.A[0][1] = S->damp.A[1][0] = ldstar;
-    S->damp.B[0][0] = S->damp.B[0][1] = S->damp.B[1][0] = S->damp.B[1][1] = mud;
-    S->tau = mu > 0 ? mud / mu : 0.0;
-    defo_dpdf2 d0;
-    defo_material_eval_plane(fm->part[0].mat, 1.0, 1.0, NULL, NULL, &d0);
-    S->rest_bound = defo_dpdf2_bound(&d0);
     return DEFO_OK;
 }
 
 /* The explicit step data (after the incidence): the membrane wave speed
- * and lengths and the bending bound with the lumped masses. */
+ * and lengths and the bending bound with the lumped masses (each
+ * triangle's part's ρ h). */
 defo_status defo_fm_shell_stable_time(defo_force_model *fm) {
     struct fm_shell *S = fm->shell;
-    const defo_material_def *md = defo_material_get_def(fm->part[0].mat);
-    const double rho = md->density;
-    fm->wave_speed = fm->part[0].wave_speed = sqrt(S->membrane_scale / rho);
-    fm->part[0].stiffness_scale = S->membrane_scale;
-    fm->part[0].rest_bound = S->rest_bound;
-    const double r0 = sqrt(S->rest_bound / S->membrane_scale);
+    fm->wave_speed = fm->part[0].wave_speed;
     double lmin = INFINITY;
     for (defo_index e = 0; e < S->nt; e++) {
-        fm->stable_len[e] = fm->elen[e] / r0;
+        const sh_part *pp = tri_part(fm, e);
+        fm->stable_len[e] = fm->elen[e] / sqrt(pp->rest_bound / pp->membrane_scale);
         lmin = fmin(lmin, fm->stable_len[e]);
     }
     double *mass = defo_malloc((size_t)fm->n * sizeof(double) + 1);
-    if (!mass) return defo_error_oom("shell masses", (size_t)fm->n * sizeof(double));
-    defo_status st = defo_element_lumped_mass(fm->mesh, rho * S->h, NULL, mass);
+    double *rho = fm->part_of ? defo_malloc((size_t)S->nt * sizeof(double) + 1) : NULL;
+    if (!mass || (fm->part_of && !rho)) {
+        defo_free(mass);
+        defo_free(rho);
+        return defo_error_oom("shell masses", (size_t)fm->n * sizeof(double));
+    }
+    for (defo_index e = 0; rho && e < S->nt; e++)
+        rho[e] = defo_material_get_def(fm_part_of(fm, e)->mat)->density * tri_part(fm, e)->h;
+    const double rho0 = defo_material_get_def(fm->part[0].mat)->density * S->pt[0].h;
+    defo_status st = defo_element_lumped_mass(fm->mesh, rho0, rho, mass);
     /* the hinges' gradients at rest for the bound */
     if (!st) {
         hinge_pass(fm, fm->mesh->x);
         S->bend_omega2 = bending_omega2(fm, mass);
     }
     defo_free(mass);
+    defo_free(rho);
     if (st) return st;
     const double tm = S->nt > 0 ? lmin / fm->wave_speed : INFINITY;
     /* ω bounds add in quadrature at most: λmax(A + B) ≤ λmax(A) + λmax(B),
@@ -1385,4 +1473,13 @@ defo_status defo_fm_shell_stable_time(defo_force_model *fm) {
     fm->wave_time = S->nt > 0 ? 4.0 / sqrt(16.0 / (tm * tm) + S->bend_omega2) : INFINITY;
     fm->stable_time = fm->wave_time;
     return DEFO_OK;
+}
+
+/* Material regions (defo_force_model_set_materials): the parts' constants
+ * and bending forms again, the bending bound with the parts' masses; the
+ * stable lengths follow (defo_fm_shell_plastic_changed). */
+defo_status defo_fm_shell_set_parts(defo_force_model *fm) {
+    defo_status st = shell_parts(fm);
+    if (!st) st = defo_fm_shell_stable_time(fm);
+    return st;
 }

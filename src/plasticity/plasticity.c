@@ -760,8 +760,12 @@ static defo_status bending_flow(defo_plasticity *p, defo_force_model *fm, const 
     DEFO_PARALLEL_REGION_IF(DEFO_PARALLEL_WORTH(nh, 20)) {
         DEFO_FOR_SUM(n)
         for (defo_index h = 0; h < nh; h++) {
-            const defo_index t = p->hinge_tri[2 * (size_t)h];
+            /* a hinge between two sets yields with the one that yields
+             * first (the lower bending_yield: the weaker side's fibre) */
+            const defo_index t = p->hinge_tri[2 * (size_t)h], u = p->hinge_tri[2 * (size_t)h + 1];
             const defo_plasticity_def *d = &p->defs[p->set_of ? p->set_of[t] : 0];
+            const defo_plasticity_def *du = &p->defs[p->set_of ? p->set_of[u] : 0];
+            if (du->bending_yield < d->bending_yield) d = du;
             const double eb = p->bstrain[h], old = p->bend[h];
             double bp = old;
             if (isfinite(eb)) { /* NaN: next to a degenerate triangle, no flow */

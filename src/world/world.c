@@ -269,6 +269,14 @@ static double element_density(const world_body *b, defo_index e) {
     return b->density_scale ? rho * b->density_scale[e] : rho;
 }
 
+/* Element e's thickness [m]: a shell's, its material's (regions have their
+ * own); 1 for solids. */
+static double element_thickness(const world_body *b, defo_index e) {
+    if (b->mesh->nodes_per_elem != 3) return 1.0;
+    const int k = b->part_of ? b->part_of[e] : 0;
+    return k ? b->regions[k - 1].mat_def.thickness : b->mat_def.thickness;
+}
+
 /* Lumped masses from the elements' densities (a shell's masses are per
  * area: ρ times the thickness). */
 static defo_status body_masses(world_body *b) {
@@ -278,7 +286,7 @@ static defo_status body_masses(world_body *b) {
     const defo_index ne = b->mesh->num_elems;
     double *rho = defo_malloc((size_t)ne * sizeof *rho + 1);
     if (!rho) return defo_error_oom("densities", (size_t)ne * sizeof *rho);
-    for (defo_index e = 0; e < ne; e++) rho[e] = element_density(b, e) * th;
+    for (defo_index e = 0; e < ne; e++) rho[e] = element_density(b, e) * element_thickness(b, e);
     defo_status s = defo_element_lumped_mass(b->mesh, b->mat_def.density * th, rho, b->mass);
     defo_free(rho);
     return s;
@@ -340,7 +348,6 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
     const int p = ops->nodes;
     memset(b->gravity_load, 0, 3 * (size_t)b->n * sizeof(double));
     const double *g = w->def.gravity;
-    const double th = p == 3 ? b->mat_def.thickness : 1.0; /* shells: ρ per area */
     const int lumped = p != 4 && w->integrators[b->integrator].ops->dynamic;
     if (lumped) {
         for (defo_index i = 0; i < b->n; i++)
@@ -356,7 +363,9 @@ defo_status defo_world_body_rebuild(defo_world *w, world_body *b, defo_index old
                     for (int k = 0; k < 3; k++) b->gravity_load[3 * (size_t)v[a] + k] += mq * g[k];
                 continue;
             }
-            s = defo_element_mass_matrix(b->mesh, e, element_density(b, e) * th, Me);
+            /* shells: ρ per area */
+            s = defo_element_mass_matrix(b->mesh, e,
+                                         element_density(b, e) * element_thickness(b, e), Me);
             if (s) return defo_error_prefix("body '%s'", b->name);
             for (int a = 0; a < p; a++) {
                 double row = 0;
@@ -795,8 +804,8 @@ defo_status defo_body_add_material_region(defo_world *w, defo_body_id id, const 
     for (defo_index e = 0; !s && e < ne; e++) count += mark[e];
     if (!s && count == 0)
         s = defo_error(DEFO_ERR_INVALID_ARGUMENT,
-                       "selects no element of body '%s' (an element belongs to a region when its "
-                       "four corners do)",
+                       "selects no element of body '%s' (an element belongs to a region when all "
+                       "its corners do: a tetrahedron's four, a triangle's three)",
                        b->name);
     int32_t *po = b->part_of;
     if (!s) {
