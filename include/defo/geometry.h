@@ -187,8 +187,9 @@ DEFO_API void defo_region_nodes_free(defo_index *nodes);
 DEFO_API defo_status defo_region_mark(const defo_mesh *mesh, const defo_region *region,
                                       unsigned char *mark);
 /* mark[e] = 1 for the elements in region, 0 otherwise (num_elems flags):
- * TAG those with elem_tag == tag, the other kinds those whose four corner
- * nodes it selects (material regions). */
+ * TAG those with elem_tag == tag, the other kinds those whose corner nodes
+ * it selects, all of them (a tetrahedron's four, a triangle's three:
+ * material regions). */
 DEFO_API defo_status defo_region_elements(const defo_mesh *mesh, const defo_region *region,
                                           unsigned char *mark);
 

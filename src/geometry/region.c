@@ -217,7 +217,9 @@ defo_status defo_region_elements(const defo_mesh *mesh, const defo_region *regio
     defo_status st = defo_region_mark(mesh, region, nodes);
     for (defo_index e = 0; !st && e < mesh->num_elems; e++) {
         const defo_index *v = mesh->elems + (size_t)e * (size_t)npe;
-        mark[e] = nodes[v[0]] && nodes[v[1]] && nodes[v[2]] && nodes[v[3]];
+        /* its corners: a triangle's three, a tetrahedron's four (tet10: the
+         * first four nodes) */
+        mark[e] = nodes[v[0]] && nodes[v[1]] && nodes[v[2]] && (npe == 3 || nodes[v[3]]);
     }
     defo_free(nodes);
     return st;
