@@ -7,7 +7,8 @@
  *   - tension: a strip of two halves (E1 t1, E2 t2; ν = 0) clamped at one
  *     end and pulled at the other: springs in series, δ = P/b (½L/(E1 t1) +
  *     ½L/(E2 t2)) at the end and P/b ½L/(E1 t1) at the interface (small
- *     strain, static solve); the mass Σ ρ t A of the halves;
+ *     strain, static solve); the mass Σ ρ t A of the halves; again after
+ *     the region's material is edited at run time (API);
  *   - bending: a cantilever strip whose clamped part is ten times stiffer
  *     under a tip load P against Euler–Bernoulli per segment,
  *     w = P/(E1 I) (L³ − (L − a)³)/3 + P/(E2 I) (L − a)³/3, within 3 % on
@@ -33,8 +34,9 @@
  *     for a cloth whose region has its own material and von Mises and
  *     bending plasticity (in-plane flow only there);
  *   - scenes: material_regions and material_changes of a region on a shell
- *     run; a region of a shell with thickness 0 or selecting no triangle is
- *     refused naming its JSON path.
+ *     run; a region of a shell with thickness 0 or selecting no triangle,
+ *     and plastic bending keys in a region of a solid, are refused naming
+ *     the JSON path.
  */
 #include "defo/element.h"
 #include "defo/force_model.h"
@@ -130,6 +132,24 @@ static void test_tension_series(void) {
     CHECK(fabs(dend / want - 1) < 1e-3);
     CHECK(fabs(dmid / wmid - 1) < 1e-3);
     CHECK(fabs(mass - wmass) < 1e-12 * wmass);
+    /* edited at run time: the right half thinner and softer */
+    m2.youngs_modulus = 1e9, m2.thickness = 5e-4;
+    CHECK_OK(defo_body_set_region_material(w, id, reg, &m2));
+    CHECK_OK(defo_world_step(w, 1.0));
+    x = defo_body_positions(w, id);
+    dend = 0, mass = 0;
+    for (defo_index i = 0; i < n; i++) {
+        if (m->x[3 * i] > 0.5 * L - 1e-9) dend += x[3 * i] - m->x[3 * i];
+        mass += defo_body_masses(w, id)[i];
+    }
+    dend /= ne;
+    const double want2 = P / b * (0.5 * L / (E1 * t1) + 0.5 * L / (1e9 * 5e-4));
+    const double wmass2 = 1000 * t1 * 0.5 * L * b + 3000 * 5e-4 * 0.5 * L * b;
+    TEST_REPORT("edited (E2 %.3g Pa, t2 %.3g m): end %.6e m (%.6e, %.2e relative); mass %.6f kg "
+                "(%.6f)",
+                m2.youngs_modulus, m2.thickness, dend, want2, fabs(dend / want2 - 1), mass, wmass2);
+    CHECK(fabs(dend / want2 - 1) < 1e-3);
+    CHECK(fabs(mass - wmass2) < 1e-12 * wmass2);
     defo_world_destroy(w);
     defo_mesh_destroy(m);
 }
@@ -653,6 +673,21 @@ static void test_scenes(void) {
     for (int i = 0; i < e.count; i++) {
         TEST_REPORT("%s", e.lines[i]);
         found += strstr(e.lines[i], "bodies[0].material_regions[0].material.thickness: 0") != NULL;
+    }
+    CHECK(found == 1);
+    defo_scene_errors_free(&e);
+    defo_scene_destroy(s);
+    /* the bending keys in a region of a solid: refused as parsed */
+    const char *solid = "{\"bodies\": [{\"name\": \"cube\", \"generator\": {\"type\": \"box\"}, "
+                        "\"material_regions\": [{\"box\": {\"min\": [0, -1, -1], \"max\": [1, 1, "
+                        "1]}, \"plasticity\": {\"bending_yield\": 0.01}}]}]}";
+    s = NULL;
+    CHECK(defo_scene_parse(solid, strlen(solid), "scene.json", NULL, &s, &e) != DEFO_OK);
+    found = 0;
+    for (int i = 0; i < e.count; i++) {
+        TEST_REPORT("%s", e.lines[i]);
+        found += strstr(e.lines[i], "bodies[0].material_regions[0].plasticity.bending_yield: "
+                                    "plastic bending is for shells") != NULL;
     }
     CHECK(found == 1);
     defo_scene_errors_free(&e);

@@ -1032,6 +1032,17 @@ static void parse_body(jv_ctx *c, json_t *o, const jv_path *p, defo_scene *s, sc
                 r->has_plasticity = 1;
                 r->plasticity = b->has_plasticity ? b->plasticity : defo_default_plasticity_def();
                 parse_plasticity(c, pl, &pp, &r->plasticity, NULL, base);
+                /* generated solids: the bending keys as in the body's plasticity */
+                static const char *const bk[] = {"bending_yield", "bending_creep", "bending_max",
+                                                 NULL};
+                for (int k = 0; b->source == SRC_GENERATOR && b->generator < GEN_RECTANGLE && bk[k];
+                     k++)
+                    if (json_object_get(pl, bk[k])) {
+                        jv_path kp = jv_key(&pp, bk[k]);
+                        jv_error(c, kp.s,
+                                 "plastic bending is for shells (tri3 bodies): this body is a "
+                                 "solid");
+                    }
             }
             if (!m && !pl) jv_error(c, ep.s, "needs \"material\" or \"plasticity\" (or both)");
             if (scene_parse_region(c, e, &ep, &r->region, 1)) b->num_regions++;
