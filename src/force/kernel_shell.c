@@ -91,16 +91,15 @@
 /* What the kernel reads of a material part (fm->part[k]: material
  * regions give triangles their own): thickness, bending modulus, Poisson,
  * the plane-stress constants, damping blocks and time. */
-typedef struct sh_part {
+typedef struct shell_part {
     double h, D, nu;       /* thickness, bending modulus E h³/(12(1 − ν²)), Poisson */
     double membrane_scale; /* λ* + 2μ: the plane-stress P-wave modulus */
     double rest_bound;     /* dpdf2 bound at rest */
     double tau;            /* damping time (bending damping = τ · Gauss–Newton) */
     defo_dpdf2 damp;       /* the damping moduli as blocks (constant) */
-} sh_part;
+} shell_part;
 
 struct fm_shell {
-    sh_part *pt;                /* one per material part (fm->num_parts) */
     defo_index nt, nh;          /* triangles, hinges */
     const double *frame;        /* rest frame (defo_element_rest_frame): b1 b2 Dm⁻¹ */
     const double *area;         /* rest areas */
@@ -117,25 +116,26 @@ struct fm_shell {
     double *angle_per_strain;   /* per hinge: 2(A1 + A2)/(h |e|): θ per outer-fibre strain */
     const double *plastic_bend; /* borrowed: plastic bending strain per hinge, or NULL */
     /* at the last evaluation */
-    double *nrm;         /* 3 per triangle: (x1 − x0) × (x2 − x0) */
-    double *theta;       /* per hinge */
-    double *gth;         /* 12 per hinge: ∇θ on a b c d */
-    unsigned char *live; /* per hinge: 1 when both triangles have an area */
-    double *Hh;          /* 78 per hinge: projected m ∇²θ, packed upper (tangent) */
-    double *u;           /* 3 per triangle: K q */
-    double *U;           /* 6 per triangle: u1, u2 */
-    double *n;           /* 3 per triangle: u1 × u2 */
-    double *G;           /* 4 per triangle: Dm⁻¹ V (row-major) */
-    double *sig, *phat;  /* 2 per triangle */
-    double *s3;          /* per triangle: thickness stretch */
-    defo_dpdf2 *dp;      /* per triangle (tangent) */
-    double bend_omega2;  /* rest bound of the bending part's ω² (explicit steps) */
-    int tangent_ok;      /* the last evaluation kept the tangent data */
+    double *nrm;           /* 3 per triangle: (x1 − x0) × (x2 − x0) */
+    double *theta;         /* per hinge */
+    double *gth;           /* 12 per hinge: ∇θ on a b c d */
+    unsigned char *live;   /* per hinge: 1 when both triangles have an area */
+    double *Hh;            /* 78 per hinge: projected m ∇²θ, packed upper (tangent) */
+    double *u;             /* 3 per triangle: K q */
+    double *U;             /* 6 per triangle: u1, u2 */
+    double *n;             /* 3 per triangle: u1 × u2 */
+    double *G;             /* 4 per triangle: Dm⁻¹ V (row-major) */
+    double *sig, *phat;    /* 2 per triangle */
+    double *s3;            /* per triangle: thickness stretch */
+    defo_dpdf2 *dp;        /* per triangle (tangent) */
+    shell_part *part_data; /* per material part (fm->part, fm->num_parts) */
+    double bend_omega2;    /* rest bound of the bending part's ω² (explicit steps) */
+    int tangent_ok;        /* the last evaluation kept the tangent data */
 };
 
 /* The material part of triangle t. */
-static inline const sh_part *tri_part(const defo_force_model *fm, defo_index t) {
-    return &fm->shell->pt[fm->part_of ? fm->part_of[t] : 0];
+static inline const shell_part *tri_part(const defo_force_model *fm, defo_index t) {
+    return &fm->shell->part_data[fm->part_of ? fm->part_of[t] : 0];
 }
 
 /* ------------------------------------------------------------ small math */
@@ -484,7 +484,7 @@ static unsigned membrane(defo_force_model *fm, defo_index t, const double *x, in
     if (!(sg[1] > 1e-12 * sg[0])) flag |= FM_INVERTED; /* flat: no orientation of its own */
     double ph[2], s3;
     defo_dpdf2 dp;
-    const sh_part *pp = tri_part(fm, t);
+    const shell_part *pp = tri_part(fm, t);
     const defo_material *mat = fm_part_of(fm, t)->mat;
     const double psi = defo_material_eval_plane(mat, sg[0], sg[1], &s3, ph, tangent ? &dp : NULL);
     const double w = pp->h * S->area[t];
@@ -1088,7 +1088,7 @@ void defo_fm_shell_plastic_changed(defo_force_model *fm) {
     struct fm_shell *S = fm->shell;
     double lmin = INFINITY;
     for (defo_index e = 0; e < S->nt; e++) {
-        const sh_part *pp = tri_part(fm, e);
+        const shell_part *pp = tri_part(fm, e);
         const double r0 = sqrt(pp->rest_bound / pp->membrane_scale);
         double worst = 1.0;
         if (fm->fp_inv) {
@@ -1148,7 +1148,7 @@ void defo_fm_shell_destroy(struct fm_shell *S) {
                  S->hinge_tri, S->hinge_local, S->K,         S->theta_rest, S->angle_per_strain,
                  S->nrm,       S->theta,       S->gth,       S->live,       S->Hh,
                  S->u,         S->U,           S->n,         S->G,          S->sig,
-                 S->phat,      S->s3,          S->dp,        S->theta_ref,  S->pt};
+                 S->phat,      S->s3,          S->dp,        S->theta_ref,  S->part_data};
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) defo_free(a[i]);
     defo_free(S);
 }
@@ -1156,7 +1156,7 @@ void defo_fm_shell_destroy(struct fm_shell *S) {
 size_t defo_fm_shell_bytes(const defo_force_model *fm) {
     const struct fm_shell *S = fm->shell;
     const size_t nt = (size_t)S->nt, nh = (size_t)S->nh;
-    return sizeof *S +
+    return sizeof *S + (size_t)fm->num_parts * sizeof(shell_part) +
            nt * (6 * sizeof(defo_index) * 2 + 12 + 9 * 8 + 3 * 8 + 3 * 8 + 6 * 8 + 3 * 8 + 4 * 8 +
                  5 * 8 + sizeof(defo_dpdf2)) +
            nh * (4 * sizeof(defo_index) + 2 * sizeof(defo_index) + 2 + 8 * 3 + 8 + 12 * 8 + 1 +
@@ -1328,7 +1328,7 @@ static defo_status shell_parts(defo_force_model *fm) {
     struct fm_shell *S = fm->shell;
     const defo_mesh *mesh = fm->mesh;
     const size_t nt = (size_t)S->nt, nh = (size_t)S->nh;
-    sh_part *pt = defo_calloc((size_t)fm->num_parts, sizeof *pt);
+    shell_part *pt = defo_calloc((size_t)fm->num_parts, sizeof *pt);
     if (!pt) return defo_error_oom("shell parts", (size_t)fm->num_parts * sizeof *pt);
     for (int k = 0; k < fm->num_parts; k++) {
         fm_part *fp = &fm->part[k];
@@ -1343,7 +1343,7 @@ static defo_status shell_parts(defo_force_model *fm) {
             return defo_error(DEFO_ERR_UNSUPPORTED,
                               "force model: material %d: shells have no fibre term", k);
         }
-        sh_part *pp = &pt[k];
+        shell_part *pp = &pt[k];
         pp->h = md->thickness;
         pp->nu = md->poisson;
         pp->D = md->youngs_modulus * pp->h * pp->h * pp->h / (12.0 * (1.0 - pp->nu * pp->nu));
@@ -1365,8 +1365,8 @@ static defo_status shell_parts(defo_force_model *fm) {
         fp->stiffness_scale = pp->membrane_scale;
         fp->rest_bound = pp->rest_bound;
     }
-    defo_free(S->pt);
-    S->pt = pt;
+    defo_free(S->part_data);
+    S->part_data = pt;
     for (size_t h = 0; h < nh; h++) {
         const defo_index *p = S->hinge + 4 * h;
         const defo_index t0 = S->hinge_tri[2 * h], t1 = S->hinge_tri[2 * h + 1];
@@ -1378,7 +1378,7 @@ static defo_status shell_parts(defo_force_model *fm) {
     }
     /* the condensed bending forms */
     for (size_t t = 0; t < nt; t++) {
-        const sh_part *pp = tri_part(fm, (defo_index)t);
+        const shell_part *pp = tri_part(fm, (defo_index)t);
         double Dh[3]; /* the modulus of each edge's hinge (see above) */
         for (int i = 0; i < 3; i++) {
             const defo_index o = S->nb[3 * t + (size_t)i];
@@ -1445,7 +1445,7 @@ defo_status defo_fm_shell_stable_time(defo_force_model *fm) {
     fm->wave_speed = fm->part[0].wave_speed;
     double lmin = INFINITY;
     for (defo_index e = 0; e < S->nt; e++) {
-        const sh_part *pp = tri_part(fm, e);
+        const shell_part *pp = tri_part(fm, e);
         fm->stable_len[e] = fm->elen[e] / sqrt(pp->rest_bound / pp->membrane_scale);
         lmin = fmin(lmin, fm->stable_len[e]);
     }
@@ -1458,7 +1458,7 @@ defo_status defo_fm_shell_stable_time(defo_force_model *fm) {
     }
     for (defo_index e = 0; rho && e < S->nt; e++)
         rho[e] = defo_material_get_def(fm_part_of(fm, e)->mat)->density * tri_part(fm, e)->h;
-    const double rho0 = defo_material_get_def(fm->part[0].mat)->density * S->pt[0].h;
+    const double rho0 = defo_material_get_def(fm->part[0].mat)->density * S->part_data[0].h;
     defo_status st = defo_element_lumped_mass(fm->mesh, rho0, rho, mass);
     /* the hinges' gradients at rest for the bound */
     if (!st) {
