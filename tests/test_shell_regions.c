@@ -32,7 +32,9 @@
  *   - 1 and 2 threads bit for bit, and a resumed run equal to an
  *     uninterrupted one bit for bit (positions, velocities, plastic state),
  *     for a cloth whose region has its own material and von Mises and
- *     bending plasticity (in-plane flow only there);
+ *     bending plasticity (in-plane flow only there), the region's thickness
+ *     and modulus edited by the API (the checkpoint carries them to a world
+ *     built without the edit);
  *   - scenes: material_regions and material_changes of a region on a shell
  *     run; a region of a shell with thickness 0 or selecting no triangle,
  *     and plastic bending keys in a region of a solid, are refused naming
@@ -591,11 +593,17 @@ static void test_resume(void) {
     defo_body_id id, jd;
     defo_mesh *m = NULL;
     defo_world *a = two_part_cloth(&id, &m);
+    /* the region thinner and softer (API): the checkpoint carries it
+     * to a world built without the edit */
+    defo_material_def mr = *defo_body_region_material(a, id, 0);
+    mr.thickness = 6e-4, mr.youngs_modulus = 1.5e6;
+    CHECK_OK(defo_body_set_region_material(a, id, 0, &mr));
     for (int f = 0; f < 2; f++) CHECK_OK(defo_world_step(a, 1.0 / 30));
     CHECK_OK(defo_world_save(a, 7, path));
     for (int f = 0; f < 2; f++) CHECK_OK(defo_world_step(a, 1.0 / 30));
     defo_world *b = two_part_cloth(&jd, NULL);
     CHECK_OK(defo_world_load(b, 7, path));
+    CHECK(defo_body_region_material(b, jd, 0)->thickness == 6e-4);
     for (int f = 0; f < 2; f++) CHECK_OK(defo_world_step(b, 1.0 / 30));
     const size_t bytes = 3 * (size_t)defo_body_num_nodes(a, id) * sizeof(double);
     CHECK(memcmp(defo_body_positions(a, id), defo_body_positions(b, jd), bytes) == 0);

@@ -3,7 +3,7 @@
  * (defo/world.h): checkpoints on disk and the frame-start snapshot that a
  * failed or interrupted frame returns to.
  *
- * Layout (version 5; native little-endian, as written by this machine):
+ * Layout (version 6; native little-endian, as written by this machine):
  *   "DEFOWRLD" | u32 version | u32 bodies | u64 tag | i32 frame | i32 0 |
  *   f64 time | per body:
  *     i32 n | i32 elements | u32 nodes per element | u32 flags
@@ -13,8 +13,8 @@
  *     origin ≥ 0: i32 nodes | i32 elements | f64 rest x[3·nodes] |
  *       i32 connectivity[npe · elements] (its mesh when it was made) | zeros
  *       to a multiple of 8 |
- *     material (88 bytes) | i32 material regions | i32 0 | their materials
- *       (88 bytes each) |
+ *     material (96 bytes) | i32 material regions | i32 0 | their materials
+ *       (96 bytes each) |
  *     f64 x[3n] | f64 v[3n] | f64 dead loads[3n] | i32 prescribed set[n] |
  *       zeros to a multiple of 8 |
  *     fracture: u64 state bytes | the fracture state (defo_fracture_save_state:
@@ -47,7 +47,7 @@
 #include <string.h>
 
 #define WORLD_MAGIC   "DEFOWRLD"
-#define WORLD_VERSION 5u
+#define WORLD_VERSION 6u
 #define FNV_BASIS     14695981039346656037ull
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t size) {
@@ -81,12 +81,13 @@ static void pad8(world_buf *b) {
     defo_world_buf_put(b, zero, (8 - b->n % 8) % 8);
 }
 
-/* The body's material as 2 int32 + 10 doubles (88 bytes): material
- * changes are part of the state a frame depends on. */
-#define MATERIAL_BYTES 88
+/* The body's material as 2 int32 + 11 doubles (96 bytes; version 6 added
+ * the thickness: a shell's, or a shell region's, edited at run time):
+ * material changes are part of the state a frame depends on. */
+#define MATERIAL_BYTES 96
 static void pack_material(const defo_material_def *m, unsigned char *o) {
     const int32_t model = (int32_t)m->model, mode = (int32_t)m->inversion.mode;
-    const double d[10] = {m->youngs_modulus,
+    const double d[11] = {m->youngs_modulus,
                           m->poisson,
                           m->density,
                           m->inversion.threshold,
@@ -95,14 +96,15 @@ static void pack_material(const defo_material_def *m, unsigned char *o) {
                           m->biphasic.rest_slope,
                           m->biphasic.compression_slope,
                           m->biphasic.elongation_slope,
-                          m->damping_time};
+                          m->damping_time,
+                          m->thickness};
     memcpy(o, &model, 4);
     memcpy(o + 4, &mode, 4);
     memcpy(o + 8, d, sizeof d);
 }
 static void unpack_material(const unsigned char *in, defo_material_def *m) {
     int32_t model, mode;
-    double d[10];
+    double d[11];
     memcpy(&model, in, 4);
     memcpy(&mode, in + 4, 4);
     memcpy(d, in + 8, sizeof d);
@@ -114,6 +116,7 @@ static void unpack_material(const unsigned char *in, defo_material_def *m) {
     m->biphasic.rest_slope = d[6], m->biphasic.compression_slope = d[7];
     m->biphasic.elongation_slope = d[8];
     m->damping_time = d[9];
+    m->thickness = d[10];
 }
 
 _Static_assert(sizeof(int) == sizeof(int32_t), "set_of is written as int32");

@@ -194,7 +194,7 @@ open(p, "wb").write(b)
 PY
 "$DEFO" run --threads 1 --resume "$T/old" --frames 6 > "$T/out" 2> "$T/err"; rc=$?
 [ "$rc" = 2 ] && ok || bad "old checkpoint: exit $rc (want 2)"
-[ "$(wc -l < "$T/err")" = 1 ] && grep -q "checkpoint version 1, this defo reads version 5 only" "$T/err" \
+[ "$(wc -l < "$T/err")" = 1 ] && grep -q "checkpoint version 1, this defo reads version 6 only" "$T/err" \
   && ok || bad "old checkpoint message: $(cat "$T/err")"
 
 # 5. defo render reads the run folder (frames whose point counts differ)
