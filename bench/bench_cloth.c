@@ -10,7 +10,8 @@
  * integrator rows (its cost is the row "newmark_self").
  * JSON on stdout; asserts nothing.
  *
- * Usage: bench_cloth [cells [frames [warm]]]   (defaults 224 1 0)
+ * Usage: bench_cloth [cells [frames [warm [rows]]]]   (defaults 224 1 0, all
+ * rows; rows a comma-separated list of row names, e.g. "backward_euler,bdf2")
  */
 #include "defo/collision.h"
 #include "defo/integrator.h"
@@ -103,12 +104,25 @@ static int run_row(const row *r, int cells, int frames, int warm, int first) {
     return s < 0;
 }
 
+/* 1 when name is one of the comma-separated names in list. */
+static int listed(const char *list, const char *name) {
+    const size_t len = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        const size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == len && !strncmp(p, name, len)) return 1;
+        if (!end) break;
+        p = end + 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const int cells = argc > 1 ? atoi(argv[1]) : 224;
     const int frames = argc > 2 ? atoi(argv[2]) : 1;
     const int warm = argc > 3 ? atoi(argv[3]) : 0;
     if (cells < 2 || frames < 1 || warm < 0) {
-        fprintf(stderr, "usage: bench_cloth [cells >= 2 [frames >= 1 [warm >= 0]]]\n");
+        fprintf(stderr, "usage: bench_cloth [cells >= 2 [frames >= 1 [warm >= 0 [rows]]]]\n");
         return 2;
     }
     const row rows[] = {{"newmark", DEFO_INTEGRATOR_NEWMARK, 0},
@@ -116,9 +130,13 @@ int main(int argc, char **argv) {
                         {"bdf2", DEFO_INTEGRATOR_BDF2, 0},
                         {"newmark_self", DEFO_INTEGRATOR_NEWMARK, 1}};
     printf("{\"benchmark\": \"cloth\", \"cells\": %d, \"rows\": [\n", cells);
-    int bad = 0;
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-        bad |= run_row(&rows[i], cells, frames, warm, i == 0);
+    const char *only = argc > 4 ? argv[4] : NULL;
+    int bad = 0, first = 1;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        if (only && !listed(only, rows[i].name)) continue;
+        bad |= run_row(&rows[i], cells, frames, warm, first);
+        first = 0;
+    }
     printf("\n]}\n");
     return bad;
 }

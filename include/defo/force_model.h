@@ -27,9 +27,9 @@
  * across the hinges (interior edges) from their dihedral angles with rest
  * angles from the rest mesh: the Kirchhoff plate energy A D/2 [(1 − ν)
  * tr(S²) + ν (tr S)²] of each triangle's shape operator S from its three
- * hinges, D = E h³/(12(1 − ν²)).  Forces −dE/dx; the tangent is exact, its
- * in-plane blocks and each hinge's curvature term made positive
- * semidefinite under definiteness_fix (TSIF05 §8).  INVERTIBLE only.
+ * hinges, D = E h³/(12(1 − ν²)).  Forces −dE/dx; the tangent is exact,
+ * indefinite where the sheet buckles (definiteness_fix does not apply:
+ * Newton's CG stops at negative curvature).  INVERTIBLE only.
  *
  * Fibres (ITF04 §6.1, TSIF05 §11): a material with a fibre term reads the
  * rest data's fibre directions (defo_element_rest_set_fibres; required) and
@@ -345,8 +345,15 @@ DEFO_API const defo_index *defo_force_model_hinge_triangles(const defo_force_mod
  * branch (whole turns added) nearest the angle the hinge had at the last
  * call of this function — the world calls it at each step's start — so a
  * hinge folding through ±π keeps a continuous angle and energy.  The
- * branches are the model's history record (checkpoints keep them). */
+ * branches are the model's history record (checkpoints keep them).
+ * A shell's damping is linearised at the same call: its frames and hinge
+ * gradients are those of x for the whole step, so the damping force of a
+ * step is linear in the velocity and the implicit step's potential exact. */
 DEFO_API void defo_force_model_track_hinges(defo_force_model *fm, const double *x);
+/* 1 when the damping depends on the step's start (a shell with damping;
+ * defo_force_model_track_hinges): a matrix holding it must not outlive the
+ * step. */
+DEFO_API int defo_force_model_damping_of_step(const defo_force_model *fm);
 /* Dihedral angles θ of the hinges at x (NULL: rest) [rad] (theta, may be
  * NULL; NaN at a hinge next to a degenerate triangle) and the rest angles in
  * use (rest, may be NULL: the rest mesh's plus the plastic part). */

@@ -332,9 +332,6 @@ typedef struct defo_dpdf2 {
 DEFO_API double defo_material_eval_plane(const defo_material *mat, double s1, double s2,
                                          double *thickness_stretch, double phat[2],
                                          defo_dpdf2 *dpdf);
-/* TSIF05 §8 on the shell blocks: negative eigenvalues of A and B and
- * negative N[i] clamped to zero; returns how many blocks changed. */
-DEFO_API int defo_dpdf2_project_psd(defo_dpdf2 *dpdf);
 /* Gershgorin bound of the largest eigenvalue magnitude of the blocks [Pa]. */
 DEFO_API double defo_dpdf2_bound(const defo_dpdf2 *dpdf);
 

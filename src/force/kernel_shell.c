@@ -23,9 +23,15 @@
  * plane stress (defo_material_eval_plane), P = U diag(P̂) Vᵀ and the forces
  * f_a = −h A P ∇N_a (ITF04 eq. 2 in 2-D).  The tangent K = −∂f/∂x uses
  * dP/dF in the frame [U n̂] × V (defo_dpdf2: A, B and the out-of-plane
- * P̂i/σi), clamped to positive semidefinite under definiteness_fix (TSIF05
- * §8).  Damping (ITF04 §6.2 in the rotated frame): P̂_d = μ_d (Ḟ̂ + Ḟ̂ᵀ) +
- * λ*_d tr(Ḟ̂) I on the in-plane Ḟ̂ = Uᵀ Ḟ V, λ*_d = 2μ_dλ_d/(λ_d + 2μ_d).
+ * P̂i/σi), exact: no TSIF05 §8 definiteness fix on shells (see below).  Damping (ITF04 §6.2 in the rotated frame): P̂_d = μ_d (Ḟ̂ + Ḟ̂ᵀ) +
+ * λ*_d tr(Ḟ̂) I on the in-plane Ḟ̂ = Uᵀ Ḟ V, λ*_d = 2μ_dλ_d/(λ_d + 2μ_d),
+ * with U, V (and the bending damping's hinge gradients, below) of the
+ * step's start x (defo_force_model_track_hinges; the plastic part as it was
+ * there): the damping force is D v with D fixed through the step, so the
+ * implicit step's ½ h vᵀ D v is an exact potential — with D taken at each
+ * iterate its x-derivative was missing from the Hessian, and the damped
+ * cloth's Newton converged linearly (about 0.09 a step) instead of
+ * quadratically.  Its diagonal blocks are kept for the step.
  * Plasticity (ITF04 §6.3 and §8): the in-plane plastic part F_p (2×2, in
  * the rest frame) is folded into the rest data, F_e = Ds (Dm⁻¹ F_p⁻¹), the
  * weight h A kept.
@@ -61,11 +67,21 @@
  * Hessian is Σ_T J_Tᵀ K_T J_T (positive semidefinite, J the angle
  * gradients) plus m_h ∇²θ_h per hinge (m_h the hinge's moment Σ (K q)_h
  * over its two triangles), ∇²θ differentiated from the gradient formulas in
- * closed form; each hinge's m ∇²θ (12×12) is projected to positive
- * semidefinite by its own eigen-decomposition (Jacobi) under
- * definiteness_fix.  Bending damping: the damping time times the
+ * closed form.  Bending damping: the damping time times the
  * Gauss–Newton part.  A hinge next to a degenerate (zero-area) triangle has
  * no angle: it is inactive while the triangle is degenerate.
+ *
+ * The tangent is the exact Hessian, indefinite where the membrane is
+ * compressed (P̂i/σi < 0: the sheet buckles) or a hinge term m ∇²θ has a
+ * negative eigenvalue; definiteness_fix does not apply to shells.  Newton's
+ * CG stops at negative curvature with a descent direction (solver/newton.c)
+ * and the line search keeps the energy falling.  A shell cannot invert
+ * (ITF04 §8), so the clamping that keeps TSIF05 §8's Newton away from
+ * inverted tetrahedra has nothing to guard here, and clamped blocks made
+ * Newton converge linearly (about 0.2 a step near the solution: a draped
+ * cloth's compressed membrane keeps clamped blocks there) where the exact
+ * one converges quadratically; the per-hinge 9×9 eigenproblems it needed
+ * were also half of a cloth step's time.
  *
  * Layout: element e's stencil is its corners and the three corners across
  * its edges (a boundary edge repeats the corner opposite it, a slot that
@@ -85,7 +101,7 @@
 #define SH_NS_APPLY     150
 #define SH_NS_DIAG      150
 #define SH_NS_ASSEMBLE  600
-#define SH_NS_HINGE     2000 /* a hinge's projected Hessian (Jacobi on 9×9) */
+#define SH_NS_HINGE     300 /* a hinge's Hessian */
 #define SH_WORTH(n, ns) DEFO_PARALLEL_WORTH(n, ns)
 
 /* What the kernel reads of a material part (fm->part[k]: material
@@ -98,6 +114,14 @@ typedef struct shell_part {
     double tau;            /* damping time (bending damping = τ · Gauss–Newton) */
     defo_dpdf2 damp;       /* the damping moduli as blocks (constant) */
 } shell_part;
+
+/* A linearisation's frame data: per triangle the frame U (u1, u2: 6), its
+ * normal n (3) and G = Dm⁻¹ V (4, row-major); per hinge ∇θ (12) and whether
+ * it is live. */
+typedef struct sh_lin {
+    double *U, *n, *G, *gth;
+    unsigned char *live;
+} sh_lin;
 
 struct fm_shell {
     defo_index nt, nh;          /* triangles, hinges */
@@ -120,7 +144,12 @@ struct fm_shell {
     double *theta;         /* per hinge */
     double *gth;           /* 12 per hinge: ∇θ on a b c d */
     unsigned char *live;   /* per hinge: 1 when both triangles have an area */
-    double *Hh;            /* 78 per hinge: projected m ∇²θ, packed upper (tangent) */
+    sh_lin ev;             /* the evaluation's: U n G below, gth live above */
+    sh_lin dl;             /* the damping's, at the step's start (own arrays) */
+    double *nrm_dl;        /* 3 per triangle: the normals there */
+    double *ddiag;         /* 9 per node: the damping's diagonal blocks there */
+    int ddiag_ok;          /* ddiag is made */
+    double *Hh;            /* 78 per hinge: m ∇²θ, packed upper (tangent) */
     double *u;             /* 3 per triangle: K q */
     double *U;             /* 6 per triangle: u1, u2 */
     double *n;             /* 3 per triangle: u1 × u2 */
@@ -297,67 +326,13 @@ static void hinge_hessian(const double *p0, const double *p1, const double *p2, 
         }
 }
 
-/* An orthonormal basis of the 12-D hinge displacements that move no
- * centre (Helmert's contrasts of the four nodes, each ⊗ I₃): ∇²θ is zero on
- * translations (θ is invariant), so its eigenvectors of nonzero eigenvalues
- * lie in this 9-D space and the projection is a 9×9 eigenproblem. */
-static const double helmert[3][4] = {
-    {0.70710678118654752, -0.70710678118654752, 0, 0},
-    {0.40824829046386302, 0.40824829046386302, -0.81649658092772603, 0},
-    {0.28867513459481288, 0.28867513459481288, 0.28867513459481288, -0.86602540378443865}};
-
-/* Packed 78 of m ∇²θ, its negative eigenvalues dropped when psd. */
+/* Packed 78 of m ∇²θ (the exact hinge term, indefinite in general). */
 static void hinge_term(const double *p0, const double *p1, const double *p2, const double *p3,
-                       double m, int psd, double out[78]) {
+                       double m, double out[78]) {
     double H[144];
     hinge_hessian(p0, p1, p2, p3, H);
-    if (!psd) {
-        for (int i = 0; i < 12; i++)
-            for (int j = i; j < 12; j++) out[pk(i, j)] = m * H[i * 12 + j];
-        return;
-    }
-    /* R = Tᵀ (m H) T on the 9 contrasts (row index 3 c + k: contrast c,
-     * axis k); first HT (12×9) */
-    double HT[12 * 9], R[81];
     for (int i = 0; i < 12; i++)
-        for (int c = 0; c < 3; c++)
-            for (int k = 0; k < 3; k++) {
-                double s = 0;
-                for (int a = 0; a < 4; a++) s += H[i * 12 + 3 * a + k] * helmert[c][a];
-                HT[i * 9 + 3 * c + k] = m * s;
-            }
-    for (int c = 0; c < 3; c++)
-        for (int k = 0; k < 3; k++)
-            for (int j = 0; j < 9; j++) {
-                double s = 0;
-                for (int a = 0; a < 4; a++) s += helmert[c][a] * HT[(3 * a + k) * 9 + j];
-                R[(3 * c + k) * 9 + j] = s;
-            }
-    for (int i = 0; i < 9; i++)
-        for (int j = i + 1; j < 9; j++)
-            R[i * 9 + j] = R[j * 9 + i] = 0.5 * (R[i * 9 + j] + R[j * 9 + i]);
-    double lam[9], Q[81];
-    defo_symn_eigen(9, R, lam, Q);
-    /* the positive part P = Σ λ⁺ q qᵀ, back as T P Tᵀ: first W = T Q √λ⁺ */
-    double W[12 * 9];
-    int np = 0;
-    for (int k = 0; k < 9; k++) {
-        if (!(lam[k] > 0)) continue;
-        const double r = sqrt(lam[k]);
-        for (int a = 0; a < 4; a++)
-            for (int x = 0; x < 3; x++) {
-                double s = 0;
-                for (int c = 0; c < 3; c++) s += helmert[c][a] * Q[(3 * c + x) * 9 + k];
-                W[(3 * a + x) * 9 + np] = r * s;
-            }
-        np++;
-    }
-    for (int i = 0; i < 12; i++)
-        for (int j = i; j < 12; j++) {
-            double s = 0;
-            for (int k = 0; k < np; k++) s += W[i * 9 + k] * W[j * 9 + k];
-            out[pk(i, j)] = s;
-        }
+        for (int j = i; j < 12; j++) out[pk(i, j)] = m * H[i * 12 + j];
 }
 
 /* -------------------------------------------------------------- helpers */
@@ -384,19 +359,20 @@ static void rest_inverse(const defo_force_model *fm, defo_index t, double Di[4])
 /* The reference normal of triangle t (ITF04 §8), the side a flat triangle
  * opens to: the sum of its edge neighbours' unit normals at the last pass;
  * its own normal without any. */
-static void reference_normal(const struct fm_shell *S, defo_index t, double r[3]) {
+static void reference_normal(const struct fm_shell *S, const double *nrm, defo_index t,
+                             double r[3]) {
     r[0] = r[1] = r[2] = 0;
     int any = 0;
     for (int i = 0; i < 3; i++) {
         const defo_index o = S->nb[3 * (size_t)t + (size_t)i];
         if (o < 0) continue;
-        const double *m = S->nrm + 3 * (size_t)o;
+        const double *m = nrm + 3 * (size_t)o;
         const double l = sqrt(dot3(m, m));
         if (!(l > 0) || !isfinite(l)) continue;
         for (int k = 0; k < 3; k++) r[k] += m[k] / l;
         any = 1;
     }
-    if (!any || !(dot3(r, r) > 1e-12)) memcpy(r, S->nrm + 3 * (size_t)t, 3 * sizeof(double));
+    if (!any || !(dot3(r, r) > 1e-12)) memcpy(r, nrm + 3 * (size_t)t, 3 * sizeof(double));
 }
 
 /* F = U diag(σ) Vᵀ of a 3×2 F (columns f0, f1), σ1 ≥ σ2 ≥ 0: U (u1, u2),
@@ -478,7 +454,7 @@ static unsigned membrane(defo_force_model *fm, defo_index t, const double *x, in
         return FM_BAD;
     }
     double nref[3];
-    reference_normal(S, t, nref);
+    reference_normal(S, S->nrm, t, nref);
     double U[6], n[3], V[4], sg[2];
     shell_svd(f0, f1, nref, U, n, V, sg);
     if (!(sg[1] > 1e-12 * sg[0])) flag |= FM_INVERTED; /* flat: no orientation of its own */
@@ -486,7 +462,8 @@ static unsigned membrane(defo_force_model *fm, defo_index t, const double *x, in
     defo_dpdf2 dp;
     const shell_part *pp = tri_part(fm, t);
     const defo_material *mat = fm_part_of(fm, t)->mat;
-    const double psi = defo_material_eval_plane(mat, sg[0], sg[1], &s3, ph, tangent ? &dp : NULL);
+    const double psi = defo_material_eval_plane(
+        mat, sg[0], sg[1], &s3, ph, tangent || (store && fm->track_stable_time) ? &dp : NULL);
     const double w = pp->h * S->area[t];
     if (psi_out) *psi_out = w * psi;
     if (!isfinite(psi) || !isfinite(ph[0]) || !isfinite(ph[1])) flag |= FM_BAD;
@@ -510,15 +487,9 @@ static unsigned membrane(defo_force_model *fm, defo_index t, const double *x, in
         S->phat[2 * (size_t)t] = ph[0];
         S->phat[2 * (size_t)t + 1] = ph[1];
         S->s3[t] = s3;
-        if (tangent) {
-            if (fm->def.definiteness_fix) defo_dpdf2_project_psd(&dp);
-            S->dp[t] = dp;
-        }
+        if (tangent) S->dp[t] = dp;
         if (fm->track_stable_time) {
-            defo_dpdf2 db;
-            if (!tangent) defo_material_eval_plane(mat, sg[0], sg[1], NULL, NULL, &db);
-            const double r =
-                fmax(defo_dpdf2_bound(tangent ? &dp : &db), pp->rest_bound) / pp->membrane_scale;
+            const double r = fmax(defo_dpdf2_bound(&dp), pp->rest_bound) / pp->membrane_scale;
             fm->stable_len[t] = fm->elen[t] / sqrt(r);
         }
     }
@@ -539,10 +510,10 @@ static inline void ghat(const double *G, int a, double g[2]) {
 /* y (9) = w K_m d for the in-plane tangent (or damping) blocks T of triangle
  * t at the last evaluation, d on its corners (9).  The frame's columns
  * c = (u1, u2, n), δF̂_ij = Σ_b (c_i · d_b) ĝ_b[j]. */
-static void membrane_apply(const defo_force_model *fm, defo_index t, const defo_dpdf2 *T,
-                           const double *d, double *y) {
+static void membrane_apply(const defo_force_model *fm, const sh_lin *L, defo_index t,
+                           const defo_dpdf2 *T, const double *d, double *y) {
     const struct fm_shell *S = fm->shell;
-    const double *U = S->U + 6 * (size_t)t, *n = S->n + 3 * (size_t)t, *G = S->G + 4 * (size_t)t;
+    const double *U = L->U + 6 * (size_t)t, *n = L->n + 3 * (size_t)t, *G = L->G + 4 * (size_t)t;
     const double *c[3] = {U, U + 3, n};
     double g[3][2];
     for (int a = 0; a < 3; a++) ghat(G, a, g[a]);
@@ -570,10 +541,10 @@ static void membrane_apply(const defo_force_model *fm, defo_index t, const defo_
 }
 
 /* Block (a, b) of w K_m (3×3 row-major, added to s). */
-static void membrane_block(const defo_force_model *fm, defo_index t, const defo_dpdf2 *T, int a,
-                           int b, double s[9]) {
+static void membrane_block(const defo_force_model *fm, const sh_lin *L, defo_index t,
+                           const defo_dpdf2 *T, int a, int b, double s[9]) {
     const struct fm_shell *S = fm->shell;
-    const double *U = S->U + 6 * (size_t)t, *n = S->n + 3 * (size_t)t, *G = S->G + 4 * (size_t)t;
+    const double *U = L->U + 6 * (size_t)t, *n = L->n + 3 * (size_t)t, *G = L->G + 4 * (size_t)t;
     const double *c[3] = {U, U + 3, n};
     double ga[2], gb[2];
     ghat(G, a, ga);
@@ -598,12 +569,13 @@ static void membrane_block(const defo_force_model *fm, defo_index t, const defo_
 /* ----------------------------------------------------------- the bending */
 /* The hinge gradient of local edge i of triangle t at stencil position p
  * (3 values), or NULL when the hinge is absent, inactive, or misses p. */
-static const double *hinge_grad_at(const struct fm_shell *S, defo_index t, int i, int p) {
+static const double *hinge_grad_at(const struct fm_shell *S, const sh_lin *L, defo_index t, int i,
+                                   int p) {
     const defo_index h = S->tri_hinge[3 * (size_t)t + (size_t)i];
-    if (h < 0 || !S->live[h]) return NULL;
+    if (h < 0 || !L->live[h]) return NULL;
     const int8_t *m = S->hmap + 12 * (size_t)t + 4 * (size_t)i;
     for (int k = 0; k < 4; k++)
-        if (m[k] == p) return S->gth + 12 * (size_t)h + 3 * (size_t)k;
+        if (m[k] == p) return L->gth + 12 * (size_t)h + 3 * (size_t)k;
     return NULL;
 }
 
@@ -643,23 +615,23 @@ static double bending(defo_force_model *fm, defo_index t, double *f) {
 
 /* y (18, added) += scale · (Σ J_iᵀ K_ij J_j) d on the stencil of t (the
  * Gauss–Newton part), d given per stencil position (18). */
-static void bending_gn_apply(const struct fm_shell *S, defo_index t, const double *d, double scale,
-                             double *y) {
+static void bending_gn_apply(const struct fm_shell *S, const sh_lin *L, defo_index t,
+                             const double *d, double scale, double *y) {
     double z[3] = {0, 0, 0};
     const double *K = S->K + 9 * (size_t)t;
     for (int i = 0; i < 3; i++) {
         const defo_index h = S->tri_hinge[3 * (size_t)t + (size_t)i];
-        if (h < 0 || !S->live[h]) continue;
+        if (h < 0 || !L->live[h]) continue;
         const int8_t *m = S->hmap + 12 * (size_t)t + 4 * (size_t)i;
-        const double *g = S->gth + 12 * (size_t)h;
+        const double *g = L->gth + 12 * (size_t)h;
         for (int k = 0; k < 4; k++) z[i] += dot3(g + 3 * k, d + 3 * m[k]);
     }
     for (int i = 0; i < 3; i++) {
         const defo_index h = S->tri_hinge[3 * (size_t)t + (size_t)i];
-        if (h < 0 || !S->live[h]) continue;
+        if (h < 0 || !L->live[h]) continue;
         const double c = scale * (K[3 * i] * z[0] + K[3 * i + 1] * z[1] + K[3 * i + 2] * z[2]);
         const int8_t *m = S->hmap + 12 * (size_t)t + 4 * (size_t)i;
-        const double *g = S->gth + 12 * (size_t)h;
+        const double *g = L->gth + 12 * (size_t)h;
         for (int k = 0; k < 4; k++)
             for (int r = 0; r < 3; r++) y[3 * m[k] + r] += c * g[3 * k + r];
     }
@@ -731,7 +703,7 @@ defo_status defo_fm_shell_evaluate(defo_force_model *fm, const double *x, unsign
                 const double m = S->u[3 * (size_t)t0 + (size_t)S->hinge_local[2 * (size_t)h]] +
                                  S->u[3 * (size_t)t1 + (size_t)S->hinge_local[2 * (size_t)h + 1]];
                 hinge_term(node(x, p[0]), node(x, p[1]), node(x, p[2]), node(x, p[3]), m,
-                           fm->def.definiteness_fix, S->Hh + 78 * (size_t)h);
+                           S->Hh + 78 * (size_t)h);
             }
         }
         if (force && !bad) defo_gather3_team(&fm->inc, fm->slot, force);
@@ -832,8 +804,9 @@ static void shell_apply(defo_force_model *fm, const double *d, double *y, int mo
             gather_stencil(S, t, d, ds);
             memset(sl, 0, 18 * sizeof(double));
             const defo_dpdf2 *T = mode ? &tri_part(fm, t)->damp : &S->dp[t];
-            membrane_apply(fm, t, T, ds, sl);
-            bending_gn_apply(S, t, ds, mode ? tri_part(fm, t)->tau : 1.0, sl);
+            const sh_lin *L = mode ? &S->dl : &S->ev;
+            membrane_apply(fm, L, t, T, ds, sl);
+            bending_gn_apply(S, L, t, ds, mode ? tri_part(fm, t)->tau : 1.0, sl);
             if (mode) continue;
             for (int i = 0; i < 3; i++) {
                 if (!owns(S, t, i)) continue;
@@ -866,14 +839,16 @@ void defo_fm_shell_damping_apply(defo_force_model *fm, const double *v, double *
 static void shell_block(const defo_force_model *fm, defo_index t, int p, int q, int mode,
                         double s[9]) {
     const struct fm_shell *S = fm->shell;
-    if (p < 3 && q < 3) membrane_block(fm, t, mode ? &tri_part(fm, t)->damp : &S->dp[t], p, q, s);
+    const sh_lin *L = mode ? &S->dl : &S->ev;
+    if (p < 3 && q < 3)
+        membrane_block(fm, L, t, mode ? &tri_part(fm, t)->damp : &S->dp[t], p, q, s);
     const double *K = S->K + 9 * (size_t)t;
     const double scale = mode ? tri_part(fm, t)->tau : 1.0;
     for (int i = 0; i < 3; i++) {
-        const double *gi = hinge_grad_at(S, t, i, p);
+        const double *gi = hinge_grad_at(S, L, t, i, p);
         if (!gi) continue;
         for (int j = 0; j < 3; j++) {
-            const double *gj = hinge_grad_at(S, t, j, q);
+            const double *gj = hinge_grad_at(S, L, t, j, q);
             if (!gj) continue;
             const double k = scale * K[3 * i + j];
             for (int r = 0; r < 3; r++)
@@ -900,6 +875,11 @@ static void shell_block(const defo_force_model *fm, defo_index t, int p, int q, 
 static void shell_diagonal(defo_force_model *fm, double *blocks, int mode) {
     struct fm_shell *S = fm->shell;
     const defo_index nt = S->nt;
+    const size_t nb = 9 * (size_t)fm->n * sizeof(double);
+    if (mode && S->ddiag_ok) { /* the damping's, kept for the step */
+        memcpy(blocks, S->ddiag, nb);
+        return;
+    }
     DEFO_PARALLEL_REGION_IF(SH_WORTH(nt, SH_NS_DIAG)) {
         DEFO_FOR
         for (defo_index t = 0; t < nt; t++) {
@@ -908,6 +888,10 @@ static void shell_diagonal(defo_force_model *fm, double *blocks, int mode) {
             for (int p = 0; p < 6; p++) shell_block(fm, t, p, p, mode, sl + 9 * p);
         }
         defo_fm_gather9_team(fm, fm->slot, blocks);
+    }
+    if (mode) {
+        memcpy(S->ddiag, blocks, nb);
+        S->ddiag_ok = 1;
     }
 }
 
@@ -1043,19 +1027,55 @@ const defo_index *defo_force_model_hinge_triangles(const defo_force_model *fm) {
     return fm && fm->shell ? fm->shell->hinge_tri : NULL;
 }
 
-void defo_force_model_track_hinges(defo_force_model *fm, const double *x) {
-    if (!fm || !fm->shell || !x) return;
+/* The step's start x: the hinges' branches (θ_ref) and the damping's
+ * linearisation (S->dl: the frames and hinge gradients at x). */
+static void step_start(defo_force_model *fm, const double *x) {
     struct fm_shell *S = fm->shell;
-    const defo_index nh = S->nh;
-    DEFO_PARALLEL_REGION_IF(SH_WORTH(nh, 60)) {
+    const defo_index nt = S->nt, nh = S->nh;
+    const defo_index *el = fm->mesh->elems;
+    DEFO_PARALLEL_REGION_IF(SH_WORTH(nt, SH_NS_FORCE)) {
+        DEFO_FOR
+        for (defo_index t = 0; t < nt; t++) {
+            const defo_index *v = el + 3 * (size_t)t;
+            double a[3], b[3];
+            sub3(node(x, v[1]), node(x, v[0]), a);
+            sub3(node(x, v[2]), node(x, v[0]), b);
+            cross3(a, b, S->nrm_dl + 3 * (size_t)t);
+        }
+        DEFO_FOR
+        for (defo_index t = 0; t < nt; t++) {
+            double Di[4], f0[3], f1[3], nref[3], U[6], n[3], V[4], sg[2];
+            rest_inverse(fm, t, Di);
+            tri_F(fm, t, x, Di, f0, f1);
+            reference_normal(S, S->nrm_dl, t, nref);
+            shell_svd(f0, f1, nref, U, n, V, sg);
+            const double G[4] = {Di[0] * V[0] + Di[1] * V[2], Di[0] * V[1] + Di[1] * V[3],
+                                 Di[2] * V[0] + Di[3] * V[2], Di[2] * V[1] + Di[3] * V[3]};
+            memcpy(S->dl.U + 6 * (size_t)t, U, sizeof U);
+            memcpy(S->dl.n + 3 * (size_t)t, n, sizeof n);
+            memcpy(S->dl.G + 4 * (size_t)t, G, sizeof G);
+        }
         DEFO_FOR
         for (defo_index h = 0; h < nh; h++) {
             const defo_index *p = S->hinge + 4 * (size_t)h;
-            double g[12], th;
-            if (hinge_angle(node(x, p[0]), node(x, p[1]), node(x, p[2]), node(x, p[3]), &th, g))
+            double *g = S->dl.gth + 12 * (size_t)h, th;
+            S->dl.live[h] = (unsigned char)hinge_angle(node(x, p[0]), node(x, p[1]), node(x, p[2]),
+                                                       node(x, p[3]), &th, g);
+            if (S->dl.live[h])
                 S->theta_ref[h] = unwrap_angle(th, S->theta_ref[h]);
+            else
+                memset(g, 0, 12 * sizeof(double));
         }
     }
+    S->ddiag_ok = 0;
+}
+
+void defo_force_model_track_hinges(defo_force_model *fm, const double *x) {
+    if (fm && fm->shell && x) step_start(fm, x);
+}
+
+int defo_force_model_damping_of_step(const defo_force_model *fm) {
+    return fm && fm->shell && defo_force_model_has_damping(fm);
 }
 
 /* History record of a shell: the hinges' branch angles θ_ref (f64 each). */
@@ -1148,7 +1168,9 @@ void defo_fm_shell_destroy(struct fm_shell *S) {
                  S->hinge_tri, S->hinge_local, S->K,         S->theta_rest, S->angle_per_strain,
                  S->nrm,       S->theta,       S->gth,       S->live,       S->Hh,
                  S->u,         S->U,           S->n,         S->G,          S->sig,
-                 S->phat,      S->s3,          S->dp,        S->theta_ref,  S->part_data};
+                 S->phat,      S->s3,          S->dp,        S->theta_ref,  S->part_data,
+                 S->dl.U,      S->dl.n,        S->dl.G,      S->dl.gth,     S->dl.live,
+                 S->nrm_dl,    S->ddiag};
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) defo_free(a[i]);
     defo_free(S);
 }
@@ -1160,7 +1182,8 @@ size_t defo_fm_shell_bytes(const defo_force_model *fm) {
            nt * (6 * sizeof(defo_index) * 2 + 12 + 9 * 8 + 3 * 8 + 3 * 8 + 6 * 8 + 3 * 8 + 4 * 8 +
                  5 * 8 + sizeof(defo_dpdf2)) +
            nh * (4 * sizeof(defo_index) + 2 * sizeof(defo_index) + 2 + 8 * 3 + 8 + 12 * 8 + 1 +
-                 78 * 8);
+                 78 * 8) +
+           nt * 16 * 8 + nh * (12 * 8 + 1) + 9 * 8 * (size_t)fm->n; /* the damping's */
 }
 
 /* The rest bound of the bending part's ω² over the whole body (Gershgorin
@@ -1178,10 +1201,10 @@ static double bending_omega2(defo_force_model *fm, const double *mass) {
                 double s[9] = {0};
                 const double *K = S->K + 9 * (size_t)t;
                 for (int i = 0; i < 3; i++) {
-                    const double *gi = hinge_grad_at(S, t, i, p);
+                    const double *gi = hinge_grad_at(S, &S->ev, t, i, p);
                     if (!gi) continue;
                     for (int j = 0; j < 3; j++) {
-                        const double *gj = hinge_grad_at(S, t, j, q);
+                        const double *gj = hinge_grad_at(S, &S->ev, t, j, q);
                         if (!gj) continue;
                         for (int r = 0; r < 3; r++)
                             for (int c = 0; c < 3; c++)
@@ -1251,6 +1274,14 @@ defo_status defo_fm_shell_create(defo_force_model *fm) {
     S->phat = defo_calloc(2 * nt + 1, sizeof(double));
     S->s3 = defo_calloc(nt + 1, sizeof(double));
     S->dp = defo_calloc(nt + 1, sizeof(defo_dpdf2));
+    S->dl.U = defo_calloc(6 * nt + 1, sizeof(double));
+    S->dl.n = defo_calloc(3 * nt + 1, sizeof(double));
+    S->dl.G = defo_calloc(4 * nt + 1, sizeof(double));
+    S->dl.gth = defo_calloc(12 * nh + 1, sizeof(double));
+    S->dl.live = defo_calloc(nh + 1, 1);
+    S->nrm_dl = defo_calloc(3 * nt + 1, sizeof(double));
+    S->ddiag = defo_calloc(9 * (size_t)mesh->num_nodes + 1, sizeof(double));
+    S->ev = (sh_lin){S->U, S->n, S->G, S->gth, S->live};
     /* take the topology's arrays */
     S->hinge = tp.hinge;
     S->hinge_tri = tp.hinge_tri;
@@ -1259,7 +1290,8 @@ defo_status defo_fm_shell_create(defo_force_model *fm) {
     if (!S->frame || !S->stencil || !S->nb || !S->hmap || !S->K || !S->theta_rest ||
         !S->theta_ref || !S->angle_per_strain || !S->hinge_local || !S->nrm || !S->theta ||
         !S->gth || !S->live || !S->Hh || !S->u || !S->U || !S->n || !S->G || !S->sig || !S->phat ||
-        !S->s3 || !S->dp) {
+        !S->s3 || !S->dp || !S->dl.U || !S->dl.n || !S->dl.G || !S->dl.gth || !S->dl.live ||
+        !S->nrm_dl || !S->ddiag) {
         defo_shell_topology_free(&tp);
         return defo_error_oom("shell model", nt * 600 + nh * 800);
     }
@@ -1434,6 +1466,7 @@ static defo_status shell_parts(defo_force_model *fm) {
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 3; j++) S->K[9 * t + (size_t)(3 * i + j)] = Kc[i][j];
     }
+    step_start(fm, mesh->x); /* the damping's linearisation at rest */
     return DEFO_OK;
 }
 

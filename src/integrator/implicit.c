@@ -27,7 +27,8 @@
  * potential in the velocity
  *   E(v) = ½(v − v_b)ᵀM(v − v_b) + ½hα vᵀMv + ½h vᵀ(βK + D)v + Ψ(x_b + h v)
  *          − h f_extᵀ v,
- * whose gradient is the residual above (K and D held at the iterate) and
+ * whose gradient is the residual above (K and D held at the iterate; a
+ * shell's D is that of the step's start, so there it is exact) and
  * whose Hessian (1 + hα)M + (h² + hβ)K + hD is positive definite with the
  * definiteness fix (TSIF05 §8); the shared driver (defo_newton) with its line
  * search, to |r| ≤ tolerance · h · f_ref, from the last solve's velocity
@@ -506,7 +507,8 @@ defo_status defo_implicit_step(defo_stepper *stp, defo_step_body *const *bodies,
         d->beta = def->rayleigh_stiffness;
         d->t_end = t_end;
         d->ctx = ctx;
-        d->capped = 0;
+        /* a shell's damping is the step's own: its factor is too */
+        d->capped = defo_force_model_damping_of_step(b->force);
         defo_joint_part *p = &stp->parts[np];
         memset(p, 0, sizeof *p);
         p->b = b;

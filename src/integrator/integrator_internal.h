@@ -159,7 +159,8 @@ typedef struct defo_implicit_body {
     double *cblock; /* 9n: penalty contact blocks at the iterate (Newton steps) */
     defo_index contacts;
     int have_contact;
-    int capped; /* this step's penalty held nodes back (separation_speed) */
+    int capped; /* the factor must not outlive the step: the penalty held nodes back
+                 * (separation_speed), or the damping is the step's (a shell) */
     unsigned char *constraint, *contact;
     /* BDF2 history: the previous state */
     double *x_prev, *v_prev;

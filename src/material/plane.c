@@ -130,33 +130,6 @@ double defo_material_eval_plane(const defo_material *m, double s1, double s2,
     return psi;
 }
 
-int defo_dpdf2_project_psd(defo_dpdf2 *d) {
-    int changed = 0;
-    double lo, hi, c, s;
-    defo_sym2_eigen(d->A[0][0], d->A[0][1], d->A[1][1], &lo, &hi, &c, &s);
-    if (lo < 0) {
-        const double h = fmax(hi, 0);
-        d->A[0][0] = h * c * c;
-        d->A[0][1] = d->A[1][0] = h * c * s;
-        d->A[1][1] = h * s * s;
-        changed++;
-    }
-    defo_sym2_eigen(d->B[0][0], d->B[0][1], d->B[1][1], &lo, &hi, &c, &s);
-    if (lo < 0) {
-        const double h = fmax(hi, 0);
-        d->B[0][0] = h * c * c;
-        d->B[0][1] = d->B[1][0] = h * c * s;
-        d->B[1][1] = h * s * s;
-        changed++;
-    }
-    for (int i = 0; i < 2; i++)
-        if (d->N[i] < 0) {
-            d->N[i] = 0;
-            changed++;
-        }
-    return changed;
-}
-
 double defo_dpdf2_bound(const defo_dpdf2 *d) {
     double m = 0;
     for (int i = 0; i < 2; i++) {
