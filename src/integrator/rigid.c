@@ -361,6 +361,8 @@ struct defo_rb_scratch {
     int *patch;      /* per contact: its manifold patch (−1: none) */
     rb_order *order; /* per contact: the sort */
     int *patch_body, *patch_other, *patch_dropped;
+    int *dest;          /* per contact: the sort by patch (manifolds) */
+    unsigned char *tmp; /* per contact: room for one of the arrays above */
     size_t cap_contacts;
     /* the last step's impulses by (owner, key), sorted: the next step
      * starts from them (kept across frames; in checkpoints) */
@@ -374,6 +376,8 @@ struct defo_rb_scratch {
     int cap_dpush;
     defo_step_body **used;
     int num_used;
+    void *work; /* the contact solve's workspace (grown) */
+    size_t cap_work;
 };
 
 /* The per-contact arrays (scratch_contacts sizes them together). */
@@ -388,6 +392,8 @@ static void free_contact_arrays(struct defo_rb_scratch *r) {
     defo_free(r->patch_body);
     defo_free(r->patch_other);
     defo_free(r->patch_dropped);
+    defo_free(r->dest);
+    defo_free(r->tmp);
 }
 
 void defo_rb_scratch_free(struct defo_rb_scratch *r) {
@@ -404,6 +410,7 @@ void defo_rb_scratch_free(struct defo_rb_scratch *r) {
     defo_free(r->dpush);
     defo_free(r->dpush_n);
     defo_free(r->used);
+    defo_free(r->work);
     defo_free(r);
 }
 
@@ -472,9 +479,11 @@ static defo_status scratch_contacts(struct defo_rb_scratch *r, size_t need) {
     r->patch_body = defo_malloc(c * sizeof *r->patch_body);
     r->patch_other = defo_malloc(c * sizeof *r->patch_other);
     r->patch_dropped = defo_malloc(c * sizeof *r->patch_dropped);
+    r->dest = defo_malloc(c * sizeof *r->dest);
+    r->tmp = defo_malloc(c * sizeof *r->contacts);
     r->cap_contacts = 0;
     if (!r->contacts || !r->src || !r->key || !r->other || !r->speed || !r->patch || !r->order ||
-        !r->patch_body || !r->patch_other || !r->patch_dropped)
+        !r->patch_body || !r->patch_other || !r->patch_dropped || !r->dest || !r->tmp)
         return defo_error_oom("rigid contacts", c * sizeof *r->contacts);
     r->cap_contacts = c;
     return DEFO_OK;
@@ -1062,8 +1071,19 @@ static void reduce_patch(struct defo_rb_scratch *r, const rb_order *o, size_t m,
     }
 }
 
+/* a[i] = a[dest[i]] for i < n, dest[i] < nc (elements of size es; tmp:
+ * room for nc). */
+static void permute(void *a, size_t es, const int *dest, size_t n, size_t nc, unsigned char *tmp) {
+    memcpy(tmp, a, nc * es);
+    for (size_t i = 0; i < n; i++)
+        memcpy((unsigned char *)a + i * es, tmp + (size_t)dest[i] * es, es);
+}
+
 /* The solve's contacts [0, nc) reduced to manifolds (above): the dropped
- * ones removed (the order of the rest kept); r->patch of each kept one
+ * ones removed, the rest patch by patch (in the order the patches were
+ * found, each patch's points in their order, then the points of no patch
+ * in theirs: the solve takes a patch's points in a row, as one block) and
+ * numbered for the solve (defo_rigid_contact.patch); r->patch of each kept one
  * names its patch (−1: none), and patch_body, patch_other (call indices,
  * other −1), patch_dropped say where the dropped points were and how many.
  * Returns the contacts left. */
@@ -1126,18 +1146,31 @@ static size_t manifolds(struct defo_rb_scratch *r, defo_step_body *const *bodies
         g0 = g1;
     }
     *num_patches = np;
+    /* the kept contacts patch by patch: r->dest[new] = old */
+    if (nc == 0) return 0;
+    int *at = (int *)r->tmp; /* per patch: its next place */
+    for (int p = 0; p <= np; p++) at[p] = 0;
     size_t n = 0;
+    for (size_t c = 0; c < nc; c++)
+        if (r->patch[c] >= 0) at[r->patch[c] + 1]++;
+    for (int p = 0; p < np; p++) at[p + 1] += at[p];
+    size_t alone = (size_t)at[np];
     for (size_t c = 0; c < nc; c++) {
         if (r->patch[c] == -2) continue;
-        if (n != c) {
-            r->contacts[n] = r->contacts[c];
-            r->src[n] = r->src[c];
-            r->key[n] = r->key[c];
-            r->other[n] = r->other[c];
-            r->speed[n] = r->speed[c];
-            r->patch[n] = r->patch[c];
-        }
+        r->dest[r->patch[c] >= 0 ? (size_t)at[r->patch[c]]++ : alone++] = (int)c;
         n++;
+    }
+    permute(r->contacts, sizeof *r->contacts, r->dest, n, nc, r->tmp);
+    permute(r->src, sizeof *r->src, r->dest, n, nc, r->tmp);
+    permute(r->key, sizeof *r->key, r->dest, n, nc, r->tmp);
+    permute(r->other, sizeof *r->other, r->dest, n, nc, r->tmp);
+    permute(r->speed, sizeof *r->speed, r->dest, n, nc, r->tmp);
+    permute(r->patch, sizeof *r->patch, r->dest, n, nc, r->tmp);
+    /* a patch of two points or more: its number (from 1) in the solve */
+    for (size_t c = 0; c < n; c++) {
+        const int p = r->patch[c];
+        const int before = c > 0 && r->patch[c - 1] == p, after = c + 1 < n && r->patch[c + 1] == p;
+        r->contacts[c].patch = p >= 0 && (before || after) ? p + 1 : 0;
     }
     return n;
 }
@@ -1285,6 +1318,14 @@ defo_status defo_rb_step(defo_stepper *s, defo_step_body *const *bodies, int cou
          * others from zero) */
         const size_t loaded = r->warm_n, found = warm_take(r, bodies, nc);
         cd.warm_start = found > 0;
+        const size_t ws = defo_rigid_solve_bytes(count, r->contacts, (int)nc);
+        if (ws > r->cap_work) {
+            defo_free(r->work);
+            r->work = defo_malloc(ws);
+            r->cap_work = r->work ? ws : 0;
+            if (!r->work) return defo_error_oom("rigid contacts", ws);
+        }
+        cd.workspace = r->work;
         defo_rigid_solve_stats ss;
         st = defo_rigid_solve_contacts(r->rb, count, r->contacts, (int)nc, &cd, dt, r->push, &ss);
         if (!st) st = warm_keep(r, bodies, nc);
