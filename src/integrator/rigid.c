@@ -48,7 +48,10 @@
  *     and the colliders) are grouped by normal into patches, and a patch
  *     of more than 4 points is solved at 4 of them (deepest, then spanning
  *     the largest area: RB_MANIFOLD below); a deformable body's points and
- *     an impact's (the hybrid's nodal loads) are all kept.
+ *     an impact's (the hybrid's nodal loads) are all kept.  A patch goes
+ *     to the solve as one (defo_rigid_contact.patch, its points in a row):
+ *     one friction impulse at its centre, and up to four points solved as
+ *     one block (defo/rigid.h) — what makes a pile of boxes converge.
  *   - Warm starts: each solve starts from the normal and tangential
  *     impulses of the last step's contacts found again, across frames
  *     (keyed by bodies and vertex or nodes: contact_key); the store is a
