@@ -1074,10 +1074,10 @@ static void reduce_patch(struct defo_rb_scratch *r, const rb_order *o, size_t m,
     }
 }
 
-/* a[i] = a[dest[i]] for i < n, dest[i] < nc (elements of size es; tmp:
- * room for nc). */
-static void permute(void *a, size_t es, const int *dest, size_t n, size_t nc, unsigned char *tmp) {
-    memcpy(tmp, a, nc * es);
+/* a[i] = a[dest[i]] for i < n, dest a permutation (elements of size es;
+ * tmp: room for n). */
+static void permute(void *a, size_t es, const int *dest, size_t n, unsigned char *tmp) {
+    memcpy(tmp, a, n * es);
     for (size_t i = 0; i < n; i++)
         memcpy((unsigned char *)a + i * es, tmp + (size_t)dest[i] * es, es);
 }
@@ -1149,26 +1149,42 @@ static size_t manifolds(struct defo_rb_scratch *r, defo_step_body *const *bodies
         g0 = g1;
     }
     *num_patches = np;
-    /* the kept contacts patch by patch: r->dest[new] = old */
-    if (nc == 0) return 0;
+    size_t n = 0;
+    for (size_t c = 0; c < nc; c++) {
+        if (r->patch[c] == -2) continue;
+        if (n != c) {
+            r->contacts[n] = r->contacts[c];
+            r->src[n] = r->src[c];
+            r->key[n] = r->key[c];
+            r->other[n] = r->other[c];
+            r->speed[n] = r->speed[c];
+            r->patch[n] = r->patch[c];
+        }
+        n++;
+    }
+    /* the kept contacts patch by patch, r->dest[new] = old (most often
+     * already so: a body's collider contacts come together) */
+    if (n == 0) return 0;
     int *at = (int *)r->tmp; /* per patch: its next place */
     for (int p = 0; p <= np; p++) at[p] = 0;
-    size_t n = 0;
-    for (size_t c = 0; c < nc; c++)
+    for (size_t c = 0; c < n; c++)
         if (r->patch[c] >= 0) at[r->patch[c] + 1]++;
     for (int p = 0; p < np; p++) at[p + 1] += at[p];
     size_t alone = (size_t)at[np];
-    for (size_t c = 0; c < nc; c++) {
-        if (r->patch[c] == -2) continue;
-        r->dest[r->patch[c] >= 0 ? (size_t)at[r->patch[c]]++ : alone++] = (int)c;
-        n++;
+    int moved = 0;
+    for (size_t c = 0; c < n; c++) {
+        const size_t to = r->patch[c] >= 0 ? (size_t)at[r->patch[c]]++ : alone++;
+        r->dest[to] = (int)c;
+        moved |= to != c;
     }
-    permute(r->contacts, sizeof *r->contacts, r->dest, n, nc, r->tmp);
-    permute(r->src, sizeof *r->src, r->dest, n, nc, r->tmp);
-    permute(r->key, sizeof *r->key, r->dest, n, nc, r->tmp);
-    permute(r->other, sizeof *r->other, r->dest, n, nc, r->tmp);
-    permute(r->speed, sizeof *r->speed, r->dest, n, nc, r->tmp);
-    permute(r->patch, sizeof *r->patch, r->dest, n, nc, r->tmp);
+    if (moved) {
+        permute(r->contacts, sizeof *r->contacts, r->dest, n, r->tmp);
+        permute(r->src, sizeof *r->src, r->dest, n, r->tmp);
+        permute(r->key, sizeof *r->key, r->dest, n, r->tmp);
+        permute(r->other, sizeof *r->other, r->dest, n, r->tmp);
+        permute(r->speed, sizeof *r->speed, r->dest, n, r->tmp);
+        permute(r->patch, sizeof *r->patch, r->dest, n, r->tmp);
+    }
     /* a patch of two points or more: its number (from 1) in the solve */
     for (size_t c = 0; c < n; c++) {
         const int p = r->patch[c];
