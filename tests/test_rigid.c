@@ -19,6 +19,11 @@
  *   - test_two_body_contact: two bodies meeting head on, e = 1, equal masses:
  *     linear and angular momentum (about the origin) exactly kept, the
  *     velocities exchanged; e = 0: they move on together (analytic).
+ *   - test_patch_contact: a box landing flat with its corners as one patch,
+ *     sliding and spinning: the points' impulses sum to the box's change of
+ *     momentum and angular momentum (conservation), no normal motion after,
+ *     the friction at μ Σ jₙ while sliding fast (Coulomb) and sticking when
+ *     slow; bad patches refused.
  *   - test_world_drop: a box as a world body under the rigid integrator,
  *     dropped 0.5 m onto a ground collider: it lands at the moment free fall
  *     says (√(2h/g), within a step), comes to rest on its face (centre at
@@ -283,6 +288,97 @@ static void test_two_body_contact(void) {
     defo_mesh_destroy(m);
 }
 
+/* A box (1 × 0.6 × 0.2 m) landing flat on the ground at 0.3 m/s with its
+ * four bottom corners as one patch (defo_rigid_contact.patch), sliding and
+ * spinning about the normal, μ = 0.4:
+ *   - the points' reported impulses are what the box took: their sum is
+ *     M Δv and their moment about the centre ΔL, to rounding (the patch's
+ *     friction, solved at the patch's centre, shared among the points);
+ *   - it lands flat: no corner moves along the normal after (to 1e-9 m/s);
+ *   - sliding fast (0.54 m/s: more than μ g dt could stop), the friction
+ *     force is at its limit μ Σ jₙ (Coulomb) and never beyond; sliding
+ *     slowly (1 cm/s), it sticks: no slip and no spin left (1e-9);
+ *   - a patch of points of other friction, or a negative patch number, is
+ *     refused with a message naming the contacts. */
+static void test_patch_contact(void) {
+    defo_mesh *m = box_mesh(1, 0.6, 0.2, 1);
+    defo_mass_properties mp;
+    CHECK_OK(defo_mass_properties_of(m, NULL, 1000, &mp));
+    const double mu = 0.4, dt = 0.01;
+    for (int slow = 0; slow < 2; slow++) {
+        defo_rigid_body rb;
+        CHECK_OK(defo_rigid_init(&rb, &mp));
+        rb.velocity[0] = slow ? 0.01 : 0.5, rb.velocity[1] = slow ? 0 : 0.2;
+        rb.velocity[2] = -0.3;
+        const double w0[3] = {0, 0, slow ? 0.02 : 3.0};
+        defo_rigid_set_angular_velocity(&rb, w0);
+        const defo_rigid_body before = rb;
+        defo_rigid_contact k[4];
+        memset(k, 0, sizeof k);
+        for (int i = 0; i < 4; i++) {
+            k[i].body = 0, k[i].other = -1;
+            k[i].point[0] = rb.center[0] + (i % 2 ? 0.5 : -0.5);
+            k[i].point[1] = rb.center[1] + (i / 2 ? 0.3 : -0.3);
+            k[i].point[2] = rb.center[2] - 0.1;
+            k[i].normal[2] = 1;
+            k[i].friction = mu;
+            k[i].patch = 1;
+        }
+        defo_rigid_contact_def cd = defo_default_rigid_contact_def();
+        cd.restitution = 0;
+        cd.iterations = 100;
+        defo_rigid_solve_stats ss;
+        CHECK_OK(defo_rigid_solve_contacts(&rb, 1, k, 4, &cd, dt, NULL, &ss));
+        double J[3] = {0, 0, 0}, T[3] = {0, 0, 0}, N = 0, Jt = 0;
+        for (int i = 0; i < 4; i++) {
+            const double r[3] = {k[i].point[0] - before.center[0], k[i].point[1] - before.center[1],
+                                 k[i].point[2] - before.center[2]};
+            const double *j = k[i].impulse;
+            for (int q = 0; q < 3; q++) J[q] += j[q];
+            T[0] += r[1] * j[2] - r[2] * j[1];
+            T[1] += r[2] * j[0] - r[0] * j[2];
+            T[2] += r[0] * j[1] - r[1] * j[0];
+            N += k[i].normal_impulse;
+        }
+        Jt = sqrt(J[0] * J[0] + J[1] * J[1]);
+        double dP = 0, dL = 0, vn = 0, slip = 0, w[3];
+        for (int q = 0; q < 3; q++) {
+            dP = fmax(dP, fabs(rb.mass * (rb.velocity[q] - before.velocity[q]) - J[q]));
+            dL = fmax(dL, fabs(rb.momentum[q] - before.momentum[q] - T[q]));
+        }
+        defo_rigid_angular_velocity(&rb, w);
+        for (int i = 0; i < 4; i++) {
+            double v[3];
+            defo_rigid_velocity_at(&rb, k[i].point, v);
+            vn = fmax(vn, fabs(v[2]));
+            slip = fmax(slip, sqrt(v[0] * v[0] + v[1] * v[1]));
+        }
+        TEST_REPORT("%s: %d sweeps; Σ impulses − M Δv %.1e, Σ r × impulses − ΔL %.1e (of %.3g); "
+                    "normal speed after %.1e; friction %.6f of μ Σ jₙ = %.6f; slip after %.2e m/s, "
+                    "spin %.2e rad/s",
+                    slow ? "slow" : "fast", ss.sweeps[0], dP, dL, rb.mass * 0.3, vn, Jt, mu * N,
+                    slip, w[2]);
+        CHECK(ss.converged[0]);
+        CHECK(dP <= 1e-12 * rb.mass && dL <= 1e-12 * rb.mass);
+        CHECK(vn < 1e-9);
+        CHECK(Jt <= mu * N * (1 + 1e-12));
+        if (slow) {
+            CHECK(slip < 1e-9 && fabs(w[2]) < 1e-9);
+        } else {
+            CHECK(Jt >= mu * N * (1 - 1e-9) && slip > 0.1);
+        }
+        /* bad patches */
+        k[2].friction = 0.5;
+        const defo_status bad = defo_rigid_solve_contacts(&rb, 1, k, 4, &cd, dt, NULL, NULL);
+        CHECK(bad == DEFO_ERR_INVALID_ARGUMENT &&
+              strstr(defo_last_error(), "contacts 1 and 2 of patch 1") != NULL);
+        k[2].friction = mu, k[3].patch = -1;
+        const defo_status neg = defo_rigid_solve_contacts(&rb, 1, k, 4, &cd, dt, NULL, NULL);
+        CHECK(neg == DEFO_ERR_INVALID_ARGUMENT && strstr(defo_last_error(), "contact 3") != NULL);
+    }
+    defo_mesh_destroy(m);
+}
+
 /* ------------------------------------------------ bodies of a world */
 static defo_collider *ground(double mu) {
     defo_shape_def sh = defo_default_shape_def();
@@ -442,6 +538,7 @@ int main(void) {
     RUN(test_torque_free);
     RUN(test_free_flight);
     RUN(test_two_body_contact);
+    RUN(test_patch_contact);
     RUN(test_world_drop);
     RUN(test_world_slide);
     RUN(test_world_spin);

@@ -34,6 +34,19 @@
  * −gap/dt (a point not yet touching may close its gap within the step, so
  * nothing tunnels) or to −e times the approach speed (restitution e, above a
  * speed threshold), and a tangential one within the friction cone of it.
+ * The points of a patch (defo_rigid_contact.patch: the corners of a face
+ * resting on another) have their normal impulses each and one friction
+ * impulse for them all (patch friction, as game-physics engines solve a
+ * manifold of four points): a force across the normal and a twist about it
+ * at the points' centre, the force within μ Σ jₙ and the twist within
+ * μ Σ jₙ ρ (ρ: a point's distance from the centre across the normal),
+ * shared by the points in fixed proportions (the force equally, the twist
+ * as n × ρ), so the points' impulses are exactly what the bodies took.  A
+ * patch of up to four points is solved as one block at each visit (normals
+ * and friction together; a block started cold is over-relaxed): per-point
+ * Gauss–Seidel with per-point friction couples a resting face's tilt to
+ * its sliding through a stack and crawls (a column of four boxes: 2 118
+ * sweeps to 1e-9, 33 as blocks).
  * Penetration left after the step is removed by a separate pseudo-velocity
  * solve that moves positions only (no energy is added).  An obstacle may
  * also be a point of a deformable surface carried by lumped node masses
@@ -140,8 +153,16 @@ typedef struct defo_rigid_contact {
      * push-out like the bodies'; the caller moves the nodes by them × dt);
      * NULL: the push-out moves only the rigid body */
     double *node_push[3];
+    /* > 0: the contact is a point of a patch, the run of consecutive
+     * contacts with the same patch number (one pair of bodies, or one body
+     * and a collider moving with one velocity; one friction coefficient;
+     * normals that agree; no deformable nodes): their friction is solved
+     * together at the patch's centre (patch friction, above) and a patch
+     * of up to four points as one block; 0: alone */
+    int patch;
     /* results: the impulse on `body` (on `other` the opposite) [N s]: its
-     * normal part ≥ 0 along normal, its tangential part within μ of it */
+     * normal part ≥ 0 along normal, its tangential part within μ of it (a
+     * patch's points: their friction together within the patch's limits) */
     double impulse[3];
     double normal_impulse, tangent_impulse[3];
     double push_impulse; /* of the push-out solve */
@@ -166,8 +187,16 @@ typedef struct defo_rigid_contact_def {
      * given (a previous step's, applied first: sequential impulses converge
      * from there); 0 (default): from zero */
     int warm_start;
+    /* NULL (default): the solve allocates its scratch for the call; else
+     * defo_rigid_solve_bytes(count, contacts, num_contacts) bytes, aligned
+     * as malloc's, that it uses instead (a caller solving every step keeps
+     * one and allocates nothing) */
+    void *workspace;
 } defo_rigid_contact_def;
 DEFO_API defo_rigid_contact_def defo_default_rigid_contact_def(void);
+/* The workspace a solve of these contacts among count bodies uses. */
+DEFO_API size_t defo_rigid_solve_bytes(int count, const defo_rigid_contact *contacts,
+                                       int num_contacts);
 
 /* What a solve did: the sweeps of the velocity pass and of the push-out
  * pass, and for each whether it stopped at def->tolerance (1) or ran out of

@@ -48,7 +48,10 @@
  *     and the colliders) are grouped by normal into patches, and a patch
  *     of more than 4 points is solved at 4 of them (deepest, then spanning
  *     the largest area: RB_MANIFOLD below); a deformable body's points and
- *     an impact's (the hybrid's nodal loads) are all kept.
+ *     an impact's (the hybrid's nodal loads) are all kept.  A patch goes
+ *     to the solve as one (defo_rigid_contact.patch, its points in a row):
+ *     one friction impulse at its centre, and up to four points solved as
+ *     one block (defo/rigid.h) — what makes a pile of boxes converge.
  *   - Warm starts: each solve starts from the normal and tangential
  *     impulses of the last step's contacts found again, across frames
  *     (keyed by bodies and vertex or nodes: contact_key); the store is a
@@ -361,6 +364,8 @@ struct defo_rb_scratch {
     int *patch;      /* per contact: its manifold patch (−1: none) */
     rb_order *order; /* per contact: the sort */
     int *patch_body, *patch_other, *patch_dropped;
+    int *dest;          /* per contact: the sort by patch (manifolds) */
+    unsigned char *tmp; /* per contact: room for one of the arrays above */
     size_t cap_contacts;
     /* the last step's impulses by (owner, key), sorted: the next step
      * starts from them (kept across frames; in checkpoints) */
@@ -374,6 +379,8 @@ struct defo_rb_scratch {
     int cap_dpush;
     defo_step_body **used;
     int num_used;
+    void *work; /* the contact solve's workspace (grown) */
+    size_t cap_work;
 };
 
 /* The per-contact arrays (scratch_contacts sizes them together). */
@@ -388,6 +395,8 @@ static void free_contact_arrays(struct defo_rb_scratch *r) {
     defo_free(r->patch_body);
     defo_free(r->patch_other);
     defo_free(r->patch_dropped);
+    defo_free(r->dest);
+    defo_free(r->tmp);
 }
 
 void defo_rb_scratch_free(struct defo_rb_scratch *r) {
@@ -404,6 +413,7 @@ void defo_rb_scratch_free(struct defo_rb_scratch *r) {
     defo_free(r->dpush);
     defo_free(r->dpush_n);
     defo_free(r->used);
+    defo_free(r->work);
     defo_free(r);
 }
 
@@ -472,9 +482,11 @@ static defo_status scratch_contacts(struct defo_rb_scratch *r, size_t need) {
     r->patch_body = defo_malloc(c * sizeof *r->patch_body);
     r->patch_other = defo_malloc(c * sizeof *r->patch_other);
     r->patch_dropped = defo_malloc(c * sizeof *r->patch_dropped);
+    r->dest = defo_malloc(c * sizeof *r->dest);
+    r->tmp = defo_malloc(c * sizeof *r->contacts);
     r->cap_contacts = 0;
     if (!r->contacts || !r->src || !r->key || !r->other || !r->speed || !r->patch || !r->order ||
-        !r->patch_body || !r->patch_other || !r->patch_dropped)
+        !r->patch_body || !r->patch_other || !r->patch_dropped || !r->dest || !r->tmp)
         return defo_error_oom("rigid contacts", c * sizeof *r->contacts);
     r->cap_contacts = c;
     return DEFO_OK;
@@ -1062,8 +1074,19 @@ static void reduce_patch(struct defo_rb_scratch *r, const rb_order *o, size_t m,
     }
 }
 
+/* a[i] = a[dest[i]] for i < n, dest a permutation (elements of size es;
+ * tmp: room for n). */
+static void permute(void *a, size_t es, const int *dest, size_t n, unsigned char *tmp) {
+    memcpy(tmp, a, n * es);
+    for (size_t i = 0; i < n; i++)
+        memcpy((unsigned char *)a + i * es, tmp + (size_t)dest[i] * es, es);
+}
+
 /* The solve's contacts [0, nc) reduced to manifolds (above): the dropped
- * ones removed (the order of the rest kept); r->patch of each kept one
+ * ones removed, the rest patch by patch (in the order the patches were
+ * found, each patch's points in their order, then the points of no patch
+ * in theirs: the solve takes a patch's points in a row, as one block) and
+ * numbered for the solve (defo_rigid_contact.patch); r->patch of each kept one
  * names its patch (−1: none), and patch_body, patch_other (call indices,
  * other −1), patch_dropped say where the dropped points were and how many.
  * Returns the contacts left. */
@@ -1138,6 +1161,35 @@ static size_t manifolds(struct defo_rb_scratch *r, defo_step_body *const *bodies
             r->patch[n] = r->patch[c];
         }
         n++;
+    }
+    /* the kept contacts patch by patch, r->dest[new] = old (most often
+     * already so: a body's collider contacts come together) */
+    if (n == 0) return 0;
+    int *at = (int *)r->tmp; /* per patch: its next place */
+    for (int p = 0; p <= np; p++) at[p] = 0;
+    for (size_t c = 0; c < n; c++)
+        if (r->patch[c] >= 0) at[r->patch[c] + 1]++;
+    for (int p = 0; p < np; p++) at[p + 1] += at[p];
+    size_t alone = (size_t)at[np];
+    int moved = 0;
+    for (size_t c = 0; c < n; c++) {
+        const size_t to = r->patch[c] >= 0 ? (size_t)at[r->patch[c]]++ : alone++;
+        r->dest[to] = (int)c;
+        moved |= to != c;
+    }
+    if (moved) {
+        permute(r->contacts, sizeof *r->contacts, r->dest, n, r->tmp);
+        permute(r->src, sizeof *r->src, r->dest, n, r->tmp);
+        permute(r->key, sizeof *r->key, r->dest, n, r->tmp);
+        permute(r->other, sizeof *r->other, r->dest, n, r->tmp);
+        permute(r->speed, sizeof *r->speed, r->dest, n, r->tmp);
+        permute(r->patch, sizeof *r->patch, r->dest, n, r->tmp);
+    }
+    /* a patch of two points or more: its number (from 1) in the solve */
+    for (size_t c = 0; c < n; c++) {
+        const int p = r->patch[c];
+        const int before = c > 0 && r->patch[c - 1] == p, after = c + 1 < n && r->patch[c + 1] == p;
+        r->contacts[c].patch = p >= 0 && (before || after) ? p + 1 : 0;
     }
     return n;
 }
@@ -1285,6 +1337,14 @@ defo_status defo_rb_step(defo_stepper *s, defo_step_body *const *bodies, int cou
          * others from zero) */
         const size_t loaded = r->warm_n, found = warm_take(r, bodies, nc);
         cd.warm_start = found > 0;
+        const size_t ws = defo_rigid_solve_bytes(count, r->contacts, (int)nc);
+        if (ws > r->cap_work) {
+            defo_free(r->work);
+            r->work = defo_malloc(ws);
+            r->cap_work = r->work ? ws : 0;
+            if (!r->work) return defo_error_oom("rigid contacts", ws);
+        }
+        cd.workspace = r->work;
         defo_rigid_solve_stats ss;
         st = defo_rigid_solve_contacts(r->rb, count, r->contacts, (int)nc, &cd, dt, r->push, &ss);
         if (!st) st = warm_keep(r, bodies, nc);
