@@ -6,14 +6,20 @@
  * a sphere collider (r = 0.3 m), so the first frame of 1/30 s already
  * drapes it over the sphere.  Per integrator the frames after `warm`
  * untimed ones: ms per frame (median), integrator steps, Newton and CG
- * iterations, collider contacts (node–collider responses) per frame.  Self contact is off in the
- * integrator rows (its cost is the row "newmark_self").
+ * iterations, collider contacts (node–collider responses) per frame, and
+ * the solves that stopped short of their tolerance (all frames).  Self contact is off in the
+ * integrator rows (its cost is the row "newmark_self").  The equilibrium
+ * rows (quasistatic, static) hang the same sheet from its edge y = −0.6 m
+ * with no sphere (a sheet on a frictional sphere has no unique rest state):
+ * the first frame solves from the flat sheet to hanging, the next from
+ * there.
  * JSON on stdout; asserts nothing.
  *
  * Usage: bench_cloth [cells [frames [warm [rows]]]]   (defaults 224 1 0, all
  * rows; rows a comma-separated list of row names, e.g. "backward_euler,bdf2")
  */
 #include "defo/collision.h"
+#include "defo/geometry.h"
 #include "defo/integrator.h"
 #include "defo/mesh.h"
 #include "defo/world.h"
@@ -28,6 +34,7 @@ typedef struct row {
     const char *name;
     defo_integrator_kind kind;
     int self_contact;
+    int hang; /* the equilibrium rows: the sheet held along one edge, no sphere */
 } row;
 
 static int run_row(const row *r, int cells, int frames, int warm, int first) {
@@ -65,10 +72,15 @@ static int run_row(const row *r, int cells, int frames, int warm, int first) {
     if (!s) s = defo_generate_rectangle(&rd, &m);
     if (!s) bd.mesh = m;
     if (!s) s = defo_world_add_body(w, &bd, &id);
-    if (!s) s = defo_collider_create(&cd, &ball);
-    if (!s) s = defo_world_add_collider(w, ball);
+    if (!s && r->hang) { /* the edge y = −0.6 m */
+        const double lo[3] = {-1, -0.61, -1}, hi[3] = {1, -0.59, 2};
+        const defo_region edge = defo_region_box(lo, hi);
+        s = defo_body_prescribe(w, id, &edge, NULL, NULL);
+    }
+    if (!s && !r->hang) s = defo_collider_create(&cd, &ball);
+    if (!s && !r->hang) s = defo_world_add_collider(w, ball);
     double *ms = calloc((size_t)frames + 1, sizeof *ms);
-    long steps = 0, newton = 0, cg = 0, contacts = 0, collisions = 0;
+    long steps = 0, newton = 0, cg = 0, contacts = 0, collisions = 0, unconverged = 0;
     for (int f = 0; !s && f < warm + frames; f++) {
         const double t0 = bench_now();
         s = defo_world_step(w, 1.0 / 30);
@@ -83,6 +95,7 @@ static int run_row(const row *r, int cells, int frames, int warm, int first) {
         cg += st.cg_iterations;
         contacts += (long)st.contacts;
         collisions += (long)st.collisions;
+        unconverged += st.not_converged;
     }
     if (s < 0) {
         fprintf(stderr, "bench_cloth %s: %s\n", r->name, defo_last_error());
@@ -91,10 +104,10 @@ static int run_row(const row *r, int cells, int frames, int warm, int first) {
         printf("%s  {\"row\": \"%s\", \"triangles\": %ld, \"nodes\": %ld, \"frames\": %d, "
                "\"ms_per_frame\": %.1f, \"frames_per_s\": %.3f, \"steps_per_frame\": %.1f, "
                "\"newton_per_frame\": %.1f, \"cg_per_frame\": %.1f, \"collisions_per_frame\": "
-               "%.0f, \"self_contacts_per_frame\": %.0f}",
+               "%.0f, \"self_contacts_per_frame\": %.0f, \"unconverged_solves\": %ld}",
                first ? "" : ",\n", r->name, (long)m->num_elems, (long)m->num_nodes, frames, med,
                1e3 / med, (double)steps / frames, (double)newton / frames, (double)cg / frames,
-               (double)collisions / frames, (double)contacts / frames);
+               (double)collisions / frames, (double)contacts / frames, unconverged);
         fflush(stdout);
     }
     free(ms);
@@ -125,10 +138,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: bench_cloth [cells >= 2 [frames >= 1 [warm >= 0 [rows]]]]\n");
         return 2;
     }
-    const row rows[] = {{"newmark", DEFO_INTEGRATOR_NEWMARK, 0},
-                        {"backward_euler", DEFO_INTEGRATOR_BACKWARD_EULER, 0},
-                        {"bdf2", DEFO_INTEGRATOR_BDF2, 0},
-                        {"newmark_self", DEFO_INTEGRATOR_NEWMARK, 1}};
+    const row rows[] = {{"newmark", DEFO_INTEGRATOR_NEWMARK, 0, 0},
+                        {"backward_euler", DEFO_INTEGRATOR_BACKWARD_EULER, 0, 0},
+                        {"bdf2", DEFO_INTEGRATOR_BDF2, 0, 0},
+                        {"newmark_self", DEFO_INTEGRATOR_NEWMARK, 1, 0},
+                        {"quasistatic", DEFO_INTEGRATOR_QUASISTATIC, 0, 1},
+                        {"static", DEFO_INTEGRATOR_STATIC, 0, 1}};
     printf("{\"benchmark\": \"cloth\", \"cells\": %d, \"rows\": [\n", cells);
     const char *only = argc > 4 ? argv[4] : NULL;
     int bad = 0, first = 1;

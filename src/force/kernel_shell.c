@@ -644,10 +644,10 @@ static inline int owns(const struct fm_shell *S, defo_index t, int i) {
 }
 
 /* -------------------------------------------------------------- passes */
-/* The triangles' normals and the hinges' angles and gradients at x. */
-static void hinge_pass(defo_force_model *fm, const double *x) {
-    struct fm_shell *S = fm->shell;
-    const defo_index nt = S->nt, nh = S->nh;
+/* The triangles' (unnormalised) normals at x into nrm (3 per triangle);
+ * a worksharing loop: inside a parallel region, or serial. */
+static void tri_normals(const defo_force_model *fm, const double *x, double *nrm) {
+    const defo_index nt = fm->shell->nt;
     const defo_index *el = fm->mesh->elems;
     DEFO_FOR
     for (defo_index t = 0; t < nt; t++) {
@@ -655,8 +655,15 @@ static void hinge_pass(defo_force_model *fm, const double *x) {
         double a[3], b[3];
         sub3(node(x, v[1]), node(x, v[0]), a);
         sub3(node(x, v[2]), node(x, v[0]), b);
-        cross3(a, b, S->nrm + 3 * (size_t)t);
+        cross3(a, b, nrm + 3 * (size_t)t);
     }
+}
+
+/* The triangles' normals and the hinges' angles and gradients at x. */
+static void hinge_pass(defo_force_model *fm, const double *x) {
+    struct fm_shell *S = fm->shell;
+    const defo_index nh = S->nh;
+    tri_normals(fm, x, S->nrm);
     DEFO_FOR
     for (defo_index h = 0; h < nh; h++) {
         const defo_index *p = S->hinge + 4 * (size_t)h;
@@ -1032,16 +1039,8 @@ const defo_index *defo_force_model_hinge_triangles(const defo_force_model *fm) {
 static void step_start(defo_force_model *fm, const double *x) {
     struct fm_shell *S = fm->shell;
     const defo_index nt = S->nt, nh = S->nh;
-    const defo_index *el = fm->mesh->elems;
     DEFO_PARALLEL_REGION_IF(SH_WORTH(nt, SH_NS_FORCE)) {
-        DEFO_FOR
-        for (defo_index t = 0; t < nt; t++) {
-            const defo_index *v = el + 3 * (size_t)t;
-            double a[3], b[3];
-            sub3(node(x, v[1]), node(x, v[0]), a);
-            sub3(node(x, v[2]), node(x, v[0]), b);
-            cross3(a, b, S->nrm_dl + 3 * (size_t)t);
-        }
+        tri_normals(fm, x, S->nrm_dl);
         DEFO_FOR
         for (defo_index t = 0; t < nt; t++) {
             double Di[4], f0[3], f1[3], nref[3], U[6], n[3], V[4], sg[2];

@@ -521,6 +521,7 @@ typedef struct rigid_patch {
     int first, m, body, other, twist;
     int resting;        /* every point touching (RIGID_TOUCHING) */
     int cold;           /* no point warm-started */
+    double spread;      /* S = Σ |n × (p − mid)|² over the points */
     double size;        /* √(S/m): the points' spread across n */
     double twist_share; /* the largest ρ/S of its points */
     double n[3], t[2][3], mid[3];
@@ -577,6 +578,7 @@ static void patch_setup(rigid_patch *P, const defo_rigid_contact *contacts,
         S += dot(nd, nd);
     }
     /* coincident points: no twist */
+    P->spread = S;
     P->twist = S > 0;
     P->size = sqrt(S / P->m);
     P->twist_share = 0;
@@ -687,14 +689,7 @@ static void patch_kick(defo_rigid_body *bodies, const rigid_patch *P, const doub
 
 /* Each point's tangential impulse from λ (on its own body). */
 static void patch_spread(const rigid_patch *P, defo_rigid_contact *contacts) {
-    double S = 0;
-    for (int i = 0; i < P->m; i++) {
-        const double *p = contacts[P->first + i].point;
-        const double d[3] = {p[0] - P->mid[0], p[1] - P->mid[1], p[2] - P->mid[2]};
-        double nd[3];
-        cross(P->n, d, nd);
-        S += dot(nd, nd);
-    }
+    const double S = P->spread;
     for (int i = 0; i < P->m; i++) {
         defo_rigid_contact *k = &contacts[P->first + i];
         double B[3][3];
