@@ -55,12 +55,6 @@ static int g_steps = 60, g_warmup = 10, g_repeat = 3, g_threads = 1;
 static long g_max_tets = 110000;
 static int g_loop = 1, g_impact = 1, g_case = -1; /* g_case: one loop case (--only NAME) */
 
-static double cpu_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static defo_collider *make_plane(void) {
     defo_shape_def sh = defo_default_shape_def();
     sh.type = DEFO_SHAPE_PLANE;
@@ -161,7 +155,7 @@ static int run_loop(int mode, loop_result *r) {
     const double dt = 1.0 / 240;
     double *t = malloc((size_t)g_steps * sizeof *t), cpu = 0, contact = 0, all = 0;
     for (int i = 0; i < g_warmup + g_steps; i++) {
-        if (i == g_warmup) cpu = cpu_now();
+        if (i == g_warmup) cpu = bench_cpu_now();
         const double t0 = bench_now();
         if (defo_world_step(w, dt)) {
             free(t);
@@ -180,7 +174,7 @@ static int run_loop(int mode, loop_result *r) {
             contact += st.contact_seconds, all += t1 - t0;
         }
     }
-    r->cpu_ms = 1e3 * (cpu_now() - cpu) / g_steps;
+    r->cpu_ms = 1e3 * (bench_cpu_now() - cpu) / g_steps;
     r->contact_share = all > 0 ? contact / all : 0;
     r->ms = bench_median(t, g_steps);
     r->ms_min = t[0], r->ms_max = t[g_steps - 1];
@@ -228,9 +222,9 @@ static int run_impact(const int cells[3], impact_result *r) {
     double flight[64], ms_break = 0;
     int nf = 0, analysed = 0;
     for (int i = 0; i < 240 && !(analysed && ms_break > 0); i++) {
-        const double t0 = bench_now(), c0 = cpu_now();
+        const double t0 = bench_now(), c0 = bench_cpu_now();
         if (defo_world_step(w, dt)) return 1;
-        const double ms = 1e3 * (bench_now() - t0), cpu = 1e3 * (cpu_now() - c0);
+        const double ms = 1e3 * (bench_now() - t0), cpu = 1e3 * (bench_cpu_now() - c0);
         defo_step_stats st;
         defo_world_stats(w, &st);
         if (analysed) {
