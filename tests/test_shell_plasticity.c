@@ -513,19 +513,6 @@ static void test_multiplicative_sheet(void) {
 }
 
 /* ------------------------------------------------------------- bending */
-/* Tip angle of the strip: the last node column's segment against +x. */
-static double tip_angle(const defo_world *w, defo_body_id id, const defo_mesh *m, double xa,
-                        double xb) {
-    const double *x = defo_body_positions(w, id);
-    double dx = 0, dz = 0;
-    for (defo_index i = 0; i < m->num_nodes; i++) {
-        const double X = m->x[3 * i];
-        const double s = fabs(X - xb) < 1e-9 ? 1.0 : fabs(X - xa) < 1e-9 ? -1.0 : 0.0;
-        dx += s * x[3 * i], dz += s * x[3 * i + 2];
-    }
-    return atan2(dz, dx);
-}
-
 static void test_strip_bend(void) {
     const int nx = 8;
     const double L = 0.1, b = 0.02, t = 1e-3, hx = L / nx, phi = 0.1;

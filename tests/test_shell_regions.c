@@ -419,18 +419,6 @@ static void test_stable_time(void) {
 }
 
 /* ------------------------------------------------ MG04 Fig. 9 on a strip */
-static double tip_angle(const defo_world *w, defo_body_id id, const defo_mesh *m, double xa,
-                        double xb) {
-    const double *x = defo_body_positions(w, id);
-    double dx = 0, dz = 0;
-    for (defo_index i = 0; i < m->num_nodes; i++) {
-        const double X = m->x[3 * i];
-        const double s = fabs(X - xb) < 1e-9 ? 1.0 : fabs(X - xa) < 1e-9 ? -1.0 : 0.0;
-        dx += s * x[3 * i], dz += s * x[3 * i + 2];
-    }
-    return atan2(dz, dx);
-}
-
 static void test_heated_half_yields(void) {
     const int nx = 8, nhot = 4; /* bend lines 1..7; 4..7 touch the right half */
     const double L = 0.1, b = 0.02, t = 1e-3, hx = L / nx, phi = 0.1;
