@@ -164,8 +164,8 @@ static void check_shape(const char *name, defo_mesh *m, double V_exact, long eul
 }
 
 static void test_sphere(void) {
-    const double hs[3] = {0.25, 0.15, 0.1};
-    for (int i = 0; i < 3; i++)
+    const double hs[2] = {0.25, 0.15};
+    for (int i = 0; i < 2; i++)
         for (int order = 1; order <= 2; order++) {
             defo_sphere_def d = defo_default_sphere_def();
             d.center[0] = 0.3, d.center[1] = -0.2, d.center[2] = 1.1;
@@ -175,13 +175,13 @@ static void test_sphere(void) {
             defo_mesh *m = NULL;
             CHECK_OK(defo_generate_sphere(&d, &m));
             if (!m) continue;
-            check_shape("sphere", m, 4.0 / 3 * PI, 2, order == 1 ? 0.04 : 0.01, 10.0);
+            check_shape("sphere", m, 4.0 / 3 * PI, 2, order == 1 ? 0.04 : 0.01, 20.0);
             defo_mesh_destroy(m);
         }
 }
 
 static void test_cylinder(void) {
-    const double hs[2] = {0.125, 0.08};
+    const double hs[2] = {0.125, 0.1};
     for (int i = 0; i < 2; i++)
         for (int order = 1; order <= 2; order++) {
             defo_cylinder_def d = defo_default_cylinder_def();
@@ -192,13 +192,13 @@ static void test_cylinder(void) {
             defo_mesh *m = NULL;
             CHECK_OK(defo_generate_cylinder(&d, &m));
             if (!m) continue;
-            check_shape("cylinder", m, PI * 0.25 * 2.0, 2, 0.04, 10.0);
+            check_shape("cylinder", m, PI * 0.25 * 2.0, 2, 0.04, 20.0);
             defo_mesh_destroy(m);
         }
 }
 
 static void test_torus(void) {
-    const double hs[2] = {0.4 / 3, 0.08};
+    const double hs[2] = {0.4 / 3, 0.1};
     for (int i = 0; i < 2; i++)
         for (int order = 1; order <= 2; order++) {
             defo_torus_def d = defo_default_torus_def();
@@ -207,7 +207,7 @@ static void test_torus(void) {
             defo_mesh *m = NULL;
             CHECK_OK(defo_generate_torus(&d, &m));
             if (!m) continue;
-            check_shape("torus", m, 2 * PI * PI * 1.0 * 0.4 * 0.4, 0, 0.04, 10.0);
+            check_shape("torus", m, 2 * PI * PI * 1.0 * 0.4 * 0.4, 0, 0.04, 20.0);
             defo_mesh_destroy(m);
         }
 }
@@ -230,9 +230,9 @@ static void test_deterministic(void) {
 
 /* tet10 sphere: boundary corner and edge nodes lie on the sphere (distance to
  * the centre = R to rounding) unless the move was refused to protect element
- * quality (min dihedral >= 10° for corners, det J >= 0.1·straight for edge
- * nodes).  Measured at R = 2, h = 0.4: 78% of corner slots, 65% of edge-node
- * slots; the bounds below guard against regressions.  Every element keeps a
+ * quality (min dihedral >= min(20°, before) for corners, det J >= 0.1·straight
+ * for edge nodes).  Measured at R = 2, h = 0.4: 97.4% of corner slots, 99.4%
+ * of edge-node slots; the bounds below guard against regressions.  Every element keeps a
  * positive exact (curved) volume. */
 static void test_sphere_tet10_snapping(void) {
     defo_sphere_def d = defo_default_sphere_def();
@@ -254,7 +254,7 @@ static void test_sphere_tet10_snapping(void) {
     double frac_c = (double)on[0] / (double)total[0], frac_e = (double)on[1] / (double)total[1];
     TEST_REPORT("on the sphere: %.1f%% of boundary corner slots, %.1f%% of edge-node slots",
                 100 * frac_c, 100 * frac_e);
-    CHECK(frac_c > 0.7 && frac_e > 0.55);
+    CHECK(frac_c > 0.9 && frac_e > 0.9);
     /* each element alone: exact curved volume > 0 */
     defo_mesh *one = NULL;
     CHECK_OK(defo_mesh_create(2, &one));

@@ -262,13 +262,13 @@ DEFO_API defo_box_def defo_default_box_def(void);
 /* A box (or a bar: a box with cells like 10x2x2). */
 DEFO_API defo_status defo_generate_box(const defo_box_def *def, defo_mesh **out);
 
-/* Curved shapes: a body-centred cubic (BCC) lattice of spacing cell_size
- * (cube edge; tets have edges cell_size and cell_size·sqrt(3)/2) covers the
- * shape; tets whose centroid is inside are kept; then boundary nodes move to
- * the closest point of the analytic surface when every incident tet keeps a
- * minimum dihedral angle >= 10° (else half the way, else stay).  Resulting
- * volumes are within a few percent of the analytic ones at cell_size <=
- * radius/4 (tests state the figures). */
+/* Curved shapes, meshed by the mesher (defo/mesher.h) from their analytic
+ * surface tessellated finely: a body-centred cubic (BCC) lattice of spacing
+ * cell_size (cube edge), snapped and optimised to dihedral angles >= 20°;
+ * then boundary nodes (tet10: and edge nodes) move onto the analytic
+ * surface where every incident element keeps its quality.  tet4 volumes are
+ * within about 1 % of the analytic ones at cell_size <= radius/4, tet10
+ * within 0.1 % (tests state the figures). */
 typedef struct defo_sphere_def {
     double center[3]; /* default (0,0,0) */
     double radius;    /* m, default 1 */

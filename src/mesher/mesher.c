@@ -392,8 +392,13 @@ static int tet10_ok(const double *x, const defo_index *v, double pts[15][4], dou
     return 1;
 }
 
-static defo_status snap_edge_nodes(const defo_surface_sdf *sdf, defo_mesh *m, double frac,
-                                   defo_mesher_report *rep) {
+/* the closest point of the surface (a defo_surface_sdf) */
+static void sdf_closest(const void *ctx, const double p[3], double q[3]) {
+    defo_surface_sdf_distance(ctx, p, q, NULL);
+}
+
+defo_status mesher_snap_edge_nodes(defo_mesh *m, mesher_closest_fn closest, const void *ctx,
+                                   double frac, defo_mesher_report *rep) {
     defo_boundary bd;
     defo_status s = defo_mesh_boundary(m, 1, &bd);
     if (s) return s;
@@ -413,10 +418,10 @@ static defo_status snap_edge_nodes(const defo_surface_sdf *sdf, defo_mesh *m, do
     tet10_samples(pts);
     for (defo_index i = 0; i < m->num_nodes; i++) {
         if (!is_bd[i]) continue;
-        rep->edge_nodes_boundary++;
+        if (rep) rep->edge_nodes_boundary++;
         double *xi = m->x + 3 * (size_t)i;
         double old[3] = {xi[0], xi[1], xi[2]}, q[3];
-        defo_surface_sdf_distance(sdf, old, q, NULL);
+        closest(ctx, old, q);
         const double fr[2] = {1.0, 0.5};
         for (int f = 0; f < 2; f++) {
             for (int k = 0; k < 3; k++) xi[k] = old[k] + fr[f] * (q[k] - old[k]);
@@ -425,7 +430,7 @@ static defo_status snap_edge_nodes(const defo_surface_sdf *sdf, defo_mesh *m, do
             for (int64_t k = ne.offset[i]; k < ne.offset[i + 1] && ok; k++)
                 ok = tet10_ok(m->x, m->elems + 10 * (size_t)ne.elem[k], pts, frac);
             if (ok) {
-                if (f == 0) rep->edge_nodes_snapped++;
+                if (f == 0 && rep) rep->edge_nodes_snapped++;
                 break;
             }
             memcpy(xi, old, sizeof old);
@@ -687,7 +692,7 @@ defo_status defo_mesh_surface_sdf(const defo_surface_sdf *sdf, const defo_mesher
         if (!s) {
             defo_mesh_destroy(m);
             m = q;
-            s = snap_edge_nodes(sdf, m, d.tet10_min_jacobian, rep);
+            s = mesher_snap_edge_nodes(m, sdf_closest, sdf, d.tet10_min_jacobian, rep);
         }
     }
     /* report: boundary distance over corner (and tet10 edge) boundary nodes */
