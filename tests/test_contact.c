@@ -2,8 +2,8 @@
  * tests/test_contact.c — the contact layer between bodies (defo/contact.h)
  * and the geometry it stands on (defo/geometry.h: box hierarchies,
  * closest points).  Checked against brute force (every box, dense sampling
- * of the primitives), finite differences of the penalty energy, and
- * conservation of linear momentum by the impulses.
+ * of the primitives), finite differences of the penalty energy and of the
+ * barrier's force, and conservation of linear momentum by the impulses.
  */
 #include "defo/defo.h"
 #include "test.h"
@@ -291,6 +291,82 @@ static void test_penalty_gradient(void) {
     defo_mesh_destroy(b);
 }
 
+/* One barrier pair of vertex p against triangle T (x[0] = p, x[1] = T's
+ * three corners), found afresh at p: its closest point, weights, normal. */
+static defo_contact_pair barrier_pair(const double *const *x, double delta, double k) {
+    defo_contact_pair P;
+    memset(&P, 0, sizeof P);
+    double w[3];
+    const double *t = x[1];
+    const double d2 = defo_point_triangle_closest(x[0], t, t + 3, t + 6, w, NULL);
+    P.surface[1] = 1;
+    P.side[1] = P.side[2] = P.side[3] = 1;
+    P.w[0] = 1.0;
+    for (int a = 0; a < 3; a++) {
+        P.node[a + 1] = a;
+        P.w[a + 1] = -w[a];
+    }
+    P.phi = sqrt(d2);
+    for (int c = 0; c < 3; c++)
+        P.n[c] = (x[0][c] - (w[0] * t[c] + w[1] * t[3 + c] + w[2] * t[6 + c])) / P.phi;
+    P.delta = delta;
+    P.k = k;
+    P.barrier = 1;
+    return P;
+}
+
+/* The barrier's exact tangent at its vertex (defo_contact_pair_curvature
+ * added to ψ'' n nᵀ) against central differences of its force with the
+ * pair found again at every point — the true distance's Hessian — for a
+ * vertex nearest to a corner, to an edge and to the inside of a
+ * triangle.  The Gauss–Newton term alone misses the first two by the
+ * order of itself (why the exact tangent is needed near a solution). */
+static void test_barrier_curvature(void) {
+    double tri[9] = {0, 0, 0, 1, 0, 0, 0, 1, 0};
+    const double ps[3][3] = {{-0.01, -0.012, 0.005}, {0.4, -0.01, 0.008}, {0.2, 0.25, 0.01}};
+    const char *where[3] = {"corner", "edge", "inside"};
+    const double delta = 0.05, k = 1e3;
+    for (int c = 0; c < 3; c++) {
+        double p[3] = {ps[c][0], ps[c][1], ps[c][2]};
+        const double *x[2] = {p, tri};
+        defo_contact_pair P = barrier_pair(x, delta, k);
+        double hess = 0, S[9];
+        defo_contact_penalty(&P, 1, x, NULL, NULL, &hess, NULL);
+        for (int r = 0; r < 3; r++)
+            for (int q = 0; q < 3; q++) S[3 * r + q] = hess * P.n[r] * P.n[q];
+        double gn = 0, ex = 0, ref = 0;
+        double G[9];
+        memcpy(G, S, sizeof G);
+        defo_contact_pair_curvature(&P, x, S);
+        for (int j = 0; j < 3; j++) {
+            double fp[3] = {0, 0, 0}, fm[3] = {0, 0, 0}, ft[9] = {0};
+            const double h = 1e-7, keep = p[j];
+            double *fpp[2] = {fp, ft}, *fmm[2] = {fm, ft};
+            p[j] = keep + h;
+            defo_contact_pair Q = barrier_pair(x, delta, k);
+            defo_contact_penalty(&Q, 1, x, NULL, fpp, NULL, NULL);
+            p[j] = keep - h;
+            Q = barrier_pair(x, delta, k);
+            defo_contact_penalty(&Q, 1, x, NULL, fmm, NULL, NULL);
+            p[j] = keep;
+            for (int r = 0; r < 3; r++) {
+                const double fd = -(fp[r] - fm[r]) / (2 * h); /* ∂²E/∂p_r∂p_j */
+                ref = fmax(ref, fabs(fd));
+                ex = fmax(ex, fabs(S[3 * r + j] - fd));
+                gn = fmax(gn, fabs(G[3 * r + j] - fd));
+            }
+        }
+        TEST_REPORT("vertex nearest to the %s (φ = %.4f δ): |H − FD| %.1e with the curvature, "
+                    "%.1e Gauss–Newton alone, of |H| %.3g",
+                    where[c], P.phi / delta, ex / ref, gn / ref, ref);
+        CHECK(ex <= 1e-5 * ref);
+        if (c < 2)
+            CHECK(gn >= 0.05 * ref);
+        else
+            CHECK(gn <= 1e-5 * ref); /* the inside: the plane's distance is linear in p */
+    }
+}
+
 /* Impulses (two boxes overlapping and approaching, with friction): momentum
  * kept to rounding, approaching velocities removed, pairs pushed out. */
 static void test_respond_momentum(void) {
@@ -514,6 +590,7 @@ int main(void) {
     RUN(test_surface_topology);
     RUN(test_pairs_between_boxes);
     RUN(test_penalty_gradient);
+    RUN(test_barrier_curvature);
     RUN(test_respond_momentum);
     RUN(test_self_contact_at_rest);
     RUN(test_lazy_refit_equals_update);

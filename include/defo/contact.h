@@ -281,6 +281,18 @@ DEFO_API void defo_contact_penalty(const defo_contact_pair *pairs, size_t count,
                                    const double *const *x, double *energy, double *const *force,
                                    double *hess, double *depth);
 
+/* What the Gauss–Newton term ψ'' n nᵀ of a barrier pair leaves out, for the
+ * exact tangent near a solution: ψ'(φ) times the curvature of the distance
+ * where it grows as 1/φ — a vertex nearest to a vertex, (I − n nᵀ)/φ, or
+ * to an edge of direction t, (I − n nᵀ − t tᵀ)/φ (sliding along the edge
+ * keeps the distance) — added to S (3×3, row-major; the pair's blocks are
+ * wₐ w_b S).  Negative semidefinite (ψ' < 0): the barrier's pull along a
+ * round feature.  The terms of a triangle's or an edge's turning, bounded
+ * as φ → 0, are left out; a signed or inactive pair, or one nearest to a
+ * triangle's inside, adds nothing. */
+DEFO_API void defo_contact_pair_curvature(const defo_contact_pair *pair, const double *const *x,
+                                          double S[9]);
+
 /* The explicit steppers' response to the pairs at positions x[b] with
  * velocities v[b] (both changed in place), inverse lumped masses inv_mass[b]
  * (0 for prescribed nodes): Jacobi sweeps, at most `sweeps`, each computing

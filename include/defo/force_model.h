@@ -121,7 +121,11 @@ enum {
      * must be NULL; the next evaluation with DEFO_EVAL_KEEP_ROTATIONS takes
      * them (the implicit step's rotations of its predicted end).  Other
      * formulations refuse it. */
-    DEFO_EVAL_ROTATIONS_ONLY = 1u << 2
+    DEFO_EVAL_ROTATIONS_ONLY = 1u << 2,
+    /* with DEFO_EVAL_TANGENT: the exact dP/dF blocks even under
+     * definiteness_fix (a Newton solve near its solution, where the
+     * projected tangent converges only linearly: defo/solver.h) */
+    DEFO_EVAL_EXACT_TANGENT = 1u << 3
 };
 
 /* Elastic forces at positions x (3 per node): force (3 per node,

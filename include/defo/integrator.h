@@ -141,6 +141,7 @@ typedef struct defo_step_body_stats {
     double residual;                /* largest final relative residual (linear or Newton) */
     int negative_curvature;
     int backtracks;
+    int exact_iterations; /* Newton iterations with the exact tangent (defo/solver.h) */
     int precond_setups;
     int solver_recoveries; /* linear solves that recovered from a failed preconditioner */
     defo_index collisions; /* nodes in contact at the end (response or penalty) */
@@ -300,9 +301,12 @@ typedef struct defo_step_context {
      * entries skipped), the Hessian terms in *terms (owned by the world,
      * valid until the next call), *held pairs held back by a separation
      * speed, *lagged whether friction terms are among them.  Any output may
-     * be NULL.  NULL when no two bodies can touch. */
+     * be NULL.  exact: the barrier pairs' terms carry their distance's
+     * curvature too (defo_contact_pair_curvature: the exact tangent of a
+     * Newton solve near its solution; indefinite); 0: positive
+     * semidefinite.  NULL when no two bodies can touch. */
     defo_status (*contact)(void *ctx, defo_step_body *const *bodies, int count,
-                           const double *const *x, double *energy, double *const *force,
+                           const double *const *x, int exact, double *energy, double *const *force,
                            const defo_contact_term **terms, size_t *num_terms, defo_index *held,
                            int *lagged);
     /* The largest α in (0, 1] such that moving the bodies from x[i] by

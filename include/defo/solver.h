@@ -312,6 +312,11 @@ struct defo_linear_system {
      * lazy rule): a direct solve keeps its factorisation unless invalidated.
      * Default 0: the direct method factors at every solve. */
     int same_matrix;
+    /* 1: make no new preconditioner for this system: the kept (lagged) one
+     * serves, block Jacobi when there is none (a Newton step on the exact,
+     * possibly indefinite, tangent preconditioned by the factor of the
+     * positive semidefinite one).  Default 0. */
+    int keep_precond;
     /* the nodes' owners in a distributed run (NULL: one process); needs
      * DEFO_LINEAR_BACKEND when there are several processes */
     const defo_layout *layout;
@@ -456,6 +461,14 @@ typedef struct defo_newton_problem {
     void (*apply)(void *ctx, const double *d, double *y);     /* y = ∇²E d */
     void (*diagonal)(void *ctx, double *blocks);              /* 9n diagonal blocks of ∇²E */
     void (*cap_step)(void *ctx, const double *x, double *dx); /* may be NULL */
+    /* The tangent of the following evaluations: 1 the exact ∇²E, 0 the
+     * problem's positive semidefinite one (the definiteness fix, TSIF05 §8;
+     * the default).  May be NULL: one tangent.  The driver turns to the
+     * exact tangent where full steps stop reducing the residual fast —
+     * near the solution, where the projected tangent converges only
+     * linearly — and back at non-positive curvature, a cut step or a slow
+     * one; every solve ends with the projected one. */
+    void (*exact_tangent)(void *ctx, int exact);
     /* after each accepted iterate x (statistics; may be NULL) */
     void (*accepted)(void *ctx, const double *x);
     /* after a linear step that made a new factor from the system at x (a
@@ -483,7 +496,11 @@ typedef struct defo_newton_stats {
     int precond_setups;      /* factorisations (preconditioner or direct) */
     int fallbacks;           /* solves with block Jacobi after a failed factorisation */
     int recoveries;          /* linear solves that recovered (defo_linear_stats.recovered) */
-    double linear_seconds;   /* wall time of the linear steps, assembly included */
+    /* the exact tangent (defo_newton_problem.exact_tangent): turns to it,
+     * iterations with it, and its CG stops at non-positive curvature (each
+     * a turn back; negative_curvature counts the projected tangent's) */
+    int exact_turns, exact_iterations, exact_curvature;
+    double linear_seconds; /* wall time of the linear steps, assembly included */
 } defo_newton_stats;
 
 typedef struct defo_newton defo_newton;

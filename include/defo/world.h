@@ -367,6 +367,9 @@ typedef struct defo_step_stats {
     int not_converged;              /* solves that stopped short of their tolerance */
     defo_convergence_reason reason; /* the worst */
     int negative_curvature, backtracks, precond_setups;
+    /* Newton iterations with the exact tangent near a solution (the
+     * projected one converging slowly there; defo_newton_problem) */
+    int exact_iterations;
     /* linear solves that recovered from a failed preconditioner (its
      * factorisation failed, or it broke down in CG: made again, or
      * Jacobi instead; defo_linear_stats.recovered) */

@@ -714,8 +714,10 @@ defo_status run_output_frame(run_output *r, const run_frame_info *fi) {
     sb_num(&b, "time", t);
     sb_printf(&b, ", ");
     sb_num(&b, "wall_ms", fi->wall_ms);
-    sb_printf(&b, ", \"substeps\": %d, \"newton_iters\": %d, \"cg_iters\": %d, ", fi->stats.steps,
-              fi->stats.newton_iterations, fi->stats.cg_iterations);
+    sb_printf(&b,
+              ", \"substeps\": %d, \"newton_iters\": %d, \"exact_iters\": %d, \"cg_iters\": %d, ",
+              fi->stats.steps, fi->stats.newton_iterations, fi->stats.exact_iterations,
+              fi->stats.cg_iterations);
     sb_num(&b, "residual", fi->stats.residual);
     sb_printf(&b, ", \"not_converged\": %d", fi->stats.not_converged);
     sb_printf(&b, ", \"solver_recoveries\": %d", fi->stats.solver_recoveries);

@@ -111,6 +111,35 @@ void defo_contact_penalty(const defo_contact_pair *pairs, size_t count, const do
     if (depth) *depth = deep;
 }
 
+void defo_contact_pair_curvature(const defo_contact_pair *p, const double *const *x, double S[9]) {
+    if (!p->barrier || p->kind != 0) return;
+    const double phi = pair_phi(p, x), u = phi / p->delta;
+    if (!(u > 0.0 && u < 1.0)) return;
+    /* the triangle's nodes that hold the closest point: one (a vertex),
+     * two (an edge), three (its inside) */
+    int on[3], m = 0;
+    for (int a = 1; a < 4; a++)
+        if (p->w[a] != 0.0) on[m++] = a;
+    if (m == 0 || m == 3) return;
+    double b, b1, b2;
+    barrier(u, &b, &b1, &b2);
+    const double c = p->k * p->delta * b1 / phi; /* ψ'(φ)/φ < 0 */
+    double P[9];
+    for (int r = 0; r < 3; r++)
+        for (int q = 0; q < 3; q++) P[3 * r + q] = (r == q) - p->n[r] * p->n[q];
+    if (m == 2) {
+        const double *xa = x[p->surface[p->side[on[0]]]] + 3 * (size_t)p->node[on[0]];
+        const double *xb = x[p->surface[p->side[on[1]]]] + 3 * (size_t)p->node[on[1]];
+        double t[3] = {xb[0] - xa[0], xb[1] - xa[1], xb[2] - xa[2]};
+        const double l = sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2]);
+        if (!(l > 0.0)) return;
+        for (int k = 0; k < 3; k++) t[k] /= l;
+        for (int r = 0; r < 3; r++)
+            for (int q = 0; q < 3; q++) P[3 * r + q] -= t[r] * t[q];
+    }
+    for (int k = 0; k < 9; k++) S[k] += c * P[k];
+}
+
 /* Friction of one pair in a sweep (projected Jacobi): the impulse vector
  * that would stop the slip s (tangential, per unit of W) is added to what
  * the pair has applied so far, acc, the sum clamped to the Coulomb bound;

@@ -70,6 +70,9 @@ struct defo_force_model {
     int npe, nq;
     defo_index n, ne;
     int damping; /* some part damps */
+    /* the definiteness fix of the current evaluation: def.definiteness_fix
+     * unless it asked for the exact tangent (DEFO_EVAL_EXACT_TANGENT) */
+    int fix;
     double wave_time;
     /* part 0's wave speed: stable times are lengths over it (the other
      * parts' speeds are folded into their elements' lengths, elen_own) */

@@ -334,6 +334,7 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
     defo_force_model *fm = defo_calloc(1, sizeof *fm);
     if (!fm) return defo_error_oom("force model", sizeof *fm);
     fm->def = d;
+    fm->fix = d.definiteness_fix;
     fm->mesh = mesh;
     fm->rest = rest;
     fm->ops = ops;

@@ -97,7 +97,7 @@ FM_INLINE double fm_fibre(defo_force_model *fm, defo_index e, size_t pq, const d
     if (tangent) {
         /* K_f = kp I + (kt − kp) t tᵀ, kp = T/λ and kt = K clamped at 0
          * under the fix (the exact PSD part) */
-        const int fix = fm->def.definiteness_fix;
+        const int fix = fm->fix;
         const double kp = fix && g < 0.0 ? 0.0 : g, kt = fix && K < 0.0 ? 0.0 : K;
         for (int r = 0; r < 3; r++) d[FM_FIB_A + r] = at[r];
         d[FM_FIB_KP] = kp;
@@ -225,7 +225,7 @@ static double point_exact_bound(const defo_force_model *fm, defo_index e, size_t
 FM_INLINE void hyper_element(defo_force_model *fm, const int P, const int NQ, defo_index e,
                              const double *x, int tangent, int direct, int with_energy) {
     const defo_quadrature *rule = &fm->ops->stiffness;
-    const int fix = fm->def.definiteness_fix;
+    const int fix = fm->fix;
     const defo_material *mat = fm_part_of(fm, e)->mat;
     double *out = fm->slot + 3 * (size_t)P * (size_t)e;
     double psi_e = 0.0, stiff = 0.0, rough = 0.0; /* exact and rough bounds */
@@ -530,6 +530,7 @@ defo_status defo_fm_hyper_evaluate(defo_force_model *fm, const double *x, unsign
                                    double *force, double *energy) {
     const defo_index ne = fm->ne;
     const int tangent = (flags & DEFO_EVAL_TANGENT) != 0;
+    fm->fix = fm->def.definiteness_fix && !(flags & DEFO_EVAL_EXACT_TANGENT);
     /* products and blocks read U and D̂: the SVD everywhere then */
     const int direct = !tangent && !fm->damping;
     defo_index inverted = 0, bad = 0, rough = 0, lane_elems = 0;

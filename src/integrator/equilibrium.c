@@ -34,6 +34,7 @@ struct defo_equilibrium_body {
     double *xstep;             /* the step's start (x0: the start of the solve in progress) */
     unsigned char *constraint; /* FIXED at the prescribed nodes */
     double rest_diag;          /* rest bounding-box diagonal */
+    unsigned eval;             /* the Newton evaluations' flags (the exact tangent or not) */
     /* predictor history: newest first */
     double *xh[4];
     double th[4];
@@ -197,13 +198,18 @@ defo_status defo_equilibrium_restore_history(defo_stepper *s, defo_step_body *b,
 }
 
 /* ------------------------------------------------------ the problem */
+static void eq_exact_tangent(void *vctx, int exact) {
+    defo_equilibrium_body *d = vctx;
+    d->eval = exact ? DEFO_EVAL_EXACT_TANGENT : 0u;
+}
+
 static defo_status eq_evaluate(void *vctx, const double *x, double *f, double *energy) {
     defo_equilibrium_body *d = vctx;
     defo_step_body *b = d->b;
     const size_t m = 3 * (size_t)b->n;
     if (x != d->y) memcpy(d->y, x, m * sizeof(double));
     double psi = 0;
-    defo_status s = defo_force_model_evaluate(b->force, x, DEFO_EVAL_TANGENT, f, &psi);
+    defo_status s = defo_force_model_evaluate(b->force, x, DEFO_EVAL_TANGENT | d->eval, f, &psi);
     if (s) return s;
     d->psi = psi;
     double E = psi - defo_dot(b->load, x, m);
@@ -456,6 +462,8 @@ static defo_status solve_part(defo_stepper *stp, defo_step_body *const *bodies, 
         p->diagonal = eq_diagonal;
         p->cap = eq_cap_step;
         p->linearize_at = eq_linearize_at;
+        p->exact_tangent = eq_exact_tangent;
+        d->eval = 0;
         target = fmin(target, fmax(def->tolerance * b->reference_force, b->residual_floor));
     }
     st = defo_joint_solve(stp->joint, stp->parts, count, bodies, ctx, t,
@@ -516,6 +524,7 @@ defo_status defo_equilibrium_step(defo_stepper *stp, defo_step_body *const *bodi
         sum.cg_iterations += ns.cg_iterations;
         sum.negative_curvature += ns.negative_curvature;
         sum.backtracks += ns.backtracks;
+        sum.exact_iterations += ns.exact_iterations;
         sum.precond_setups += ns.precond_setups;
         sum.recoveries += ns.recoveries;
         if (st < 0) break;
@@ -545,6 +554,7 @@ defo_status defo_equilibrium_step(defo_stepper *stp, defo_step_body *const *bodi
     ns.cg_iterations = sum.cg_iterations;
     ns.negative_curvature = sum.negative_curvature;
     ns.backtracks = sum.backtracks;
+    ns.exact_iterations = sum.exact_iterations;
     ns.precond_setups = sum.precond_setups;
     ns.recoveries = sum.recoveries;
     for (int i = 0; i < count; i++) {
@@ -558,6 +568,7 @@ defo_status defo_equilibrium_step(defo_stepper *stp, defo_step_body *const *bodi
             s->cg_iterations += ns.cg_iterations;
             s->negative_curvature += ns.negative_curvature;
             s->backtracks += ns.backtracks;
+            s->exact_iterations += ns.exact_iterations;
             s->precond_setups += ns.precond_setups;
             s->solver_recoveries += ns.recoveries;
             if (st > 0) s->not_converged++;

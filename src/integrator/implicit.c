@@ -252,7 +252,7 @@ static defo_status ip_evaluate(void *vctx, const double *v, double *f, double *e
     d->h_lin = h;
     for (size_t i = 0; i < m; i++) d->y[i] = d->x_base[i] + h * v[i];
     double psi = 0;
-    defo_status s = defo_force_model_evaluate(b->force, d->y, DEFO_EVAL_TANGENT, f, &psi);
+    defo_status s = defo_force_model_evaluate(b->force, d->y, DEFO_EVAL_TANGENT | d->eval, f, &psi);
     if (s) return s;
     /* TSIF05 §10 penalty contact at the end of the step, part of the
      * potential: colliders push during the solve, not only after it */
@@ -288,6 +288,11 @@ static defo_status ip_evaluate(void *vctx, const double *v, double *f, double *e
     if (energy) *energy = 0.5 * kin + 0.5 * h * damp + psi - h * ext;
     return energy && !isfinite(*energy) ? defo_error(DEFO_ERR_NUMERICAL, "non-finite energy")
                                         : DEFO_OK;
+}
+
+static void ip_exact_tangent(void *vctx, int exact) {
+    defo_implicit_body *d = vctx;
+    d->eval = exact ? DEFO_EVAL_EXACT_TANGENT : 0u;
 }
 
 static const defo_bcsr *ip_matrix(void *vctx) {
@@ -528,6 +533,8 @@ defo_status defo_implicit_step(defo_stepper *stp, defo_step_body *const *bodies,
         p->apply = ip_apply;
         p->diagonal = ip_diagonal;
         p->linearize_at = ip_linearize_at;
+        p->exact_tangent = ip_exact_tangent;
+        d->eval = 0;
         stp->set[np] = b;
         stp->xs[np] = b->x; /* xⁿ: the step's start */
         target = fmin(target, h[i] * fmax(def->tolerance * b->reference_force, b->residual_floor));
@@ -549,6 +556,7 @@ defo_status defo_implicit_step(defo_stepper *stp, defo_step_body *const *bodies,
             if (k == 0) {
                 b->stats.negative_curvature += ns.negative_curvature;
                 b->stats.backtracks += ns.backtracks;
+                b->stats.exact_iterations += ns.exact_iterations;
                 b->stats.precond_setups += ns.precond_setups;
                 b->stats.solver_recoveries += ns.recoveries;
             }

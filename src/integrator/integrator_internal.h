@@ -85,11 +85,15 @@ typedef struct defo_joint_part {
     /* the linearisation (for matrix) at positions x and time t: a restored
      * factor made again */
     defo_status (*linearize_at)(void *pctx, const double *x, double t);
+    /* the tangent of the following evaluations: exact (1) or projected (0,
+     * the default; defo_newton_problem.exact_tangent) */
+    void (*exact_tangent)(void *pctx, int exact);
 } defo_joint_part;
 
 typedef struct defo_joint {
     defo_newton_def def;
     defo_newton *newton;
+    int exact;    /* the Newton solve asks for the exact tangent (exact_tangent) */
     defo_index n; /* all parts' nodes */
     int count, cap_parts;
     defo_joint_part *parts;
@@ -173,7 +177,8 @@ typedef struct defo_implicit_body {
     /* the step being solved (Newton parts) */
     const double *x_base, *v_base;
     double h, alpha, beta, t_end;
-    double h_lin; /* the step length of the linearisation (h, or h_fact when rebuilt) */
+    double h_lin;  /* the step length of the linearisation (h, or h_fact when rebuilt) */
+    unsigned eval; /* the Newton evaluations' flags (the exact tangent or not) */
     const defo_step_context *ctx;
     defo_status status;
     /* the lagged factorisation carried from frame to frame: the positions

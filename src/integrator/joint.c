@@ -150,8 +150,8 @@ static defo_status contact_at(defo_joint *J, double *E) {
     defo_index held = 0;
     int lagged = 0;
     double e = 0;
-    defo_status s = ctx->contact(ctx->ctx, J->bodies, J->count, (const double *const *)J->ys, &e,
-                                 J->fs, &J->terms, &J->num_terms, &held, &lagged);
+    defo_status s = ctx->contact(ctx->ctx, J->bodies, J->count, (const double *const *)J->ys,
+                                 J->exact, &e, J->fs, &J->terms, &J->num_terms, &held, &lagged);
     if (s) return s;
     J->held |= held > 0;
     if (E) *E += e;
@@ -324,6 +324,13 @@ static void jt_factored(void *vctx, const double *u) {
     J->fact_unkept = J->num_terms > 0;
 }
 
+static void jt_exact_tangent(void *vctx, int exact) {
+    defo_joint *J = vctx;
+    J->exact = exact;
+    for (int k = 0; k < J->count; k++)
+        if (J->parts[k].exact_tangent) J->parts[k].exact_tangent(J->parts[k].pctx, exact);
+}
+
 static void jt_problem(defo_joint *J, defo_newton_problem *p) {
     memset(p, 0, sizeof *p);
     p->n = J->n;
@@ -334,6 +341,7 @@ static void jt_problem(defo_joint *J, defo_newton_problem *p) {
     p->diagonal = jt_diagonal;
     p->cap_step = jt_cap_step;
     p->factored = jt_factored;
+    p->exact_tangent = jt_exact_tangent;
     p->constraint = J->constraint;
     p->coords = J->coords;
     p->layout = J->lay;

@@ -576,7 +576,7 @@ static defo_status backend_solve(defo_linear_solver *s, const defo_linear_system
     defo_status st = DEFO_OK;
     const int stale = !s->valid || (d->max_age > 0 && s->age >= d->max_age) ||
                       s->last_rate > d->rate_growth * s->first_rate;
-    if (stale) {
+    if (stale && !(sys->keep_precond && s->valid)) {
         s->valid = 0;
         st = d->backend->setup(s->backend, sys);
         if (st) return defo_error_prefix("linear_solver (%s)", d->backend->name);
@@ -647,7 +647,7 @@ defo_status defo_linear_solver_solve(defo_linear_solver *s, const defo_linear_sy
     } else if (factorised(kind) && sys->matrix) {
         const int stale = !s->valid || (d->max_age > 0 && s->age >= d->max_age) ||
                           s->last_rate > d->rate_growth * s->first_rate;
-        if (stale) {
+        if (stale && !sys->keep_precond) {
             st = defo_precond_setup(s->P, sys->matrix, sys->constraint, sys->coords);
             s->valid = st == DEFO_OK;
             s->age = 0;

@@ -17,7 +17,15 @@
  *   5  when no α is accepted, the capped full step is taken anyway (the
  *      paper's full Newton step) so that later iterations can recover;
  *      more than max_forced_steps of them in a row stop the solve as
- *      STALLED with x at the last accepted iterate.
+ *      STALLED with x at the last accepted iterate;
+ *   6  with PCG steps and a problem that has both (exact_tangent): the
+ *      projected tangent first, the exact one after a full step that
+ *      reduced |f|₂ less than twice (linear convergence: the projection,
+ *      not the distance, limits the model), back to the projected one at
+ *      non-positive curvature, a cut step or a slow one; at most 4 turns to
+ *      the exact one a solve, each made at x (one evaluation more), the
+ *      lagged preconditioner of the projected tangent kept for the exact
+ *      one (a direct solver factors the exact matrix).
  * Without line search the full step is taken when its evaluation is
  * finite.  Forcing (defo_forcing): TARGET η = 0.5·target/|f|∞, or
  * Eisenstat–Walker choice 2 with its safeguard, both clamped to
@@ -50,6 +58,7 @@ struct defo_newton {
     double *f, *dx, *xt, *ft; /* 3n each */
     double *diag;             /* 9n, on first matrix-free use */
     double ew_eta;            /* Eisenstat–Walker: η of the previous iteration */
+    int exact;                /* the problem evaluates the exact tangent (exact_tangent) */
 };
 
 const char *defo_convergence_reason_name(defo_convergence_reason reason) {
@@ -263,6 +272,7 @@ static defo_status linear_step(defo_newton *N, const defo_newton_problem *p, con
     sys.constraint = p->constraint;
     sys.coords = p->coords ? p->coords : x;
     sys.layout = p->layout;
+    sys.keep_precond = N->exact;
     if (!sys.matrix) {
         if (!p->apply)
             return defo_error(DEFO_ERR_INVALID_ARGUMENT,
@@ -311,6 +321,16 @@ defo_status defo_newton_restore_lag(defo_newton *N, const defo_newton_problem *p
     return defo_linear_solver_restore_lag(N->linear, &sys, lag);
 }
 
+/* The problem's tangent made exact (1) or projected (0), and its
+ * linearisation at x made again in that kind (f and E do not change). */
+static defo_status set_tangent(defo_newton *N, const defo_newton_problem *p, const double *x,
+                               int exact) {
+    N->exact = exact;
+    p->exact_tangent(p->ctx, exact);
+    double E = 0.0;
+    return p->evaluate(p->ctx, x, N->ft, &E);
+}
+
 /* ---------------------------------------------------------------- solve */
 defo_status defo_newton_solve(defo_newton *N, const defo_newton_problem *p, double target,
                               double *x, const double *f0, double E0, int predicted,
@@ -345,6 +365,10 @@ defo_status defo_newton_solve(defo_newton *N, const defo_newton_problem *p, doub
     s.initial_residual = res;
     s.reason = DEFO_REASON_MAX_ITERATIONS;
     int forced = 0;
+    /* the exact tangent: entered at most 4 times a solve */
+    const int can_exact = p->exact_tangent != NULL;
+    int entries = 0;
+    N->exact = 0;
     for (int k = 0;; k++) {
         if (res <= target) {
             s.reason = DEFO_REASON_CONVERGED;
@@ -357,6 +381,9 @@ defo_status defo_newton_solve(defo_newton *N, const defo_newton_problem *p, doub
             break;
         }
         s.iterations++;
+        s.exact_iterations += N->exact;
+        const int bt0 = s.backtracks, nc0 = s.negative_curvature;
+        int curved = 0; /* this step's CG stopped at non-positive curvature */
         double tl = now_seconds();
         double eta = forcing(N, k, predicted, res, res2, res2_prev, target);
         st = linear_step(N, p, x, f, eta, &s);
@@ -366,7 +393,15 @@ defo_status defo_newton_solve(defo_newton *N, const defo_newton_problem *p, doub
             ret = st;
             break;
         }
+        if (N->exact) { /* expected there: the exact tangent's, counted apart */
+            curved = s.negative_curvature > nc0;
+            s.negative_curvature = nc0;
+            s.exact_curvature += curved;
+        }
+        double dx2 = can_exact && p->cap_step ? defo_dot(dx, dx, m) : 0.0;
         if (p->cap_step) p->cap_step(p->ctx, x, dx);
+        /* a step cut by the problem is not the Newton step */
+        const int cut = can_exact && p->cap_step && defo_dot(dx, dx, m) < dx2;
         double Et = 0.0;
         int accepted = line_search(N, p, x, f, E, dx, &Et, &s.backtracks, &st);
         if (st == DEFO_ERR_INTERRUPTED) {
@@ -411,6 +446,41 @@ defo_status defo_newton_solve(defo_newton *N, const defo_newton_problem *p, doub
         res2_prev = res2;
         res2 = free_norm2(p, f);
         if (p->accepted) p->accepted(p->ctx, x);
+        if (can_exact) {
+            /* A full Newton step that reduced |f|₂ less than twice: the
+             * model is wrong, not the step too long.  The projected tangent
+             * is stiffer than the energy wherever it dropped negative
+             * curvature (elements compressed past their projected
+             * eigenvalues; a contact barrier's pull along a vertex or an
+             * edge), and Newton then converges linearly, as slowly as the
+             * two differ (TSIF05 §8 trades that for robustness far from
+             * the solution).  The exact tangent from here, as long as its
+             * full steps halve |f|₂: back to the projected one at
+             * non-positive curvature, a step the line search or the
+             * problem cut, or a slow one (what limits the model is then
+             * not the projection). */
+            const int full = forced == 0 && s.backtracks == bt0 && !cut;
+            const int slow = res2 > 0.5 * res2_prev;
+            int want = N->exact;
+            if (!N->exact && full && slow && entries < 4)
+                want = 1;
+            else if (N->exact && (!full || slow || curved))
+                want = 0;
+            if (want != N->exact) {
+                entries += want;
+                s.exact_turns += want;
+                st = set_tangent(N, p, x, want);
+                if (st != DEFO_OK) {
+                    s.reason = DEFO_REASON_NUMERICAL;
+                    ret = st;
+                    break;
+                }
+            }
+        }
+    }
+    if (N->exact) { /* the projected linearisation at x, as every solve ends */
+        defo_status st2 = set_tangent(N, p, x, 0);
+        if (st2 != DEFO_OK && ret == DEFO_OK) ret = st2;
     }
     s.residual = res;
     s.energy = E;

@@ -380,9 +380,9 @@ static defo_status grow_terms(defo_world *w, size_t need) {
 }
 
 defo_status defo_world_body_contact(void *ctx, defo_step_body *const *bodies, int count,
-                                    const double *const *x, double *energy, double *const *force,
-                                    const defo_contact_term **terms, size_t *num_terms,
-                                    defo_index *held, int *lagged) {
+                                    const double *const *x, int exact, double *energy,
+                                    double *const *force, const defo_contact_term **terms,
+                                    size_t *num_terms, defo_index *held, int *lagged) {
     defo_world *w = ctx;
     const double t0 = now_seconds();
     if (terms) *terms = NULL;
@@ -425,6 +425,7 @@ defo_status defo_world_body_contact(void *ctx, defo_step_body *const *bodies, in
         }
         for (int r = 0; r < 3; r++)
             for (int q = 0; q < 3; q++) T->S[3 * r + q] = w->hess[i] * p->n[r] * p->n[q];
+        if (exact) defo_contact_pair_curvature(p, w->cx, T->S);
     }
     for (size_t i = 0; i < w->num_fric; i++) {
         const defo_contact_friction *f = &w->fric[i];

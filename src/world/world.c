@@ -1358,6 +1358,7 @@ static void merge_stats(defo_step_stats *w, const defo_step_body_stats *b) {
     if (b->reason > w->reason) w->reason = b->reason;
     w->negative_curvature += b->negative_curvature;
     w->backtracks += b->backtracks;
+    w->exact_iterations += b->exact_iterations;
     w->precond_setups += b->precond_setups;
     w->solver_recoveries += b->solver_recoveries;
     w->contact_sweeps += b->contact_sweeps;

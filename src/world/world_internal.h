@@ -214,9 +214,9 @@ defo_status defo_world_contact_sources(defo_world *w, world_body *b);
 defo_status defo_world_contact_begin(void *ctx, defo_step_body *const *bodies, int count,
                                      const double *const *x_start, double dt);
 defo_status defo_world_body_contact(void *ctx, defo_step_body *const *bodies, int count,
-                                    const double *const *x, double *energy, double *const *force,
-                                    const defo_contact_term **terms, size_t *num_terms,
-                                    defo_index *held, int *lagged);
+                                    const double *const *x, int exact, double *energy,
+                                    double *const *force, const defo_contact_term **terms,
+                                    size_t *num_terms, defo_index *held, int *lagged);
 double defo_world_contact_bound(void *ctx, defo_step_body *const *bodies, int count,
                                 const double *const *x, const double *const *dx);
 defo_status defo_world_contact_respond(void *ctx, defo_step_body *const *bodies, int count,
