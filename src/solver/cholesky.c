@@ -17,6 +17,15 @@
  * diagonal block, and map[k] records which value of A->val feeds entry k:
  * refilling the values each factorisation is one gather.
  *
+ * Supernodal factor: CHOLMOD's supernodal numeric factorisation reads
+ * S = tril(P A Pᵀ) (P the fill-reducing ordering); cholmod_factorize makes
+ * it from a lower triangle by two permuted transposes and two allocations at
+ * every call (a fifth of a 2223-unknown refactorisation's time).  Here S is
+ * made once per analysis by those same two transposes applied to the entry
+ * numbers 0, 1, …, so smap[k] is the value of A->val feeding S entry k and a
+ * refactorisation is one gather into S plus cholmod_super_numeric: the
+ * same S, the same factor bit for bit.
+ *
  * Fixed nodes: their couplings are left out of the pattern, not stored as
  * zeros: a fixed node is a 3×3 diagonal block of its own, so the ordering
  * and the symbolic factor see the free nodes alone and their fill (the
@@ -61,6 +70,8 @@ struct defo_cholesky {
     cholmod_common cm;
     cholmod_sparse *A;   /* lower triangle, pattern of the analysed matrix */
     int64_t *map;        /* per entry of A: index into defo_bcsr.val */
+    cholmod_sparse *S;   /* supernodal L: tril(P A Pᵀ), the pattern it factors */
+    int64_t *smap;       /* per entry of S: index into defo_bcsr.val */
     int64_t *row_offset; /* copy of the analysed block pattern */
     defo_index *col;
     unsigned char *fixed; /* n: 1 for a node fixed in the analysed pattern */
@@ -103,7 +114,10 @@ defo_status defo_cholesky_create(defo_cholesky **out) {
 static void release_analysis(defo_cholesky *c) {
     if (c->L) cholmod_l_free_factor(&c->L, &c->cm);
     if (c->A) cholmod_l_free_sparse(&c->A, &c->cm);
+    if (c->S) cholmod_l_free_sparse(&c->S, &c->cm);
     defo_free(c->map);
+    defo_free(c->smap);
+    c->smap = NULL;
     defo_free(c->row_offset);
     defo_free(c->col);
     defo_free(c->fixed);
@@ -143,6 +157,27 @@ static int same_pattern(const defo_cholesky *c, const defo_bcsr *A,
                    ((size_t)A->num_rows + 1) * sizeof *c->row_offset) &&
            !memcmp(c->col, A->col, (size_t)A->num_blocks * sizeof *c->col) &&
            same_fixed(c, constraint);
+}
+
+/* S = tril(P A Pᵀ) and smap (the file's comment): CHOLMOD's transposes of A
+ * holding its own entry numbers (exact in a double below 2⁵³). */
+static defo_status permuted_lower(defo_cholesky *c) {
+    const size_t nnz = (size_t)((const SuiteSparse_long *)c->A->p)[c->A->ncol];
+    double *x = c->A->x;
+    for (size_t k = 0; k < nnz; k++) x[k] = (double)k;
+    cholmod_sparse *U = cholmod_l_ptranspose(c->A, 2, c->L->Perm, NULL, 0, &c->cm);
+    if (U) c->S = cholmod_l_ptranspose(U, 2, NULL, NULL, 0, &c->cm);
+    if (U) cholmod_l_free_sparse(&U, &c->cm);
+    if (c->S) c->smap = defo_malloc(nnz * sizeof *c->smap + 1);
+    if (!c->S || !c->smap) {
+        defo_status st = c->S ? defo_error_oom("Cholesky pattern", nnz * sizeof(int64_t))
+                              : cm_error(c, "transpose");
+        release_analysis(c);
+        return st;
+    }
+    const double *sx = c->S->x;
+    for (size_t k = 0; k < nnz; k++) c->smap[k] = c->map[(size_t)sx[k]];
+    return DEFO_OK;
 }
 
 /* The analysis of A's pattern with the couplings of fixed nodes left out. */
@@ -200,7 +235,7 @@ static defo_status analyze(defo_cholesky *c, const defo_bcsr *A, const unsigned 
         release_analysis(c);
         return st;
     }
-    return DEFO_OK;
+    return c->L->is_super ? permuted_lower(c) : DEFO_OK;
 }
 
 defo_status defo_cholesky_analyze(defo_cholesky *c, const defo_bcsr *A) {
@@ -212,16 +247,41 @@ int defo_cholesky_same_fixed(const defo_cholesky *c, const unsigned char *constr
     return c && c->L && same_fixed(c, constraint);
 }
 
+int defo_cholesky_is_supernodal(const defo_cholesky *c) {
+    return c && c->S;
+}
+
+/* The numeric factorisation: cholmod_factorize's supernodal branch on the
+ * kept S (workspace, the factorisation, the final form), else
+ * cholmod_factorize itself. */
+static int numeric(defo_cholesky *c) {
+    if (!c->S) return cholmod_l_factorize(c->A, c->L, &c->cm);
+    const size_t n = c->L->n;
+    c->cm.status = CHOLMOD_OK;
+    if (!cholmod_l_allocate_work(n, 2 * n + 2 * c->L->nsuper, 0, &c->cm)) return 0;
+    double zero[2] = {0, 0};
+    cholmod_l_super_numeric(c->S, NULL, zero, c->L, &c->cm);
+    const int status = c->cm.status;
+    if (status >= CHOLMOD_OK && !c->cm.final_asis)
+        cholmod_l_change_factor(c->L->xtype, c->cm.final_ll, c->cm.final_super, c->cm.final_pack,
+                                c->cm.final_monotonic, c->L, &c->cm);
+    if (status < c->cm.status) c->cm.status = status;
+    return c->cm.status >= CHOLMOD_OK;
+}
+
 defo_status defo_cholesky_factor(defo_cholesky *c, const defo_bcsr *A,
                                  const unsigned char *constraint) {
     if (!c || !A) return defo_error(DEFO_ERR_INVALID_ARGUMENT, "defo_cholesky_factor: NULL");
     defo_status st = analyze(c, A, constraint);
     if (st) return st;
     c->factored = 0;
-    /* the pattern holds no coupling of a fixed node: one gather */
-    const size_t nnz = (size_t)((const SuiteSparse_long *)c->A->p)[3 * (size_t)c->n];
-    double *x = c->A->x;
-    for (size_t k = 0; k < nnz; k++) x[k] = A->val[c->map[k]];
+    /* the pattern holds no coupling of a fixed node: one gather (into S
+     * for a supernodal factor) */
+    const cholmod_sparse *T = c->S ? c->S : c->A;
+    const size_t nnz = (size_t)((const SuiteSparse_long *)T->p)[T->ncol];
+    double *x = T->x;
+    const int64_t *map = c->S ? c->smap : c->map;
+    for (size_t k = 0; k < nnz; k++) x[k] = A->val[map[k]];
     /* CHOLMOD's supernodal factorisation opens parallel regions of its own
      * with a fixed team of CHOLMOD_OMP_NUM_THREADS (4) for clearing and
      * scattering large supernodes, whatever defo's thread count: on two
@@ -234,10 +294,10 @@ defo_status defo_cholesky_factor(defo_cholesky *c, const defo_bcsr *A,
 #ifdef _OPENMP
     const int levels = omp_get_max_active_levels();
     omp_set_max_active_levels(0);
-    ok = cholmod_l_factorize(c->A, c->L, &c->cm);
+    ok = numeric(c);
     omp_set_max_active_levels(levels);
 #else
-    ok = cholmod_l_factorize(c->A, c->L, &c->cm);
+    ok = numeric(c);
 #endif
     if (!ok && c->cm.status < CHOLMOD_OK) return cm_error(c, "factorize");
     if (c->cm.status == CHOLMOD_NOT_POSDEF || c->L->minor < c->L->n) {
@@ -288,6 +348,7 @@ size_t defo_cholesky_bytes(const defo_cholesky *c) {
     if (!c) return 0;
     size_t bytes = sizeof *c;
     if (c->A) bytes += c->A->nzmax * (sizeof(double) + sizeof(SuiteSparse_long) + sizeof(int64_t));
+    if (c->S) bytes += c->S->nzmax * (sizeof(double) + sizeof(SuiteSparse_long) + sizeof(int64_t));
     if (c->L)
         bytes += (size_t)defo_cholesky_nonzeros(c) * sizeof(double) +
                  c->L->n * 4 * sizeof(SuiteSparse_long);
@@ -338,6 +399,10 @@ int defo_cholesky_is_factored(const defo_cholesky *c) {
 int defo_cholesky_same_fixed(const defo_cholesky *c, const unsigned char *constraint) {
     DEFO_UNUSED(c);
     DEFO_UNUSED(constraint);
+    return 0;
+}
+int defo_cholesky_is_supernodal(const defo_cholesky *c) {
+    DEFO_UNUSED(c);
     return 0;
 }
 defo_status defo_cholesky_solve(defo_cholesky *c, const double *b, double *x) {

@@ -16,6 +16,9 @@ struct defo_cholesky;
  * constraint (NULL: none) — a factor kept for an unchanged matrix is still
  * the right one (solver/cholesky.c: fixed nodes are part of the pattern). */
 int defo_cholesky_same_fixed(const struct defo_cholesky *c, const unsigned char *constraint);
+/* 1 when c holds a supernodal analysis (refactored through its kept
+ * permuted lower triangle, solver/cholesky.c) */
+int defo_cholesky_is_supernodal(const struct defo_cholesky *c);
 
 struct defo_bcsr {
     defo_index num_rows; /* block rows = block columns = nodes */
