@@ -112,6 +112,11 @@ struct defo_force_model {
     /* COROTATED assembly k K' + c D: the coefficients of the moduli, one
      * block pass for both (kernel_corotated.c) */
     double asm_k, asm_c;
+    /* COROTATED tet10 assembly: the rotated shape gradients c_a = M ∇ξN_a
+     * per point and node (3 each, at 3 (pq·P + a)), made once per assembly
+     * instead of once per block and source (kernel_corotated.c); allocated
+     * by the first assembly, NULL until then */
+    double *cvec;
     uint64_t rot_serial; /* evaluations that recomputed a rotation (kernel_corotated.c) */
     double max_jinv;     /* max |J⁻¹ entry|: bounds |F| by |x| */
     /* ITF04 §6.1 fibre term (material with fibres, INVERTIBLE): the unit

@@ -153,6 +153,7 @@ void defo_force_model_destroy(defo_force_model *fm) {
     defo_free(fm->stable_len);
     defo_free(fm->R);
     defo_free(fm->M);
+    defo_free(fm->cvec);
     defo_free(fm->sig);
     defo_free(fm->phat);
     defo_free(fm->direct);

@@ -360,15 +360,43 @@ FM_INLINE void sum10(const defo_force_model *fm, int64_t e, int i, int j, double
     corot_pair(fm, 10, 4, e, i, j, fm->asm_k, fm->asm_c, s);
 }
 
+/* tet10 with the kept c_a (fm->cvec): corot_pair's sum, the same
+ * operations in the same order */
+FM_INLINE void sum10c(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
+    const fm_part *pt = fm_part_of(fm, (defo_index)e);
+    const double k = fm->asm_k, c = fm->asm_c;
+    const double mu = k * pt->mu + c * pt->mu_d, la = k * pt->lambda + c * pt->lambda_d;
+    for (int q = 0; q < 4; q++) {
+        const size_t pq = (size_t)e * 4 + (size_t)q;
+        const double *cv = fm->cvec + 30 * pq, w = fm->w[pq];
+        fm_iso_block(cv + 3 * i, cv + 3 * j, w * la, w * mu, s);
+    }
+}
+
 /* A = k K' + c D (D only when a material damps). */
 void defo_fm_corot_assemble(defo_force_model *fm, double k, double c) {
     const int worth = FM_WORTH(fm, FM_NS_COROT_ASSEMBLE4, FM_NS_COROT_ASSEMBLE10);
     fm->asm_k = k;
     fm->asm_c = fm->damping ? c : 0.0;
-    if (fm->npe == 4)
+    if (fm->npe == 4) {
         FM_ASSEMBLE_BLOCKS(fm, 4, sum4, 1.0, NULL, 0.0, worth);
-    else
+        return;
+    }
+    /* tet10: each c_a once per point (a block of a node pair is summed over
+     * up to every element around the edge, and c_a serves 10 blocks) */
+    const size_t np = (size_t)fm->ne * 4;
+    if (!fm->cvec) fm->cvec = defo_malloc(30 * np * sizeof(double));
+    if (!fm->cvec) { /* no room: each block makes its own */
         FM_ASSEMBLE_BLOCKS(fm, 10, sum10, 1.0, NULL, 0.0, worth);
+        return;
+    }
+    const defo_quadrature *rule = &fm->ops->stiffness;
+    DEFO_PARALLEL_FOR_IF(worth)
+    for (size_t pq = 0; pq < np; pq++)
+        for (int a = 0; a < 10; a++)
+            fm_node_vector(10, fm->M + 9 * pq, rule->grad + 30 * (pq % 4), a,
+                           fm->cvec + 30 * pq + 3 * (size_t)a);
+    FM_ASSEMBLE_BLOCKS(fm, 10, sum10c, 1.0, NULL, 0.0, worth);
 }
 
 void defo_fm_corot_diagonal(defo_force_model *fm, double *blocks, int mode) {
