@@ -8,14 +8,23 @@
  *            MTPS08 §4.4 lazy rule (tolerance 0.1): ms per step (median of
  *            3 runs), factorisations, and the free tip's distance between
  *            the two runs over its displacement.
- *   mtps08   MTPS08's model: the bunny meshed with ~250 tet10 (cells 5,
+ *   mtps08   MTPS08's model: the bunny meshed with ~350 tet10 (cells 5,
  *            scaled to 0.3 m), a detail surface of 58 784 triangles (the
  *            bunny's own surface split twice, 4 triangles per triangle)
- *            bound to it; BDF2 40 ms, direct solver, the ears pulled by a
- *            handle; per step the world step and the detail surface's
- *            positions and normals (MTPS08 §6.2): steps per second with
- *            every rotation recomputed (refactorisation every step, the
- *            worst case) and lazy.
+ *            bound to it; BDF2 40 ms, held at its base, the ears pulled by
+ *            a handle, 25 steps; one thread, CPU time, median of 5 rounds
+ *            of three runs interleaved: the direct solver with every
+ *            rotation recomputed (a refactorisation every step, the worst
+ *            case), the direct solver with the MTPS08 §4.4 lazy rule
+ *            (tolerance 0.1), and PCG preconditioned by a lagged Cholesky
+ *            factor (solver/linear.c's lag rule) with every rotation.  Per
+ *            run: simulation steps per second, factorisations, CG
+ *            iterations, and the most-moved free node's distance from the
+ *            first run's over its displacement (the runs' accuracy).  The
+ *            detail surface's positions and normals (MTPS08 §6.2) are
+ *            `defo play`'s once per displayed frame: their ms apart.
+ *            A third argument names a file for the runs' final positions
+ *            (3 × 3n doubles) to compare builds.
  *   mg04     MG04's interactive scale: a 5 K-tet4 corotated bar with
  *            plasticity and fracture, backward Euler with 20 PCG iterations
  *            a step (MG04's interactive mode), one step per 1/60 s frame, an
@@ -24,7 +33,7 @@
  *            splits made in the 60 frames.
  *   render   the mtps08 model's picture at 1280×720 as the window draws it
  *            (fast mode, detail surface with its normals): ms (median of 5).
- * JSON on stdout; asserts nothing.  Usage: bench_play [DATA_DIR [ROW]]
+ * JSON on stdout; asserts nothing.  Usage: bench_play [DATA_DIR [ROW [FILE]]]
  * (ROW: lazy, mtps08 or mg04 alone; mtps08 then renders nothing)
  */
 #include "defo/cholesky.h"
@@ -212,7 +221,16 @@ static defo_mesh *split4(const defo_mesh *s) {
     return o;
 }
 
-static void bench_mtps08(const char *data, defo_renderer *rnd) {
+/* The mtps08 row's solver settings: the direct solver refactoring every
+ * step (every rotation recomputed: the worst case) or while the MTPS08 §4.4
+ * lazy rule recomputes rotations, or PCG preconditioned by a lagged
+ * factorisation (solver/linear.c's lag rule) with every rotation. */
+typedef struct play_run {
+    const char *name;
+    int lazy, lagged;
+} play_run;
+
+static void bench_mtps08(const char *data, defo_renderer *rnd, const char *dump) {
     char path[1024];
     snprintf(path, sizeof path, "%s/meshes/bunny.off", data);
     defo_mesh *surf = NULL, *tets = NULL;
@@ -235,37 +253,57 @@ static void bench_mtps08(const char *data, defo_renderer *rnd) {
     md.order = 2;
     if (defo_mesh_surface(surf, &md, &tets, NULL) < 0) return;
     defo_mesh *detail = split4(surf);
-    detail = detail ? detail : NULL;
     defo_mesh *detail2 = detail ? split4(detail) : NULL;
     defo_embed *emb = NULL;
     if (!detail2 || defo_embed_create(tets, detail2, &emb)) return;
-    const size_t nv = (size_t)detail2->num_nodes;
+    const size_t nv = (size_t)detail2->num_nodes, m3 = 3 * (size_t)tets->num_nodes;
     double *p = malloc(3 * nv * sizeof(double)), *n = malloc(3 * nv * sizeof(double));
-    const defo_integrator_def id = bdf2_direct();
-    double sps[2] = {0, 0}, detail_ms = 0;
+    enum { RUNS = 3, REPS = 5, STEPS = 25 };
+    const play_run runs[RUNS] = {
+        {"direct, every rotation", 0, 0}, {"direct, lazy", 1, 0}, {"lagged factor", 0, 1}};
+    /* one thread, CPU time (the machine may be busy); the runs interleaved */
+    const int threads = defo_get_threads();
+    defo_set_threads(1);
+    double sps[RUNS][REPS], dms[REPS], *last = malloc(RUNS * m3 * sizeof(double));
+    int fact[RUNS] = {0}, iters[RUNS] = {0};
     defo_mesh_bbox(tets, lo, hi);
-    for (int lazy = 0; lazy < 2; lazy++) {
-        double rep[3];
-        for (int r = 0; r < 3; r++) {
+    for (int r = 0; r < REPS; r++)
+        for (int c = 0; c < RUNS; c++) {
+            defo_integrator_def id = bdf2_direct();
+            if (runs[c].lagged) {
+                id.linear.method = DEFO_LINEAR_PCG;
+                id.linear.precond.kind =
+                    defo_cholesky_available() ? DEFO_PRECOND_CHOLESKY : DEFO_PRECOND_TWO_LEVEL;
+            }
             sim s;
-            if (!make(&s, tets, &id, 5e4, lazy, NULL, NULL)) return;
+            if (!make(&s, tets, &id, 5e4, runs[c].lazy, NULL, NULL)) return;
             const double flo[3] = {-1, -1, -1}, fhi[3] = {1, 1, lo[2] + 0.03};
             prescribe(&s, flo, fhi, NULL);
             const double elo[3] = {-1, -1, hi[2] - 0.05}, ehi[3] = {1, 1, 1}, v[3] = {0.15, 0, 0};
             prescribe(&s, elo, ehi, v);
-            const int steps = 25;
-            double tdet = 0;
-            const double t0 = bench_now();
-            for (int k = 0; k < steps; k++) {
+            double tstep = 0;
+            fact[c] = iters[c] = 0;
+            for (int k = 0; k < STEPS; k++) {
+                const double t0 = bench_cpu_now();
                 defo_world_step(s.w, 0.04);
-                const double t1 = bench_now();
-                defo_embed_update(emb, defo_body_positions(s.w, s.id), NULL, p, n);
-                tdet += bench_now() - t1;
+                tstep += bench_cpu_now() - t0;
+                defo_step_stats st;
+                defo_world_stats(s.w, &st);
+                fact[c] += st.precond_setups;
+                iters[c] += st.cg_iterations;
             }
-            rep[r] = steps / (bench_now() - t0);
-            detail_ms = 1e3 * tdet / steps;
-            if (lazy && r == 2 && rnd) {
+            sps[c][r] = STEPS / tstep;
+            memcpy(last + c * m3, defo_body_positions(s.w, s.id), m3 * sizeof(double));
+            /* the detail surface's positions and normals (MTPS08 §6.2), as
+             * `defo play` makes them once per displayed frame */
+            if (c == 0) {
+                const double t0 = bench_cpu_now();
+                defo_embed_update(emb, defo_body_positions(s.w, s.id), NULL, p, n);
+                dms[r] = 1e3 * (bench_cpu_now() - t0);
+            }
+            if (c == RUNS - 1 && r == REPS - 1 && rnd) {
                 /* the window's picture of the last state */
+                defo_embed_update(emb, defo_body_positions(s.w, s.id), NULL, p, n);
                 double ms[5];
                 for (int q = 0; q < 5; q++) {
                     defo_render_def rd = defo_default_render_def();
@@ -294,12 +332,41 @@ static void bench_mtps08(const char *data, defo_renderer *rnd) {
             }
             defo_world_destroy(s.w);
         }
-        sps[lazy] = bench_median(rep, 3);
+    defo_set_threads(threads);
+    /* the free node that moved most in the first run; each run's distance
+     * from it there over its displacement */
+    defo_index far = 0;
+    double moved = -1;
+    for (defo_index i = 0; i < tets->num_nodes; i++) {
+        double d = 0;
+        for (int k = 0; k < 3; k++) d += pow(last[3 * i + k] - tets->x[3 * i + k], 2);
+        if (d > moved && tets->x[3 * i + 2] > lo[2] + 0.03 && tets->x[3 * i + 2] < hi[2] - 0.05) {
+            moved = d;
+            far = i;
+        }
     }
     printf("  \"mtps08\": {\"elements\": %ld, \"nodes\": %ld, \"detail_triangles\": %ld, "
-           "\"detail_ms\": %.2f, \"steps_per_s_full\": %.1f, \"steps_per_s_lazy\": %.1f},\n",
-           (long)tets->num_elems, (long)tets->num_nodes, (long)detail2->num_tris, detail_ms, sps[0],
-           sps[1]);
+           "\"threads\": 1, \"steps\": %d, \"detail_ms\": %.2f, \"node\": %ld, "
+           "\"node_x\": [%.9f, %.9f, %.9f], \"runs\": [",
+           (long)tets->num_elems, (long)tets->num_nodes, (long)detail2->num_tris, STEPS,
+           bench_median(dms, REPS), (long)far, last[3 * far], last[3 * far + 1], last[3 * far + 2]);
+    for (int c = 0; c < RUNS; c++) {
+        double off = 0;
+        for (int k = 0; k < 3; k++) off += pow(last[c * m3 + 3 * far + k] - last[3 * far + k], 2);
+        const double med = bench_median(sps[c], REPS);
+        printf("%s\n    {\"solver\": \"%s\", \"steps_per_s\": %.1f, \"step_ms\": %.2f, "
+               "\"factorisations\": %d, \"cg_iterations\": %d, \"node_offset_of_move\": %.1e}",
+               c ? "," : "", runs[c].name, med, 1e3 / med, fact[c], iters[c], sqrt(off / moved));
+    }
+    printf("]},\n");
+    if (dump) {
+        FILE *fo = fopen(dump, "wb");
+        if (fo) {
+            fwrite(last, sizeof(double), RUNS * m3, fo);
+            fclose(fo);
+        }
+    }
+    free(last);
     free(p);
     free(n);
     defo_embed_destroy(emb);
@@ -366,7 +433,7 @@ int main(int argc, char **argv) {
     if (!row && defo_renderer_create(DEFO_RENDER_AUTO, &rnd) < 0) rnd = NULL;
     printf("{\n");
     if (!row || !strcmp(row, "lazy")) bench_lazy();
-    if (!row || !strcmp(row, "mtps08")) bench_mtps08(data, rnd);
+    if (!row || !strcmp(row, "mtps08")) bench_mtps08(data, rnd, argc > 3 ? argv[3] : NULL);
     if (!row || !strcmp(row, "mg04")) bench_mg04();
     printf("}\n");
     defo_renderer_destroy(rnd);
