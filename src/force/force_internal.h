@@ -113,10 +113,11 @@ struct defo_force_model {
      * block pass for both (kernel_corotated.c) */
     double asm_k, asm_c;
     /* COROTATED tet10 assembly: the rotated shape gradients c_a = M ∇ξN_a
-     * per point and node (3 each, at 3 (pq·P + a)), made once per assembly
-     * instead of once per block and source (kernel_corotated.c); allocated
-     * by the first assembly, NULL until then */
+     * per element, node and point (120 per element: c_a[r] at point q at
+     * 120 e + 12 a + 4 r + q), made once per assembly instead of once per
+     * block and source (kernel_corotated.c); NULL for other models */
     double *cvec;
+    int corot_plain;     /* 1: that assembly's build without AVX2 on any CPU (tests compare) */
     uint64_t rot_serial; /* evaluations that recomputed a rotation (kernel_corotated.c) */
     double max_jinv;     /* max |J⁻¹ entry|: bounds |F| by |x| */
     /* ITF04 §6.1 fibre term (material with fibres, INVERTIBLE): the unit

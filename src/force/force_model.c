@@ -367,13 +367,15 @@ defo_status defo_force_model_create(const defo_mesh *mesh, const defo_element_re
             fm->fib = defo_calloc(FM_FIB * np + 1, sizeof(double));
             if (!fm->fib) st = defo_error_oom("fibre state", FM_FIB * np * sizeof(double));
         }
-    } else
+    } else {
         fm->age = defo_calloc(np + 1, sizeof(int32_t));
+        if (fm->npe == 10) fm->cvec = defo_malloc(120 * ne * sizeof(double) + 1);
+    }
     const int keep_F = defo_fm_lazy(&d) && d.lazy_tolerance > 0;
     if (keep_F) fm->F_last = defo_malloc(9 * np * sizeof(double) + 1);
     if (!st && (!fm->slot || !fm->elem_energy || !fm->flag || !fm->stable_len || !fm->R || !fm->M ||
                 !fm->sig || !fm->phat || (!fm->dpdf && !fm->age) || (fm->dpdf && !fm->direct) ||
-                (keep_F && !fm->F_last)))
+                (keep_F && !fm->F_last) || (fm->age && fm->npe == 10 && !fm->cvec)))
         st = defo_error_oom("force model state", np * 40 * sizeof(double));
     if (!st) st = defo_incidence_build(&fm->inc, mesh->elems, fm->ne, fm->npe, fm->n);
     if (st) {

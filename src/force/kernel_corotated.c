@@ -24,6 +24,8 @@
  * det F = det(I + E) (det R = 1) counts inverted points for free.
  * Stiffness K' = Σ_q w R Ke,q Rᵀ with blocks w (λ c_a c_bᵀ + μ c_b c_aᵀ +
  * μ (c_a·c_b) I) (force_internal.h), K' d by the same map matrix-free.
+ * The tet10 assembly makes every c_a of a point once (fm->cvec) and sums a
+ * block's sources with the four points in the four lanes of math/lanes.h.
  * Damping D: the same with the damping moduli (μ_d, λ_d) = τ (μ, λ), so
  * D = τ K' for each element's material.
  *
@@ -41,6 +43,7 @@
  * leaves them intact; per-element buffers gathered in fixed order.
  */
 #include "force/force_internal.h"
+#include "math/lanes.h"
 
 /* max row sum of |a − b| (MTPS08 §4.4) */
 static inline double rowsum_dist(const defo_mat3 *a, const double *b) {
@@ -352,25 +355,60 @@ FM_INLINE void corot_pair(const defo_force_model *fm, const int P, const int NQ,
         fm_iso_block(ci, cj, w * la, w * mu, s);
     }
 }
-/* the assembly's: k and c set by defo_fm_corot_assemble (asm_k, asm_c) */
+/* the tet4 assembly's: k and c set by defo_fm_corot_assemble (asm_k, asm_c) */
 FM_INLINE void sum4(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
     corot_pair(fm, 4, 1, e, i, j, fm->asm_k, fm->asm_c, s);
 }
-FM_INLINE void sum10(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
-    corot_pair(fm, 10, 4, e, i, j, fm->asm_k, fm->asm_c, s);
-}
 
-/* tet10 with the kept c_a (fm->cvec): corot_pair's sum, the same
- * operations in the same order */
-FM_INLINE void sum10c(const defo_force_model *fm, int64_t e, int i, int j, double s[9]) {
-    const fm_part *pt = fm_part_of(fm, (defo_index)e);
-    const double k = fm->asm_k, c = fm->asm_c;
-    const double mu = k * pt->mu + c * pt->mu_d, la = k * pt->lambda + c * pt->lambda_d;
-    for (int q = 0; q < 4; q++) {
-        const size_t pq = (size_t)e * 4 + (size_t)q;
-        const double *cv = fm->cvec + 30 * pq, w = fm->w[pq];
-        fm_iso_block(cv + 3 * i, cv + 3 * j, w * la, w * mu, s);
+/* tet10, block row I: each source's four points in the four lanes of
+ * defo_d4 accumulators (fm_iso_block's expressions lanewise, point q in
+ * lane q, summed over the sources in slot order), the lanes then added in
+ * point order; the c_a of fm->cvec at 120 e + 12 a + 4 r + q.  Lanewise
+ * IEEE arithmetic: the AVX2 and the SSE2 builds give the same bits. */
+#define COROT10_ROW_BODY                                                                           \
+    const double k = fm->asm_k, c = fm->asm_c;                                                     \
+    for (int64_t b = A->diag[I]; b < A->row_offset[I + 1]; b++) {                                  \
+        defo_d4 acc[9];                                                                            \
+        for (int t = 0; t < 9; t++) acc[t] = defo_d4_splat(0.0);                                   \
+        for (int64_t src = A->src_offset[b]; src < A->src_offset[b + 1]; src++) {                  \
+            int64_t e;                                                                             \
+            int i, j;                                                                              \
+            fm_slot(10, A->src[src], &e, &i, &j);                                                  \
+            const fm_part *pt = fm_part_of(fm, (defo_index)e);                                     \
+            const double mu = k * pt->mu + c * pt->mu_d, la = k * pt->lambda + c * pt->lambda_d;   \
+            const defo_d4 w = defo_d4_load(fm->w + 4 * e);                                         \
+            const defo_d4 wl = w * defo_d4_splat(la), wm = w * defo_d4_splat(mu);                  \
+            const double *pi = fm->cvec + 120 * e + 12 * i, *pj = fm->cvec + 120 * e + 12 * j;     \
+            const defo_d4 ci[3] = {defo_d4_load(pi), defo_d4_load(pi + 4), defo_d4_load(pi + 8)};  \
+            const defo_d4 cj[3] = {defo_d4_load(pj), defo_d4_load(pj + 4), defo_d4_load(pj + 8)};  \
+            const defo_d4 g = wm * (ci[0] * cj[0] + ci[1] * cj[1] + ci[2] * cj[2]);                \
+            for (int r = 0; r < 3; r++) {                                                          \
+                const defo_d4 ai = wl * ci[r], mj = wm * cj[r];                                    \
+                for (int q = 0; q < 3; q++) acc[3 * r + q] += ai * cj[q] + mj * ci[q];             \
+                acc[4 * r] += g;                                                                   \
+            }                                                                                      \
+        }                                                                                          \
+        double s[9];                                                                               \
+        for (int t = 0; t < 9; t++) s[t] = ((acc[t][0] + acc[t][1]) + acc[t][2]) + acc[t][3];      \
+        double *v = val + 9 * b;                                                                   \
+        if (b == A->diag[I]) {                                                                     \
+            for (int r = 0; r < 3; r++)                                                            \
+                for (int q = 0; q < 3; q++) v[3 * r + q] = 0.5 * (s[3 * r + q] + s[3 * q + r]);    \
+            continue;                                                                              \
+        }                                                                                          \
+        double *tr = val + 9 * A->transpose[b];                                                    \
+        for (int r = 0; r < 3; r++)                                                                \
+            for (int q = 0; q < 3; q++) v[3 * r + q] = tr[3 * q + r] = s[3 * r + q];               \
     }
+
+DEFO_LANES_TARGET static void corot10_row_avx2(const defo_force_model *fm,
+                                               const defo_bcsr_pattern *A, double *val,
+                                               defo_index I) {
+    COROT10_ROW_BODY
+}
+static void corot10_row(const defo_force_model *fm, const defo_bcsr_pattern *A, double *val,
+                        defo_index I) {
+    COROT10_ROW_BODY
 }
 
 /* A = k K' + c D (D only when a material damps). */
@@ -382,21 +420,30 @@ void defo_fm_corot_assemble(defo_force_model *fm, double k, double c) {
         FM_ASSEMBLE_BLOCKS(fm, 4, sum4, 1.0, NULL, 0.0, worth);
         return;
     }
-    /* tet10: each c_a once per point (a block of a node pair is summed over
-     * up to every element around the edge, and c_a serves 10 blocks) */
-    const size_t np = (size_t)fm->ne * 4;
-    if (!fm->cvec) fm->cvec = defo_malloc(30 * np * sizeof(double));
-    if (!fm->cvec) { /* no room: each block makes its own */
-        FM_ASSEMBLE_BLOCKS(fm, 10, sum10, 1.0, NULL, 0.0, worth);
-        return;
-    }
+    /* tet10: each c_a once per point (a block of a node pair sums over
+     * every element around the edge, and c_a serves 10 blocks) */
+    const defo_index ne = fm->ne;
     const defo_quadrature *rule = &fm->ops->stiffness;
     DEFO_PARALLEL_FOR_IF(worth)
-    for (size_t pq = 0; pq < np; pq++)
-        for (int a = 0; a < 10; a++)
-            fm_node_vector(10, fm->M + 9 * pq, rule->grad + 30 * (pq % 4), a,
-                           fm->cvec + 30 * pq + 3 * (size_t)a);
-    FM_ASSEMBLE_BLOCKS(fm, 10, sum10c, 1.0, NULL, 0.0, worth);
+    for (defo_index e = 0; e < ne; e++)
+        for (int q = 0; q < 4; q++)
+            for (int a = 0; a < 10; a++) {
+                double cv[3];
+                fm_node_vector(10, fm->M + 9 * (4 * (size_t)e + (size_t)q), rule->grad + 30 * q, a,
+                               cv);
+                for (int r = 0; r < 3; r++) fm->cvec[120 * (size_t)e + 12 * a + 4 * r + q] = cv[r];
+            }
+    const defo_bcsr_pattern *A = defo_bcsr_get_pattern(fm->A);
+    double *val = defo_bcsr_values(fm->A);
+    const defo_index nr = A->num_rows;
+    const int wide = !fm->corot_plain && defo_lanes_supported();
+    DEFO_PARALLEL_FOR_IF(worth)
+    for (defo_index I = 0; I < nr; I++) {
+        if (wide)
+            corot10_row_avx2(fm, A, val, I);
+        else
+            corot10_row(fm, A, val, I);
+    }
 }
 
 void defo_fm_corot_diagonal(defo_force_model *fm, double *blocks, int mode) {
