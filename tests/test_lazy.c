@@ -9,6 +9,9 @@
  *     of its displacement in the run that recomputes every rotation, and the
  *     lazy run factors at most half as often (counted: the steps' precond
  *     setups).  The speed itself is bench_play's.
+ *   - defo play's fast setting (every rotation, PCG with a lagged Cholesky
+ *     factor): the factor outlives frame starts, the tip is the direct
+ *     solver's to 1e-6 of its move, two threads give one thread's bits.
  *   - a body at rest: once BDF2 has its step length no rotation changes, so
  *     no frame refactors (0 setups in frames 3..7) and the body stays at rest.
  *   - the lazy state is the checkpoint's: a run restored from a serialised
@@ -52,7 +55,8 @@ static int sim_make(sim *s, const defo_mesh *m, int lazy, int direct, int pull, 
     defo_status st = defo_world_create(&wd, &s->w);
     defo_integrator_def id = defo_default_integrator_def(DEFO_INTEGRATOR_BDF2);
     id.time_step = 0.04;
-    if (direct) id.linear.method = DEFO_LINEAR_CHOLESKY;
+    if (direct == 1) id.linear.method = DEFO_LINEAR_CHOLESKY;
+    if (direct == 2) id.linear.precond.kind = DEFO_PRECOND_CHOLESKY; /* PCG, the factor lagged */
     int integ = -1;
     if (!st) st = defo_world_add_integrator(s->w, &id, &integ);
     defo_body_def bd = defo_default_body_def();
@@ -142,6 +146,54 @@ static void test_mtps08_setting(void) {
     defo_mesh_destroy(m);
 }
 
+/* defo play's fast setting: every rotation recomputed, PCG preconditioned
+ * by a Cholesky factor the lag rule keeps across frames (solver/linear.c).
+ * The factor outlives the frame starts (at most one factorisation in five
+ * frames), the tip ends where the direct solver's does (to 1e-6 of its
+ * move: both solve the same systems, PCG to its tolerance), and two threads
+ * give the same bits as one (the tet10 assembly and the lag decisions). */
+static void test_lagged_factor_frames(void) {
+    if (!defo_cholesky_available()) {
+        TEST_REPORT("built without CHOLMOD: skipped");
+        return;
+    }
+    defo_mesh *m = bar10(10);
+    const int frames = 40, threads = defo_get_threads();
+    sim direct, lagged[2];
+    int f_lagged[2] = {0, 0};
+    if (!sim_make(&direct, m, 0, 1, 1, -9.81)) return;
+    run_frames(&direct, frames);
+    for (int t = 0; t < 2; t++) {
+        defo_set_threads(t + 1);
+        if (!sim_make(&lagged[t], m, 0, 2, 1, -9.81)) return;
+        f_lagged[t] = run_frames(&lagged[t], frames);
+    }
+    defo_set_threads(threads);
+    double a[3], b[3], rest[3], moved = 0, off = 0;
+    tip(m, defo_body_positions(direct.w, direct.id), a);
+    tip(m, defo_body_positions(lagged[0].w, lagged[0].id), b);
+    tip(m, m->x, rest);
+    for (int k = 0; k < 3; k++) {
+        moved += (a[k] - rest[k]) * (a[k] - rest[k]);
+        off += (a[k] - b[k]) * (a[k] - b[k]);
+    }
+    moved = sqrt(moved);
+    off = sqrt(off);
+    TEST_REPORT("lagged factor: %d factorisations in %d frames; tip %.1e of its move from the "
+                "direct solver's",
+                f_lagged[0], frames, off / moved);
+    CHECK(f_lagged[0] >= 1 && 5 * f_lagged[0] <= frames);
+    CHECK(off <= 1e-6 * moved);
+    CHECK(f_lagged[1] == f_lagged[0]);
+    CHECK(!memcmp(defo_body_positions(lagged[0].w, lagged[0].id),
+                  defo_body_positions(lagged[1].w, lagged[1].id),
+                  3 * (size_t)m->num_nodes * sizeof(double)));
+    defo_world_destroy(direct.w);
+    defo_world_destroy(lagged[0].w);
+    defo_world_destroy(lagged[1].w);
+    defo_mesh_destroy(m);
+}
+
 /* A body at rest: no rotation moves, so nothing is factored again. */
 static void test_rest_keeps_factor(void) {
     defo_mesh *m = bar10(4);
@@ -202,6 +254,7 @@ static void test_resume(void) {
 int main(void) {
     RUN(test_mtps08_setting);
     RUN(test_rest_keeps_factor);
+    RUN(test_lagged_factor_frames);
     RUN(test_resume);
     return test_summary();
 }
