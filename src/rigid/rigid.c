@@ -2,7 +2,9 @@
  * rigid/rigid.c — rigid bodies (defo/rigid.h, MMDJ01 §2.7): mass properties
  * of a tet mesh, the quaternion/angular-momentum state, its motion (the
  * implicit midpoint rule of Euler's equations with a Cayley rotation) and
- * sequential-impulse contact.
+ * sequential-impulse contact (Gauss–Seidel sweeps, patches as blocks, and
+ * island steps that solve each group of bodies held by sticking contacts
+ * at once: a stack with its heaviest body on top).
  *
  * Invariants: the orientation is renormalised after every product (a unit
  * quaternion to rounding); L is the state, ω derived, so a torque-free step
