@@ -11,7 +11,11 @@
  *                 (no contact);
  *      stacked    a pile: 50 columns of 4 on a 10 × 5 grid, side by side,
  *                 each box resting on the one below (MMDJ01 §2.8: fragments
- *                 on fragments; every step a body–body contact solve).
+ *                 on fragments; every step a body–body contact solve);
+ *      heavy_on_light  50 stacks of 4 apart (0.3 m grid), each box twice
+ *                 as dense as the one below (2500 … 20000 kg/m³) and shifted
+ *                 by 1–2 cm from it: Gauss–Seidel's hardest case (each stack
+ *                 one island of rigid/rigid.c's island steps).
  *    Also reported: body–body contact pairs at the last step and the share
  *    of the step spent in body–body contact (search and response).
  *    Reported: the median wall time per step (min, max) over `steps` timed
@@ -32,17 +36,28 @@
  *
  *    Also: the contact solves' Gauss–Seidel sweeps per step (velocity and
  *    push-out passes) and the solves that ran out of sweeps.
+ * 3. The pile scene: examples/scenes/rigid_pile.json (two plates breaking
+ *    over a ridge, blocks dropped on the pieces and on a Newmark cushion),
+ *    its first `pile-frames` frames, `repeat` times: the contact solves that
+ *    ran out of sweeps and the sweeps, per frame and per rigid step (the
+ *    same every repeat: the run is deterministic), the CPU time per frame
+ *    (median).
  *   bench_hybrid [--steps N] [--warmup N] [--repeat N] [--max-tets N]
- *                [--threads N] [--only loop|impact|CASE]  JSON on stdout
+ *                [--threads N] [--only loop|impact|pile|CASE]
+ *                [--pile PATH] [--pile-frames N]  JSON on stdout
  *     --only CASE   one loop case (at_rest, in_flight, stacked), no impact
  *                   analysis; --case CASE says the same
  *     --max-tets N  the largest slab (default 110000: all three)
  *     --threads N   the world's threads (default 1)
+ *     --pile PATH   the pile scene (default examples/scenes/rigid_pile.json,
+ *                   from the repository's root); --pile-frames N its frames
+ *                   (default 10)
  */
 #include "defo/collision.h"
 #include "defo/fracture.h"
 #include "defo/integrator.h"
 #include "defo/mesh.h"
+#include "defo/scene.h"
 #include "defo/world.h"
 
 #include "bench.h"
@@ -54,6 +69,8 @@
 static int g_steps = 60, g_warmup = 10, g_repeat = 3, g_threads = 1;
 static long g_max_tets = 110000;
 static int g_loop = 1, g_impact = 1, g_case = -1; /* g_case: one loop case (--only NAME) */
+static int g_pile = 1, g_pile_frames = 10;
+static const char *g_pile_path = "examples/scenes/rigid_pile.json";
 
 static defo_collider *make_plane(void) {
     defo_shape_def sh = defo_default_shape_def();
@@ -112,8 +129,9 @@ typedef struct loop_result {
     double contact_share;
 } loop_result;
 
-enum { AT_REST, IN_FLIGHT, STACKED, LOOP_CASES };
-static const char *const loop_case[LOOP_CASES] = {"at_rest", "in_flight", "stacked"};
+enum { AT_REST, IN_FLIGHT, STACKED, HEAVY_ON_LIGHT, LOOP_CASES };
+static const char *const loop_case[LOOP_CASES] = {"at_rest", "in_flight", "stacked",
+                                                  "heavy_on_light"};
 
 static int run_loop(int mode, loop_result *r) {
     const int in_flight = mode == IN_FLIGHT;
@@ -129,14 +147,21 @@ static int run_loop(int mode, loop_result *r) {
         for (int k = 0; k < 3; k++) bd.size[k] = 0.1, bd.cells[k] = 2;
         bd.origin[0] = 0.3 * (i % 20), bd.origin[1] = 0.3 * (i / 20);
         bd.origin[2] = in_flight ? 1.0 : 0.0;
+        const int level = i / 50;
         if (mode == STACKED) {
-            const int col = i % 50, level = i / 50;
+            const int col = i % 50;
             bd.origin[0] = 0.1 * (col % 10), bd.origin[1] = 0.1 * (col / 10);
+            bd.origin[2] = 0.1 * level;
+        } else if (mode == HEAVY_ON_LIGHT) {
+            const int col = i % 50;
+            bd.origin[0] = 0.3 * (col % 10) + 0.01 * (level % 2);
+            bd.origin[1] = 0.3 * (col / 10) + 0.02 * (level % 3 == 1);
             bd.origin[2] = 0.1 * level;
         }
         defo_mesh *m = NULL;
         if (defo_generate_box(&bd, &m)) return 1;
         defo_body_def b = stone(m, &fd);
+        if (mode == HEAVY_ON_LIGHT) b.material.density *= (double)(1 << level);
         if (in_flight) {
             for (int k = 0; k < 3; k++) {
                 seed = seed * 6364136223846793005ull + 1442695040888963407ull;
@@ -250,6 +275,58 @@ static int cmp_impact(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* ------------------------------------------------- 3. the pile scene */
+typedef struct pile_result {
+    int frames;
+    double fps;
+    long steps, not_converged, sweeps;
+    double cpu_ms; /* per frame, median of the repeats */
+} pile_result;
+
+static int run_pile(pile_result *r) {
+    memset(r, 0, sizeof *r);
+    defo_scene *scene = NULL;
+    defo_scene_errors errs;
+    if (defo_scene_load(g_pile_path, &scene, &errs) < 0) {
+        fprintf(stderr, "bench_hybrid: %s: %s\n", g_pile_path, errs.count ? errs.lines[0] : "");
+        defo_scene_errors_free(&errs);
+        return 1;
+    }
+    defo_scene_errors_free(&errs);
+    const int frames =
+        g_pile_frames < defo_scene_frames(scene) ? g_pile_frames : defo_scene_frames(scene);
+    double cpu[16];
+    const int n = g_repeat < 16 ? g_repeat : 16;
+    for (int k = 0; k < n; k++) {
+        defo_simulation *sim = NULL;
+        if (defo_simulation_create(scene, &sim) < 0) {
+            defo_scene_destroy(scene);
+            return 1;
+        }
+        defo_world *w = defo_simulation_world(sim);
+        long steps = 0, caps = 0, sweeps = 0;
+        const double c0 = bench_cpu_now();
+        for (int f = 0; f < frames; f++) {
+            if (defo_simulation_step_frame(sim) < 0) {
+                defo_simulation_destroy(sim);
+                defo_scene_destroy(scene);
+                return 1;
+            }
+            defo_step_stats st;
+            defo_world_stats(w, &st);
+            steps += st.steps, caps += st.not_converged, sweeps += st.contact_sweeps;
+        }
+        cpu[k] = 1e3 * (bench_cpu_now() - c0) / frames;
+        r->steps = steps, r->not_converged = caps, r->sweeps = sweeps;
+        defo_simulation_destroy(sim);
+    }
+    r->frames = frames;
+    r->fps = defo_scene_fps(scene);
+    r->cpu_ms = bench_median(cpu, n);
+    defo_scene_destroy(scene);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--steps") && i + 1 < argc)
@@ -262,30 +339,38 @@ int main(int argc, char **argv) {
             g_max_tets = atol(argv[++i]);
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
             g_threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--pile") && i + 1 < argc)
+            g_pile_path = argv[++i];
+        else if (!strcmp(argv[i], "--pile-frames") && i + 1 < argc)
+            g_pile_frames = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
             ++i;
             g_loop = !strcmp(argv[i], "loop"), g_impact = !strcmp(argv[i], "impact");
+            g_pile = !strcmp(argv[i], "pile");
             for (int c = 0; c < LOOP_CASES; c++)
                 if (!strcmp(argv[i], loop_case[c])) g_loop = 1, g_case = c;
         } else if (!strcmp(argv[i], "--case") && i + 1 < argc) {
             ++i;
-            g_loop = 1, g_impact = 0, g_case = LOOP_CASES;
+            g_loop = 1, g_impact = 0, g_pile = 0, g_case = LOOP_CASES;
             for (int c = 0; c < LOOP_CASES; c++)
                 if (!strcmp(argv[i], loop_case[c])) g_case = c;
             if (g_case == LOOP_CASES) {
-                fprintf(stderr, "bench_hybrid: --case %s: not at_rest, in_flight or stacked\n",
+                fprintf(stderr,
+                        "bench_hybrid: --case %s: not at_rest, in_flight, stacked or "
+                        "heavy_on_light\n",
                         argv[i]);
                 return 2;
             }
         } else {
             fprintf(stderr, "usage: bench_hybrid [--steps N] [--warmup N] [--repeat N] "
                             "[--max-tets N] [--threads N] "
-                            "[--only loop|impact|at_rest|in_flight|stacked] "
-                            "[--case at_rest|in_flight|stacked]\n");
+                            "[--only loop|impact|pile|at_rest|in_flight|stacked|heavy_on_light] "
+                            "[--case at_rest|in_flight|stacked|heavy_on_light] [--pile PATH] "
+                            "[--pile-frames N]\n");
             return 2;
         }
     }
-    if (g_steps < 1 || g_repeat < 1 || g_warmup < 0 || g_threads < 1) return 2;
+    if (g_steps < 1 || g_repeat < 1 || g_warmup < 0 || g_threads < 1 || g_pile_frames < 1) return 2;
     defo_set_threads(g_threads);
     printf("{\n  \"benchmark\": \"hybrid\",\n  \"threads\": %d,\n  \"loop\": [", g_threads);
     int printed = 0;
@@ -331,6 +416,21 @@ int main(int argc, char **argv) {
                m->newton, m->cg, m->cracks);
         first = 0;
         fflush(stdout);
+    }
+    printf("\n  ],\n  \"pile\": [");
+    if (g_pile) {
+        pile_result p;
+        if (run_pile(&p)) {
+            fprintf(stderr, "bench_hybrid: pile failed: %s\n", defo_last_error());
+            return 1;
+        }
+        /* the hybrid's steps of 1/240 s (its default) */
+        const double rigid_steps = p.frames * 240.0 / p.fps;
+        printf("\n    {\"scene\": \"%s\", \"frames\": %d, \"repeat\": %d, \"steps\": %ld, "
+               "\"contact_not_converged\": %ld, \"not_converged_per_rigid_step\": %.3f, "
+               "\"contact_sweeps_per_rigid_step\": %.1f, \"cpu_ms_per_frame\": %.2f}",
+               g_pile_path, p.frames, g_repeat, p.steps, p.not_converged,
+               (double)p.not_converged / rigid_steps, (double)p.sweeps / rigid_steps, p.cpu_ms);
     }
     printf("\n  ]\n}\n");
     return 0;

@@ -2,7 +2,9 @@
  * rigid/rigid.c — rigid bodies (defo/rigid.h, MMDJ01 §2.7): mass properties
  * of a tet mesh, the quaternion/angular-momentum state, its motion (the
  * implicit midpoint rule of Euler's equations with a Cayley rotation) and
- * sequential-impulse contact.
+ * sequential-impulse contact (Gauss–Seidel sweeps, patches as blocks, and
+ * island steps that solve each group of bodies held by sticking contacts
+ * at once: a stack with its heaviest body on top).
  *
  * Invariants: the orientation is renormalised after every product (a unit
  * quaternion to rounding); L is the state, ω derived, so a torque-free step
@@ -1052,6 +1054,414 @@ static void point_step(const vel_view *V, defo_rigid_contact *contacts, int c, c
     nodes_kick(V, k, dJ);
 }
 
+/* ------------------------------------------------------ island steps */
+/* Gauss–Seidel carries an impulse one contact a visit: down a stack the
+ * weight of the top reaches the ground a body a sweep, and a heavy body on
+ * a light one converges at a rate near 1 (0.96 a sweep on a stack of three
+ * boxes of 1000, 1500 and 2000 kg/m³, the heaviest on top: 300 sweeps do
+ * not reach 1e-9).  An island step solves at once the contacts that press
+ * in each group of bodies they join (an island): every pressing point's
+ * normal and the friction of those that stick (a lone point's two
+ * tangents, a patch's force and twist) brought to their targets for the
+ * current motion of everything else — the subspace step of projected
+ * Gauss–Seidel with subspace minimisation (Silcowitz, Niebe and Erleben
+ * 2010) — by the regularised least squares of block_step on the island's
+ * effective mass J M⁻¹ Jᵀ (dense; the redundant corners of flat patches
+ * are its null space, a deformable obstacle's nodes couple the rows that
+ * share them through their lumped masses), refined RIGID_ISLAND_REFINE
+ * times.  Only where the sweeps have found the active set and the answer
+ * is unique in the velocities: an island is left to the sweeps when one of
+ * its points slides (its friction at its limit: the sweeps decide the
+ * friction's direction), or bounces (a target above zero: restitution asks
+ * each point of an impact for its own speed, which no motion need meet, and
+ * how an impact's impulse shares out among redundant points is what the
+ * hybrid's fracture reads as nodal loads — the least-squares share cracked
+ * a falling plate into slivers where the sweeps' did not); and a step is
+ * taken only where every normal impulse stays ≥ 0, every sticking friction
+ * within its limits, every row at its target within RIGID_ISLAND_FIT, and
+ * no contact of its bodies that does not press is made to approach beyond
+ * its target.  The sweeps go on from there and decide convergence as
+ * before: a step moves the impulses to where the sweeps would converge; a
+ * pass that runs out of sweeps is counted as before.  Islands of more than
+ * RIGID_ISLAND_ROWS rows are left to the sweeps.  Tried after sweep
+ * RIGID_ISLAND_FIRST and every RIGID_FULL_SWEEP sweeps after it. */
+#define RIGID_ISLAND_ROWS   96
+#define RIGID_ISLAND_FIRST  4
+#define RIGID_ISLAND_REFINE 2
+#define RIGID_ISLAND_EPS    1e-11 /* the regularisation, of the largest diagonal */
+/* a row meets its target within this fraction of the island's largest
+ * speed change asked */
+#define RIGID_ISLAND_FIT 1e-6
+/* a friction impulse within this fraction of its limit is sliding */
+#define RIGID_ISLAND_STICK 1e-6
+/* an island's dense scratch [doubles]: its matrix, factor, three vectors */
+#define RIGID_ISLAND_DENSE (2 * RIGID_ISLAND_ROWS * RIGID_ISLAND_ROWS + 3 * RIGID_ISLAND_ROWS)
+
+/* A row of an island: an impulse x along it acts on body a (v += x lin/M,
+ * L += x angA) and oppositely on o (−lin, −angO) or, for a deformable
+ * obstacle, on contact idx's nodes (vₐ −= x cₐ lin/mₐ); its velocity
+ * lin·(v_a − v_o) + angA·ω_a − angO·ω_o less the obstacle's (or nodes')
+ * along lin.  kind: 0 the normal of contact idx, 1 the friction component
+ * f of patch idx, 2 the tangent lin of contact idx. */
+typedef struct island_row {
+    int a, o, kind, idx, f;
+    double lin[3], angA[3], angO[3];
+    double target, cur;
+} island_row;
+
+static int uf_find(int *parent, int i) {
+    while (parent[i] != i) {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    return i;
+}
+static void uf_join(int *parent, int i, int j) {
+    const int x = uf_find(parent, i), y = uf_find(parent, j);
+    if (x != y) parent[x > y ? x : y] = x < y ? x : y;
+}
+
+/* The row's velocity now. */
+static double row_velocity(const island_row *R, const defo_rigid_body *bodies, const double *Iinv,
+                           const defo_rigid_contact *contacts, const rigid_patch *patches) {
+    const defo_rigid_body *a = &bodies[R->a];
+    double w[3];
+    mat_vec(Iinv + 9 * (size_t)R->a, a->momentum, w);
+    double u = dot(R->lin, a->velocity) + dot(R->angA, w);
+    if (R->o >= 0) {
+        const defo_rigid_body *o = &bodies[R->o];
+        mat_vec(Iinv + 9 * (size_t)R->o, o->momentum, w);
+        return u - dot(R->lin, o->velocity) - dot(R->angO, w);
+    }
+    const defo_rigid_contact *k =
+        R->kind == 1 ? &contacts[patches[R->idx].first] : &contacts[R->idx];
+    if (k->nodes == 0) return u - dot(R->lin, k->obstacle_velocity);
+    for (int q = 0; q < k->nodes; q++) u -= k->weight[q] * dot(R->lin, k->node_velocity[q]);
+    return u;
+}
+
+/* The impulse x along row R. */
+static void row_kick(const island_row *R, defo_rigid_body *bodies, defo_rigid_contact *contacts,
+                     double x) {
+    defo_rigid_body *a = &bodies[R->a];
+    for (int q = 0; q < 3; q++) {
+        a->velocity[q] += x * R->lin[q] / a->mass;
+        a->momentum[q] += x * R->angA[q];
+    }
+    if (R->o >= 0) {
+        defo_rigid_body *o = &bodies[R->o];
+        for (int q = 0; q < 3; q++) {
+            o->velocity[q] -= x * R->lin[q] / o->mass;
+            o->momentum[q] -= x * R->angO[q];
+        }
+    } else if (R->kind != 1) {
+        defo_rigid_contact *k = &contacts[R->idx];
+        for (int q = 0; q < k->nodes; q++) {
+            const double s = x * k->weight[q] * k->inv_mass[q];
+            for (int e = 0; e < 3; e++) k->node_velocity[q][e] -= s * R->lin[e];
+        }
+    }
+}
+
+/* (J M⁻¹ Jᵀ) between rows R and S. */
+static double row_couple(const island_row *R, const island_row *S, const defo_rigid_body *bodies,
+                         const double *Iinv, const defo_rigid_contact *contacts) {
+    double v = 0, u[3];
+    const int rb[2] = {R->a, R->o}, sb[2] = {S->a, S->o};
+    const double *ra[2] = {R->angA, R->angO}, *sa[2] = {S->angA, S->angO};
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            if (rb[i] < 0 || rb[i] != sb[j]) continue;
+            mat_vec(Iinv + 9 * (size_t)rb[i], sa[j], u);
+            v += (i == j ? 1.0 : -1.0) * (dot(R->lin, S->lin) / bodies[rb[i]].mass + dot(ra[i], u));
+        }
+    if (R->o < 0 && S->o < 0 && R->kind != 1 && S->kind != 1) {
+        const defo_rigid_contact *p = &contacts[R->idx], *q = &contacts[S->idx];
+        for (int i = 0; i < p->nodes; i++)
+            for (int j = 0; j < q->nodes; j++)
+                if (p->node_velocity[i] == q->node_velocity[j])
+                    v += p->weight[i] * q->weight[j] * p->inv_mass[i] * dot(R->lin, S->lin);
+    }
+    return v;
+}
+
+/* The Cholesky factor (lower) of A + εI, ε = RIGID_ISLAND_EPS × A's
+ * largest diagonal; 0 when it fails. */
+static int island_factor(const double *A, int n, double *L) {
+    double top = 0;
+    for (int i = 0; i < n; i++) top = fmax(top, A[n * i + i]);
+    const double eps = RIGID_ISLAND_EPS * top;
+    for (int j = 0; j < n; j++) {
+        double djj = A[n * j + j] + eps;
+        for (int q = 0; q < j; q++) djj -= L[n * j + q] * L[n * j + q];
+        if (!(djj > 0)) return 0;
+        L[n * j + j] = sqrt(djj);
+        for (int i = j + 1; i < n; i++) {
+            double v = A[n * i + j];
+            for (int q = 0; q < j; q++) v -= L[n * i + q] * L[n * j + q];
+            L[n * i + j] = v / L[n * j + j];
+        }
+    }
+    return 1;
+}
+
+/* A lone point's tangent directions t₁, t₂ (as patch_setup's). */
+static void tangents(const double n[3], double t[2][3]) {
+    int ax = 0;
+    for (int q = 1; q < 3; q++)
+        if (fabs(n[q]) < fabs(n[ax])) ax = q;
+    double e[3] = {0, 0, 0};
+    e[ax] = 1;
+    cross(n, e, t[1]);
+    const double l = sqrt(dot(t[1], t[1]));
+    for (int q = 0; q < 3; q++) t[1][q] /= l;
+    cross(t[1], n, t[0]);
+}
+
+/* The rows of the contacts that press, into rows (returns how many);
+ * parent: the islands (union–find over the bodies), skip[root] set
+ * for an island with a friction at its limit or a bounce (above). */
+static int island_rows(const defo_rigid_contact *contacts, int num_contacts,
+                       const rigid_patch *patches, int num_patches, const int *patch_of,
+                       const double *geo, int count, int *parent, unsigned char *skip,
+                       island_row *rows) {
+    int n = 0;
+    for (int i = 0; i < count; i++) parent[i] = i, skip[i] = 0;
+    for (int c = 0; c < num_contacts; c++) {
+        const defo_rigid_contact *k = &contacts[c];
+        if (!(k->normal_impulse > 0)) continue;
+        const double *g = geo + 8 * (size_t)c;
+        island_row *R = &rows[n++];
+        memset(R, 0, sizeof *R);
+        R->a = k->body, R->o = k->other, R->idx = c;
+        memcpy(R->lin, k->normal, sizeof R->lin);
+        cross(g, k->normal, R->angA);
+        if (k->other >= 0) {
+            cross(g + 3, k->normal, R->angO);
+            uf_join(parent, k->body, k->other);
+        }
+        R->target = k->bias;
+        R->cur = k->normal_impulse;
+        if (k->bias > 0) skip[k->body] = 1; /* a bounce */
+        if (patch_of[c] >= 0 || !(k->friction > 0)) continue;
+        const double tl = sqrt(dot(k->tangent_impulse, k->tangent_impulse));
+        if (!(tl < (1 - RIGID_ISLAND_STICK) * k->friction * k->normal_impulse)) {
+            skip[k->body] = 1;
+            continue;
+        }
+        double t[2][3];
+        tangents(k->normal, t);
+        for (int f = 0; f < 2; f++) {
+            island_row *T = &rows[n++];
+            *T = rows[n - 2 - f];
+            T->kind = 2, T->f = f;
+            memcpy(T->lin, t[f], sizeof T->lin);
+            cross(g, t[f], T->angA);
+            if (k->other >= 0) cross(g + 3, t[f], T->angO);
+            T->target = 0;
+            T->cur = dot(k->tangent_impulse, t[f]);
+        }
+    }
+    for (int p = 0; p < num_patches; p++) {
+        const rigid_patch *P = &patches[p];
+        double force, twist;
+        patch_limits(P, contacts, &force, &twist);
+        if (!(force > 0)) continue;
+        const double lt = sqrt(P->lambda[0] * P->lambda[0] + P->lambda[1] * P->lambda[1]);
+        if (!(lt < (1 - RIGID_ISLAND_STICK) * force) ||
+            (P->twist && !(fabs(P->lambda[2]) < (1 - RIGID_ISLAND_STICK) * twist))) {
+            skip[P->body] = 1;
+            continue;
+        }
+        for (int f = 0; f < (P->twist ? 3 : 2); f++) {
+            island_row *T = &rows[n++];
+            memset(T, 0, sizeof *T);
+            T->a = P->body, T->o = P->other, T->kind = 1, T->idx = p, T->f = f;
+            memcpy(T->lin, P->lin[f], sizeof T->lin);
+            memcpy(T->angA, P->angA[f], sizeof T->angA);
+            memcpy(T->angO, P->angO[f], sizeof T->angO);
+            T->cur = P->lambda[f];
+        }
+    }
+    for (int i = 0; i < count; i++)
+        if (skip[i]) skip[uf_find(parent, i)] = 1;
+    return n;
+}
+
+/* 1 when the step x of island isl (its rows ix) leaves every contact of
+ * its bodies that does not press (no normal impulse) approaching no faster
+ * than its target allows, within fit: the bodies' changes of velocity
+ * (delta: 6 per body) through each such contact's arms. */
+static int island_apart_kept(const defo_rigid_body *bodies, int count,
+                             const defo_rigid_contact *contacts, int num_contacts,
+                             const double *geo, const double *Iinv, int *parent, int isl,
+                             const island_row *rows, const int *ix, int m, const double *x,
+                             double fit, double *delta) {
+    memset(delta, 0, 6 * (size_t)count * sizeof(double));
+    for (int i = 0; i < m; i++) {
+        const island_row *R = &rows[ix[i]];
+        for (int q = 0; q < 3; q++) {
+            delta[6 * R->a + q] += x[i] * R->lin[q] / bodies[R->a].mass;
+            delta[6 * R->a + 3 + q] += x[i] * R->angA[q];
+            if (R->o < 0) continue;
+            delta[6 * R->o + q] -= x[i] * R->lin[q] / bodies[R->o].mass;
+            delta[6 * R->o + 3 + q] -= x[i] * R->angO[q];
+        }
+    }
+    for (int c = 0; c < num_contacts; c++) {
+        const defo_rigid_contact *k = &contacts[c];
+        if (k->normal_impulse > 0) continue;
+        const int in_a = uf_find(parent, k->body) == isl;
+        const int in_o = k->other >= 0 && uf_find(parent, k->other) == isl;
+        if (!in_a && !in_o) continue;
+        const double *g = geo + 8 * (size_t)c;
+        double dvn = 0, w[3], t[3];
+        mat_vec(Iinv + 9 * (size_t)k->body, delta + 6 * k->body + 3, w);
+        cross(w, g, t);
+        for (int q = 0; q < 3; q++) dvn += k->normal[q] * (delta[6 * k->body + q] + t[q]);
+        if (k->other >= 0) {
+            mat_vec(Iinv + 9 * (size_t)k->other, delta + 6 * k->other + 3, w);
+            cross(w, g + 3, t);
+            for (int q = 0; q < 3; q++) dvn -= k->normal[q] * (delta[6 * k->other + q] + t[q]);
+        }
+        if (!(dvn < 0)) continue;
+        /* its normal speed now */
+        const defo_rigid_body *a = &bodies[k->body];
+        double va[3];
+        mat_vec(Iinv + 9 * (size_t)k->body, a->momentum, w);
+        cross(w, g, t);
+        for (int q = 0; q < 3; q++) va[q] = a->velocity[q] + t[q];
+        if (k->other >= 0) {
+            const defo_rigid_body *o = &bodies[k->other];
+            mat_vec(Iinv + 9 * (size_t)k->other, o->momentum, w);
+            cross(w, g + 3, t);
+            for (int q = 0; q < 3; q++) va[q] -= o->velocity[q] + t[q];
+        } else if (k->nodes > 0) {
+            for (int e = 0; e < k->nodes; e++)
+                for (int q = 0; q < 3; q++) va[q] -= k->weight[e] * k->node_velocity[e][q];
+        } else {
+            for (int q = 0; q < 3; q++) va[q] -= k->obstacle_velocity[q];
+        }
+        if (dot(va, k->normal) + dvn < k->bias - fit) return 0;
+    }
+    return 1;
+}
+
+/* The island steps (above); how many islands took theirs.  The scratch:
+ * rows (3 per contact and per patch), parent (count + 1), skip
+ * (count), order (as rows), dense (RIGID_ISLAND_DENSE). */
+static int island_steps(defo_rigid_body *bodies, int count, defo_rigid_contact *contacts,
+                        int num_contacts, rigid_patch *patches, int num_patches,
+                        const int *patch_of, const double *geo, const double *Iinv, int *parent,
+                        unsigned char *skip, int *order, island_row *rows, double *dense,
+                        double *delta) {
+    const int n = island_rows(contacts, num_contacts, patches, num_patches, patch_of, geo, count,
+                              parent, skip, rows);
+    if (n == 0) return 0;
+    /* the rows island by island (a stable counting sort by root) */
+    int *start = parent + count + 1; /* count + 1 more ints after parent */
+    for (int i = 0; i <= count; i++) start[i] = 0;
+    for (int r = 0; r < n; r++) start[uf_find(parent, rows[r].a) + 1]++;
+    for (int i = 0; i < count; i++) start[i + 1] += start[i];
+    for (int r = 0; r < n; r++) order[start[uf_find(parent, rows[r].a)]++] = r;
+    for (int i = count; i > 0; i--) start[i] = start[i - 1];
+    start[0] = 0;
+    enum { NI = RIGID_ISLAND_ROWS };
+    double *A = dense, *L = A + NI * NI, *x = L + NI * NI, *b = x + NI, *y = b + NI;
+    int taken = 0;
+    for (int isl = 0; isl < count; isl++) {
+        const int first = start[isl], m = start[isl + 1] - first;
+        if (m == 0 || m > NI || skip[isl]) continue;
+        const int *ix = order + first;
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j <= i; j++)
+                A[m * i + j] = A[m * j + i] =
+                    row_couple(&rows[ix[i]], &rows[ix[j]], bodies, Iinv, contacts);
+        if (!island_factor(A, m, L)) continue;
+        /* x = (A + εI)⁻¹ A (A + εI)⁻¹ b (block_step), refined on what is
+         * left: b = target − u − A x */
+        for (int i = 0; i < m; i++) x[i] = 0;
+        for (int pass = 0; pass <= RIGID_ISLAND_REFINE; pass++) {
+            for (int i = 0; i < m; i++) {
+                const island_row *R = &rows[ix[i]];
+                y[i] = R->target - row_velocity(R, bodies, Iinv, contacts, patches);
+                for (int j = 0; j < m; j++) y[i] -= A[m * i + j] * x[j];
+            }
+            chol_solve(L, m, y);
+            for (int i = 0; i < m; i++) {
+                b[i] = 0;
+                for (int j = 0; j < m; j++) b[i] += A[m * i + j] * y[j];
+            }
+            chol_solve(L, m, b);
+            for (int i = 0; i < m; i++) x[i] += b[i];
+        }
+        /* feasible: every normal ≥ 0, every friction within its limits */
+        int ok = 1;
+        for (int i = 0; i < m && ok; i++) {
+            const island_row *R = &rows[ix[i]];
+            if (R->kind == 0) {
+                ok = R->cur + x[i] >= 0;
+            } else if (R->kind == 2 && R->f == 0) {
+                /* a lone point's normal and tangents: rows i − 1 … i + 1 */
+                const double t0 = R->cur + x[i], t1 = rows[ix[i + 1]].cur + x[i + 1];
+                ok = sqrt(t0 * t0 + t1 * t1) <=
+                     contacts[R->idx].friction * (rows[ix[i - 1]].cur + x[i - 1]);
+            } else if (R->kind == 1 && R->f == 0) {
+                const rigid_patch *P = &patches[R->idx];
+                double N = 0, T = 0, lam[3] = {0, 0, 0};
+                for (int j = 0; j < m; j++) {
+                    const island_row *S = &rows[ix[j]];
+                    if (S->kind == 0 && patch_of[S->idx] == R->idx) {
+                        const double jn = S->cur + x[j];
+                        const double *p = contacts[S->idx].point;
+                        const double d[3] = {p[0] - P->mid[0], p[1] - P->mid[1], p[2] - P->mid[2]};
+                        double nd[3];
+                        cross(P->n, d, nd);
+                        N += jn, T += jn * sqrt(dot(nd, nd));
+                    } else if (S->kind == 1 && S->idx == R->idx) {
+                        lam[S->f] = S->cur + x[j];
+                    }
+                }
+                const double mu = contacts[P->first].friction;
+                ok = sqrt(lam[0] * lam[0] + lam[1] * lam[1]) <= mu * N &&
+                     (!P->twist || fabs(lam[2]) <= mu * T);
+            }
+        }
+        /* the rows at their targets (not a least-squares compromise of
+         * targets no motion meets), and no contact that does not press
+         * approaching beyond its target after the step (the sweeps would
+         * have to undo it) */
+        double top = 0;
+        for (int i = 0; i < m; i++) {
+            const island_row *R = &rows[ix[i]];
+            b[i] = R->target - row_velocity(R, bodies, Iinv, contacts, patches);
+            top = fmax(top, fabs(b[i]));
+        }
+        const double fit = RIGID_ISLAND_FIT * top;
+        for (int i = 0; i < m && ok; i++) {
+            double r = -b[i];
+            for (int j = 0; j < m; j++) r += A[m * i + j] * x[j];
+            ok = fabs(r) <= fit;
+        }
+        if (ok)
+            ok = island_apart_kept(bodies, count, contacts, num_contacts, geo, Iinv, parent, isl,
+                                   rows, ix, m, x, fit, delta);
+        if (!ok) continue;
+        taken++;
+        for (int i = 0; i < m; i++) {
+            const island_row *R = &rows[ix[i]];
+            row_kick(R, bodies, contacts, x[i]);
+            if (R->kind == 0)
+                contacts[R->idx].normal_impulse = R->cur + x[i];
+            else if (R->kind == 1)
+                patches[R->idx].lambda[R->f] = R->cur + x[i];
+            else
+                for (int q = 0; q < 3; q++) contacts[R->idx].tangent_impulse[q] += x[i] * R->lin[q];
+        }
+    }
+    return taken;
+}
+
 /* The patches of contacts[0, n): runs of one patch number > 0. */
 static int count_patches(const defo_rigid_contact *contacts, int n) {
     int np = 0;
@@ -1063,9 +1473,11 @@ static int count_patches(const defo_rigid_contact *contacts, int n) {
 /* The scratch of a solve: the patches, the inverse world inertias (9 per
  * body), per contact its geometry (8 doubles), patch and idle flag. */
 static size_t solve_bytes(int count, int num_patches, int num_contacts) {
+    const size_t rows = 3 * ((size_t)num_contacts + (size_t)num_patches);
     return (size_t)num_patches * sizeof(rigid_patch) +
-           (9 * (size_t)count + 8 * (size_t)num_contacts) * sizeof(double) +
-           (size_t)num_contacts * (sizeof(int) + 1) + 1;
+           (15 * (size_t)count + 8 * (size_t)num_contacts + RIGID_ISLAND_DENSE) * sizeof(double) +
+           rows * (sizeof(island_row) + sizeof(int)) + (2 * (size_t)count + 2) * sizeof(int) +
+           (size_t)num_contacts * (sizeof(int) + 1) + (size_t)count + 1;
 }
 
 size_t defo_rigid_solve_bytes(int count, const defo_rigid_contact *contacts, int num_contacts) {
@@ -1154,12 +1566,19 @@ defo_status defo_rigid_solve_contacts(defo_rigid_body *bodies, int count,
     rigid_patch *patches = (rigid_patch *)ws;
     double *Iinv = (double *)(patches + num_patches);
     /* per contact: its patch, −1 none */
-    int *patch_of = (int *)(Iinv + 9 * (size_t)count + 8 * (size_t)num_contacts);
+    /* the island steps' scratch */
+    double *dense = Iinv + 9 * (size_t)count + 8 * (size_t)num_contacts;
+    const size_t num_rows = 3 * ((size_t)num_contacts + (size_t)num_patches);
+    double *delta = dense + RIGID_ISLAND_DENSE; /* 6 per body */
+    island_row *irows = (island_row *)(delta + 6 * (size_t)count);
+    int *parent = (int *)(irows + num_rows), *order = parent + 2 * (size_t)count + 2;
+    int *patch_of = order + num_rows;
     /* ra, ro, the bodies' inverse effective normal mass, a deformable
      * obstacle's inverse mass */
     double *geo = Iinv + 9 * (size_t)count;
     /* per contact: idle (no impulse, none taken at its last visit) */
     unsigned char *idle = (unsigned char *)(patch_of + num_contacts);
+    unsigned char *skip = idle + num_contacts; /* per body: its island is skipped */
     for (int i = 0; i < count; i++)
         defo_rigid_world_inertia(&bodies[i], NULL, Iinv + 9 * (size_t)i);
     for (int c = 0; c < num_contacts; c++) {
@@ -1269,6 +1688,12 @@ defo_status defo_rigid_solve_contacts(defo_rigid_body *bodies, int count,
             full = met || (it + 1) % RIGID_FULL_SWEEP == 0;
             last = largest > 0 ? change / largest : 0.0;
             if (V.pass == 0) scale = largest;
+            /* the island steps (pass 0): the sweep after one is a full one */
+            if (V.pass == 0 && !converged && it + 1 >= RIGID_ISLAND_FIRST &&
+                (it + 1 - RIGID_ISLAND_FIRST) % RIGID_FULL_SWEEP == 0 &&
+                island_steps(bodies, count, contacts, num_contacts, patches, num_patches, patch_of,
+                             geo, Iinv, parent, skip, order, irows, dense, delta) > 0)
+                full = 1;
         }
         if (stats) {
             stats->sweeps[V.pass] = sweeps;
