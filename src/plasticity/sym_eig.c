@@ -60,7 +60,7 @@ static inline __attribute__((always_inline)) v4 splat(double x) {
  * rotations; jac all-ones in a lane that needs Jacobi (its h and V then
  * unspecified).  Every operation is the scalar one in each lane. */
 static inline __attribute__((always_inline)) void eig_lanes(const v4 a[6], v4 h[3], v4 V[3][3],
-                                                             m4 *jac) {
+                                                            m4 *jac) {
     const v4 q = (a[0] + a[1] + a[2]) / 3;
     v4 b0 = a[0] - q, b1 = a[1] - q, b2 = a[2] - q, b3 = a[3], b4 = a[4], b5 = a[5];
     /* p² with ‖B‖² = 6p² */
@@ -80,8 +80,7 @@ static inline __attribute__((always_inline)) void eig_lanes(const v4 a[6], v4 h[
      * below 1e-19). */
     const v4 sp = vsqrt(p2), ip = 1 / sp;
     b0 *= ip, b1 *= ip, b2 *= ip, b3 *= ip, b4 *= ip, b5 *= ip;
-    const v4 det =
-        b0 * (b1 * b2 - b4 * b4) - b3 * (b3 * b2 - b4 * b5) + b5 * (b3 * b4 - b1 * b5);
+    const v4 det = b0 * (b1 * b2 - b4 * b4) - b3 * (b3 * b2 - b4 * b5) + b5 * (b3 * b4 - b1 * b5);
     const v4 ad = vabs(det), t = sel(ad < 2, ad, splat(2.0));
     v4 z = 1.73205118 +
            t * (0.16665562 +
@@ -97,8 +96,8 @@ static inline __attribute__((always_inline)) void eig_lanes(const v4 a[6], v4 h[
     /* its unit vector v: the longest of the cross products of two rows of
      * B − bI (each row of the adjugate is a multiple of it), chosen by
      * index */
-    const v4 r00 = b0 - b, r01 = b3, r02 = b5, r10 = b3, r11 = b1 - b, r12 = b4, r20 = b5,
-             r21 = b4, r22 = b2 - b;
+    const v4 r00 = b0 - b, r01 = b3, r02 = b5, r10 = b3, r11 = b1 - b, r12 = b4, r20 = b5, r21 = b4,
+             r22 = b2 - b;
     const v4 c00 = r01 * r12 - r02 * r11, c01 = r02 * r10 - r00 * r12, c02 = r00 * r11 - r01 * r10;
     const v4 c10 = r01 * r22 - r02 * r21, c11 = r02 * r20 - r00 * r22, c12 = r00 * r21 - r01 * r20;
     const v4 c20 = r11 * r22 - r12 * r21, c21 = r12 * r20 - r10 * r22, c22 = r10 * r21 - r11 * r20;
@@ -156,8 +155,7 @@ static void eig4_base(const v4 a[6], v4 h[3], v4 V[3][3], m4 *jac) {
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx2"))) static void eig4_avx2(const v4 a[6], v4 h[3], v4 V[3][3],
-                                                      m4 *jac) {
+__attribute__((target("avx2"))) static void eig4_avx2(const v4 a[6], v4 h[3], v4 V[3][3], m4 *jac) {
     eig_lanes(a, h, V, jac);
 }
 static int have_avx2(void) {
