@@ -13,7 +13,12 @@
  * a changed point's F_p⁻¹ = exp(−L_p) from the eigendecomposition it made
  * L_p with; the force model is told which points changed.  After a
  * parameter change every point runs its return map once (max and limit
- * apply everywhere).
+ * apply everywhere).  A solid's points that run their return maps go four
+ * at a time (flow_batch): each model's map is two halves around its flow
+ * (plast_trial), so the four points' decompositions of C = F_eᵀF_e and of
+ * the flowed plastic stretch each run in the lanes of one vectorised
+ * eigen-solver (sym_eig.c); the arithmetic per point is that of one point
+ * alone (defo_plast_flow, which shells take), so batches change no bit.
  *
  * Shells (tri3, bound to a shell force model): the return maps run in the
  * triangle's rest plane (plast_point n = 2: L_p and F_p⁻¹ in the rest

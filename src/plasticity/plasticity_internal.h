@@ -5,8 +5,9 @@
  * limit surface.  Shared by the plasticity module's files only.
  *
  * Adding a model: one file with its ops row (the radius of the elastic
- * region a cheap bound can clear, the return map, its parameter checks) and
- * one line in defo_plast_ops_of (plasticity.c).  A model's state per point begins with L_p
+ * region a cheap bound can clear, the return map in two halves around its
+ * flow (plast_trial), its parameter checks) and one line in
+ * defo_plast_ops_of (plasticity.c).  A model's state per point begins with L_p
  * (6 numbers, plast_sym below); the rest is its own (von_mises: κ, ᾱ).
  */
 #ifndef DEFO_PLASTICITY_INTERNAL_H

@@ -22,7 +22,9 @@
 
 /* the vectors never cross a call boundary by value (every helper is
  * inlined): the note on their calling convention does not apply */
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wpsabi"
+#endif
 
 /* Four lanes of doubles (GCC's vector extension: one AVX2 instruction or
  * two SSE2 ones per operation), masks of all-ones or zero bits */
