@@ -7,9 +7,9 @@
  * product, then the symmetric 2×2 problem in the plane normal to it), so
  * the four matrices of a batch run in the lanes of a vector unit.  Every
  * lane does the same operations in the same order as any other lane and as
- * the one-matrix call (defo_plast_sym_eig is the batch with the matrix in
- * every lane): a matrix gets the same bits whichever batch and lane it lands
- * in.  Built twice on x86-64, for the baseline (SSE2: two lanes per
+ * the one-matrix call (defo_plast_sym_eig is a batch with the matrix in
+ * its first lane): a matrix gets the same bits whichever batch and lane it
+ * lands in.  Built twice on x86-64, for the baseline (SSE2: two lanes per
  * instruction) and for AVX2 (four), chosen at run time; with contraction off
  * (no FMA) and +, −, ×, ÷, √ correctly rounded in every lane, both builds
  * give the same bits (tests/test_plasticity.c compares them).  A multiple of
@@ -201,7 +201,8 @@ void defo_plast_sym_eig4(const double *const a[4], double h[4][3], defo_mat3 V[4
 }
 
 void defo_plast_sym_eig(const double *a, double h[3], defo_mat3 *V) {
-    const double *const in[4] = {a, a, a, a};
+    static const double idle[6] = {3, 2, 1, 0, 0, 0}; /* the other lanes: no Jacobi */
+    const double *const in[4] = {a, idle, idle, idle};
     double hh[4][3];
     defo_mat3 VV[4];
     defo_plast_sym_eig4(in, hh, VV);
