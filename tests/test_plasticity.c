@@ -29,7 +29,7 @@
  *   - bytes: the state written and read back gives the same F_p⁻¹ bit for
  *     bit; damaged bytes are refused before anything changes;
  *   - determinism: 1 vs 2 threads bitwise; the return maps in batches of
- *     four points (their eigen-decompositions in vector lanes) against one
+ *     PLAST_LANES points (their eigen-decompositions in vector lanes) against one
  *     point at a time, and the eigen-solver's baseline and AVX2 builds and
  *     every lane against the one-matrix call: bitwise;
  *   - the closed-form symmetric eigen-decomposition the return maps use
@@ -600,7 +600,7 @@ static void test_parameters_and_bytes(void) {
 /* ------------------------------------------------- batches and lanes */
 /* One update sequence (three updates at three states: flowing, capped,
  * flat and inverted points, every model, a goal) with the return maps in
- * batches of four or one point at a time; the state's bytes out. */
+ * batches or one point at a time; the state's bytes out. */
 static size_t batched_run(const defo_mesh *m, const double *x, int batched, unsigned char **bytes,
                           defo_plasticity_stats *st) {
     defo_material_def mat = material(DEFO_MODEL_NEO_HOOKEAN, 1e5, 0.3);
@@ -638,8 +638,8 @@ static size_t batched_run(const defo_mesh *m, const double *x, int batched, unsi
     return nb;
 }
 
-/* The batched return maps (four points at a time, the eigen-decompositions
- * in the lanes of defo_plast_sym_eig4) against one point at a time: the
+/* The batched return maps (PLAST_LANES points at a time, the
+ * eigen-decompositions in the lanes of defo_plast_sym_eig_lanes) against one point at a time: the
  * same bits, tet4 and tet10; and the eigen-solver's two builds (baseline,
  * AVX2) and every lane against the one-matrix call: the same bits. */
 static void test_batched_equals_single(void) {
@@ -669,22 +669,23 @@ static void test_batched_equals_single(void) {
     test_rng rng = {11};
     long differ = 0, tried = 0;
     int avx2 = 1;
-    for (int it = 0; it < 20000; it++) {
-        double in[4][6];
-        for (int j = 0; j < 4; j++) {
+    for (int it = 0; it < 10000; it++) {
+        double in[PLAST_LANES][6];
+        const double *ap[PLAST_LANES];
+        for (int j = 0; j < PLAST_LANES; j++) {
             for (int k = 0; k < 6; k++) in[j][k] = test_range(&rng, -1, 1);
             const int kind = (it + j) % 7;
             if (kind == 1) in[j][1] = in[j][0] * (1 + 1e-13), in[j][3] = in[j][4] = in[j][5] = 0;
             if (kind == 2) in[j][1] = in[j][2] = in[j][0], in[j][3] = in[j][4] = in[j][5] = 0;
             if (kind == 3) in[j][3] = NAN;
             if (kind == 4) in[j][4] = 1e-12 * in[j][4];
+            ap[j] = in[j];
         }
-        const double *ap[4] = {in[0], in[1], in[2], in[3]};
-        double h0[4][3], h1[4][3], hs[3];
-        defo_mat3 V0[4], V1[4], Vs;
-        defo_plast_sym_eig4_with(0, ap, h0, V0);
-        if (avx2) avx2 = defo_plast_sym_eig4_with(1, ap, h1, V1);
-        for (int j = 0; j < 4; j++) {
+        double h0[PLAST_LANES][3], h1[PLAST_LANES][3], hs[3];
+        defo_mat3 V0[PLAST_LANES], V1[PLAST_LANES], Vs;
+        defo_plast_sym_eig_with(0, ap, h0, V0);
+        if (avx2) avx2 = defo_plast_sym_eig_with(1, ap, h1, V1);
+        for (int j = 0; j < PLAST_LANES; j++) {
             defo_plast_sym_eig(in[j], hs, &Vs);
             tried++;
             differ += memcmp(hs, h0[j], sizeof hs) != 0 || memcmp(&Vs, &V0[j], sizeof Vs) != 0;

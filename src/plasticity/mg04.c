@@ -105,4 +105,4 @@ static defo_status mg04_check(const defo_plasticity_def *d) {
     return DEFO_OK;
 }
 
-const plast_ops defo_plast_mg04 = {"mg04", mg04_radius, mg04_trial, mg04_finish, mg04_check};
+const plast_ops defo_plast_mg04 = {"mg04", mg04_radius, mg04_trial, NULL, mg04_finish, mg04_check};

@@ -102,5 +102,5 @@ static defo_status mult_check(const defo_plasticity_def *d) {
     return DEFO_OK;
 }
 
-const plast_ops defo_plast_multiplicative = {"multiplicative", mult_radius, mult_trial, mult_finish,
-                                             mult_check};
+const plast_ops defo_plast_multiplicative = {"multiplicative", mult_radius, mult_trial, NULL,
+                                             mult_finish,      mult_check};

@@ -13,9 +13,9 @@
  * a changed point's F_p⁻¹ = exp(−L_p) from the eigendecomposition it made
  * L_p with; the force model is told which points changed.  After a
  * parameter change every point runs its return map once (max and limit
- * apply everywhere).  A solid's points that run their return maps go four
- * at a time (flow_batch): each model's map is two halves around its flow
- * (plast_trial), so the four points' decompositions of C = F_eᵀF_e and of
+ * apply everywhere).  A solid's points that run their return maps go in
+ * batches of PLAST_LANES (flow_batch): each model's map is two halves around
+ * its flow (plast_trial), so the batch's decompositions of C = F_eᵀF_e and of
  * the flowed plastic stretch each run in the lanes of one vectorised
  * eigen-solver (sym_eig.c); the arithmetic per point is that of one point
  * alone (defo_plast_flow, which shells take), so batches change no bit.
@@ -66,7 +66,7 @@ struct defo_plasticity {
     double *pv;                /* 2 per element: P_e (0: not in a patch), J_e */
     double *pn;                /* 2 per node: Σ P_e J_e / 4, Σ P_e / 4 */
     defo_index pnodes, pelems; /* nodes pn, elements pv hold */
-    int batched;               /* solids' return maps four at a time (flow_batch) */
+    int batched;               /* solids' return maps in batches (flow_batch) */
 };
 
 /* ------------------------------------------------------------ defs */
@@ -427,6 +427,12 @@ unsigned defo_plast_flow(const plast_ops *o, const defo_plasticity_def *d, plast
     plast_trial t = {0};
     o->trial(d, in, state, &t);
     if (t.done) return t.fl;
+    if (t.want_eig) {
+        double h[3];
+        defo_mat3 V;
+        defo_plast_sym_eig(t.aux, h, &V);
+        o->direct(d, in, &t, h, &V);
+    }
     plast_eig e = {0};
     defo_mat3 Q = defo_m3_identity();
     const int ok = t.push && defo_plast_push(in->fpi, in->n, &t.W, t.d, &e, t.want_q ? &Q : NULL);
@@ -847,7 +853,7 @@ static defo_index patch_volume(defo_plasticity *p, const defo_force_model *fm, d
 
 /* Elements per work item of the update (points batched within one) */
 #define UPDATE_BLOCK 64
-#define PLAST_BATCH  4
+#define PLAST_BATCH  PLAST_LANES
 
 static const defo_plasticity_def *def_of(const defo_plasticity *p, defo_index e) {
     return &p->defs[p->set_of ? p->set_of[e] : 0];
@@ -873,8 +879,8 @@ static void point_done(defo_plasticity *p, size_t pq, unsigned fl) {
     p->changed[pq] = (fl & PLAST_CHANGED) != 0;
 }
 
-/* The return maps of up to four solid points together: defo_plast_flow's
- * steps, each eigen-decomposition of the four in one defo_plast_sym_eig4
+/* The return maps of up to PLAST_BATCH solid points together: defo_plast_flow's
+ * steps, each eigen-decomposition of the batch in one defo_plast_sym_eig_lanes
  * (an idle lane gets a fixed matrix): every point gets the bits
  * defo_plast_flow gives it, whatever its batch and lane. */
 static void flow_batch(defo_plasticity *p, const defo_force_model *fm, const size_t *pq, int n,
@@ -898,18 +904,28 @@ static void flow_batch(defo_plasticity *p, const defo_force_model *fm, const siz
         ok[j] = defo_plast_elastic_log_begin(&in[j].Fe, c[j], &det[j]);
         if (ok[j]) a[j] = c[j];
     }
-    defo_plast_sym_eig4(a, lam, V);
+    defo_plast_sym_eig_lanes(a, lam, V);
     for (int j = 0; j < n; j++) {
         in[j].log_ok = ok[j] && defo_plast_elastic_log_end(&in[j].Fe, det[j], lam[j], &V[j], NULL,
                                                            in[j].l, &in[j].V);
         memset(&t[j], 0, sizeof t[j]);
         o[j]->trial(d[j], &in[j], p->state + PLAST_STATE * pq[j], &t[j]);
+        a[j] = !t[j].done && t[j].want_eig ? t[j].aux : idle;
+        any |= !t[j].done && t[j].want_eig;
+    }
+    if (any) { /* the flows' axes */
+        defo_plast_sym_eig_lanes(a, lam, V);
+        for (int j = 0; j < n; j++)
+            if (!t[j].done && t[j].want_eig) o[j]->direct(d[j], &in[j], &t[j], lam[j], &V[j]);
+    }
+    any = 0;
+    for (int j = 0; j < n; j++) {
         ok[j] =
             !t[j].done && t[j].push && defo_plast_push_begin(in[j].fpi, &t[j].W, t[j].d, &pp[j]);
         a[j] = ok[j] ? pp[j].c : idle;
         any |= ok[j];
     }
-    if (any) defo_plast_sym_eig4(a, lam, V);
+    if (any) defo_plast_sym_eig_lanes(a, lam, V);
     for (int j = 0; j < n; j++) {
         if (t[j].done) {
             point_done(p, pq[j], t[j].fl);
@@ -960,8 +976,8 @@ defo_status defo_plasticity_update(defo_plasticity *p, defo_force_model *fm, con
     DEFO_PARALLEL_REGION_IF(DEFO_PARALLEL_WORTH(ne * NQ, 60)) {
         DEFO_FOR
         for (defo_index b = 0; b < nb; b++) {
-            /* the points of UPDATE_BLOCK elements that fail the bound, four
-             * at a time (solids) */
+            /* the points of UPDATE_BLOCK elements that fail the bound,
+             * PLAST_BATCH at a time (solids) */
             size_t batch[PLAST_BATCH];
             int nbat = 0;
             const defo_index e1 =

@@ -52,13 +52,15 @@ typedef struct plast_point {
 
 /* A return map in two halves around its flow F_p ← exp(Δ) F_p, Δ = W
  * diag(d) Wᵀ (defo_plast_push), so that the driver pushes several points
- * together (their eigen-decompositions in the lanes of defo_plast_sym_eig4).
+ * together (their eigen-decompositions in the lanes of defo_plast_sym_eig_lanes).
  * trial sets fl and, to flow, push = 1 with W, d (want_q: the rotation Q
- * too); aux carries the model's own numbers to finish; done = 1: trial did
- * the whole return map (fl holds its outcome). */
+ * too), or want_eig = 1: the flow's axes are those of the symmetric aux[0..5],
+ * whose eigen-decomposition (batched too) goes to the model's direct, which
+ * then sets push, W and d; aux carries the model's own numbers to finish;
+ * done = 1: trial did the whole return map (fl holds its outcome). */
 typedef struct plast_trial {
     unsigned fl;
-    int push, want_q, done;
+    int push, want_q, want_eig, done;
     defo_mat3 W;
     double d[3];
     double aux[8];
@@ -86,6 +88,9 @@ typedef struct plast_ops {
      * the state in place and returns the PLAST_* flags. */
     void (*trial)(const defo_plasticity_def *d, const plast_point *in, double *state,
                   plast_trial *t);
+    /* after a trial with want_eig: aux[0..5] = V diag(h) Vᵀ (NULL: never asked) */
+    void (*direct)(const defo_plasticity_def *d, const plast_point *in, plast_trial *t,
+                   const double h[3], const defo_mat3 *V);
     unsigned (*finish)(const defo_plasticity_def *d, const plast_point *in, double *state,
                        const plast_trial *t, int ok, const plast_eig *e, const defo_mat3 *Q);
     /* Parameters beyond the shared checks (NULL: none); message names the key. */
@@ -137,12 +142,15 @@ static inline void plast_sym_from_eigen(const defo_mat3 *Q, const double v[3], d
  * (defo_sym3_eigen) for a multiple of I, entries out of range or not
  * finite.  Errors of a few ε ‖a‖ in V diag(h) Vᵀ. */
 void defo_plast_sym_eig(const double *a, double h[3], defo_mat3 *V);
-/* The same for four matrices a[j] at once (sym_eig.c: the lanes of a
- * vector unit); each gets the bits defo_plast_sym_eig gives it. */
-void defo_plast_sym_eig4(const double *const a[4], double h[4][3], defo_mat3 V[4]);
-/* defo_plast_sym_eig4 by the baseline build (avx2 = 0) or the AVX2 one
+/* The same for PLAST_LANES matrices a[j] at once (sym_eig.c: the lanes of
+ * a vector unit; eight ran slower than four, AVX2's width); each gets the
+ * bits defo_plast_sym_eig gives it. */
+#define PLAST_LANES 4
+void defo_plast_sym_eig_lanes(const double *const a[PLAST_LANES], double h[][3], defo_mat3 V[]);
+/* defo_plast_sym_eig_lanes by the baseline build (avx2 = 0) or the AVX2 one
  * (avx2 = 1; returns 0, outputs untouched, where the CPU lacks AVX2) */
-int defo_plast_sym_eig4_with(int avx2, const double *const a[4], double h[4][3], defo_mat3 V[4]);
+int defo_plast_sym_eig_with(int avx2, const double *const a[PLAST_LANES], double h[][3],
+                            defo_mat3 V[]);
 /* exp(a) as a full 3×3 (symmetric), a symmetric */
 defo_mat3 defo_plast_sym_exp(const double *a);
 /* L in eigen form (defo_plast_sym_eig; n = 2: L's in-plane block xx, yy,
@@ -203,7 +211,8 @@ void defo_plast_log_strain(const plast_point *in, double eps[6]);
  * 0; the smaller σ from σ₁σ₂ = det, accurate when flat). */
 int defo_plast_elastic_log(const defo_mat3 *Fe, int n, double *eps, double *l, defo_mat3 *V);
 /* defo_plast_elastic_log (n = 3) in two halves around the eigen-solver, so
- * that several points' decompositions run together (defo_plast_sym_eig4):
+ * that several points' decompositions run together
+ * (defo_plast_sym_eig_lanes):
  * _begin gives C = F_eᵀF_e (6 numbers) and det F_e, or 0 (flat, inverted,
  * not finite); _end takes C's eigen-decomposition (lam, v). */
 int defo_plast_elastic_log_begin(const defo_mat3 *Fe, double c[6], double *det);

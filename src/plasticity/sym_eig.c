@@ -1,11 +1,12 @@
 /*
  * plasticity/sym_eig.c — the symmetric 3×3 eigen-solver of the return maps
- * (defo_plast_sym_eig4, plasticity_internal.h), four matrices at a time.
+ * (defo_plast_sym_eig_lanes, plasticity_internal.h), PLAST_LANES matrices at
+ * a time.
  *
  * One closed form without branches on the data (Smith 1961's cubic for the
  * eigenvalue farther from the other two, its eigenvector from a cross
  * product, then the symmetric 2×2 problem in the plane normal to it), so
- * the four matrices of a batch run in the lanes of a vector unit.  Every
+ * the matrices of a batch run in the lanes of a vector unit.  Every
  * lane does the same operations in the same order as any other lane and as
  * the one-matrix call (defo_plast_sym_eig is a batch with the matrix in
  * its first lane): a matrix gets the same bits whichever batch and lane it
@@ -18,7 +19,7 @@
  */
 #include "plasticity/plasticity_internal.h"
 
-#define LANES 4
+#define LANES PLAST_LANES
 
 /* the vectors never cross a call boundary by value (every helper is
  * inlined): the note on their calling convention does not apply */
@@ -28,37 +29,38 @@
 
 /* Four lanes of doubles (GCC's vector extension: one AVX2 instruction or
  * two SSE2 ones per operation), masks of all-ones or zero bits */
-typedef double v4 __attribute__((vector_size(32)));
-typedef long long m4 __attribute__((vector_size(32)));
+typedef double v4 __attribute__((vector_size(8 * LANES)));
+typedef long long m4 __attribute__((vector_size(8 * LANES)));
 
 /* m ? a : b, lane by lane */
 static inline __attribute__((always_inline)) v4 sel(m4 m, v4 a, v4 b) {
     return (v4)((m & (m4)a) | (~m & (m4)b));
 }
+static inline __attribute__((always_inline)) v4 splat(double x) {
+    v4 r;
+    for (int j = 0; j < LANES; j++) r[j] = x;
+    return r;
+}
+static inline __attribute__((always_inline)) m4 splat_bits(unsigned long long x) {
+    m4 r;
+    for (int j = 0; j < LANES; j++) r[j] = (long long)x;
+    return r;
+}
 static inline __attribute__((always_inline)) v4 vabs(v4 x) {
-    const m4 mag = {0x7fffffffffffffffLL, 0x7fffffffffffffffLL, 0x7fffffffffffffffLL,
-                    0x7fffffffffffffffLL};
-    return (v4)((m4)x & mag);
+    return (v4)((m4)x & splat_bits(0x7fffffffffffffffULL));
 }
 /* copysign(1, x) */
 static inline __attribute__((always_inline)) v4 vsign1(v4 x) {
-    const v4 one = {1, 1, 1, 1};
-    const m4 sgn = {(long long)0x8000000000000000ULL, (long long)0x8000000000000000ULL,
-                    (long long)0x8000000000000000ULL, (long long)0x8000000000000000ULL};
-    return (v4)(((m4)x & sgn) | (m4)one);
+    return (v4)(((m4)x & splat_bits(0x8000000000000000ULL)) | (m4)splat(1.0));
 }
 static inline __attribute__((always_inline)) v4 vsqrt(v4 x) {
     v4 r;
     for (int j = 0; j < LANES; j++) r[j] = sqrt(x[j]);
     return r;
 }
-static inline __attribute__((always_inline)) v4 splat(double x) {
-    const v4 r = {x, x, x, x};
-    return r;
-}
 
 /* The closed form in lanes: a[k] entry k (xx, yy, zz, xy, yz, zx) of the
- * four matrices; h[i] their eigenvalues (descending), V[r][c] their
+ * batch's matrices; h[i] their eigenvalues (descending), V[r][c] their
  * rotations; jac all-ones in a lane that needs Jacobi (its h and V then
  * unspecified).  Every operation is the scalar one in each lane. */
 static inline __attribute__((always_inline)) void eig_lanes(const v4 a[6], v4 h[3], v4 V[3][3],
@@ -152,34 +154,35 @@ static inline __attribute__((always_inline)) void eig_lanes(const v4 a[6], v4 h[
     V[0][2] = e20, V[1][2] = e21, V[2][2] = e22;
 }
 
-static void eig4_base(const v4 a[6], v4 h[3], v4 V[3][3], m4 *jac) {
+static void eig_base(const v4 a[6], v4 h[3], v4 V[3][3], m4 *jac) {
     eig_lanes(a, h, V, jac);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx2"))) static void eig4_avx2(const v4 a[6], v4 h[3], v4 V[3][3], m4 *jac) {
+__attribute__((target("avx2"))) static void eig_avx2(const v4 a[6], v4 h[3], v4 V[3][3], m4 *jac) {
     eig_lanes(a, h, V, jac);
 }
 static int have_avx2(void) {
     return __builtin_cpu_supports("avx2");
 }
 #else
-#define eig4_avx2 eig4_base
+#define eig_avx2 eig_base
 static int have_avx2(void) {
     return 0;
 }
 #endif
 
-int defo_plast_sym_eig4_with(int avx2, const double *const a[4], double h[4][3], defo_mat3 V[4]) {
+int defo_plast_sym_eig_with(int avx2, const double *const a[PLAST_LANES], double h[][3],
+                            defo_mat3 V[]) {
     if (avx2 && !have_avx2()) return 0;
     v4 al[6], hl[3], Vl[3][3];
     m4 jac;
     for (int j = 0; j < LANES; j++)
         for (int k = 0; k < 6; k++) al[k][j] = a[j][k];
     if (avx2)
-        eig4_avx2(al, hl, Vl, &jac);
+        eig_avx2(al, hl, Vl, &jac);
     else
-        eig4_base(al, hl, Vl, &jac);
+        eig_base(al, hl, Vl, &jac);
     for (int j = 0; j < LANES; j++) {
         if (jac[j]) { /* (nearly) a multiple of I, or not finite, or out of range */
             const defo_mat3 A = plast_sym_to_m3(a[j]);
@@ -196,16 +199,17 @@ int defo_plast_sym_eig4_with(int avx2, const double *const a[4], double h[4][3],
     return 1;
 }
 
-void defo_plast_sym_eig4(const double *const a[4], double h[4][3], defo_mat3 V[4]) {
-    defo_plast_sym_eig4_with(have_avx2(), a, h, V);
+void defo_plast_sym_eig_lanes(const double *const a[PLAST_LANES], double h[][3], defo_mat3 V[]) {
+    defo_plast_sym_eig_with(have_avx2(), a, h, V);
 }
 
 void defo_plast_sym_eig(const double *a, double h[3], defo_mat3 *V) {
     static const double idle[6] = {3, 2, 1, 0, 0, 0}; /* the other lanes: no Jacobi */
-    const double *const in[4] = {a, idle, idle, idle};
-    double hh[4][3];
-    defo_mat3 VV[4];
-    defo_plast_sym_eig4(in, hh, VV);
+    const double *in[PLAST_LANES];
+    for (int j = 0; j < PLAST_LANES; j++) in[j] = j ? idle : a;
+    double hh[PLAST_LANES][3];
+    defo_mat3 VV[PLAST_LANES];
+    defo_plast_sym_eig_lanes(in, hh, VV);
     memcpy(h, hh[0], sizeof hh[0]);
     *V = VV[0];
 }

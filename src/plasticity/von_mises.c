@@ -177,7 +177,7 @@ static unsigned vm_flow_plane(const defo_plasticity_def *d, const plast_point *i
     return fl | PLAST_CHANGED;
 }
 
-/* Solids: trial up to the flow's direction and size (aux: ξ, ‖ξ‖, Δγ);
+/* Solids: trial up to the flow's size (aux: ξ, ‖ξ‖, Δγ), its axes ξ's;
  * shells: the whole plane-stress return (done). */
 static void vm_trial(const defo_plasticity_def *d, const plast_point *in, double *state,
                      plast_trial *t) {
@@ -200,14 +200,19 @@ static void vm_trial(const defo_plasticity_def *d, const plast_point *in, double
     const double H = d->hardening, K = d->isotropic_hardening;
     const double f = nx - sqrt(2.0 / 3.0) * (d->yield_stress + K * state[12]);
     if (f > 0 && nx > 0) { /* radial return onto the moved, grown surface */
-        const double dg = f / (2 * in->mu + (2.0 / 3.0) * (H + K));
-        /* F_p ← exp(Δγ n) F_p, n = ξ/‖ξ‖ in F_e's frame */
-        double nv[3];
-        defo_plast_sym_eig(xi, nv, &t->W);
-        for (int i = 0; i < 3; i++) t->d[i] = dg * nv[i] / nx;
-        t->push = t->want_q = 1;
-        t->aux[6] = nx, t->aux[7] = dg;
+        t->aux[6] = nx, t->aux[7] = f / (2 * in->mu + (2.0 / 3.0) * (H + K));
+        t->want_eig = 1; /* ξ's axes: vm_direct */
     }
+}
+
+/* F_p ← exp(Δγ n) F_p, n = ξ/‖ξ‖ in F_e's frame (ξ = W diag(nv) Wᵀ) */
+static void vm_direct(const defo_plasticity_def *d, const plast_point *in, plast_trial *t,
+                      const double nv[3], const defo_mat3 *W) {
+    (void)d, (void)in;
+    const double nx = t->aux[6], dg = t->aux[7];
+    t->W = *W;
+    for (int i = 0; i < 3; i++) t->d[i] = dg * nv[i] / nx;
+    t->push = t->want_q = 1;
 }
 
 static unsigned vm_finish(const defo_plasticity_def *d, const plast_point *in, double *state,
@@ -279,4 +284,5 @@ static defo_status vm_check(const defo_plasticity_def *d) {
     return DEFO_OK;
 }
 
-const plast_ops defo_plast_von_mises = {"von_mises", vm_radius, vm_trial, vm_finish, vm_check};
+const plast_ops defo_plast_von_mises = {"von_mises", vm_radius, vm_trial,
+                                        vm_direct,   vm_finish, vm_check};
