@@ -65,6 +65,7 @@ typedef struct plast_trial {
     double d[3];
     double aux[8];
 } plast_trial;
+
 /* A symmetric tensor by its eigendecomposition V diag(h) Vᵀ: L_p in this
  * form gives F_p⁻¹ = V diag(e^−h) Vᵀ without another decomposition, and
  * shifts (tr), scalings (max) and clamps (limit) act on h alone.  n = 2:
@@ -83,7 +84,8 @@ typedef struct plast_ops {
      * bounds ‖stress‖/‖ε_e‖ (2μ for a solid, 2(μ + λ*) for a shell). */
     double (*radius)(const defo_plasticity_def *d, const double *state, double stiff);
     /* The return map (solids and shells, in->n) in its two halves
-     * (plast_trial): trial reads the state, finish gets the push's result
+     * (plast_trial): trial reads the state (writes it only when it does the
+     * whole map, done = 1), finish gets the push's result
      * (ok = 0: none requested or it failed; e, Q unspecified then), updates
      * the state in place and returns the PLAST_* flags. */
     void (*trial)(const defo_plasticity_def *d, const plast_point *in, double *state,
@@ -143,8 +145,8 @@ static inline void plast_sym_from_eigen(const defo_mat3 *Q, const double v[3], d
  * finite.  Errors of a few ε ‖a‖ in V diag(h) Vᵀ. */
 void defo_plast_sym_eig(const double *a, double h[3], defo_mat3 *V);
 /* The same for PLAST_LANES matrices a[j] at once (sym_eig.c: the lanes of
- * a vector unit; eight ran slower than four, AVX2's width); each gets the
- * bits defo_plast_sym_eig gives it. */
+ * a vector unit, AVX2's four doubles); each gets the bits
+ * defo_plast_sym_eig gives it. */
 #define PLAST_LANES 4
 void defo_plast_sym_eig_lanes(const double *const a[PLAST_LANES], double h[][3], defo_mat3 V[]);
 /* defo_plast_sym_eig_lanes by the baseline build (avx2 = 0) or the AVX2 one
