@@ -28,7 +28,10 @@
  *     flat, inverted and wildly stretched elements; no NaN anywhere;
  *   - bytes: the state written and read back gives the same F_p⁻¹ bit for
  *     bit; damaged bytes are refused before anything changes;
- *   - determinism: 1 vs 2 threads bitwise;
+ *   - determinism: 1 vs 2 threads bitwise; the return maps in batches of
+ *     PLAST_LANES points (their eigen-decompositions in vector lanes) against one
+ *     point at a time, and the eigen-solver's baseline and AVX2 builds and
+ *     every lane against the one-matrix call: bitwise;
  *   - the closed-form symmetric eigen-decomposition the return maps use
  *     against matrices built from known eigenvalues (distinct, clustered to
  *     1e-12, repeated, a multiple of I): V diag(h) Vᵀ = A to 16 ε ‖A‖, V
@@ -594,6 +597,108 @@ static void test_parameters_and_bytes(void) {
     defo_mesh_destroy(m);
 }
 
+/* ------------------------------------------------- batches and lanes */
+/* One update sequence (three updates at three states: flowing, capped,
+ * flat and inverted points, every model, a goal) with the return maps in
+ * batches or one point at a time; the state's bytes out. */
+static size_t batched_run(const defo_mesh *m, const double *x, int batched, unsigned char **bytes,
+                          defo_plasticity_stats *st) {
+    defo_material_def mat = material(DEFO_MODEL_NEO_HOOKEAN, 1e5, 0.3);
+    model c;
+    if (!model_make(&c, m, &mat, DEFO_FORMULATION_INVERTIBLE)) return 0;
+    defo_plasticity_def sets[4] = {
+        defo_default_plasticity_def(), defo_default_von_mises_def(2e3, 1e4),
+        defo_default_multiplicative_def(0.01), defo_default_multiplicative_def(0.02)};
+    sets[0].yield = 0.005, sets[0].creep = 50, sets[0].max = 0.2;
+    sets[1].isotropic_hardening = 5e3, sets[1].max = 0.3;
+    sets[3].volumetric = 1, sets[3].limit = 1.5;
+    const int nq = defo_force_model_points(c.fm);
+    int32_t *set_of = malloc((size_t)m->num_elems * sizeof *set_of);
+    for (defo_index e = 0; e < m->num_elems; e++) set_of[e] = (int32_t)((e / 3) % 4);
+    defo_plasticity *p = NULL;
+    CHECK_OK(defo_plasticity_create(NULL, m->num_elems, nq, &p));
+    CHECK_OK(defo_plasticity_set_regions(p, 4, sets, set_of));
+    CHECK_OK(defo_plasticity_bind(p, c.fm));
+    defo_plast_set_batched(p, batched);
+    const size_t n3 = 3 * (size_t)m->num_nodes;
+    double *y = malloc(n3 * sizeof *y);
+    CHECK_OK(defo_plasticity_set_goal(p, c.fm, m->x, m->num_nodes)); /* the rest shape */
+    for (int n = 0; n < 3; n++) {
+        for (size_t j = 0; j < n3; j++) y[j] = m->x[j] + (1 + n) * (x[j] - m->x[j]);
+        CHECK_OK(defo_plasticity_update(p, c.fm, y, 0.01, &st[n]));
+    }
+    const size_t nb = defo_plasticity_state_bytes(p);
+    *bytes = malloc(nb);
+    defo_plasticity_write_state(p, *bytes);
+    free(y);
+    free(set_of);
+    CHECK_OK(defo_force_model_set_plastic(c.fm, NULL));
+    defo_plasticity_destroy(p);
+    model_drop(&c);
+    return nb;
+}
+
+/* The batched return maps (PLAST_LANES points at a time, the
+ * eigen-decompositions in the lanes of defo_plast_sym_eig_lanes) against one point at a time: the
+ * same bits, tet4 and tet10; and the eigen-solver's two builds (baseline,
+ * AVX2) and every lane against the one-matrix call: the same bits. */
+static void test_batched_equals_single(void) {
+    for (int order = 1; order <= 2; order++) {
+        defo_mesh *m = box(6, 3, 3, 1.5, 1.0, 1.0, order);
+        const size_t n3 = 3 * (size_t)m->num_nodes;
+        double *x = malloc(n3 * sizeof *x);
+        test_rng rng = {31};
+        for (size_t j = 0; j < n3; j++) x[j] = m->x[j] * 1.03 + test_range(&rng, -0.03, 0.03);
+        for (size_t j = 0; j < n3; j += 3 * 5) x[j] += 0.2; /* some elements inverted */
+        unsigned char *a = NULL, *b = NULL;
+        defo_plasticity_stats sa[3], sb[3];
+        const size_t na = batched_run(m, x, 1, &a, sa), nb = batched_run(m, x, 0, &b, sb);
+        CHECK(na > 0 && na == nb && !memcmp(a, b, na));
+        for (int n = 0; n < 3; n++)
+            CHECK(sa[n].yielding == sb[n].yielding && sa[n].capped == sb[n].capped &&
+                  sa[n].skipped == sb[n].skipped && sa[n].checked == sb[n].checked);
+        TEST_REPORT("tet%d: %zu state bytes identical; last update %ld points flowed, %ld capped, "
+                    "%ld skipped (flat or inverted) of %ld checked",
+                    order == 1 ? 4 : 10, na, (long)sa[2].yielding, (long)sa[2].capped,
+                    (long)sa[2].skipped, (long)sa[2].checked);
+        CHECK(sa[2].yielding > 0 && sa[2].capped > 0 && sa[2].skipped > 0);
+        free(a), free(b), free(x);
+        defo_mesh_destroy(m);
+    }
+    /* the solver: random, clustered, repeated, a multiple of I (Jacobi), not finite */
+    test_rng rng = {11};
+    long differ = 0, tried = 0;
+    int avx2 = 1;
+    for (int it = 0; it < 10000; it++) {
+        double in[PLAST_LANES][6];
+        const double *ap[PLAST_LANES];
+        for (int j = 0; j < PLAST_LANES; j++) {
+            for (int k = 0; k < 6; k++) in[j][k] = test_range(&rng, -1, 1);
+            const int kind = (it + j) % 7;
+            if (kind == 1) in[j][1] = in[j][0] * (1 + 1e-13), in[j][3] = in[j][4] = in[j][5] = 0;
+            if (kind == 2) in[j][1] = in[j][2] = in[j][0], in[j][3] = in[j][4] = in[j][5] = 0;
+            if (kind == 3) in[j][3] = NAN;
+            if (kind == 4) in[j][4] = 1e-12 * in[j][4];
+            ap[j] = in[j];
+        }
+        double h0[PLAST_LANES][3], h1[PLAST_LANES][3], hs[3];
+        defo_mat3 V0[PLAST_LANES], V1[PLAST_LANES], Vs;
+        defo_plast_sym_eig_with(0, ap, h0, V0);
+        if (avx2) avx2 = defo_plast_sym_eig_with(1, ap, h1, V1);
+        for (int j = 0; j < PLAST_LANES; j++) {
+            defo_plast_sym_eig(in[j], hs, &Vs);
+            tried++;
+            differ += memcmp(hs, h0[j], sizeof hs) != 0 || memcmp(&Vs, &V0[j], sizeof Vs) != 0;
+            if (avx2)
+                differ +=
+                    memcmp(h1[j], h0[j], sizeof hs) != 0 || memcmp(&V1[j], &V0[j], sizeof Vs) != 0;
+        }
+    }
+    TEST_REPORT("eigen-solver: %ld matrices, %ld lanes differ from the one-matrix call%s", tried,
+                differ, avx2 ? " or between the baseline and AVX2 builds" : " (no AVX2 here)");
+    CHECK(differ == 0);
+}
+
 /* ------------------------------------------------------ threads */
 typedef struct det_ctx {
     defo_mesh *m;
@@ -825,5 +930,6 @@ int main(void) {
     RUN(test_patch_volume_out_of_memory);
     RUN(test_parameters_and_bytes);
     RUN(test_determinism);
+    RUN(test_batched_equals_single);
     return test_summary();
 }

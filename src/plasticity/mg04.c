@@ -33,40 +33,50 @@ static double mg04_radius(const defo_plasticity_def *d, const double *state, dou
 
 /* Solids (n = 3) and shells (n = 2, the rest plane): the same rule over
  * F_e's n principal strains. */
-static unsigned mg04_flow(const defo_plasticity_def *d, const plast_point *in, double *state) {
+static void mg04_trial(const defo_plasticity_def *d, const plast_point *in, double *state,
+                       plast_trial *t) {
+    (void)state;
+    const int n = in->n;
+    if (!in->log_ok) {
+        t->fl |= PLAST_SKIPPED;
+        return;
+    }
+    /* ε_e = V diag(l) Vᵀ; d its deviator (or itself): the same axes */
+    double l[3] = {in->l[0], in->l[1], in->l[2]}, m = 0, nd = 0;
+    for (int i = 0; i < n; i++) m += l[i];
+    m = d->volumetric ? 0.0 : m / n;
+    for (int i = 0; i < n; i++) l[i] -= m, nd += l[i] * l[i];
+    if (sqrt(nd) > d->yield) {
+        /* eq. 14: creep toward the total strain, F_p ← exp(r d) F_p */
+        const double rate = fmin(1.0, in->dt * d->creep);
+        t->push = 1;
+        t->W = in->V;
+        for (int i = 0; i < 3; i++) t->d[i] = rate * l[i];
+    }
+}
+
+static unsigned mg04_finish(const defo_plasticity_def *d, const plast_point *in, double *state,
+                            const plast_trial *t, int ok, const plast_eig *pushed,
+                            const defo_mat3 *Q) {
+    (void)Q;
     double *L = state;
     const int n = in->n;
-    unsigned fl = 0;
+    unsigned fl = t->fl;
     plast_eig e;
     int have = 0;
-    defo_mat3 V;
-    double l[3];
-    if (!defo_plast_elastic_log(&in->Fe, n, NULL, l, &V)) {
-        fl |= PLAST_SKIPPED;
-    } else {
-        /* ε_e = V diag(l) Vᵀ; d its deviator (or itself): the same axes */
-        double m = 0, nd = 0;
-        for (int i = 0; i < n; i++) m += l[i];
-        m = d->volumetric ? 0.0 : m / n;
-        for (int i = 0; i < n; i++) l[i] -= m, nd += l[i] * l[i];
-        if (sqrt(nd) > d->yield) {
-            /* eq. 14: creep toward the total strain, F_p ← exp(r d) F_p */
-            const double rate = fmin(1.0, in->dt * d->creep);
-            const double step[3] = {rate * l[0], rate * l[1], rate * l[2]};
-            if (defo_plast_push(in->fpi, n, &V, step, &e, NULL)) {
-                if (!d->volumetric) { /* the same volume (area) exactly */
-                    /* the in-plane trace: a von Mises state before (L_zz) is dropped */
-                    double sh = n == 3 ? plast_sym_trace(L) : L[0] + L[1];
-                    for (int i = 0; i < n; i++) sh -= e.h[i];
-                    sh /= n;
-                    for (int i = 0; i < n; i++) e.h[i] += sh;
-                }
-                have = 1;
-                fl |= PLAST_FLOWED;
-            } else {
-                fl |= PLAST_SKIPPED;
-            }
+    if (t->push && ok) {
+        e = *pushed;
+        if (!d->volumetric) { /* the same volume (area) exactly */
+            /* the in-plane trace: a von Mises state before (L_zz) is dropped */
+            double sh = n == 3 ? plast_sym_trace(L) : L[0] + L[1];
+            for (int i = 0; i < n; i++) sh -= e.h[i];
+            sh /= n;
+            for (int i = 0; i < n; i++) e.h[i] += sh;
         }
+        have = 1;
+        fl |= PLAST_FLOWED;
+    } else if (t->push) {
+        fl |= PLAST_SKIPPED;
     }
     if (!have) {
         if (!defo_plast_may_project(L, d->max, d->limit)) return fl;
@@ -95,4 +105,4 @@ static defo_status mg04_check(const defo_plasticity_def *d) {
     return DEFO_OK;
 }
 
-const plast_ops defo_plast_mg04 = {"mg04", mg04_radius, mg04_flow, mg04_check};
+const plast_ops defo_plast_mg04 = {"mg04", mg04_radius, mg04_trial, NULL, mg04_finish, mg04_check};

@@ -28,51 +28,63 @@ static double mult_radius(const defo_plasticity_def *d, const double *state, dou
     return d->gamma; /* ‖dev log F̂_e‖ ≤ ‖log F̂_e‖ = ‖ε_e‖ */
 }
 
-static unsigned mult_flow(const defo_plasticity_def *d, const plast_point *in, double *state) {
-    double *L = state;
+static void mult_trial(const defo_plasticity_def *d, const plast_point *in, double *state,
+                       plast_trial *t) {
+    (void)state;
     const int dim = in->n; /* 3, or 2 in a shell's rest plane */
-    unsigned fl = 0;
-    defo_mat3 V;
-    double l[3];
+    const int full = d->volumetric || in->goal;
+    if (!in->log_ok) {
+        t->fl |= PLAST_SKIPPED;
+        return;
+    }
+    const double *l = in->l;
+    double lp[3] = {0, 0, 0}, m = 0, n = 0;
+    for (int i = 0; i < dim; i++) m += l[i];
+    m = full ? 0.0 : m / dim;
+    for (int i = 0; i < dim; i++) n += (l[i] - m) * (l[i] - m);
+    n = sqrt(n);
+    if (n > d->gamma) { /* project onto the yield surface */
+        for (int i = 0; i < dim; i++) lp[i] = m + (l[i] - m) * (d->gamma / n);
+        /* the stretch of F_p,trial = D Vᵀ S: sqrt(S V D² Vᵀ S) */
+        t->push = 1;
+        t->W = in->V;
+        for (int i = 0; i < 3; i++) t->d[i] = l[i] - lp[i];
+    }
+}
+
+static unsigned mult_finish(const defo_plasticity_def *d, const plast_point *in, double *state,
+                            const plast_trial *t, int ok, const plast_eig *pushed,
+                            const defo_mat3 *Q) {
+    (void)Q;
+    double *L = state;
+    const int dim = in->n;
+    unsigned fl = t->fl;
     plast_eig e;
     int have = 0;
     const int full = d->volumetric || in->goal;
-    if (!defo_plast_elastic_log(&in->Fe, dim, NULL, l, &V)) {
-        fl |= PLAST_SKIPPED;
-    } else {
-        double lp[3] = {0, 0, 0}, m = 0, n = 0;
-        for (int i = 0; i < dim; i++) m += l[i];
-        m = full ? 0.0 : m / dim;
-        for (int i = 0; i < dim; i++) n += (l[i] - m) * (l[i] - m);
-        n = sqrt(n);
-        if (n > d->gamma) { /* project onto the yield surface */
-            for (int i = 0; i < dim; i++) lp[i] = m + (l[i] - m) * (d->gamma / n);
-            /* the stretch of F_p,trial = D Vᵀ S: sqrt(S V D² Vᵀ S) */
-            const double step[3] = {l[0] - lp[0], l[1] - lp[1], l[2] - lp[2]};
-            if (defo_plast_push(in->fpi, dim, &V, step, &e, NULL)) {
-                if (!full) { /* the same volume (area) exactly */
-                    /* the in-plane trace: a von Mises state before (L_zz) is dropped */
-                    double sh = dim == 3 ? plast_sym_trace(L) : L[0] + L[1];
-                    for (int i = 0; i < dim; i++) sh -= e.h[i];
-                    sh /= dim;
-                    for (int i = 0; i < dim; i++) e.h[i] += sh;
-                }
-                if (in->goal) { /* ITF04 §7: closest point of [L, Lt] to the goal */
-                    double Lt[6], dL[6], dG[6], Ln[6];
-                    defo_plast_eig_store(&e, Lt, NULL);
-                    for (int k = 0; k < 6; k++) dL[k] = Lt[k] - L[k], dG[k] = in->goal[k] - L[k];
-                    const double dd = plast_sym_dot(dL, dL);
-                    double t = dd > 0 ? plast_sym_dot(dG, dL) / dd : 0.0;
-                    t = t < 0 ? 0 : t > 1 ? 1 : t;
-                    for (int k = 0; k < 6; k++) Ln[k] = L[k] + t * dL[k];
-                    defo_plast_eig_of(Ln, dim, &e);
-                }
-                have = 1;
-                fl |= PLAST_FLOWED;
-            } else {
-                fl |= PLAST_SKIPPED;
-            }
+    if (t->push && ok) {
+        e = *pushed;
+        if (!full) { /* the same volume (area) exactly */
+            /* the in-plane trace: a von Mises state before (L_zz) is dropped */
+            double sh = dim == 3 ? plast_sym_trace(L) : L[0] + L[1];
+            for (int i = 0; i < dim; i++) sh -= e.h[i];
+            sh /= dim;
+            for (int i = 0; i < dim; i++) e.h[i] += sh;
         }
+        if (in->goal) { /* ITF04 §7: closest point of [L, Lt] to the goal */
+            double Lt[6], dL[6], dG[6], Ln[6];
+            defo_plast_eig_store(&e, Lt, NULL);
+            for (int k = 0; k < 6; k++) dL[k] = Lt[k] - L[k], dG[k] = in->goal[k] - L[k];
+            const double dd = plast_sym_dot(dL, dL);
+            double tt = dd > 0 ? plast_sym_dot(dG, dL) / dd : 0.0;
+            tt = tt < 0 ? 0 : tt > 1 ? 1 : tt;
+            for (int k = 0; k < 6; k++) Ln[k] = L[k] + tt * dL[k];
+            defo_plast_eig_of(Ln, dim, &e);
+        }
+        have = 1;
+        fl |= PLAST_FLOWED;
+    } else if (t->push) {
+        fl |= PLAST_SKIPPED;
     }
     if (!have) {
         if (!defo_plast_may_project(L, INFINITY, d->limit)) return fl;
@@ -90,4 +102,5 @@ static defo_status mult_check(const defo_plasticity_def *d) {
     return DEFO_OK;
 }
 
-const plast_ops defo_plast_multiplicative = {"multiplicative", mult_radius, mult_flow, mult_check};
+const plast_ops defo_plast_multiplicative = {"multiplicative", mult_radius, mult_trial, NULL,
+                                             mult_finish,      mult_check};

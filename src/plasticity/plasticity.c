@@ -13,7 +13,12 @@
  * a changed point's F_p⁻¹ = exp(−L_p) from the eigendecomposition it made
  * L_p with; the force model is told which points changed.  After a
  * parameter change every point runs its return map once (max and limit
- * apply everywhere).
+ * apply everywhere).  A solid's points that run their return maps go in
+ * batches of PLAST_LANES (flow_batch): each model's map is two halves around
+ * its flow (plast_trial), so the batch's decompositions of C = F_eᵀF_e and of
+ * the flowed plastic stretch each run in the lanes of one vectorised
+ * eigen-solver (sym_eig.c); the arithmetic per point is that of one point
+ * alone (defo_plast_flow, which shells take), so batches change no bit.
  *
  * Shells (tri3, bound to a shell force model): the return maps run in the
  * triangle's rest plane (plast_point n = 2: L_p and F_p⁻¹ in the rest
@@ -61,6 +66,7 @@ struct defo_plasticity {
     double *pv;                /* 2 per element: P_e (0: not in a patch), J_e */
     double *pn;                /* 2 per node: Σ P_e J_e / 4, Σ P_e / 4 */
     defo_index pnodes, pelems; /* nodes pn, elements pv hold */
+    int batched;               /* solids' return maps in batches (flow_batch) */
 };
 
 /* ------------------------------------------------------------ defs */
@@ -164,121 +170,6 @@ int defo_plasticity_def_equal(const defo_plasticity_def *a, const defo_plasticit
 }
 
 /* -------------------------------------------------- shared arithmetic */
-/* Unit eigenvector w of the symmetric B (6 numbers, unit-free) for its
- * eigenvalue b: the longest of the cross products of two rows of B − bI
- * (each row of its adjugate is a multiple of the eigenvector).  The choice
- * by index, without branches on the data. */
-static void null_vector(const double *B, double b, double w[3]) {
-    const double r0[3] = {B[0] - b, B[3], B[5]}, r1[3] = {B[3], B[1] - b, B[4]},
-                 r2[3] = {B[5], B[4], B[2] - b};
-    const double c[3][3] = {{r0[1] * r1[2] - r0[2] * r1[1], r0[2] * r1[0] - r0[0] * r1[2],
-                             r0[0] * r1[1] - r0[1] * r1[0]},
-                            {r0[1] * r2[2] - r0[2] * r2[1], r0[2] * r2[0] - r0[0] * r2[2],
-                             r0[0] * r2[1] - r0[1] * r2[0]},
-                            {r1[1] * r2[2] - r1[2] * r2[1], r1[2] * r2[0] - r1[0] * r2[2],
-                             r1[0] * r2[1] - r1[1] * r2[0]}};
-    double n[3];
-    for (int k = 0; k < 3; k++) n[k] = c[k][0] * c[k][0] + c[k][1] * c[k][1] + c[k][2] * c[k][2];
-    const int k = n[0] >= n[1] ? (n[0] >= n[2] ? 0 : 2) : (n[1] >= n[2] ? 1 : 2);
-    const double inv = 1 / sqrt(n[k]);
-    for (int i = 0; i < 3; i++) w[i] = c[k][i] * inv;
-}
-
-/* Unit vectors u, w with (u, w, v) orthonormal, v a unit vector, without
- * branches or square roots (Duff et al. 2017, "Building an orthonormal
- * basis, revisited"). */
-static void complement(const double v[3], double u[3], double w[3]) {
-    const double sg = copysign(1.0, v[2]), a = -1 / (sg + v[2]), b = v[0] * v[1] * a;
-    u[0] = 1 + sg * v[0] * v[0] * a, u[1] = sg * b, u[2] = -sg * v[0];
-    w[0] = b, w[1] = sg + v[1] * v[1] * a, w[2] = -v[1];
-}
-
-/* x·(B y), B symmetric (6 numbers) */
-static double sym_form(const double *B, const double x[3], const double y[3]) {
-    const double b0 = B[0] * y[0] + B[3] * y[1] + B[5] * y[2];
-    const double b1 = B[3] * y[0] + B[1] * y[1] + B[4] * y[2];
-    const double b2 = B[5] * y[0] + B[4] * y[1] + B[2] * y[2];
-    return x[0] * b0 + x[1] * b1 + x[2] * b2;
-}
-
-void defo_plast_sym_eig(const double *a, double h[3], defo_mat3 *V) {
-    const double q = plast_sym_trace(a) / 3;
-    double B[6] = {a[0] - q, a[1] - q, a[2] - q, a[3], a[4], a[5]};
-    const double p2 = plast_sym_dot(B, B) / 6; /* p² with ‖B‖² = 6p² */
-    double m = 0;
-    for (int k = 0; k < 6; k++) { /* a NaN is skipped here and makes p2 NaN */
-        const double f = fabs(a[k]);
-        m = f > m ? f : m;
-    }
-    if (!(p2 > 0x1p-100 * m * m) || !(m < 0x1p200) || !(m > 0x1p-200)) {
-        /* (nearly) a multiple of I, or not finite, or out of range: Jacobi */
-        const defo_mat3 A = plast_sym_to_m3(a);
-        defo_vec3 l;
-        defo_sym3_eigen(&A, &l, V);
-        h[0] = l.x, h[1] = l.y, h[2] = l.z;
-        return;
-    }
-    /* B = (A − qI)/p has the eigenvalues y of y³ − 3y = det B (Smith 1961:
-     * 2 cos(φ + 2πk/3) with 2 cos 3φ = det B), all in [−2, 2].  The one
-     * farther from the other two (the largest when det B ≥ 0) is well
-     * conditioned: the largest root of z³ − 3z = |det B| =: t in [√3, 2]
-     * (dz/dt within [1/9, 1/6]), with the sign of det B: a quadratic
-     * through t = 0, 1, 2 (error below 2e-3), then two Halley steps (cubic
-     * convergence: below 1e-20). */
-    const double sp = sqrt(p2), ip = 1 / sp;
-    for (int k = 0; k < 6; k++) B[k] *= ip;
-    const double det = B[0] * (B[1] * B[2] - B[4] * B[4]) - B[3] * (B[3] * B[2] - B[4] * B[5]) +
-                       B[5] * (B[3] * B[4] - B[1] * B[5]);
-    const double t = fabs(det) < 2 ? fabs(det) : 2.0;
-    /* z(t) by a degree-6 polynomial (error below 4e-7 on [0, 2]), then one
-     * Halley step (cubic convergence: below 1e-19) */
-    double z = 1.73205118 +
-               t * (0.16665562 +
-                    t * (-0.0239763376 +
-                         t * (0.00592722289 +
-                              t * (-0.00155353136 + t * (0.000312777004 - 3.16796301e-05 * t)))));
-    {
-        const double z2 = z * z, f = z * (z2 - 3) - t, f1 = 3 * (z2 - 1), f2 = 6 * z;
-        z -= 2 * f * f1 / (2 * f1 * f1 - f * f2);
-    }
-    const int top = det >= 0;
-    const double b = top ? z : -z;
-    /* its vector v, then the other two from the symmetric 2×2 problem in
-     * the plane ⟂ v (exact however close they are): with the plane's
-     * entries p, r, s = uᵀBu, uᵀBw, wᵀBw, the pair is m ± ρ, m = (p + s)/2,
-     * ρ = √(δ² + r²), δ = (p − s)/2, and the larger one's direction is
-     * (δ + ρ, r) or, for δ < 0, the same line as (r, ρ − δ) (no
-     * cancellation either way) */
-    double v[3], u[3], w[3], e[3][3], l[3];
-    null_vector(B, b, v);
-    complement(v, u, w);
-    const double pp = sym_form(B, u, u), pr = sym_form(B, u, w), ps = sym_form(B, w, w);
-    const double mean = 0.5 * (pp + ps), dl = 0.5 * (pp - ps), rho = sqrt(dl * dl + pr * pr);
-    const double hi = mean + rho, lo = mean - rho;
-    const double cx = dl >= 0 ? dl + rho : pr, cy = dl >= 0 ? pr : rho - dl;
-    const double cn = cx * cx + cy * cy; /* 0 only when the pair is equal: any direction */
-    const double ic = cn > 0 ? 1 / sqrt(cn) : 0.0;
-    const double c = cn > 0 ? cx * ic : 1.0, s = cy * ic;
-    const int first = top ? 1 : 0, sep = top ? 0 : 2; /* where the pair and v go */
-    for (int i = 0; i < 3; i++) {
-        e[first][i] = c * u[i] + s * w[i];
-        e[first + 1][i] = -s * u[i] + c * w[i];
-        e[sep][i] = v[i];
-    }
-    l[first] = hi, l[first + 1] = lo, l[sep] = b;
-    /* rounding may break the order by an ulp where values meet */
-    if (l[1] > l[0]) l[1] = l[0];
-    if (l[2] > l[1]) l[2] = l[1];
-    /* det V = +1: the middle column from the other two */
-    e[1][0] = e[2][1] * e[0][2] - e[2][2] * e[0][1];
-    e[1][1] = e[2][2] * e[0][0] - e[2][0] * e[0][2];
-    e[1][2] = e[2][0] * e[0][1] - e[2][1] * e[0][0];
-    for (int i = 0; i < 3; i++) {
-        h[i] = q + sp * l[i];
-        for (int j = 0; j < 3; j++) V->m[j][i] = e[i][j];
-    }
-}
-
 defo_mat3 defo_plast_sym_exp(const double *a) {
     defo_mat3 Q;
     double l[3];
@@ -417,33 +308,47 @@ static int plane_push(const double *fpi, const defo_mat3 *W, const double *d, pl
     return isfinite(out->h[0]) && isfinite(out->h[1]);
 }
 
-int defo_plast_push(const double *fpi, int n, const defo_mat3 *W, const double *d, plast_eig *out,
-                    defo_mat3 *Q) {
-    if (n == 2) return plane_push(fpi, W, d, out, Q);
-    out->n = 3;
-    defo_mat3 A, S;
+int defo_plast_push_begin(const double *fpi, const defo_mat3 *W, const double *d, plast_push *pp) {
+    defo_mat3 A;
     memcpy(A.m, fpi, sizeof A.m);
-    if (!defo_m3_inverse(A, &S)) return 0;
+    if (!defo_m3_inverse(A, &pp->S)) return 0;
     /* G = S W exp(d): C = G Gᵀ = S exp(2Δ) S */
-    const defo_mat3 SW = defo_m3_mul(S, *W);
+    const defo_mat3 SW = defo_m3_mul(pp->S, *W);
     defo_mat3 G;
-    const double ed[3] = {exp(d[0]), exp(d[1]), exp(d[2])};
+    for (int k = 0; k < 3; k++) pp->ed[k] = exp(d[k]);
     for (int r = 0; r < 3; r++)
-        for (int k = 0; k < 3; k++) G.m[r][k] = SW.m[r][k] * ed[k];
+        for (int k = 0; k < 3; k++) G.m[r][k] = SW.m[r][k] * pp->ed[k];
     const defo_mat3 C = defo_m3_mult(G, G);
-    double c6[6], c[3];
-    plast_m3_to_sym(&C, c6);
-    defo_plast_sym_eig(c6, c, &out->V);
+    plast_m3_to_sym(&C, pp->c);
+    return 1;
+}
+
+int defo_plast_push_end(const plast_push *pp, const defo_mat3 *W, const double c[3],
+                        const defo_mat3 *V, plast_eig *out, defo_mat3 *Q) {
+    out->n = 3;
+    out->V = *V;
     if (!(c[2] > 0) || !(c[0] < INFINITY)) return 0;
     out->h[0] = 0.5 * log(c[0]), out->h[1] = 0.5 * log(c[1]), out->h[2] = 0.5 * log(c[2]);
     if (Q) { /* Q = exp(Δ) S exp(−L_new) = W exp(d) Wᵀ S V exp(−h) Vᵀ */
         double a[6], b[6];
         const double ih[3] = {exp(-out->h[0]), exp(-out->h[1]), exp(-out->h[2])};
-        plast_sym_from_eigen(W, ed, a);
+        plast_sym_from_eigen(W, pp->ed, a);
         plast_sym_from_eigen(&out->V, ih, b);
-        *Q = defo_m3_mul(defo_m3_mul(plast_sym_to_m3(a), S), plast_sym_to_m3(b));
+        *Q = defo_m3_mul(defo_m3_mul(plast_sym_to_m3(a), pp->S), plast_sym_to_m3(b));
     }
     return isfinite(out->h[0]) && isfinite(out->h[1]) && isfinite(out->h[2]);
+}
+
+int defo_plast_push(const double *fpi, int n, const defo_mat3 *W, const double *d, plast_eig *out,
+                    defo_mat3 *Q) {
+    if (n == 2) return plane_push(fpi, W, d, out, Q);
+    out->n = 3;
+    plast_push pp;
+    if (!defo_plast_push_begin(fpi, W, d, &pp)) return 0;
+    double c[3];
+    defo_mat3 V;
+    defo_plast_sym_eig(pp.c, c, &V);
+    return defo_plast_push_end(&pp, W, c, &V, out, Q);
 }
 
 /* defo_plast_elastic_log of F_e's 2×2 block */
@@ -466,18 +371,21 @@ static int plane_elastic_log(const defo_mat3 *Fe, double *eps, double *l, defo_m
     return 1;
 }
 
-int defo_plast_elastic_log(const defo_mat3 *Fe, int n, double *eps, double *l, defo_mat3 *V) {
-    if (n == 2) return plane_elastic_log(Fe, eps, l, V);
+int defo_plast_elastic_log_begin(const defo_mat3 *Fe, double c[6], double *det) {
     if (!defo_m3_isfinite(*Fe)) return 0;
-    const double det = defo_m3_det(*Fe);
-    if (!(det > 0)) return 0; /* flat or inverted: σ₃ ≤ 0 */
+    *det = defo_m3_det(*Fe);
+    if (!(*det > 0)) return 0; /* flat or inverted: σ₃ ≤ 0 */
+    const defo_mat3 C = defo_m3_tmul(*Fe, *Fe);
+    plast_m3_to_sym(&C, c);
+    return 1;
+}
+
+int defo_plast_elastic_log_end(const defo_mat3 *Fe, double det, const double lam[3],
+                               const defo_mat3 *v0, double *eps, double *l, defo_mat3 *V) {
     /* σ² and V from C = F_eᵀF_e in closed form; its smallest eigenvalue
      * carries an error ε λ₁, so a nearly flat F_e takes the SVD */
-    const defo_mat3 C = defo_m3_tmul(*Fe, *Fe);
-    double c[6], lam[3], g[3];
-    defo_mat3 v;
-    plast_m3_to_sym(&C, c);
-    defo_plast_sym_eig(c, lam, &v);
+    double g[3];
+    defo_mat3 v = *v0;
     if (lam[2] > 1e-6 * lam[0] && lam[0] < INFINITY) {
         g[0] = 0.5 * log(lam[0]), g[1] = 0.5 * log(lam[1]);
         g[2] = log(det) - g[0] - g[1]; /* σ₁σ₂σ₃ = det F_e */
@@ -493,6 +401,42 @@ int defo_plast_elastic_log(const defo_mat3 *Fe, int n, double *eps, double *l, d
     if (l) l[0] = g[0], l[1] = g[1], l[2] = g[2];
     if (V) *V = v;
     return 1;
+}
+
+int defo_plast_elastic_log(const defo_mat3 *Fe, int n, double *eps, double *l, defo_mat3 *V) {
+    if (n == 2) return plane_elastic_log(Fe, eps, l, V);
+    double c[6], det, lam[3];
+    defo_mat3 v;
+    if (!defo_plast_elastic_log_begin(Fe, c, &det)) return 0;
+    defo_plast_sym_eig(c, lam, &v);
+    return defo_plast_elastic_log_end(Fe, det, lam, &v, eps, l, V);
+}
+
+void defo_plast_log_strain(const plast_point *in, double eps[6]) {
+    if (in->n == 2) {
+        const plast_eig e = {.V = in->V, .h = {in->l[0], in->l[1], 0}, .n = 2};
+        plane_store(&e, eps, NULL);
+        return;
+    }
+    plast_sym_from_eigen(&in->V, in->l, eps);
+}
+
+unsigned defo_plast_flow(const plast_ops *o, const defo_plasticity_def *d, plast_point *in,
+                         double *state) {
+    in->log_ok = defo_plast_elastic_log(&in->Fe, in->n, NULL, in->l, &in->V);
+    plast_trial t = {0};
+    o->trial(d, in, state, &t);
+    if (t.done) return t.fl;
+    if (t.want_eig) {
+        double h[3];
+        defo_mat3 V;
+        defo_plast_sym_eig(t.aux, h, &V);
+        o->direct(d, in, &t, h, &V);
+    }
+    plast_eig e = {0};
+    defo_mat3 Q = defo_m3_identity();
+    const int ok = t.push && defo_plast_push(in->fpi, in->n, &t.W, t.d, &e, t.want_q ? &Q : NULL);
+    return o->finish(d, in, state, &t, ok, &e, &Q);
 }
 
 /* ------------------------------------------------------------ object */
@@ -542,6 +486,7 @@ defo_status defo_plasticity_create(const defo_plasticity_def *def, defo_index nu
     p->points = points;
     p->num_sets = 1;
     p->nh = -1;
+    p->batched = 1;
     const size_t np = num_points(p);
     p->defs = defo_malloc(sizeof *p->defs);
     p->state = defo_malloc(PLAST_STATE * np * sizeof(double) + 1);
@@ -906,6 +851,100 @@ static defo_index patch_volume(defo_plasticity *p, const defo_force_model *fm, d
     return 0;
 }
 
+/* Elements per work item of the update (points batched within one) */
+#define UPDATE_BLOCK 64
+#define PLAST_BATCH  PLAST_LANES
+
+static const defo_plasticity_def *def_of(const defo_plasticity *p, defo_index e) {
+    return &p->defs[p->set_of ? p->set_of[e] : 0];
+}
+
+/* What point pq's return map reads (its logarithm not yet) */
+static void point_in(const defo_plasticity *p, const defo_force_model *fm, size_t pq, double dt,
+                     plast_point *in) {
+    const defo_index e = (defo_index)(pq / (size_t)p->points);
+    const defo_plasticity_def *d = def_of(p, e);
+    memcpy(in->Fe.m, p->F + 9 * pq, sizeof in->Fe.m);
+    in->dt = dt;
+    in->mu = defo_force_model_shear_modulus(fm, e);
+    in->lambda = p->plane ? defo_force_model_plane_lambda(fm, e) : 0.0;
+    in->n = p->plane ? 2 : 3;
+    in->goal = p->goal_L && d->model == DEFO_PLASTICITY_MULTIPLICATIVE ? p->goal_L + 6 * pq : NULL;
+    in->fpi = p->fpi + 9 * pq;
+    in->log_ok = 0;
+}
+
+static void point_done(defo_plasticity *p, size_t pq, unsigned fl) {
+    p->flags[pq] = (unsigned char)(fl | 16); /* 16: checked */
+    p->changed[pq] = (fl & PLAST_CHANGED) != 0;
+}
+
+/* The return maps of up to PLAST_BATCH solid points together: defo_plast_flow's
+ * steps, each eigen-decomposition of the batch in one defo_plast_sym_eig_lanes
+ * (an idle lane gets a fixed matrix): every point gets the bits
+ * defo_plast_flow gives it, whatever its batch and lane. */
+static void flow_batch(defo_plasticity *p, const defo_force_model *fm, const size_t *pq, int n,
+                       double dt) {
+    static const double idle[6] = {3, 2, 1, 0, 0, 0};
+    plast_point in[PLAST_BATCH];
+    plast_trial t[PLAST_BATCH];
+    plast_push pp[PLAST_BATCH];
+    const plast_ops *o[PLAST_BATCH];
+    const defo_plasticity_def *d[PLAST_BATCH];
+    double c[PLAST_BATCH][6], det[PLAST_BATCH], lam[PLAST_BATCH][3];
+    int ok[PLAST_BATCH], any = 0;
+    defo_mat3 V[PLAST_BATCH];
+    const double *a[PLAST_BATCH];
+    for (int j = 0; j < PLAST_BATCH; j++) {
+        a[j] = idle;
+        if (j >= n) continue;
+        d[j] = def_of(p, (defo_index)(pq[j] / (size_t)p->points));
+        o[j] = defo_plast_ops_of(d[j]->model);
+        point_in(p, fm, pq[j], dt, &in[j]);
+        ok[j] = defo_plast_elastic_log_begin(&in[j].Fe, c[j], &det[j]);
+        if (ok[j]) a[j] = c[j];
+    }
+    defo_plast_sym_eig_lanes(a, lam, V);
+    for (int j = 0; j < n; j++) {
+        in[j].log_ok = ok[j] && defo_plast_elastic_log_end(&in[j].Fe, det[j], lam[j], &V[j], NULL,
+                                                           in[j].l, &in[j].V);
+        memset(&t[j], 0, sizeof t[j]);
+        o[j]->trial(d[j], &in[j], p->state + PLAST_STATE * pq[j], &t[j]);
+        a[j] = !t[j].done && t[j].want_eig ? t[j].aux : idle;
+        any |= !t[j].done && t[j].want_eig;
+    }
+    if (any) { /* the flows' axes */
+        defo_plast_sym_eig_lanes(a, lam, V);
+        for (int j = 0; j < n; j++)
+            if (!t[j].done && t[j].want_eig) o[j]->direct(d[j], &in[j], &t[j], lam[j], &V[j]);
+    }
+    any = 0;
+    for (int j = 0; j < n; j++) {
+        ok[j] =
+            !t[j].done && t[j].push && defo_plast_push_begin(in[j].fpi, &t[j].W, t[j].d, &pp[j]);
+        a[j] = ok[j] ? pp[j].c : idle;
+        any |= ok[j];
+    }
+    if (any) defo_plast_sym_eig_lanes(a, lam, V);
+    for (int j = 0; j < n; j++) {
+        if (t[j].done) {
+            point_done(p, pq[j], t[j].fl);
+            continue;
+        }
+        plast_eig e = {0};
+        defo_mat3 Q = defo_m3_identity();
+        ok[j] = ok[j] &&
+                defo_plast_push_end(&pp[j], &t[j].W, lam[j], &V[j], &e, t[j].want_q ? &Q : NULL);
+        point_done(
+            p, pq[j],
+            o[j]->finish(d[j], &in[j], p->state + PLAST_STATE * pq[j], &t[j], ok[j], &e, &Q));
+    }
+}
+
+void defo_plast_set_batched(defo_plasticity *p, int on) {
+    p->batched = on;
+}
+
 defo_status defo_plasticity_update(defo_plasticity *p, defo_force_model *fm, const double *x,
                                    double dt, defo_plasticity_stats *stats) {
     if (stats) {
@@ -933,39 +972,40 @@ defo_status defo_plasticity_update(defo_plasticity *p, defo_force_model *fm, con
     defo_status s = defo_force_model_deformation(fm, x, 1, p->F);
     if (s) return defo_error_prefix("plasticity");
     const int NQ = p->points, all = p->dirty;
-    const defo_index ne = p->num_elems;
+    const defo_index ne = p->num_elems, nb = (ne + UPDATE_BLOCK - 1) / UPDATE_BLOCK;
     DEFO_PARALLEL_REGION_IF(DEFO_PARALLEL_WORTH(ne * NQ, 60)) {
         DEFO_FOR
-        for (defo_index e = 0; e < ne; e++) {
-            const int set = p->set_of ? p->set_of[e] : 0;
-            const defo_plasticity_def *d = &p->defs[set];
-            const plast_ops *o = defo_plast_ops_of(d->model);
-            const double mu = defo_force_model_shear_modulus(fm, e);
-            const double ls = p->plane ? defo_force_model_plane_lambda(fm, e) : 0.0;
-            const double stiff = p->plane ? 2 * (mu + ls) : 2 * mu;
-            for (int q = 0; q < NQ; q++) {
-                const size_t pq = (size_t)e * (size_t)NQ + (size_t)q;
-                double *st = p->state + PLAST_STATE * pq;
-                const double *F = p->F + 9 * pq;
-                p->changed[pq] = 0;
-                if (!all && elastic_bound(F) <= o->radius(d, st, stiff)) {
+        for (defo_index b = 0; b < nb; b++) {
+            /* the points of UPDATE_BLOCK elements that fail the bound,
+             * PLAST_BATCH at a time (solids) */
+            size_t batch[PLAST_BATCH];
+            int nbat = 0;
+            const defo_index e1 =
+                b * UPDATE_BLOCK + UPDATE_BLOCK < ne ? b * UPDATE_BLOCK + UPDATE_BLOCK : ne;
+            for (defo_index e = b * UPDATE_BLOCK; e < e1; e++) {
+                const defo_plasticity_def *d = def_of(p, e);
+                const plast_ops *o = defo_plast_ops_of(d->model);
+                const double mu = defo_force_model_shear_modulus(fm, e);
+                const double ls = p->plane ? defo_force_model_plane_lambda(fm, e) : 0.0;
+                const double stiff = p->plane ? 2 * (mu + ls) : 2 * mu;
+                for (int q = 0; q < NQ; q++) {
+                    const size_t pq = (size_t)e * (size_t)NQ + (size_t)q;
+                    p->changed[pq] = 0;
                     p->flags[pq] = 0;
-                    continue;
+                    if (!all && elastic_bound(p->F + 9 * pq) <=
+                                    o->radius(d, p->state + PLAST_STATE * pq, stiff))
+                        continue;
+                    if (p->plane || !p->batched) {
+                        plast_point in;
+                        point_in(p, fm, pq, dt, &in);
+                        point_done(p, pq, defo_plast_flow(o, d, &in, p->state + PLAST_STATE * pq));
+                        continue;
+                    }
+                    batch[nbat++] = pq;
+                    if (nbat == PLAST_BATCH) flow_batch(p, fm, batch, nbat, dt), nbat = 0;
                 }
-                plast_point in;
-                memcpy(in.Fe.m, F, sizeof in.Fe.m);
-                in.dt = dt;
-                in.mu = mu;
-                in.lambda = ls;
-                in.n = p->plane ? 2 : 3;
-                in.goal = p->goal_L && d->model == DEFO_PLASTICITY_MULTIPLICATIVE
-                              ? p->goal_L + 6 * pq
-                              : NULL;
-                in.fpi = p->fpi + 9 * pq;
-                const unsigned fl = o->flow(d, &in, st);
-                p->flags[pq] = (unsigned char)(fl | 16); /* 16: checked */
-                p->changed[pq] = (fl & PLAST_CHANGED) != 0;
             }
+            if (nbat) flow_batch(p, fm, batch, nbat, dt);
         }
     }
     p->dirty = 0;

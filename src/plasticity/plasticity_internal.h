@@ -5,8 +5,9 @@
  * limit surface.  Shared by the plasticity module's files only.
  *
  * Adding a model: one file with its ops row (the radius of the elastic
- * region a cheap bound can clear, the return map, its parameter checks) and
- * one line in defo_plast_ops_of (plasticity.c).  A model's state per point begins with L_p
+ * region a cheap bound can clear, the return map in two halves around its
+ * flow (plast_trial), its parameter checks) and one line in
+ * defo_plast_ops_of (plasticity.c).  A model's state per point begins with L_p
  * (6 numbers, plast_sym below); the rest is its own (von_mises: κ, ᾱ).
  */
 #ifndef DEFO_PLASTICITY_INTERNAL_H
@@ -34,7 +35,8 @@ enum {
 /* What a point's return map reads; fpi is the point's F_p⁻¹ (9), which a
  * return map that changes L_p writes anew (plast_eig_store).  n: 3 for a
  * solid's point, 2 for a shell's (F_e = diag(F₂, 1), L_p and F_p⁻¹ in the
- * triangle's rest plane: "The rest plane" below). */
+ * triangle's rest plane: "The rest plane" below).  The driver fills in F_e's
+ * logarithm (defo_plast_elastic_log: log_ok, l, V) before the model runs. */
 typedef struct plast_point {
     defo_mat3 Fe;       /* trial elastic part F F_p⁻¹ */
     double dt;          /* [s] */
@@ -43,7 +45,26 @@ typedef struct plast_point {
     const double *goal; /* log F_p,goal (6) for plasticity control, or NULL */
     double *fpi;        /* in/out */
     int n;              /* 3 or 2 */
+    int log_ok;         /* 0: F_e flat, inverted or not finite (l, V unspecified) */
+    double l[3];        /* log Σ of F_e = U Σ Vᵀ, descending */
+    defo_mat3 V;
 } plast_point;
+
+/* A return map in two halves around its flow F_p ← exp(Δ) F_p, Δ = W
+ * diag(d) Wᵀ (defo_plast_push), so that the driver pushes several points
+ * together (their eigen-decompositions in the lanes of defo_plast_sym_eig_lanes).
+ * trial sets fl and, to flow, push = 1 with W, d (want_q: the rotation Q
+ * too), or want_eig = 1: the flow's axes are those of the symmetric aux[0..5],
+ * whose eigen-decomposition (batched too) goes to the model's direct, which
+ * then sets push, W and d; aux carries the model's own numbers to finish;
+ * done = 1: trial did the whole return map (fl holds its outcome). */
+typedef struct plast_trial {
+    unsigned fl;
+    int push, want_q, want_eig, done;
+    defo_mat3 W;
+    double d[3];
+    double aux[8];
+} plast_trial;
 
 /* A symmetric tensor by its eigendecomposition V diag(h) Vᵀ: L_p in this
  * form gives F_p⁻¹ = V diag(e^−h) Vᵀ without another decomposition, and
@@ -62,9 +83,18 @@ typedef struct plast_ops {
      * does not flow at this state (0: always run the return map); stiff
      * bounds ‖stress‖/‖ε_e‖ (2μ for a solid, 2(μ + λ*) for a shell). */
     double (*radius)(const defo_plasticity_def *d, const double *state, double stiff);
-    /* The return map (solids and shells, in->n): state updated in place,
-     * PLAST_* flags returned. */
-    unsigned (*flow)(const defo_plasticity_def *d, const plast_point *in, double *state);
+    /* The return map (solids and shells, in->n) in its two halves
+     * (plast_trial): trial reads the state (writes it only when it does the
+     * whole map, done = 1), finish gets the push's result
+     * (ok = 0: none requested or it failed; e, Q unspecified then), updates
+     * the state in place and returns the PLAST_* flags. */
+    void (*trial)(const defo_plasticity_def *d, const plast_point *in, double *state,
+                  plast_trial *t);
+    /* after a trial with want_eig: aux[0..5] = V diag(h) Vᵀ (NULL: never asked) */
+    void (*direct)(const defo_plasticity_def *d, const plast_point *in, plast_trial *t,
+                   const double h[3], const defo_mat3 *V);
+    unsigned (*finish)(const defo_plasticity_def *d, const plast_point *in, double *state,
+                       const plast_trial *t, int ok, const plast_eig *e, const defo_mat3 *Q);
     /* Parameters beyond the shared checks (NULL: none); message names the key. */
     defo_status (*check)(const defo_plasticity_def *d);
 } plast_ops;
@@ -114,6 +144,15 @@ static inline void plast_sym_from_eigen(const defo_mat3 *Q, const double v[3], d
  * (defo_sym3_eigen) for a multiple of I, entries out of range or not
  * finite.  Errors of a few ε ‖a‖ in V diag(h) Vᵀ. */
 void defo_plast_sym_eig(const double *a, double h[3], defo_mat3 *V);
+/* The same for PLAST_LANES matrices a[j] at once (sym_eig.c: the lanes of
+ * a vector unit, AVX2's four doubles); each gets the bits
+ * defo_plast_sym_eig gives it. */
+#define PLAST_LANES 4
+void defo_plast_sym_eig_lanes(const double *const a[PLAST_LANES], double h[][3], defo_mat3 V[]);
+/* defo_plast_sym_eig_lanes by the baseline build (avx2 = 0) or the AVX2 one
+ * (avx2 = 1; returns 0, outputs untouched, where the CPU lacks AVX2) */
+int defo_plast_sym_eig_with(int avx2, const double *const a[PLAST_LANES], double h[][3],
+                            defo_mat3 V[]);
 /* exp(a) as a full 3×3 (symmetric), a symmetric */
 defo_mat3 defo_plast_sym_exp(const double *a);
 /* L in eigen form (defo_plast_sym_eig; n = 2: L's in-plane block xx, yy,
@@ -142,6 +181,29 @@ int defo_plast_may_project(const double *L, double max, double limit);
  * the rest plane (W and Q rotations about z, d[2] unused, out->n = 2). */
 int defo_plast_push(const double *fpi, int n, const defo_mat3 *W, const double *d, plast_eig *out,
                     defo_mat3 *Q);
+/* defo_plast_push (n = 3) in two halves around the eigen-solver (as
+ * defo_plast_elastic_log_begin/_end): _begin gives C = S exp(2Δ) S (c, 6
+ * numbers) or 0 (F_p⁻¹ singular), _end takes C's eigen-decomposition. */
+typedef struct plast_push {
+    defo_mat3 S; /* F_p */
+    double ed[3];
+    double c[6];
+} plast_push;
+int defo_plast_push_begin(const double *fpi, const defo_mat3 *W, const double *d, plast_push *pp);
+int defo_plast_push_end(const plast_push *pp, const defo_mat3 *W, const double lam[3],
+                        const defo_mat3 *V, plast_eig *out, defo_mat3 *Q);
+
+/* One point's return map: model o's trial, push and finish in turn (in's
+ * logarithm filled in here); the batched driver in plasticity.c gives every
+ * point the same bits. */
+unsigned defo_plast_flow(const plast_ops *o, const defo_plasticity_def *d, plast_point *in,
+                         double *state);
+/* 0: every point by defo_plast_flow alone, not in batches (the default
+ * 1; tests compare the two) */
+void defo_plast_set_batched(defo_plasticity *p, int on);
+/* ε_e = V diag(l) Vᵀ (6 numbers) from in's logarithm (n = 2: in the rest
+ * plane) */
+void defo_plast_log_strain(const plast_point *in, double eps[6]);
 
 /* F_e = U Σ Vᵀ: l = log Σ (descending) and the logarithmic strain
  * ε_e = V log Σ Vᵀ (6 numbers), from F_eᵀF_e's eigen-decomposition (the
@@ -150,5 +212,13 @@ int defo_plast_push(const double *fpi, int n, const defo_mat3 *W, const double *
  * l, V may be NULL.  n = 2: of F_e's 2×2 block (V as in plast_eig, l[2] =
  * 0; the smaller σ from σ₁σ₂ = det, accurate when flat). */
 int defo_plast_elastic_log(const defo_mat3 *Fe, int n, double *eps, double *l, defo_mat3 *V);
+/* defo_plast_elastic_log (n = 3) in two halves around the eigen-solver, so
+ * that several points' decompositions run together
+ * (defo_plast_sym_eig_lanes):
+ * _begin gives C = F_eᵀF_e (6 numbers) and det F_e, or 0 (flat, inverted,
+ * not finite); _end takes C's eigen-decomposition (lam, v). */
+int defo_plast_elastic_log_begin(const defo_mat3 *Fe, double c[6], double *det);
+int defo_plast_elastic_log_end(const defo_mat3 *Fe, double det, const double lam[3],
+                               const defo_mat3 *v, double *eps, double *l, defo_mat3 *V);
 
 #endif

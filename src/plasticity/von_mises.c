@@ -105,9 +105,10 @@ static unsigned vm_flow_plane(const defo_plasticity_def *d, const plast_point *i
     memcpy(kn, kappa, sizeof kn);
     plast_eig e;
     int have = 0;
-    if (!defo_plast_elastic_log(&in->Fe, 2, eps, NULL, NULL)) {
+    if (!in->log_ok) {
         fl |= PLAST_SKIPPED;
     } else {
+        defo_plast_log_strain(in, eps);
         /* trial σ = 2μ ε_e + λ* tr ε_e I₂ (σ_zz = 0); ξ = dev σ − κ as its
          * in-plane deviator X (xx, yy, xy) and ξ_zz */
         const double te = eps[0] + eps[1];
@@ -176,41 +177,66 @@ static unsigned vm_flow_plane(const defo_plasticity_def *d, const plast_point *i
     return fl | PLAST_CHANGED;
 }
 
-static unsigned vm_flow(const defo_plasticity_def *d, const plast_point *in, double *state) {
-    if (in->n == 2) return vm_flow_plane(d, in, state);
-    double eps[6], xi[6], kn[6];
+/* Solids: trial up to the flow's size (aux: ξ, ‖ξ‖, Δγ), its axes ξ's;
+ * shells: the whole plane-stress return (done). */
+static void vm_trial(const defo_plasticity_def *d, const plast_point *in, double *state,
+                     plast_trial *t) {
+    if (in->n == 2) {
+        /* the plane return reads and writes the state: it runs here whole */
+        t->fl = vm_flow_plane(d, in, state);
+        t->done = 1;
+        return;
+    }
+    const double *kappa = state + 6;
+    if (!in->log_ok) {
+        t->fl |= PLAST_SKIPPED;
+        return;
+    }
+    double eps[6], *xi = t->aux;
+    defo_plast_log_strain(in, eps);
+    plast_sym_dev(eps);
+    for (int k = 0; k < 6; k++) xi[k] = 2 * in->mu * eps[k] - kappa[k];
+    const double nx = plast_sym_norm(xi);
+    const double H = d->hardening, K = d->isotropic_hardening;
+    const double f = nx - sqrt(2.0 / 3.0) * (d->yield_stress + K * state[12]);
+    if (f > 0 && nx > 0) { /* radial return onto the moved, grown surface */
+        t->aux[6] = nx, t->aux[7] = f / (2 * in->mu + (2.0 / 3.0) * (H + K));
+        t->want_eig = 1; /* ξ's axes: vm_direct */
+    }
+}
+
+/* F_p ← exp(Δγ n) F_p, n = ξ/‖ξ‖ in F_e's frame (ξ = W diag(nv) Wᵀ) */
+static void vm_direct(const defo_plasticity_def *d, const plast_point *in, plast_trial *t,
+                      const double nv[3], const defo_mat3 *W) {
+    (void)d, (void)in;
+    const double nx = t->aux[6], dg = t->aux[7];
+    t->W = *W;
+    for (int i = 0; i < 3; i++) t->d[i] = dg * nv[i] / nx;
+    t->push = t->want_q = 1;
+}
+
+static unsigned vm_finish(const defo_plasticity_def *d, const plast_point *in, double *state,
+                          const plast_trial *t, int ok, const plast_eig *pushed,
+                          const defo_mat3 *Q) {
+    (void)in;
+    double kn[6];
     double *L = state, *kappa = state + 6;
-    unsigned fl = 0;
+    unsigned fl = t->fl;
     memcpy(kn, kappa, sizeof kn);
     double dg = 0;
     plast_eig e;
     int have = 0;
-    if (!defo_plast_elastic_log(&in->Fe, 3, eps, NULL, NULL)) {
+    if (t->push && ok) {
+        const double *xi = t->aux, nx = t->aux[6];
+        dg = t->aux[7];
+        e = *pushed;
+        const double sh = (plast_sym_trace(L) - e.h[0] - e.h[1] - e.h[2]) / 3;
+        for (int i = 0; i < 3; i++) e.h[i] += sh;
+        back_stress(kappa, (2.0 / 3.0) * d->hardening * dg / nx, xi, Q, kn);
+        have = 1;
+        fl |= PLAST_FLOWED;
+    } else if (t->push) {
         fl |= PLAST_SKIPPED;
-    } else {
-        plast_sym_dev(eps);
-        for (int k = 0; k < 6; k++) xi[k] = 2 * in->mu * eps[k] - kappa[k];
-        const double nx = plast_sym_norm(xi);
-        const double H = d->hardening, K = d->isotropic_hardening;
-        const double f = nx - sqrt(2.0 / 3.0) * (d->yield_stress + K * state[12]);
-        if (f > 0 && nx > 0) { /* radial return onto the moved, grown surface */
-            dg = f / (2 * in->mu + (2.0 / 3.0) * (H + K));
-            /* F_p ← exp(Δγ n) F_p, n = ξ/‖ξ‖ in F_e's frame */
-            defo_mat3 W, Q;
-            double nv[3];
-            defo_plast_sym_eig(xi, nv, &W);
-            const double step[3] = {dg * nv[0] / nx, dg * nv[1] / nx, dg * nv[2] / nx};
-            if (defo_plast_push(in->fpi, 3, &W, step, &e, &Q)) {
-                const double sh = (plast_sym_trace(L) - e.h[0] - e.h[1] - e.h[2]) / 3;
-                for (int i = 0; i < 3; i++) e.h[i] += sh;
-                back_stress(kappa, (2.0 / 3.0) * H * dg / nx, xi, &Q, kn);
-                have = 1;
-                fl |= PLAST_FLOWED;
-            } else {
-                dg = 0;
-                fl |= PLAST_SKIPPED;
-            }
-        }
     }
     if (!have) {
         if (!defo_plast_may_project(L, d->max, d->limit)) return fl;
@@ -233,9 +259,9 @@ static unsigned vm_flow(const defo_plasticity_def *d, const plast_point *in, dou
     if ((fl & PLAST_CAPPED) && full > 0) {
         /* held back: harden only by the part of the step taken */
         for (int k = 0; k < 6; k++) dl[k] = Ln[k] - L[k];
-        const double t = taken0 > 0 ? fmin(1.0, plast_sym_norm(dl) / taken0) : 0.0;
-        for (int k = 0; k < 6; k++) kn[k] = kappa[k] + t * (kn[k] - kappa[k]);
-        dg *= t;
+        const double tk = taken0 > 0 ? fmin(1.0, plast_sym_norm(dl) / taken0) : 0.0;
+        for (int k = 0; k < 6; k++) kn[k] = kappa[k] + tk * (kn[k] - kappa[k]);
+        dg *= tk;
     }
     memcpy(L, Ln, sizeof Ln);
     memcpy(kappa, kn, sizeof kn);
@@ -258,4 +284,5 @@ static defo_status vm_check(const defo_plasticity_def *d) {
     return DEFO_OK;
 }
 
-const plast_ops defo_plast_von_mises = {"von_mises", vm_radius, vm_flow, vm_check};
+const plast_ops defo_plast_von_mises = {"von_mises", vm_radius, vm_trial,
+                                        vm_direct,   vm_finish, vm_check};
