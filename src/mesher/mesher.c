@@ -397,7 +397,7 @@ static void sdf_closest(const void *ctx, const double p[3], double q[3]) {
     defo_surface_sdf_distance(ctx, p, q, NULL);
 }
 
-defo_status mesher_snap_edge_nodes(defo_mesh *m, mesher_closest_fn closest, const void *ctx,
+static defo_status snap_edge_nodes(defo_mesh *m, mesher_closest_fn closest, const void *ctx,
                                    double frac, defo_mesher_report *rep) {
     defo_boundary bd;
     defo_status s = defo_mesh_boundary(m, 1, &bd);
@@ -439,6 +439,16 @@ defo_status mesher_snap_edge_nodes(defo_mesh *m, mesher_closest_fn closest, cons
     defo_free(is_bd);
     defo_node_elems_free(&ne);
     return DEFO_OK;
+}
+
+defo_status mesher_make_tet10(defo_mesh **m, mesher_closest_fn closest, const void *ctx,
+                              double frac, defo_mesher_report *rep) {
+    defo_mesh *q = NULL;
+    defo_status s = defo_mesh_to_quadratic(*m, &q);
+    if (s) return s;
+    defo_mesh_destroy(*m);
+    *m = q;
+    return snap_edge_nodes(q, closest, ctx, frac, rep);
 }
 
 /* ------------------------------------------------------------ driver */
@@ -686,15 +696,7 @@ defo_status defo_mesh_surface_sdf(const defo_surface_sdf *sdf, const defo_mesher
         for (defo_index i = 0; i < m->num_nodes; i++) rep->snapped_nodes += on_surf[i];
     }
     defo_free(on_surf);
-    if (!s && d.order == 2) {
-        defo_mesh *q = NULL;
-        s = defo_mesh_to_quadratic(m, &q);
-        if (!s) {
-            defo_mesh_destroy(m);
-            m = q;
-            s = mesher_snap_edge_nodes(m, sdf_closest, sdf, d.tet10_min_jacobian, rep);
-        }
-    }
+    if (!s && d.order == 2) s = mesher_make_tet10(&m, sdf_closest, sdf, d.tet10_min_jacobian, rep);
     /* report: boundary distance over corner (and tet10 edge) boundary nodes */
     if (!s) {
         defo_boundary bd;

@@ -28,11 +28,13 @@ defo_status mesher_optimize(const defo_surface_sdf *sdf, defo_mesh *m, uint8_t *
 /* The point q of a surface closest to p (ctx: the surface). */
 typedef void (*mesher_closest_fn)(const void *ctx, const double p[3], double q[3]);
 
-/* Step 5 of mesher.c: each boundary edge node of the tet10 mesh m moves to
- * its closest surface point (else half way, else it stays) when every
- * incident element keeps det J >= frac × the straight element's at 15
- * sample points.  Counts in rep (may be NULL). */
-defo_status mesher_snap_edge_nodes(defo_mesh *m, mesher_closest_fn closest, const void *ctx,
-                                   double frac, defo_mesher_report *rep);
+/* Step 5 of mesher.c: *m (tet4) made tet10 (the tet4 mesh destroyed and
+ * *m replaced), then each boundary edge node moves to its closest surface
+ * point (else half way, else it stays) when every incident element keeps
+ * det J >= frac × the straight element's at 15 sample points.  Counts in
+ * rep (may be NULL).  On an error *m is the mesh reached so far (the
+ * caller destroys it). */
+defo_status mesher_make_tet10(defo_mesh **m, mesher_closest_fn closest, const void *ctx,
+                              double frac, defo_mesher_report *rep);
 
 #endif

@@ -12,7 +12,7 @@
  *   - tet10: the edge midpoints of those corners (defo_mesh_to_quadratic),
  *     each boundary edge node to the surface where every incident element
  *     keeps det J >= 0.1 of the straight element's at 15 sample points
- *     (mesher_snap_edge_nodes).
+ *     (mesher_make_tet10).
  * The optimisation is what the earlier snapped lattice lacked: snapping
  * alone leaves boundary slivers of 10°, and the smallest element sets
  * Newmark's stable step (a unit sphere at h = r/4: 10.1° and 1.4 ms then,
@@ -284,15 +284,7 @@ static defo_status generate_shape(const shape *sh, double h, int order, const ch
         return defo_error_prefix("%s", fn);
     }
     if (!s) s = snap_corners(m, sh, md.target_dihedral);
-    if (!s && order == 2) {
-        defo_mesh *q = NULL;
-        s = defo_mesh_to_quadratic(m, &q);
-        if (!s) {
-            defo_mesh_destroy(m);
-            m = q;
-            s = mesher_snap_edge_nodes(m, shape_closest, sh, md.tet10_min_jacobian, NULL);
-        }
-    }
+    if (!s && order == 2) s = mesher_make_tet10(&m, shape_closest, sh, md.tet10_min_jacobian, NULL);
     if (s) {
         defo_mesh_destroy(m);
         return s;

@@ -759,12 +759,14 @@ static double patch_friction(defo_rigid_body *bodies, const double *Iinv, rigid_
  * that fraction, which the next visit removes), 0 along the impulses that
  * move nothing (λ = 0: a flat patch's corners pressing against each
  * other), so that rounding never drifts along them; the pseudo-inverse's
- * answer without an eigen-decomposition. */
+ * answer without an eigen-decomposition.  chol_reg: that factor, with
+ * ε = eps_rel × A's largest diagonal (the islands' smaller one too); 0
+ * when it fails. */
 #define RIGID_BLOCK_EPS 1e-7
-static int chol_reg(const double *A, int n, double *L) {
+static int chol_reg(const double *A, int n, double eps_rel, double *L) {
     double top = 0;
     for (int i = 0; i < n; i++) top = fmax(top, A[n * i + i]);
-    const double eps = RIGID_BLOCK_EPS * top;
+    const double eps = eps_rel * top;
     for (int j = 0; j < n; j++) {
         double djj = A[n * j + j] + eps;
         for (int q = 0; q < j; q++) djj -= L[n * j + q] * L[n * j + q];
@@ -843,7 +845,7 @@ static void patch_block_setup(rigid_patch *P, const defo_rigid_contact *contacts
             }
             P->A[R * r + c] = P->A[R * c + r] = v;
         }
-    P->block = chol_reg(P->A, R, P->chol);
+    P->block = chol_reg(P->A, R, RIGID_BLOCK_EPS, P->chol);
 }
 
 /* One visit of patch P as a block (pass 0): the normal impulses and the
@@ -912,7 +914,7 @@ static int patch_block(defo_rigid_body *bodies, const double *Iinv, rigid_patch 
             } else {
                 for (int i = 0; i < nq; i++)
                     for (int j = 0; j < nq; j++) Q[nq * i + j] = P->A[R * rows[i] + rows[j]];
-                if (!chol_reg(Q, nq, QL)) continue;
+                if (!chol_reg(Q, nq, RIGID_BLOCK_EPS, QL)) continue;
                 block_step(Q, QL, nq, rhs, xq);
             }
             for (int i = 0; i < nq; i++) x[rows[i]] = xq[i];
@@ -1185,26 +1187,6 @@ static double row_couple(const island_row *R, const island_row *S, const defo_ri
     return v;
 }
 
-/* The Cholesky factor (lower) of A + εI, ε = RIGID_ISLAND_EPS × A's
- * largest diagonal; 0 when it fails. */
-static int island_factor(const double *A, int n, double *L) {
-    double top = 0;
-    for (int i = 0; i < n; i++) top = fmax(top, A[n * i + i]);
-    const double eps = RIGID_ISLAND_EPS * top;
-    for (int j = 0; j < n; j++) {
-        double djj = A[n * j + j] + eps;
-        for (int q = 0; q < j; q++) djj -= L[n * j + q] * L[n * j + q];
-        if (!(djj > 0)) return 0;
-        L[n * j + j] = sqrt(djj);
-        for (int i = j + 1; i < n; i++) {
-            double v = A[n * i + j];
-            for (int q = 0; q < j; q++) v -= L[n * i + q] * L[n * j + q];
-            L[n * i + j] = v / L[n * j + j];
-        }
-    }
-    return 1;
-}
-
 /* A lone point's tangent directions t₁, t₂ (as patch_setup's). */
 static void tangents(const double n[3], double t[2][3]) {
     int ax = 0;
@@ -1377,7 +1359,7 @@ static int island_steps(defo_rigid_body *bodies, int count, defo_rigid_contact *
             for (int j = 0; j <= i; j++)
                 A[m * i + j] = A[m * j + i] =
                     row_couple(&rows[ix[i]], &rows[ix[j]], bodies, Iinv, contacts);
-        if (!island_factor(A, m, L)) continue;
+        if (!chol_reg(A, m, RIGID_ISLAND_EPS, L)) continue;
         /* x = (A + εI)⁻¹ A (A + εI)⁻¹ b (block_step), refined on what is
          * left: b = target − u − A x */
         for (int i = 0; i < m; i++) x[i] = 0;
