@@ -36,4 +36,28 @@ static inline double tip_angle(const defo_world *w, defo_body_id id, const defo_
     return atan2(dz, dx);
 }
 
+/* A strip of length L along x (centred, nx segments of hx) bent to a
+ * regular polygon with turning angle φ: its first segment clamped, its last
+ * one prescribed turned by (nx − 1) φ about the polygon's centre (the next
+ * step takes it there).  Returns that angle, the tip's as tip_angle
+ * measures it; *tip_set (may be NULL) the tip's prescribed set. */
+static inline double bend_strip(defo_world *w, defo_body_id id, double L, double hx, int nx,
+                                double phi, int *tip_set) {
+    const double x0 = -0.5 * L;
+    const double lo[3] = {x0 - 1e-9, -1, -1}, hi[3] = {x0 + hx + 1e-9, 1, 1};
+    const double lo2[3] = {-x0 - hx - 1e-9, -1, -1}, hi2[3] = {-x0 + 1e-9, 1, 1};
+    defo_region clamp = defo_region_box(lo, hi), tip = defo_region_box(lo2, hi2);
+    int set = -1;
+    CHECK_OK(defo_body_prescribe(w, id, &clamp, NULL, NULL));
+    CHECK_OK(defo_body_prescribe(w, id, &tip, NULL, &set));
+    if (tip_set) *tip_set = set;
+    const double al = (nx - 1) * phi, ca = cos(al), sa = sin(al);
+    const double C[3] = {x0 + 0.5 * hx, 0, 0.5 * hx / tan(0.5 * phi)};
+    const double R[9] = {ca, 0, -sa, 0, 1, 0, sa, 0, ca};
+    const double q[3] = {C[0] + (nx - 1) * hx, 0, C[2]};
+    const double T[3] = {C[0] - (R[0] * q[0] + R[2] * q[2]), 0, C[2] - (R[6] * q[0] + R[8] * q[2])};
+    CHECK_OK(defo_body_set_transform(w, id, set, R, T));
+    return al;
+}
+
 #endif

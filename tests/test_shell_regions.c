@@ -433,20 +433,8 @@ static void test_heated_half_yields(void) {
     const defo_plasticity_def cold = defo_default_plasticity_def();
     int reg = -1;
     CHECK_OK(defo_body_add_material_region(w, id, &right, &mr, &cold, &reg));
-    const double x0 = -0.5 * L;
-    const double lo[3] = {x0 - 1e-9, -1, -1}, hi[3] = {x0 + hx + 1e-9, 1, 1};
-    const double lo2[3] = {-x0 - hx - 1e-9, -1, -1}, hi2[3] = {-x0 + 1e-9, 1, 1};
-    defo_region clamp = defo_region_box(lo, hi), tip = defo_region_box(lo2, hi2);
     int tip_set = -1;
-    CHECK_OK(defo_body_prescribe(w, id, &clamp, NULL, NULL));
-    CHECK_OK(defo_body_prescribe(w, id, &tip, NULL, &tip_set));
-    /* the tip turned by (nx − 1) φ as a regular polygon (test_shell_plasticity.c) */
-    const double al = (nx - 1) * phi, ca = cos(al), sa = sin(al);
-    const double C[3] = {x0 + 0.5 * hx, 0, 0.5 * hx / tan(0.5 * phi)};
-    const double R[9] = {ca, 0, -sa, 0, 1, 0, sa, 0, ca};
-    const double q[3] = {C[0] + (nx - 1) * hx, 0, C[2]};
-    const double T[3] = {C[0] - (R[0] * q[0] + R[2] * q[2]), 0, C[2] - (R[6] * q[0] + R[8] * q[2])};
-    CHECK_OK(defo_body_set_transform(w, id, tip_set, R, T));
+    const double x0 = -0.5 * L, al = bend_strip(w, id, L, hx, nx, phi, &tip_set);
     CHECK_OK(defo_world_step(w, dt));
     CHECK_NEAR(tip_angle(w, id, m, -x0 - hx, -x0), al, 1e-9);
     void *s0 = NULL, *s1 = NULL, *s2 = NULL;
